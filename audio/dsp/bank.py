@@ -1,0 +1,248 @@
+"""A graph bank: every instance of one graph, processed together.
+
+A :class:`GraphBank` holds the state of up to ``capacity`` instances of a graph in
+instance-major arrays and runs each node once per (sub-)block over all active instances
+with a compiled kernel. Parameters are written into target arrays and marked dirty; the
+kernels apply them at the start of their next call, i.e. atomically at a block boundary.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+from numba.typed import List
+
+from . import kernels as K
+from .graph import NODE_KINDS, GraphSpec, NodeSpec
+
+__all__ = ["GraphBank", "LAYOUTS"]
+
+LAYOUTS = {"stereo": 2, "5.1": 6}
+"""Output layouts: channel counts. 5.1 is in WAV order L, R, C, LFE, Ls, Rs."""
+
+_EMPTY = np.zeros(0, dtype=np.float32)
+_NO_DUCK = np.ones((0, 1), dtype=np.float32)
+
+
+class _Node:
+    """Runtime state of one node across all instances."""
+
+    def __init__(self, spec: NodeSpec, cap: int, ch_in: int, ch_out: int, fs: int,
+                 layout: int, max_block: int, inp: np.ndarray | None) -> None:
+        self.spec = spec
+        self.kind = spec.kind
+        self.ch_out = ch_out
+        self.fs = fs
+        self.layout = layout
+        kind = NODE_KINDS[spec.kind]
+        self.defaults = dict(spec.params)
+        self.params = {p: np.full(cap, self.defaults[p], dtype=np.float64) for p in kind.params}
+        self.dirty = np.ones(cap, dtype=np.bool_)
+        self.inp = inp
+        if spec.kind == "Sen0":
+            self.out = inp                       # pass-through: the input is the output
+        else:
+            self.out = np.zeros((cap, ch_out, max_block), dtype=np.float32)
+        k = spec.kind
+        if k in ("PI20", "HI20", "LI20"):
+            self.coefs = np.zeros((cap, 5), dtype=np.float64)
+            self.bypass = np.ones(cap, dtype=np.bool_)
+            self.state = np.zeros((cap, ch_in, 4), dtype=np.float64)
+        elif k in ("Gai0", "Sen0"):
+            self.cur = np.zeros(cap)
+            self.step = np.zeros(cap)
+            self.left = np.zeros(cap, dtype=np.int64)
+            self.init = np.zeros(cap, dtype=np.bool_)
+        elif k == "Del0":
+            size = 1 << int(np.ceil(np.log2(np.ceil(self.defaults["max_seconds"] * fs) + 1)))
+            self.buf = np.zeros((cap, ch_in, size), dtype=np.float32)
+            self.widx = np.zeros(cap, dtype=np.int64)
+            self.dcur = np.zeros(cap, dtype=np.int64)
+            self.dold = np.zeros(cap, dtype=np.int64)
+            self.left = np.zeros(cap, dtype=np.int64)
+        elif k == "Pn21":
+            self.cur = np.zeros((cap, ch_out))
+            self.goal = np.zeros((cap, ch_out))
+            self.step = np.zeros((cap, ch_out))
+            self.left = np.zeros(cap, dtype=np.int64)
+            self.init = np.zeros(cap, dtype=np.bool_)
+            self.scratch = np.zeros(ch_out)
+        if k == "Sen0":
+            self.dest = np.zeros(cap, dtype=np.int64)
+            self.target: np.ndarray = np.zeros((1, ch_in, max_block), dtype=np.float32)
+            self.duck: np.ndarray = _NO_DUCK
+            self.band: np.ndarray = np.zeros(cap, dtype=np.int64)
+
+    def reset(self, v: int) -> None:
+        """Put instance ``v`` back to the defaults, with cleared history."""
+        for p, arr in self.params.items():
+            arr[v] = self.defaults[p]
+        self.dirty[v] = True
+        k = self.kind
+        if k in ("PI20", "HI20", "LI20"):
+            self.state[v] = 0.0
+            self.bypass[v] = True
+        elif k in ("Gai0", "Sen0", "Pn21"):
+            self.init[v] = False
+            self.left[v] = 0
+        elif k == "Del0":
+            self.buf[v] = 0.0
+            self.widx[v] = self.dcur[v] = self.dold[v] = self.left[v] = 0
+
+    def run(self, act: np.ndarray, n: int) -> None:
+        k = self.kind
+        p = self.params
+        if k == "PI20":
+            K.refresh_peak(act, self.dirty, p["centre_hz"], p["gain"], p["q"], float(self.fs),
+                           self.coefs, self.bypass, self.state)
+            K.biquad(act, self.inp, self.out, n, self.coefs, self.bypass, self.state)
+        elif k in ("HI20", "LI20"):
+            K.refresh_pass(act, self.dirty, p["cutoff_hz"], float(self.fs), k == "HI20",
+                           self.coefs, self.bypass, self.state)
+            K.biquad(act, self.inp, self.out, n, self.coefs, self.bypass, self.state)
+        elif k == "Gai0":
+            K.gai0(act, self.inp, self.out, n, self.dirty, p["gain"], self.cur, self.step, self.left, self.init)
+        elif k == "Sen0":
+            K.sen0(act, self.inp, n, self.dirty, p["level"], self.cur, self.step, self.left, self.init,
+                   self.dest, self.target, self.duck, self.band)
+        elif k == "Del0":
+            K.del0(act, self.inp, self.out, n, self.dirty, p["seconds"], float(self.fs), self.buf,
+                   self.widx, self.dcur, self.dold, self.left)
+        elif k == "Pn21":
+            K.pn21(act, self.inp, self.out, n, self.dirty, p["angle_deg"], p["level"], self.layout,
+                   self.cur, self.goal, self.step, self.left, self.init, self.scratch)
+        elif k == "Sub0":
+            K.copy_rows(act, self.inp, self.out, n)
+
+
+class GraphBank:
+    """Up to ``capacity`` instances of ``spec``, with batched processing.
+
+    Parameters
+    ----------
+    spec: the graph.
+    capacity: number of instances (voices, submix slots; 1 for a bus).
+    sample_rate: engine rate in Hz.
+    layout: output layout name (``"stereo"`` or ``"5.1"``).
+    max_block: the largest block (samples) :meth:`process` will be asked for.
+    """
+
+    def __init__(self, spec: GraphSpec, capacity: int, sample_rate: int, layout: str = "stereo",
+                 max_block: int = 4096) -> None:
+        self.spec = spec
+        self.capacity = capacity
+        self.sample_rate = sample_rate
+        self.max_block = max_block
+        nch = LAYOUTS[layout]
+        lay = 0 if layout == "stereo" else 1
+        ch0 = nch if spec.kind == "bus" else 1
+        self.input = np.zeros((capacity, ch0, max_block), dtype=np.float32)
+        self.nodes: list[_Node] = []
+        self.by_id: dict[str, _Node] = {}
+        for i, ns in enumerate(spec.nodes):
+            if i == 0:
+                ch_in, inp = ch0, (None if ns.kind == "Rsp0" else self.input)
+            else:
+                src = self.by_id[ns.input]  # type: ignore[index]
+                ch_in, inp = src.ch_out, src.out
+            ch_out = nch if ns.kind == "Pn21" else ch_in
+            node = _Node(ns, capacity, ch_in, ch_out, sample_rate, lay, max_block, inp)
+            self.nodes.append(node)
+            self.by_id[ns.id] = node
+        self.output = self.nodes[-1].out
+        self.sends = [n for n in self.nodes if n.kind == "Sen0"]
+        self.active = np.zeros(capacity, dtype=np.bool_)
+        self.act = np.zeros(0, dtype=np.int64)
+        self.band = np.zeros(capacity, dtype=np.int64)
+        for s in self.sends:
+            s.band = self.band
+        self._rsp = self.nodes[0] if spec.nodes[0].kind == "Rsp0" else None
+        if self._rsp is not None:
+            self.srcs = List([_EMPTY for _ in range(capacity)])
+            self.rate = np.full(capacity, float(sample_rate))
+            self.ipos = np.zeros(capacity, dtype=np.int64)
+            self.frac = np.zeros(capacity, dtype=np.int64)
+            self.rstep = np.zeros(capacity, dtype=np.int64)
+            self.wait = np.zeros(capacity, dtype=np.int64)
+            self.rel_left = np.zeros(capacity, dtype=np.int64)
+            self.rel_total = np.ones(capacity, dtype=np.int64)
+            self.ended_at = np.full(capacity, -1, dtype=np.int64)
+
+    # -- instances ---------------------------------------------------------------------
+    def alloc(self, v: int) -> None:
+        """Activate instance ``v`` with default parameters and cleared state."""
+        for node in self.nodes:
+            node.reset(v)
+        self.active[v] = True
+        self.band[v] = 0
+        self.act = np.flatnonzero(self.active).astype(np.int64)
+
+    def free(self, v: int) -> None:
+        self.active[v] = False
+        if self._rsp is not None:
+            self.srcs[v] = _EMPTY
+        self.act = np.flatnonzero(self.active).astype(np.int64)
+
+    def free_slots(self) -> np.ndarray:
+        return np.flatnonzero(~self.active)
+
+    def load_source(self, v: int, pcm: np.ndarray, rate: float, wait: int) -> None:
+        """Give voice instance ``v`` its mono float32 source at ``rate`` Hz."""
+        assert self._rsp is not None
+        self.srcs[v] = np.ascontiguousarray(pcm, dtype=np.float32)
+        self.rate[v] = float(rate)
+        self.ipos[v] = self.frac[v] = 0
+        self.wait[v] = wait
+        self.rel_left[v] = 0
+        self.ended_at[v] = -1
+
+    def release(self, v: int, samples: int) -> None:
+        """Fade instance ``v`` out linearly over ``samples`` samples, then end it."""
+        if self.ended_at[v] < 0 and self.rel_left[v] == 0:
+            self.rel_left[v] = max(int(samples), 1)
+            self.rel_total[v] = max(int(samples), 1)
+
+    # -- parameters --------------------------------------------------------------------
+    def set(self, v: int, key: str, value: float) -> None:
+        """Set ``"NODE.param"`` of instance ``v`` (applied at the next block boundary)."""
+        node_id, _, param = key.partition(".")
+        try:
+            node = self.by_id[node_id]
+            arr = node.params[param]
+        except KeyError:
+            raise KeyError(f"graph {self.spec.name!r} has no parameter {key!r} "
+                           f"(it has: {', '.join(self.spec.param_keys())})") from None
+        value = float(value)
+        if arr[v] != value or not node.dirty[v]:
+            arr[v] = value
+            node.dirty[v] = True
+
+    def get(self, v: int, key: str) -> float:
+        node_id, _, param = key.partition(".")
+        return float(self.by_id[node_id].params[param][v])
+
+    # -- processing --------------------------------------------------------------------
+    def process(self, n: int, t0: int) -> None:
+        """Run every node over the active instances for ``n`` samples starting at ``t0``."""
+        act = self.act
+        if act.shape[0] == 0:
+            return
+        if self._rsp is not None:
+            node = self._rsp
+            K.rsp0(self.srcs, act, node.out, n, t0, node.dirty, node.params["pitch"], self.rate,
+                   float(self.sample_rate), self.rstep, self.ipos, self.frac, self.wait,
+                   self.rel_left, self.rel_total, self.ended_at)
+            rest = self.nodes[1:]
+        else:
+            rest = self.nodes
+        for node in rest:
+            node.run(act, n)
+
+    def clear_input(self, n: int) -> None:
+        K.clear_rows(self.act, self.input, n)
+
+    def routes(self) -> list[tuple[_Node, str]]:
+        """Each send node with its destination string."""
+        return [(s, s.spec.to) for s in self.sends]  # type: ignore[misc]
+
+

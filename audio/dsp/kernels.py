@@ -1,0 +1,413 @@
+"""Compiled (numba) block kernels, batched across every active instance of a graph.
+
+Each kernel processes ``n`` samples for all instances listed in ``act`` in one call, so
+the number of Python-level calls per block depends on the graph, never on the voice
+count. Arrays are instance-major: signals ``(N, channels, max_block)`` float32, state
+``(N, ...)``. Parameters arrive as targets plus a ``dirty`` flag and are applied at the
+start of the call (a block boundary); ramps are counted in samples, so the output is
+the same whatever the block size.
+"""
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+from .filters import pass_coefs, peaking_coefs
+
+_FLAGS = dict(cache=True, nogil=True, fastmath=False, boundscheck=False)
+
+
+@nb.njit(**_FLAGS)
+def round_half_away(x: float) -> int:
+    return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
+
+
+# --------------------------------------------------------------------------------------- Rsp0
+@nb.njit(**_FLAGS)
+def rsp0(srcs, act, y, n, t0, dirty, pitch, rate, fs, step, ipos, frac, wait,
+         rel_left, rel_total, ended_at):
+    """Linear 16.16 resampler: ``out = a + (b - a) * frac / 65536``.
+
+    step = round-half-away(f32(rate / fs) * pitch / 4096 * 65536), clamped to 2^18.
+    ``wait`` samples of silence precede the source (the first-block silence);
+    ``rel_left > 0`` fades out linearly over ``rel_total`` samples, then the voice ends.
+    ``ended_at`` receives the sample at which the instance went silent for good.
+    """
+    for v in act:
+        if dirty[v]:
+            ratio = np.float32(np.float32(rate[v] / fs) * np.float32(pitch[v] / 4096.0))
+            s = round_half_away(float(ratio) * 65536.0)
+            step[v] = min(max(s, 0), 1 << 18)
+            dirty[v] = False
+        src = srcs[v]
+        m = src.shape[0]
+        out = y[v, 0]
+        for i in range(n):
+            if ended_at[v] >= 0:
+                out[i] = 0.0
+                continue
+            if wait[v] > 0:
+                wait[v] -= 1
+                out[i] = 0.0
+                continue
+            k = ipos[v]
+            if k >= m:
+                ended_at[v] = t0 + i
+                out[i] = 0.0
+                continue
+            a = src[k]
+            b = src[k + 1] if k + 1 < m else np.float32(0.0)
+            val = a + (b - a) * (frac[v] / 65536.0)
+            if rel_left[v] > 0:
+                val *= rel_left[v] / rel_total[v]
+                rel_left[v] -= 1
+                if rel_left[v] == 0:
+                    ended_at[v] = t0 + i + 1
+            out[i] = val
+            acc = frac[v] + step[v]
+            ipos[v] = k + (acc >> 16)
+            frac[v] = acc & 0xFFFF
+
+
+# -------------------------------------------------------------------------------- biquads
+@nb.njit(**_FLAGS)
+def refresh_peak(act, dirty, centre, gain, q, fs, coefs, bypass, state):
+    """Recompute PI20 coefficients of dirty instances (clearing history on entering bypass)."""
+    for v in act:
+        if dirty[v]:
+            dirty[v] = False
+            on = peaking_coefs(centre[v], gain[v], q[v], fs, coefs[v])
+            if not on and not bypass[v]:
+                state[v, :, :] = 0.0
+            bypass[v] = not on
+
+
+@nb.njit(**_FLAGS)
+def refresh_pass(act, dirty, cutoff, fs, high, coefs, bypass, state):
+    """Recompute HI20 (``high``) or LI20 coefficients of dirty instances."""
+    for v in act:
+        if dirty[v]:
+            dirty[v] = False
+            on = pass_coefs(cutoff[v], fs, high, coefs[v])
+            if not on and not bypass[v]:
+                state[v, :, :] = 0.0
+            bypass[v] = not on
+
+
+@nb.njit(**_FLAGS)
+def _biquad_one(xin, out, n, co, st):
+    b0, b1, b2, a1, a2 = co[0], co[1], co[2], co[3], co[4]
+    x1, x2, y1, y2 = st[0], st[1], st[2], st[3]
+    for i in range(n):
+        x0 = float(xin[i])
+        y0 = b0 * x0 + b1 * x1 + b2 * x2 - a1 * y1 - a2 * y2
+        x2 = x1
+        x1 = x0
+        y2 = y1
+        y1 = y0
+        out[i] = y0
+    st[0], st[1], st[2], st[3] = x1, x2, y1, y2
+
+
+@nb.njit(**_FLAGS)
+def _biquad_four(xa, xb, xc, xd, oa, ob, oc, od, n, ca, cb, cc, cd, sa, sb, sc, sd):
+    """Four independent biquads interleaved sample by sample (instruction-level parallelism);
+    each one computes exactly what :func:`_biquad_one` would."""
+    a_x1, a_x2, a_y1, a_y2 = sa[0], sa[1], sa[2], sa[3]
+    b_x1, b_x2, b_y1, b_y2 = sb[0], sb[1], sb[2], sb[3]
+    c_x1, c_x2, c_y1, c_y2 = sc[0], sc[1], sc[2], sc[3]
+    d_x1, d_x2, d_y1, d_y2 = sd[0], sd[1], sd[2], sd[3]
+    for i in range(n):
+        a0 = float(xa[i])
+        b0 = float(xb[i])
+        c0 = float(xc[i])
+        d0 = float(xd[i])
+        ay = ca[0] * a0 + ca[1] * a_x1 + ca[2] * a_x2 - ca[3] * a_y1 - ca[4] * a_y2
+        by = cb[0] * b0 + cb[1] * b_x1 + cb[2] * b_x2 - cb[3] * b_y1 - cb[4] * b_y2
+        cy = cc[0] * c0 + cc[1] * c_x1 + cc[2] * c_x2 - cc[3] * c_y1 - cc[4] * c_y2
+        dy = cd[0] * d0 + cd[1] * d_x1 + cd[2] * d_x2 - cd[3] * d_y1 - cd[4] * d_y2
+        a_x2, a_x1, a_y2, a_y1 = a_x1, a0, a_y1, ay
+        b_x2, b_x1, b_y2, b_y1 = b_x1, b0, b_y1, by
+        c_x2, c_x1, c_y2, c_y1 = c_x1, c0, c_y1, cy
+        d_x2, d_x1, d_y2, d_y1 = d_x1, d0, d_y1, dy
+        oa[i] = ay
+        ob[i] = by
+        oc[i] = cy
+        od[i] = dy
+    sa[0], sa[1], sa[2], sa[3] = a_x1, a_x2, a_y1, a_y2
+    sb[0], sb[1], sb[2], sb[3] = b_x1, b_x2, b_y1, b_y2
+    sc[0], sc[1], sc[2], sc[3] = c_x1, c_x2, c_y1, c_y2
+    sd[0], sd[1], sd[2], sd[3] = d_x1, d_x2, d_y1, d_y2
+
+
+@nb.njit(**_FLAGS)
+def biquad(act, x, y, n, coefs, bypass, state):
+    """Direct Form I biquad per instance and channel; exact pass-through when bypassed.
+
+    Active, non-bypassed channels are processed four at a time, interleaved, which is
+    bit-identical to one at a time (each recursion is computed in the same order)."""
+    nch = x.shape[1]
+    pend = np.empty((4, 2), dtype=np.int64)
+    k = 0
+    for v in act:
+        if bypass[v]:
+            for c in range(nch):
+                y[v, c, :n] = x[v, c, :n]
+            continue
+        for c in range(nch):
+            pend[k, 0] = v
+            pend[k, 1] = c
+            k += 1
+            if k == 4:
+                v0, c0, v1, c1 = pend[0, 0], pend[0, 1], pend[1, 0], pend[1, 1]
+                v2, c2, v3, c3 = pend[2, 0], pend[2, 1], pend[3, 0], pend[3, 1]
+                _biquad_four(x[v0, c0], x[v1, c1], x[v2, c2], x[v3, c3],
+                             y[v0, c0], y[v1, c1], y[v2, c2], y[v3, c3], n,
+                             coefs[v0], coefs[v1], coefs[v2], coefs[v3],
+                             state[v0, c0], state[v1, c1], state[v2, c2], state[v3, c3])
+                k = 0
+    for j in range(k):
+        v, c = pend[j, 0], pend[j, 1]
+        _biquad_one(x[v, c], y[v, c], n, coefs[v], state[v, c])
+
+
+# ----------------------------------------------------------------------------------- Gai0
+@nb.njit(**_FLAGS)
+def gai0(act, x, y, n, dirty, target, cur, step, left, init):
+    """Gain: a target change ramps linearly over 64 samples; the first value jumps."""
+    nch = x.shape[1]
+    for v in act:
+        if dirty[v]:
+            dirty[v] = False
+            if not init[v]:
+                init[v] = True
+                cur[v] = target[v]
+                left[v] = 0
+            else:
+                step[v] = (target[v] - cur[v]) / 64.0
+                left[v] = 64
+        if left[v] == 0:
+            g = cur[v]
+            for c in range(nch):
+                for i in range(n):
+                    y[v, c, i] = x[v, c, i] * g
+            continue
+        g0, l0 = cur[v], left[v]
+        for c in range(nch):
+            g, l = g0, l0
+            for i in range(n):
+                if l > 0:
+                    l -= 1
+                    g = target[v] if l == 0 else g + step[v]
+                y[v, c, i] = x[v, c, i] * g
+            cur[v], left[v] = g, l
+
+
+# ----------------------------------------------------------------------------------- Sen0
+@nb.njit(**_FLAGS)
+def sen0(act, x, n, dirty, target, cur, step, left, init, dest, tgt, duck, band):
+    """Send: adds ``level * x`` into ``tgt[dest[v]]`` (pass-through is the caller's view).
+
+    The level reaches 64/65 of the way to a new target over 64 samples, then holds
+    (the port's rule); the first value jumps. ``duck`` (bands, n) multiplies by the
+    destination bus's ducking envelope of the instance's ``band`` (empty = no ducker).
+    A mono signal into a multichannel destination goes to channels 0 and 1 at 1/sqrt(2).
+    """
+    nch = x.shape[1]
+    tch = tgt.shape[1]
+    mono_split = nch == 1 and tch > 1
+    has_duck = duck.shape[0] > 0
+    k = 0.7071067811865476
+    for v in act:
+        if dirty[v]:
+            dirty[v] = False
+            if not init[v]:
+                init[v] = True
+                cur[v] = target[v]
+                left[v] = 0
+            else:
+                step[v] = (target[v] - cur[v]) / 65.0
+                left[v] = 64
+        d = dest[v]
+        if d < 0:
+            continue
+        g0, l0 = cur[v], left[v]
+        if mono_split:
+            g, l = g0, l0
+            for i in range(n):
+                if l > 0:
+                    l -= 1
+                    g += step[v]
+                s = x[v, 0, i] * g * k
+                if has_duck:
+                    s *= duck[band[v], i]
+                tgt[d, 0, i] += s
+                tgt[d, 1, i] += s
+            cur[v], left[v] = g, l
+        else:
+            g, l = g0, l0
+            for c in range(min(nch, tch)):
+                g, l = g0, l0
+                for i in range(n):
+                    if l > 0:
+                        l -= 1
+                        g += step[v]
+                    s = x[v, c, i] * g
+                    if has_duck:
+                        s *= duck[band[v], i]
+                    tgt[d, c, i] += s
+            cur[v], left[v] = g, l
+
+
+# ----------------------------------------------------------------------------------- Del0
+@nb.njit(**_FLAGS)
+def del0(act, x, y, n, dirty, seconds, fs, buf, widx, cur, old, left):
+    """Whole-sample delay D = round-half-away(seconds * fs); a change of D crossfades
+    the old and new taps over 128 samples; D = 0 passes through (the buffer still fills).
+    ``buf`` has a power-of-two length per channel."""
+    nch = x.shape[1]
+    size = buf.shape[2]
+    mask = size - 1
+    for v in act:
+        if dirty[v]:
+            dirty[v] = False
+            d = min(max(round_half_away(seconds[v] * fs), 0), size - 1)
+            if d != cur[v]:
+                old[v] = cur[v]
+                cur[v] = d
+                left[v] = 128
+        w0, l0, d, od = widx[v], left[v], cur[v], old[v]
+        for c in range(nch):
+            w, l = w0, l0
+            b = buf[v, c]
+            xin = x[v, c]
+            out = y[v, c]
+            for i in range(n):
+                b[w] = xin[i]
+                tap = b[(w - d) & mask]
+                if l > 0:
+                    g = (128 - l + 1) / 128.0
+                    tap = (1.0 - g) * b[(w - od) & mask] + g * tap
+                    l -= 1
+                out[i] = tap
+                w = (w + 1) & mask
+            widx[v], left[v] = w, l
+
+
+# ----------------------------------------------------------------------------------- Pn21
+@nb.njit(**_FLAGS)
+def pan_gains(angle_deg, level, layout, out):
+    """Constant-power pairwise panning gains for one source.
+
+    layout 0 = stereo (L, R): rear angles fold onto the front arc, then the angle is
+    clamped to the speakers at +/-30 degrees. layout 1 = 5.1 (L, R, C, LFE, Ls, Rs) on
+    the ring L +30, C 0, R -30, Rs -110, Ls +110 (LFE gets nothing). Angles: + = left.
+    """
+    a = ((angle_deg + 180.0) % 360.0) - 180.0
+    for c in range(out.shape[0]):
+        out[c] = 0.0
+    if layout == 0:
+        if a > 90.0:
+            a = 180.0 - a
+        elif a < -90.0:
+            a = -180.0 - a
+        a = min(max(a, -30.0), 30.0)
+        f = (a + 30.0) / 60.0
+        out[0] = level * math.sin(f * math.pi / 2.0)
+        out[1] = level * math.cos(f * math.pi / 2.0)
+        return
+    # 5.1 ring in ascending angle: R(-30) C(0) L(30) Ls(110) Rs(250)
+    angles = (-30.0, 0.0, 30.0, 110.0, 250.0)
+    chans = (1, 2, 0, 4, 5)
+    if a < -30.0:
+        a += 360.0
+    for j in range(5):
+        lo = angles[j]
+        hi = angles[(j + 1) % 5] + (360.0 if j == 4 else 0.0)
+        if lo <= a <= hi:
+            f = (a - lo) / (hi - lo)
+            out[chans[j]] = level * math.cos(f * math.pi / 2.0)
+            out[chans[(j + 1) % 5]] += level * math.sin(f * math.pi / 2.0)
+            return
+
+
+@nb.njit(**_FLAGS)
+def pn21(act, x, y, n, dirty, angle, level, layout, cur, goal, step, left, init, scratch):
+    """Mono -> multichannel pan; every matrix cell ramps over 64 samples on change."""
+    nch = y.shape[1]
+    for v in act:
+        if dirty[v]:
+            dirty[v] = False
+            pan_gains(angle[v], level[v], layout, scratch)
+            for c in range(nch):
+                goal[v, c] = scratch[c]
+            if not init[v]:
+                init[v] = True
+                for c in range(nch):
+                    cur[v, c] = scratch[c]
+                left[v] = 0
+            else:
+                for c in range(nch):
+                    step[v, c] = (scratch[c] - cur[v, c]) / 64.0
+                left[v] = 64
+        l0 = left[v]
+        if l0 == 0:
+            for c in range(nch):
+                g = cur[v, c]
+                for i in range(n):
+                    y[v, c, i] = x[v, 0, i] * g
+            continue
+        for c in range(nch):
+            g, l = cur[v, c], l0
+            for i in range(n):
+                if l > 0:
+                    l -= 1
+                    g = goal[v, c] if l == 0 else g + step[v, c]
+                y[v, c, i] = x[v, 0, i] * g
+            cur[v, c] = g
+        left[v] = max(l0 - n, 0)
+
+
+# --------------------------------------------------------------------------------- ducker
+@nb.njit(**_FLAGS)
+def duck_envelope(env, held, hold_left, n, floor, down_step, up_step, recovery, out):
+    """Per-band bus ducking envelopes (linear gain) for the next ``n`` samples.
+
+    A band is ducked while ``held[b] > 0`` (some trigger of a higher band is active) and
+    for ``recovery`` samples after release; it fades to ``floor`` by ``down_step`` per
+    sample and back to 1.0 by ``up_step`` per sample.
+    """
+    for b in range(env.shape[0]):
+        g = env[b]
+        h = hold_left[b]
+        for i in range(n):
+            if held[b] > 0:
+                h = recovery
+                g = max(g - down_step, floor)
+            elif h > 0:
+                h -= 1
+                g = max(g - down_step, floor)
+            else:
+                g = min(g + up_step, 1.0)
+            out[b, i] = g
+        env[b] = g
+        hold_left[b] = h
+
+
+@nb.njit(**_FLAGS)
+def copy_rows(act, x, y, n):
+    """y[v] = x[v] for the active instances (a submix or bus input)."""
+    for v in act:
+        for c in range(x.shape[1]):
+            for i in range(n):
+                y[v, c, i] = x[v, c, i]
+
+
+@nb.njit(**_FLAGS)
+def clear_rows(act, x, n):
+    for v in act:
+        for c in range(x.shape[1]):
+            for i in range(n):
+                x[v, c, i] = 0.0

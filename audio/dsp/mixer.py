@@ -1,0 +1,213 @@
+"""The mixer: graph banks for voices and submixes, the buses, routing and ducking.
+
+Processing order per block: ducking envelopes, voice banks, submix banks, then buses in
+dependency order, the ``master`` bus last. Every send adds into its destination's input in
+instance order, so the sum is the same for the same set of voices whatever the block size.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import GraphError
+from . import kernels as K
+from .bank import LAYOUTS, GraphBank
+from .graph import GraphSpec, load_graph
+
+__all__ = ["Mixer", "Ducker"]
+
+
+class Ducker:
+    """A bus-level ducker with ``bands`` priority bands.
+
+    While a trigger ``key`` held at band ``b`` is on, every band below ``b`` fades to
+    ``volume_db`` over ``fade_out_ms``; after the last trigger above it is released the band
+    holds for ``recovery_ms`` and fades back over ``fade_in_ms`` (linear in gain). The state
+    lives on the bus, so a duck outlives the voice that caused it.
+    """
+
+    def __init__(self, spec, sample_rate: int, max_block: int) -> None:
+        self.spec = spec
+        b = spec.bands
+        self.floor = float(10.0 ** (spec.volume_db / 20.0))
+        ms = sample_rate / 1000.0
+        self.down = (1.0 - self.floor) / max(spec.fade_out_ms * ms, 1.0)
+        self.up = (1.0 - self.floor) / max(spec.fade_in_ms * ms, 1.0)
+        self.recovery = int(round(spec.recovery_ms * ms))
+        self.env = np.ones(b)
+        self.held = np.zeros(b, dtype=np.int64)
+        self.hold_left = np.zeros(b, dtype=np.int64)
+        self.buf = np.ones((b, max_block), dtype=np.float32)
+        self.keys: dict[str, int] = {}
+
+    def set(self, key: str, band: int, on: bool) -> None:
+        if on:
+            self.keys[key] = int(band)
+        else:
+            self.keys.pop(key, None)
+        self.held[:] = 0
+        for kb in self.keys.values():
+            self.held[:max(0, min(kb, self.held.shape[0]))] += 1
+
+    def gain(self, band: int) -> float:
+        """Current linear gain of ``band``."""
+        return float(self.env[band])
+
+    def run(self, n: int) -> None:
+        K.duck_envelope(self.env, self.held, self.hold_left, n, self.floor, self.down, self.up,
+                        self.recovery, self.buf)
+
+
+class Mixer:
+    """All DSP state of an engine.
+
+    Parameters
+    ----------
+    sample_rate: Hz (48,000 by default).
+    layout: ``"stereo"`` or ``"5.1"`` (the master's channels).
+    max_block: largest block in samples.
+    voice_capacity: instances per voice graph (the voice budget plus steal headroom).
+    submix_slots: instances per submix graph (Skate: stream slots, channel * 2 + k).
+    """
+
+    def __init__(self, sample_rate: int = 48_000, layout: str = "stereo", max_block: int = 4096,
+                 voice_capacity: int = 144, submix_slots: int = 16) -> None:
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout must be one of {list(LAYOUTS)}, got {layout!r}")
+        self.sample_rate = sample_rate
+        self.layout = layout
+        self.channels = LAYOUTS[layout]
+        self.max_block = max_block
+        self.voice_capacity = voice_capacity
+        self.submix_slots = submix_slots
+        self.voice_banks: dict[str, GraphBank] = {}
+        self.submix_banks: dict[str, GraphBank] = {}
+        self.buses: dict[str, GraphBank] = {}
+        self.duckers: dict[str, Ducker] = {}
+        self._bus_order: list[GraphBank] = []
+        self._bus_edges: dict[str, set[str]] = {}
+        self.bus("master")
+
+    # -- loading -----------------------------------------------------------------------
+    def _wire(self, bank: GraphBank) -> None:
+        for node, to in bank.routes():
+            kind, _, name = to.partition(":")
+            if kind == "bus":
+                if bank.spec.kind == "bus" and name == bank.spec.name:
+                    raise GraphError(bank.spec.path, node.spec.id, "to", "a bus cannot send to itself")
+                dst = self.bus(name)
+                node.target = dst.input
+                node.dest[:] = 0
+                if name in self.duckers:
+                    node.duck = self.duckers[name].buf
+                if bank.spec.kind == "bus":
+                    self._bus_edges.setdefault(bank.spec.name, set()).add(name)
+            else:
+                if bank.spec.kind != "voice":
+                    raise GraphError(bank.spec.path, node.spec.id, "to", "only voice graphs send to submixes")
+                sub = self.submix(name)
+                node.target = sub.input
+                node.dest[:] = -1
+        if bank.spec.kind == "bus":
+            self._order_buses()
+
+    def _order_buses(self) -> None:
+        order: list[str] = []
+        state: dict[str, int] = {}
+
+        def visit(b: str) -> None:
+            if state.get(b) == 2:
+                return
+            if state.get(b) == 1:
+                raise GraphError(self.buses[b].spec.path, None, "to", f"bus routing cycle through {b!r}")
+            state[b] = 1
+            for c in self._bus_edges.get(b, ()):
+                visit(c)
+            state[b] = 2
+            order.append(b)
+
+        for b in self.buses:
+            visit(b)
+        self._bus_order = [self.buses[b] for b in reversed(order)]
+
+    def bus(self, name: str) -> GraphBank:
+        """The bus ``name`` (loaded from ``graphs/NAME.toml`` on first use)."""
+        if name not in self.buses:
+            spec = load_graph(name)
+            self._check_kind(spec, "bus")
+            bank = GraphBank(spec, 1, self.sample_rate, self.layout, self.max_block)
+            bank.alloc(0)
+            self.buses[name] = bank
+            if spec.ducker is not None:
+                self.duckers[name] = Ducker(spec.ducker, self.sample_rate, self.max_block)
+            self._wire(bank)
+        return self.buses[name]
+
+    def submix(self, name: str) -> GraphBank:
+        if name not in self.submix_banks:
+            spec = load_graph(name)
+            self._check_kind(spec, "submix")
+            bank = GraphBank(spec, self.submix_slots, self.sample_rate, self.layout, self.max_block)
+            self.submix_banks[name] = bank
+            self._wire(bank)
+        return self.submix_banks[name]
+
+    def voice_bank(self, name: str) -> GraphBank:
+        if name not in self.voice_banks:
+            spec = load_graph(name)
+            self._check_kind(spec, "voice")
+            bank = GraphBank(spec, self.voice_capacity, self.sample_rate, self.layout, self.max_block)
+            self.voice_banks[name] = bank
+            self._wire(bank)
+        return self.voice_banks[name]
+
+    @staticmethod
+    def _check_kind(spec: GraphSpec, kind: str) -> None:
+        if spec.kind != kind:
+            raise GraphError(spec.path, None, "graph.kind", f"used as a {kind} graph but declares {spec.kind!r}")
+
+    # -- control -----------------------------------------------------------------------
+    def submix_instance(self, name: str, slot: int) -> GraphBank:
+        """Make sure slot ``slot`` of submix ``name`` is running (its state then persists)."""
+        bank = self.submix(name)
+        if not 0 <= slot < bank.capacity:
+            raise ValueError(f"submix slot {slot} outside 0..{bank.capacity - 1}")
+        if not bank.active[slot]:
+            bank.alloc(slot)
+        return bank
+
+    def set_submix(self, name: str, slot: int, **params: float) -> None:
+        """Set parameters (``"NODE.param"`` keys) of one submix instance."""
+        bank = self.submix_instance(name, slot)
+        for k, v in params.items():
+            bank.set(slot, k, v)
+
+    def set_bus(self, name: str, **params: float) -> None:
+        bank = self.bus(name)
+        for k, v in params.items():
+            bank.set(0, k, v)
+
+    def duck(self, bus: str, key: str, band: int, on: bool) -> None:
+        """Hold (``on``) or release the trigger ``key`` at ``band`` on ``bus``'s ducker."""
+        self.bus(bus)
+        if bus not in self.duckers:
+            raise GraphError(self.buses[bus].spec.path, None, "ducker", f"bus {bus!r} has no [ducker]")
+        self.duckers[bus].set(key, band, on)
+
+    # -- processing --------------------------------------------------------------------
+    def process(self, n: int, t0: int) -> np.ndarray:
+        """Render ``n`` samples starting at sample ``t0``; returns a (channels, n) view."""
+        if not 0 < n <= self.max_block:
+            raise ValueError(f"block of {n} samples outside 1..{self.max_block}")
+        for d in self.duckers.values():
+            d.run(n)
+        for b in self.submix_banks.values():
+            b.clear_input(n)
+        for b in self._bus_order:
+            b.clear_input(n)
+        for b in self.voice_banks.values():
+            b.process(n, t0)
+        for b in self.submix_banks.values():
+            b.process(n, t0)
+        for b in self._bus_order:
+            b.process(n, t0)
+        return self.buses["master"].output[0, :, :n]
