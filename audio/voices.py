@@ -87,6 +87,8 @@ class VoiceManager:
         self._next_id = 1
         self.now = 0
         self.stolen = 0
+        self.history: list[Voice] = []
+        self.keep_history = True
 
     def _reclaim(self, graph: str, bank: GraphBank) -> None:
         live = self._live.setdefault(graph, {})
@@ -135,6 +137,8 @@ class VoiceManager:
                   self.now, bank, meta=dict(meta or {}))
         self._next_id += 1
         live[inst] = v
+        if self.keep_history:
+            self.history.append(v)
         return v
 
     def set(self, voice: Voice, **params: float) -> None:

@@ -1,0 +1,191 @@
+"""The ``barkbus`` command line (also ``python -m audio``).
+
+Subcommands: ``demo`` (the main job: render the embedded demo installs), ``render``
+(scenarios and captures to WAV/FLAC), ``graph`` (list, show and plot DSP graphs), and
+the game and live groups (``skate``, ``sylpheed``, ``live``) when their modules load.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from pathlib import Path
+
+from . import __version__
+from .errors import BarkbusError
+
+__all__ = ["main", "build_parser"]
+
+_GROUPS = ("audio.skate.cli", "audio.sylpheed.cli", "audio.live_cli")
+
+_EPILOG = """examples:
+  barkbus demo -o out/demo.wav                 render the embedded Skate 3 + Sylpheed demos
+  barkbus render audio/data/basic/basic.toml -o out/basic.wav --log out/basic.jsonl
+  barkbus render --replay out/live-capture.jsonl -o out/replay.wav
+  barkbus graph plot skate_stream_voice -o out/voice.png
+"""
+
+
+def _add_render_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-o", "--output", type=Path, help="WAV or FLAC file to write (by extension)")
+    p.add_argument("--seed", type=int, help="scenario seed (overrides the file's)")
+    p.add_argument("--block", type=int, help="engine block in samples (output does not depend on it; default 256)")
+    p.add_argument("--stems", type=Path, metavar="DIR", help="also write one file per bus into DIR")
+    p.add_argument("--log", type=Path, metavar="JSONL", help="write every decision as JSON lines")
+    p.add_argument("--capture", type=Path, metavar="JSONL", help="write every posted event (for --replay)")
+    p.add_argument("--timeline", type=Path, metavar="PNG", help="draw who spoke what, when, on which stream")
+    p.add_argument("--spectrogram", type=Path, metavar="PNG", help="draw a spectrogram of the output")
+    p.add_argument("--subtype", default=None, help="soundfile subtype (default PCM_16; e.g. FLOAT, PCM_24)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _finish_render(res, args: argparse.Namespace) -> int:
+    from .render import summary_text, write_audio, write_log
+    if args.output:
+        write_audio(args.output, res.audio, res.sample_rate, args.subtype)
+    if args.stems:
+        args.stems.mkdir(parents=True, exist_ok=True)
+        for name, audio in res.stems.items():
+            write_audio(args.stems / f"{name}.wav", audio, res.sample_rate, args.subtype)
+    if args.log:
+        write_log(args.log, res.decisions)
+    if args.timeline:
+        from .timeline import timeline_png
+        timeline_png(res.decisions, args.timeline, res.duration, res.voices, res.sample_rate)
+    if args.spectrogram:
+        from .plots import plot_spectrogram
+        plot_spectrogram(res.audio, res.sample_rate, args.spectrogram, res.scenario)
+    print(summary_text(res, args.output))
+    for extra in (args.stems, args.log, args.timeline, args.spectrogram, getattr(args, "capture", None)):
+        if extra:
+            print(f"  wrote {extra}")
+    return 0
+
+
+def _stems(args: argparse.Namespace) -> list[str] | None:
+    return ["master", "environment"] if args.stems else None
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    from .render import render_replay, render_scenario
+    if args.replay:
+        if args.scenario:
+            raise SystemExit("give either a SCENARIO or --replay CAPTURE, not both")
+        res = render_replay(args.replay, block=args.block, stems=_stems(args), progress=not args.quiet)
+    else:
+        if not args.scenario:
+            raise SystemExit("render needs a SCENARIO file (or --replay CAPTURE); see barkbus render --help")
+        res = render_scenario(args.scenario, seed=args.seed, block=args.block, stems=_stems(args),
+                              capture=args.capture, progress=not args.quiet)
+    return _finish_render(res, args)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .render import render_scenario
+    from .scenario import demo_scenario
+    names = ["skate", "sylpheed"] if args.which == "all" else [args.which]
+    out = args.output or Path("out/demo.wav")
+    rc = 0
+    for name in names:
+        path = demo_scenario(name)
+        if not path.is_file():
+            print(f"demo {name!r} is not installed ({path} missing)", file=sys.stderr)
+            rc = 1
+            continue
+        sub = argparse.Namespace(**vars(args))
+        sub.output = out if len(names) == 1 else out.with_name(f"{out.stem}-{name}{out.suffix}")
+        for k in ("log", "timeline", "spectrogram"):
+            v = getattr(args, k)
+            if v is not None and len(names) > 1:
+                setattr(sub, k, v.with_name(f"{v.stem}-{name}{v.suffix}"))
+        if args.stems and len(names) > 1:
+            sub.stems = args.stems / name
+        res = render_scenario(path, seed=args.seed, block=args.block, stems=_stems(sub),
+                              progress=not args.quiet)
+        _finish_render(res, sub)
+    return rc
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    from .dsp.graph import NODE_KINDS, available_graphs, load_graph
+    if args.action == "list":
+        for name in available_graphs():
+            spec = load_graph(name)
+            print(f"{name:24s} {spec.kind:7s} {spec.doc}")
+        return 0
+    if not args.name:
+        raise SystemExit(f"graph {args.action} needs a graph NAME (one of: {', '.join(available_graphs())})")
+    spec = load_graph(args.name)
+    if args.action == "show":
+        print(f"{spec.name} ({spec.kind}) from {spec.path}\n  {spec.doc}")
+        for n in spec.nodes:
+            ps = ", ".join(f"{k}={v:g}" for k, v in n.params.items())
+            route = f" -> {n.to}" if n.to else ""
+            print(f"  {n.id:10s} {n.kind:5s} in={n.input or '-':10s} {ps}{route}")
+            print(f"             {NODE_KINDS[n.kind].doc}")
+        for c in spec.curves:
+            print(f"  curve {c}: x={list(spec.curves[c].x)} y={list(spec.curves[c].y)}")
+        return 0
+    from .plots import plot_graph
+    out = args.output or Path(f"{spec.name}.png")
+    plot_graph(spec, out)
+    print(f"wrote {out}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="barkbus",
+        description="barkbus: a real-time audio middleware emulator for in-game speech "
+                    "(Skate 3 pedestrian speech, Project Sylpheed combat chatter). Renders scenarios "
+                    "deterministically, plays them live, and serves ports over Python and OSC.",
+        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"barkbus {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    d = sub.add_parser("demo", help="render the embedded demo installs (the main job)",
+                       description="Render the bundled demo scenarios (Skate 3 plaza, Sylpheed dogfight) from "
+                                   "the demo installs shipped in the games' own formats, print a summary.")
+    d.add_argument("--which", choices=["skate", "sylpheed", "all", "basic"], default="all",
+                   help="which demo (default: all)")
+    _add_render_args(d)
+    d.set_defaults(func=cmd_demo)
+
+    r = sub.add_parser("render", help="render a scenario or a capture to WAV/FLAC",
+                       description="Render SCENARIO.toml offline. The same scenario and seed give a "
+                                   "byte-identical file for any --block. --replay re-renders a capture "
+                                   "(from --capture or a live run) exactly.")
+    r.add_argument("scenario", nargs="?", type=Path, help="scenario TOML file")
+    r.add_argument("--replay", type=Path, metavar="CAPTURE", help="re-render a capture (JSON lines)")
+    _add_render_args(r)
+    r.set_defaults(func=cmd_render)
+
+    g = sub.add_parser("graph", help="list, show or plot DSP graphs (graphs/*.toml)",
+                       description="Inspect the DSP graph files. 'plot' draws the nodes, routing and, for "
+                                   "the stream voice, the PEAK head-shadow curves and responses as a PNG.")
+    g.add_argument("action", choices=["list", "show", "plot"])
+    g.add_argument("name", nargs="?", help="graph name (e.g. skate_stream_voice)")
+    g.add_argument("-o", "--output", type=Path, help="PNG path for plot (default NAME.png)")
+    g.set_defaults(func=cmd_graph)
+
+    for mod in _GROUPS:
+        try:
+            importlib.import_module(mod).register(sub)
+        except ImportError as exc:  # a game module that cannot load must not take the CLI down
+            print(f"barkbus: {mod} unavailable: {exc}", file=sys.stderr)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except BarkbusError as exc:
+        print(f"barkbus: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

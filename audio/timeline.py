@@ -1,0 +1,74 @@
+"""A timeline picture of a render: who spoke what, when, on which stream, and what was refused."""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Iterable
+
+from .bus import Decision
+
+__all__ = ["timeline_png"]
+
+_SPEAKER_KEYS = ("ped", "speaker", "emitter")
+_LABEL_KEYS = ("clip", "message", "file", "event")
+
+
+def _row(d: Decision) -> str | None:
+    for k in _SPEAKER_KEYS:
+        if k in d.detail:
+            return f"{d.system.split('.')[0]}:{d.detail[k]}"
+    return None
+
+
+def timeline_png(decisions: Iterable[Decision], path: str | Path, duration: float,
+                 voices: list[tuple[str, int, int, int | None]] | None = None, sample_rate: int = 48_000) -> Path:
+    """Draw voices as bars (one row per speaker, coloured by stream slot) and every other
+    decision as a labelled tick on its speaker's row (refusals in red)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    decisions = list(decisions)
+    rows: list[str] = []
+    for d in decisions:
+        r = _row(d)
+        if r is not None and r not in rows:
+            rows.append(r)
+    vrows: list[tuple[str, int, float, float]] = []
+    for tag, slot, start, end in voices or []:
+        parts = tag.split(":")
+        row = f"{parts[0]}:{parts[1]}" if len(parts) > 1 else tag
+        if row not in rows:
+            rows.append(row)
+        vrows.append((row, slot, start / sample_rate, (end if end is not None else duration * sample_rate) / sample_rate))
+    height = max(2.5, 0.45 * len(rows) + 1.5)
+    fig, ax = plt.subplots(figsize=(13, height))
+    y = {r: i for i, r in enumerate(rows)}
+    cmap = plt.get_cmap("tab10")
+    for row, slot, t0, t1 in vrows:
+        ax.broken_barh([(t0, max(t1 - t0, 0.01))], (y[row] - 0.35, 0.7), color=cmap(slot % 10), alpha=0.8)
+        ax.text(t0, y[row] + 0.38, f"s{slot}", fontsize=6, va="bottom")
+    ok = {"Started", "Queued", "Finished", "Interrupted", "Cooldown", "Ducked"}
+    for d in decisions:
+        r = _row(d)
+        if r is None:
+            continue
+        bad = d.outcome not in ok
+        label = next((str(d.detail[k]) for k in _LABEL_KEYS if k in d.detail), "")
+        ax.plot([d.t, d.t], [y[r] - 0.4, y[r] + 0.4], color="#c22" if bad else "#333", lw=0.8)
+        if d.outcome != "Finished":
+            ax.text(d.t, y[r] - 0.45, f"{d.outcome} {label}".strip(), fontsize=6, rotation=0,
+                    color="#c22" if bad else "#222", va="top")
+    ax.set_yticks(range(len(rows)), rows, fontsize=8)
+    ax.set_ylim(-0.8, len(rows) - 0.2)
+    ax.set_xlim(0, duration)
+    ax.set_xlabel("time (s)")
+    counts = Counter(d.outcome for d in decisions)
+    ax.set_title("decisions: " + ", ".join(f"{k} {v}" for k, v in counts.most_common(10)), fontsize=9)
+    ax.grid(True, axis="x", alpha=0.3)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
