@@ -48,7 +48,9 @@ class EngineConfig:
     submix_slots: int = 16
     release_samples: int = 16
     start_silence: int = 256
-    max_block: int = 4096
+    max_block: int | None = None
+    """Largest sub-block the mixer processes (samples); defaults to ``block``. Only memory
+    and speed depend on it, never the output."""
 
 
 class _Clocked:
@@ -73,15 +75,17 @@ class Engine:
         cfg = config or EngineConfig()
         if overrides:
             cfg = EngineConfig(**{**cfg.__dict__, **overrides})  # type: ignore[arg-type]
-        if cfg.block < 1 or cfg.block > cfg.max_block:
-            raise ValueError(f"block must be 1..{cfg.max_block} samples, got {cfg.block}")
+        max_block = cfg.max_block or cfg.block
+        if cfg.block < 1 or cfg.block > max_block:
+            raise ValueError(f"block must be 1..{max_block} samples, got {cfg.block}")
         self.config = cfg
         self.sample_rate = cfg.sample_rate
         self.block = cfg.block
         self.now = 0
         self.bus = EventBus(cfg.sample_rate)
         self.rng = RngStreams(cfg.seed)
-        self.mixer = Mixer(cfg.sample_rate, cfg.layout, cfg.max_block,
+        self.max_block = max_block
+        self.mixer = Mixer(cfg.sample_rate, cfg.layout, max_block,
                            voice_capacity=cfg.voice_budget + cfg.voice_headroom, submix_slots=cfg.submix_slots)
         self.voices = VoiceManager(self.mixer, cfg.voice_budget, cfg.release_samples, cfg.start_silence)
         self.world = World(self)
@@ -149,7 +153,7 @@ class Engine:
         if out is None:
             out = np.empty((n, self.channels), dtype=np.float32)
         i = 0
-        max_block = self.config.max_block
+        max_block = self.max_block
         while i < n:
             self._control()
             t = self.now

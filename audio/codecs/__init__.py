@@ -1,0 +1,68 @@
+"""Codecs and audio containers: the games' banks decoded to numpy arrays.
+
+Containers and codecs stay apart (one codec serves many containers). Every format has
+a reader and a writer; every parser raises :class:`~audio.errors.FormatError`
+(file + offset) on bad input and :class:`~audio.errors.UnsupportedError` for
+well-formed input it does not implement.
+
+EA takes (SNR header + SNS blocks; Skate 3)
+    ``SnrHeader``, ``parse_snr``, ``decode_take`` (snr); ``split_sps``, ``write_sps`` (snr, SPS v1);
+    ``SnsBlock``, ``walk_blocks``, ``write_blocks`` (sns)
+
+EA codecs
+    ``decode_pcm16be``, ``encode_pcm16be`` (pcm, codec 2);
+    ``decode_xas1``, ``encode_xas1``, ``decode_frames``, ``encode_frames`` (xas1, codec 4);
+    ``decode_eaxma``, ``encode_eaxma`` (eaxma, codec 3)
+
+XMA through FFmpeg
+    ``decode_xma``, ``xma2_extradata``, ``xma1_extradata``, ``XmaPacketHeader``,
+    ``parse_xma2_packet_header``, ``split_packets`` (xma)
+
+XACT wave banks (Sylpheed)
+    ``WaveBank``, ``WaveEntry``, ``NewWave``, ``read_wavebank``, ``decode_entry``, ``entry_data``,
+    ``write_wavebank`` (xwb)
+
+RIFF/WAVE
+    ``RiffWave``, ``read_riff``, ``decode_riff``, ``build_wav``, ``xma2_fmt``, ``msadpcm_fmt``,
+    ``pcm_fmt`` (riff)
+
+Reference decoder
+    ``vgmstream_available``, ``decode_take_vgmstream`` (vgmstream adapter over pyvgmstream)
+
+Cache
+    ``TakeCache``, ``CacheStats`` (cache)
+"""
+from __future__ import annotations
+
+from .cache import CacheStats, TakeCache
+from .eaxma import decode_eaxma, encode_eaxma
+from .pcm import decode_pcm16be, encode_pcm16be
+from .riff import RiffWave, build_wav, decode_riff, msadpcm_fmt, pcm_fmt, read_riff, xma2_fmt
+from .sns import SnsBlock, walk_blocks, write_blocks
+from .snr import SnrHeader, decode_take, parse_snr, split_sps, write_sps
+from .vgmstream import available as vgmstream_available
+from .vgmstream import decode_take_vgmstream
+from .xas1 import decode_frames, decode_xas1, encode_frames, encode_xas1
+from .xma import XmaPacketHeader, decode_xma, parse_xma2_packet_header, split_packets, xma1_extradata, \
+    xma2_extradata
+from .xwb import NewWave, WaveBank, WaveEntry, decode_entry, entry_data, read_wavebank, write_wavebank
+
+__all__ = [
+    # EA takes
+    "SnrHeader", "parse_snr", "decode_take", "split_sps", "write_sps",
+    "SnsBlock", "walk_blocks", "write_blocks",
+    # EA codecs
+    "decode_pcm16be", "encode_pcm16be", "decode_xas1", "encode_xas1", "decode_frames", "encode_frames",
+    "decode_eaxma", "encode_eaxma",
+    # XMA
+    "decode_xma", "xma2_extradata", "xma1_extradata", "XmaPacketHeader", "parse_xma2_packet_header",
+    "split_packets",
+    # XACT wave banks
+    "WaveBank", "WaveEntry", "NewWave", "read_wavebank", "decode_entry", "entry_data", "write_wavebank",
+    # RIFF
+    "RiffWave", "read_riff", "decode_riff", "build_wav", "xma2_fmt", "msadpcm_fmt", "pcm_fmt",
+    # reference decoder
+    "vgmstream_available", "decode_take_vgmstream",
+    # cache
+    "TakeCache", "CacheStats",
+]

@@ -10,17 +10,16 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
-from numba.typed import List
 
 from . import kernels as K
 from .graph import NODE_KINDS, GraphSpec, NodeSpec
+from .pool import SamplePool
 
 __all__ = ["GraphBank", "LAYOUTS"]
 
 LAYOUTS = {"stereo": 2, "5.1": 6}
 """Output layouts: channel counts. 5.1 is in WAV order L, R, C, LFE, Ls, Rs."""
 
-_EMPTY = np.zeros(0, dtype=np.float32)
 _NO_DUCK = np.ones((0, 1), dtype=np.float32)
 
 
@@ -128,7 +127,7 @@ class GraphBank:
     """
 
     def __init__(self, spec: GraphSpec, capacity: int, sample_rate: int, layout: str = "stereo",
-                 max_block: int = 4096) -> None:
+                 max_block: int = 4096, pool: SamplePool | None = None) -> None:
         self.spec = spec
         self.capacity = capacity
         self.sample_rate = sample_rate
@@ -158,7 +157,9 @@ class GraphBank:
             s.band = self.band
         self._rsp = self.nodes[0] if spec.nodes[0].kind == "Rsp0" else None
         if self._rsp is not None:
-            self.srcs = List([_EMPTY for _ in range(capacity)])
+            self.pool = pool if pool is not None else SamplePool()
+            self.src_off = np.full(capacity, -1, dtype=np.int64)
+            self.src_len = np.zeros(capacity, dtype=np.int64)
             self.rate = np.full(capacity, float(sample_rate))
             self.ipos = np.zeros(capacity, dtype=np.int64)
             self.frac = np.zeros(capacity, dtype=np.int64)
@@ -179,8 +180,10 @@ class GraphBank:
 
     def free(self, v: int) -> None:
         self.active[v] = False
-        if self._rsp is not None:
-            self.srcs[v] = _EMPTY
+        if self._rsp is not None and self.src_off[v] >= 0:
+            self.pool.release(int(self.src_off[v]))
+            self.src_off[v] = -1
+            self.src_len[v] = 0
         self.act = np.flatnonzero(self.active).astype(np.int64)
 
     def free_slots(self) -> np.ndarray:
@@ -189,7 +192,10 @@ class GraphBank:
     def load_source(self, v: int, pcm: np.ndarray, rate: float, wait: int) -> None:
         """Give voice instance ``v`` its mono float32 source at ``rate`` Hz."""
         assert self._rsp is not None
-        self.srcs[v] = np.ascontiguousarray(pcm, dtype=np.float32)
+        if self.src_off[v] >= 0:
+            self.pool.release(int(self.src_off[v]))
+        self.src_off[v] = self.pool.add(np.asarray(pcm, dtype=np.float32))
+        self.src_len[v] = pcm.shape[0]
         self.rate[v] = float(rate)
         self.ipos[v] = self.frac[v] = 0
         self.wait[v] = wait
@@ -229,7 +235,7 @@ class GraphBank:
             return
         if self._rsp is not None:
             node = self._rsp
-            K.rsp0(self.srcs, act, node.out, n, t0, node.dirty, node.params["pitch"], self.rate,
+            K.rsp0(self.pool.data, self.src_off, self.src_len, act, node.out, n, t0, node.dirty, node.params["pitch"], self.rate,
                    float(self.sample_rate), self.rstep, self.ipos, self.frac, self.wait,
                    self.rel_left, self.rel_total, self.ended_at)
             rest = self.nodes[1:]

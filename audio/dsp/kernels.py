@@ -26,7 +26,7 @@ def round_half_away(x: float) -> int:
 
 # --------------------------------------------------------------------------------------- Rsp0
 @nb.njit(**_FLAGS)
-def rsp0(srcs, act, y, n, t0, dirty, pitch, rate, fs, step, ipos, frac, wait,
+def rsp0(pool, src_off, src_len, act, y, n, t0, dirty, pitch, rate, fs, step, ipos, frac, wait,
          rel_left, rel_total, ended_at):
     """Linear 16.16 resampler: ``out = a + (b - a) * frac / 65536``.
 
@@ -41,8 +41,8 @@ def rsp0(srcs, act, y, n, t0, dirty, pitch, rate, fs, step, ipos, frac, wait,
             s = round_half_away(float(ratio) * 65536.0)
             step[v] = min(max(s, 0), 1 << 18)
             dirty[v] = False
-        src = srcs[v]
-        m = src.shape[0]
+        base = src_off[v]
+        m = src_len[v]
         out = y[v, 0]
         for i in range(n):
             if ended_at[v] >= 0:
@@ -57,8 +57,8 @@ def rsp0(srcs, act, y, n, t0, dirty, pitch, rate, fs, step, ipos, frac, wait,
                 ended_at[v] = t0 + i
                 out[i] = 0.0
                 continue
-            a = src[k]
-            b = src[k + 1] if k + 1 < m else np.float32(0.0)
+            a = pool[base + k]
+            b = pool[base + k + 1] if k + 1 < m else np.float32(0.0)
             val = a + (b - a) * (frac[v] / 65536.0)
             if rel_left[v] > 0:
                 val *= rel_left[v] / rel_total[v]

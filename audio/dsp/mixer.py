@@ -12,6 +12,7 @@ from ..errors import GraphError
 from . import kernels as K
 from .bank import LAYOUTS, GraphBank
 from .graph import GraphSpec, load_graph
+from .pool import SamplePool
 
 __all__ = ["Mixer", "Ducker"]
 
@@ -79,6 +80,7 @@ class Mixer:
         self.max_block = max_block
         self.voice_capacity = voice_capacity
         self.submix_slots = submix_slots
+        self.pool = SamplePool()
         self.voice_banks: dict[str, GraphBank] = {}
         self.submix_banks: dict[str, GraphBank] = {}
         self.buses: dict[str, GraphBank] = {}
@@ -155,7 +157,8 @@ class Mixer:
         if name not in self.voice_banks:
             spec = load_graph(name)
             self._check_kind(spec, "voice")
-            bank = GraphBank(spec, self.voice_capacity, self.sample_rate, self.layout, self.max_block)
+            bank = GraphBank(spec, self.voice_capacity, self.sample_rate, self.layout, self.max_block,
+                             self.pool)
             self.voice_banks[name] = bank
             self._wire(bank)
         return self.voice_banks[name]

@@ -1,0 +1,240 @@
+"""XMA1 / XMA2 decoding through FFmpeg (PyAV), plus the XMA2 packet header.
+
+XMA data is a sequence of 2048-byte packets. FFmpeg's ``xma1``/``xma2`` decoders take
+one packet at a time, need the *real* sample rate (band tables depend on the rate
+class) and an extradata blob: the 34-byte XMA2WAVEFORMATEX extension for XMA2, the
+XMAWAVEFORMAT body (fmt chunk minus its first 4 bytes) for XMA1. The decoder holds
+back samples until it is flushed, drops the encoder pre-roll and applies the skip
+fields, so N frames without skips decode to ``N * 512 - 64`` samples.
+
+FFmpeg is lenient with bad input: it may raise, silently drop a packet or return
+garbage. :func:`decode_xma` therefore catches every FFmpeg error per packet, rejects
+samples far out of range and checks the decoded length when the caller knows it; every
+failure becomes a :class:`~audio.errors.FormatError` naming the file and the packet's
+byte offset.
+"""
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import av
+import av.error
+import numpy as np
+
+from ..errors import FormatError
+
+__all__ = [
+    "XMA_PACKET_SIZE", "XMA2_BLOCK_SIZE", "XMA_LENGTH_SLACK", "MAX_ABS_SAMPLE", "XmaPacketHeader",
+    "xma2_extradata",
+    "xma1_extradata", "parse_xma2_packet_header", "split_packets", "xma_stream_channels", "decode_xma",
+]
+
+XMA_PACKET_SIZE = 2048
+"""Bytes per XMA packet."""
+XMA2_BLOCK_SIZE = 0x10000
+"""Bytes per XMA2 block (32 packets); frames never cross a block boundary."""
+XMA_LENGTH_SLACK = 2048
+"""Samples by which FFmpeg's decode may differ from a header's duration.
+
+Real data decodes to about ``duration - (384..768)`` (FFmpeg drops the pre-roll and
+applies the encoded skips); a larger gap means lost or corrupt packets.
+"""
+MAX_ABS_SAMPLE = 4.0
+"""Decoded float samples with a larger magnitude are taken as garbage (real XMA overshoots ~1.4)."""
+
+_MASKS = {1: 0x4, 2: 0x3}
+
+
+def xma_stream_channels(channels: int) -> list[int]:
+    """Channels of each XMA stream: stereo pairs, the last stream mono if ``channels`` is odd."""
+    if channels < 1:
+        raise ValueError(f"channels must be >= 1, got {channels}")
+    return [2] * (channels // 2) + [1] * (channels % 2)
+
+
+def xma2_extradata(channels: int, *, samples_encoded: int = 0, bytes_per_block: int = XMA2_BLOCK_SIZE,
+                   block_count: int = 1, play_begin: int = 0, play_length: int = 0, loop_begin: int = 0,
+                   loop_length: int = 0, loop_count: int = 0, encoder_version: int = 4,
+                   streams: int | None = None, channel_mask: int | None = None) -> bytes:
+    """The 34-byte little-endian XMA2WAVEFORMATEX extension FFmpeg's ``xma2`` decoder reads.
+
+    Parameters
+    ----------
+    channels:
+        Total channel count; ``streams`` defaults to ``(channels + 1) // 2``.
+    samples_encoded:
+        Samples in the stream (informational for FFmpeg).
+    block_count:
+        Number of ``bytes_per_block`` blocks in the stream.
+    channel_mask:
+        Speaker mask; defaults to 0x4 (mono), 0x3 (stereo), else 0.
+    """
+    n_streams = len(xma_stream_channels(channels)) if streams is None else streams
+    mask = _MASKS.get(channels, 0) if channel_mask is None else channel_mask
+    return struct.pack("<HIIIIIIIBBH", n_streams, mask, samples_encoded, bytes_per_block, play_begin,
+                       play_length, loop_begin, loop_length, loop_count, encoder_version,
+                       min(max(block_count, 1), 0xFFFF))
+
+
+def xma1_extradata(sample_rate: int, channels: int, *, loop_start: int = 0, loop_end: int = 0,
+                   loop_count: int = 0, bytes_per_second: int = 0) -> bytes:
+    """XMA1 extradata: an XMAWAVEFORMAT without its first 4 bytes (``8 + 20 * streams`` bytes).
+
+    One XMASTREAMFORMAT per stream (stereo pairs, last one mono if odd); ``sample_rate``
+    in Hz, loop points in bits (XMA1 convention, 0 = none).
+    """
+    per = xma_stream_channels(channels)
+    head = struct.pack("<HHHBB", 0, 0, len(per), loop_count, 0)
+    body = b"".join(struct.pack("<IIIIBBH", bytes_per_second, sample_rate, loop_start, loop_end, 0, ch,
+                                _MASKS.get(ch, 0)) for ch in per)
+    return head + body
+
+
+@dataclass(frozen=True)
+class XmaPacketHeader:
+    """The 32-bit header of an XMA2 packet (MSB first).
+
+    frame_count: frames that *start* in this packet (6 bits);
+    first_frame_bit_offset: bit offset of the first frame header after the 32-bit packet header (15 bits);
+    metadata: 3 bits; packet_skip: packets of other streams to skip after this one (8 bits).
+    """
+
+    frame_count: int
+    first_frame_bit_offset: int
+    metadata: int
+    packet_skip: int
+
+    @classmethod
+    def unpack(cls, word: int) -> XmaPacketHeader:
+        return cls(word >> 26, (word >> 11) & 0x7FFF, (word >> 8) & 0x7, word & 0xFF)
+
+    def pack(self) -> int:
+        """The header as a 32-bit word (inverse of :meth:`unpack`)."""
+        return ((self.frame_count & 0x3F) << 26 | (self.first_frame_bit_offset & 0x7FFF) << 11
+                | (self.metadata & 0x7) << 8 | (self.packet_skip & 0xFF))
+
+
+def parse_xma2_packet_header(packet: bytes, path: str = "<buffer>", offset: int = 0) -> XmaPacketHeader:
+    """Parse and sanity-check the header of one 2048-byte XMA2 packet.
+
+    Raises FormatError if the packet is short or the first-frame offset points outside
+    the packet (``32 + offset`` must be below ``2048 * 8`` bits).
+    """
+    if len(packet) < 4:
+        raise FormatError(path, offset, "an XMA2 packet header (4 bytes)", f"{len(packet)} bytes")
+    hdr = XmaPacketHeader.unpack(struct.unpack_from(">I", packet, 0)[0])
+    if hdr.frame_count and 32 + hdr.first_frame_bit_offset >= XMA_PACKET_SIZE * 8:
+        raise FormatError(path, offset, "an XMA2 first-frame bit offset inside the packet",
+                          hdr.first_frame_bit_offset)
+    return hdr
+
+
+def split_packets(data: bytes | memoryview, base_offset: int = 0, *, pad: bool = True,
+                  path: str = "<buffer>") -> list[tuple[int, bytes]]:
+    """Cut ``data`` into ``(file offset, 2048-byte packet)`` pairs.
+
+    A short tail is padded with 0xFF when ``pad`` is true, else it is an error.
+    """
+    out = []
+    for pos in range(0, len(data), XMA_PACKET_SIZE):
+        pkt = bytes(data[pos:pos + XMA_PACKET_SIZE])
+        if len(pkt) < XMA_PACKET_SIZE:
+            if not pad:
+                raise FormatError(path, base_offset + pos, "a whole 2048-byte XMA packet",
+                                  f"{len(pkt)} bytes")
+            pkt += b"\xff" * (XMA_PACKET_SIZE - len(pkt))
+        out.append((base_offset + pos, pkt))
+    return out
+
+
+def _make_context(version: int, sample_rate: int, channels: int, extradata: bytes) -> av.CodecContext:
+    ctx = av.CodecContext.create("xma2" if version == 2 else "xma1", "r")
+    ctx.sample_rate = sample_rate
+    ctx.layout = {1: "mono", 2: "stereo"}.get(channels, f"{channels}c")
+    ctx.extradata = extradata
+    return ctx
+
+
+def decode_xma(packets: Iterable[bytes | tuple[int, bytes]], sample_rate: int, channels: int, *,
+               version: int = 2, extradata: bytes | None = None, path: str = "<buffer>",
+               base_offset: int = 0, samples_range: tuple[int, int] | None = None,
+               max_abs: float = MAX_ABS_SAMPLE) -> np.ndarray:
+    """Decode XMA packets with one fresh FFmpeg decoder, flushed at the end.
+
+    Parameters
+    ----------
+    packets:
+        2048-byte packets, either bare (offsets then count from ``base_offset``) or as
+        ``(file offset, packet)`` pairs so errors name the real byte offset.
+    sample_rate:
+        The stream's real rate in Hz (FFmpeg picks band tables by rate class).
+    channels:
+        Total channels over all streams.
+    version:
+        1 (XMA1) or 2 (XMA2).
+    extradata:
+        Overrides the default :func:`xma2_extradata` / :func:`xma1_extradata`.
+    samples_range:
+        If given, ``(low, high)``: the decoded length (samples per channel) must lie in it.
+    max_abs:
+        Largest accepted sample magnitude (garbage from corrupt packets is far above 1).
+
+    Returns
+    -------
+    float32 array of shape (frames, channels), interleaved; ``.T`` gives planar.
+    """
+    if version not in (1, 2):
+        raise ValueError(f"XMA version must be 1 or 2, got {version}")
+    if not 1 <= channels <= 8 or not 1 <= sample_rate <= 200_000:
+        raise FormatError(path, base_offset, "XMA with 1-8 channels and a 1-200000 Hz rate",
+                          (channels, sample_rate))
+    if extradata is None:
+        extradata = (xma2_extradata(channels) if version == 2 else xma1_extradata(sample_rate, channels))
+    ctx = _make_context(version, sample_rate, channels, extradata)
+    chunks: list[np.ndarray] = []
+    offset = base_offset
+    first_offset: int | None = None
+    index = 0
+
+    def take(frames: list, at: int) -> None:
+        for frame in frames:
+            arr = frame.to_ndarray()
+            if arr.ndim != 2 or arr.shape[0] != channels:
+                raise FormatError(path, at, f"decoded XMA with {channels} planar channels", arr.shape)
+            peak = float(np.abs(arr).max()) if arr.size else 0.0
+            if not peak <= max_abs:                  # also rejects NaN
+                raise FormatError(path, at, f"decoded XMA samples within +-{max_abs}", peak)
+            chunks.append(arr)
+
+    for item in packets:
+        if isinstance(item, tuple):
+            offset, pkt = item
+        else:
+            pkt, offset = item, base_offset + index * XMA_PACKET_SIZE
+        index += 1
+        if first_offset is None:
+            first_offset = offset
+        if len(pkt) != XMA_PACKET_SIZE:
+            raise FormatError(path, offset, "a 2048-byte XMA packet", f"{len(pkt)} bytes")
+        try:
+            take(ctx.decode(av.Packet(pkt)), offset)
+        except av.error.FFmpegError as exc:
+            raise FormatError(path, offset, f"a decodable XMA{version} packet", str(exc)) from exc
+    try:
+        take(ctx.decode(None), offset)
+    except av.error.ArgumentError as exc:
+        # FFmpeg's xma1 decoder (no delay capability) answers the drain with EINVAL: nothing held back
+        if version == 2:
+            raise FormatError(path, offset, "a decodable end of XMA2 stream", str(exc)) from exc
+    except av.error.FFmpegError as exc:
+        raise FormatError(path, offset, f"a decodable end of XMA{version} stream", str(exc)) from exc
+    n = sum(c.shape[1] for c in chunks)
+    if samples_range is not None and not samples_range[0] <= n <= samples_range[1]:
+        raise FormatError(path, base_offset if first_offset is None else first_offset,
+                          f"{samples_range[0]}..{samples_range[1]} decoded XMA samples", n)
+    if not chunks:
+        return np.zeros((0, channels), np.float32)
+    planar = np.concatenate(chunks, axis=1)
+    return planar.reshape(n, 1) if channels == 1 else np.column_stack(tuple(planar))

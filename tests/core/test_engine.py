@@ -1,0 +1,142 @@
+"""Engine timing, voices, ducking and block-size invariance."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from audio.bus import Event
+from audio.engine import Engine
+
+
+def _tone(n: int = 36_000, rate: int = 36_000, f: float = 440.0) -> np.ndarray:
+    return (0.5 * np.sin(2 * np.pi * f * np.arange(n) / rate)).astype(np.float32)
+
+
+def test_new_voice_is_silent_for_its_first_256_samples_then_sounds():
+    e = Engine()
+    e.voices.start("skate_stream_voice", np.ones(4800, np.float32), 48_000)
+    out = e.render(1024)
+    assert np.all(out[:256] == 0)
+    assert np.all(out[256:] != 0)
+
+
+def test_stop_fades_linearly_over_16_samples_without_a_click():
+    e = Engine()
+    v = e.voices.start("skate_stream_voice", np.ones(48_000, np.float32), 48_000)
+    e.render(1000)
+    level = e.render(1)[0, 0]
+    e.voices.stop(v)
+    out = e.render(100)[:, 0]
+    assert np.allclose(out[:16], level * (16 - np.arange(16)) / 16, rtol=1e-5)
+    assert np.all(out[16:] == 0)
+    assert v.ended_at == 1001 + 16
+
+
+def test_budget_steals_the_oldest_voice_with_the_fade():
+    e = Engine(voice_budget=2, voice_headroom=2)
+    a = e.voices.start("skate_stream_voice", np.ones(48_000, np.float32), 48_000, tag="a")
+    e.render(10)
+    b = e.voices.start("skate_stream_voice", np.ones(48_000, np.float32), 48_000, tag="b")
+    e.render(10)
+    c = e.voices.start("skate_stream_voice", np.ones(48_000, np.float32), 48_000, tag="c")
+    e.render(500)
+    assert a.done and not b.done and not c.done
+    assert e.voices.stolen == 1
+
+
+def test_systems_tick_on_exact_frame_starts():
+    seen: list[tuple[int, int]] = []
+
+    class S:
+        name, frame_rate = "s", 30
+
+        def attach(self, engine):
+            pass
+
+        def tick(self, frame, engine):
+            seen.append((frame, engine.now))
+
+    e = Engine(block=1000)
+    e.add_system(S())
+    e.render(48_000 * 3)
+    assert [f for f, _ in seen] == list(range(90))
+    assert all(now == 1600 * f for f, now in seen)
+
+
+def test_frame_clock_does_not_drift_over_a_day():
+    from audio.clock import FrameClock
+    c = FrameClock(60)
+    day = 24 * 3600 * 60
+    assert c.start(day) == 24 * 3600 * 48_000
+    assert c.frame_at(c.start(day) - 1) == day - 1
+
+
+def test_events_take_effect_at_their_sample_whatever_the_block():
+    class Mark(Event, kind="test.mark"):
+        pass
+
+    for block in (64, 256, 1000):
+        e = Engine(block=block)
+        got = []
+        e.bus.subscribe(type("C", (), {"handle": lambda self, ev, bus: got.append(bus.now)})(), [Mark])
+        e.bus.post(Mark(t=0.5))
+        e.bus.post(Mark(t=0.0104))
+        while e.now < 30_000:
+            e.render(block)
+        assert got == [499, 24_000]
+
+
+class _Mover:
+    """A system that changes voice and submix parameters on console-frame ticks."""
+
+    name, frame_rate = "mover", 30
+
+    def attach(self, engine):
+        self.v = engine.voices.start(
+            "skate_stream_voice", _tone(), 36_000, slot=2,
+            params={"PI20.gain": 0.3, "PI20.centre_hz": 1800.0, "Sen0_echo.level": 0.5,
+                    "HI20.cutoff_hz": 300.0, "LI20.cutoff_hz": 3000.0, "Sen0_env.level": 0.3})
+        engine.mixer.set_submix("skate_echo_submix", 2, **{"Del0.seconds": 0.0145})
+
+    def tick(self, frame, engine):
+        engine.voices.set(self.v, **{"Gai0.gain": 1.0 - frame / 40, "Pn21.angle_deg": 7.0 * frame,
+                                     "Rsp0.pitch": 4096.0 + 40 * frame, "PI20.centre_hz": 600.0 + 100 * frame})
+        if frame % 4 == 0:
+            engine.mixer.set_submix("skate_echo_submix", 2, **{"Del0.seconds": 0.001 * frame})
+
+
+def test_render_with_frame_driven_changes_is_block_size_invariant():
+    outs = []
+    for block in (64, 256, 1000):
+        e = Engine(block=block)
+        e.add_system(_Mover())
+        outs.append(np.concatenate([e.render(block) for _ in range(40_000 // block + 1)])[:40_000])
+    assert np.abs(outs[0]).max() > 0.01
+    assert np.array_equal(outs[0], outs[1]) and np.array_equal(outs[0], outs[2])
+
+
+def test_scenario_events_make_output_block_size_invariant(tmp_path):
+    from audio.render import render_scenario
+    from audio.scenario import demo_scenario
+    outs = [render_scenario(demo_scenario("basic"), block=b).audio for b in (64, 256, 1000)]
+    assert np.abs(outs[0]).max() > 0.05
+    assert np.array_equal(outs[0], outs[1]) and np.array_equal(outs[0], outs[2])
+
+
+def test_ducker_fades_lower_bands_and_recovers_after_release():
+    e = Engine()
+    src = np.ones(48_000 * 3, np.float32)
+    low = e.voices.start("skate_stream_voice", src, 48_000, band=1)
+    e.render(2048)
+    e.mixer.bus("radio")
+    d = e.mixer.duckers["radio"]
+    d.set("hi", band=5, on=True)
+    e.render(48 * 60 + 10)  # fade_out 60 ms
+    assert d.gain(1) == pytest.approx(10 ** (-9 / 20))
+    assert d.gain(6) == 1.0   # bands at or above the trigger are not ducked
+    d.set("hi", band=5, on=False)
+    e.render(48 * 150 - 20)   # recovery 150 ms: still ducked
+    assert d.gain(1) == pytest.approx(10 ** (-9 / 20))
+    e.render(48 * (250 + 10) + 40)
+    assert d.gain(1) == 1.0
+    assert low.playing

@@ -1,0 +1,120 @@
+"""Ramps, resampler, delay and pan: the counted-in-samples rules of spec section 5.4."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from conftest import feed
+
+
+def test_gain_jumps_first_then_ramps_linearly_over_64_samples(chain):
+    bank = chain([("Gai0", {"gain": 0.5})])
+    y = feed(bank, np.ones(100, np.float32), "n0")[0]
+    assert np.all(y == 0.5)
+    bank.set(0, "n0.gain", 1.0)
+    y = feed(bank, np.ones(100, np.float32), "n0")[0]
+    assert y[0] == pytest.approx(0.5 + 0.5 / 64)
+    assert y[62] < 1.0 and y[63] == 1.0 and np.all(y[63:] == 1.0)
+    assert np.allclose(np.diff(y[:63]), 0.5 / 64)
+
+
+def test_send_level_moves_64_65ths_of_the_way_then_holds(chain):
+    bank = chain([("Sen0", {"level": 0.0})])
+    bank.load_source(0, np.ones(300, np.float32), 48_000, 0)
+    tgt = bank.by_id["n0"].target
+    bank.process(100, 0)
+    assert np.all(tgt[0, 0, :100] == 0.0)  # first value jumps to 0
+    bank.set(0, "n0.level", 1.0)
+    tgt[:] = 0
+    bank.process(100, 100)
+    # an unwired bank sends into a buffer of its own channel count (mono here)
+    assert tgt.shape[1] == 1
+    got = tgt[0, 0, :100]
+    assert got[0] == pytest.approx(1 / 65)
+    assert got[63] == pytest.approx(64 / 65)
+    assert np.allclose(got[63:], 64 / 65)
+
+
+def test_resampler_step_and_linear_interpolation(chain):
+    bank = chain([("Gai0", {"gain": 1.0})])
+    src = np.arange(200, dtype=np.float32)
+    bank.load_source(0, src, 36_000, 0)
+    bank.process(100, 0)
+    y = bank.by_id["Rsp0"].out[0, 0, :100]
+    step = round(np.float32(36_000 / 48_000) * 65536)  # 49152
+    pos = np.arange(100) * step
+    expect = (pos >> 16) + (pos & 0xFFFF) / 65536
+    assert np.allclose(y, expect, atol=1e-4)
+
+
+def test_resampler_pitch_clamps_to_2_pow_18(chain):
+    bank = chain([])
+    bank.set(0, "Rsp0.pitch", 4096.0 * 100)
+    bank.load_source(0, np.arange(4000, dtype=np.float32), 48_000, 0)
+    bank.process(10, 0)
+    y = bank.by_id["Rsp0"].out[0, 0, :10]
+    assert np.allclose(np.diff(y), 4.0)  # step 2^18 = 4 source samples per output sample
+
+
+def test_voice_end_is_reported_at_the_exact_sample(chain):
+    bank = chain([])
+    bank.load_source(0, np.ones(480, np.float32), 48_000, 100)
+    for t in range(0, 2000, 256):
+        bank.process(256, t)
+    assert bank.ended_at[0] == 100 + 480
+
+
+@pytest.mark.parametrize("distance,samples", [(0.0, 0), (3.44, 480), (10.0, 1395), (51.6, 7200), (500.0, 7200)])
+def test_distance_delay_in_samples(chain, distance, samples):
+    bank = chain([("Del0", {"max_seconds": 0.17})])
+    seconds = min(distance / 344.0, 0.15)
+    bank.set(0, "n0.seconds", seconds)
+    x = np.zeros(9000, np.float32)
+    x[0] = 1.0
+    y = feed(bank, x, "n0")[0]
+    if samples == 0:
+        assert y[0] == 1.0
+    else:
+        # the first change crossfades from tap 0 to tap D over 128 samples: the impulse at 0 is
+        # mostly faded; the delayed copy arrives at D exactly
+        assert np.argmax(y[1:]) + 1 == samples
+        assert y[samples] == 1.0
+
+
+def test_delay_change_crossfades_over_128_samples(chain):
+    bank = chain([("Del0", {})])
+    bank.set(0, "n0.seconds", 0.0)
+    feed(bank, np.arange(1200, dtype=np.float32), "n0")
+    bank.set(0, "n0.seconds", 300 / 48_000)
+    t = np.arange(1200, 1700)
+    y = feed(bank, t.astype(np.float32), "n0")[0]
+    g = np.minimum((np.arange(500) + 1) / 128, 1.0)
+    assert np.allclose(y, t - 300 * g, atol=1e-3)
+    assert np.all(y[127:] == t[127:] - 300)
+
+
+def test_pan_is_constant_power_and_ramps_over_64_samples(chain):
+    bank = chain([("Pn21", {"angle_deg": 0.0})])
+    y = feed(bank, np.ones(100, np.float32), "n0")
+    assert np.allclose(y[0] ** 2 + y[1] ** 2, 1.0)
+    assert np.allclose(y[0], y[1])
+    bank.set(0, "n0.angle_deg", 30.0)
+    y = feed(bank, np.ones(100, np.float32), "n0")
+    assert y[0, 63] == pytest.approx(1.0) and y[1, 63] == pytest.approx(0.0, abs=1e-12)
+    assert y[0, 0] < 1.0
+
+
+@pytest.mark.parametrize("angle,loud", [(30.0, 0), (-30.0, 1), (0.0, 2), (110.0, 4), (-110.0, 5)])
+def test_51_pan_puts_speaker_angles_on_their_speaker(tmp_path, angle, loud):
+    from audio.dsp.bank import GraphBank
+    from audio.dsp.graph import load_graph
+    p = tmp_path / "p.toml"
+    p.write_text('[graph]\nname="p"\nkind="voice"\n[[node]]\nid="Rsp0"\nkind="Rsp0"\n'
+                 f'[[node]]\nid="P"\nkind="Pn21"\nparams={{angle_deg={angle}}}\n')
+    bank = GraphBank(load_graph(p), 1, 48_000, "5.1")
+    bank.alloc(0)
+    y = feed(bank, np.ones(10, np.float32), "P")
+    assert y[loud, 0] == pytest.approx(1.0)
+    assert np.sum(y[:, 0] ** 2) == pytest.approx(1.0)
