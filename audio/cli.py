@@ -35,6 +35,7 @@ def _add_render_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--capture", type=Path, metavar="JSONL", help="write every posted event (for --replay)")
     p.add_argument("--timeline", type=Path, metavar="PNG", help="draw who spoke what, when, on which stream")
     p.add_argument("--spectrogram", type=Path, metavar="PNG", help="draw a spectrogram of the output")
+    p.add_argument("--layout", choices=["stereo", "5.1"], help="output layout (overrides the scenario's)")
     p.add_argument("--subtype", default=None, help="soundfile subtype (default PCM_16; e.g. FLOAT, PCM_24)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -75,8 +76,12 @@ def cmd_render(args: argparse.Namespace) -> int:
     else:
         if not args.scenario:
             raise SystemExit("render needs a SCENARIO file (or --replay CAPTURE); see barkbus render --help")
-        res = render_scenario(args.scenario, seed=args.seed, block=args.block, stems=_stems(args),
-                              capture=args.capture, progress=not args.quiet)
+        from .scenario import load_scenario
+        scn = load_scenario(args.scenario, args.seed)
+        if args.layout:
+            scn.layout = args.layout
+        res = render_scenario(scn, block=args.block, stems=_stems(args), capture=args.capture,
+                              progress=not args.quiet)
     return _finish_render(res, args)
 
 
@@ -100,8 +105,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 setattr(sub, k, v.with_name(f"{v.stem}-{name}{v.suffix}"))
         if args.stems and len(names) > 1:
             sub.stems = args.stems / name
-        res = render_scenario(path, seed=args.seed, block=args.block, stems=_stems(sub),
-                              progress=not args.quiet)
+        from .scenario import load_scenario
+        scn = load_scenario(path, args.seed)
+        if args.layout:
+            scn.layout = args.layout
+        res = render_scenario(scn, block=args.block, stems=_stems(sub), progress=not args.quiet)
         _finish_render(res, sub)
     return rc
 
