@@ -1,0 +1,80 @@
+"""Voice block: PEAK curves, azimuth folding, levels by speaker kind, delay countdown, params."""
+import pytest
+
+from audio.skate.mixcurves import PEAK_CENTRE, PEAK_GAIN, Curve, MixCurves, fold_azimuth, level_outputs, peak
+from audio.skate.voice import DelayCountdown, VoiceMixer, azimuth_degrees
+
+CX = [0.0, 2614.956, 5603.478, 8325.166, 15796.47, 21666.78, 25829.36, 32767.0]
+CY = [600.0, 1195.0, 1802.143, 2336.429, 4000.0, 2676.428, 1838.571, 600.0]
+GX = [0.0, 4162.583, 8378.532, 12114.18, 16063.3, 21079.75, 26416.39, 32767.0]
+GY = [0.4, 0.34, 0.291786, 0.2575, 0.222143, 0.185714, 0.143929, 0.1]
+
+
+def test_peak_curves_hit_their_points_and_interpolate():
+    for x, y in zip(CX, CY):
+        assert PEAK_CENTRE(x) == pytest.approx(y)
+    for x, y in zip(GX, GY):
+        assert PEAK_GAIN(x) == pytest.approx(y)
+    mid = (CX[3] + CX[4]) / 2
+    assert PEAK_CENTRE(mid) == pytest.approx((CY[3] + CY[4]) / 2)
+    assert PEAK_CENTRE(-5) == 600.0 and PEAK_GAIN(40000) == 0.1
+
+
+def test_azimuth_folding():
+    assert [fold_azimuth(a) for a in (0, 16384, 32767, 32768, 49152, 65535)] == [0, 16384, 32767, 32768,
+                                                                                   16384, 1]
+    assert peak(49152) == peak(16384)
+    c, g, q = peak(15796)
+    assert c == pytest.approx(4000.0, abs=0.5) and q == 3.0
+    assert peak(0)[:2] == (600.0, 0.4)
+
+
+def test_pan_angle_positive_left():
+    assert azimuth_degrees(16384) == 90.0 and azimuth_degrees(49152) == -90.0 and azimuth_degrees(0) == 0.0
+
+
+def test_level_outputs_per_speaker_kind():
+    assert level_outputs("regular", 8210, False) == (2, 15)
+    assert level_outputs("regular", 8210, True) == (3, 15)
+    assert level_outputs("security", 8277, True) == (6, 17)
+    assert level_outputs("security", 8210, True) == (5, 16)
+
+
+def test_filters_anchor_on_the_measured_near_and_far_values():
+    m = MixCurves()
+    assert m(14, 1.0) == 24956 and m(13, 1.0) == 77
+    assert m(14, 100.0) == 3489 and m(13, 100.0) == 379
+
+
+def test_delay_countdown_recomputes_every_4_frames_and_reports_changes():
+    cd = DelayCountdown()
+    d, changed = cd.step(34.4)
+    assert d == pytest.approx(0.1) and changed
+    results = [cd.step(68.8) for _ in range(8)]
+    assert [r[1] for r in results] == [False, False, False, True, False, False, False, False]
+    assert results[3][0] == 0.15                                   # clamped
+    assert all(r[0] == pytest.approx(0.1) for r in results[:3])
+    cd2 = DelayCountdown(factor=2.0)
+    assert cd2.step(17.2)[0] == pytest.approx(0.1)
+
+
+def test_voice_params_from_the_block():
+    mix = VoiceMixer(MixCurves({**MixCurves().outputs, 2: Curve((0.0,), (16383.5,))}))
+    b = mix.block(kind="regular", event=8210, clip_name="501_59_busm1_Warn_n", distance=3.0, azimuth=16384,
+                  delay=0.01, voice_float=1.2, pitch=4096)
+    p = b.voice_params()
+    assert p["Gai0.gain"] == pytest.approx(0.5 * 1.2)
+    assert p["PI20.centre_hz"] == pytest.approx(PEAK_CENTRE(16384)) and p["Pn21.angle_deg"] == 90.0
+    assert p["Rsp0.pitch"] == 4096.0
+    assert p["Sen0_env.level"] == pytest.approx(MixCurves()(15, 3.0) * 1.2)
+    assert p["Sen0_echo.level"] == pytest.approx(MixCurves()(21, 3.0) * 1.2)
+    assert set(b.submix_params()) == {"HI20.cutoff_hz", "LI20.cutoff_hz", "Del0.seconds"}
+    far = mix.block(kind="regular", event=8210, clip_name="501_59_busm1_Warn_f", distance=3.0, azimuth=0,
+                    delay=0.0, voice_float=None)
+    assert far.far and far.outputs == (3, 15) and far.voice_float == 1.0
+
+
+def test_mix_overrides_validate():
+    with pytest.raises(ValueError, match="out99"):
+        MixCurves.from_dict({"out99": {"x": [0], "y": [1]}})
+    assert MixCurves.from_dict({"out2": {"x": [0, 10], "y": [100, 0]}})(2, 5.0) == 50.0
