@@ -62,15 +62,15 @@ def _run(eng: Engine, total: int, block: int, progress: bool, label: str) -> np.
     if progress and total > 10 * eng.sample_rate:
         from tqdm import tqdm
         bar = tqdm(total=round(total / eng.sample_rate, 1), unit="s", desc=label, file=sys.stderr,
+                   mininterval=0.5, disable=None,
                    bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.1f}/{total:.1f} s audio [{elapsed}<{remaining}]")
     i = 0
     while i < total:
         m = min(block, total - i)
         eng.render(m, out[i:i + m])
         i += m
-        if bar is not None and (i // block) % 200 == 0:
-            bar.n = round(i / eng.sample_rate, 1)
-            bar.refresh()
+        if bar is not None:
+            bar.update(round(i / eng.sample_rate, 1) - bar.n)
     if bar is not None:
         bar.n = bar.total
         bar.close()

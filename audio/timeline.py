@@ -1,4 +1,8 @@
-"""A timeline picture of a render: who spoke what, when, on which stream, and what was refused."""
+"""A timeline picture of a render: who spoke what, when, on which stream, and what was refused.
+
+Voice tags follow ``"<system>:<speaker>:<what>"`` (e.g. ``"skate:ped3:501_59_busm1_Warn_n#2"``);
+decisions name their speaker with a ``ped``, ``speaker`` or ``emitter`` detail.
+"""
 from __future__ import annotations
 
 from collections import Counter
@@ -34,31 +38,37 @@ def timeline_png(decisions: Iterable[Decision], path: str | Path, duration: floa
         r = _row(d)
         if r is not None and r not in rows:
             rows.append(r)
-    vrows: list[tuple[str, int, float, float]] = []
+    vrows: list[tuple[str, int, float, float, str]] = []
     for tag, slot, start, end in voices or []:
-        parts = tag.split(":")
+        parts = tag.split(":", 2)
         row = f"{parts[0]}:{parts[1]}" if len(parts) > 1 else tag
         if row not in rows:
             rows.append(row)
-        vrows.append((row, slot, start / sample_rate, (end if end is not None else duration * sample_rate) / sample_rate))
+        vrows.append((row, slot, start / sample_rate,
+                      (end if end is not None else duration * sample_rate) / sample_rate, parts[-1]))
     height = max(2.5, 0.45 * len(rows) + 1.5)
     fig, ax = plt.subplots(figsize=(13, height))
     y = {r: i for i, r in enumerate(rows)}
     cmap = plt.get_cmap("tab10")
-    for row, slot, t0, t1 in vrows:
-        ax.broken_barh([(t0, max(t1 - t0, 0.01))], (y[row] - 0.35, 0.7), color=cmap(slot % 10), alpha=0.8)
-        ax.text(t0, y[row] + 0.38, f"s{slot}", fontsize=6, va="bottom")
-    ok = {"Started", "Queued", "Finished", "Interrupted", "Cooldown", "Ducked"}
+    for row, slot, t0, t1, what in vrows:
+        ax.broken_barh([(t0, max(t1 - t0, 0.01))], (y[row] - 0.3, 0.6), color=cmap(slot % 10), alpha=0.75)
+        ax.text(t0 + 0.02, y[row], f"{what} [s{slot}]", fontsize=6, va="center", clip_on=True)
+    ok = {"Started", "Queued", "Finished", "Interrupted", "Cooldown", "Ducked", "Picked", "Cut", "Stopped",
+          "CrewLoaded", "Phase", "Enabled", "OneShotSpent"}
+    quiet = {"Started", "Queued", "Finished", "Cooldown", "Picked", "CrewLoaded"}
+    stagger: dict[str, int] = {}
     for d in decisions:
         r = _row(d)
         if r is None:
             continue
         bad = d.outcome not in ok
+        ax.plot([d.t, d.t], [y[r] - 0.42, y[r] - 0.3], color="#c22" if bad else "#777", lw=0.8)
+        if d.outcome in quiet:
+            continue
         label = next((str(d.detail[k]) for k in _LABEL_KEYS if k in d.detail), "")
-        ax.plot([d.t, d.t], [y[r] - 0.4, y[r] + 0.4], color="#c22" if bad else "#333", lw=0.8)
-        if d.outcome != "Finished":
-            ax.text(d.t, y[r] - 0.45, f"{d.outcome} {label}".strip(), fontsize=6, rotation=0,
-                    color="#c22" if bad else "#222", va="top")
+        k = stagger[r] = (stagger.get(r, -1) + 1) % 2
+        ax.text(d.t, y[r] - 0.43 - 0.12 * k, f"{d.outcome} {label}".strip(), fontsize=5.5,
+                color="#c22" if bad else "#246", va="top")
     ax.set_yticks(range(len(rows)), rows, fontsize=8)
     ax.set_ylim(-0.8, len(rows) - 0.2)
     ax.set_xlim(0, duration)

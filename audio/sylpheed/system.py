@@ -175,7 +175,7 @@ class SylpheedChatterSystem:
             pcm = np.asarray(pcm, np.float32).reshape(-1)
             frames = frames_of(len(pcm), rate)
             node.handle = eng.voices.start(self.graph, pcm, rate, band=node.priority,
-                                           tag=f"{node.speaker}:{node.message}",
+                                           tag=f"sylpheed:{node.speaker}:{node.message}",
                                            meta={"speaker": node.speaker, "message": node.message,
                                                  "event": node.rule.event, "priority": node.priority})
         if node.pattern >= 3:
