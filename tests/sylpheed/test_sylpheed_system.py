@@ -50,7 +50,7 @@ def test_bark_plays_a_voice_on_the_radio_graph_with_band_priority():
     eng, sysm = make_system([ev("LOCKON_1", [("MSG_BIRD_020", False)], priority=4)])
     post(eng, Bark(t=0.1, speaker="ELLEN", event="LOCKON_1"))
     eng.run_frames(12)
-    assert eng.voices.started == [("sylpheed_radio_voice", 4, 12_000, "ELLEN:MSG_BIRD_020")]
+    assert eng.voices.started == [("sylpheed_radio_voice", 4, 12_000, "sylpheed:ELLEN:MSG_BIRD_020")]
     started = eng.outcomes("Started")
     assert started[0].detail["message"] == "MSG_BIRD_020" and started[0].detail["frames"] == 30
     assert [d.detail["speakers"] for d in eng.outcomes("CrewLoaded")] == [["CharacterELLEN", "CharacterBOB"]]
