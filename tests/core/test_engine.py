@@ -140,3 +140,28 @@ def test_ducker_fades_lower_bands_and_recovers_after_release():
     e.render(48 * (250 + 10) + 40)
     assert d.gain(1) == 1.0
     assert low.playing
+
+
+def test_bus_ducker_attenuates_only_lower_bands_in_the_audio_and_outlives_the_trigger():
+    def run(duck: bool) -> tuple[np.ndarray, np.ndarray]:
+        outs = []
+        for band in (1, 6):
+            e = Engine()
+            e.voices.start("sylpheed_radio_voice", _tone(48_000 * 2, 48_000, 1000.0), 48_000, band=band)
+            e.render(4800)
+            if duck:
+                e.mixer.duck("radio", "line", band=5, on=True)
+            e.render(4800)
+            if duck:
+                e.mixer.duck("radio", "line", band=5, on=False)  # the trigger ends; the duck recovers later
+            outs.append(e.render(24_000))
+        return outs[0], outs[1]
+
+    low_dry, high_dry = run(False)
+    low_duck, high_duck = run(True)
+    rms = lambda x: float(np.sqrt(np.mean(x[:, 0] ** 2)))  # noqa: E731
+    # just after release the low band is still at the floor (recovery 150 ms), the high band untouched
+    assert 20 * np.log10(rms(low_duck[:2400]) / rms(low_dry[:2400])) == pytest.approx(-9.0, abs=0.05)
+    assert np.array_equal(high_duck, high_dry)
+    # after recovery (150 ms) and the 250 ms fade-in it is back to unity
+    assert np.allclose(low_duck[-400:], low_dry[-400:], atol=1e-6)
