@@ -26,6 +26,9 @@ Scenario ``[skate]`` section (``system_from_scenario``)::
     delay_factor = 1.0            # distance delay factor (spec 5.6)
     delay_frames = 4              # delay refresh countdown, console frames
     maincast = true               # load the install's maincast bank for pros when present
+    cache_mb = 96                 # decoded-take cache budget (MB, LRU)
+    prefetch = false              # decode a spawned ped's takes ahead of need on a worker
+                                  #   thread (live playback turns it on)
     [skate.mix.out2]              # optional curve overrides, see audio.skate.mixcurves
     x = [0, 10, 40]
     y = [32767, 20000, 0]
@@ -87,13 +90,18 @@ class TakeSource(Protocol):
 
 
 class BankTakeSource:
-    """A :class:`TakeSource` over an install bank (``audio.skate.install.SpeechBank``), with a small cache."""
+    """A :class:`TakeSource` over an install bank (``audio.skate.install.SpeechBank``).
 
-    def __init__(self, bank: Any, cache: int = 64) -> None:
+    Decoded takes live in a :class:`~audio.codecs.cache.TakeCache` bounded in megabytes, so a
+    take is decoded once and memory stays bounded; :meth:`prefetch_voice` decodes every take a
+    voice can be given on the cache's worker thread, ahead of need (live playback).
+    """
+
+    def __init__(self, bank: Any, budget_mb: float = 96.0) -> None:
+        from ..codecs.cache import TakeCache
         self.bank = bank
         self._clips = bank.clips_by_hdr_id()
-        self._cache: OrderedDict[tuple[int, int], tuple[np.ndarray, int]] = OrderedDict()
-        self._size = cache
+        self.cache = TakeCache(budget_mb)
 
     def clip_name(self, clip_id: int) -> str:
         c = self._clips.get(clip_id)
@@ -102,14 +110,18 @@ class BankTakeSource:
     def voice_names(self) -> dict[str, int]:
         return {c.voice_name: c.voice_id for c in self._clips.values() if c.voice_name}
 
+    def _decoder(self, clip_id: int, take: int) -> Callable[[], tuple[np.ndarray, int]]:
+        clip = self._clips[clip_id]
+        return lambda: self.bank.decode_take(clip, take)
+
     def pcm(self, clip_id: int, take: int) -> tuple[np.ndarray, int]:
-        key = (clip_id, take)
-        if key not in self._cache:
-            self._cache[key] = self.bank.decode_take(self._clips[clip_id], take)
-            while len(self._cache) > self._size:
-                self._cache.popitem(last=False)
-        self._cache.move_to_end(key)
-        return self._cache[key]
+        return self.cache.get_or_decode((clip_id, take), self._decoder(clip_id, take))
+
+    def prefetch_voice(self, voice_id: int) -> int:
+        """Queue every take of ``voice_id``'s clips for decoding; returns how many were queued."""
+        jobs = [((cid, k), self._decoder(cid, k)) for cid, c in self._clips.items() if c.voice_id == voice_id
+                for k in range(len(c.takes))]
+        return len(self.cache.prefetch(jobs))
 
 
 @dataclass
@@ -168,8 +180,9 @@ class SkateSpeechSystem:
                  rng: ManagerRand | None = None, streams_per_channel: int = 2, phone_ring_seconds: float = 1.0,
                  curves: MixCurves | None = None, delay_factor: float = 1.0, delay_frames: int = 4,
                  voice_bits: Callable[[int], tuple[int, int] | None] | None = None,
-                 voice_names: Mapping[str, int] | None = None) -> None:
+                 voice_names: Mapping[str, int] | None = None, prefetch: bool = False) -> None:
         kw = {} if rng is None else {"rng": rng}
+        self.prefetch = prefetch
         self.manager = SpeechManager(tuning, living, maincast, **kw)
         self.libraries = {CHANNEL_LIVING: living, CHANNEL_MAINCAST: maincast}
         self.sources: dict[int, TakeSource | None] = {CHANNEL_LIVING: source, CHANNEL_MAINCAST: maincast_source}
@@ -241,6 +254,9 @@ class SkateSpeechSystem:
         self.peds[ev.ped] = _Ped(ev.ped, model, PedSpeech(model, self.phone_ring_seconds), f"skate.ped.{ev.ped}",
                                  position=tuple(ev.position), path=tuple(ev.path))  # type: ignore[arg-type]
         self._decide("Spawned", ped=ev.ped, speaker=voice, reason=f"{kind} type 0x{type_bit:X} variant {variant}")
+        source = self.sources[CHANNEL_MAINCAST if kind == "pro" else CHANNEL_LIVING]
+        if self.prefetch and source is not None and hasattr(source, "prefetch_voice"):
+            source.prefetch_voice(voice)
 
     def tick(self, frame: int, engine: Any) -> None:
         """One console frame (see the module docstring for the order)."""
@@ -446,7 +462,8 @@ def scenario_events() -> dict[str, Callable[[dict, Any], Event]]:
 
 
 _SECTION_KEYS = {"install", "tuning", "manager_rand", "manager_seed", "library_seed", "streams_per_channel",
-                 "phone_ring_seconds", "delay_factor", "delay_frames", "maincast", "mix"}
+                 "phone_ring_seconds", "delay_factor", "delay_frames", "maincast", "mix", "prefetch",
+                 "cache_mb"}
 
 
 def _library_generator(setting: Any, streams: Any, path: str) -> AwcGenerator:
@@ -489,13 +506,19 @@ def system_from_scenario(section: dict, ctx: Any) -> SkateSpeechSystem:
         living_bank = inst.bank("livingworld")
     except (OSError, KeyError, FormatError) as exc:
         raise ScenarioError(path, "[skate] install", str(exc)) from None
+    cache_mb = section.get("cache_mb", 96)
+    if isinstance(cache_mb, bool) or not isinstance(cache_mb, (int, float)) or cache_mb <= 0:
+        raise ScenarioError(path, "[skate] cache_mb", f"expected a number of megabytes > 0, got {cache_mb!r}")
+    prefetch = section.get("prefetch", False)
+    if not isinstance(prefetch, bool):
+        raise ScenarioError(path, "[skate] prefetch", f"expected true or false, got {prefetch!r}")
     gen = _library_generator(section.get("library_seed", "scenario"), streams, path)
     living = SpeechLibrary(living_bank.events, living_bank.headers, gen)
     maincast = maincast_source = None
     if section.get("maincast", True) and "maincast" in inst.banks:
         mb = inst.bank("maincast")
         maincast = SpeechLibrary(mb.events, mb.headers, gen)
-        maincast_source = BankTakeSource(mb)
+        maincast_source = BankTakeSource(mb, cache_mb)
     kind = section.get("manager_rand", "msvc")
     mseed = section.get("manager_seed", "scenario")
     if mseed == "scenario":
@@ -510,7 +533,7 @@ def system_from_scenario(section: dict, ctx: Any) -> SkateSpeechSystem:
         curves = MixCurves.from_dict(section.get("mix", {}), "[skate.mix]")
     except ValueError as exc:
         raise ScenarioError(path, "[skate] mix", str(exc)) from None
-    source = BankTakeSource(living_bank)
+    source = BankTakeSource(living_bank, cache_mb)
     spc = section.get("streams_per_channel", 2)
     if isinstance(spc, bool) or not isinstance(spc, int) or spc < 1:
         raise ScenarioError(path, "[skate] streams_per_channel", f"expected an integer >= 1, got {spc!r}")
@@ -525,7 +548,8 @@ def system_from_scenario(section: dict, ctx: Any) -> SkateSpeechSystem:
         raise ScenarioError(path, "[skate] delay_frames", f"expected an integer >= 1, got {frames!r}")
     return SkateSpeechSystem(living, tuning, source, maincast=maincast, maincast_source=maincast_source, rng=rng,
                              streams_per_channel=spc, curves=curves, delay_frames=frames,
-                             voice_bits=living_bank.voice_bits, voice_names=source.voice_names(), **nums)
+                             voice_bits=living_bank.voice_bits, voice_names=source.voice_names(),
+                             prefetch=prefetch, **nums)
 
 
 def _install_root(install: str, base: Path, path: str) -> Path:

@@ -34,7 +34,7 @@ def test_lines_render_through_the_engine_block_size_invariant():
     assert started[0] == "501_59_busm1_Warn_n" and started[1:] == [CLIP_NAMES[20], CLIP_NAMES[21], CLIP_NAMES[22]]
 
 
-def test_scenario_section_over_an_install_in_the_games_layout(tmp_path):
+def _write_game(tmp_path):
     from audio.codecs.pcm import encode_pcm16be
     from audio.codecs.snr import CODEC_PCM16BE, TYPE_STREAM, SnrHeader
     from audio.skate.hdr import ClipHeader
@@ -49,6 +49,10 @@ def test_scenario_section_over_an_install_in_the_games_layout(tmp_path):
             takes.append((head, encode_pcm16be(pcm)))
         clips.append((CLIP_NAMES[cid], ClipHeader.new(cid, n), takes))
     write_install(tmp_path / "game", "livingworld", clips, demo_table())
+
+
+def test_scenario_section_over_an_install_in_the_games_layout(tmp_path):
+    _write_game(tmp_path)
     (tmp_path / "tune.toml").write_text('format = "barkbus-skate-tuning"\nversion = 1\n[default]\nrepeat = 0.0\n')
     ctx = type("Ctx", (), {"path": tmp_path / "s.toml", "seed": 5})()
     system = system_from_scenario({"install": "game", "tuning": "tune.toml", "streams_per_channel": 2}, ctx)
@@ -59,6 +63,27 @@ def test_scenario_section_over_an_install_in_the_games_layout(tmp_path):
     out = eng.render(48000)
     started = [d.detail["clip"] for d in eng.bus.decisions if d.outcome == "Started"]
     assert started == ["501_59_busm1_Warn_f"] and np.abs(out).max() > 0.0
+
+
+def test_prefetch_decodes_a_spawned_voices_takes_on_the_worker_once(tmp_path):
+    import time
+    _write_game(tmp_path)
+    ctx = type("Ctx", (), {"path": tmp_path / "s.toml", "seed": 5})()
+    system = system_from_scenario({"install": "game", "prefetch": True, "cache_mb": 8}, ctx)
+    source = system.sources[1]
+    eng = Engine(seed=5)
+    eng.add_system(system)
+    eng.bus.post(PedSpawn(t=0.0, ped=1, voice="busm1", position=(0.0, 0.0, 3.0)))
+    eng.render(256)
+    busm1 = [c for c in source.bank.clips if c.voice_id == 59]
+    want = sum(len(c.takes) for c in busm1)
+    deadline = time.monotonic() + 10
+    while source.cache.stats().entries < want and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert source.cache.stats().entries == want
+    misses = source.cache.stats().misses
+    pcm, rate = source.pcm(busm1[0].hdr_id, 0)
+    assert rate == 36000 and source.cache.stats().misses == misses  # served from the cache
 
 
 def test_scenario_section_errors(tmp_path):
