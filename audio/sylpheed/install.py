@@ -66,14 +66,17 @@ class SylpheedInstall:
         GP_MAIN_GAME pack letter (default from ``lang``).
     """
 
-    def __init__(self, root: str | Path, lang: str = "eng", pack: str | None = None) -> None:
+    def __init__(self, root: str | Path, lang: str = "eng", pack: str | None = None,
+                 cache_mb: float = 64.0) -> None:
         self.root = Path(root)
         self.lang = lang
         self.pack = pack or LANG_PACKS.get(lang, "E")
         self._paks: dict[str, PakArchive] = {}
         self._rules: dict[str, RuleTable] = {}
         self._msgs: dict[str, MessageTable | None] = {}
-        self._lines: dict[str, tuple[np.ndarray, int] | None] = {}
+        from ..codecs.cache import TakeCache
+        self.lines = TakeCache(cache_mb)
+        """Decoded lines, bounded in megabytes (LRU); lines that cannot play are in :attr:`line_errors`."""
         self._sounds: SoundsTable | None = None
         self.line_errors: dict[str, str] = {}
 
@@ -146,17 +149,17 @@ class SylpheedInstall:
 
     def line(self, message_id: str) -> tuple[np.ndarray, int] | None:
         """Decode a line's bank; None (with the reason in :attr:`line_errors`) if it cannot."""
-        if message_id not in self._lines:
-            res = self.cues([message_id]).results[message_id]
-            got: tuple[np.ndarray, int] | None = None
-            if not res.ok:
-                self.line_errors[message_id] = res.problem
-            else:
-                where = f"{SOUND_PAK}+{res.path}"
-                try:
-                    pcm, rate = decode_slb(self.pak(SOUND_PAK).read(res.path or ""), where)
-                    got = (np.ascontiguousarray(pcm.mean(axis=1), dtype=np.float32), rate)
-                except FormatError as exc:
-                    self.line_errors[message_id] = str(exc)
-            self._lines[message_id] = got
-        return self._lines[message_id]
+        if message_id in self.line_errors:
+            return None
+        try:
+            return self.lines.get_or_decode(message_id, lambda: self._decode_line(message_id))
+        except FormatError as exc:
+            self.line_errors[message_id] = str(exc)
+            return None
+
+    def _decode_line(self, message_id: str) -> tuple[np.ndarray, int]:
+        res = self.cues([message_id]).results[message_id]
+        if not res.ok:
+            raise FormatError(SOUND_PAK, None, f"a recording for {message_id}", res.problem)
+        pcm, rate = decode_slb(self.pak(SOUND_PAK).read(res.path or ""), f"{SOUND_PAK}+{res.path}")
+        return np.ascontiguousarray(pcm.mean(axis=1), dtype=np.float32), rate
