@@ -173,21 +173,30 @@ def biquad(act, x, y, n, coefs, bypass, state):
         _biquad_one(x[v, c], y[v, c], n, coefs[v], state[v, c])
 
 
+# ----------------------------------------------------------------------------------- ramps
+@nb.njit(**_FLAGS)
+def _retarget(v, dirty, target, cur, step, left, init, divisor):
+    """Apply a dirty target: the first value jumps; later ones ramp over 64 samples with a
+    per-sample step of (target - current) / ``divisor`` (64: Gai0 lands on the target; 65:
+    Sen0 stops 64/65 of the way there)."""
+    if dirty[v]:
+        dirty[v] = False
+        if not init[v]:
+            init[v] = True
+            cur[v] = target[v]
+            left[v] = 0
+        else:
+            step[v] = (target[v] - cur[v]) / divisor
+            left[v] = 64
+
+
 # ----------------------------------------------------------------------------------- Gai0
 @nb.njit(**_FLAGS)
 def gai0(act, x, y, n, dirty, target, cur, step, left, init):
     """Gain: a target change ramps linearly over 64 samples; the first value jumps."""
     nch = x.shape[1]
     for v in act:
-        if dirty[v]:
-            dirty[v] = False
-            if not init[v]:
-                init[v] = True
-                cur[v] = target[v]
-                left[v] = 0
-            else:
-                step[v] = (target[v] - cur[v]) / 64.0
-                left[v] = 64
+        _retarget(v, dirty, target, cur, step, left, init, 64.0)
         if left[v] == 0:
             g = cur[v]
             for c in range(nch):
@@ -221,15 +230,7 @@ def sen0(act, x, n, dirty, target, cur, step, left, init, dest, tgt, duck, band)
     has_duck = duck.shape[0] > 0
     k = 0.7071067811865476
     for v in act:
-        if dirty[v]:
-            dirty[v] = False
-            if not init[v]:
-                init[v] = True
-                cur[v] = target[v]
-                left[v] = 0
-            else:
-                step[v] = (target[v] - cur[v]) / 65.0
-                left[v] = 64
+        _retarget(v, dirty, target, cur, step, left, init, 65.0)
         d = dest[v]
         if d < 0:
             continue
