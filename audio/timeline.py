@@ -49,13 +49,13 @@ def timeline_png(decisions: Iterable[Decision], path: str | Path, duration: floa
     height = max(2.5, 0.45 * len(rows) + 1.5)
     fig, ax = plt.subplots(figsize=(13, height))
     y = {r: i for i, r in enumerate(rows)}
-    cmap = plt.get_cmap("tab10")
+    palette = ["#4C72B0", "#55A868", "#8172B2", "#CCB974", "#64B5CD", "#8C8C8C", "#DD8452", "#937860"]
     for row, slot, t0, t1, what in vrows:
-        ax.broken_barh([(t0, max(t1 - t0, 0.01))], (y[row] - 0.3, 0.6), color=cmap(slot % 10), alpha=0.75)
+        ax.broken_barh([(t0, max(t1 - t0, 0.01))], (y[row] - 0.3, 0.6), color=palette[slot % len(palette)], alpha=0.8)
         ax.text(t0 + 0.02, y[row], f"{what} [s{slot}]", fontsize=6, va="center", clip_on=True)
     ok = {"Started", "Queued", "Finished", "Interrupted", "Cooldown", "Ducked", "Picked", "Cut", "Stopped",
-          "CrewLoaded", "Phase", "Enabled", "OneShotSpent"}
-    quiet = {"Started", "Queued", "Finished", "Cooldown", "Picked", "CrewLoaded"}
+          "CrewLoaded", "Phase", "Enabled", "OneShotSpent", "Spawned", "Accepted"}
+    quiet = {"Started", "Queued", "Finished", "Cooldown", "Picked", "CrewLoaded", "Spawned", "Accepted"}
     stagger: dict[str, int] = {}
     for d in decisions:
         r = _row(d)
