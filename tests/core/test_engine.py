@@ -165,3 +165,29 @@ def test_bus_ducker_attenuates_only_lower_bands_in_the_audio_and_outlives_the_tr
     assert np.array_equal(high_duck, high_dry)
     # after recovery (150 ms) and the 250 ms fade-in it is back to unity
     assert np.allclose(low_duck[-400:], low_dry[-400:], atol=1e-6)
+
+
+def test_python_calls_per_block_do_not_grow_with_the_voice_count():
+    import sys
+
+    def calls_per_block(voices: int) -> int:
+        e = Engine(voice_budget=128)
+        for i in range(voices):
+            e.voices.start("skate_stream_voice", _tone(), 36_000, slot=i % 8,
+                           params={"PI20.gain": 0.3, "Sen0_echo.level": 0.2, "Gai0.gain": 0.5})
+        e.render(512)  # everything started, kernels compiled
+        count = 0
+
+        def prof(frame, event, arg):
+            nonlocal count
+            if event in ("call", "c_call"):
+                count += 1
+
+        sys.setprofile(prof)
+        try:
+            e.render(256)
+        finally:
+            sys.setprofile(None)
+        return count
+
+    assert calls_per_block(1) == calls_per_block(64) > 0
