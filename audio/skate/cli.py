@@ -33,10 +33,18 @@ def _add_root(p: argparse.ArgumentParser) -> None:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``skate`` command group."""
-    top = subparsers.add_parser("skate", help="Skate 3 speech banks: index, ls, info, decode, export",
+    top = subparsers.add_parser("skate", help="Skate 3 speech banks: index, ls, info, decode, export, curves",
                                 description="Read Skate 3 speech banks (livingworld/maincast/announcer "
                                             "speech.big with their .hdr/.sth/.evt).")
     sub = top.add_subparsers(dest="skate_command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("curves", help="plot the voice's level, send and filter curves over distance (PNG)",
+                       description="Draw the speech voice's mix curves (level outputs, sends, HPF/LPF cutoffs "
+                                   "over distance; barkbus's documented defaults, or a scenario's [skate.mix] "
+                                   "overrides) and the PEAK head-shadow curves over azimuth.")
+    p.add_argument("-o", "--output", type=Path, default=Path("skate-curves.png"), help="PNG to write")
+    p.add_argument("--scenario", type=Path, help="take [skate.mix] overrides from this scenario")
+    p.set_defaults(func=cmd_curves)
 
     p = sub.add_parser("index", help="index a bank and print its counts and the time taken")
     _add_root(p)
@@ -249,3 +257,49 @@ def cmd_export(args: argparse.Namespace) -> int:
     print(f"wrote {written} of {total} takes to {args.output} in {time.perf_counter() - t0:.1f} s"
           + (f"; {len(errors)} failed" if errors else ""))
     return 1 if errors else 0
+
+
+def cmd_curves(args: argparse.Namespace) -> int:
+    """Plot the mix curves (defaults or a scenario's overrides) and the PEAK curves."""
+    import tomllib
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from .mixcurves import PEAK_CENTRE, PEAK_GAIN, MixCurves
+    mix = {}
+    if args.scenario:
+        mix = tomllib.loads(args.scenario.read_text(encoding="utf-8")).get("skate", {}).get("mix", {})
+    curves = MixCurves.from_dict(mix, "[skate.mix]")
+    d = np.linspace(0, 80, 400)
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8))
+    groups = [("main level (0..32767)", (2, 3, 4, 5, 6)), ("sends (linear)", (15, 16, 17, 21)),
+              ("filter cutoffs (Hz)", (13, 14, 22, 23))]
+    names = {2: "out2 ped near clip", 3: "out3 ped far clip", 4: "out4 guard near", 5: "out5 guard far",
+             6: "out6 guard radio", 13: "out13 stream HPF", 14: "out14 stream LPF", 15: "out15 env send ped",
+             16: "out16 env send guard", 17: "out17 env send radio", 21: "out21 echo send",
+             22: "out22 echo HPF", 23: "out23 echo LPF"}
+    for ax, (title, outs) in zip(axes.flat, groups):
+        for o in outs:
+            ax.plot(d, [curves.outputs[o](x) for x in d], label=names[o])
+        ax.set(title=title, xlabel="distance (m)")
+        if "Hz" in title:
+            ax.set_yscale("log")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    az = np.arange(0, 32768, 64)
+    ax = axes.flat[3]
+    ax.plot(az * 360 / 65536, [PEAK_CENTRE(a) for a in az], label="PEAK centre (Hz)")
+    ax2 = ax.twinx()
+    ax2.plot(az * 360 / 65536, [PEAK_GAIN(a) for a in az], color="C1", label="PEAK gain (linear)")
+    ax.set(title="PEAK head shadow (the game's curves)", xlabel="folded azimuth (deg)")
+    ax.legend(loc="upper left", fontsize=8)
+    ax2.legend(loc="upper right", fontsize=8)
+    fig.suptitle("Skate 3 speech voice curves (level/send/filter: barkbus defaults, not the game's tables)")
+    fig.tight_layout()
+    fig.savefig(args.output, dpi=100)
+    plt.close(fig)
+    print(f"wrote {args.output}")
+    return 0
