@@ -48,6 +48,8 @@ class EngineConfig:
     submix_slots: int = 16
     release_samples: int = 16
     start_silence: int = 256
+    pool_samples: int = 1 << 22
+    """Initial sample-pool size (samples; 16 MB of float32, committed only as it is used)."""
     max_block: int | None = None
     """Largest sub-block the mixer processes (samples); defaults to ``block``. Only memory
     and speed depend on it, never the output."""
@@ -86,7 +88,8 @@ class Engine:
         self.rng = RngStreams(cfg.seed)
         self.max_block = max_block
         self.mixer = Mixer(cfg.sample_rate, cfg.layout, max_block,
-                           voice_capacity=cfg.voice_budget + cfg.voice_headroom, submix_slots=cfg.submix_slots)
+                           voice_capacity=cfg.voice_budget + cfg.voice_headroom, submix_slots=cfg.submix_slots,
+                           pool_samples=cfg.pool_samples)
         self.voices = VoiceManager(self.mixer, cfg.voice_budget, cfg.release_samples, cfg.start_silence)
         self.world = World(self)
         self.systems: list[System] = []
@@ -107,6 +110,11 @@ class Engine:
         self.systems.append(system)
         system.attach(self)
         self._clocked.append(_Clocked(system, FrameClock(system.frame_rate, self.sample_rate), self.now))
+
+    def reserve(self, samples: int) -> None:
+        """Pre-size the sample pool so ``samples`` of source audio fit without growing it while
+        playing live (growing copies the pool on the render thread)."""
+        self.mixer.pool.reserve(int(samples))
 
     def system(self, name: str) -> System:
         for s in self.systems:

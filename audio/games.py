@@ -14,6 +14,7 @@ __all__ = ["GAMES", "game_module"]
 GAMES: dict[str, str] = {
     "skate": "audio.skate.system",
     "sylpheed": "audio.sylpheed.system",
+    "tone": "audio.port.tone",
 }
 
 

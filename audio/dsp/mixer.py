@@ -68,10 +68,11 @@ class Mixer:
     max_block: largest block in samples.
     voice_capacity: instances per voice graph (the voice budget plus steal headroom).
     submix_slots: instances per submix graph (Skate: stream slots, channel * 2 + k).
+    pool_samples: initial size of the sample pool holding the playing sources (samples).
     """
 
     def __init__(self, sample_rate: int = 48_000, layout: str = "stereo", max_block: int = 4096,
-                 voice_capacity: int = 144, submix_slots: int = 16) -> None:
+                 voice_capacity: int = 144, submix_slots: int = 16, pool_samples: int = 1 << 22) -> None:
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {list(LAYOUTS)}, got {layout!r}")
         self.sample_rate = sample_rate
@@ -80,7 +81,7 @@ class Mixer:
         self.max_block = max_block
         self.voice_capacity = voice_capacity
         self.submix_slots = submix_slots
-        self.pool = SamplePool()
+        self.pool = SamplePool(pool_samples)
         self.voice_banks: dict[str, GraphBank] = {}
         self.submix_banks: dict[str, GraphBank] = {}
         self.buses: dict[str, GraphBank] = {}

@@ -76,6 +76,12 @@ class SamplePool:
                 merged.append((off, length))
         self._free = merged
 
+    def reserve(self, samples: int) -> None:
+        """Make sure a region of ``samples`` fits without growing later (call it before going
+        live: growing copies the arena, which costs a render thread milliseconds)."""
+        if not any(length >= samples for _, length in self._free):
+            self._grow(samples)
+
     def _grow(self, need: int) -> None:
         old = self.data.shape[0]
         new = max(old * 2, old + need)

@@ -10,13 +10,32 @@
 - :class:`OscServer` (:mod:`audio.port.osc`): OSC over UDP (address space in its docstring).
 - :class:`ToneSystem` (:mod:`audio.port.tone`): a test-tone speech system.
 """
+
 from .adapters import ACTIONS, Action, Param, available_actions, register_action
-from .api import GAMES, SpeechTracker, Subtitle, VoicePort, engine_for_capture, open_system
+from .api import GAMES, SpeechTracker, Subtitle, VoicePort, engine_for_capture, open_scenario, open_system
 from .events import PortError, make_event
 from .osc import DEFAULT_PORT, OscServer, OscStats
 from .tone import ToneOn, ToneStop, ToneSystem
 
-__all__ = ["ACTIONS", "Action", "Param", "available_actions", "register_action", "GAMES", "SpeechTracker",
-           "Subtitle", "VoicePort", "engine_for_capture", "open_system",
-           "PortError", "make_event", "DEFAULT_PORT", "OscServer", "OscStats", "ToneOn",
-           "ToneStop", "ToneSystem"]
+__all__ = [
+    "ACTIONS",
+    "DEFAULT_PORT",
+    "GAMES",
+    "Action",
+    "OscServer",
+    "OscStats",
+    "Param",
+    "PortError",
+    "SpeechTracker",
+    "Subtitle",
+    "ToneOn",
+    "ToneStop",
+    "ToneSystem",
+    "VoicePort",
+    "available_actions",
+    "engine_for_capture",
+    "make_event",
+    "open_scenario",
+    "open_system",
+    "register_action",
+]

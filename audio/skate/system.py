@@ -258,6 +258,25 @@ class SkateSpeechSystem:
         if self.prefetch and source is not None and hasattr(source, "prefetch_voice"):
             source.prefetch_voice(voice)
 
+    def snapshot(self) -> dict[str, list[str]]:
+        """Panels for a live UI: the streams, the request queue and the speakers' timers."""
+        streams = []
+        for ch, lines in sorted(self.player.streams.items()):
+            for k, line in enumerate(lines):
+                if line is None:
+                    streams.append(f"ch{ch} k{k}: free")
+                else:
+                    clip, take = line.clip
+                    src = self.sources.get(ch)
+                    name = src.clip_name(clip) if src is not None else str(clip)
+                    streams.append(f"ch{ch} k{k}: ped {line.request.ped} {name}#{take} "
+                                   f"prio {line.request.priority} clip {line.clip_index + 1}/{len(line.request.picks)}")
+        queue = [f"ped {r.ped} event {r.event} prio {r.priority} age {r.age}/{r.timeout} frames"
+                 for r in self.player.queue]
+        timers = [f"speaker {spk}: last line {self.now - t:.1f} s ago"
+                  for spk, t in sorted(self.manager.last_any.items())]
+        return {"streams": streams, "queue": queue or ["(empty)"], "timers": timers or ["(no line yet)"]}
+
     def tick(self, frame: int, engine: Any) -> None:
         """One console frame (see the module docstring for the order)."""
         self.now = frame / FRAME_RATE

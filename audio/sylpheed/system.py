@@ -89,6 +89,23 @@ class SylpheedChatterSystem:
         for crew in self.crews:
             self.setup_crew(crew)
 
+    def snapshot(self) -> dict[str, list[str]]:
+        """Panels for a live UI: the queue (pending, playing) and the cooling nodes' timers."""
+        from .chatter import STATE_COOLING, STATE_PLAYING
+        if self.queue is None:
+            return {}
+        queue, cooling = [], []
+        for n in self.queue.nodes:
+            if n.state == STATE_COOLING:
+                cooling.append(f"{n.speaker} {n.message}: {n.timer} frames ({n.timer / FRAME_RATE:.1f} s) left")
+            else:
+                state = "playing" if n.state == STATE_PLAYING else "pending"
+                queue.append(f"{n.speaker} {n.message} prio {n.priority} {state}"
+                             + (" ducked" if n.ducked else ""))
+        return {"queue": queue or ["(empty)"], "cooldowns": cooling or ["(none)"],
+                "pool": [f"{self.queue.live}/{self.queue.pool_size} nodes in use, phase {self.queue.phase}, "
+                         f"{'enabled' if self.queue.enabled else 'disabled'}"]}
+
     def tick(self, frame: int, engine: Any) -> None:
         assert self.queue is not None, "attach() first"
         self.queue.tick(frame)

@@ -191,3 +191,22 @@ def test_python_calls_per_block_do_not_grow_with_the_voice_count():
         return count
 
     assert calls_per_block(1) == calls_per_block(64) > 0
+
+
+def test_sample_pool_shares_one_array_and_reuses_freed_space():
+    from audio.dsp.pool import SamplePool
+    pool = SamplePool(1000)
+    a = np.arange(300, dtype=np.float32)
+    o1 = pool.add(a)
+    assert pool.add(a) == o1 and pool.used == 300          # the same array is stored once
+    o2 = pool.add(np.ones(600, np.float32))
+    assert np.array_equal(pool.data[o1:o1 + 300], a) and np.all(pool.data[o2:o2 + 600] == 1)
+    pool.release(o1)
+    assert pool.used == 900                                  # one reference left
+    pool.release(o1)
+    pool.add(np.zeros(2000, np.float32))                     # does not fit: the pool grows
+    assert pool.data.shape[0] >= 2600 and np.all(pool.data[o2:o2 + 600] == 1)
+    pool.reserve(50_000)
+    size = pool.data.shape[0]
+    pool.add(np.zeros(50_000, np.float32))
+    assert pool.data.shape[0] == size                        # reserved: no growth while playing

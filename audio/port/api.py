@@ -1,0 +1,461 @@
+"""The embedding API: a voice system a game (or a script) drives with its own clock.
+
+Usage
+-----
+>>> from audio.port import open_system
+>>> port = open_system(game="tone")                      # or "skate"/"sylpheed", install="demo"
+>>> port.emit("tone.on", speaker="ann", line="hello", t=0.5)   # game timestamp, seconds
+>>> block = port.advance(1.0)                             # renders 1 s -> (48000, 2) float32
+>>> port.is_speaking("ann"), port.line_active("hello")
+
+Time: the port's clock drives the engine. ``advance(seconds)`` / ``advance_to(t)`` render
+and return the audio; ``pull(n)`` renders ``n`` samples. Events posted from any thread go
+through a bounded inbox drained before every block: an event keeps its own ``t``
+(``when="event"``, a past time takes effect at once) or takes effect at the next block
+boundary (``when="now"``). ``play()`` instead hands the engine to :class:`audio.live.LivePlayer`
+(the audio device's clock drives it).
+
+Speech queries (what a mission script's WaitForSpeech needs): ``is_speaking(speaker)``
+and ``line_active(line_id)`` ask the game systems when they implement those methods and
+otherwise follow the decision stream: a line is active from a decision with outcome in
+:data:`LINE_START` until one in :data:`LINE_END` for the same speaker/line (detail keys
+``speaker`` and ``line``; aliases in :data:`SPEAKER_KEYS`, :data:`LINE_KEYS`).
+Subtitles: events of a kind ending in ``.subtitle`` (``sylpheed.subtitle``) and decisions
+whose detail carries ``text`` or ``subtitle``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..bus import Decision, Event
+from ..clock import BLOCK, SAMPLE_RATE, seconds_to_samples
+from ..live import Inbox, LivePlayer, LiveSettings
+from .events import PortError, make_event
+from .tone import DEFAULT_GRAPH
+
+__all__ = [
+    "DEFAULT_TONE_GRAPH",
+    "GAMES",
+    "LINE_END",
+    "LINE_KEYS",
+    "LINE_START",
+    "SPEAKER_KEYS",
+    "SpeechTracker",
+    "Subtitle",
+    "VoicePort",
+    "engine_for_capture",
+    "open_scenario",
+    "open_system",
+]
+
+GAMES = ("tone", "skate", "sylpheed")
+"""Systems :func:`open_system` can build ("tone" needs no game data)."""
+LINE_START = frozenset({"Started", "Playing", "LineStarted"})
+LINE_END = frozenset({"Finished", "Interrupted", "Stopped", "Cut", "Ended", "LineFinished"})
+SPEAKER_KEYS = ("speaker", "speaker_id", "ped", "crew")
+LINE_KEYS = ("line", "line_id", "event", "message", "cue")
+DEFAULT_TONE_GRAPH = DEFAULT_GRAPH
+"""Voice graph the tone system plays through (any graphs/*.toml voice graph works)."""
+
+
+def _first(detail: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    for k in keys:
+        if k in detail:
+            return detail[k]
+    return None
+
+
+@dataclass(frozen=True)
+class Subtitle:
+    """A subtitle shown at sample ``at`` (``t`` s) for ``speaker``."""
+
+    at: int
+    t: float
+    speaker: str
+    text: str
+    line: str
+
+
+class SpeechTracker:
+    """Follows the decision stream to answer which speakers and lines are active.
+
+    A line is keyed by (system, speaker); it answers to every speaker alias in its start
+    decision (:data:`SPEAKER_KEYS`: e.g. a Skate ped id and its voice id) and every line
+    alias (:data:`LINE_KEYS`: e.g. a speech event id, a message id).
+    """
+
+    def __init__(self, keep_last: int = 64) -> None:
+        self.active: dict[tuple[str, str], tuple[str, int, frozenset[str], frozenset[str]]] = {}
+        self.last: list[Decision] = []
+        self.keep_last = keep_last
+
+    def __call__(self, d: Decision) -> None:
+        self.last.append(d)
+        if len(self.last) > self.keep_last:
+            del self.last[: len(self.last) - self.keep_last]
+        speaker = _first(d.detail, SPEAKER_KEYS)
+        if speaker is None:
+            return
+        key = (d.system, str(speaker))
+        if d.outcome in LINE_START:
+            names = frozenset(str(d.detail[k]) for k in SPEAKER_KEYS if d.detail.get(k) is not None)
+            lines = frozenset(str(d.detail[k]) for k in LINE_KEYS if d.detail.get(k) is not None)
+            self.active[key] = (str(_first(d.detail, LINE_KEYS) or ""), d.at, names, lines)
+        elif d.outcome in LINE_END:
+            cur = self.active.get(key)
+            line = _first(d.detail, LINE_KEYS)
+            if cur is not None and (line is None or str(line) in cur[3]):
+                del self.active[key]
+
+    def is_speaking(self, speaker: Any) -> bool:
+        s = str(speaker)
+        return any(s in names for _, _, names, _ in list(self.active.values()))
+
+    def line_active(self, line_id: Any) -> bool:
+        s = str(line_id)
+        return any(s in lines for _, _, _, lines in list(self.active.values()))
+
+
+class VoicePort:
+    """A voice system embedded in a host: post events, advance time, query speech.
+
+    Parameters
+    ----------
+    engine:
+        The engine (``render``, ``bus``, ``now``); :func:`open_system` builds one.
+    game, install, seed:
+        Recorded in capture headers so a run can be rebuilt (:func:`engine_for_capture`).
+    inbox_size:
+        Events waiting between blocks before new ones are dropped (counted).
+    """
+
+    def __init__(
+        self,
+        engine: Any,
+        *,
+        game: str = "custom",
+        install: str | None = None,
+        seed: int = 0,
+        block: int = BLOCK,
+        inbox_size: int = 4096,
+        doc: dict[str, Any] | None = None,
+        scenario: str | None = None,
+    ) -> None:
+        self.engine = engine
+        self.doc, self.scenario = doc, scenario
+        self.bus = engine.bus
+        self.sample_rate = int(getattr(engine.bus, "sample_rate", SAMPLE_RATE))
+        self.block = block
+        self.game, self.install, self.seed = game, install, seed
+        self.inbox = Inbox(inbox_size)
+        self.tracker = SpeechTracker()
+        self.bus.on_decision(self.tracker)
+        self.player: LivePlayer | None = None
+        self._subtitle_cbs: list[Callable[[Subtitle], None]] = []
+        self.bus.on_decision(self._subtitle)
+        self.bus.subscribe(self)
+        self._scheduled: list[Event] = []
+
+    # -- clock -------------------------------------------------------------------------
+    @property
+    def now(self) -> float:
+        """Engine time, seconds."""
+        return int(self.engine.now) / self.sample_rate
+
+    @property
+    def now_samples(self) -> int:
+        return int(self.engine.now)
+
+    def pull(self, n: int) -> np.ndarray:
+        """Render ``n`` samples (in blocks, draining the inbox before each): ``(n, 2)`` float32."""
+        if self.player is not None:
+            raise PortError("the audio device drives this port (play() is running); stop it to pull blocks")
+        if n < 0:
+            raise PortError(f"cannot render a negative number of samples ({n})")
+        self._flush_scheduled()
+        out = np.empty((n, 2), dtype=np.float32)
+        done = 0
+        while done < n:
+            self.inbox.post_all(self.engine)
+            k = min(self.block, n - done)
+            out[done : done + k] = self.engine.render(k)
+            done += k
+        return out
+
+    def advance_to(self, t: float) -> np.ndarray:
+        """Render up to game time ``t`` seconds (sample ``round(t * rate)``); past -> empty."""
+        target = seconds_to_samples(t, self.sample_rate)
+        return self.pull(max(0, target - self.now_samples))
+
+    def advance(self, seconds: float) -> np.ndarray:
+        """Render ``seconds`` more (exact sample arithmetic, no drift over many calls)."""
+        if seconds < 0:
+            raise PortError(f"cannot advance by a negative time ({seconds} s)")
+        return self.advance_to(self.now + seconds)
+
+    # -- events ------------------------------------------------------------------------
+    def schedule(self, events: list[Event]) -> None:
+        """Post ``events`` at their own ``t`` when the run starts (first pull or play),
+        after any capture hook is attached (a scenario's script)."""
+        self._scheduled.extend(events)
+
+    def _flush_scheduled(self) -> None:
+        events, self._scheduled = self._scheduled, []
+        for ev in events:
+            self.bus.post(ev)
+
+    def post(self, event: Event, *, when: str = "event") -> bool:
+        """Queue ``event`` (thread-safe); False if the inbox is full (dropped, counted)."""
+        return self.inbox.put(event, when=when)
+
+    def emit(self, kind: str, /, *, when: str | None = None, **fields: Any) -> Event:
+        """Build event ``kind`` from ``fields`` (validated) and post it.
+
+        Without ``t`` the event takes effect at the next block boundary (``when="now"``).
+        """
+        ev = make_event(kind, **fields)
+        self.post(ev, when=when or ("event" if "t" in fields else "now"))
+        return ev
+
+    # -- queries -----------------------------------------------------------------------
+    def _systems(self) -> list[Any]:
+        return list(getattr(self.engine, "systems", []) or [])
+
+    def is_speaking(self, speaker: Any) -> bool:
+        """True while ``speaker`` has a line playing (or starting) in any system."""
+        answers = [s.is_speaking(speaker) for s in self._systems() if hasattr(s, "is_speaking")]
+        return any(answers) or self.tracker.is_speaking(speaker)
+
+    def line_active(self, line_id: Any) -> bool:
+        """True while a line with id ``line_id`` plays (speech event id, message id, ...)."""
+        answers = [s.line_active(line_id) for s in self._systems() if hasattr(s, "line_active")]
+        return any(answers) or self.tracker.line_active(line_id)
+
+    def speaking(self) -> dict[str, str]:
+        """Speaker -> its active line, from the decision stream."""
+        return {sp: v[0] for (_, sp), v in list(self.tracker.active.items())}
+
+    # -- subscriptions -----------------------------------------------------------------
+    def on_decision(self, callback: Callable[[Decision], None]) -> None:
+        """Call ``callback(decision)`` for every decision (render thread in live mode)."""
+        self.bus.on_decision(callback)
+
+    def on_subtitle(self, callback: Callable[[Subtitle], None]) -> None:
+        """Call ``callback(subtitle)`` for every subtitle event (``*.subtitle``, e.g.
+        ``sylpheed.subtitle``) and every decision that carries a ``text``/``subtitle``."""
+        self._subtitle_cbs.append(callback)
+
+    def handle(self, event: Event, bus: Any) -> None:
+        """Bus consumer: forwards subtitle events (kinds ending in ``.subtitle``)."""
+        if not self._subtitle_cbs or not event.KIND.endswith(".subtitle"):
+            return
+        pages = getattr(event, "pages", None)
+        text = getattr(event, "text", None) or (" / ".join(pages) if pages else "")
+        line = getattr(event, "message", None) or getattr(event, "line", "")
+        sub = Subtitle(
+            int(bus.now), bus.now / bus.sample_rate, str(getattr(event, "speaker", "")), str(text), str(line)
+        )
+        for cb in self._subtitle_cbs:
+            cb(sub)
+
+    def _subtitle(self, d: Decision) -> None:
+        text = d.detail.get("text", d.detail.get("subtitle"))
+        if text is None or not self._subtitle_cbs:
+            return
+        sub = Subtitle(
+            d.at,
+            d.t,
+            str(_first(d.detail, SPEAKER_KEYS) or ""),
+            str(text),
+            str(_first(d.detail, LINE_KEYS) or ""),
+        )
+        for cb in self._subtitle_cbs:
+            cb(sub)
+
+    # -- live --------------------------------------------------------------------------
+    def warm_up(self) -> None:
+        """Compile and allocate the DSP kernels before going live, on a scratch engine.
+
+        Starts one short voice on every voice graph of ``graphs/`` in a throw-away Engine
+        and renders a few blocks, so the first live voice does not pay numba compilation
+        or bank allocation in the render thread. This engine is not touched.
+        """
+        from ..dsp.graph import available_graphs, load_graph
+        from ..engine import Engine
+
+        scratch = Engine(sample_rate=self.sample_rate, block=self.block, seed=0)
+        pcm = np.zeros(self.block * 2, dtype=np.float32)
+        pcm[::7] = 0.1
+        for name in available_graphs():
+            try:
+                spec = load_graph(name)
+            except ValueError:
+                continue
+            if spec.kind == "voice":
+                scratch.voices.start(name, pcm, self.sample_rate)
+        for _ in range(8):
+            scratch.render(self.block)
+
+    def play(self, settings: LiveSettings | None = None, **kw: Any) -> LivePlayer:
+        """Own the audio device: start a :class:`LivePlayer` sharing this port's inbox."""
+        if self.player is not None:
+            raise PortError("play() is already running")
+        s = settings or LiveSettings(sample_rate=self.sample_rate, block=self.block)
+        self.warm_up()
+        player = LivePlayer(self.engine, s, inbox=self.inbox, **kw)
+        self._flush_scheduled()
+        player.start()
+        self.player = player
+        return player
+
+    def stop(self) -> LivePlayer | None:
+        """Stop a running ``play()`` (returns the player, for its metrics and records)."""
+        player, self.player = self.player, None
+        if player is not None:
+            player.stop()
+        return player
+
+    def capture_header(self) -> dict[str, Any]:
+        """What a replay needs to rebuild this engine: game, install, seed, rate, block and,
+        for engines built from a scenario document, ``doc`` and ``scenario`` (the fields
+        ``audio.render.render_replay`` reads)."""
+        h: dict[str, Any] = {
+            "game": self.game,
+            "install": self.install,
+            "seed": self.seed,
+            "sample_rate": self.sample_rate,
+            "block": self.block,
+        }
+        if self.doc is not None:
+            h["doc"] = self.doc
+            h["scenario"] = self.scenario or "<port>"
+        return h
+
+
+def _port_doc(game: str, install: str | None, seed: int, tone_graph: str) -> dict[str, Any]:
+    if game == "tone":
+        section: dict[str, Any] = {"graph": tone_graph}
+    else:
+        section = {"install": "demo" if install in (None, "demo") else str(Path(install).resolve())}
+    return {"scenario": {"name": f"port {game}", "duration": 24 * 3600.0, "seed": seed}, game: section}
+
+
+def _engine_from_doc(doc: dict[str, Any], where: str, seed: int, block: int, sample_rate: int) -> Any:
+    from ..errors import ScenarioError
+    from ..scenario import build_engine, scenario_from_doc
+
+    try:
+        scn = scenario_from_doc(doc, Path(where), seed)
+        return build_engine(scn, block=block, post_events=False, sample_rate=sample_rate)
+    except (ScenarioError, OSError, KeyError) as exc:
+        raise PortError(str(exc)) from None
+
+
+def _scenario_games() -> tuple[str, ...]:
+    try:
+        from ..games import GAMES as SCENARIO_GAMES
+    except ImportError:
+        return ()
+    return tuple(SCENARIO_GAMES)
+
+
+def open_system(
+    game: str = "tone",
+    install: str | None = "demo",
+    seed: int = 0,
+    *,
+    sample_rate: int = SAMPLE_RATE,
+    block: int = BLOCK,
+    tone_graph: str = DEFAULT_TONE_GRAPH,
+    inbox_size: int = 4096,
+) -> VoicePort:
+    """Create a voice system and wrap it in a :class:`VoicePort`.
+
+    ``game`` = "tone" (the test-tone system; no data), "skate" or "sylpheed" (on
+    ``install``: "demo" or a path). Games known to :mod:`audio.games` are built by
+    ``audio.scenario.build_engine`` from a one-section scenario document, which the
+    capture header carries (so ``barkbus render --replay`` rebuilds the same engine); the
+    tone system falls back to a plain Engine when it is not registered there. The engine's
+    world follows ``world.listener`` / ``world.emitter`` events.
+    """
+    if game not in GAMES:
+        raise PortError(f"unknown game {game!r}; choose one of {', '.join(GAMES)}")
+    where = str(Path.cwd() / f"<port {game}>.toml")
+    if game in _scenario_games():
+        doc = _port_doc(game, install, seed, tone_graph)
+        engine = _engine_from_doc(doc, where, seed, block, sample_rate)
+        return VoicePort(
+            engine,
+            game=game,
+            install=None if game == "tone" else (install or "demo"),
+            seed=seed,
+            block=block,
+            inbox_size=inbox_size,
+            doc=doc,
+            scenario=where,
+        )
+    if game != "tone":
+        raise PortError(f"game {game!r} is not registered in audio.games")
+    from ..engine import Engine
+    from .tone import ToneSystem
+
+    engine = Engine(sample_rate=sample_rate, block=block, seed=seed)
+    engine.add_system(ToneSystem(tone_graph, rate=sample_rate))
+    return VoicePort(engine, game=game, install=None, seed=seed, block=block, inbox_size=inbox_size)
+
+
+def open_scenario(
+    path: str | Path, seed: int | None = None, *, block: int = BLOCK, inbox_size: int = 4096
+) -> tuple[VoicePort, float]:
+    """A port on the engine a scenario file describes, its events scheduled (posted when
+    the run starts); returns ``(port, duration_s)``."""
+    from ..errors import ScenarioError
+    from ..scenario import build_engine, load_scenario
+
+    try:
+        scn = load_scenario(path, seed)
+        engine = build_engine(scn, block=block, post_events=False)
+    except ScenarioError as exc:
+        raise PortError(str(exc)) from None
+    port = VoicePort(
+        engine,
+        game="scenario",
+        seed=scn.seed,
+        block=block,
+        inbox_size=inbox_size,
+        doc=scn.doc,
+        scenario=str(scn.path),
+    )
+    port.schedule(list(scn.events))
+    return port, scn.duration
+
+
+def engine_for_capture(header: dict[str, Any]) -> Any:
+    """A fresh engine built like the one a capture header describes (for replay).
+
+    A header with ``doc`` rebuilds from that scenario document (its events are not
+    posted: the capture holds them); otherwise :func:`open_system` with the header's game.
+    """
+    block = int(header.get("block", BLOCK))
+    if "doc" in header:
+        return _engine_from_doc(
+            header["doc"],
+            str(header.get("scenario", "<capture>")),
+            int(header.get("seed", 0)),
+            block,
+            int(header.get("sample_rate", SAMPLE_RATE)),
+        )
+    port = open_system(
+        game=str(header.get("game", "tone")),
+        install=header.get("install"),
+        seed=int(header.get("seed", 0)),
+        sample_rate=int(header.get("sample_rate", SAMPLE_RATE)),
+        block=block,
+    )
+    return port.engine

@@ -1,0 +1,246 @@
+"""OSC over UDP: drive a :class:`~audio.port.api.VoicePort` from another process.
+
+The server binds 127.0.0.1 (port 9000 by default) and turns each message into a bus event
+through the action registry (:mod:`audio.port.adapters`). Every address may also be
+written with a ``/barkbus`` prefix (``/barkbus/skate/value`` = ``/skate/value``).
+Bundles are accepted; their time tags are ignored (events take effect at the next block
+boundary). Replies go to the sender's address and port.
+
+Address space
+-------------
+| address | arguments | effect / reply |
+|---|---|---|
+| `/event` | kind:s json:s | any registered event kind (`audio.bus.event_kinds()`, e.g. `skate.value`) built from a JSON object of its fields |
+| `/tone/on` | speaker:s [line:s freq_hz:f seconds:f level:f fade_ms:f] | test-tone line (event `tone.on`) |
+| `/tone/stop` | speaker:s | stop the speaker's tone line (`tone.stop`) |
+| `/listener` | x:f y:f z:f [yaw_deg:f] | move the listener (`world.listener`, metres, degrees) |
+| `/emitter` | id:s x:f y:f z:f | place an emitter (`world.emitter`) |
+| `/skate/spawn` | ped:i voice:i-or-s [x:f y:f z:f model:s] | spawn a ped: voice id (41-96) or name, model regular/security/bum/pro (`skate.spawn`) |
+| `/skate/value` | ped:i value:i | speech value of a ped (`skate.value`) |
+| `/skate/move` | ped:i x:f y:f z:f | move a ped (`skate.move`) |
+| `/skate/speed` | speed:f | player speed, m/s (`skate.speed`) |
+| `/skate/zombie` | on:i | zombie mode 0/1 (`skate.zombie`) |
+| `/sylpheed/bark` | speaker:s event:s | chatter event, e.g. `LOCKON_1` (`sylpheed.bark`) |
+| `/sylpheed/phase` | phase:i | mission phase (`sylpheed.phase`) |
+| `/time` | [t:f] | reply `/time now_s:f now_samples:i`; with `t` and `drive_clock`, first render up to `t` s (at most 60 s ahead) |
+| `/query/speaking` | speaker:s | reply `/speaking speaker:s active:i` (0/1) |
+| `/query/line` | line:s | reply `/line line:s active:i` (0/1) |
+| `/query/actions` | | reply `/actions` with the usable addresses |
+| `/query/stats` | | reply `/stats received:i accepted:i rejected:i dropped:i` |
+
+Game modules add addresses with :func:`audio.port.adapters.register_action`; an address
+whose event kind is not loaded is rejected with that reason.
+
+Robustness: an undecodable datagram, an unknown address, a wrong argument count or type,
+a non-finite or out-of-range number is rejected with a reason (``stats.rejected``,
+``stats.last_reasons``, logged at WARNING for the first 20 and then every 1000th) and
+never reaches the engine. Events wait in the port's bounded inbox; in a flood the excess
+is dropped and counted (``stats.dropped``), the kernel's socket buffer bounds the rest.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import logging
+import socket
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Self
+
+from pythonosc.osc_message_builder import OscMessageBuilder
+from pythonosc.osc_packet import OscPacket, ParseError
+
+from .adapters import ACTIONS
+from .api import VoicePort
+from .events import PortError, make_event
+
+__all__ = ["DEFAULT_PORT", "OscServer", "OscStats", "build_message"]
+
+DEFAULT_PORT = 9000
+_PREFIX = "/barkbus"
+_MAX_DATAGRAM = 65_536
+_JSON_MAX = 4096
+_MAX_STEP_S = 60.0
+log = logging.getLogger("barkbus.osc")
+
+
+@dataclass
+class OscStats:
+    """Counters of an :class:`OscServer` and its last rejection reasons.
+
+    Every decoded message ends as exactly one of: accepted (an event queued), dropped
+    (inbox full), rejected (with a reason), or a query (answered to the sender).
+    """
+
+    received: int = 0
+    accepted: int = 0
+    rejected: int = 0
+    dropped: int = 0
+    queries: int = 0
+    replies: int = 0
+    last_reasons: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=16))
+
+
+def build_message(address: str, *args: Any) -> bytes:
+    """Encode one OSC message (ints as i, floats as f, str as s, bool as T/F)."""
+    b = OscMessageBuilder(address)
+    for a in args:
+        b.add_arg(a)
+    return b.build().dgram
+
+
+class OscServer:
+    """UDP OSC server in a daemon thread, posting to ``port``.
+
+    Parameters
+    ----------
+    port:
+        The :class:`VoicePort` to drive.
+    host, udp_port:
+        Bind address (default 127.0.0.1, :data:`DEFAULT_PORT`; 0 picks a free port).
+    drive_clock:
+        Let ``/time t`` advance a pulled port (no audio device); refused otherwise.
+    """
+
+    def __init__(
+        self,
+        port: VoicePort,
+        host: str = "127.0.0.1",
+        udp_port: int = DEFAULT_PORT,
+        *,
+        drive_clock: bool = False,
+    ) -> None:
+        self.port = port
+        self.drive_clock = drive_clock
+        self.stats = OscStats()
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self._sock.bind((host, udp_port))
+        self._sock.settimeout(0.05)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """The bound (host, port)."""
+        return self._sock.getsockname()
+
+    def start(self) -> OscServer:
+        self._thread = threading.Thread(target=self._serve, name="barkbus-osc", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        self._sock.close()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- receive loop ------------------------------------------------------------------
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                data, sender = self._sock.recvfrom(_MAX_DATAGRAM)
+            except (TimeoutError, BlockingIOError):
+                continue
+            except OSError:
+                return
+            self.handle_datagram(data, sender)
+
+    def handle_datagram(self, data: bytes, sender: tuple[str, int] | None = None) -> None:
+        """Decode and apply one datagram (message or bundle); never raises."""
+        self.stats.received += 1
+        try:
+            messages = [m.message for m in OscPacket(data).messages]
+        except (ParseError, ValueError, IndexError, TypeError, OverflowError) as exc:
+            self._reject(f"undecodable OSC datagram ({len(data)} bytes): {exc}")
+            return
+        for msg in messages:
+            try:
+                self._apply(msg.address, list(msg.params), sender)
+            except PortError as exc:
+                self._reject(str(exc))
+            except (ValueError, TypeError, OverflowError, RecursionError) as exc:
+                self._reject(f"{msg.address}: {exc}")
+
+    def _reject(self, reason: str) -> None:
+        self.stats.rejected += 1
+        self.stats.last_reasons.append(reason)
+        n = self.stats.rejected
+        if n <= 20 or n % 1000 == 0:
+            log.warning("OSC message rejected (%d so far): %s", n, reason)
+
+    def _reply(self, sender: tuple[str, int] | None, address: str, *args: Any) -> None:
+        self.stats.queries += 1
+        if sender is None:
+            return
+        try:
+            self._sock.sendto(build_message(address, *args), sender)
+            self.stats.replies += 1
+        except OSError as exc:
+            self._reject(f"cannot reply to {sender}: {exc}")
+
+    def _post(self, ev: Any) -> None:
+        if self.port.post(ev, when="now"):
+            self.stats.accepted += 1
+        else:
+            self.stats.dropped += 1
+
+    def _apply(self, address: str, args: list[Any], sender: tuple[str, int] | None) -> None:
+        if address.startswith(_PREFIX + "/"):
+            address = address[len(_PREFIX) :]
+        if address == "/event":
+            if len(args) != 2 or not all(isinstance(a, str) for a in args):
+                raise PortError("/event: expected kind:s json:s")
+            if len(args[1]) > _JSON_MAX:
+                raise PortError(f"/event: JSON longer than {_JSON_MAX} characters")
+            try:
+                fields = json.loads(args[1])
+            except json.JSONDecodeError as exc:
+                raise PortError(f"/event {args[0]}: bad JSON: {exc}") from None
+            if not isinstance(fields, dict):
+                raise PortError(f"/event {args[0]}: JSON must be an object of fields")
+            fields.pop("t", None)
+            self._post(make_event(args[0], **fields))
+        elif address == "/time":
+            self._time(args, sender)
+        elif address == "/query/speaking":
+            if len(args) != 1:
+                raise PortError("/query/speaking: expected speaker")
+            self._reply(sender, "/speaking", str(args[0]), int(self.port.is_speaking(args[0])))
+        elif address == "/query/line":
+            if len(args) != 1:
+                raise PortError("/query/line: expected line")
+            self._reply(sender, "/line", str(args[0]), int(self.port.line_active(args[0])))
+        elif address == "/query/actions":
+            usable = sorted("/" + n for n, a in ACTIONS.items() if a.unavailable() is None)
+            self._reply(sender, "/actions", *usable)
+        elif address == "/query/stats":
+            s = self.stats
+            self._reply(sender, "/stats", s.received, s.accepted, s.rejected, s.dropped)
+        else:
+            action = ACTIONS.get(address.lstrip("/"))
+            if action is None:
+                raise PortError(f"unknown OSC address {address!r}")
+            self._post(action.build(args))
+
+    def _time(self, args: list[Any], sender: tuple[str, int] | None) -> None:
+        if args:
+            t = args[0]
+            if len(args) != 1 or isinstance(t, bool) or not isinstance(t, (int, float)) or not (0 <= t < 1e7):
+                raise PortError("/time: expected one time in seconds, 0 <= t < 1e7")
+            if not self.drive_clock or self.port.player is not None:
+                raise PortError("/time t: the clock is driven by the audio device or the host, not OSC")
+            if t - self.port.now > _MAX_STEP_S:
+                raise PortError(
+                    f"/time: at most {_MAX_STEP_S:g} s ahead per message (now {self.port.now:.3f} s)"
+                )
+            self.port.advance_to(float(t))
+        self._reply(sender, "/time", float(self.port.now), int(self.port.now_samples))

@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""Live benchmark: event-to-audio latency and callback time under load.
+
+For each voice count N (default 1, 16, 64) it plays the test-tone system live (PortAudio
+device, or --no-audio) while a sender thread sends OSC messages over UDP at --rate
+messages per second (default 100): refreshes of N quiet background lines (each 2 s long,
+re-fired every 1.5 s, so N voices always play), a hard-onset probe line every 0.25 s, and
+listener moves for the rest. Reported per N:
+
+- callback time p50 / p99 / max (us, and % of the block budget, 5.33 ms at 48 kHz / 256),
+  deadline misses (callbacks over budget), ring underruns, PortAudio underflow flags,
+  callbacks vs the number the clock expects;
+- render time per block p50 / p99 / max (us) in the render thread;
+- latency from the OSC message's arrival at the server to the first non-silent sample of
+  the probe line handed to the device (p50 / p99 / max, ms); ``+ device`` adds the
+  stream's reported output latency.
+
+Example: ``python tools/bench_live.py --seconds 10`` (JACK dummy:
+``jackd --no-realtime -d dummy -r 48000 -p 256 &``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from audio.engine import Engine
+from audio.live import LiveSettings, format_metrics
+from audio.port.api import DEFAULT_TONE_GRAPH, VoicePort
+from audio.port.osc import OscServer, build_message
+from audio.port.tone import ToneOn, ToneSystem
+
+PROBE_EVERY_S = 0.25
+PROBE_LEVEL = 0.9
+BG_LEVEL = 0.004
+BG_LINE_S = 2.0
+BG_REFRESH_S = 1.5
+
+
+class OnsetDetector:
+    """Render-thread hook: the first sample of each probe line above ``threshold``."""
+
+    def __init__(self, records: list[dict[str, Any]], threshold: float) -> None:
+        self.records = records
+        self.threshold = threshold
+        self.seen = 0
+        self.pending: list[int] = []
+        self.onsets: dict[int, int] = {}  # probe post sample -> onset sample
+
+    def __call__(self, start: int, block: np.ndarray) -> None:
+        recs = self.records
+        while self.seen < len(recs):
+            r = recs[self.seen]
+            self.seen += 1
+            if r.get("kind") == "tone.on" and str(r.get("speaker", "")).startswith("probe"):
+                self.pending.append(int(r["at"]))
+        if not self.pending:
+            return
+        loud = np.flatnonzero(np.abs(block).max(axis=1) > self.threshold)
+        if loud.size:
+            at = self.pending[0]
+            hits = loud[start + loud >= at]
+            if hits.size:
+                self.onsets[at] = start + int(hits[0])
+                self.pending.pop(0)
+
+
+def sender(target: tuple[str, int], n_voices: int, rate: float, seconds: float, stop: threading.Event) -> int:
+    """Send the message schedule; returns how many were sent."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    period = 1.0 / rate
+    t0 = time.perf_counter()
+    next_bg = [i * BG_REFRESH_S / max(1, n_voices) for i in range(n_voices)]
+    next_probe = 0.5
+    k = 0
+    while not stop.is_set():
+        due = t0 + k * period
+        now = time.perf_counter()
+        if due > now:
+            time.sleep(due - now)
+        t = k * period
+        if t >= seconds:
+            break
+        i = int(np.argmin(next_bg)) if n_voices else -1
+        if t >= next_probe:
+            msg = build_message("/tone/on", f"probe{k}", f"p{k}", 1000.0, 0.05, PROBE_LEVEL, 0.0)
+            next_probe += PROBE_EVERY_S
+        elif i >= 0 and next_bg[i] <= t:
+            msg = build_message("/tone/on", f"bg{i}", f"bg{i}", 110.0 + 23.0 * i, BG_LINE_S, BG_LEVEL)
+            next_bg[i] += BG_REFRESH_S
+        else:
+            msg = build_message("/listener", 0.0, 1.7, 0.0, float(k % 360))
+        sock.sendto(msg, target)
+        k += 1
+    return k
+
+
+def run_one(n_voices: int, args: argparse.Namespace) -> dict[str, Any]:
+    engine = Engine(sample_rate=48_000, block=256, seed=0)
+    tones = ToneSystem(args.graph, max_seconds=BG_LINE_S + 1)
+    engine.add_system(tones)
+    tones.prepare(
+        [ToneOn(freq_hz=110.0 + 23.0 * i, seconds=BG_LINE_S, level=BG_LEVEL) for i in range(n_voices)]
+        + [ToneOn(freq_hz=1000.0, seconds=0.05, level=PROBE_LEVEL, fade_ms=0.0)]
+    )
+    port = VoicePort(engine, game="tone", inbox_size=4096)
+    port.warm_up()
+    server = OscServer(port, udp_port=0).start()
+    settings = LiveSettings(device=args.device, no_audio=args.no_audio)
+    records: list[dict[str, Any]] = []
+    engine.bus.on_post(records.append)
+    # a probe peaks at ~0.64 after the voice's centre pan; N quiet lines stay far below
+    detector = OnsetDetector(records, threshold=0.3)
+    player = port.play(settings, on_block=detector, max_seconds=args.seconds + 30)
+    stop = threading.Event()
+    sent = [0]
+    th = threading.Thread(
+        target=lambda: sent.__setitem__(0, sender(server.address, n_voices, args.rate, args.seconds, stop))
+    )
+    th.start()
+    try:
+        th.join()
+        time.sleep(0.2)
+    except KeyboardInterrupt:
+        stop.set()
+        th.join()
+    finally:
+        port.stop()
+        server.stop()
+    m = player.metrics()
+    external = [r for r in records if r.get("origin") == "external"]
+    played = player.cb.played_at()
+    lat = []
+    for rec, (at, recv_ns) in zip(external, player.posted):
+        if rec.get("kind") != "tone.on" or not str(rec.get("speaker", "")).startswith("probe"):
+            continue
+        onset = detector.onsets.get(at)
+        if onset is None:
+            continue
+        block_start = onset - onset % 256
+        entry = played.get(block_start)
+        if entry is None:
+            continue
+        lat.append((entry - recv_ns) / 1e6 + (onset - block_start) / 48.0)
+    lat_a = np.array(lat) if lat else np.zeros(1)
+    playing = len(engine.voices.playing())
+    out = {
+        "voices": n_voices,
+        "seconds": args.seconds,
+        "messages_sent": sent[0],
+        "osc_received": server.stats.received,
+        "osc_accepted": server.stats.accepted,
+        "osc_rejected": server.stats.rejected,
+        "osc_dropped": server.stats.dropped,
+        "probes": len(lat),
+        "latency_p50_ms": float(np.percentile(lat_a, 50)),
+        "latency_p99_ms": float(np.percentile(lat_a, 99)),
+        "latency_max_ms": float(lat_a.max()),
+        "device_latency_ms": 1e3 * m["output_latency_s"],
+        "voices_playing_at_end": playing,
+        **m,
+    }
+    out["callback_p99_pct_budget"] = 100 * m["callback_p99_us"] / m["budget_us"]
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        description="Live benchmark: OSC event-to-audio latency and callback time "
+        "at 1, 16 and 64 voices under 100 OSC messages per second."
+    )
+    p.add_argument("--seconds", type=float, default=60.0, help="duration per voice count, s (default 60)")
+    p.add_argument("--voices", default="1,16,64", help="comma-separated voice counts (default 1,16,64)")
+    p.add_argument("--rate", type=float, default=100.0, help="OSC messages per second (default 100)")
+    p.add_argument("--device", help="PortAudio output device (index or name; default: the default output)")
+    p.add_argument(
+        "--no-audio", action="store_true", help="null output paced by the clock instead of a device"
+    )
+    p.add_argument("--graph", default=DEFAULT_TONE_GRAPH, help=f"voice graph (default {DEFAULT_TONE_GRAPH})")
+    p.add_argument("--json", type=Path, help="write the results (a list of dicts) here")
+    args = p.parse_args(argv)
+    if args.device is not None and args.device.isdigit():
+        args.device = int(args.device)
+    counts = [int(x) for x in args.voices.split(",") if x.strip()]
+    results = []
+    for n in counts:
+        r = run_one(n, args)
+        results.append(r)
+        print(
+            f"== {n} voices, {args.seconds:g} s, {args.rate:g} OSC msg/s ({r['messages_sent']} sent, "
+            f"{r['osc_dropped']} dropped, {r['osc_rejected']} rejected)"
+        )
+        print(format_metrics(r))
+        print(f"callback p99 = {r['callback_p99_pct_budget']:.2f}% of the budget")
+        print(
+            f"OSC -> first probe sample at the callback: p50 {r['latency_p50_ms']:.2f} ms, "
+            f"p99 {r['latency_p99_ms']:.2f} ms, max {r['latency_max_ms']:.2f} ms over {r['probes']} probes "
+            f"(+ device output latency {r['device_latency_ms']:.2f} ms)",
+            flush=True,
+        )
+    if args.json is not None:
+        args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
