@@ -35,7 +35,13 @@ def register(subparsers: Any) -> None:
     p.add_argument("--install", default="demo", help='game install folder or "demo" (default: demo)')
     p.add_argument("--seed", type=int, help="seed (default: the scenario's, else 0)")
     p.add_argument(
-        "--scenario", type=Path, help="scenario file to play in real time (its engine, world and events)"
+        "scenario_pos", nargs="?", type=Path, metavar="SCENARIO",
+        help="scenario file to play in real time (its engine, world and events)",
+    )
+    p.add_argument("--scenario", type=Path, help="the same as the positional SCENARIO")
+    p.add_argument(
+        "--demo", choices=("skate", "sylpheed", "basic"),
+        help="play a bundled demo scenario (Skate 3 plaza, Sylpheed dogfight, basic)",
     )
     p.add_argument(
         "--seconds", type=float, help="stop after this many seconds (default: scenario end or Ctrl-C)"
@@ -83,6 +89,14 @@ def cmd_live(args: argparse.Namespace) -> int:
             return 1
         return 0
     stop_when = None
+    if args.scenario is None:
+        args.scenario = args.scenario_pos
+    if args.demo is not None:
+        if args.scenario is not None:
+            print("give either a SCENARIO or --demo, not both", file=sys.stderr)
+            return 2
+        from .scenario import demo_scenario
+        args.scenario = demo_scenario(args.demo)
     try:
         if args.scenario is not None:
             port, duration = open_scenario(args.scenario, args.seed, block=args.block)
