@@ -131,3 +131,14 @@ def test_wait_for_speech_on_a_skate_ped_in_the_demo_install():
         port.advance(0.1)
     assert not port.is_speaking(7)
     assert any(d.outcome == "Finished" for d in port.bus.decisions)
+
+
+def test_readme_embedding_example_speaks():
+    import re
+    from pathlib import Path
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    code = re.search(r"```python\n(from audio.port import open_system.*?)```", readme, re.S).group(1)
+    code = code.replace("print(port.is_speaking(1))", "speaking = port.is_speaking(1)")
+    scope: dict = {}
+    exec(code, scope)
+    assert scope["speaking"] is True and abs(scope["audio"]).max() > 0.01
