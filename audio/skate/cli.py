@@ -46,6 +46,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--scenario", type=Path, help="take [skate.mix] overrides from this scenario")
     p.set_defaults(func=cmd_curves)
 
+    p = sub.add_parser("tuning", help="check a speech tuning file and write it out in full (or the demo's)",
+                       description="Read a tuning file (per-event tSpeechTuning fields, default inheritance, "
+                                   "not-follow lists, challenge exclusions), report problems, and write the "
+                                   "normalised file: a template for exporting your own game's values.")
+    p.add_argument("file", nargs="?", type=Path, help="tuning TOML (default: the demo's)")
+    p.add_argument("-o", "--output", type=Path, help="write the normalised tuning here (default: stdout)")
+    p.set_defaults(func=cmd_tuning)
+
     p = sub.add_parser("index", help="index a bank and print its counts and the time taken")
     _add_root(p)
     p.set_defaults(func=cmd_index)
@@ -302,4 +310,17 @@ def cmd_curves(args: argparse.Namespace) -> int:
     fig.savefig(args.output, dpi=100)
     plt.close(fig)
     print(f"wrote {args.output}")
+    return 0
+
+
+def cmd_tuning(args: argparse.Namespace) -> int:
+    """Validate a tuning file and write it back in full."""
+    from .system import DEMO_TUNING
+    from .tuning import dump_tuning, load_tuning
+    tuning = load_tuning(args.file or DEMO_TUNING)
+    text = dump_tuning(tuning, args.output)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        print(f"wrote {args.output}", file=sys.stderr)
     return 0
