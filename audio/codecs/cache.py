@@ -74,11 +74,9 @@ class TakeCache:
     def get_or_decode(self, key: Hashable, fn: Callable[[], Any]) -> Any:
         """The cached value, else wait for an in-flight prefetch of ``key``, else decode now with ``fn``."""
         with self._lock:
-            if key in self._data:
-                self._hits += 1
-                self._data.move_to_end(key)
-                return self._data[key][0]
-            self._misses += 1
+            value = self.get(key)
+            if value is not None:
+                return value
             fut = self._inflight.get(key)
         if fut is not None:
             return fut.result()
