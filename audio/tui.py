@@ -27,7 +27,6 @@ import shlex
 import time
 from typing import Any
 
-import numpy as np
 
 from .bus import Decision
 from .port.adapters import ACTIONS, Action
@@ -229,12 +228,8 @@ def _voice_rows(engine: Any) -> list[str]:
     rows = []
     for v in playing():
         meta = getattr(v, "meta", {}) or {}
-        bank = getattr(v, "_bank", None)
-        level = "   -"
-        out = getattr(bank, "output", None)
-        if out is not None:
-            peak = float(np.abs(out[v.instance]).max())
-            level = f"{20 * math.log10(peak):6.1f}" if peak > 1e-6 else "  -inf"
+        db = getattr(v, "peak_dbfs", None)
+        level = "   -" if db is None else (f"{db:6.1f}" if math.isfinite(db) else "  -inf")
         clip = meta.get("clip", "")
         take = meta.get("take", "")
         rows.append(

@@ -8,6 +8,7 @@ StopOldest / FMOD's "oldest"): the steal rule is a setting, not any game's docum
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +59,14 @@ class Voice:
     @property
     def playing(self) -> bool:
         return not self.done
+
+    @property
+    def peak_dbfs(self) -> float:
+        """Peak of the voice's output in the last processed block, in dBFS (a meter for UIs)."""
+        if self.done:
+            return -math.inf
+        peak = float(np.abs(self._bank.output[self.instance]).max())
+        return 20.0 * math.log10(peak) if peak > 1e-9 else -math.inf
 
     @property
     def position(self) -> int:

@@ -383,7 +383,9 @@ class SkateSpeechSystem:
                 self._post_submix(pe.slot or 0, block, engine)
             self.voices[line.slot] = engine.voices.start(VOICE_GRAPH, np.asarray(pcm, np.float32), int(rate),
                                                          params=params, slot=line.slot,
-                                                         tag=f"skate:{req.ped}:{name}#{take}")
+                                                         tag=f"skate:{req.ped}:{name}#{take}",
+                                                         meta={"ped": req.ped, "clip": name, "take": take,
+                                                               "event": req.event, "stream": line.slot})
             if pe.clip_index == 0:
                 self.manager.line_started(req.speaker, req.event, self.now)
                 lib = self.libraries.get(req.channel)

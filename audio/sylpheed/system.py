@@ -194,6 +194,7 @@ class SylpheedChatterSystem:
             node.handle = eng.voices.start(self.graph, pcm, rate, band=node.priority,
                                            tag=f"sylpheed:{node.speaker}:{node.message}",
                                            meta={"speaker": node.speaker, "message": node.message,
+                                                 "clip": node.message, "take": node.index,
                                                  "event": node.rule.event, "priority": node.priority})
         if node.pattern >= 3:
             self._subtitle(node, max(frames, node.timer if self.hold_effective_time else 0))

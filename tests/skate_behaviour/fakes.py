@@ -123,7 +123,7 @@ class FakeVoices:
         self.sets: list[tuple[int, dict]] = []
         self.stops: list[int] = []
 
-    def start(self, graph, pcm, rate, *, params=None, slot=0, band=0, bus=None, tag=""):
+    def start(self, graph, pcm, rate, *, params=None, slot=0, band=0, tag="", meta=None):
         v = FakeVoice(len(self.started), graph, len(pcm), rate, slot, tag, dict(params or {}), self.engine.now,
                       self.engine)
         self.started.append(v)
