@@ -154,18 +154,42 @@ class SkateAdapter(GameAdapter):
         (53, "53 warn"),
     )
 
-    VOICES = (41, 42, 43, 44, 45, 46)
-    """Voice ids given to spawned peds in turn (the living-world voices start at 41)."""
+    FALLBACK_VOICES = (41, 42, 43, 46, 47, 49)
+    """Voice ids for spawned peds when the install's voices are not known."""
+
+    def _system(self) -> Any:
+        for s in getattr(self.port.engine, "systems", []):
+            if getattr(s, "name", "") == "skate.speech":
+                return s
+        return None
+
+    @property
+    def voices(self) -> tuple[int, ...]:
+        """The install's voice ids (spawned peds take them in turn)."""
+        names = getattr(self._system(), "voice_names", None)
+        return tuple(sorted(set(names.values()))) if names else self.FALLBACK_VOICES
+
+    @property
+    def speakers(self) -> list[str]:
+        """Every ped the speech system knows, scenario-spawned ones included."""
+        peds = getattr(self._system(), "peds", None)
+        known = [str(p) for p in sorted(peds)] if peds else []
+        return known + [p for p in self._spawned if p not in known]
+
+    @speakers.setter
+    def speakers(self, value: list[str]) -> None:
+        self._spawned = list(value)
 
     def _speaker_arg(self, speaker: str) -> tuple[Any, ...]:
         return (int(speaker),)
 
     def spawn(self) -> str:
-        ped = len(self.speakers) + 1
-        voice = self.VOICES[(ped - 1) % len(self.VOICES)]
+        ped = max([int(p) for p in self.speakers] + [0]) + 1
+        voices = self.voices
+        voice = voices[(ped - 1) % len(voices)]
         msg = self.post("skate/spawn", ped, voice, 0.0, 0.0, 5.0)
         if msg.startswith("/skate/spawn"):
-            self.speakers.append(str(ped))
+            self._spawned.append(str(ped))
         return msg
 
     def move(self, speaker: str, position: tuple[float, float, float]) -> str:
