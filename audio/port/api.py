@@ -303,11 +303,17 @@ class VoicePort:
             scratch.render(self.block)
 
     def play(self, settings: LiveSettings | None = None, **kw: Any) -> LivePlayer:
-        """Own the audio device: start a :class:`LivePlayer` sharing this port's inbox."""
+        """Own the audio device: start a :class:`LivePlayer` sharing this port's inbox.
+
+        Game systems that can prefetch (Skate: a spawned ped's takes) start doing so, so the
+        render thread finds decoded takes in the cache; the audio is the same either way."""
         if self.player is not None:
             raise PortError("play() is already running")
         s = settings or LiveSettings(sample_rate=self.sample_rate, block=self.block)
         self.warm_up()
+        for system in self.engine.systems:   # decode takes ahead of need on the cache's worker
+            if hasattr(system, "prefetch"):
+                system.prefetch = True
         player = LivePlayer(self.engine, s, inbox=self.inbox, **kw)
         self._flush_scheduled()
         player.start()
