@@ -116,7 +116,7 @@ def run_one(n_voices: int, args: argparse.Namespace) -> dict[str, Any]:
     port = VoicePort(engine, game="tone", inbox_size=4096)
     port.warm_up()
     server = OscServer(port, udp_port=0).start()
-    settings = LiveSettings(device=args.device, no_audio=args.no_audio)
+    settings = LiveSettings(device=args.device, no_audio=args.no_audio, ahead=args.ahead)
     records: list[dict[str, Any]] = []
     engine.bus.on_post(records.append)
     # a probe peaks at ~0.64 after the voice's centre pan; N quiet lines stay far below
@@ -186,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--no-audio", action="store_true", help="null output paced by the clock instead of a device"
     )
+    p.add_argument("--ahead", type=int, default=2, help="blocks rendered ahead of the callback (default 2)")
     p.add_argument("--graph", default=DEFAULT_TONE_GRAPH, help=f"voice graph (default {DEFAULT_TONE_GRAPH})")
     p.add_argument("--json", type=Path, help="write the results (a list of dicts) here")
     args = p.parse_args(argv)

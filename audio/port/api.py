@@ -311,6 +311,9 @@ class VoicePort:
             raise PortError("play() is already running")
         s = settings or LiveSettings(sample_rate=self.sample_rate, block=self.block)
         self.warm_up()
+        # room for ~5.8 minutes of 48 kHz sources, so the sample pool never grows (a copy of the
+        # whole pool) on the render thread while playing; untouched pages cost no memory
+        self.engine.reserve(1 << 24)
         for system in self.engine.systems:   # decode takes ahead of need on the cache's worker
             if hasattr(system, "prefetch"):
                 system.prefetch = True
