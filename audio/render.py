@@ -38,6 +38,8 @@ class RenderResult:
     voices_started: int
     stems: dict[str, np.ndarray] = field(default_factory=dict)
     voices: list[tuple[str, int, int, int | None]] = field(default_factory=list)
+    system_summaries: dict[str, str] = field(default_factory=dict)
+    """Per game system, its own per-event summary (systems with a ``summary`` method)."""
     """Every voice as (tag, slot, started_at sample, ended_at sample or None)."""
 
     @property
@@ -80,7 +82,8 @@ def _run(eng: Engine, total: int, block: int, progress: bool, label: str) -> np.
 def _finish(eng: Engine, scn: Scenario, audio: np.ndarray, t0: float) -> RenderResult:
     voices = [(v.tag, v.slot, v.started_at + eng.voices.start_silence, v.ended_at) for v in eng.voices.history]
     return RenderResult(audio, eng.sample_rate, list(eng.bus.decisions), time.perf_counter() - t0,
-                        scn.name, scn.seed, len(voices), eng.taps(), voices)
+                        scn.name, scn.seed, len(voices), eng.taps(), voices,
+                        {s.name: s.summary(eng.bus.decisions) for s in eng.systems if hasattr(s, "summary")})
 
 
 def render_scenario(scenario: str | Path | Scenario, *, seed: int | None = None, block: int | None = None,
@@ -157,4 +160,8 @@ def summary_text(res: RenderResult, out: str | Path | None = None) -> str:
         by_sys.setdefault(system, Counter())[outcome] = n
     for system, c in by_sys.items():
         lines.append(f"  {system}: " + ", ".join(f"{k} {v}" for k, v in sorted(c.items(), key=lambda kv: -kv[1])))
+    for system, text in res.system_summaries.items():
+        if text.strip():
+            lines.append(f"  {system} by event:")
+            lines.extend("    " + ln.strip() for ln in text.splitlines())
     return "\n".join(lines)

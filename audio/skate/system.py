@@ -70,7 +70,7 @@ from .tuning import SpeechTuning, load_tuning
 from .voice import VoiceBlock, VoiceMixer
 
 __all__ = ["TakeSource", "BankTakeSource", "SkateSpeechSystem", "scenario_events", "system_from_scenario",
-           "summarize", "format_summary", "timeline_png", "VOICE_GRAPH", "ECHO_GRAPH", "DEMO_TUNING", "DEMO_INSTALL"]
+           "summarize", "format_summary", "VOICE_GRAPH", "ECHO_GRAPH", "DEMO_TUNING", "DEMO_INSTALL"]
 
 VOICE_GRAPH = "skate_stream_voice"
 ECHO_GRAPH = "skate_echo_submix"
@@ -257,6 +257,11 @@ class SkateSpeechSystem:
         source = self.sources[CHANNEL_MAINCAST if kind == "pro" else CHANNEL_LIVING]
         if self.prefetch and source is not None and hasattr(source, "prefetch_voice"):
             source.prefetch_voice(voice)
+
+    def summary(self, decisions: Iterable[Decision]) -> str:
+        """Per-event outcome counts with the events' names from the banks' ``.evt`` tables."""
+        names = {e.id: e.name for lib in self.libraries.values() if lib is not None for e in lib.table.events}
+        return format_summary(decisions, names)
 
     def snapshot(self) -> dict[str, list[str]]:
         """Panels for a live UI: the streams, the request queue and the speakers' timers."""
@@ -590,51 +595,11 @@ def summarize(decisions: Iterable[Decision]) -> dict[int, Counter[str]]:
     return out
 
 
-def format_summary(decisions: Iterable[Decision]) -> str:
-    """A text table of :func:`summarize`: one line per event, outcomes by count."""
+def format_summary(decisions: Iterable[Decision], names: Mapping[int, str] | None = None) -> str:
+    """A text table of :func:`summarize`: one line per event (id and ``names`` when given),
+    outcomes by count."""
     lines = []
     for ev, counts in sorted(summarize(decisions).items()):
-        lines.append(f"{ev:6d}  " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items(), key=lambda kv: -kv[1])))
+        label = f"{ev:6d} {(names or {}).get(ev, ''):<20s}"
+        lines.append(f"{label} " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items(), key=lambda kv: -kv[1])))
     return "\n".join(lines)
-
-
-def timeline_png(decisions: Iterable[Decision], path: str | Path) -> Path:
-    """Plot who spoke what, when, on which stream: one row per stream slot (PNG, matplotlib Agg)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    decs = [d for d in decisions if d.system == SYSTEM]
-    open_: dict[int, tuple[float, str]] = {}
-    bars: list[tuple[int, float, float, str]] = []
-    refusals: list[tuple[float, str]] = []
-    end_t = max((d.t for d in decs), default=1.0)
-    for d in decs:
-        slot = d.detail.get("stream")
-        if d.outcome == "Started" and slot is not None:
-            if slot in open_:
-                t0, label = open_.pop(slot)
-                bars.append((slot, t0, d.t, label))
-            open_[slot] = (d.t, f"p{d.detail.get('ped')} {d.detail.get('clip', d.detail.get('event'))}")
-        elif d.outcome in ("Finished", "Cut", "Interrupted", "Stopped") and slot in open_:
-            t0, label = open_.pop(slot)
-            bars.append((slot, t0, d.t, label + ("" if d.outcome == "Finished" else f" [{d.outcome}]")))
-        elif d.outcome not in ("Accepted", "Started", "Spawned", "Queued", "PhoneRing", "NoEvent"):
-            refusals.append((d.t, d.outcome))
-    for slot, (t0, label) in open_.items():
-        bars.append((slot, t0, end_t, label))
-    fig, ax = plt.subplots(figsize=(12, 2 + 0.6 * max(1, len({b[0] for b in bars}))))
-    for slot, t0, t1, label in bars:
-        ax.barh(slot, max(t1 - t0, 0.02), left=t0, height=0.6, color="tab:blue", alpha=0.7)
-        ax.text(t0, slot, " " + label, va="center", fontsize=7)
-    for t, outcome in refusals:
-        ax.plot([t], [-1], marker="x", color="tab:red")
-        ax.text(t, -1.3, outcome, fontsize=6, rotation=45, color="tab:red")
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("stream slot (-1: refused)")
-    ax.set_title("Skate 3 speech timeline")
-    fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out, dpi=100)
-    plt.close(fig)
-    return out

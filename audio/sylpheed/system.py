@@ -89,6 +89,16 @@ class SylpheedChatterSystem:
         for crew in self.crews:
             self.setup_crew(crew)
 
+    def summary(self, decisions: Any) -> str:
+        """Per chatter event (rule name): outcome counts of this system's decisions."""
+        from collections import Counter
+        per: dict[str, Counter[str]] = {}
+        for d in decisions:
+            if d.system == SYSTEM and "event" in d.detail:
+                per.setdefault(str(d.detail["event"]), Counter())[d.outcome] += 1
+        return "\n".join(f"  {ev:<30s} " + ", ".join(f"{k} {n}" for k, n in c.most_common())
+                         for ev, c in sorted(per.items()))
+
     def snapshot(self) -> dict[str, list[str]]:
         """Panels for a live UI: the queue (pending, playing) and the cooling nodes' timers."""
         from .chatter import STATE_COOLING, STATE_PLAYING

@@ -7,8 +7,7 @@ from audio.errors import ScenarioError
 from audio.skate.events import PedMove, PedSpawn, PhotoFlag, PlayerSpeed, SpeechValue, ZombieMode
 from audio.skate.library import SpeechLibrary
 from audio.skate.rand import AwcGenerator, MsvcRand
-from audio.skate.system import (SkateSpeechSystem, format_summary, scenario_events, summarize,
-                                timeline_png)
+from audio.skate.system import SkateSpeechSystem, format_summary, scenario_events, summarize
 from audio.skate.tuning import EventTuning, SpeechTuning
 
 from .fakes import FakeEngine, SynthSource, demo_headers, demo_table
@@ -160,7 +159,8 @@ def test_timeline_png(tmp_path, engine):
     engine.bus.post(SpeechValue(t=0.1, ped=1, value=53))
     engine.bus.post(SpeechValue(t=1.0, ped=1, value=25))
     engine.run(2.0)
-    out = timeline_png(engine.bus.decisions, tmp_path / "t.png")
+    from audio.timeline import timeline_png
+    out = timeline_png(engine.bus.decisions, tmp_path / "t.png", 2.0)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
