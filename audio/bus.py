@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+from collections import deque
 import json
 import typing
 from dataclasses import dataclass, field
@@ -150,7 +151,8 @@ class EventBus:
         self._subs: list[tuple[tuple[type[Event], ...] | None, Consumer]] = []
         self._capture: list[Callable[[dict[str, Any]], None]] = []
         self._decision_listeners: list[Callable[[Decision], None]] = []
-        self.decisions: list[Decision] = []
+        self.decisions: deque[Decision] = deque()
+        """Decisions taken so far (all of them, unless :meth:`bound_decisions` was called)."""
         self.keep_decisions = True
 
     # -- producers ---------------------------------------------------------------------
@@ -203,6 +205,10 @@ class EventBus:
         for cb in self._decision_listeners:
             cb(d)
         return d
+
+    def bound_decisions(self, keep: int) -> None:
+        """Keep only the last ``keep`` decisions (long live runs: listeners still see all)."""
+        self.decisions = deque(self.decisions, maxlen=keep)
 
     def on_decision(self, callback: Callable[[Decision], None]) -> None:
         self._decision_listeners.append(callback)

@@ -314,6 +314,10 @@ class VoicePort:
         # room for ~5.8 minutes of 48 kHz sources, so the sample pool never grows (a copy of the
         # whole pool) on the render thread while playing; untouched pages cost no memory
         self.engine.reserve(1 << 24)
+        # a live run may last hours: keep a bounded decision history and no voice history
+        # (listeners such as the speech tracker and the TUI still see every decision)
+        self.engine.bus.bound_decisions(10_000)
+        self.engine.voices.keep_history = False
         for system in self.engine.systems:   # decode takes ahead of need on the cache's worker
             if hasattr(system, "prefetch"):
                 system.prefetch = True
