@@ -7,7 +7,6 @@ kernels apply them at the start of their next call, i.e. atomically at a block b
 """
 from __future__ import annotations
 
-from typing import Callable
 
 import numpy as np
 

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from collections import Counter, OrderedDict
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Protocol

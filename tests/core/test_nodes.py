@@ -1,7 +1,6 @@
 """Ramps, resampler, delay and pan: the counted-in-samples rules of spec section 5.4."""
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pytest
