@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
-from collections import deque
 import json
-import typing
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Iterable, Iterator, Protocol, TextIO
@@ -76,35 +75,26 @@ def event_to_json(ev: Event, at: int, origin: str = "external") -> dict[str, Any
     return {"kind": ev.KIND, "at": at, "origin": origin, **d}
 
 
-def _retuple(tp: Any, v: Any) -> Any:
-    origin = typing.get_origin(tp)
-    if isinstance(v, list) and (tp is tuple or origin is tuple):
-        args = typing.get_args(tp)
-        inner = args[0] if args else Any
-        return tuple(_retuple(inner, x) for x in v)
-    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
-        for a in typing.get_args(tp):
-            if a is not type(None) and isinstance(v, list):
-                return _retuple(a, v)
-    return v
-
-
 def event_from_json(d: dict[str, Any], where: str = "<capture>") -> tuple[Event, int, str]:
-    """Inverse of :func:`event_to_json`: ``(event, at, origin)``."""
+    """Inverse of :func:`event_to_json`: ``(event, at, origin)``; every field is checked
+    against its type hint (:func:`audio.fields.build_event`), so a corrupt capture raises
+    :class:`FormatError` instead of reaching the engine."""
+    from .fields import EventFieldError, build_event
+    if not isinstance(d, dict):
+        raise FormatError(where, None, "a JSON object per event", type(d).__name__)
     kind = d.get("kind")
-    cls = _KINDS.get(kind)  # type: ignore[arg-type]
-    if cls is None:
+    if not isinstance(kind, str) or kind not in _KINDS:
         raise FormatError(where, None, "a known event kind", kind)
-    hints = typing.get_type_hints(cls)
-    kwargs = {}
-    for f in dataclasses.fields(cls):
-        if f.name in d:
-            kwargs[f.name] = _retuple(hints.get(f.name, Any), d[f.name])
+    fields = {k: v for k, v in d.items() if k not in ("kind", "at", "origin")}
     try:
-        ev = cls(**kwargs)
-    except TypeError as exc:
-        raise FormatError(where, None, f"fields of event {kind}", str(exc)) from None
-    return ev, int(d.get("at", seconds_to_samples(ev.t))), str(d.get("origin", "external"))
+        ev = build_event(kind, **fields)
+    except EventFieldError as exc:
+        raise FormatError(where, None, f"valid fields of event {kind}", str(exc)) from None
+    at, origin = d.get("at", seconds_to_samples(ev.t)), d.get("origin", "external")
+    if isinstance(at, bool) or not isinstance(at, int) or at < 0 or origin not in ("external", "internal"):
+        raise FormatError(where, None, 'a sample "at" >= 0 and an origin of "external" or "internal"',
+                          (at, origin))
+    return ev, at, origin
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,89 @@
+"""Fuzz the text formats the core reads: graph files, scenario files, captures.
+
+Whatever the content, loading raises only the project's own error (naming the file) or
+succeeds; never a KeyError, TypeError or AttributeError from deep inside.
+"""
+from __future__ import annotations
+
+import json
+
+import tomli_w
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from audio.bus import read_capture
+from audio.dsp.graph import load_graph
+from audio.errors import FormatError, GraphError, ScenarioError
+from audio.scenario import build_engine, load_scenario
+
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+scalars = st.one_of(st.integers(-10**6, 10**6), st.floats(allow_nan=False, allow_infinity=False, width=32),
+                    st.text(max_size=8), st.booleans())
+keys = st.sampled_from(["id", "kind", "params", "input", "to", "name", "t", "type", "position", "path",
+                        "duration", "seed", "emitter", "file", "gain", "x", "y", "yaw", "layout", "volume_db",
+                        "Rsp0", "PI20", "Sen0", "Sub0", "bus:master", "voice", "play", "listener"])
+values = st.recursive(scalars, lambda kids: st.one_of(st.lists(kids, max_size=4),
+                                                     st.dictionaries(keys, kids, max_size=4)), max_leaves=12)
+node = st.fixed_dictionaries({"id": st.text(min_size=1, max_size=4), "kind": st.sampled_from(
+    ["Rsp0", "PI20", "HI20", "LI20", "Gai0", "Sen0", "Del0", "Pn21", "Sub0", "Nope"])},
+    optional={"params": st.dictionaries(st.sampled_from(["gain", "q", "centre_hz", "cutoff_hz", "seconds",
+                                                          "level", "angle_deg", "pitch", "bogus"]), scalars,
+                                        max_size=3),
+              "input": st.text(max_size=4), "to": st.sampled_from(["bus:master", "submix:x", "nowhere", "bus:"])})
+graph_doc = st.fixed_dictionaries({"graph": st.fixed_dictionaries(
+    {"name": st.text(max_size=5), "kind": st.sampled_from(["voice", "submix", "bus", "x"])}),
+    "node": st.lists(node, max_size=5)}, optional={"curves": st.dictionaries(keys, values, max_size=2),
+                                                     "ducker": st.dictionaries(keys, values, max_size=3)})
+event = st.fixed_dictionaries({"t": scalars, "type": st.sampled_from(["play", "listener", "emitter", "nope"])},
+                              optional={"emitter": scalars, "file": scalars, "position": values, "id": scalars,
+                                        "gain": scalars, "yaw": scalars})
+scenario_doc = st.fixed_dictionaries(
+    {"scenario": st.dictionaries(st.sampled_from(["duration", "seed", "layout", "name"]), scalars, max_size=4)},
+    optional={"listener": st.dictionaries(keys, values, max_size=3),
+              "emitter": st.lists(st.dictionaries(keys, values, max_size=3), max_size=2),
+              "event": st.lists(event, max_size=3)})
+
+
+@FUZZ
+@given(graph_doc)
+def test_any_graph_file_loads_or_raises_a_graph_error(tmp_path, doc):
+    p = tmp_path / "g.toml"
+    p.write_text(tomli_w.dumps(doc))
+    try:
+        load_graph(p)
+    except GraphError as exc:
+        assert str(p) in str(exc)
+
+
+@FUZZ
+@given(scenario_doc)
+def test_any_scenario_loads_or_raises_a_scenario_error(tmp_path, doc):
+    p = tmp_path / "s.toml"
+    p.write_text(tomli_w.dumps(doc))
+    try:
+        build_engine(load_scenario(p))
+    except ScenarioError as exc:
+        assert str(p) in str(exc)
+
+
+KINDS = ["play", "world.listener", "world.emitter", "skate.spawn", "skate.value", "sylpheed.bark", "nope"]
+records = st.fixed_dictionaries(
+    {"kind": st.sampled_from(KINDS)},
+    optional={"at": values, "origin": st.sampled_from(["external", "internal", "x"]), "t": scalars,
+              "emitter": values, "file": values, "position": values, "yaw_deg": values, "ped": values,
+              "value": values, "voice": values, "speaker": values, "event": values, "bogus": values})
+
+
+@FUZZ
+@given(st.lists(st.one_of(st.text(max_size=30), st.dictionaries(keys, values, max_size=4).map(json.dumps),
+                          records.map(json.dumps)), max_size=5), st.booleans())
+def test_any_capture_reads_or_raises_a_format_error(tmp_path, lines, with_header):
+    p = tmp_path / "c.jsonl"
+    head = [json.dumps({"capture": "barkbus", "version": 1})] if with_header else []
+    p.write_text("\n".join(head + lines) + "\n")
+    try:
+        _, events = read_capture(p)
+        list(events)
+    except FormatError as exc:
+        assert str(p) in str(exc)
