@@ -45,7 +45,7 @@ class EngineConfig:
     layout: str = "stereo"
     voice_budget: int = 128
     voice_headroom: int = 16
-    submix_slots: int = 16
+    submix_slots: int = 32
     release_samples: int = 16
     start_silence: int = 256
     pool_samples: int = 1 << 22

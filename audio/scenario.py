@@ -249,7 +249,8 @@ def scenario_from_doc(doc: dict[str, Any], path: Path, seed: int | None = None) 
 class PlaySystem:
     """Plays ``play`` events at emitters through ``skate_stream_voice`` (30 Hz console frames).
 
-    Each play voice takes its own echo-submix slot, round-robin over ``slots``.
+    Each play voice takes its own echo-submix slot, round-robin over ``slots`` (24-31, clear
+    of the Skate speech streams, which use slot ``channel * streams_per_channel + k``).
     """
 
     name = "play"
@@ -258,7 +259,7 @@ class PlaySystem:
     SPEED_OF_SOUND = 344.0
     MAX_DELAY = 0.15
 
-    def __init__(self, files: dict[str, tuple[np.ndarray, int]] | None = None, slots: range = range(8, 16),
+    def __init__(self, files: dict[str, tuple[np.ndarray, int]] | None = None, slots: range = range(24, 32),
                  min_distance: float = 1.0) -> None:
         self.files = dict(files or {})
         self.slots = slots
