@@ -236,7 +236,7 @@ def read_capture(path: str | Path) -> tuple[dict[str, Any], Iterator[tuple[Event
         header = json.loads(lines[0])
     except json.JSONDecodeError as exc:
         raise FormatError(path, 0, "a JSON header line", str(exc)) from None
-    if header.get("capture") != "barkbus":
+    if not isinstance(header, dict) or header.get("capture") != "barkbus":
         raise FormatError(path, 0, 'a header with "capture": "barkbus"', header)
 
     def events() -> Iterator[tuple[Event, int, str]]:
