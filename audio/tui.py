@@ -29,7 +29,7 @@ from typing import Any
 
 
 from .bus import Decision
-from .port.adapters import ACTIONS, Action
+from .port.adapters import ACTIONS, Action, parse_arg
 from .port.events import PortError, make_event
 
 __all__ = [
@@ -41,15 +41,6 @@ __all__ = [
     "adapter_for",
     "run_tui",
 ]
-
-
-def _parse_arg(s: str) -> Any:
-    for conv in (int, float):
-        try:
-            return conv(s)
-        except ValueError:
-            pass
-    return s
 
 
 class GameAdapter:
@@ -319,7 +310,7 @@ class Audition:
         except ValueError as exc:
             return f"rejected: {exc}"
         name = parts[0].lstrip("/")
-        return self.adapter.post(name, *[_parse_arg(p) for p in parts[1:]])
+        return self.adapter.post(name, *[parse_arg(p) for p in parts[1:]])
 
     def key(self, k: str) -> bool:
         """Handle one key (curses key names: "KEY_LEFT", "\\t", "a"); False to quit."""

@@ -26,21 +26,14 @@ from typing import Any
 from pythonosc.osc_message import OscMessage
 from pythonosc.osc_message_builder import OscMessageBuilder
 
+from audio.port.adapters import parse_arg
+
 
 def encode(address: str, *args: Any) -> bytes:
     b = OscMessageBuilder(address)
     for a in args:
         b.add_arg(a)
     return b.build().dgram
-
-
-def parse_arg(s: str) -> Any:
-    for conv in (int, float):
-        try:
-            return conv(s)
-        except ValueError:
-            pass
-    return s
 
 
 class Client:

@@ -17,11 +17,22 @@ from typing import Any
 from ..bus import Event, event_kinds
 from .events import PortError, make_event
 
-__all__ = ["ACTIONS", "VEC3", "Action", "Param", "available_actions", "register_action"]
+__all__ = ["ACTIONS", "VEC3", "Action", "Param", "available_actions", "parse_arg", "register_action"]
 
 VEC3 = "vec3"
 """Parameter type of a position: three numbers (x, y, z metres), one field or x/y/z fields."""
 _REQUIRED = object()
+
+
+def parse_arg(text: str) -> Any:
+    """A typed action argument from text (a command line, the TUI's ``:`` prompt): an int,
+    else a float, else the string itself."""
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text
 
 
 @dataclass(frozen=True)
