@@ -42,6 +42,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from audio.codecs.pcm import encode_pcm16be  # noqa: E402
 from audio.codecs.snr import CODEC_PCM16BE, CODEC_XAS1, TYPE_STREAM, SnrHeader  # noqa: E402
@@ -50,6 +51,7 @@ from audio.skate.big import COMPRESSIONS  # noqa: E402
 from audio.skate.evt import ClipRef, EvtEvent, EvtRecord, EvtTable, event_id  # noqa: E402
 from audio.skate.hdr import ClipHeader  # noqa: E402
 from audio.skate.install import SPEECH_DIR, bank_paths, write_install  # noqa: E402
+from speech_synth import speak  # noqa: E402
 
 __all__ = ["RATE", "BANK", "TAKE_PEAK", "VOICES", "EVENTS", "RADIO_SEQUENCE", "SCENARIO", "Voice", "EventDef",
            "ClipDef", "clip_defs", "build_evt", "synthesize", "radio_chirp", "encode_take", "build", "main"]
@@ -328,19 +330,7 @@ def _bandpass(x: np.ndarray, lo: float, hi: float) -> np.ndarray:
 
 def synthesize(text: str, args: list[str], workdir: Path, radio: bool = False) -> np.ndarray:
     """espeak-ng -> trimmed, 36 kHz int16 mono (``radio``: band-limited, driven, a little hiss)."""
-    import soundfile as sf
-    from scipy.signal import resample_poly
-
-    wav = workdir / "take.wav"
-    subprocess.run(["espeak-ng", *args, "-w", str(wav), text], check=True, capture_output=True)
-    x, rate = sf.read(wav, dtype="float64")
-    x = x if x.ndim == 1 else x.mean(axis=1)
-    loud = np.flatnonzero(np.abs(x) > 0.01)
-    if loud.size:
-        pad = int(0.03 * rate)
-        x = x[max(0, loud[0] - pad):loud[-1] + pad]
-    g = np.gcd(RATE, rate)
-    y = resample_poly(x, RATE // g, rate // g)
+    y = speak(text, args, workdir, RATE)
     if radio:
         y = np.tanh(4.0 * _bandpass(y, 350.0, 3200.0) / max(1e-9, float(np.max(np.abs(y)))))
         y = y + 0.02 * _bandpass(np.random.default_rng(75).standard_normal(y.size), 500.0, 5000.0)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from audio.codecs.xwb import NewWave, write_wavebank  # noqa: E402
 from audio.sylpheed.cues import bank_path, cue_name, write_sounds  # noqa: E402
@@ -40,6 +40,7 @@ from audio.sylpheed.presets import (Crew, EventRecord, Message, MessagePage, Mes
                                     RuleTable, UnitMessageSet, message_table_path, rule_table_path,
                                     write_message_table, write_rule_table, write_unit_message_set)
 from audio.sylpheed.unitgroup import Member, Squadron, write_unit_group  # noqa: E402
+from speech_synth import speak  # noqa: E402
 
 RATE = 24_000
 BANK_VERSION = 37
@@ -230,20 +231,8 @@ def build_tables() -> tuple[dict[str, bytes], dict[str, bytes], list[Line]]:
 
 def synthesize(line: Line, workdir: Path) -> np.ndarray:
     """espeak-ng -> trimmed, 24 kHz, lightly saturated int16 mono."""
-    import soundfile as sf
-    from scipy.signal import resample_poly
-
     sp = SPEAKERS[line.who]
-    wav = workdir / "line.wav"
-    subprocess.run(["espeak-ng", "-v", sp.voice, "-s", str(sp.speed), "-p", str(sp.pitch), "-w", str(wav),
-                    line.text], check=True, capture_output=True)
-    x, rate = sf.read(wav, dtype="float64")
-    x = x if x.ndim == 1 else x.mean(axis=1)
-    loud = np.flatnonzero(np.abs(x) > 0.01)
-    if loud.size:
-        pad = int(0.03 * rate)
-        x = x[max(0, loud[0] - pad):loud[-1] + pad]
-    y = resample_poly(x, RATE // 150, rate // 150) if rate == 22050 else resample_poly(x, RATE, rate)
+    y = speak(line.text, ["-v", sp.voice, "-s", str(sp.speed), "-p", str(sp.pitch)], workdir, RATE)
     y = np.tanh(2.0 * y / max(1e-9, np.max(np.abs(y)))) / np.tanh(2.0) * 0.85
     return np.round(y * 32767.0).astype(np.int16)
 
