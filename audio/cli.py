@@ -67,6 +67,15 @@ def _stems(args: argparse.Namespace) -> list[str] | None:
     return ["master", "environment"] if args.stems else None
 
 
+def _scenario(path: Path, args: argparse.Namespace):
+    """Load a scenario with the command line's --seed and --layout applied."""
+    from .scenario import load_scenario
+    scn = load_scenario(path, args.seed)
+    if args.layout:
+        scn.layout = args.layout
+    return scn
+
+
 def cmd_render(args: argparse.Namespace) -> int:
     from .render import render_replay, render_scenario
     if args.replay:
@@ -76,11 +85,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     else:
         if not args.scenario:
             raise SystemExit("render needs a SCENARIO file (or --replay CAPTURE); see barkbus render --help")
-        from .scenario import load_scenario
-        scn = load_scenario(args.scenario, args.seed)
-        if args.layout:
-            scn.layout = args.layout
-        res = render_scenario(scn, block=args.block, stems=_stems(args), capture=args.capture,
+        res = render_scenario(_scenario(args.scenario, args), block=args.block, stems=_stems(args), capture=args.capture,
                               progress=not args.quiet)
     return _finish_render(res, args)
 
@@ -105,11 +110,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 setattr(sub, k, v.with_name(f"{v.stem}-{name}{v.suffix}"))
         if args.stems and len(names) > 1:
             sub.stems = args.stems / name
-        from .scenario import load_scenario
-        scn = load_scenario(path, args.seed)
-        if args.layout:
-            scn.layout = args.layout
-        res = render_scenario(scn, block=args.block, stems=_stems(sub), progress=not args.quiet)
+        res = render_scenario(_scenario(path, args), block=args.block, stems=_stems(sub), progress=not args.quiet)
         _finish_render(res, sub)
     return rc
 

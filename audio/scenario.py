@@ -51,7 +51,7 @@ import numpy as np
 import soundfile as sf
 
 from .bus import Event, EventBus
-from .dsp.curves import PeakCurves
+from .dsp.curves import PeakCurves, azimuth_to_raw
 from .dsp.graph import load_graph
 from .engine import Engine, EngineConfig
 from .errors import ScenarioError
@@ -272,7 +272,8 @@ class PlaySystem:
         self.engine = engine
         engine.bus.subscribe(self, [PlayEvent])
 
-    def _pcm(self, file: str) -> tuple[np.ndarray, int]:
+    def preload(self, file: str) -> tuple[np.ndarray, int]:
+        """Read ``file`` (mono mix, float32) once; later plays reuse it (no I/O while rendering)."""
         if file not in self.files:
             data, rate = sf.read(file, dtype="float32", always_2d=True)
             self.files[file] = (data.mean(axis=1).astype(np.float32), int(rate))
@@ -281,7 +282,7 @@ class PlaySystem:
     def handle(self, ev: Event, bus: EventBus) -> None:
         assert isinstance(ev, PlayEvent)
         eng = self.engine
-        pcm, rate = self._pcm(ev.file)
+        pcm, rate = self.preload(ev.file)
         slot = self.slots[self._next_slot % len(self.slots)]
         self._next_slot += 1
         state: dict[str, Any] = {"countdown": 0, "delay": None}
@@ -293,8 +294,8 @@ class PlaySystem:
 
     def _params(self, ev: PlayEvent, state: dict[str, Any]) -> dict[str, float]:
         w = self.engine.world
-        raw = w.azimuth_raw(ev.emitter)
-        centre, gain, q = self.peak(raw)
+        angle = w.azimuth_deg(ev.emitter)
+        centre, gain, q = self.peak(azimuth_to_raw(angle))
         d = w.distance(ev.emitter)
         roll = min(1.0, self.min_distance / max(d, 1e-9))
         state["countdown"] -= 1
@@ -306,7 +307,7 @@ class PlaySystem:
                 state["delay_changed"] = True
         return {"Rsp0.pitch": 4096.0 * ev.pitch, "PI20.centre_hz": centre, "PI20.gain": gain, "PI20.q": q,
                 "Sen0_echo.level": ev.echo_send, "Gai0.gain": ev.gain * roll, "Sen0_env.level": ev.env_send,
-                "Pn21.angle_deg": w.azimuth_deg(ev.emitter)}
+                "Pn21.angle_deg": angle}
 
     def tick(self, frame: int, engine: Engine) -> None:
         keep = []
@@ -334,7 +335,7 @@ def build_engine(scn: Scenario, *, block: int | None = None, post_events: bool =
     play = PlaySystem()
     for ev in scn.events:
         if isinstance(ev, PlayEvent):
-            play._pcm(ev.file)
+            play.preload(ev.file)
     eng.add_system(play)
     for sec in scn.sections:
         section = scn.doc[sec]
