@@ -11,16 +11,16 @@ import importlib
 import sys
 from pathlib import Path
 
-from . import __version__
-from .errors import BarkbusError
+from audio import __version__
+from audio.core.errors import BarkbusError
 
 __all__ = ["main", "build_parser"]
 
-_GROUPS = ("audio.skate.cli", "audio.sylpheed.cli", "audio.live_cli")
+_GROUPS = ("audio.games.skate.cli", "audio.games.sylpheed.cli", "audio.live.cli")
 
 _EPILOG = """examples:
   barkbus demo -o out/demo.wav                 render the embedded Skate 3 + Sylpheed demos
-  barkbus render audio/data/basic/basic.toml -o out/basic.wav --log out/basic.jsonl
+  barkbus render audio/offline/demo/basic.toml -o out/basic.wav --log out/basic.jsonl
   barkbus render --replay out/live-capture.jsonl -o out/replay.wav
   barkbus graph plot skate_stream_voice -o out/voice.png
 """
@@ -41,7 +41,7 @@ def _add_render_args(p: argparse.ArgumentParser) -> None:
 
 
 def _finish_render(res, args: argparse.Namespace) -> int:
-    from .render import summary_text, write_audio, write_log
+    from audio.offline.render import summary_text, write_audio, write_log
     if args.output:
         write_audio(args.output, res.audio, res.sample_rate, args.subtype)
     if args.stems:
@@ -51,10 +51,10 @@ def _finish_render(res, args: argparse.Namespace) -> int:
     if args.log:
         write_log(args.log, res.decisions)
     if args.timeline:
-        from .timeline import timeline_png
+        from audio.offline.timeline import timeline_png
         timeline_png(res.decisions, args.timeline, res.duration, res.voices, res.sample_rate)
     if args.spectrogram:
-        from .plots import plot_spectrogram
+        from audio.offline.plots import plot_spectrogram
         plot_spectrogram(res.audio, res.sample_rate, args.spectrogram, res.scenario)
     print(summary_text(res, args.output))
     for extra in (args.stems, args.log, args.timeline, args.spectrogram, getattr(args, "capture", None)):
@@ -69,7 +69,7 @@ def _stems(args: argparse.Namespace) -> list[str] | None:
 
 def _scenario(path: Path, args: argparse.Namespace):
     """Load a scenario with the command line's --seed and --layout applied."""
-    from .scenario import load_scenario
+    from audio.offline.scenario import load_scenario
     scn = load_scenario(path, args.seed)
     if args.layout:
         scn.layout = args.layout
@@ -77,7 +77,7 @@ def _scenario(path: Path, args: argparse.Namespace):
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    from .render import render_replay, render_scenario
+    from audio.offline.render import render_replay, render_scenario
     if args.replay:
         if args.scenario:
             raise SystemExit("give either a SCENARIO or --replay CAPTURE, not both")
@@ -91,8 +91,8 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from .render import render_scenario
-    from .scenario import demo_scenario
+    from audio.offline.render import render_scenario
+    from audio.offline.scenario import demo_scenario
     names = ["skate", "sylpheed"] if args.which == "all" else [args.which]
     out = args.output or Path("out/demo.wav")
     rc = 0
@@ -116,7 +116,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
-    from .dsp.graph import NODE_KINDS, available_graphs, load_graph
+    from audio.dsp.graph import NODE_KINDS, available_graphs, load_graph
     if args.action == "list":
         for name in available_graphs():
             spec = load_graph(name)
@@ -135,7 +135,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
         for c in spec.curves:
             print(f"  curve {c}: x={list(spec.curves[c].x)} y={list(spec.curves[c].y)}")
         return 0
-    from .plots import plot_graph
+    from audio.offline.plots import plot_graph
     out = args.output or Path(f"{spec.name}.png")
     plot_graph(spec, out)
     print(f"wrote {out}")

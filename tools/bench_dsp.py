@@ -37,7 +37,7 @@ def _source(seconds: float = 12.0) -> np.ndarray:
 
 
 def run_barkbus(n: int, block: int, min_seconds: float) -> float:
-    from audio.engine import Engine
+    from audio.core.engine import Engine
     e = Engine(block=block, voice_budget=n, voice_headroom=0, submix_slots=n, start_silence=0)
     src = _source()
     for i in range(n):

@@ -34,11 +34,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from audio.engine import Engine
-from audio.live import LiveSettings, format_metrics
+from audio.core.engine import Engine
+from audio.live.device import LiveSettings, format_metrics
 from audio.port.api import DEFAULT_TONE_GRAPH, VoicePort
 from audio.port.osc import OscServer, build_message
-from audio.port.tone import ToneOn, ToneSystem
+from audio.games.tone.system import ToneOn, ToneSystem
 
 PROBE_EVERY_S = 0.25
 PROBE_LEVEL = 0.9

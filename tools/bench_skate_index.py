@@ -17,10 +17,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from audio.skate import refpack  # noqa: E402
-from audio.skate.evt import ClipRef, EvtEvent, EvtRecord, EvtTable, event_id  # noqa: E402
-from audio.skate.hdr import ClipHeader  # noqa: E402
-from audio.skate.install import SkateInstall, write_install  # noqa: E402
+from audio.codecs import refpack  # noqa: E402
+from audio.games.skate.formats.evt import ClipRef, EvtEvent, EvtRecord, EvtTable, event_id  # noqa: E402
+from audio.games.skate.formats.hdr import ClipHeader  # noqa: E402
+from audio.games.skate.formats.install import SkateInstall, write_install  # noqa: E402
 
 # SNR header: EA-XMA (codec 3), mono, 36,000 Hz, STREAM, 36,000 samples
 SNR = bytes.fromhex("03008ca040008ca0")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Build the embedded Skate 3 demo install under ``audio/data/skate_demo/``.
+"""Build the embedded Skate 3 demo install under ``audio/games/skate/demo/``.
 
-Everything is written with barkbus's own writers (``audio.skate.install.write_install``) in the
+Everything is written with barkbus's own writers (``audio.games.skate.formats.install.write_install``) in the
 game's layout::
 
     data/audio/english/livingworldspeech.big     EB v3: the .dat clips, livingworld_Events.evt and
@@ -47,10 +47,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from audio.codecs.pcm import encode_pcm16be  # noqa: E402
 from audio.codecs.snr import CODEC_PCM16BE, CODEC_XAS1, TYPE_STREAM, SnrHeader  # noqa: E402
 from audio.codecs.xas1 import encode_xas1  # noqa: E402
-from audio.skate.big import COMPRESSIONS  # noqa: E402
-from audio.skate.evt import ClipRef, EvtEvent, EvtRecord, EvtTable, event_id  # noqa: E402
-from audio.skate.hdr import ClipHeader  # noqa: E402
-from audio.skate.install import SPEECH_DIR, bank_paths, write_install  # noqa: E402
+from audio.games.skate.formats.big import COMPRESSIONS  # noqa: E402
+from audio.games.skate.formats.evt import ClipRef, EvtEvent, EvtRecord, EvtTable, event_id  # noqa: E402
+from audio.games.skate.formats.hdr import ClipHeader  # noqa: E402
+from audio.games.skate.formats.install import SPEECH_DIR, bank_paths, write_install  # noqa: E402
 from speech_synth import speak  # noqa: E402
 
 __all__ = ["RATE", "BANK", "TAKE_PEAK", "VOICES", "EVENTS", "RADIO_SEQUENCE", "SCENARIO", "Voice", "EventDef",
@@ -60,7 +60,7 @@ RATE = 36_000
 """Take sample rate (Hz), like the retail living-world takes."""
 BANK = 1
 """The living-world bank number (event ids 0x2000 + n)."""
-OUT = ROOT / "audio" / "data" / "skate_demo"
+OUT = ROOT / "audio" / "games" / "skate" / "demo"
 TAKE_PEAK = 0.5
 """Take peak level (linear, -6 dBFS): near the retail takes (a busm1 warn take peaks at -9 dBFS)."""
 WEIGHT_CODE = 0x39          # 4 x 25, every living-world record
@@ -364,9 +364,9 @@ def encode_take(pcm: np.ndarray, codec: str) -> tuple[bytes, bytes]:
 # -- the install ---------------------------------------------------------------------------------
 SCENARIO = '''# Skate 3 living-world speech demo: a skater (the listener / camera) rolls through a plaza.
 # Built by tools/build_skate_demo.py together with the install beside it (install = "."); the
-# tuning is the [skate] default, barkbus's demo tuning audio/data/skate_tuning_demo.toml (NOT the
+# tuning is the [skate] default, barkbus's demo tuning audio/games/skate/demo/tuning.toml (NOT the
 # game's values). Render:
-#   python -m audio render audio/data/skate_demo/plaza.toml -o plaza.wav --log plaza.jsonl
+#   python -m audio render audio/games/skate/demo/plaza.toml -o plaza.wav --log plaza.jsonl
 #       --timeline plaza.png
 #
 # Speech values (spec 2.2/2.3): 53/54 warn -> 501_warn (the near line within 20 m, the far line
@@ -395,7 +395,7 @@ path = [
 
 [skate]
 install = "."                     # the install beside this file
-# tuning = "../skate_tuning_demo.toml"   # the default: audio/data/skate_tuning_demo.toml
+# tuning = "tuning.toml"              # the default: audio/games/skate/demo/tuning.toml
 streams_per_channel = 2           # the port's reading: 2 living-world streams
 
 # -- the player's speed (m/s; 101_pos needs more than 5 km/h in the demo tuning) -----------------
@@ -605,7 +605,7 @@ def _readme(clips: list[ClipDef], compression: str, codec: str, sizes: dict[str,
     lines = [
         "Skate 3 living-world speech demo install (barkbus)",
         "",
-        "Made by tools/build_skate_demo.py (python tools/build_skate_demo.py --out audio/data/skate_demo).",
+        "Made by tools/build_skate_demo.py (python tools/build_skate_demo.py --out audio/games/skate/demo).",
         "It is not game data: every line was synthesised with espeak-ng and written with barkbus's own",
         "writers in the game's layout (data/audio/english/livingworldspeech.big, EB v3, holding the .dat",
         "clips, livingworld_Events.evt and the nested livingworldhdr.big / livingworldsth.big).",

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Build the Project Sylpheed demo install under ``audio/data/sylpheed_demo/``.
+"""Build the Project Sylpheed demo install under ``audio/games/sylpheed/demo/``.
 
 Everything is written with barkbus's own writers in the game's layout:
 
@@ -34,17 +34,17 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from audio.codecs.xwb import NewWave, write_wavebank  # noqa: E402
-from audio.sylpheed.cues import bank_path, cue_name, write_sounds  # noqa: E402
-from audio.sylpheed.pak import write_pak  # noqa: E402
-from audio.sylpheed.presets import (Crew, EventRecord, Message, MessagePage, MessageTable,  # noqa: E402
+from audio.games.sylpheed.formats.cues import bank_path, cue_name, write_sounds  # noqa: E402
+from audio.games.sylpheed.formats.pak import write_pak  # noqa: E402
+from audio.games.sylpheed.formats.presets import (Crew, EventRecord, Message, MessagePage, MessageTable,  # noqa: E402
                                     RuleTable, UnitMessageSet, message_table_path, rule_table_path,
                                     write_message_table, write_rule_table, write_unit_message_set)
-from audio.sylpheed.unitgroup import Member, Squadron, write_unit_group  # noqa: E402
+from audio.games.sylpheed.formats.unitgroup import Member, Squadron, write_unit_group  # noqa: E402
 from speech_synth import speak  # noqa: E402
 
 RATE = 24_000
 BANK_VERSION = 37
-OUT = ROOT / "audio" / "data" / "sylpheed_demo"
+OUT = ROOT / "audio" / "games" / "sylpheed" / "demo"
 
 EVENTS = (
     [f"LOCKON_{i}" for i in range(1, 13)] + ["LOCKON_UP", "LOCKON_DOWN"]

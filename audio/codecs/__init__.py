@@ -1,8 +1,8 @@
 """Codecs and audio containers: the games' banks decoded to numpy arrays.
 
 Containers and codecs stay apart (one codec serves many containers). Every format has
-a reader and a writer; every parser raises :class:`~audio.errors.FormatError`
-(file + offset) on bad input and :class:`~audio.errors.UnsupportedError` for
+a reader and a writer; every parser raises :class:`~audio.core.errors.FormatError`
+(file + offset) on bad input and :class:`~audio.core.errors.UnsupportedError` for
 well-formed input it does not implement.
 
 EA takes (SNR header + SNS blocks; Skate 3)
@@ -34,18 +34,18 @@ Cache
 """
 from __future__ import annotations
 
-from .cache import CacheStats, TakeCache
-from .eaxma import decode_eaxma, encode_eaxma
-from .pcm import decode_pcm16be, encode_pcm16be
-from .riff import RiffWave, build_wav, decode_riff, msadpcm_fmt, pcm_fmt, read_riff, xma2_fmt
-from .sns import SnsBlock, walk_blocks, write_blocks
-from .snr import SnrHeader, decode_take, parse_snr, split_sps, write_sps
-from .vgmstream import available as vgmstream_available
-from .vgmstream import decode_take_vgmstream
-from .xas1 import decode_frames, decode_xas1, encode_frames, encode_xas1
-from .xma import XmaPacketHeader, decode_xma, parse_xma2_packet_header, split_packets, xma1_extradata, \
+from audio.codecs.cache import CacheStats, TakeCache
+from audio.codecs.eaxma import decode_eaxma, encode_eaxma
+from audio.codecs.pcm import decode_pcm16be, encode_pcm16be
+from audio.codecs.riff import RiffWave, build_wav, decode_riff, msadpcm_fmt, pcm_fmt, read_riff, xma2_fmt
+from audio.codecs.sns import SnsBlock, walk_blocks, write_blocks
+from audio.codecs.snr import SnrHeader, decode_take, parse_snr, split_sps, write_sps
+from audio.codecs.vgmstream import available as vgmstream_available
+from audio.codecs.vgmstream import decode_take_vgmstream
+from audio.codecs.xas1 import decode_frames, decode_xas1, encode_frames, encode_xas1
+from audio.codecs.xma import XmaPacketHeader, decode_xma, parse_xma2_packet_header, split_packets, xma1_extradata, \
     xma2_extradata
-from .xwb import NewWave, WaveBank, WaveEntry, decode_entry, entry_data, read_wavebank, write_wavebank
+from audio.codecs.xwb import NewWave, WaveBank, WaveEntry, decode_entry, entry_data, read_wavebank, write_wavebank
 
 __all__ = [
     # EA takes

@@ -16,9 +16,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import FormatError
-from .sns import walk_blocks, write_blocks
-from .xma import XMA_LENGTH_SLACK, XMA_PACKET_SIZE, XmaPacketHeader, decode_xma, xma2_extradata, \
+from audio.core.errors import FormatError
+from audio.codecs.sns import walk_blocks, write_blocks
+from audio.codecs.xma import XMA_LENGTH_SLACK, XMA_PACKET_SIZE, XmaPacketHeader, decode_xma, xma2_extradata, \
     xma_stream_channels
 
 __all__ = ["eaxma_extradata", "split_streams", "decode_eaxma", "encode_eaxma"]

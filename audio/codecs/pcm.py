@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import FormatError
-from .sns import walk_blocks, write_blocks
+from audio.core.errors import FormatError
+from audio.codecs.sns import walk_blocks, write_blocks
 
 __all__ = ["decode_pcm16be", "encode_pcm16be", "fit_length"]
 

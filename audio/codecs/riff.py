@@ -15,9 +15,9 @@ import av
 import av.error
 import numpy as np
 
-from ..binary import Reader
-from ..errors import FormatError, UnsupportedError
-from .xma import decode_xma, split_packets
+from audio.core.binary import Reader
+from audio.core.errors import FormatError, UnsupportedError
+from audio.codecs.xma import decode_xma, split_packets
 
 __all__ = [
     "TAG_PCM", "TAG_MSADPCM", "TAG_XMA1", "TAG_XMA2", "MSADPCM_COEFS", "RiffWave", "read_riff",

@@ -17,10 +17,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..binary import Reader
-from ..errors import FormatError, UnsupportedError
-from . import eaxma, pcm, xas1
-from .sns import SPS_HEADER
+from audio.core.binary import Reader
+from audio.core.errors import FormatError, UnsupportedError
+from audio.codecs import eaxma, pcm, xas1
+from audio.codecs.sns import SPS_HEADER
 
 __all__ = [
     "CODEC_NAMES", "CODEC_PCM16BE", "CODEC_EAXMA", "CODEC_XAS1", "TYPE_RAM", "TYPE_STREAM", "TYPE_GIGASAMPLE",

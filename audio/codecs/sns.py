@@ -11,7 +11,7 @@ import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..errors import FormatError
+from audio.core.errors import FormatError
 
 __all__ = [
     "FLAG_DATA", "FLAG_LAST", "SPS_HEADER", "SPS_DATA", "SPS_END", "SnsBlock", "walk_blocks",

@@ -17,8 +17,8 @@ from types import ModuleType
 
 import numpy as np
 
-from ..errors import FormatError
-from .riff import read_riff
+from audio.core.errors import FormatError
+from audio.codecs.riff import read_riff
 
 __all__ = ["available", "snu_wrap", "decode_buffer", "decode_take_vgmstream"]
 

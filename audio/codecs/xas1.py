@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import FormatError
-from .pcm import fit_length
-from .sns import walk_blocks, write_blocks
+from audio.core.errors import FormatError
+from audio.codecs.pcm import fit_length
+from audio.codecs.sns import walk_blocks, write_blocks
 
 __all__ = ["FRAME_BYTES", "FRAME_SAMPLES", "XAS_COEFS", "decode_frames", "encode_frames", "decode_xas1",
            "encode_xas1"]

@@ -10,7 +10,7 @@ fields, so N frames without skips decode to ``N * 512 - 64`` samples.
 FFmpeg is lenient with bad input: it may raise, silently drop a packet or return
 garbage. :func:`decode_xma` therefore catches every FFmpeg error per packet, rejects
 samples far out of range and checks the decoded length when the caller knows it; every
-failure becomes a :class:`~audio.errors.FormatError` naming the file and the packet's
+failure becomes a :class:`~audio.core.errors.FormatError` naming the file and the packet's
 byte offset.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ import av
 import av.error
 import numpy as np
 
-from ..errors import FormatError
+from audio.core.errors import FormatError
 
 __all__ = [
     "XMA_PACKET_SIZE", "XMA2_BLOCK_SIZE", "XMA_LENGTH_SLACK", "MAX_ABS_SAMPLE", "XmaPacketHeader",

@@ -9,7 +9,7 @@ carries (or, compact, shares) a MINIWAVEFORMAT word.
 
 Codec tags: 0 PCM (8-bit unsigned or 16-bit in the bank's byte order), 1 XMA (XMA1 up
 to ``xma1_max_version``, by default 38 as our codecs spec states, XMA2 after), 2
-MS-ADPCM, 3 xWMA (recognised, not decoded: :class:`~audio.errors.UnsupportedError`).
+MS-ADPCM, 3 xWMA (recognised, not decoded: :class:`~audio.core.errors.UnsupportedError`).
 """
 from __future__ import annotations
 
@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..binary import Reader, align
-from ..errors import FormatError, UnsupportedError
-from . import riff
-from .xma import XMA2_BLOCK_SIZE, XMA_LENGTH_SLACK, decode_xma, split_packets, xma2_extradata
+from audio.core.binary import Reader, align
+from audio.core.errors import FormatError, UnsupportedError
+from audio.codecs import riff
+from audio.codecs.xma import XMA2_BLOCK_SIZE, XMA_LENGTH_SLACK, decode_xma, split_packets, xma2_extradata
 
 __all__ = [
     "CODEC_PCM", "CODEC_XMA1", "CODEC_XMA2", "CODEC_MSADPCM", "CODEC_XWMA",

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import kernels as K
-from .graph import NODE_KINDS, GraphSpec, NodeSpec
-from .pool import SamplePool
+from audio.dsp import kernels as K
+from audio.dsp.graph import NODE_KINDS, GraphSpec, NodeSpec
+from audio.dsp.pool import SamplePool
 
 __all__ = ["GraphBank", "LAYOUTS"]
 

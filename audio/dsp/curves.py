@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .graph import CurveSpec, GraphSpec
+from audio.dsp.graph import CurveSpec, GraphSpec
 
 __all__ = ["Curve", "fold_azimuth", "PeakCurves", "azimuth_to_raw"]
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import GraphError
+from audio.core.errors import GraphError
 
 __all__ = ["NODE_KINDS", "NodeKind", "NodeSpec", "GraphSpec", "CurveSpec", "DuckerSpec",
            "graphs_dir", "load_graph", "available_graphs"]

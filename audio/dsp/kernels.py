@@ -14,7 +14,7 @@ import math
 import numba as nb
 import numpy as np
 
-from .filters import pass_coefs, peaking_coefs
+from audio.dsp.filters import pass_coefs, peaking_coefs
 
 _FLAGS = dict(cache=True, nogil=True, fastmath=False, boundscheck=False)
 

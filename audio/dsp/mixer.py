@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import GraphError
-from . import kernels as K
-from .bank import LAYOUTS, GraphBank
-from .graph import GraphSpec, load_graph
-from .pool import SamplePool
+from audio.core.errors import GraphError
+from audio.dsp import kernels as K
+from audio.dsp.bank import LAYOUTS, GraphBank
+from audio.dsp.graph import GraphSpec, load_graph
+from audio.dsp.pool import SamplePool
 
 __all__ = ["Mixer", "Ducker"]
 

@@ -8,14 +8,14 @@
 - :data:`ACTIONS` / :func:`register_action` (:mod:`audio.port.adapters`): friendly actions
   shared by the OSC server and the TUI.
 - :class:`OscServer` (:mod:`audio.port.osc`): OSC over UDP (address space in its docstring).
-- :class:`ToneSystem` (:mod:`audio.port.tone`): a test-tone speech system.
+- :class:`ToneSystem` (:mod:`audio.games.tone.system`): a test-tone speech system.
 """
 
-from .adapters import ACTIONS, Action, Param, available_actions, register_action
-from .api import GAMES, SpeechTracker, Subtitle, VoicePort, engine_for_capture, open_scenario, open_system
-from .events import PortError, make_event
-from .osc import DEFAULT_PORT, OscServer, OscStats
-from .tone import ToneOn, ToneStop, ToneSystem
+from audio.port.adapters import ACTIONS, Action, Param, available_actions, register_action
+from audio.port.api import GAMES, SpeechTracker, Subtitle, VoicePort, engine_for_capture, open_scenario, open_system
+from audio.port.events import PortError, make_event
+from audio.port.osc import DEFAULT_PORT, OscServer, OscStats
+from audio.games.tone.system import ToneOn, ToneStop, ToneSystem
 
 __all__ = [
     "ACTIONS",

@@ -14,8 +14,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from ..bus import Event, event_kinds
-from .events import PortError, make_event
+from audio.core.bus import Event, event_kinds
+from audio.port.events import PortError, make_event
 
 __all__ = ["ACTIONS", "VEC3", "Action", "Param", "available_actions", "parse_arg", "register_action"]
 

@@ -12,7 +12,7 @@ Time: the port's clock drives the engine. ``advance(seconds)`` / ``advance_to(t)
 and return the audio; ``pull(n)`` renders ``n`` samples. Events posted from any thread go
 through a bounded inbox drained before every block: an event keeps its own ``t``
 (``when="event"``, a past time takes effect at once) or takes effect at the next block
-boundary (``when="now"``). ``play()`` instead hands the engine to :class:`audio.live.LivePlayer`
+boundary (``when="now"``). ``play()`` instead hands the engine to :class:`audio.live.device.LivePlayer`
 (the audio device's clock drives it).
 
 Speech queries (what a mission script's WaitForSpeech needs): ``is_speaking(speaker)``
@@ -33,11 +33,11 @@ from typing import Any
 
 import numpy as np
 
-from ..bus import Decision, Event
-from ..clock import BLOCK, SAMPLE_RATE, seconds_to_samples
-from ..live import Inbox, LivePlayer, LiveSettings
-from .events import PortError, make_event
-from .tone import DEFAULT_GRAPH
+from audio.core.bus import Decision, Event
+from audio.core.clock import BLOCK, SAMPLE_RATE, seconds_to_samples
+from audio.live.device import Inbox, LivePlayer, LiveSettings
+from audio.port.events import PortError, make_event
+from audio.games.tone.system import DEFAULT_GRAPH
 
 __all__ = [
     "DEFAULT_TONE_GRAPH",
@@ -286,8 +286,8 @@ class VoicePort:
         and renders a few blocks, so the first live voice does not pay numba compilation
         or bank allocation in the render thread. This engine is not touched.
         """
-        from ..dsp.graph import available_graphs, load_graph
-        from ..engine import Engine
+        from audio.dsp.graph import available_graphs, load_graph
+        from audio.core.engine import Engine
 
         scratch = Engine(sample_rate=self.sample_rate, block=self.block, seed=0)
         pcm = np.zeros(self.block * 2, dtype=np.float32)
@@ -337,7 +337,7 @@ class VoicePort:
     def capture_header(self) -> dict[str, Any]:
         """What a replay needs to rebuild this engine: game, install, seed, rate, block and,
         for engines built from a scenario document, ``doc`` and ``scenario`` (the fields
-        ``audio.render.render_replay`` reads)."""
+        ``audio.offline.render.render_replay`` reads)."""
         h: dict[str, Any] = {
             "game": self.game,
             "install": self.install,
@@ -360,8 +360,8 @@ def _port_doc(game: str, install: str | None, seed: int, tone_graph: str) -> dic
 
 
 def _engine_from_doc(doc: dict[str, Any], where: str, seed: int, block: int, sample_rate: int) -> Any:
-    from ..errors import ScenarioError
-    from ..scenario import build_engine, scenario_from_doc
+    from audio.core.errors import ScenarioError
+    from audio.offline.scenario import build_engine, scenario_from_doc
 
     try:
         scn = scenario_from_doc(doc, Path(where), seed)
@@ -372,7 +372,7 @@ def _engine_from_doc(doc: dict[str, Any], where: str, seed: int, block: int, sam
 
 def _scenario_games() -> tuple[str, ...]:
     try:
-        from ..games import GAMES as SCENARIO_GAMES
+        from audio.games import GAMES as SCENARIO_GAMES
     except ImportError:
         return ()
     return tuple(SCENARIO_GAMES)
@@ -392,7 +392,7 @@ def open_system(
 
     ``game`` = "tone" (the test-tone system; no data), "skate" or "sylpheed" (on
     ``install``: "demo" or a path). Games known to :mod:`audio.games` are built by
-    ``audio.scenario.build_engine`` from a one-section scenario document, which the
+    ``audio.offline.scenario.build_engine`` from a one-section scenario document, which the
     capture header carries (so ``barkbus render --replay`` rebuilds the same engine); the
     tone system falls back to a plain Engine when it is not registered there. The engine's
     world follows ``world.listener`` / ``world.emitter`` events.
@@ -415,8 +415,8 @@ def open_system(
         )
     if game != "tone":
         raise PortError(f"game {game!r} is not registered in audio.games")
-    from ..engine import Engine
-    from .tone import ToneSystem
+    from audio.core.engine import Engine
+    from audio.games.tone.system import ToneSystem
 
     engine = Engine(sample_rate=sample_rate, block=block, seed=seed)
     engine.add_system(ToneSystem(tone_graph, rate=sample_rate))
@@ -428,8 +428,8 @@ def open_scenario(
 ) -> tuple[VoicePort, float]:
     """A port on the engine a scenario file describes, its events scheduled (posted when
     the run starts); returns ``(port, duration_s)``."""
-    from ..errors import ScenarioError
-    from ..scenario import build_engine, load_scenario
+    from audio.core.errors import ScenarioError
+    from audio.offline.scenario import build_engine, load_scenario
 
     try:
         scn = load_scenario(path, seed)

@@ -1,14 +1,14 @@
 """The port's view of event building: :func:`make_event` raises :class:`PortError`.
 
-The validation itself is :func:`audio.fields.build_event`, shared with capture replay.
+The validation itself is :func:`audio.core.fields.build_event`, shared with capture replay.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..bus import Event
-from ..fields import EventFieldError, build_event, event_fields
+from audio.core.bus import Event
+from audio.core.fields import EventFieldError, build_event, event_fields
 
 __all__ = ["PortError", "event_fields", "make_event"]
 
@@ -18,7 +18,7 @@ class PortError(EventFieldError):
 
 
 def make_event(kind: str, /, **fields: Any) -> Event:
-    """Build event ``kind`` from untrusted ``fields`` (see :func:`audio.fields.build_event`)."""
+    """Build event ``kind`` from untrusted ``fields`` (see :func:`audio.core.fields.build_event`)."""
     try:
         return build_event(kind, **fields)
     except PortError:

@@ -10,7 +10,7 @@ Address space
 -------------
 | address | arguments | effect / reply |
 |---|---|---|
-| `/event` | kind:s json:s | any registered event kind (`audio.bus.event_kinds()`, e.g. `skate.value`) built from a JSON object of its fields |
+| `/event` | kind:s json:s | any registered event kind (`audio.core.bus.event_kinds()`, e.g. `skate.value`) built from a JSON object of its fields |
 | `/tone/on` | speaker:s [line:s freq_hz:f seconds:f level:f fade_ms:f] | test-tone line (event `tone.on`) |
 | `/tone/stop` | speaker:s | stop the speaker's tone line (`tone.stop`) |
 | `/listener` | x:f y:f z:f [yaw_deg:f] | move the listener (`world.listener`, metres, degrees) |
@@ -51,9 +51,9 @@ from typing import Any, Self
 from pythonosc.osc_message_builder import OscMessageBuilder
 from pythonosc.osc_packet import OscPacket, ParseError
 
-from .adapters import ACTIONS
-from .api import VoicePort
-from .events import PortError, make_event
+from audio.port.adapters import ACTIONS
+from audio.port.api import VoicePort
+from audio.port.events import PortError, make_event
 
 __all__ = ["DEFAULT_PORT", "OscServer", "OscStats", "build_message"]
 

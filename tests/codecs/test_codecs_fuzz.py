@@ -16,7 +16,7 @@ from audio.codecs.snr import SnrHeader, decode_take, parse_snr, split_sps, write
 from audio.codecs.sns import walk_blocks
 from audio.codecs.xas1 import encode_xas1
 from audio.codecs.xma import parse_xma2_packet_header
-from audio.errors import FormatError
+from audio.core.errors import FormatError
 
 FIXTURE = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "xmadroid.xwb"
 FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])

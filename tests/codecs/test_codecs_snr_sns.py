@@ -12,7 +12,7 @@ from audio.codecs.pcm import decode_pcm16be, encode_pcm16be
 from audio.codecs.sns import walk_blocks, write_blocks
 from audio.codecs.snr import (CODEC_PCM16BE, TYPE_GIGASAMPLE, TYPE_RAM, TYPE_STREAM, SnrHeader, decode_take,
                               parse_snr, split_sps, write_sps)
-from audio.errors import FormatError, UnsupportedError
+from audio.core.errors import FormatError, UnsupportedError
 
 
 def test_spec_example_is_mono_36000_pcm16be_stream_10000_samples():

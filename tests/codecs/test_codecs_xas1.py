@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from audio.codecs import vgmstream
 from audio.codecs.snr import CODEC_XAS1, TYPE_STREAM, SnrHeader, decode_take
 from audio.codecs.xas1 import FRAME_BYTES, decode_frames, decode_xas1, encode_xas1
-from audio.errors import FormatError
+from audio.core.errors import FormatError
 
 _REF_COEFS = [(0.0, 0.0), (0.9375, 0.0), (1.796875, -0.8125), (1.53125, -0.859375)]
 

@@ -16,7 +16,7 @@ from audio.codecs.eaxma import decode_eaxma, eaxma_extradata, encode_eaxma, spli
 from audio.codecs.snr import CODEC_EAXMA, TYPE_STREAM, SnrHeader, decode_take
 from audio.codecs.xma import (XmaPacketHeader, decode_xma, parse_xma2_packet_header, split_packets,
                               xma1_extradata, xma2_extradata)
-from audio.errors import FormatError, UnsupportedError
+from audio.core.errors import FormatError, UnsupportedError
 
 FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures"
 XWB = FIXTURES / "xmadroid.xwb"

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from audio.bus import Capture, Event, EventBus, event_from_json, event_to_json, read_capture
-from audio.clock import RngStreams
-from audio.errors import FormatError
+from audio.core.bus import Capture, Event, EventBus, event_from_json, event_to_json, read_capture
+from audio.core.clock import RngStreams
+from audio.core.errors import FormatError
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,8 +93,8 @@ def test_rng_streams_are_independent_of_each_other():
 
 
 def test_replay_of_a_capture_gives_the_identical_render(tmp_path):
-    from audio.render import render_replay, render_scenario
-    from audio.scenario import demo_scenario
+    from audio.offline.render import render_replay, render_scenario
+    from audio.offline.scenario import demo_scenario
     cap = tmp_path / "c.jsonl"
     first = render_scenario(demo_scenario("basic"), capture=cap)
     again = render_replay(cap, block=1000)

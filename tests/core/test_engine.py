@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from audio.bus import Event
-from audio.engine import Engine
+from audio.core.bus import Event
+from audio.core.engine import Engine
 
 
 def _tone(n: int = 36_000, rate: int = 36_000, f: float = 440.0) -> np.ndarray:
@@ -64,7 +64,7 @@ def test_systems_tick_on_exact_frame_starts():
 
 
 def test_frame_clock_does_not_drift_over_a_day():
-    from audio.clock import FrameClock
+    from audio.core.clock import FrameClock
     c = FrameClock(60)
     day = 24 * 3600 * 60
     assert c.start(day) == 24 * 3600 * 48_000
@@ -116,8 +116,8 @@ def test_render_with_frame_driven_changes_is_block_size_invariant():
 
 
 def test_scenario_events_make_output_block_size_invariant(tmp_path):
-    from audio.render import render_scenario
-    from audio.scenario import demo_scenario
+    from audio.offline.render import render_scenario
+    from audio.offline.scenario import demo_scenario
     outs = [render_scenario(demo_scenario("basic"), block=b).audio for b in (64, 256, 1000)]
     assert np.abs(outs[0]).max() > 0.05
     assert np.array_equal(outs[0], outs[1]) and np.array_equal(outs[0], outs[2])

@@ -12,8 +12,8 @@ import pytest
 from audio.cli import main
 from audio.dsp.curves import PeakCurves, fold_azimuth
 from audio.dsp.graph import load_graph
-from audio.errors import GraphError, ScenarioError
-from audio.scenario import demo_scenario, load_scenario
+from audio.core.errors import GraphError, ScenarioError
+from audio.offline.scenario import demo_scenario, load_scenario
 
 GOOD_NODE = '[[node]]\nid = "Rsp0"\nkind = "Rsp0"\n'
 
@@ -57,7 +57,7 @@ def test_bad_scenarios_give_clear_errors(tmp_path, body, match):
     p = tmp_path / "s.toml"
     p.write_text(body)
     if match is None:  # a bad listener position is caught when the engine is built
-        from audio.scenario import build_engine
+        from audio.offline.scenario import build_engine
         with pytest.raises(ScenarioError, match=r"position \[x, y, z\]"):
             build_engine(load_scenario(p))
         return
@@ -120,7 +120,7 @@ def test_stems_and_log_are_written(tmp_path):
 
 
 def test_seed_changes_nothing_where_nothing_is_random():
-    from audio.render import render_scenario
+    from audio.offline.render import render_scenario
     a = render_scenario(demo_scenario("basic"), seed=1).audio
     b = render_scenario(demo_scenario("basic"), seed=999).audio
     assert np.array_equal(a, b)

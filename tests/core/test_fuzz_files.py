@@ -11,10 +11,10 @@ import tomli_w
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from audio.bus import read_capture
+from audio.core.bus import read_capture
 from audio.dsp.graph import load_graph
-from audio.errors import FormatError, GraphError, ScenarioError
-from audio.scenario import build_engine, load_scenario
+from audio.core.errors import FormatError, GraphError, ScenarioError
+from audio.offline.scenario import build_engine, load_scenario
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

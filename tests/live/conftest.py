@@ -10,7 +10,7 @@ import pytest
 @pytest.fixture(scope="session")
 def audio_device() -> None:
     """Skip (outside CI) or fail (CI=true) when no PortAudio output can be opened."""
-    from audio.live import audio_device_problem
+    from audio.live.device import audio_device_problem
 
     problem = audio_device_problem()
     if problem is None:

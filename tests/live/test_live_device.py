@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from audio.bus import read_capture
-from audio.live import replay_records
+from audio.core.bus import read_capture
+from audio.live.device import replay_records
 from audio.port.api import engine_for_capture
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,7 +27,7 @@ def test_osc_driven_live_run_keeps_the_device_clock_and_replays_to_the_identical
         [
             sys.executable,
             "-m",
-            "audio.live_cli",
+            "audio.live.cli",
             "live",
             "--game",
             "tone",
@@ -91,7 +91,7 @@ def test_osc_driven_live_run_keeps_the_device_clock_and_replays_to_the_identical
 
 def test_list_devices_names_the_output_device(audio_device):
     r = subprocess.run(
-        [sys.executable, "-m", "audio.live_cli", "live", "--list-devices"],
+        [sys.executable, "-m", "audio.live.cli", "live", "--list-devices"],
         cwd=ROOT,
         capture_output=True,
         text=True,

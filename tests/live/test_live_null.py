@@ -8,11 +8,11 @@ import time
 import numpy as np
 import pytest
 
-from audio.bus import read_capture
-from audio.live import Inbox, LivePlayer, LiveSettings, replay_records, write_capture
+from audio.core.bus import read_capture
+from audio.live.device import Inbox, LivePlayer, LiveSettings, replay_records, write_capture
 from audio.port import open_system
 from audio.port.api import engine_for_capture
-from audio.port.tone import ToneOn
+from audio.games.tone.system import ToneOn
 
 BLOCK = 256
 

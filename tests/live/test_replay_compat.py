@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from audio.bus import read_capture
-from audio.live import LiveSettings, write_capture
+from audio.core.bus import read_capture
+from audio.live.device import LiveSettings, write_capture
 from audio.port import open_system
-from audio.render import render_replay
-from audio.scenario import demo_scenario
+from audio.offline.render import render_replay
+from audio.offline.scenario import demo_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,7 +25,7 @@ def test_a_live_scenario_run_replays_offline_to_the_identical_audio(tmp_path):
         [
             sys.executable,
             "-m",
-            "audio.live_cli",
+            "audio.live.cli",
             "live",
             "--scenario",
             str(demo_scenario("basic")),
@@ -52,10 +52,10 @@ def test_a_live_scenario_run_replays_offline_to_the_identical_audio(tmp_path):
 
 def test_a_tone_capture_replays_offline_once_tone_is_a_scenario_game(tmp_path, monkeypatch):
     import audio.games
-    import audio.scenario
+    import audio.offline.scenario
 
-    monkeypatch.setitem(audio.games.GAMES, "tone", "audio.port.tone")
-    monkeypatch.setattr(audio.scenario, "_TOP", audio.scenario._TOP | {"tone"})
+    monkeypatch.setitem(audio.games.GAMES, "tone", "audio.games.tone.system")
+    monkeypatch.setattr(audio.offline.scenario, "_TOP", audio.offline.scenario._TOP | {"tone"})
     port = open_system(game="tone", seed=5)
     assert "doc" in port.capture_header()
     player = port.play(LiveSettings(no_audio=True, keep_blocks=True))

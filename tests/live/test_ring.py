@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from audio.ring import BlockRing
+from audio.core.ring import BlockRing
 
 
 def _block(k: int, n: int = 8) -> np.ndarray:

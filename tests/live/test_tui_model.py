@@ -6,10 +6,10 @@ import math
 
 import pytest
 
-import audio.skate.events as sk
-import audio.sylpheed.events as sy
+import audio.games.skate.events as sk
+import audio.games.sylpheed.events as sy
 from audio.port import open_system
-from audio.tui import Audition, SkateAdapter, SylpheedAdapter
+from audio.live.tui import Audition, SkateAdapter, SylpheedAdapter
 
 
 @pytest.fixture

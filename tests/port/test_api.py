@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from audio.bus import Decision
+from audio.core.bus import Decision
 from audio.port import PortError, SpeechTracker, open_system
 from audio.port.api import Subtitle
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import audio.skate.events  # noqa: F401  (registers the skate.* kinds)
-from audio.bus import Event
+import audio.games.skate.events  # noqa: F401  (registers the skate.* kinds)
+from audio.core.bus import Event
 from audio.port import ACTIONS, PortError, make_event
 from audio.port.adapters import VEC3, Action, Param, available_actions, register_action
 

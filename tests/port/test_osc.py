@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pythonosc.osc_message import OscMessage
 
-import audio.skate.events as skate_events
-import audio.sylpheed.events as syl_events
+import audio.games.skate.events as skate_events
+import audio.games.sylpheed.events as syl_events
 from audio.port import OscServer, open_system
 from audio.port.osc import build_message
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
-from audio.bus import EventBus
-from audio.skate.evt import ClipRef, EvtEvent, EvtRecord, EvtTable
+from audio.core.bus import EventBus
+from audio.games.skate.formats.evt import ClipRef, EvtEvent, EvtRecord, EvtTable
 
 BUSM = 0x1000          # business m type bit (voices 59-61)
 SECURITY = 0x40        # voices 75-77
@@ -79,7 +79,7 @@ class SynthSource:
 
 
 class FakeWorld:
-    """Listener at the origin facing +z (x right, y up, as audio.world). Azimuth 16384 = left."""
+    """Listener at the origin facing +z (x right, y up, as audio.core.world). Azimuth 16384 = left."""
 
     def __init__(self) -> None:
         self.emitters: dict[str, tuple[float, float, float]] = {}

@@ -2,12 +2,12 @@
 import numpy as np
 import pytest
 
-from audio.engine import Engine
-from audio.skate.events import PedSpawn, SpeechValue
-from audio.skate.library import SpeechLibrary
-from audio.skate.rand import AwcGenerator, MsvcRand
-from audio.skate.system import SkateSpeechSystem, system_from_scenario
-from audio.skate.tuning import SpeechTuning
+from audio.core.engine import Engine
+from audio.games.skate.events import PedSpawn, SpeechValue
+from audio.games.skate.speech.library import SpeechLibrary
+from audio.games.skate.speech.rand import AwcGenerator, MsvcRand
+from audio.games.skate.system import SkateSpeechSystem, system_from_scenario
+from audio.games.skate.speech.tuning import SpeechTuning
 
 from .fakes import TAKES, CLIP_NAMES, SynthSource, demo_headers, demo_table
 
@@ -37,8 +37,8 @@ def test_lines_render_through_the_engine_block_size_invariant():
 def _write_game(tmp_path):
     from audio.codecs.pcm import encode_pcm16be
     from audio.codecs.snr import CODEC_PCM16BE, TYPE_STREAM, SnrHeader
-    from audio.skate.hdr import ClipHeader
-    from audio.skate.install import write_install
+    from audio.games.skate.formats.hdr import ClipHeader
+    from audio.games.skate.formats.install import write_install
 
     clips = []
     for cid, n in TAKES.items():
@@ -87,7 +87,7 @@ def test_prefetch_decodes_a_spawned_voices_takes_on_the_worker_once(tmp_path):
 
 
 def test_scenario_section_errors(tmp_path):
-    from audio.errors import ScenarioError
+    from audio.core.errors import ScenarioError
     ctx = type("Ctx", (), {"path": tmp_path / "s.toml", "seed": 0})()
     with pytest.raises(ScenarioError, match="unknown key 'volume'"):
         system_from_scenario({"volume": 3}, ctx)

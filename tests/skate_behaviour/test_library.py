@@ -1,9 +1,9 @@
 """The speech library: draw order, record order, history rings, the recent ring, failures."""
 import collections
 
-from audio.skate.evt import ClipRef, EvtTable
-from audio.skate.library import SpeechLibrary
-from audio.skate.rand import AwcGenerator
+from audio.games.skate.formats.evt import ClipRef, EvtTable
+from audio.games.skate.speech.library import SpeechLibrary
+from audio.games.skate.speech.rand import AwcGenerator
 
 from .fakes import BUSM, Hdr, demo_headers, demo_table, event, rec
 

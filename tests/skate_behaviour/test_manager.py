@@ -1,10 +1,10 @@
 """The speech manager: value -> event, request words, the nine-step gate, timers."""
 import pytest
 
-from audio.skate.library import SpeechLibrary
-from audio.skate.manager import (SpeechManager, living_events_for_value, living_request_words,
+from audio.games.skate.speech.library import SpeechLibrary
+from audio.games.skate.speech.manager import (SpeechManager, living_events_for_value, living_request_words,
                                  maincast_events_for_value, maincast_request_words)
-from audio.skate.tuning import EventTuning, SpeechTuning
+from audio.games.skate.speech.tuning import EventTuning, SpeechTuning
 
 from .fakes import BUSM, demo_headers, demo_table
 
@@ -148,7 +148,7 @@ def test_unknown_event_and_library_outcomes():
 
 
 def test_maincast_repeat_for_slots_30_and_31():
-    from audio.skate.evt import EvtTable
+    from audio.games.skate.formats.evt import EvtTable
     from .fakes import Hdr, event, rec
     lib = SpeechLibrary(EvtTable(0, 0, [event(77, [rec([1], ())], fields=())], "mc.evt"), [Hdr(1, 2, 2)])
     t = SpeechTuning(events={77: EventTuning(repeat=1.0, maincast_repeat_31=5.0, maincast_repeat_30=2.0)})

@@ -1,5 +1,5 @@
 """PedSpeech: changes only, 7/8 remap, phone ring, photographer repeat, near/far flag, block words."""
-from audio.skate.ped import PedModel, PedSpeech
+from audio.games.skate.speech.ped import PedModel, PedSpeech
 
 DT = 1 / 30
 

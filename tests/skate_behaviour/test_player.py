@@ -1,7 +1,7 @@
 """The player: free streams, interrupts, the 16-request queue, expiry, sequences, cuts."""
 from collections import Counter
 
-from audio.skate.player import LineRequest, SpeechPlayer
+from audio.games.skate.speech.player import LineRequest, SpeechPlayer
 
 
 def req(ped, priority=50, timeout=60, clips=1, interrupt=False, when_full=False, channel=1, event=8210):

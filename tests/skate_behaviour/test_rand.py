@@ -1,6 +1,6 @@
 """The add-with-carry generator and the manager's rand()."""
-from audio.clock import RngStreams
-from audio.skate.rand import SEED_TABLE, AwcGenerator, AwcRand, MsvcRand, manager_rand
+from audio.core.clock import RngStreams
+from audio.games.skate.speech.rand import SEED_TABLE, AwcGenerator, AwcRand, MsvcRand, manager_rand
 
 M = 2 ** 32
 

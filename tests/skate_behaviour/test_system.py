@@ -3,12 +3,12 @@ from collections import Counter
 
 import pytest
 
-from audio.errors import ScenarioError
-from audio.skate.events import PedMove, PedSpawn, PhotoFlag, PlayerSpeed, SpeechValue, ZombieMode
-from audio.skate.library import SpeechLibrary
-from audio.skate.rand import AwcGenerator, MsvcRand
-from audio.skate.system import SkateSpeechSystem, format_summary, scenario_events, summarize
-from audio.skate.tuning import EventTuning, SpeechTuning
+from audio.core.errors import ScenarioError
+from audio.games.skate.events import PedMove, PedSpawn, PhotoFlag, PlayerSpeed, SpeechValue, ZombieMode
+from audio.games.skate.speech.library import SpeechLibrary
+from audio.games.skate.speech.rand import AwcGenerator, MsvcRand
+from audio.games.skate.system import SkateSpeechSystem, format_summary, scenario_events, summarize
+from audio.games.skate.speech.tuning import EventTuning, SpeechTuning
 
 from .fakes import FakeEngine, SynthSource, demo_headers, demo_table
 
@@ -159,13 +159,13 @@ def test_timeline_png(tmp_path, engine):
     engine.bus.post(SpeechValue(t=0.1, ped=1, value=53))
     engine.bus.post(SpeechValue(t=1.0, ped=1, value=25))
     engine.run(2.0)
-    from audio.timeline import timeline_png
+    from audio.offline.timeline import timeline_png
     out = timeline_png(engine.bus.decisions, tmp_path / "t.png", 2.0)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_skate_events_round_trip_through_a_capture_record():
-    from audio.bus import event_from_json, event_to_json
+    from audio.core.bus import event_from_json, event_to_json
     ev = PedSpawn(t=1.5, ped=4, voice="busm1", path=((0.0, 1.0, 0.0, 2.0), (3.0, 1.0, 0.0, 9.0)), voice_float=1.2)
     back, at, origin = event_from_json(event_to_json(ev, 72000))
     assert back == ev and at == 72000
@@ -203,7 +203,7 @@ def test_phone_ring_then_greet_and_photographer_repeats(engine):
 
 
 def test_pros_take_the_main_cast_path(engine):
-    from audio.skate.evt import EvtTable
+    from audio.games.skate.formats.evt import EvtTable
     from .fakes import Hdr, event, rec
     mc = SpeechLibrary(EvtTable(0, 0, [event(77, [rec([501], (4,)), rec([500], (8,))], fields=(1,)),
                                        event(115, [rec([502], ())], fields=()),

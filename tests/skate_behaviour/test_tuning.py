@@ -3,10 +3,10 @@ from pathlib import Path
 
 import pytest
 
-from audio.errors import FormatError
-from audio.skate.tuning import EventTuning, SpeechTuning, dump_tuning, load_tuning
+from audio.core.errors import FormatError
+from audio.games.skate.speech.tuning import EventTuning, SpeechTuning, dump_tuning, load_tuning
 
-DEMO = Path(__file__).resolve().parents[2] / "audio" / "data" / "skate_tuning_demo.toml"
+DEMO = Path(__file__).resolve().parents[2] / "audio" / "games" / "skate" / "demo" / "tuning.toml"
 HEAD = 'format = "barkbus-skate-tuning"\nversion = 1\n'
 
 
@@ -71,7 +71,7 @@ def test_demo_tuning_covers_the_common_events():
 
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
-from audio.skate.tuning import parse_tuning  # noqa: E402
+from audio.games.skate.speech.tuning import parse_tuning  # noqa: E402
 
 _scalars = st.one_of(st.none(), st.booleans(), st.integers(-2 ** 40, 2 ** 40), st.floats(allow_nan=True),
                      st.text(max_size=5))

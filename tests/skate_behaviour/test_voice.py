@@ -1,8 +1,8 @@
 """Voice block: PEAK curves, azimuth folding, levels by speaker kind, delay countdown, params."""
 import pytest
 
-from audio.skate.mixcurves import PEAK_CENTRE, PEAK_GAIN, Curve, MixCurves, fold_azimuth, level_outputs, peak
-from audio.skate.voice import DelayCountdown, VoiceMixer, azimuth_degrees
+from audio.games.skate.speech.mixcurves import PEAK_CENTRE, PEAK_GAIN, Curve, MixCurves, fold_azimuth, level_outputs, peak
+from audio.games.skate.speech.voice import DelayCountdown, VoiceMixer, azimuth_degrees
 
 CX = [0.0, 2614.956, 5603.478, 8325.166, 15796.47, 21666.78, 25829.36, 32767.0]
 CY = [600.0, 1195.0, 1802.143, 2336.429, 4000.0, 2676.428, 1838.571, 600.0]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from audio.skate.install import SkateInstall
+from audio.games.skate.formats.install import SkateInstall
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOL = ROOT / "tools" / "build_skate_demo.py"

@@ -1,4 +1,4 @@
-"""The embedded Skate 3 demo install (audio/data/skate_demo): layout, event table, records, takes."""
+"""The embedded Skate 3 demo install (audio/games/skate/demo): layout, event table, records, takes."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,10 +6,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from audio.skate.install import SPEECH_DIR, SkateInstall
-from audio.skate.names import parse_clip_name
+from audio.games.skate.formats.install import SPEECH_DIR, SkateInstall
+from audio.games.skate.formats.names import parse_clip_name
 
-DEMO = Path(__file__).resolve().parents[2] / "audio" / "data" / "skate_demo"
+DEMO = Path(__file__).resolve().parents[2] / "audio" / "games" / "skate" / "demo"
 
 #: Speaker type bits of the voices, from the spec's table (shared/specs/skate3-speech.md 1.4).
 SPEC_TYPE_BITS = {41: 0x1, 42: 0x1, 43: 0x1, 46: 0x2, 47: 0x2, 49: 0x2, 51: 0x4, 52: 0x4, 55: 0x8, 56: 0x8,

@@ -1,4 +1,4 @@
-"""The demo scenario audio/data/skate_demo/plaza.toml renders and shows the speech system at work."""
+"""The demo scenario audio/games/skate/demo/plaza.toml renders and shows the speech system at work."""
 from __future__ import annotations
 
 from collections import Counter
@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from audio.render import render_scenario
+from audio.offline.render import render_scenario
 
-PLAZA = Path(__file__).resolve().parents[2] / "audio" / "data" / "skate_demo" / "plaza.toml"
+PLAZA = Path(__file__).resolve().parents[2] / "audio" / "games" / "skate" / "demo" / "plaza.toml"
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,8 @@ import numpy as np
 
 from audio.codecs.pcm import encode_pcm16be
 from audio.codecs.snr import CODEC_PCM16BE, TYPE_STREAM, SnrHeader
-from audio.skate.evt import ClipRef, EvtEvent, EvtRecord, EvtTable, event_id
-from audio.skate.hdr import ClipHeader
+from audio.games.skate.formats.evt import ClipRef, EvtEvent, EvtRecord, EvtTable, event_id
+from audio.games.skate.formats.hdr import ClipHeader
 
 RATE = 36000
 

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audio.errors import FormatError
-from audio.skate import big
-from audio.skate.big import BigArchive, chunkref_decode, chunkref_encode, write_big, write_legacy_big
+from audio.core.errors import FormatError
+from audio.games.skate.formats import big
+from audio.games.skate.formats.big import BigArchive, chunkref_decode, chunkref_encode, write_big, write_legacy_big
 
 FILES = [("a.txt", b"hello world " * 300), ("sub/b.bin", os.urandom(5000)), ("sub/c.dat", b"x" * 70_000),
          ("empty", b"")]

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audio.errors import FormatError
-from audio.skate.evt import ClipRef, EvtEvent, EvtRecord, EvtTable, event_id, parse_evt, write_evt
+from audio.core.errors import FormatError
+from audio.games.skate.formats.evt import ClipRef, EvtEvent, EvtRecord, EvtTable, event_id, parse_evt, write_evt
 
 
 def hand_made_evt() -> bytes:

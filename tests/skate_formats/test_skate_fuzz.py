@@ -7,13 +7,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from audio.errors import FormatError
-from audio.skate import refpack
-from audio.skate.big import BigArchive, chunkref_decode, chunkref_encode, write_big, write_legacy_big
-from audio.skate.evt import parse_evt, write_evt
-from audio.skate.hdr import ClipHeader, parse_hdr, write_hdr
-from audio.skate.install import SkateInstall, write_install
-from audio.skate.sth import parse_sth, write_sth
+from audio.core.errors import FormatError
+from audio.codecs import refpack
+from audio.games.skate.formats.big import BigArchive, chunkref_decode, chunkref_encode, write_big, write_legacy_big
+from audio.games.skate.formats.evt import parse_evt, write_evt
+from audio.games.skate.formats.hdr import ClipHeader, parse_hdr, write_hdr
+from audio.games.skate.formats.install import SkateInstall, write_install
+from audio.games.skate.formats.sth import parse_sth, write_sth
 from skate_fakes import small_bank
 
 FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audio.errors import FormatError
-from audio.skate.hdr import ClipHeader, parse_hdr, write_hdr
-from audio.skate.names import ClipName, format_clip_name, parse_clip_name
-from audio.skate.sth import Take, parse_sth, write_sth
+from audio.core.errors import FormatError
+from audio.games.skate.formats.hdr import ClipHeader, parse_hdr, write_hdr
+from audio.games.skate.formats.names import ClipName, format_clip_name, parse_clip_name
+from audio.games.skate.formats.sth import Take, parse_sth, write_sth
 
 SNR = bytes.fromhex("03008ca040002710")   # EA-XMA, mono, 36 kHz, STREAM, 10000 samples
 

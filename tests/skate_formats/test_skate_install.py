@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from audio.errors import FormatError
-from audio.skate import cli
-from audio.skate.hdr import ClipHeader
-from audio.skate.install import SPEECH_DIR, SkateInstall, write_install
+from audio.core.errors import FormatError
+from audio.games.skate import cli
+from audio.games.skate.formats.hdr import ClipHeader
+from audio.games.skate.formats.install import SPEECH_DIR, SkateInstall, write_install
 from skate_fakes import pcm_take, small_bank
 
 
@@ -168,7 +168,7 @@ def test_cli_default_root_is_the_demo_install():
     parser = argparse.ArgumentParser()
     cli.register(parser.add_subparsers())
     assert parser.parse_args(["skate", "ls"]).root == cli.DEMO_ROOT
-    assert cli.DEMO_ROOT.parts[-2:] == ("data", "skate_demo")
+    assert cli.DEMO_ROOT.parts[-2:] == ("skate", "demo")
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audio.errors import FormatError
-from audio.skate import refpack
+from audio.core.errors import FormatError
+from audio.codecs import refpack
 
 
 def test_literal_run_then_short_copy_decodes():

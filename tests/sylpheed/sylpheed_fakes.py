@@ -9,13 +9,13 @@ from typing import Any
 
 import numpy as np
 
-from audio.bus import EventBus
-from audio.clock import RngStreams
-from audio.sylpheed.presets import EventRecord, RuleTable
+from audio.core.bus import EventBus
+from audio.core.clock import RngStreams
+from audio.games.sylpheed.formats.presets import EventRecord, RuleTable
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / ".." / "shared" / "fixtures"
-DEMO = ROOT / "audio" / "data" / "sylpheed_demo"
+DEMO = ROOT / "audio" / "games" / "sylpheed" / "demo"
 
 
 def load_demo_tool() -> Any:

@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from audio.sylpheed.chatter import (STATE_COOLING, ChatterQueue, Node, cooldown_frames, frames_of,
+from audio.games.sylpheed.chatter.queue import (STATE_COOLING, ChatterQueue, Node, cooldown_frames, frames_of,
                                     pick_index)
-from audio.sylpheed.rand import GameRand
-from audio.sylpheed.rules import load_rules
+from audio.games.sylpheed.chatter.rand import GameRand
+from audio.games.sylpheed.chatter.rules import load_rules
 
 from sylpheed_fakes import ev, table
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from audio.sylpheed.cli import register
+from audio.games.sylpheed.cli import register
 
 from sylpheed_fakes import DEMO, FIXTURES
 
@@ -52,7 +52,7 @@ def test_tables_and_cues_on_the_demo(capsys):
 
 @needs_demo
 def test_demo_scenario_renders_bit_identically_on_the_real_engine():
-    from audio.scenario import build_engine, demo_scenario, load_scenario
+    from audio.offline.scenario import build_engine, demo_scenario, load_scenario
 
     def render():
         eng = build_engine(load_scenario(demo_scenario("sylpheed")))

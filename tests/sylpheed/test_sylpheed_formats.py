@@ -7,15 +7,15 @@ import zlib
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from audio.errors import FormatError
-from audio.sylpheed.cues import SoundsTable, bank_path, cue_name, join_cues, read_sounds, write_sounds
-from audio.sylpheed.hashes import name_hash, tag_hash
-from audio.sylpheed.pak import PakArchive, build_pak, inflate_z1, read_install_path, write_pak
-from audio.sylpheed.presets import (Crew, Message, MessagePage, MessageTable, UnitMessageSet,
+from audio.core.errors import FormatError
+from audio.games.sylpheed.formats.cues import SoundsTable, bank_path, cue_name, join_cues, read_sounds, write_sounds
+from audio.games.sylpheed.formats.hashes import name_hash, tag_hash
+from audio.games.sylpheed.formats.pak import PakArchive, build_pak, inflate_z1, read_install_path, write_pak
+from audio.games.sylpheed.formats.presets import (Crew, Message, MessagePage, MessageTable, UnitMessageSet,
                                     read_message_table, read_rule_table, read_unit_message_set,
                                     write_message_table, write_rule_table, write_unit_message_set)
-from audio.sylpheed.table import Field, Record, Table, make_record, read_table, write_table
-from audio.sylpheed.unitgroup import Member, Squadron, read_unit_group, write_unit_group
+from audio.games.sylpheed.formats.table import Field, Record, Table, make_record, read_table, write_table
+from audio.games.sylpheed.formats.unitgroup import Member, Squadron, read_unit_group, write_unit_group
 
 from sylpheed_fakes import ev, load_demo_tool, table
 

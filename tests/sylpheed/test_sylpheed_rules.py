@@ -1,7 +1,7 @@
 """The rule loader and the phase merge (seed 000)."""
 from __future__ import annotations
 
-from audio.sylpheed.rules import load_rules, merge_phases, pattern_code
+from audio.games.sylpheed.chatter.rules import load_rules, merge_phases, pattern_code
 
 from sylpheed_fakes import ev, table
 

@@ -9,8 +9,8 @@ from hypothesis import given, settings, strategies as st
 
 from audio.codecs.riff import build_wav, pcm_fmt
 from audio.codecs.xwb import NewWave, write_wavebank
-from audio.errors import FormatError, UnsupportedError
-from audio.sylpheed.slb import decode_slb, probe_slb
+from audio.core.errors import FormatError, UnsupportedError
+from audio.games.sylpheed.formats.slb import decode_slb, probe_slb
 
 from sylpheed_fakes import FIXTURES
 

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import pytest
 
-from audio.bus import Event
-from audio.errors import ScenarioError
-from audio.sylpheed.events import Bark, ChatterEnable, CrewSetup, PhaseChange, Subtitle
-from audio.sylpheed.presets import Message, MessagePage, MessageTable
-from audio.sylpheed.scenario import scenario_events, system_from_scenario
-from audio.sylpheed.system import SylpheedChatterSystem
+from audio.core.bus import Event
+from audio.core.errors import ScenarioError
+from audio.games.sylpheed.events import Bark, ChatterEnable, CrewSetup, PhaseChange, Subtitle
+from audio.games.sylpheed.formats.presets import Message, MessagePage, MessageTable
+from audio.games.sylpheed.scenario import scenario_events, system_from_scenario
+from audio.games.sylpheed.system import SylpheedChatterSystem
 
 from sylpheed_fakes import DEMO, FakeEngine, SilentLines, ev, table
 
@@ -174,7 +174,7 @@ needs_demo = pytest.mark.skipif(not (DEMO / "dat" / "sound.pak").exists(),
 
 @needs_demo
 def test_demo_install_resolves_all_but_the_deliberately_missing_line():
-    from audio.sylpheed.install import SylpheedInstall
+    from audio.games.sylpheed.formats.install import SylpheedInstall
     inst = SylpheedInstall(DEMO)
     ids = [m for n in inst.reachable_rule_tables() for e in inst.rule_table(n).events for m, _ in e.lines]
     rep = inst.cues(ids)

@@ -1,0 +1,253 @@
+"""The event bus: typed, timestamped events, consumers, decisions, capture and replay.
+
+Producers (the scenario player, the live controller, a port) :meth:`EventBus.post` events.
+Each event carries ``t`` (seconds on the engine clock); the bus stamps it with the sample
+``at = round(t * sample_rate)`` at which it takes effect. The engine delivers events to
+consumers in (sample, post order) order at the start of that sample: it splits its audio
+block there, so an event's effect does not depend on the block size. A live event is
+stamped with the start of the block being rendered when it arrives (the block boundary),
+and the capture records that sample, so replay is exact.
+
+Consumers may post follow-up events (``origin="internal"``). A capture (JSON lines)
+records every posted event with its sample and origin; replay re-posts only the external
+ones, since the internal ones follow deterministically.
+
+Decisions (what a speech system decided and why) are published as :class:`Decision`
+records to decision listeners and the decision log.
+"""
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import json
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, ClassVar, Iterable, Iterator, Protocol, TextIO
+
+from audio.core.clock import SAMPLE_RATE, seconds_to_samples
+from audio.core.errors import FormatError
+
+__all__ = ["Event", "Decision", "EventBus", "Consumer", "Capture", "event_kinds", "event_from_json",
+           "event_to_json", "read_capture"]
+
+_KINDS: dict[str, type["Event"]] = {}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    """Base of every bus event. ``t`` is in seconds on the engine clock.
+
+    Subclasses declare their wire name: ``class PedValue(Event, kind="skate.value")``.
+    Field values must be JSON-friendly (numbers, strings, bools, tuples/lists, None).
+    """
+
+    KIND: ClassVar[str] = "event"
+    t: float = 0.0
+
+    def __init_subclass__(cls, kind: str | None = None, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if kind is not None:
+            if kind in _KINDS and _KINDS[kind] is not cls:
+                raise TypeError(f"event kind {kind!r} registered twice")
+            cls.KIND = kind
+            _KINDS[kind] = cls
+
+
+def event_kinds() -> dict[str, type[Event]]:
+    """Every registered event kind -> its class."""
+    return dict(_KINDS)
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, tuple):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, list):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    return v
+
+
+def event_to_json(ev: Event, at: int, origin: str = "external") -> dict[str, Any]:
+    """Serialise ``ev`` (stamped at sample ``at``) to a JSON-ready dict."""
+    d = {f.name: _jsonable(getattr(ev, f.name)) for f in dataclasses.fields(ev)}
+    return {"kind": ev.KIND, "at": at, "origin": origin, **d}
+
+
+def event_from_json(d: dict[str, Any], where: str = "<capture>") -> tuple[Event, int, str]:
+    """Inverse of :func:`event_to_json`: ``(event, at, origin)``; every field is checked
+    against its type hint (:func:`audio.core.fields.build_event`), so a corrupt capture raises
+    :class:`FormatError` instead of reaching the engine."""
+    from audio.core.fields import EventFieldError, build_event
+    if not isinstance(d, dict):
+        raise FormatError(where, None, "a JSON object per event", type(d).__name__)
+    kind = d.get("kind")
+    if not isinstance(kind, str) or kind not in _KINDS:
+        raise FormatError(where, None, "a known event kind", kind)
+    fields = {k: v for k, v in d.items() if k not in ("kind", "at", "origin")}
+    try:
+        ev = build_event(kind, **fields)
+    except EventFieldError as exc:
+        raise FormatError(where, None, f"valid fields of event {kind}", str(exc)) from None
+    at, origin = d.get("at", seconds_to_samples(ev.t)), d.get("origin", "external")
+    if isinstance(at, bool) or not isinstance(at, int) or at < 0 or origin not in ("external", "internal"):
+        raise FormatError(where, None, 'a sample "at" >= 0 and an origin of "external" or "internal"',
+                          (at, origin))
+    return ev, at, origin
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One decision of a game system, for logs, UIs and tests.
+
+    ``system`` ("skate.manager", "sylpheed.chatter", ...), ``outcome`` (a reason code such
+    as ``Repeat`` or ``Started``), ``at`` the sample, ``t`` seconds, ``detail`` the rest.
+    """
+
+    at: int
+    t: float
+    system: str
+    outcome: str
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"at": self.at, "t": round(self.t, 6), "system": self.system, "outcome": self.outcome,
+                **_jsonable(self.detail)}
+
+
+class Consumer(Protocol):
+    """Anything that receives events: ``handle(event, bus)``."""
+
+    def handle(self, event: Event, bus: "EventBus") -> None: ...
+
+
+@dataclass(order=True)
+class _Pending:
+    at: int
+    seq: int
+    event: Event = field(compare=False)
+    origin: str = field(compare=False, default="external")
+
+
+class EventBus:
+    """Orders events by sample and delivers them to subscribed consumers."""
+
+    def __init__(self, sample_rate: int = SAMPLE_RATE) -> None:
+        self.sample_rate = sample_rate
+        self.now = 0
+        self._heap: list[_Pending] = []
+        self._seq = 0
+        self._subs: list[tuple[tuple[type[Event], ...] | None, Consumer]] = []
+        self._capture: list[Callable[[dict[str, Any]], None]] = []
+        self._decision_listeners: list[Callable[[Decision], None]] = []
+        self.decisions: deque[Decision] = deque()
+        """Decisions taken so far (all of them, unless :meth:`bound_decisions` was called)."""
+        self.keep_decisions = True
+
+    # -- producers ---------------------------------------------------------------------
+    def post(self, event: Event, *, at: int | None = None, origin: str = "external") -> int:
+        """Queue ``event``; returns the sample it takes effect at (never in the past)."""
+        sample = seconds_to_samples(event.t, self.sample_rate) if at is None else int(at)
+        sample = max(sample, self.now)
+        heapq.heappush(self._heap, _Pending(sample, self._seq, event, origin))
+        self._seq += 1
+        if self._capture:
+            rec = event_to_json(event, sample, origin)
+            for cb in self._capture:
+                cb(rec)
+        return sample
+
+    def post_now(self, event: Event, origin: str = "internal") -> int:
+        """Post a follow-up at the current sample (used by consumers)."""
+        return self.post(event, at=self.now, origin=origin)
+
+    # -- consumers ---------------------------------------------------------------------
+    def subscribe(self, consumer: Consumer, kinds: Iterable[type[Event]] | None = None) -> None:
+        """Deliver events of ``kinds`` (subclasses included; all if None) to ``consumer``."""
+        self._subs.append((tuple(kinds) if kinds is not None else None, consumer))
+
+    def next_at(self) -> int | None:
+        """Sample of the earliest pending event, or None."""
+        return self._heap[0].at if self._heap else None
+
+    def dispatch(self, now: int) -> int:
+        """Deliver every event due at or before sample ``now``; returns how many."""
+        self.now = now
+        n = 0
+        while self._heap and self._heap[0].at <= now:
+            p = heapq.heappop(self._heap)
+            n += 1
+            for kinds, consumer in self._subs:
+                if kinds is None or isinstance(p.event, kinds):
+                    consumer.handle(p.event, self)
+        return n
+
+    def pending(self) -> int:
+        return len(self._heap)
+
+    # -- decisions ---------------------------------------------------------------------
+    def decide(self, system: str, outcome: str, **detail: Any) -> Decision:
+        """Publish a decision taken now."""
+        d = Decision(self.now, self.now / self.sample_rate, system, outcome, detail)
+        if self.keep_decisions:
+            self.decisions.append(d)
+        for cb in self._decision_listeners:
+            cb(d)
+        return d
+
+    def bound_decisions(self, keep: int) -> None:
+        """Keep only the last ``keep`` decisions (long live runs: listeners still see all)."""
+        self.decisions = deque(self.decisions, maxlen=keep)
+
+    def on_decision(self, callback: Callable[[Decision], None]) -> None:
+        self._decision_listeners.append(callback)
+
+    # -- capture -----------------------------------------------------------------------
+    def on_post(self, callback: Callable[[dict[str, Any]], None]) -> None:
+        """Call ``callback(record)`` for every posted event (the capture hook)."""
+        self._capture.append(callback)
+
+
+class Capture:
+    """Writes every posted event as one JSON line (a header line first)."""
+
+    def __init__(self, out: TextIO, header: dict[str, Any]) -> None:
+        self._out = out
+        self._out.write(json.dumps({"capture": "barkbus", "version": 1, **header}) + "\n")
+
+    def attach(self, bus: EventBus) -> None:
+        bus.on_post(self.record)
+
+    def record(self, rec: dict[str, Any]) -> None:
+        self._out.write(json.dumps(rec, separators=(",", ":")) + "\n")
+
+    def close(self) -> None:
+        self._out.flush()
+
+
+def read_capture(path: str | Path) -> tuple[dict[str, Any], Iterator[tuple[Event, int, str]]]:
+    """Read a capture: its header and an iterator of ``(event, at, origin)``."""
+    path = Path(path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if not lines:
+        raise FormatError(path, 0, "a barkbus capture header line")
+    try:
+        header = json.loads(lines[0])
+    except json.JSONDecodeError as exc:
+        raise FormatError(path, 0, "a JSON header line", str(exc)) from None
+    if not isinstance(header, dict) or header.get("capture") != "barkbus":
+        raise FormatError(path, 0, 'a header with "capture": "barkbus"', header)
+
+    def events() -> Iterator[tuple[Event, int, str]]:
+        offset = len(lines[0]) + 1
+        for i, line in enumerate(lines[1:], start=2):
+            if line.strip():
+                try:
+                    d = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise FormatError(path, offset, f"a JSON event on line {i}", str(exc)) from None
+                yield event_from_json(d, f"{path}:{i}")
+            offset += len(line) + 1
+
+    return header, events()

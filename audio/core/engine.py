@@ -1,0 +1,184 @@
+"""The engine: sample clock, event bus, game systems, voices and the mixer, in lock-step.
+
+:meth:`Engine.render` advances the sample clock. It splits the requested block at every
+control point (an event's sample, a game system's frame start), delivers the events due
+there in (sample, post order), ticks the systems whose frame starts there, and only then
+renders audio up to the next control point. Parameters set at a control point therefore
+apply atomically from that sample on, and the output is identical whatever block size the
+caller uses (64, 256, 1000 samples...).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from audio.core.bus import EventBus
+from audio.core.clock import BLOCK, SAMPLE_RATE, FrameClock, RngStreams
+from audio.dsp.mixer import Mixer
+from audio.core.voices import VoiceManager
+from audio.core.world import World
+
+__all__ = ["Engine", "System", "EngineConfig"]
+
+
+@runtime_checkable
+class System(Protocol):
+    """A game system: ticks on its own frame clock and reacts to bus events."""
+
+    name: str
+    frame_rate: int
+
+    def attach(self, engine: "Engine") -> None: ...
+
+    def tick(self, frame: int, engine: "Engine") -> None: ...
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """Engine settings. ``block`` only changes how audio is chunked, never the output."""
+
+    sample_rate: int = SAMPLE_RATE
+    block: int = BLOCK
+    seed: int = 0
+    layout: str = "stereo"
+    voice_budget: int = 128
+    voice_headroom: int = 16
+    submix_slots: int = 32
+    release_samples: int = 16
+    start_silence: int = 256
+    pool_samples: int = 1 << 22
+    """Initial sample-pool size (samples; 16 MB of float32, committed only as it is used)."""
+    max_block: int | None = None
+    """Largest sub-block the mixer processes (samples); defaults to ``block``. Only memory
+    and speed depend on it, never the output."""
+
+
+class _Clocked:
+    __slots__ = ("system", "clock", "frame", "next_at")
+
+    def __init__(self, system: System, clock: FrameClock, now: int) -> None:
+        self.system = system
+        self.clock = clock
+        self.frame = clock.frame_at(now) + (0 if clock.start(clock.frame_at(now)) == now else 1)
+        self.next_at = clock.start(self.frame)
+
+
+class Engine:
+    """One barkbus engine (offline or live).
+
+    Parameters
+    ----------
+    config: an :class:`EngineConfig`; keyword arguments override its fields.
+    """
+
+    def __init__(self, config: EngineConfig | None = None, **overrides: object) -> None:
+        cfg = config or EngineConfig()
+        if overrides:
+            cfg = EngineConfig(**{**cfg.__dict__, **overrides})  # type: ignore[arg-type]
+        max_block = cfg.max_block or cfg.block
+        if cfg.block < 1 or cfg.block > max_block:
+            raise ValueError(f"block must be 1..{max_block} samples, got {cfg.block}")
+        self.config = cfg
+        self.sample_rate = cfg.sample_rate
+        self.block = cfg.block
+        self.now = 0
+        self.bus = EventBus(cfg.sample_rate)
+        self.rng = RngStreams(cfg.seed)
+        self.max_block = max_block
+        self.mixer = Mixer(cfg.sample_rate, cfg.layout, max_block,
+                           voice_capacity=cfg.voice_budget + cfg.voice_headroom, submix_slots=cfg.submix_slots,
+                           pool_samples=cfg.pool_samples)
+        self.voices = VoiceManager(self.mixer, cfg.voice_budget, cfg.release_samples, cfg.start_silence)
+        self.world = World(self)
+        self.systems: list[System] = []
+        self._clocked: list[_Clocked] = []
+        self._taps: dict[str, list[np.ndarray]] | None = None
+
+    @property
+    def channels(self) -> int:
+        return self.mixer.channels
+
+    @property
+    def time(self) -> float:
+        """Seconds on the engine clock."""
+        return self.now / self.sample_rate
+
+    def add_system(self, system: System) -> None:
+        """Attach a game system; it ticks from its next frame start on."""
+        self.systems.append(system)
+        system.attach(self)
+        self._clocked.append(_Clocked(system, FrameClock(system.frame_rate, self.sample_rate), self.now))
+
+    def reserve(self, samples: int) -> None:
+        """Pre-size the sample pool so ``samples`` of source audio fit without growing it while
+        playing live (growing copies the pool on the render thread)."""
+        self.mixer.pool.reserve(int(samples))
+
+    def system(self, name: str) -> System:
+        for s in self.systems:
+            if s.name == name:
+                return s
+        raise KeyError(f"no system {name!r} (have: {', '.join(s.name for s in self.systems) or 'none'})")
+
+    def tap_buses(self, names: list[str]) -> None:
+        """Record the output of these buses (for stems); read them with :meth:`taps`."""
+        for n in names:
+            self.mixer.bus(n)
+        self._taps = {n: [] for n in names}
+
+    def taps(self) -> dict[str, np.ndarray]:
+        """Recorded bus outputs as (samples, channels) float32 arrays."""
+        if self._taps is None:
+            return {}
+        return {n: (np.concatenate(v, axis=0) if v else np.zeros((0, self.channels), np.float32))
+                for n, v in self._taps.items()}
+
+    def _control(self) -> None:
+        now = self.now
+        self.voices.now = now
+        self.bus.dispatch(now)
+        for c in self._clocked:
+            if c.next_at == now:
+                c.system.tick(c.frame, self)
+                c.frame += 1
+                c.next_at = c.clock.start(c.frame)
+        self.bus.dispatch(now)
+
+    def _next_control(self, limit: int) -> int:
+        nxt = limit
+        e = self.bus.next_at()
+        if e is not None and e < nxt:
+            nxt = e
+        for c in self._clocked:
+            if c.next_at < nxt:
+                nxt = c.next_at
+        return nxt
+
+    def render(self, n: int, out: np.ndarray | None = None) -> np.ndarray:
+        """Advance ``n`` samples; returns (n, channels) float32 (written into ``out`` if given)."""
+        if out is None:
+            out = np.empty((n, self.channels), dtype=np.float32)
+        i = 0
+        max_block = self.max_block
+        while i < n:
+            self._control()
+            t = self.now
+            nxt = self._next_control(t + min(n - i, max_block))
+            if nxt <= t:
+                nxt = t + 1
+            m = nxt - t
+            mix = self.mixer.process(m, t)
+            out[i:i + m] = mix.T
+            if self._taps is not None:
+                for name, chunks in self._taps.items():
+                    chunks.append(self.mixer.buses[name].output[0, :, :m].T.copy())
+            self.now = nxt
+            i += m
+        return out
+
+    def run_until(self, sample: int) -> None:
+        """Deliver events and ticks up to ``sample`` without keeping the audio."""
+        while self.now < sample:
+            self.render(min(self.block, sample - self.now))

@@ -1,0 +1,173 @@
+"""Voices: one playing instance of a voice graph fed by a PCM source.
+
+The :class:`VoiceManager` owns the voice budget. Instance allocation is deterministic:
+instances whose source has ended are reclaimed only when a voice starts (a sample every
+render shares, whatever its block size), and a new voice takes the lowest free instance.
+When the budget is full the oldest voice is stolen with the release fade (Unreal's
+StopOldest / FMOD's "oldest"): the steal rule is a setting, not any game's documented rule.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from audio.dsp.bank import GraphBank
+
+if TYPE_CHECKING:
+    from audio.dsp.mixer import Mixer
+
+__all__ = ["Voice", "VoiceManager", "VoiceLimitError"]
+
+
+class VoiceLimitError(RuntimeError):
+    """No instance could be found for a new voice (budget and headroom exhausted)."""
+
+
+@dataclass(eq=False)
+class Voice:
+    """Handle to a playing (or finished) voice. Read its state at game ticks."""
+
+    id: int
+    graph: str
+    instance: int
+    slot: int
+    band: int
+    tag: str
+    rate: float
+    frames: int                 # source length in samples at ``rate``
+    started_at: int             # engine sample of the start event
+    _bank: GraphBank = field(repr=False)
+    stopped: bool = False       # a stop (release fade) was requested
+    meta: dict[str, Any] = field(default_factory=dict)
+    _ended: int = -1
+
+    @property
+    def ended_at(self) -> int | None:
+        """Engine sample at which the voice went silent for good, or None."""
+        if self._ended >= 0:
+            return self._ended
+        e = int(self._bank.ended_at[self.instance])
+        return e if e >= 0 else None
+
+    @property
+    def done(self) -> bool:
+        return self.ended_at is not None
+
+    @property
+    def playing(self) -> bool:
+        return not self.done
+
+    @property
+    def peak_dbfs(self) -> float:
+        """Peak of the voice's output in the last processed block, in dBFS (a meter for UIs)."""
+        if self.done:
+            return -math.inf
+        peak = float(np.abs(self._bank.output[self.instance]).max())
+        return 20.0 * math.log10(peak) if peak > 1e-9 else -math.inf
+
+    @property
+    def position(self) -> int:
+        """Source samples consumed so far."""
+        return int(self._bank.ipos[self.instance]) if self._ended < 0 else self.frames
+
+
+class VoiceManager:
+    """Starts, updates and stops voices on a :class:`~audio.dsp.mixer.Mixer`.
+
+    Parameters
+    ----------
+    mixer: the engine's mixer.
+    budget: maximum voices per voice graph that are not fading out.
+    release_samples: the fixed stop/steal fade (16 samples: Skate 3's 16-frame release).
+    start_silence: samples of silence before a new voice's first sample (Skate 3: the first
+        256-sample block of a new voice is silent).
+    """
+
+    def __init__(self, mixer: "Mixer", budget: int = 128, release_samples: int = 16,
+                 start_silence: int = 256) -> None:
+        self.mixer = mixer
+        self.budget = budget
+        self.release_samples = release_samples
+        self.start_silence = start_silence
+        self._live: dict[str, dict[int, Voice]] = {}
+        self._next_id = 1
+        self.now = 0
+        self.stolen = 0
+        self.history: list[Voice] = []
+        self.keep_history = True
+
+    def _reclaim(self, graph: str, bank: GraphBank) -> None:
+        live = self._live.setdefault(graph, {})
+        for inst, voice in list(live.items()):
+            e = bank.ended_at[inst]
+            if e >= 0:
+                voice._ended = int(e)
+                bank.free(inst)
+                del live[inst]
+
+    def start(self, graph: str, pcm: np.ndarray, rate: float, *, params: dict[str, float] | None = None,
+              slot: int = 0, band: int = 0, tag: str = "", meta: dict[str, Any] | None = None) -> Voice:
+        """Start ``pcm`` (mono float32, -1..1, ``rate`` Hz) through voice graph ``graph``.
+
+        ``slot`` selects the instance of every submix the graph sends to; ``band`` is the
+        ducking band on the destination bus; ``params`` are initial ``"NODE.param"`` values
+        (they jump, they do not ramp).
+        """
+        pcm = np.asarray(pcm, dtype=np.float32)
+        if pcm.ndim != 1:
+            raise ValueError(f"a voice source is mono: expected a 1-D array, got shape {pcm.shape}")
+        if rate <= 0:
+            raise ValueError(f"sample rate must be > 0 Hz, got {rate}")
+        bank = self.mixer.voice_bank(graph)
+        self._reclaim(graph, bank)
+        live = self._live[graph]
+        audible = [v for v in live.values() if not v.stopped]
+        if len(audible) >= self.budget:
+            oldest = min(audible, key=lambda v: (v.started_at, v.id))
+            self.stop(oldest)
+            self.stolen += 1
+        free = bank.free_slots()
+        if free.shape[0] == 0:
+            raise VoiceLimitError(f"no free instance of {graph!r} ({bank.capacity} in use)")
+        inst = int(free[0])
+        bank.alloc(inst)
+        bank.load_source(inst, pcm, rate, self.start_silence)
+        bank.band[inst] = band
+        for node, to in bank.routes():
+            if to.startswith("submix:"):
+                self.mixer.submix_instance(to.partition(":")[2], slot)
+                node.dest[inst] = slot
+        for k, val in (params or {}).items():
+            bank.set(inst, k, val)
+        v = Voice(self._next_id, graph, inst, slot, band, tag, float(rate), int(pcm.shape[0]),
+                  self.now, bank, meta=dict(meta or {}))
+        self._next_id += 1
+        live[inst] = v
+        if self.keep_history:
+            self.history.append(v)
+        return v
+
+    def set(self, voice: Voice, **params: float) -> None:
+        """Set ``"NODE.param"`` values; applied at the current sample (a block boundary).
+
+        Keys may be given as ``voices.set(v, **{"PI20.gain": 0.3})``.
+        """
+        if voice.done:
+            return
+        for k, val in params.items():
+            voice._bank.set(voice.instance, k, val)
+
+    def stop(self, voice: Voice, fade: bool = True) -> None:
+        """Stop with the release fade (``fade=False``: end at once, may click)."""
+        if voice.done or voice.stopped:
+            return
+        voice.stopped = True
+        voice._bank.release(voice.instance, self.release_samples if fade else 1)
+
+    def playing(self) -> list[Voice]:
+        """Voices not yet ended (as of the last processed sample), oldest first."""
+        out = [v for live in self._live.values() for v in live.values() if not v.done]
+        return sorted(out, key=lambda v: v.id)

@@ -1,0 +1,115 @@
+"""The listener (camera) and the emitters, with static or keyframed positions.
+
+Coordinates are metres: x to the right (east), y up, z forward (north). The listener's
+yaw is in degrees, counter-clockwise seen from above, so at yaw 0 it faces +z and at
+yaw 90 it faces -x. Azimuths are relative to the listener's facing, + = left; the raw
+16-bit azimuth maps 360 degrees to 65536 (16384 = the left side).
+"""
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from audio.core.bus import Event, EventBus
+from audio.dsp.curves import azimuth_to_raw
+
+if TYPE_CHECKING:
+    from audio.core.engine import Engine
+
+__all__ = ["World", "Path3", "ListenerPose", "EmitterMove"]
+
+Vec3 = tuple[float, float, float]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ListenerPose(Event, kind="world.listener"):
+    """Move the listener (camera) to ``position`` facing ``yaw_deg``."""
+
+    position: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    yaw_deg: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class EmitterMove(Event, kind="world.emitter"):
+    """Place emitter ``emitter`` at ``position`` (creating it if needed)."""
+
+    emitter: str
+    position: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+
+@dataclass
+class Path3:
+    """Keyframed positions: (seconds, position) pairs, linear in between, held at the ends."""
+
+    keys: list[tuple[float, Vec3]] = field(default_factory=list)
+
+    def at(self, t: float) -> Vec3:
+        ks = self.keys
+        if len(ks) == 1 or t <= ks[0][0]:
+            return ks[0][1]
+        if t >= ks[-1][0]:
+            return ks[-1][1]
+        i = bisect_right([k[0] for k in ks], t)
+        (t0, p0), (t1, p1) = ks[i - 1], ks[i]
+        f = (t - t0) / (t1 - t0) if t1 > t0 else 1.0
+        return (p0[0] + (p1[0] - p0[0]) * f, p0[1] + (p1[1] - p0[1]) * f, p0[2] + (p1[2] - p0[2]) * f)
+
+
+class World:
+    """Where the listener and the emitters are, at the engine's current time."""
+
+    def __init__(self, engine: "Engine") -> None:
+        self._engine = engine
+        self.listener = Path3([(0.0, (0.0, 0.0, 0.0))])
+        self.listener_yaw = 0.0
+        self.emitters: dict[str, Path3] = {}
+        engine.bus.subscribe(self, [ListenerPose, EmitterMove])
+
+    def handle(self, event: Event, bus: EventBus) -> None:
+        if isinstance(event, ListenerPose):
+            self.set_listener(event.position, event.yaw_deg)
+        elif isinstance(event, EmitterMove):
+            self.set_emitter(event.emitter, event.position)
+
+    @property
+    def t(self) -> float:
+        return self._engine.now / self._engine.sample_rate
+
+    def set_listener(self, position: Vec3 = (0.0, 0.0, 0.0), yaw_deg: float = 0.0,
+                     path: Path3 | None = None) -> None:
+        self.listener = path if path is not None else Path3([(0.0, tuple(map(float, position)))])  # type: ignore[arg-type]
+        self.listener_yaw = float(yaw_deg)
+
+    def set_emitter(self, emitter: str, position: Vec3 = (0.0, 0.0, 0.0), path: Path3 | None = None) -> None:
+        self.emitters[emitter] = path if path is not None else Path3([(0.0, tuple(map(float, position)))])  # type: ignore[arg-type]
+
+    def position(self, emitter: str) -> Vec3:
+        try:
+            return self.emitters[emitter].at(self.t)
+        except KeyError:
+            raise KeyError(f"no emitter {emitter!r} (known: {', '.join(sorted(self.emitters)) or 'none'})") from None
+
+    def listener_position(self) -> Vec3:
+        return self.listener.at(self.t)
+
+    def distance(self, emitter: str) -> float:
+        """Metres from the listener to ``emitter`` now."""
+        p, l = self.position(emitter), self.listener_position()
+        return math.dist(p, l)
+
+    def azimuth_deg(self, emitter: str) -> float:
+        """Angle of ``emitter`` from the listener's facing, -180..180, + = left."""
+        p, l = self.position(emitter), self.listener_position()
+        dx, dz = p[0] - l[0], p[2] - l[2]
+        yaw = math.radians(self.listener_yaw)
+        fwd = dx * -math.sin(yaw) + dz * math.cos(yaw)
+        left = dx * -math.cos(yaw) + dz * -math.sin(yaw)
+        if fwd == 0.0 and left == 0.0:
+            return 0.0
+        return math.degrees(math.atan2(left, fwd))
+
+    def azimuth_raw(self, emitter: str) -> int:
+        """Raw azimuth 0..65535 (0 front, 16384 left side, 32768 behind)."""
+        return azimuth_to_raw(self.azimuth_deg(emitter))

@@ -1,0 +1,326 @@
+"""``barkbus skate ...``: index, list, inspect, decode and export Skate 3 speech banks.
+
+:func:`register` adds the ``skate`` command group to an argparse sub-parser set; every command sets
+``func`` (``args.func(args) -> int`` exit code).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from audio.core.errors import FormatError
+from audio.games.skate.formats.install import BANK_PREFIXES, Clip, SkateInstall, SpeechBank
+
+__all__ = ["DEMO_ROOT", "register"]
+
+#: The embedded demo install (default ``--root``).
+DEMO_ROOT = Path(__file__).resolve().parent / "demo"
+
+
+def _add_root(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--root", type=Path, default=DEMO_ROOT,
+                   help="install root holding data/audio/english/<bank>speech.big (default: the demo install)")
+    p.add_argument("--bank", default="livingworld", choices=BANK_PREFIXES,
+                   help="speech bank (default livingworld)")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``skate`` command group."""
+    top = subparsers.add_parser("skate", help="Skate 3 speech banks: index, ls, info, decode, export, curves",
+                                description="Read Skate 3 speech banks (livingworld/maincast/announcer "
+                                            "speech.big with their .hdr/.sth/.evt).")
+    sub = top.add_subparsers(dest="skate_command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("curves", help="plot the voice's level, send and filter curves over distance (PNG)",
+                       description="Draw the speech voice's mix curves (level outputs, sends, HPF/LPF cutoffs "
+                                   "over distance; barkbus's documented defaults, or a scenario's [skate.mix] "
+                                   "overrides) and the PEAK head-shadow curves over azimuth.")
+    p.add_argument("-o", "--output", type=Path, default=Path("skate-curves.png"), help="PNG to write")
+    p.add_argument("--scenario", type=Path, help="take [skate.mix] overrides from this scenario")
+    p.set_defaults(func=cmd_curves)
+
+    p = sub.add_parser("tuning", help="check a speech tuning file and write it out in full (or the demo's)",
+                       description="Read a tuning file (per-event tSpeechTuning fields, default inheritance, "
+                                   "not-follow lists, challenge exclusions), report problems, and write the "
+                                   "normalised file: a template for exporting your own game's values.")
+    p.add_argument("file", nargs="?", type=Path, help="tuning TOML (default: the demo's)")
+    p.add_argument("-o", "--output", type=Path, help="write the normalised tuning here (default: stdout)")
+    p.set_defaults(func=cmd_tuning)
+
+    p = sub.add_parser("index", help="index a bank and print its counts and the time taken")
+    _add_root(p)
+    p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("ls", help="list clips (name, .hdr id, takes, seconds)")
+    _add_root(p)
+    p.add_argument("--event", type=int, help="only clips of this event number (the name's first field, e.g. 501)")
+    p.add_argument("--voice", help="only clips of this voice id (59) or voice name (busm1)")
+    p.set_defaults(func=cmd_ls)
+
+    p = sub.add_parser("info", help="a clip's header, takes and the .evt records that name it")
+    _add_root(p)
+    p.add_argument("clip", help="clip name, e.g. 501_59_busm1_Warn_n")
+    p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("decode", help="decode one take to a WAV file")
+    _add_root(p)
+    p.add_argument("clip", help="CLIP or CLIP:TAKE (take index from 0; default 0)")
+    p.add_argument("-o", "--output", type=Path, required=True, help="output .wav")
+    p.set_defaults(func=cmd_decode)
+
+    p = sub.add_parser("export", help="decode every take of a bank to DIR/<clip>/<take>.wav")
+    _add_root(p)
+    p.add_argument("-o", "--output", type=Path, required=True, help="output directory")
+    p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                   help="worker processes (default: min(2, CPUs)); 1 = in this process")
+    p.add_argument("--event", type=int, help="only clips of this event number")
+    p.add_argument("--voice", help="only clips of this voice id or name")
+    p.set_defaults(func=cmd_export)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def _open(args: argparse.Namespace) -> tuple[SkateInstall, SpeechBank]:
+    inst = SkateInstall.open(args.root)
+    return inst, inst.bank(args.bank)
+
+
+def _filter(clips: Iterable[Clip], event: int | None, voice: str | None) -> list[Clip]:
+    out = []
+    for c in clips:
+        if event is not None and c.event != event:
+            continue
+        if voice is not None and not (voice == str(c.voice_id) or voice == c.voice_name):
+            continue
+        out.append(c)
+    return out
+
+
+def _guard(fn):
+    """Turn missing installs and format errors into a message and exit code 2."""
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return fn(args)
+        except (FileNotFoundError, FormatError, KeyError, IndexError) as exc:
+            msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+            print(f"barkbus skate {args.skate_command}: {msg}", file=sys.stderr)
+            return 2
+    run.__name__ = fn.__name__
+    run.__doc__ = fn.__doc__
+    return run
+
+
+@_guard
+def cmd_index(args: argparse.Namespace) -> int:
+    """Open and index a bank; print clips, takes, events, headers, problems and the time."""
+    t0 = time.perf_counter()
+    inst, bank = _open(args)
+    with inst:
+        clips = bank.clips
+        events = bank.events
+        dt = time.perf_counter() - t0
+        seconds = sum(t.duration for c in clips for t in c.takes)
+        print(f"{bank.path}")
+        print(f"  clips {len(clips)}  takes {bank.take_count}  headers {len(bank.headers)}  "
+              f"events {len(events.events)} (bank {events.bank}, sub-bank {events.sub_bank})  "
+              f"voices {len(bank.voice_ids())}  audio {seconds / 3600:.2f} h")
+        print(f"  indexed in {dt * 1e3:.1f} ms")
+        for p in bank.problems[:20]:
+            print(f"  problem: {p}")
+        if len(bank.problems) > 20:
+            print(f"  ... {len(bank.problems) - 20} more problems")
+    return 0
+
+
+@_guard
+def cmd_ls(args: argparse.Namespace) -> int:
+    """List clips."""
+    inst, bank = _open(args)
+    with inst:
+        for c in _filter(bank.clips, args.event, args.voice):
+            secs = sum(t.duration for t in c.takes)
+            hid = "-" if c.hdr_id is None else str(c.hdr_id)
+            print(f"{c.name:40s} id {hid:>5s}  takes {len(c.takes):2d}  {secs:7.2f} s")
+    return 0
+
+
+@_guard
+def cmd_info(args: argparse.Namespace) -> int:
+    """Show one clip."""
+    inst, bank = _open(args)
+    with inst:
+        c = bank.clip(args.clip)
+        print(f"{c.name}: event {c.event}, voice {c.voice_id} ({c.voice_name or 'generic'}), line {c.line!r}")
+        print(f"  .dat {c.entry.path}: {c.dat_size} bytes at {c.entry.offset}")
+        h = c.header
+        if h is None:
+            print("  no .hdr")
+        else:
+            print(f"  .hdr id {h.id}, flags 0x{h.flags:02X}, takes {h.take_count}, history {h.history_len}")
+        bits = bank.voice_bits(c.voice_id)
+        if bits:
+            print(f"  voice bits: type 0x{bits[0]:X}, variant 0x{bits[1]:X}")
+        for t in c.takes:
+            print(f"  take {t.index:2d}: offset {t.offset:8d} size {t.size:8d} codec {t.codec} "
+                  f"{t.channels} ch {t.sample_rate} Hz {t.num_samples} samples ({t.duration:.2f} s)")
+        names = {x.hdr_id: x.name for x in bank.clips if x.hdr_id is not None}
+        for ev in bank.events.events:
+            for k, rec in enumerate(ev.records):
+                if c.hdr_id is not None and any(r.clip_id == c.hdr_id for r in rec.clips):
+                    seq = ", ".join(names.get(r.clip_id, f"<missing {r.clip_id}>") for r in rec.clips)
+                    vals = " ".join(f"w{f}&0x{v:X}" for f, v in zip(ev.fields, rec.values))
+                    print(f"  event {ev.id} {ev.name} record {k}: weight {rec.weight}, p {rec.probability}%, "
+                          f"mode {rec.mode}, [{vals}] -> {seq}")
+    return 0
+
+
+def _write_wav(path: Path, pcm: np.ndarray, rate: int) -> None:
+    import soundfile as sf
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sf.write(str(path), np.clip(pcm, -1.0, 1.0), rate, subtype="PCM_16")
+
+
+@_guard
+def cmd_decode(args: argparse.Namespace) -> int:
+    """Decode one take."""
+    name, _, take = args.clip.partition(":")
+    inst, bank = _open(args)
+    with inst:
+        pcm, rate = bank.decode_take(bank.clip(name), int(take or 0))
+        _write_wav(args.output, pcm, rate)
+        print(f"{args.output}: {len(pcm)} samples at {rate} Hz ({len(pcm) / rate:.2f} s)")
+    return 0
+
+
+_WORKER: dict[str, SkateInstall | SpeechBank] = {}
+
+
+def _worker_init(root: str, prefix: str) -> None:
+    inst = SkateInstall.open(root)
+    _WORKER["install"], _WORKER["bank"] = inst, inst.bank(prefix)
+
+
+def _export_clip(name: str, out_dir: str) -> tuple[str, int, list[str]]:
+    """Decode every take of one clip (in a worker); returns (clip, takes written, errors)."""
+    bank = _WORKER["bank"]
+    assert isinstance(bank, SpeechBank)
+    c = bank.clip(name)
+    errors, written = [], 0
+    for t in c.takes:
+        try:
+            pcm, rate = bank.decode_take(c, t.index)
+        except FormatError as exc:
+            errors.append(f"{c.name}:{t.index}: {exc}")
+            continue
+        _write_wav(Path(out_dir) / c.name / f"{t.index}.wav", pcm, rate)
+        written += 1
+    return name, written, errors
+
+
+@_guard
+def cmd_export(args: argparse.Namespace) -> int:
+    """Decode a whole bank (or a filtered part) in parallel."""
+    from tqdm import tqdm
+
+    inst, bank = _open(args)
+    with inst:
+        clips = _filter(bank.clips, args.event, args.voice)
+        total = sum(len(c.takes) for c in clips)
+    args.output.mkdir(parents=True, exist_ok=True)
+    errors: list[str] = []
+    written = 0
+    t0 = time.perf_counter()
+    with tqdm(total=total, unit="take", desc="export", file=sys.stderr) as bar:
+        if args.jobs <= 1:
+            _worker_init(str(args.root), args.bank)
+            results = (_export_clip(c.name, str(args.output)) for c in clips)
+            for name, n, errs in results:
+                written += n
+                errors += errs
+                bar.update(n + len(errs))
+            inst = _WORKER.pop("install")
+            _WORKER.pop("bank")
+            assert isinstance(inst, SkateInstall)
+            inst.close()
+        else:
+            with ProcessPoolExecutor(args.jobs, initializer=_worker_init,
+                                     initargs=(str(args.root), args.bank)) as pool:
+                futures = [pool.submit(_export_clip, c.name, str(args.output)) for c in clips]
+                for f in as_completed(futures):
+                    name, n, errs = f.result()
+                    written += n
+                    errors += errs
+                    bar.update(n + len(errs))
+    for e in errors[:20]:
+        print(f"error: {e}", file=sys.stderr)
+    print(f"wrote {written} of {total} takes to {args.output} in {time.perf_counter() - t0:.1f} s"
+          + (f"; {len(errors)} failed" if errors else ""))
+    return 1 if errors else 0
+
+
+def cmd_curves(args: argparse.Namespace) -> int:
+    """Plot the mix curves (defaults or a scenario's overrides) and the PEAK curves."""
+    import tomllib
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from audio.games.skate.speech.mixcurves import PEAK_CENTRE, PEAK_GAIN, MixCurves
+    mix = {}
+    if args.scenario:
+        mix = tomllib.loads(args.scenario.read_text(encoding="utf-8")).get("skate", {}).get("mix", {})
+    curves = MixCurves.from_dict(mix, "[skate.mix]")
+    d = np.linspace(0, 80, 400)
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8))
+    groups = [("main level (0..32767)", (2, 3, 4, 5, 6)), ("sends (linear)", (15, 16, 17, 21)),
+              ("filter cutoffs (Hz)", (13, 14, 22, 23))]
+    names = {2: "out2 ped near clip", 3: "out3 ped far clip", 4: "out4 guard near", 5: "out5 guard far",
+             6: "out6 guard radio", 13: "out13 stream HPF", 14: "out14 stream LPF", 15: "out15 env send ped",
+             16: "out16 env send guard", 17: "out17 env send radio", 21: "out21 echo send",
+             22: "out22 echo HPF", 23: "out23 echo LPF"}
+    for ax, (title, outs) in zip(axes.flat, groups):
+        for o in outs:
+            ax.plot(d, [curves.outputs[o](x) for x in d], label=names[o])
+        ax.set(title=title, xlabel="distance (m)")
+        if "Hz" in title:
+            ax.set_yscale("log")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    az = np.arange(0, 32768, 64)
+    ax = axes.flat[3]
+    ax.plot(az * 360 / 65536, [PEAK_CENTRE(a) for a in az], label="PEAK centre (Hz)")
+    ax2 = ax.twinx()
+    ax2.plot(az * 360 / 65536, [PEAK_GAIN(a) for a in az], color="C1", label="PEAK gain (linear)")
+    ax.set(title="PEAK head shadow (the game's curves)", xlabel="folded azimuth (deg)")
+    ax.legend(loc="upper left", fontsize=8)
+    ax2.legend(loc="upper right", fontsize=8)
+    fig.suptitle("Skate 3 speech voice curves (level/send/filter: barkbus defaults, not the game's tables)")
+    fig.tight_layout()
+    fig.savefig(args.output, dpi=100)
+    plt.close(fig)
+    print(f"wrote {args.output}")
+    return 0
+
+
+def cmd_tuning(args: argparse.Namespace) -> int:
+    """Validate a tuning file and write it back in full."""
+    from audio.games.skate.system import DEMO_TUNING
+    from audio.games.skate.speech.tuning import dump_tuning, load_tuning
+    tuning = load_tuning(args.file or DEMO_TUNING)
+    text = dump_tuning(tuning, args.output)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        print(f"wrote {args.output}", file=sys.stderr)
+    return 0

@@ -1,0 +1,1 @@
+"""audio/games/skate/speech"""

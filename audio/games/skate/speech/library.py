@@ -1,0 +1,269 @@
+"""The speech library: which record of an event plays, and which take of each clip.
+
+Generic over banks (living world, main cast, announcer). Implements spec 3.2 / 3.3 with
+the exact order of generator draws: event probability, the full weighted record order,
+then per record a probability draw, the field match, the clips' candidates (history
+rings) and one :meth:`SpeechLibrary.recent_pick` per clip on the global 32-entry ring.
+The clips' history rings are written only when the line starts (:meth:`commit`).
+
+Unsupported data features fail closed (the whole event, with the reason) before any
+record draw: external conditions (nC != 0), flags2 & 0x18, locals != 0, clip lookup mode
+or parameter count != 0, and ``.hdr`` flags != 0.
+
+Choices of ours where the retail order is not known (the living-world data never hits
+them): a record's mode (0/2 always, 1 only on a flagged channel, 3 never) is checked after
+its probability draw and before the field match; every clip of a record is looked up
+before any take is drawn, so a record with a missing clip draws nothing more.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Protocol, Sequence
+
+from audio.games.skate.formats.evt import EvtEvent, EvtTable
+from audio.games.skate.speech.rand import AwcGenerator
+
+__all__ = ["ClipHeaderLike", "ClipHistory", "LineChoice", "SpeechLibrary", "RECENT_RING"]
+
+RECENT_RING = 32
+"""Entries of the global recent-pick ring."""
+_WEIGHT_SCALE = (1, 4, 16, 64, 256, 1024, 4096, 16384)
+_EMPTY = 0xFF
+
+
+class ClipHeaderLike(Protocol):
+    """What the library needs of a ``.hdr`` clip header."""
+
+    id: int
+    take_count: int
+    history_len: int
+
+
+@dataclass
+class ClipHistory:
+    """A clip's runtime history ring (``0xFF`` = empty) and its cursor."""
+
+    takes: list[int]
+    cursor: int = 0
+
+    def candidates(self, take_count: int) -> list[int]:
+        """Takes not in the ring; if none, the single take with the greatest age (first on ties)."""
+        n = len(self.takes)
+        if n == 0:
+            return list(range(take_count))
+        age: dict[int, int] = {}
+        for step in range(1, n + 1):
+            t = self.takes[(self.cursor - step) % n]
+            if t != _EMPTY and t not in age:
+                age[t] = step
+        free = [t for t in range(take_count) if t not in age]
+        if free:
+            return free
+        best, best_age = 0, -1
+        for t in range(take_count):
+            if age[t] > best_age:
+                best, best_age = t, age[t]
+        return [best]
+
+    def write(self, take: int) -> None:
+        """``takes[cursor] = take; cursor = (cursor + 1) % len``."""
+        if self.takes:
+            self.takes[self.cursor] = take
+            self.cursor = (self.cursor + 1) % len(self.takes)
+
+
+@dataclass(frozen=True)
+class LineChoice:
+    """The library's answer to ``start``.
+
+    ``outcome`` is "Picked" or a failure: "UnknownEvent", "Probability", "Unsupported"
+    (``reason`` says what), "NoRecord". ``picks`` are ``(clip_id, take)`` in play order;
+    ``record`` the index of the record in the event; ``skipped`` why each tried record
+    was passed over (record index, reason).
+    """
+
+    event: int
+    outcome: str
+    picks: tuple[tuple[int, int], ...] = ()
+    record: int | None = None
+    reason: str = ""
+    skipped: tuple[tuple[int, str], ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "Picked"
+
+
+@dataclass
+class SpeechLibrary:
+    """One bank's speech library: event table, clip headers, generator and runtime state.
+
+    Parameters
+    ----------
+    table:
+        The bank's ``.evt`` model.
+    headers:
+        Its clip headers (anything with ``id``, ``take_count``, ``history_len``; an optional
+        ``flags`` attribute is honoured).
+    generator:
+        The add-with-carry generator (shared with the manager when its rand() is "awc").
+    flagged_channel:
+        Whether this bank's channel counts as "flagged" for records of mode 1 (not traced).
+    """
+
+    table: EvtTable
+    headers: Sequence[ClipHeaderLike]
+    generator: AwcGenerator = field(default_factory=AwcGenerator)
+    flagged_channel: bool = False
+
+    def __post_init__(self) -> None:
+        self._events = self.table.by_id()
+        ordered = sorted(self.headers, key=lambda h: h.id)
+        self._header = {h.id: h for h in ordered}
+        self._header_index = {h.id: i for i, h in enumerate(ordered)}
+        self.history: dict[int, ClipHistory] = {
+            h.id: ClipHistory([_EMPTY] * int(h.history_len)) for h in ordered}
+        self.ring: list[tuple[int, int]] = [(0, 0)] * RECENT_RING
+        self.ring_cursor = 0
+
+    # -- lookups -----------------------------------------------------------------------
+    def event(self, event_id: int) -> EvtEvent | None:
+        return self._events.get(event_id)
+
+    def header(self, clip_id: int) -> ClipHeaderLike | None:
+        return self._header.get(clip_id)
+
+    # -- 3.3 ---------------------------------------------------------------------------
+    def recent_pick(self, n: int, header: int) -> int:
+        """Index into ``n`` candidates, avoiding the last ``min(n/2, 10)`` picks of ``header``."""
+        limit = min(n // 2, 10, RECENT_RING)
+        r = self.generator.scaled(n)
+        best, chosen, attempts = -1, r, 0
+        while True:
+            found = -1
+            if limit > 0:
+                pos, count = self.ring_cursor, 0
+                for _ in range(RECENT_RING + 1):
+                    cand, hdr = self.ring[pos]
+                    if hdr == header:
+                        count += 1
+                        if cand == r:
+                            found = count - 1
+                            break
+                        if count >= limit:
+                            break
+                    pos = (pos - 1) % RECENT_RING
+            if found < 0:
+                chosen = r
+                break
+            if found > best:
+                best, chosen = found, r
+            attempts += 1
+            if attempts >= 32:
+                break
+            r = self.generator.scaled(n)
+        self.ring_cursor = (self.ring_cursor + 1) % RECENT_RING
+        self.ring[self.ring_cursor] = (chosen, header)
+        return chosen
+
+    # -- 3.2 ---------------------------------------------------------------------------
+    def _unsupported(self, ev: EvtEvent) -> str:
+        if ev.condition_count:
+            return f"external conditions (nC={ev.condition_count})"
+        if ev.flags2 & 0x18:
+            return f"flags2 0x{ev.flags2:02X} (record pairing / follow-up lists)"
+        for i, rec in enumerate(ev.records):
+            if rec.locals:
+                return f"record {i} locals={rec.locals}"
+            for c in rec.clips:
+                if c.lookup_mode or c.param_count:
+                    return (f"record {i} clip {c.clip_id} lookup mode {c.lookup_mode} / "
+                            f"parameter count {c.param_count}")
+                h = self._header.get(c.clip_id)
+                if h is not None and getattr(h, "flags", 0):
+                    return f"clip {c.clip_id} header flags 0x{getattr(h, 'flags'):02X}"
+        return ""
+
+    def record_order(self, ev: EvtEvent) -> list[int]:
+        """The weighted record order (draws ``scaled(total)`` once per weighted record)."""
+        w = [rec.weight for rec in ev.records]
+        n = len(w)
+        zero = [i for i, x in enumerate(w) if x == 0]
+        total = sum(w)
+        order: list[int] = []
+        # Bounded to n emissions: only a 32-bit overflow of scaled(total) (total > 65535)
+        # could clamp onto an emitted record; the data never comes close.
+        while total > 0 and len(order) < n:
+            left = self.generator.scaled(total)
+            i = n - 1
+            for j in range(n):
+                left -= w[j]
+                if left < 0:
+                    i = j
+                    break
+            order.append(i)
+            total -= w[i]
+            w[i] = 0
+        return order + zero
+
+    def _matches(self, ev: EvtEvent, values: Sequence[int], words: Sequence[int]) -> bool:
+        packed = self.table.packed_word(ev.id)
+        for k, want in enumerate(values):
+            if want == 0:
+                continue
+            src = ev.fields[k] if k < len(ev.fields) else -1
+            if src == 0:
+                word = packed
+            elif 1 <= src <= len(words):
+                word = words[src - 1]
+            else:
+                word = 0
+            if not (int(word) & want):
+                return False
+        return True
+
+    def start(self, event_id: int, words: Sequence[int]) -> LineChoice:
+        """Choose a record and takes for ``event_id`` given the request ``words`` (spec 3.2)."""
+        ev = self._events.get(event_id)
+        if ev is None:
+            return LineChoice(event_id, "UnknownEvent", reason=f"event {event_id} not in {self.table.path}")
+        if self.generator.scaled(100) > ev.probability:
+            return LineChoice(event_id, "Probability", reason=f"event probability {ev.probability}%")
+        what = self._unsupported(ev)
+        if what:
+            return LineChoice(event_id, "Unsupported", reason=what)
+        skipped: list[tuple[int, str]] = []
+        for i in self.record_order(ev):
+            rec = ev.records[i]
+            if self.generator.scaled(100) >= rec.probability:
+                skipped.append((i, "probability"))
+                continue
+            if rec.mode == 3 or (rec.mode == 1 and not self.flagged_channel):
+                skipped.append((i, f"mode {rec.mode}"))
+                continue
+            if not self._matches(ev, rec.values, words):
+                skipped.append((i, "fields"))
+                continue
+            missing = [c.clip_id for c in rec.clips if c.clip_id not in self._header]
+            if missing:
+                skipped.append((i, f"missing clip {missing[0]}"))
+                continue
+            picks = []
+            for c in rec.clips:
+                h = self._header[c.clip_id]
+                cands = self.history[c.clip_id].candidates(int(h.take_count))
+                if not cands:
+                    break
+                k = self.recent_pick(len(cands), self._header_index[c.clip_id])
+                picks.append((c.clip_id, cands[k]))
+            else:
+                return LineChoice(event_id, "Picked", tuple(picks), i, skipped=tuple(skipped))
+            skipped.append((i, "clip without takes"))
+        return LineChoice(event_id, "NoRecord", reason="no record matched", skipped=tuple(skipped))
+
+    def commit(self, picks: Iterable[tuple[int, int]]) -> None:
+        """Write the picked takes into their clips' history rings (when the line starts)."""
+        for clip_id, take in picks:
+            hist = self.history.get(clip_id)
+            if hist is not None:
+                hist.write(take)

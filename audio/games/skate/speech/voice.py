@@ -1,0 +1,124 @@
+"""The speech voice block -> DSP parameters, every console frame (spec 5).
+
+For each speaking ped the block holds: main level (0..32767), second level and echo level
+(from :mod:`audio.games.skate.speech.mixcurves` by distance and speaker kind), the voice float (0.8-1.4,
+missing 1.0), pitch (4096 = 1.0), the raw azimuth and its three PEAK values, the stream
+HP/LP cutoffs, the echo filters and the distance delay.
+
+The stream voice graph ``skate_stream_voice`` gets (:meth:`VoiceBlock.voice_params`):
+``Rsp0.pitch`` (raw, 4096 = 1.0), ``PI20.centre_hz`` / ``PI20.gain`` / ``PI20.q``,
+``Sen0_echo.level`` = echo level x float (pre-gain send into the slot's echo submix),
+``Gai0.gain`` = level / 32767 x float, ``HI20.cutoff_hz``, ``LI20.cutoff_hz``,
+``Sen0_env.level`` = second level x float (post-filter send to the environment bus),
+``Pn21.angle_deg`` (degrees, + = left: raw 16384 -> +90, 49152 -> -90).
+The echo submix ``skate_echo_submix`` (one per stream slot) gets ``HI20.cutoff_hz``,
+``LI20.cutoff_hz`` (outputs 22 / 23) and ``Del0.seconds``.
+
+Distance delay (spec 5.6): ``min(distance x delay_factor / 344, 0.15)`` seconds, recomputed
+by a per-speaker countdown: every console frame it decrements; at <= 0 it reloads with 4
+frames and recomputes; the delay is posted only when it changed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from audio.games.skate.speech.mixcurves import MixCurves, level_outputs, peak
+
+__all__ = ["VoiceBlock", "DelayCountdown", "VoiceMixer", "azimuth_degrees", "SPEED_OF_SOUND",
+           "MAX_DELAY", "is_far_clip"]
+
+SPEED_OF_SOUND = 344.0
+MAX_DELAY = 0.15
+
+
+def azimuth_degrees(raw: int) -> float:
+    """Raw azimuth (0..65535 = 360 degrees, 16384 = left) -> degrees in (-180, 180], + = left."""
+    deg = (int(raw) & 0xFFFF) * 360.0 / 65536.0
+    return deg - 360.0 if deg > 180.0 else deg
+
+
+def is_far_clip(name: str) -> bool:
+    """A far clip's name ends in ``_f``."""
+    stem = name[:-4] if name.lower().endswith(".dat") else name
+    return stem.lower().endswith("_f")
+
+
+@dataclass
+class DelayCountdown:
+    """One speaker's delay refresh: returns ``(delay s, changed)`` each console frame."""
+
+    factor: float = 1.0
+    reload: int = 4
+    count: int = 0
+    delay: float | None = None
+
+    def step(self, distance: float) -> tuple[float, bool]:
+        self.count -= 1
+        changed = False
+        if self.count <= 0:
+            self.count = self.reload
+            d = self.factor * distance / SPEED_OF_SOUND
+            new = d if d <= MAX_DELAY else MAX_DELAY
+            changed = new != self.delay
+            self.delay = new
+        return (self.delay if self.delay is not None else 0.0), changed
+
+
+@dataclass(frozen=True)
+class VoiceBlock:
+    """One speaker's voice block for one console frame."""
+
+    level: float            # 0..32767
+    second_level: float     # linear
+    echo_level: float       # linear
+    voice_float: float
+    pitch: int              # 4096 = 1.0
+    azimuth: int            # raw 0..65535
+    peak: tuple[float, float, float]
+    hp_hz: float
+    lp_hz: float
+    echo_hp_hz: float
+    echo_lp_hz: float
+    delay: float            # seconds
+    far: bool
+    outputs: tuple[int, int]
+
+    def voice_params(self) -> dict[str, float]:
+        f = self.voice_float
+        return {"Rsp0.pitch": float(self.pitch), "PI20.centre_hz": self.peak[0], "PI20.gain": self.peak[1],
+                "PI20.q": self.peak[2], "Sen0_echo.level": self.echo_level * f,
+                "Gai0.gain": self.level / 32767.0 * f, "HI20.cutoff_hz": self.hp_hz,
+                "LI20.cutoff_hz": self.lp_hz, "Sen0_env.level": self.second_level * f,
+                "Pn21.angle_deg": azimuth_degrees(self.azimuth)}
+
+    def submix_params(self) -> dict[str, float]:
+        return {"HI20.cutoff_hz": self.echo_hp_hz, "LI20.cutoff_hz": self.echo_lp_hz, "Del0.seconds": self.delay}
+
+
+class VoiceMixer:
+    """Computes voice blocks from the curves; holds the per-speaker delay countdowns."""
+
+    def __init__(self, curves: MixCurves | None = None, delay_factor: float = 1.0, delay_frames: int = 4) -> None:
+        self.curves = curves or MixCurves()
+        self.delay_factor = delay_factor
+        self.delay_frames = delay_frames
+        self.countdowns: dict[int, DelayCountdown] = {}
+
+    def delay(self, speaker: int, distance: float) -> tuple[float, bool]:
+        """Advance ``speaker``'s countdown by one console frame: ``(delay s, changed)``."""
+        cd = self.countdowns.get(speaker)
+        if cd is None:
+            cd = self.countdowns[speaker] = DelayCountdown(self.delay_factor, self.delay_frames)
+        return cd.step(distance)
+
+    def block(self, *, kind: str, event: int, clip_name: str, distance: float, azimuth: int,
+              delay: float, voice_float: float | None = 1.0, pitch: int = 4096) -> VoiceBlock:
+        """The voice block of a speaker playing ``clip_name`` of ``event`` at ``distance`` metres."""
+        far = is_far_clip(clip_name)
+        main, second = level_outputs(kind, event, far)
+        c = self.curves
+        return VoiceBlock(level=max(0.0, min(32767.0, c(main, distance))), second_level=c(second, distance),
+                          echo_level=c(21, distance), voice_float=1.0 if voice_float is None else voice_float,
+                          pitch=pitch, azimuth=int(azimuth) & 0xFFFF, peak=peak(azimuth),
+                          hp_hz=c(13, distance), lp_hz=c(14, distance), echo_hp_hz=c(22, distance),
+                          echo_lp_hz=c(23, distance), delay=delay, far=far, outputs=(main, second))

@@ -1,0 +1,605 @@
+"""The Skate 3 living-world speech system on the engine (``SkateSpeechSystem``).
+
+Every console frame (30 Hz) it runs, in this order: ped paths -> emitters; finished clips
+(next clip of the record, or Finished); the player's frame (queue ageing, Expired, free
+streams filled); each ped's :class:`~audio.games.skate.speech.ped.PedSpeech` (a new value stops the
+ped's line; requests go through the manager's gate and the library, then to the player);
+then each playing line's voice block -> ``engine.voices.set`` and the slot's echo submix
+(posted only when changed), and the cut check. Lines play their clips back to back; the
+next clip starts at the first console frame after the previous one ended.
+
+Every request and line outcome is logged with ``bus.decide("skate.speech", outcome, ...)``
+(detail keys: ped, speaker, event, value, reason, stream, clip, take, record).
+
+Scenario ``[skate]`` section (``system_from_scenario``)::
+
+    [skate]
+    install = "demo"              # "demo" (audio/games/skate/demo) or a Skate 3 install root
+                                  #   (relative paths: to the scenario file)
+    tuning = "tuning.toml"        # tuning file (default: audio/games/skate/demo/tuning.toml)
+    manager_rand = "msvc"         # "msvc" (the port's LCG, default) or "awc" (shares the library's)
+    manager_seed = "scenario"     # "scenario" (seed from the scenario seed) or an integer srand seed
+    library_seed = "scenario"     # "scenario" (six words of the scenario seed), "table", or an
+                                  #   integer added to every word of the retail table
+    streams_per_channel = 2       # 2 (the port) or e.g. 8 (the retail notes' reading)
+    phone_ring_seconds = 1.0      # length of the phone ring before value 64 (not the game's data)
+    delay_factor = 1.0            # distance delay factor (spec 5.6)
+    delay_frames = 4              # delay refresh countdown, console frames
+    maincast = true               # load the install's maincast bank for pros when present
+    cache_mb = 96                 # decoded-take cache budget (MB, LRU)
+    prefetch = false              # decode a spawned ped's takes ahead of need on a worker
+                                  #   thread (live playback turns it on)
+    [skate.mix.out2]              # optional curve overrides, see audio.games.skate.speech.mixcurves
+    x = [0, 10, 40]
+    y = [32767, 20000, 0]
+
+Scenario events (``[[event]]`` with ``t`` seconds and ``type``)::
+
+    type = "skate.spawn"     ped, voice (id or name), model, position = [x, y, z] or
+                             path = [[t, x, y, z], ...], far_threshold, voice_float, pitch,
+                             type_bit, variant_bit, partner_type, conversation, cast_bit, ...
+    type = "skate.value"     ped, value
+    type = "skate.move"      ped, position = [x, y, z]
+    type = "skate.speed"     speed (m/s)
+    type = "skate.zombie"    on (bool)
+    type = "skate.challenge" challenge (int; omit for none)
+    type = "skate.photo"     on (bool)
+"""
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Protocol
+
+import numpy as np
+
+from audio.core.bus import Decision, Event, EventBus
+from audio.core.errors import FormatError, ScenarioError
+from audio.games.skate.events import (MODEL_KINDS, ChallengeChange, PedMove, PedSpawn, PhotoFlag, PlayerSpeed, SpeechValue,
+                     ZombieMode)
+from audio.games.skate.speech.library import SpeechLibrary
+from audio.games.skate.speech.manager import CHANNEL_LIVING, CHANNEL_MAINCAST, ManagerResult, SpeechManager
+from audio.games.skate.speech.mixcurves import MixCurves
+from audio.games.skate.speech.ped import INITIAL_VALUE, FEMALE_TYPES, PedModel, PedSpeech, far_threshold_for, voice_type_bit
+from audio.games.skate.speech.player import Line, LineRequest, PlayerEvent, SpeechPlayer
+from audio.games.skate.speech.rand import AwcGenerator, ManagerRand, manager_rand
+from audio.games.skate.speech.tuning import SpeechTuning, load_tuning
+from audio.games.skate.speech.voice import VoiceBlock, VoiceMixer
+
+__all__ = ["TakeSource", "BankTakeSource", "SkateSpeechSystem", "scenario_events", "system_from_scenario",
+           "summarize", "format_summary", "VOICE_GRAPH", "ECHO_GRAPH", "DEMO_TUNING", "DEMO_INSTALL"]
+
+VOICE_GRAPH = "skate_stream_voice"
+ECHO_GRAPH = "skate_echo_submix"
+DEMO_TUNING = Path(__file__).resolve().parent / "demo" / "tuning.toml"
+DEMO_INSTALL = Path(__file__).resolve().parent / "demo"
+"""The demo install root (``install = "demo"``): data/audio/english/livingworldspeech.big etc."""
+SYSTEM = "skate.speech"
+FRAME_RATE = 30
+
+
+class TakeSource(Protocol):
+    """Where the system gets audio: a take's PCM (float32 mono, -1..1, rate Hz) and clip names."""
+
+    def pcm(self, clip_id: int, take: int) -> tuple[np.ndarray, int]: ...
+
+    def clip_name(self, clip_id: int) -> str: ...
+
+
+class BankTakeSource:
+    """A :class:`TakeSource` over an install bank (``audio.games.skate.formats.install.SpeechBank``).
+
+    Decoded takes live in a :class:`~audio.codecs.cache.TakeCache` bounded in megabytes, so a
+    take is decoded once and memory stays bounded; :meth:`prefetch_voice` decodes every take a
+    voice can be given on the cache's worker thread, ahead of need (live playback).
+    """
+
+    def __init__(self, bank: Any, budget_mb: float = 96.0) -> None:
+        from audio.codecs.cache import TakeCache
+        self.bank = bank
+        self._clips = bank.clips_by_hdr_id()
+        self.cache = TakeCache(budget_mb)
+
+    def clip_name(self, clip_id: int) -> str:
+        c = self._clips.get(clip_id)
+        return c.name if c is not None else f"clip{clip_id}"
+
+    def voice_names(self) -> dict[str, int]:
+        return {c.voice_name: c.voice_id for c in self._clips.values() if c.voice_name}
+
+    def _decoder(self, clip_id: int, take: int) -> Callable[[], tuple[np.ndarray, int]]:
+        clip = self._clips[clip_id]
+        return lambda: self.bank.decode_take(clip, take)
+
+    def pcm(self, clip_id: int, take: int) -> tuple[np.ndarray, int]:
+        return self.cache.get_or_decode((clip_id, take), self._decoder(clip_id, take))
+
+    def prefetch_voice(self, voice_id: int) -> int:
+        """Queue every take of ``voice_id``'s clips for decoding; returns how many were queued."""
+        jobs = [((cid, k), self._decoder(cid, k)) for cid, c in self._clips.items() if c.voice_id == voice_id
+                for k in range(len(c.takes))]
+        return len(self.cache.prefetch(jobs))
+
+
+@dataclass
+class _Ped:
+    id: int
+    model: PedModel
+    speech: PedSpeech
+    emitter: str
+    value: int = INITIAL_VALUE
+    position: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    path: tuple[tuple[float, float, float, float], ...] = ()
+    distance: float = 0.0
+    azimuth: int = 0
+    delay: float = 0.0
+
+
+def _path_position(path: tuple[tuple[float, float, float, float], ...], t: float) -> tuple[float, float, float]:
+    if t <= path[0][0]:
+        return path[0][1:]
+    for a, b in zip(path, path[1:]):
+        if t < b[0]:
+            u = (t - a[0]) / (b[0] - a[0]) if b[0] > a[0] else 1.0
+            return tuple(a[i] + (b[i] - a[i]) * u for i in (1, 2, 3))  # type: ignore[return-value]
+    return path[-1][1:]
+
+
+class SkateSpeechSystem:
+    """Ped speech -> manager -> library -> player -> engine voices (see the module docstring).
+
+    Parameters
+    ----------
+    living:
+        The living-world library (channel 1).
+    tuning:
+        Per-event tuning.
+    source:
+        Audio of the living-world takes.
+    maincast, maincast_source:
+        The main-cast library and its audio (pros), optional.
+    rng:
+        The manager's ``rand()`` (default :class:`~audio.games.skate.speech.rand.MsvcRand` seeded 1).
+    streams_per_channel, phone_ring_seconds, curves, delay_factor, delay_frames:
+        Settings (see :mod:`audio.games.skate.speech.player`, :mod:`audio.games.skate.speech.ped`, :mod:`audio.games.skate.speech.voice`).
+    voice_bits:
+        ``voice id -> (type bit, variant bit)`` (e.g. ``SpeechBank.voice_bits``); None entries
+        fall back to the spec's voice table with variant 1.
+    voice_names:
+        Voice name -> voice id, for spawns naming a voice (``busm1``).
+    """
+
+    name = SYSTEM
+    frame_rate = FRAME_RATE
+
+    def __init__(self, living: SpeechLibrary, tuning: SpeechTuning, source: TakeSource, *,
+                 maincast: SpeechLibrary | None = None, maincast_source: TakeSource | None = None,
+                 rng: ManagerRand | None = None, streams_per_channel: int = 2, phone_ring_seconds: float = 1.0,
+                 curves: MixCurves | None = None, delay_factor: float = 1.0, delay_frames: int = 4,
+                 voice_bits: Callable[[int], tuple[int, int] | None] | None = None,
+                 voice_names: Mapping[str, int] | None = None, prefetch: bool = False) -> None:
+        kw = {} if rng is None else {"rng": rng}
+        self.prefetch = prefetch
+        self.manager = SpeechManager(tuning, living, maincast, **kw)
+        self.libraries = {CHANNEL_LIVING: living, CHANNEL_MAINCAST: maincast}
+        self.sources: dict[int, TakeSource | None] = {CHANNEL_LIVING: source, CHANNEL_MAINCAST: maincast_source}
+        self.player = SpeechPlayer(streams_per_channel)
+        self.mixer = VoiceMixer(curves, delay_factor, delay_frames)
+        self.phone_ring_seconds = phone_ring_seconds
+        self.voice_bits = voice_bits
+        self.voice_names = dict(voice_names or {})
+        self.peds: dict[int, _Ped] = {}
+        self.photo_flag = False
+        self.voices: dict[int, Any] = {}          # stream slot -> engine Voice
+        self.submix_posted: dict[int, dict[str, float]] = {}
+        self.bus: EventBus | None = None
+        self.now = 0.0
+
+    # -- engine ------------------------------------------------------------------------
+    def attach(self, engine: Any) -> None:
+        self.bus = engine.bus
+        engine.bus.subscribe(self, (PedSpawn, SpeechValue, PedMove, PlayerSpeed, ZombieMode, ChallengeChange,
+                                    PhotoFlag))
+
+    def _decide(self, outcome: str, **detail: Any) -> None:
+        if self.bus is not None:
+            self.bus.decide(SYSTEM, outcome, **{k: v for k, v in detail.items() if v is not None})
+
+    def handle(self, event: Event, bus: EventBus) -> None:
+        """Apply a ``skate.*`` event; speech values act at the next console frame."""
+        if isinstance(event, PedSpawn):
+            self._spawn(event)
+        elif isinstance(event, SpeechValue):
+            ped = self.peds.get(event.ped)
+            if ped is None:
+                self._decide("UnknownPed", ped=event.ped, value=event.value, reason="value for a ped not spawned")
+            else:
+                ped.value = event.value
+        elif isinstance(event, PedMove):
+            ped = self.peds.get(event.ped)
+            if ped is not None:
+                ped.position, ped.path = tuple(event.position), ()  # type: ignore[assignment]
+        elif isinstance(event, PlayerSpeed):
+            self.manager.player_speed = float(event.speed)
+        elif isinstance(event, ZombieMode):
+            self.manager.zombie = bool(event.on)
+        elif isinstance(event, ChallengeChange):
+            self.manager.challenge = event.challenge
+        elif isinstance(event, PhotoFlag):
+            self.photo_flag = bool(event.on)
+
+    def _spawn(self, ev: PedSpawn) -> None:
+        voice = ev.voice
+        if isinstance(voice, str):
+            if voice not in self.voice_names:
+                self._decide("SpawnError", ped=ev.ped, reason=f"unknown voice name {voice!r}")
+                return
+            voice = self.voice_names[voice]
+        bits = self.voice_bits(voice) if self.voice_bits is not None else None
+        type_bit = ev.type_bit if ev.type_bit is not None else (bits[0] if bits else voice_type_bit(voice))
+        variant = ev.variant_bit if ev.variant_bit is not None else (bits[1] if bits else 1)
+        kind = ev.model
+        if kind == "regular":
+            kind = "security" if type_bit & 0x40 else "bum" if type_bit & 0x4000 else "regular"
+        model = PedModel(voice_id=voice, kind=kind, type_bit=0 if kind == "pro" else type_bit, variant_bit=variant,
+                         partner_type=ev.partner_type, conversation=ev.conversation,
+                         female=bool(type_bit & FEMALE_TYPES),
+                         far_threshold=ev.far_threshold if ev.far_threshold is not None else far_threshold_for(kind),
+                         voice_float=1.0 if ev.voice_float is None else ev.voice_float, pitch=ev.pitch,
+                         cast_bit=ev.cast_bit, cast_word=ev.cast_word, other_cast_bit=ev.other_cast_bit,
+                         other_cast_word=ev.other_cast_word)
+        self.peds[ev.ped] = _Ped(ev.ped, model, PedSpeech(model, self.phone_ring_seconds), f"skate.ped.{ev.ped}",
+                                 position=tuple(ev.position), path=tuple(ev.path))  # type: ignore[arg-type]
+        self._decide("Spawned", ped=ev.ped, speaker=voice, reason=f"{kind} type 0x{type_bit:X} variant {variant}")
+        source = self.sources[CHANNEL_MAINCAST if kind == "pro" else CHANNEL_LIVING]
+        if self.prefetch and source is not None and hasattr(source, "prefetch_voice"):
+            source.prefetch_voice(voice)
+
+    def summary(self, decisions: Iterable[Decision]) -> str:
+        """Per-event outcome counts with the events' names from the banks' ``.evt`` tables."""
+        names = {e.id: e.name for lib in self.libraries.values() if lib is not None for e in lib.table.events}
+        return format_summary(decisions, names)
+
+    def snapshot(self) -> dict[str, list[str]]:
+        """Panels for a live UI: the streams, the request queue and the speakers' timers."""
+        streams = []
+        for ch, lines in sorted(self.player.streams.items()):
+            for k, line in enumerate(lines):
+                if line is None:
+                    streams.append(f"ch{ch} k{k}: free")
+                else:
+                    clip, take = line.clip
+                    src = self.sources.get(ch)
+                    name = src.clip_name(clip) if src is not None else str(clip)
+                    streams.append(f"ch{ch} k{k}: ped {line.request.ped} {name}#{take} "
+                                   f"prio {line.request.priority} clip {line.clip_index + 1}/{len(line.request.picks)}")
+        queue = [f"ped {r.ped} event {r.event} prio {r.priority} age {r.age}/{r.timeout} frames"
+                 for r in self.player.queue]
+        timers = [f"speaker {spk}: last line {self.now - t:.1f} s ago"
+                  for spk, t in sorted(self.manager.last_any.items())]
+        return {"streams": streams, "queue": queue or ["(empty)"], "timers": timers or ["(no line yet)"]}
+
+    def tick(self, frame: int, engine: Any) -> None:
+        """One console frame (see the module docstring for the order)."""
+        self.now = frame / FRAME_RATE
+        dt = 1.0 / FRAME_RATE
+        world = engine.world
+        for ped in self.peds.values():
+            if ped.path:
+                ped.position = _path_position(ped.path, self.now)
+            world.set_emitter(ped.emitter, position=ped.position)
+            ped.distance = float(world.distance(ped.emitter))
+            ped.azimuth = int(world.azimuth_raw(ped.emitter))
+            ped.delay, _ = self.mixer.delay(ped.id, ped.distance)
+        for line in list(self.player.lines()):
+            v = self.voices.get(line.slot)
+            if v is not None and v.done:
+                self._player_event(self.player.clip_done(line), engine)
+        for pe in self.player.frame():
+            self._player_event(pe, engine)
+        for pid in sorted(self.peds):
+            self._ped_frame(self.peds[pid], dt, engine)
+        for line in list(self.player.lines()):
+            self._update_line(line, engine)
+
+    # -- per ped -----------------------------------------------------------------------
+    def _ped_frame(self, ped: _Ped, dt: float, engine: Any) -> None:
+        pf = ped.speech.frame(ped.value, dt, self.photo_flag)
+        if pf.stop_line:
+            for pe in self.player.stop_ped(ped.id):
+                self._player_event(pe, engine)
+        if pf.ring_started:
+            self._decide("PhoneRing", ped=ped.id, reason=f"ring for {self.phone_ring_seconds} s")
+        m = ped.model
+        for value in pf.values:
+            block = ped.speech.block(ped.distance, self.manager.zombie)
+            if m.maincast:
+                stop, results = self.manager.request_maincast_value(m.voice_id, value, block, self.now)
+                if stop:
+                    for pe in self.player.stop_ped(ped.id, "main-cast impact"):
+                        self._player_event(pe, engine)
+            else:
+                results = self.manager.request_value(m.voice_id, value, block, m.type_bit, self.now)
+            if not results:
+                self._decide("NoEvent", ped=ped.id, speaker=m.voice_id, value=value)
+            for r in results:
+                self._request(ped, value, r, engine)
+
+    def _request(self, ped: _Ped, value: int, r: ManagerResult, engine: Any) -> None:
+        self._decide(r.outcome, ped=ped.id, speaker=r.speaker, event=r.event, value=value, reason=r.reason,
+                     record=r.choice.record if r.choice else None, words=list(r.words))
+        if not r.accepted or r.choice is None or r.tuning is None:
+            return
+        req = LineRequest(ped=ped.id, speaker=r.speaker, event=r.event, channel=r.channel,
+                          priority=r.tuning.priority, picks=r.choice.picks, timeout=r.timeout,
+                          interrupt=r.tuning.interrupt, interrupt_when_full=r.tuning.interrupt_when_full)
+        for pe in self.player.request(req):
+            self._player_event(pe, engine)
+
+    # -- lines -------------------------------------------------------------------------
+    def _block(self, line: Line) -> VoiceBlock | None:
+        req = line.request
+        ped = self.peds.get(req.ped)
+        src = self.sources.get(req.channel)
+        if ped is None or src is None:
+            return None
+        m = ped.model
+        return self.mixer.block(kind=m.kind, event=req.event, clip_name=src.clip_name(line.clip[0]),
+                                distance=ped.distance, azimuth=ped.azimuth, delay=ped.delay,
+                                voice_float=m.voice_float, pitch=m.pitch)
+
+    def _post_submix(self, slot: int, block: VoiceBlock, engine: Any) -> None:
+        params = block.submix_params()
+        old = self.submix_posted.get(slot, {})
+        changed = {k: v for k, v in params.items() if old.get(k) != v}
+        if changed:
+            engine.mixer.set_submix(ECHO_GRAPH, slot, **changed)
+            self.submix_posted[slot] = params
+
+    def _update_line(self, line: Line, engine: Any) -> None:
+        block = self._block(line)
+        voice = self.voices.get(line.slot)
+        if block is None or voice is None:
+            return
+        engine.voices.set(voice, **block.voice_params())
+        self._post_submix(line.slot, block, engine)
+        cut = self.player.level(line, block.level)
+        if cut is not None:
+            self._player_event(cut, engine)
+
+    def _player_event(self, pe: PlayerEvent, engine: Any) -> None:
+        req = pe.request
+        src = self.sources.get(req.channel)
+        detail: dict[str, Any] = dict(ped=req.ped, speaker=req.speaker, event=req.event, stream=pe.slot,
+                                      reason=pe.reason or None)
+        if pe.outcome == "Started":
+            clip_id, take = req.picks[pe.clip_index or 0]
+            line = next(ln for ln in self.player.lines() if ln.slot == pe.slot)
+            if src is None:
+                return
+            pcm, rate = src.pcm(clip_id, take)
+            name = src.clip_name(clip_id)
+            block = self._block(line)
+            params = block.voice_params() if block is not None else {}
+            if block is not None:
+                self._post_submix(pe.slot or 0, block, engine)
+            self.voices[line.slot] = engine.voices.start(VOICE_GRAPH, np.asarray(pcm, np.float32), int(rate),
+                                                         params=params, slot=line.slot,
+                                                         tag=f"skate:{req.ped}:{name}#{take}",
+                                                         meta={"ped": req.ped, "clip": name, "take": take,
+                                                               "event": req.event, "stream": line.slot})
+            if pe.clip_index == 0:
+                self.manager.line_started(req.speaker, req.event, self.now)
+                lib = self.libraries.get(req.channel)
+                if lib is not None:
+                    lib.commit(req.picks)
+            self._decide("Started", clip=name, take=take, clip_index=pe.clip_index, **detail)
+            return
+        if pe.outcome in ("Interrupted", "Cut", "Stopped") and pe.slot is not None:
+            v = self.voices.pop(pe.slot, None)
+            if v is not None:
+                engine.voices.stop(v, fade=True)
+        elif pe.outcome == "Finished" and pe.slot is not None:
+            self.voices.pop(pe.slot, None)
+        self._decide(pe.outcome, **detail)
+
+
+# -- scenario hooks --------------------------------------------------------------------
+def _where(ctx: Any) -> str:
+    return str(getattr(ctx, "path", None) or "<scenario>")
+
+
+def _event_factory(cls: type[Event]) -> Callable[[dict, Any], Event]:
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    required = [n for n, f in fields.items() if f.default is dataclasses.MISSING
+                and f.default_factory is dataclasses.MISSING]  # type: ignore[misc]
+
+    def make(d: dict, ctx: Any) -> Event:
+        where = f"event {cls.KIND} at t={d.get('t', '?')}"
+        kwargs: dict[str, Any] = {}
+        for key, v in d.items():
+            if key == "type":
+                continue
+            if key not in fields:
+                raise ScenarioError(_where(ctx), where, f"unknown key {key!r} (known: {', '.join(fields)})")
+            kwargs[key] = _coerce(v, hints[key], _where(ctx), f"{where}: {key}")
+        for key in required:
+            if key not in kwargs:
+                raise ScenarioError(_where(ctx), where, f"missing key {key!r}")
+        if cls is PedSpawn and kwargs.get("model", "regular") not in MODEL_KINDS:
+            raise ScenarioError(_where(ctx), where, f"model must be one of {', '.join(MODEL_KINDS)}")
+        try:
+            return cls(**kwargs)
+        except (TypeError, ValueError) as exc:
+            raise ScenarioError(_where(ctx), where, str(exc)) from None
+    return make
+
+
+def _coerce(v: Any, tp: Any, path: str, where: str) -> Any:
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType")):
+        for a in args:
+            if a is type(None) and v is None:
+                return None
+        for a in args:
+            if a is type(None):
+                continue
+            try:
+                return _coerce(v, a, path, where)
+            except ScenarioError:
+                continue
+        raise ScenarioError(path, where, f"expected {tp}, got {v!r}")
+    if origin is tuple:
+        if not isinstance(v, (list, tuple)):
+            raise ScenarioError(path, where, f"expected a list, got {v!r}")
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_coerce(x, args[0], path, where) for x in v)
+        if len(v) != len(args):
+            raise ScenarioError(path, where, f"expected {len(args)} values, got {v!r}")
+        return tuple(_coerce(x, a, path, where) for x, a in zip(v, args))
+    if tp is float:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise ScenarioError(path, where, f"expected a number, got {v!r}")
+        return float(v)
+    if tp is int:
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ScenarioError(path, where, f"expected an integer, got {v!r}")
+        return v
+    if tp is bool:
+        if not isinstance(v, bool):
+            raise ScenarioError(path, where, f"expected true or false, got {v!r}")
+        return v
+    if tp is str:
+        if not isinstance(v, str):
+            raise ScenarioError(path, where, f"expected a string, got {v!r}")
+        return v
+    return v
+
+
+def scenario_events() -> dict[str, Callable[[dict, Any], Event]]:
+    """Factories for the scenario's ``[[event]]`` types ``skate.*`` (keys: see the module docstring)."""
+    return {cls.KIND: _event_factory(cls) for cls in (PedSpawn, SpeechValue, PedMove, PlayerSpeed, ZombieMode,
+                                                       ChallengeChange, PhotoFlag)}
+
+
+_SECTION_KEYS = {"install", "tuning", "manager_rand", "manager_seed", "library_seed", "streams_per_channel",
+                 "phone_ring_seconds", "delay_factor", "delay_frames", "maincast", "mix", "prefetch",
+                 "cache_mb"}
+
+
+def _library_generator(setting: Any, streams: Any, path: str) -> AwcGenerator:
+    if setting == "table":
+        return AwcGenerator()
+    if setting == "scenario":
+        return AwcGenerator.from_streams(streams, "skate.library")
+    if isinstance(setting, int) and not isinstance(setting, bool):
+        return AwcGenerator.from_table(setting)
+    raise ScenarioError(path, "[skate] library_seed", f'expected "scenario", "table" or an integer, got {setting!r}')
+
+
+def system_from_scenario(section: dict, ctx: Any) -> SkateSpeechSystem:
+    """Build the system from a scenario's ``[skate]`` section (keys: see the module docstring).
+
+    ``ctx`` provides ``path`` (the scenario file, for messages and relative paths) and
+    ``seed`` or ``rng`` (:class:`~audio.core.clock.RngStreams`) for the "scenario" seeds.
+    """
+    path = _where(ctx)
+    base = Path(path).parent if Path(path).suffix else Path(".")
+    for key in section:
+        if key not in _SECTION_KEYS:
+            raise ScenarioError(path, "[skate]", f"unknown key {key!r} (known: {', '.join(sorted(_SECTION_KEYS))})")
+    streams = getattr(ctx, "rng", None)
+    if streams is None:
+        from audio.core.clock import RngStreams
+        streams = RngStreams(int(getattr(ctx, "seed", 0)))
+    tuning_path = section.get("tuning")
+    try:
+        tuning = load_tuning(base / tuning_path if tuning_path else DEMO_TUNING)
+    except FormatError as exc:
+        raise ScenarioError(path, "[skate] tuning", str(exc)) from None
+    install = section.get("install", "demo")
+    if not isinstance(install, str):
+        raise ScenarioError(path, "[skate] install", f'expected "demo" or a path, got {install!r}')
+    root = _install_root(install, base, path)
+    from audio.games.skate.formats.install import SkateInstall
+    try:
+        inst = SkateInstall.open(root)
+        living_bank = inst.bank("livingworld")
+    except (OSError, KeyError, FormatError) as exc:
+        raise ScenarioError(path, "[skate] install", str(exc)) from None
+    cache_mb = section.get("cache_mb", 96)
+    if isinstance(cache_mb, bool) or not isinstance(cache_mb, (int, float)) or cache_mb <= 0:
+        raise ScenarioError(path, "[skate] cache_mb", f"expected a number of megabytes > 0, got {cache_mb!r}")
+    prefetch = section.get("prefetch", False)
+    if not isinstance(prefetch, bool):
+        raise ScenarioError(path, "[skate] prefetch", f"expected true or false, got {prefetch!r}")
+    gen = _library_generator(section.get("library_seed", "scenario"), streams, path)
+    living = SpeechLibrary(living_bank.events, living_bank.headers, gen)
+    maincast = maincast_source = None
+    if section.get("maincast", True) and "maincast" in inst.banks:
+        mb = inst.bank("maincast")
+        maincast = SpeechLibrary(mb.events, mb.headers, gen)
+        maincast_source = BankTakeSource(mb, cache_mb)
+    kind = section.get("manager_rand", "msvc")
+    mseed = section.get("manager_seed", "scenario")
+    if mseed == "scenario":
+        mseed = streams.seed32("skate.manager")
+    if isinstance(mseed, bool) or not isinstance(mseed, int):
+        raise ScenarioError(path, "[skate] manager_seed", f'expected "scenario" or an integer, got {mseed!r}')
+    try:
+        rng = manager_rand(kind, seed=mseed, generator=gen)
+    except ValueError as exc:
+        raise ScenarioError(path, "[skate] manager_rand", str(exc)) from None
+    try:
+        curves = MixCurves.from_dict(section.get("mix", {}), "[skate.mix]")
+    except ValueError as exc:
+        raise ScenarioError(path, "[skate] mix", str(exc)) from None
+    source = BankTakeSource(living_bank, cache_mb)
+    spc = section.get("streams_per_channel", 2)
+    if isinstance(spc, bool) or not isinstance(spc, int) or spc < 1:
+        raise ScenarioError(path, "[skate] streams_per_channel", f"expected an integer >= 1, got {spc!r}")
+    nums = {}
+    for key, default in (("phone_ring_seconds", 1.0), ("delay_factor", 1.0)):
+        v = section.get(key, default)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+            raise ScenarioError(path, f"[skate] {key}", f"expected a number >= 0, got {v!r}")
+        nums[key] = float(v)
+    frames = section.get("delay_frames", 4)
+    if isinstance(frames, bool) or not isinstance(frames, int) or frames < 1:
+        raise ScenarioError(path, "[skate] delay_frames", f"expected an integer >= 1, got {frames!r}")
+    return SkateSpeechSystem(living, tuning, source, maincast=maincast, maincast_source=maincast_source, rng=rng,
+                             streams_per_channel=spc, curves=curves, delay_frames=frames,
+                             voice_bits=living_bank.voice_bits, voice_names=source.voice_names(),
+                             prefetch=prefetch, **nums)
+
+
+def _install_root(install: str, base: Path, path: str) -> Path:
+    if install == "demo":
+        return DEMO_INSTALL
+    root = Path(install)
+    return root if root.is_absolute() else base / root
+
+
+# -- reports ---------------------------------------------------------------------------
+def summarize(decisions: Iterable[Decision]) -> dict[int, Counter[str]]:
+    """Per event id: how many decisions of each outcome (skate.speech decisions only)."""
+    out: dict[int, Counter[str]] = {}
+    for d in decisions:
+        if d.system == SYSTEM and "event" in d.detail:
+            out.setdefault(int(d.detail["event"]), Counter())[d.outcome] += 1
+    return out
+
+
+def format_summary(decisions: Iterable[Decision], names: Mapping[int, str] | None = None) -> str:
+    """A text table of :func:`summarize`: one line per event (id and ``names`` when given),
+    outcomes by count."""
+    lines = []
+    for ev, counts in sorted(summarize(decisions).items()):
+        label = f"{ev:6d} {(names or {}).get(ev, ''):<20s}"
+        lines.append(f"{label} " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items(), key=lambda kv: -kv[1])))
+    return "\n".join(lines)

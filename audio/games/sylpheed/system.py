@@ -1,0 +1,248 @@
+"""The engine system that runs the chatter queue at 60 Hz and plays its lines.
+
+:class:`SylpheedChatterSystem` subscribes to the ``sylpheed.*`` events, runs
+:class:`~audio.games.sylpheed.chatter.queue.ChatterQueue` on the engine's 60 Hz frame clock and plays
+lines through the ``sylpheed_radio_voice`` graph into the ``radio`` bus with
+``band = Priority``. Ducking: while a node holds ducking level 1 the system holds
+``engine.mixer.duck("radio", key, band=Priority, on=True)``; the radio bus's ``[ducker]``
+(``graphs/radio.toml``) attenuates lower bands. The game's attenuation is NOT known:
+the bus default of -9 dB with fade out / in is our documented setting.
+
+Every decision goes to ``engine.bus.decide("sylpheed.chatter", outcome, ...)``: NotLoaded
+(reason: disabled | speaker | phase | event), RollFailed, Duplicate (detail: pending |
+cooling), NoEligible, PoolFull, Queued, Started (message, line), Ducked, Finished,
+OneShotSpent, Cooldown (frames); crew setup logs CrewLoaded or CrewError.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from audio.core.bus import Event, EventBus
+from audio.core.errors import FormatError
+from audio.games.sylpheed.chatter.queue import FRAME_RATE, ChatterQueue, Node, frames_of
+from audio.games.sylpheed.events import Bark, ChatterEnable, CrewSetup, PhaseChange, Subtitle
+from audio.games.sylpheed.formats.install import LineSource, TableSource
+from audio.games.sylpheed.formats.presets import RuleTable
+from audio.games.sylpheed.chatter.rand import GameRand
+from audio.games.sylpheed.chatter.rules import MergeResult, merge_phases
+
+__all__ = ["SylpheedChatterSystem", "SYSTEM", "RNG_STREAM", "scenario_events", "system_from_scenario"]
+
+SYSTEM = "sylpheed.chatter"
+RNG_STREAM = "sylpheed.chatter"
+"""Name of the engine random stream the game ``rand()`` is seeded from."""
+
+
+class SylpheedChatterSystem:
+    """The chatter system (engine System protocol, ``frame_rate = 60``).
+
+    Parameters
+    ----------
+    lines:
+        Audio per message id (None: every line is silent and lasts ``missing_line_s``).
+    tables:
+        Rule / message / UnitMessageSet / UnitGroup tables (needed for crews given by name
+        and for Window subtitles).
+    crews:
+        Crew setups applied at attach time (before any event).
+    generator, fold:
+        The ``rand()`` generator and ``rand01`` fold (see :mod:`audio.games.sylpheed.chatter.rand`).
+    seed:
+        Initial ``rand()`` state; default ``engine.rng.seed32("sylpheed.chatter")``.
+    missing_line_s:
+        Seconds a line without audio holds its path (our setting).
+    hold_effective_time:
+        Lines hold their path at least EffectiveTime frames (our reading).
+    """
+
+    name = SYSTEM
+    frame_rate = FRAME_RATE
+
+    def __init__(self, lines: LineSource | None = None, tables: TableSource | None = None, *,
+                 crews: Sequence[CrewSetup] = (), graph: str = "sylpheed_radio_voice", bus: str = "radio",
+                 generator: str = "msvc", fold: str = "hi8lo8", seed: int | None = None,
+                 pool_size: int = 128, hold_effective_time: bool = True, missing_line_s: float = 2.0,
+                 phase: int = 1, enabled: bool = True) -> None:
+        self.lines, self.tables = lines, tables
+        self.crews = list(crews)
+        self.graph, self.bus_name = graph, bus
+        self.generator, self.fold, self.seed = generator, fold, seed
+        self.pool_size, self.hold_effective_time = pool_size, hold_effective_time
+        self.missing_line_frames = max(1, round(missing_line_s * FRAME_RATE))
+        self._phase, self._enabled = phase, enabled
+        self.engine: Any = None
+        self.queue: ChatterQueue | None = None
+        self.merges: dict[str, MergeResult] = {}
+        GameRand(0, generator, fold)   # validate the settings now
+
+    # -- System protocol -------------------------------------------------------------------
+    def attach(self, engine: Any) -> None:
+        self.engine = engine
+        seed = engine.rng.seed32(RNG_STREAM) if self.seed is None else self.seed
+        self.queue = ChatterQueue(GameRand(seed, self.generator, self.fold), self, self._decide,
+                                  pool_size=self.pool_size, hold_effective_time=self.hold_effective_time,
+                                  enabled=self._enabled, phase=self._phase)
+        engine.bus.subscribe(self, [CrewSetup, Bark, PhaseChange, ChatterEnable])
+        for crew in self.crews:
+            self.setup_crew(crew)
+
+    def summary(self, decisions: Any) -> str:
+        """Per chatter event (rule name): outcome counts of this system's decisions."""
+        from collections import Counter
+        per: dict[str, Counter[str]] = {}
+        for d in decisions:
+            if d.system == SYSTEM and "event" in d.detail:
+                per.setdefault(str(d.detail["event"]), Counter())[d.outcome] += 1
+        return "\n".join(f"  {ev:<30s} " + ", ".join(f"{k} {n}" for k, n in c.most_common())
+                         for ev, c in sorted(per.items()))
+
+    def snapshot(self) -> dict[str, list[str]]:
+        """Panels for a live UI: the queue (pending, playing) and the cooling nodes' timers."""
+        from audio.games.sylpheed.chatter.queue import STATE_COOLING, STATE_PLAYING
+        if self.queue is None:
+            return {}
+        queue, cooling = [], []
+        for n in self.queue.nodes:
+            if n.state == STATE_COOLING:
+                cooling.append(f"{n.speaker} {n.message}: {n.timer} frames ({n.timer / FRAME_RATE:.1f} s) left")
+            else:
+                state = "playing" if n.state == STATE_PLAYING else "pending"
+                queue.append(f"{n.speaker} {n.message} prio {n.priority} {state}"
+                             + (" ducked" if n.ducked else ""))
+        return {"queue": queue or ["(empty)"], "cooldowns": cooling or ["(none)"],
+                "pool": [f"{self.queue.live}/{self.queue.pool_size} nodes in use, phase {self.queue.phase}, "
+                         f"{'enabled' if self.queue.enabled else 'disabled'}"]}
+
+    def tick(self, frame: int, engine: Any) -> None:
+        assert self.queue is not None, "attach() first"
+        self.queue.tick(frame)
+
+    def handle(self, event: Event, bus: EventBus) -> None:
+        q = self.queue
+        assert q is not None, "attach() first"
+        if isinstance(event, Bark):
+            q.fire(event.speaker, event.event)
+        elif isinstance(event, PhaseChange):
+            q.phase = int(event.phase)
+            self._decide("Phase", phase=q.phase)
+        elif isinstance(event, ChatterEnable):
+            q.enabled = bool(event.enabled)
+            self._decide("Enabled" if q.enabled else "Disabled")
+        elif isinstance(event, CrewSetup):
+            self.setup_crew(event)
+
+    def speakers(self) -> list[str]:
+        """Speakers with a loaded entry (for UIs)."""
+        return list(self.queue.speakers) if self.queue is not None else []
+
+    # -- crews -----------------------------------------------------------------------------
+    def load_crew(self, name: str, tables: Sequence[RuleTable], speakers: Sequence[str] = (),
+                  phases: Sequence[int] = (1, 2, 3)) -> MergeResult:
+        """Merge ``tables`` (phase order) into one map and give it to ``speakers``
+        (default: the union of the tables' ``Sperkers`` rosters, in order)."""
+        assert self.queue is not None, "attach() first"
+        if not phases or any(not 1 <= p <= 255 for p in phases):
+            raise ValueError(f"crew {name}: phases must be 1..255, got {list(phases)}")
+        res = merge_phases(list(tables))
+        who = list(speakers) or list(dict.fromkeys(s for t in tables for s in t.speakers))
+        slots: list[Any] = [None] * max(phases, default=1)
+        for p in phases:
+            slots[p - 1] = res.rules
+        for s in who:
+            self.queue.set_speaker(s, slots)
+        self.merges[name] = res
+        self._decide("CrewLoaded", crew=name, tables=[t.name for t in tables], speakers=who,
+                     rules=len(res.rules), flag=res.flag, collisions=len(res.collisions),
+                     mismatches=[c.event for c in res.mismatches])
+        return res
+
+    def setup_crew(self, ev: CrewSetup) -> MergeResult | None:
+        """Apply a :class:`CrewSetup` (names resolved through ``tables``)."""
+        label = ev.crew or ev.squadron or "+".join(ev.tables)
+        try:
+            if ev.tables:
+                groups = [(label, list(ev.tables))]
+            else:
+                if self.tables is None:
+                    raise FormatError(label, None, "a table source for crews given by name")
+                if ev.squadron:
+                    sq = self.tables.unit_group(ev.stage).squadron(ev.squadron)
+                    if sq is None:
+                        raise FormatError(f"UnitGroup_{ev.stage}", None, f"squadron {ev.squadron}")
+                    crews = list(dict.fromkeys(m.message_set for m in sq.members))
+                else:
+                    crews = [ev.crew]
+                ums = self.tables.unit_message_set(ev.stage)
+                groups = []
+                for c in crews:
+                    crew = ums.crew(c)
+                    if crew is None:
+                        raise FormatError(f"UnitMessageSet_{ev.stage}", None, f"crew {c}")
+                    groups.append((c, crew.tables))
+            if self.tables is None:
+                raise FormatError(label, None, "a table source to read rule tables")
+            res = None
+            for name, group in groups:
+                res = self.load_crew(name, [self.tables.rule_table(n) for n in group], ev.speakers, ev.phases)
+            return res
+        except (FormatError, ValueError) as exc:
+            self._decide("CrewError", crew=label, error=str(exc))
+            return None
+
+    # -- Presenter -------------------------------------------------------------------------
+    def start_line(self, node: Node) -> int:
+        got = self.lines.line(node.message) if self.lines is not None else None
+        eng = self.engine
+        frames = self.missing_line_frames
+        if got is not None:
+            pcm, rate = got
+            pcm = np.asarray(pcm, np.float32).reshape(-1)
+            frames = frames_of(len(pcm), rate)
+            node.handle = eng.voices.start(self.graph, pcm, rate, band=node.priority,
+                                           tag=f"sylpheed:{node.speaker}:{node.message}",
+                                           meta={"speaker": node.speaker, "message": node.message,
+                                                 "clip": node.message, "take": node.index,
+                                                 "event": node.rule.event, "priority": node.priority})
+        if node.pattern >= 3:
+            self._subtitle(node, max(frames, node.timer if self.hold_effective_time else 0))
+        return frames
+
+    def _subtitle(self, node: Node, frames: int) -> None:
+        pages: tuple[str, ...] = ()
+        if self.tables is not None and node.rule.source:
+            try:
+                mt = self.tables.message_table(node.rule.source)
+            except FormatError:
+                mt = None
+            msg = mt.by_id(node.message) if mt is not None else None
+            pages = tuple(p.text for p in msg.pages) if msg is not None else ()
+        bus = self.engine.bus
+        bus.post_now(Subtitle(t=bus.now / bus.sample_rate, speaker=node.speaker, message=node.message,
+                              pages=pages, priority=node.priority, seconds=frames / FRAME_RATE))
+
+    def stop_line(self, node: Node) -> None:
+        v = node.handle
+        if v is not None and getattr(v, "playing", False):
+            self.engine.voices.stop(v, fade=True)
+        node.handle = None
+
+    def duck(self, node: Node, on: bool) -> None:
+        self.engine.mixer.duck(self.bus_name, f"sylpheed.slot{node.slot}", band=node.priority, on=on)
+
+    def _decide(self, outcome: str, **detail: Any) -> None:
+        self.engine.bus.decide(SYSTEM, outcome, **detail)
+
+
+def scenario_events() -> dict[str, Any]:
+    """Scenario ``[[event]]`` builders (see :mod:`audio.games.sylpheed.scenario`)."""
+    from audio.games.sylpheed import scenario
+    return scenario.scenario_events()
+
+
+def system_from_scenario(section: dict[str, Any], ctx: Any) -> SylpheedChatterSystem:
+    """Build the system for a ``[sylpheed]`` section (see :mod:`audio.games.sylpheed.scenario`)."""
+    from audio.games.sylpheed import scenario
+    return scenario.system_from_scenario(section, ctx)

@@ -1,0 +1,569 @@
+"""Real-time playback of an engine through PortAudio (sounddevice), or a null output.
+
+Threads
+-------
+render thread
+    Drains the :class:`Inbox` (events from a controller, the TUI, OSC), posts them to
+    ``engine.bus`` stamped with the start sample of the block about to be rendered (the
+    block boundary), calls ``engine.render(block)`` and pushes the result into a
+    :class:`~audio.core.ring.BlockRing` ``ahead`` blocks deep (default 2). Every posted event
+    is recorded with the sample it took effect at, so the run can be replayed exactly.
+audio callback
+    Only copies one block out of the ring (or writes silence and counts an underrun),
+    times itself with ``time.perf_counter_ns`` into preallocated arrays and counts
+    PortAudio ``output_underflow`` flags. No locks, no I/O, no decoding.
+
+A ``no_audio`` run replaces the device with a thread that calls the same callback once
+per block period (5.33 ms at 48 kHz / 256 samples), so everything except the device
+works on a machine without audio.
+
+Metrics (:meth:`LivePlayer.metrics`, printed by :func:`format_metrics`): callback time
+p50/p99/max (us) against the block budget (us), deadline misses (callbacks longer than
+the budget), underruns (ring empty), underflows (PortAudio flags), callbacks against the
+number the wall clock expects, render time per block p50/p99/max (us), events posted and
+dropped.
+
+Settings that are ours (not from any game): ``ahead`` blocks, the inbox bound, and the
+interpreter thread switch interval used during a run (0.5 ms instead of Python's 5 ms,
+which is about one block).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import json
+import queue
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from audio.core.bus import Capture, Event
+from audio.core.clock import BLOCK, SAMPLE_RATE
+from audio.core.ring import BlockRing
+
+__all__ = [
+    "CallbackMetrics",
+    "Inbox",
+    "LivePlayer",
+    "LiveSettings",
+    "NoDeviceError",
+    "audio_device_problem",
+    "format_metrics",
+    "list_devices",
+    "metrics_json",
+    "replay_records",
+    "rescan_devices",
+    "write_capture",
+]
+
+
+class NoDeviceError(RuntimeError):
+    """No usable audio output device (no PortAudio device, or opening it failed)."""
+
+
+@dataclass
+class LiveSettings:
+    """Live playback settings.
+
+    sample_rate (Hz), block (samples per callback), ahead (blocks rendered ahead, >= 1),
+    device (sounddevice index or name; None = default output), no_audio (null output
+    paced by the clock), inbox_size (events queued between blocks before dropping),
+    switch_interval_s (``sys.setswitchinterval`` during the run, seconds),
+    keep_blocks (keep a copy of every rendered block, for replay checks),
+    freeze_gc (``gc.collect()`` then ``gc.freeze()`` at start, so the objects that exist
+    before the run are never scanned again: shorter garbage-collection pauses in the
+    render thread; undone at stop).
+    """
+
+    sample_rate: int = SAMPLE_RATE
+    block: int = BLOCK
+    ahead: int = 2
+    device: int | str | None = None
+    no_audio: bool = False
+    inbox_size: int = 4096
+    switch_interval_s: float = 0.0005
+    keep_blocks: bool = False
+    freeze_gc: bool = True
+
+
+@dataclass
+class _Item:
+    event: Event
+    received_ns: int
+    when: str  # "now" (block boundary) or "event" (the event's own t)
+
+
+class Inbox:
+    """Bounded thread-safe queue of events for the render thread.
+
+    ``put`` never blocks: when ``maxsize`` events are waiting the new one is dropped and
+    counted (a flood cannot grow memory).
+    """
+
+    def __init__(self, maxsize: int = 4096) -> None:
+        self._q: queue.Queue[_Item] = queue.Queue(maxsize=maxsize)
+        self.maxsize = maxsize
+        self.accepted = 0
+        self.dropped = 0
+
+    def put(self, event: Event, *, when: str = "now", received_ns: int | None = None) -> bool:
+        """Queue ``event``; ``when`` = "now" (next block boundary) or "event" (its ``t``)."""
+        if when not in ("now", "event"):
+            raise ValueError(f"when must be 'now' or 'event', got {when!r}")
+        item = _Item(event, time.perf_counter_ns() if received_ns is None else received_ns, when)
+        try:
+            self._q.put_nowait(item)
+        except queue.Full:
+            self.dropped += 1
+            return False
+        self.accepted += 1
+        return True
+
+    def drain(self) -> list[_Item]:
+        """Everything queued now, oldest first."""
+        out = []
+        while True:
+            try:
+                out.append(self._q.get_nowait())
+            except queue.Empty:
+                return out
+
+    def post_all(self, engine: Any) -> list[tuple[int, int]]:
+        """Drain and post to ``engine.bus``; returns ``[(sample, received_ns)]``.
+
+        "now" events are re-timed to the current block boundary (``t`` = ``now / rate``);
+        "event" events keep their ``t`` (a past time is clamped to now by the bus).
+        """
+        posted = []
+        now = int(engine.now)
+        rate = engine.bus.sample_rate
+        for item in self.drain():
+            ev = item.event
+            if item.when == "now":
+                ev = dataclasses.replace(ev, t=now / rate)
+                at = engine.bus.post(ev, at=now)
+            else:
+                at = engine.bus.post(ev)
+            posted.append((at, item.received_ns))
+        return posted
+
+
+class CallbackMetrics:
+    """Preallocated per-callback log (wraps after ``capacity`` callbacks)."""
+
+    def __init__(self, capacity: int, budget_ns: int) -> None:
+        self.capacity = capacity
+        self.budget_ns = budget_ns
+        self.durations_ns = np.zeros(capacity, dtype=np.int64)
+        self.entry_ns = np.zeros(capacity, dtype=np.int64)
+        self.block_start = np.full(capacity, -1, dtype=np.int64)
+        self.count = 0
+        self.first_ns = 0
+        self.misses = 0
+        self.underruns = 0
+        self.underflows = 0
+
+    def recent(self) -> slice:
+        """Slice of the valid entries (all of them until the log wraps)."""
+        return slice(0, min(self.count, self.capacity))
+
+    def played_at(self) -> dict[int, int]:
+        """Block start sample -> callback entry time (ns) for the logged callbacks."""
+        s = self.recent()
+        return {int(b): int(e) for b, e in zip(self.block_start[s], self.entry_ns[s]) if b >= 0}
+
+
+class _NoStatus:
+    output_underflow = False
+
+    def __bool__(self) -> bool:
+        return False
+
+
+def rescan_devices() -> None:
+    """Re-initialise PortAudio so devices that appeared after import (JACK) are listed."""
+    import sounddevice as sd
+
+    terminate = getattr(sd, "_terminate", None)
+    initialize = getattr(sd, "_initialize", None)
+    if terminate is not None and initialize is not None:
+        terminate()
+        initialize()
+
+
+def list_devices() -> str:
+    """The PortAudio device list as text ("" if there is none)."""
+    import sounddevice as sd
+
+    return str(sd.query_devices())
+
+
+def audio_device_problem(
+    device: int | str | None = None, sample_rate: int = SAMPLE_RATE, block: int = BLOCK
+) -> str | None:
+    """None if an output stream can be opened on ``device``, else the reason why not."""
+    try:
+        import sounddevice as sd
+    except OSError as exc:  # libportaudio2 missing
+        return f"PortAudio library not available: {exc}"
+    try:
+        rescan_devices()
+        if len(sd.query_devices()) == 0:
+            return "sounddevice.query_devices() lists no audio device"
+        with sd.OutputStream(
+            samplerate=sample_rate, blocksize=block, channels=2, dtype="float32", device=device
+        ):
+            pass
+    except (sd.PortAudioError, ValueError) as exc:
+        return f"cannot open an output stream: {exc}"
+    return None
+
+
+def _percentiles_us(values_ns: np.ndarray) -> tuple[float, float, float]:
+    if values_ns.size == 0:
+        return 0.0, 0.0, 0.0
+    p50, p99 = np.percentile(values_ns, [50, 99])
+    return float(p50) / 1e3, float(p99) / 1e3, float(values_ns.max()) / 1e3
+
+
+class LivePlayer:
+    """Plays ``engine`` in real time.
+
+    Parameters
+    ----------
+    engine:
+        Anything with ``render(n) -> (n, 2) float32``, ``bus`` (EventBus) and ``now``
+        (samples).
+    settings:
+        :class:`LiveSettings`.
+    inbox:
+        Where controllers put events (a new bounded one if None).
+    on_block:
+        Optional ``callback(start_sample, block)`` run in the render thread after each
+        render (benchmarks use it to find onsets); it must not keep ``block``.
+    max_seconds:
+        Length of the callback log to preallocate (longer runs wrap it), seconds.
+    """
+
+    def __init__(
+        self,
+        engine: Any,
+        settings: LiveSettings | None = None,
+        *,
+        inbox: Inbox | None = None,
+        on_block: Callable[[int, np.ndarray], None] | None = None,
+        max_seconds: float = 900.0,
+    ) -> None:
+        self.engine = engine
+        self.s = settings or LiveSettings()
+        if self.s.ahead < 1:
+            raise ValueError(f"ahead must be >= 1 block, got {self.s.ahead}")
+        self.inbox = inbox or Inbox(self.s.inbox_size)
+        self.on_block = on_block
+        self.ring = BlockRing(self.s.ahead, self.s.block, 2)
+        self.budget_ns = self.s.block * 1_000_000_000 // self.s.sample_rate
+        cap = max(1024, int(max_seconds * self.s.sample_rate / self.s.block) + 1)
+        self.cb = CallbackMetrics(cap, self.budget_ns)
+        self._render_ns = np.zeros(cap, dtype=np.int64)
+        self.blocks_rendered = 0
+        self.rendered: list[np.ndarray] = []
+        self.records: list[dict[str, Any]] = []
+        self.posted: list[tuple[int, int]] = []
+        self.start_sample = int(engine.now)
+        self.error: BaseException | None = None
+        self._stop = threading.Event()
+        self.finished = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._stream: Any = None
+        self._t_start = 0.0
+        self._t_stop = 0.0
+        self._old_switch = sys.getswitchinterval()
+        self._running = False
+        self.output_latency_s = 0.0
+        engine.bus.on_post(self.records.append)
+
+    # -- controller side ---------------------------------------------------------------
+    def post(self, event: Event, *, when: str = "now") -> bool:
+        """Thread-safe: queue ``event`` for the next block (False if the inbox is full)."""
+        return self.inbox.put(event, when=when)
+
+    @property
+    def samples_rendered(self) -> int:
+        return self.blocks_rendered * self.s.block
+
+    # -- render thread -----------------------------------------------------------------
+    def _render_one(self) -> None:
+        eng = self.engine
+        posted = self.inbox.post_all(eng)
+        if posted:
+            self.posted.extend(posted)
+        start = int(eng.now)
+        t0 = time.perf_counter_ns()
+        block = eng.render(self.s.block)
+        self._render_ns[self.blocks_rendered % self._render_ns.size] = time.perf_counter_ns() - t0
+        if self.s.keep_blocks:
+            self.rendered.append(np.array(block, dtype=np.float32, copy=True))
+        if self.on_block is not None:
+            self.on_block(start, block)
+        self.ring.push(block, start)
+        self.blocks_rendered += 1
+
+    def _render_loop(self) -> None:
+        nap = self.s.block / self.s.sample_rate / 8
+        try:
+            while not self._stop.is_set():
+                if self.ring.free() == 0:
+                    time.sleep(nap)
+                    continue
+                self._render_one()
+        except BaseException as exc:  # noqa: BLE001 - reported by stop()/metrics, never lost
+            self.error = exc
+            self._stop.set()
+        finally:
+            self.finished.set()
+
+    # -- audio side --------------------------------------------------------------------
+    def _callback(self, outdata: np.ndarray, frames: int, time_info: Any, status: Any) -> None:
+        t0 = time.perf_counter_ns()
+        m = self.cb
+        i = m.count % m.capacity
+        if i == 0 and m.count == 0:
+            m.first_ns = t0
+        if status and status.output_underflow:
+            m.underflows += 1
+        start = self.ring.pop_into(outdata) if frames == self.s.block else -1
+        if start < 0:
+            outdata.fill(0)
+            m.underruns += 1
+        m.block_start[i] = start
+        m.entry_ns[i] = t0
+        dt = time.perf_counter_ns() - t0
+        m.durations_ns[i] = dt
+        if dt > m.budget_ns:
+            m.misses += 1
+        m.count += 1
+
+    def _null_output(self) -> None:
+        out = np.zeros((self.s.block, 2), dtype=np.float32)
+        period = self.s.block / self.s.sample_rate
+        status = _NoStatus()
+        nxt = time.perf_counter()
+        while not self._stop.is_set():
+            delay = nxt - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            self._callback(out, self.s.block, None, status)
+            nxt += period
+
+    # -- run control -------------------------------------------------------------------
+    def start(self) -> None:
+        """Prefill the ring, start the render thread and the output (device or null)."""
+        if self._running:
+            raise RuntimeError("this LivePlayer is already running")
+        self._running = True
+        self._old_switch = sys.getswitchinterval()
+        sys.setswitchinterval(self.s.switch_interval_s)
+        if self.s.freeze_gc:
+            gc.collect()
+            gc.freeze()
+        try:
+            for _ in range(self.s.ahead):
+                self._render_one()
+        except BaseException:
+            self._running = False
+            self._restore()
+            raise
+        render = threading.Thread(target=self._render_loop, name="barkbus-render", daemon=True)
+        self._threads = [render]
+        render.start()
+        self._t_start = time.perf_counter()
+        if self.s.no_audio:
+            null = threading.Thread(target=self._null_output, name="barkbus-null-output", daemon=True)
+            self._threads.append(null)
+            null.start()
+            return
+        import sounddevice as sd
+
+        try:
+            self._stream = sd.OutputStream(
+                samplerate=self.s.sample_rate,
+                blocksize=self.s.block,
+                channels=2,
+                dtype="float32",
+                device=self.s.device,
+                callback=self._callback,
+                latency="low",
+            )
+            self._stream.start()
+        except (sd.PortAudioError, ValueError) as exc:
+            self._running = False
+            self._stop.set()
+            render.join()
+            self._restore()
+            raise NoDeviceError(f"cannot open audio output {self.s.device!r}: {exc}") from exc
+        self.output_latency_s = float(self._stream.latency)
+
+    def _restore(self) -> None:
+        sys.setswitchinterval(self._old_switch)
+        if self.s.freeze_gc:
+            gc.unfreeze()
+
+    def stop(self) -> None:
+        """Stop output and rendering (idempotent); re-raises a render-thread error."""
+        if self._running:
+            self._running = False
+            self._stop.set()
+            if self._stream is not None:
+                self._stream.stop()
+                self._stream.close()
+                self._stream = None
+            for th in self._threads:
+                th.join()
+            self._threads = []
+            self._t_stop = time.perf_counter()
+            self._restore()
+        if self.error is not None:
+            err, self.error = self.error, None
+            raise RuntimeError(f"render thread failed: {err!r}") from err
+
+    def wait(self, seconds: float | None = None, *, stop_when: Callable[[], bool] | None = None) -> None:
+        """Block while running, for ``seconds`` of wall time (None: until Ctrl-C,
+        ``stop_when()`` or a render error). Ctrl-C returns normally."""
+        t_end = None if seconds is None else time.perf_counter() + seconds
+        try:
+            while not self._stop.is_set():
+                if t_end is not None and time.perf_counter() >= t_end:
+                    return
+                if stop_when is not None and stop_when():
+                    return
+                time.sleep(0.01)
+        except KeyboardInterrupt:
+            return
+
+    def run(self, seconds: float | None = None, *, stop_when: Callable[[], bool] | None = None) -> None:
+        """:meth:`start`, :meth:`wait`, :meth:`stop`."""
+        self.start()
+        try:
+            self.wait(seconds, stop_when=stop_when)
+        finally:
+            self.stop()
+
+    # -- results -----------------------------------------------------------------------
+    def metrics(self) -> dict[str, Any]:
+        """Timing and event counters of the run so far (times in us, durations in s).
+
+        ``expected_callbacks`` = the time from the first callback to the last, plus one
+        period, divided by the block period.
+        """
+        m = self.cb
+        s = m.recent()
+        p50, p99, mx = _percentiles_us(m.durations_ns[s])
+        nr = min(self.blocks_rendered, self._render_ns.size)
+        r50, r99, rmx = _percentiles_us(self._render_ns[:nr])
+        end = self._t_stop if self._t_stop else time.perf_counter()
+        elapsed = max(0.0, end - self._t_start) if self._t_start else 0.0
+        if m.count >= 2:
+            last = int(m.entry_ns[(m.count - 1) % m.capacity])
+            elapsed = (last - m.first_ns) / 1e9 + self.s.block / self.s.sample_rate
+        expected = elapsed * self.s.sample_rate / self.s.block
+        return {
+            "elapsed_s": elapsed,
+            "callbacks": m.count,
+            "expected_callbacks": expected,
+            "callback_ratio": (m.count / expected) if expected > 0 else 0.0,
+            "budget_us": self.budget_ns / 1e3,
+            "callback_p50_us": p50,
+            "callback_p99_us": p99,
+            "callback_max_us": mx,
+            "deadline_misses": m.misses,
+            "underruns": m.underruns,
+            "underflows": m.underflows,
+            "blocks_rendered": self.blocks_rendered,
+            "samples_rendered": self.samples_rendered,
+            "render_p50_us": r50,
+            "render_p99_us": r99,
+            "render_max_us": rmx,
+            "events_posted": len(self.posted),
+            "events_dropped": self.inbox.dropped,
+            "output_latency_s": self.output_latency_s,
+        }
+
+    def capture_header(self, **extra: Any) -> dict[str, Any]:
+        """Header for :func:`write_capture`: rate, block, first sample and samples rendered."""
+        return {
+            "source": "live",
+            "sample_rate": self.s.sample_rate,
+            "block": self.s.block,
+            "start_sample": self.start_sample,
+            "samples": self.samples_rendered,
+            **extra,
+        }
+
+
+def write_capture(path: str | Path, header: dict[str, Any], records: list[dict[str, Any]]) -> Path:
+    """Write a capture (JSON lines, :class:`audio.core.bus.Capture`) of ``records``."""
+    path = Path(path)
+    with path.open("w", encoding="utf-8") as fh:
+        cap = Capture(fh, header)
+        for rec in records:
+            cap.record(rec)
+        cap.close()
+    return path
+
+
+def replay_records(
+    engine: Any, records: list[dict[str, Any]] | Any, samples: int, block: int = BLOCK
+) -> np.ndarray:
+    """Re-post the external events of a capture at their samples and render ``samples``.
+
+    ``records`` are capture dicts (as kept by :class:`LivePlayer`) or ``(event, at,
+    origin)`` tuples (as :func:`audio.core.bus.read_capture` yields). ``engine`` must be built
+    like the recorded one (same systems, install and seed). Returns ``(samples, 2)``.
+    """
+    from audio.core.bus import event_from_json
+
+    for rec in records:
+        ev, at, origin = event_from_json(rec) if isinstance(rec, dict) else rec
+        if origin == "external":
+            engine.bus.post(ev, at=at)
+    out = np.zeros((samples, 2), dtype=np.float32)
+    done = 0
+    while done < samples:
+        n = min(block, samples - done)
+        out[done : done + n] = engine.render(n)
+        done += n
+    return out
+
+
+def format_metrics(m: dict[str, Any]) -> str:
+    """Human-readable summary of :meth:`LivePlayer.metrics`."""
+    return "\n".join(
+        [
+            (
+                f"callbacks {m['callbacks']} / expected {m['expected_callbacks']:.1f} from the clock "
+                f"({100 * m['callback_ratio']:.1f}%) over {m['elapsed_s']:.2f} s"
+            ),
+            (
+                f"callback time p50 {m['callback_p50_us']:.1f} us, p99 {m['callback_p99_us']:.1f} us, "
+                f"max {m['callback_max_us']:.1f} us (budget {m['budget_us']:.0f} us)"
+            ),
+            (
+                f"render time per block p50 {m['render_p50_us']:.0f} us, p99 {m['render_p99_us']:.0f} us, "
+                f"max {m['render_max_us']:.0f} us"
+            ),
+            f"deadline misses {m['deadline_misses']}, underruns {m['underruns']}, underflows {m['underflows']}",
+            f"events posted {m['events_posted']}, dropped {m['events_dropped']}",
+        ]
+    )
+
+
+def metrics_json(m: dict[str, Any]) -> str:
+    """Metrics as one JSON line."""
+    return json.dumps(m, sort_keys=True)
