@@ -16,10 +16,11 @@ from audio.core.errors import BarkbusError
 
 __all__ = ["main", "build_parser"]
 
-_GROUPS = ("audio.games.skate.cli", "audio.games.sylpheed.cli", "audio.live.cli")
+_GROUPS = ("audio.live.cli",)
+"""Command groups of the core rooms; each registered game adds its own (``Game.cli``)."""
 
 _EPILOG = """examples:
-  barkbus demo -o out/demo.wav                 render the embedded Skate 3 + Sylpheed demos
+  barkbus demo -o out/demo.wav                 render every game's embedded demo install
   barkbus render audio/offline/demo/basic.toml -o out/basic.wav --log out/basic.jsonl
   barkbus render --replay out/live-capture.jsonl -o out/replay.wav
   barkbus graph plot skate_stream_voice -o out/voice.png
@@ -93,7 +94,9 @@ def cmd_render(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from audio.offline.render import render_scenario
     from audio.offline.scenario import demo_scenario
-    names = ["skate", "sylpheed"] if args.which == "all" else [args.which]
+    from audio.offline.scenario import demo_names
+
+    names = [n for n in demo_names() if n != "basic"] if args.which == "all" else [args.which]
     out = args.output or Path("out/demo.wav")
     rc = 0
     for name in names:
@@ -142,21 +145,30 @@ def cmd_graph(args: argparse.Namespace) -> int:
     return 0
 
 
+def _games():
+    from audio.games import all_games
+
+    return all_games()
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="barkbus",
-        description="barkbus: a real-time audio middleware emulator for in-game speech "
-                    "(Skate 3 pedestrian speech, Project Sylpheed combat chatter). Renders scenarios "
-                    "deterministically, plays them live, and serves ports over Python and OSC.",
+        description="barkbus: a real-time audio middleware emulator for in-game speech ("
+                    + ", ".join(g.title for g in _games() if g.needs_install)
+                    + "). Renders scenarios deterministically, plays them live, and serves ports over "
+                    "Python and OSC.",
         epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"barkbus {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     d = sub.add_parser("demo", help="render the embedded demo installs (the main job)",
-                       description="Render the bundled demo scenarios (Skate 3 plaza, Sylpheed dogfight) from "
+                       description="Render the bundled demo scenarios (one per game) from "
                                    "the demo installs shipped in the games' own formats, print a summary.")
-    d.add_argument("--which", choices=["skate", "sylpheed", "all", "basic"], default="all",
-                   help="which demo (default: all)")
+    from audio.offline.scenario import demo_names
+
+    d.add_argument("--which", choices=[*demo_names(), "all"], default="all",
+                   help="which demo (default: all the games' demos)")
     _add_render_args(d)
     d.set_defaults(func=cmd_demo)
 
@@ -177,11 +189,15 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("-o", "--output", type=Path, help="PNG path for plot (default NAME.png)")
     g.set_defaults(func=cmd_graph)
 
-    for mod in _GROUPS:
+    from audio.games import all_games
+
+    registers = [(mod, lambda m=mod: importlib.import_module(m).register) for mod in _GROUPS]
+    registers += [(g.name, lambda g=g: g.load("cli")) for g in all_games() if g.cli is not None]
+    for name, get in registers:
         try:
-            importlib.import_module(mod).register(sub)
+            get()(sub)
         except ImportError as exc:  # a game module that cannot load must not take the CLI down
-            print(f"barkbus: {mod} unavailable: {exc}", file=sys.stderr)
+            print(f"barkbus: {name} unavailable: {exc}", file=sys.stderr)
     return p
 
 

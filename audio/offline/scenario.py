@@ -17,7 +17,7 @@ Generic keys (game sections add their own; see the README)::
     id = "radio"
     position = [2.0, 1.0, 6.0]
 
-    [[event]]               # play an audio file through skate_stream_voice at an emitter
+    [[event]]               # play an audio file through play_voice at an emitter
     t = 0.5
     type = "play"
     emitter = "radio"
@@ -34,7 +34,7 @@ Generic keys (game sections add their own; see the README)::
     yaw = 30.0
 
 Azimuth drives the PEAK head shadow through the three curves of
-``graphs/skate_stream_voice.toml``; distance drives the echo submix's distance delay
+``graphs/play_voice.toml``; distance drives the echo submix's distance delay
 ``min(d / 344, 0.15) s``, refreshed every 4 console frames (30 Hz). The play voice's level
 follows an inverse-distance rolloff clamped at ``min_distance`` (1 m) — our choice, not a
 game's rule.
@@ -55,29 +55,37 @@ from audio.dsp.curves import PeakCurves, azimuth_to_raw
 from audio.dsp.graph import load_graph
 from audio.core.engine import Engine, EngineConfig
 from audio.core.errors import ScenarioError
-from audio.games import GAMES, game_module
+from audio.games import game, game_names
 from audio.core.voices import Voice
 from audio.core.world import EmitterMove, ListenerPose, Path3
 
 __all__ = ["Scenario", "ScenarioContext", "PlayEvent", "PlaySystem", "load_scenario", "build_engine",
-           "DEMO_DIR", "demo_scenario"]
+           "BASIC_DEMO", "demo_names", "demo_scenario"]
 
-DEMO_DIR = Path(__file__).resolve().parents[1]
+BASIC_DEMO = Path(__file__).resolve().parent / "demo" / "basic.toml"
+"""The generic demo: ``play`` events of an espeak-ng line at moving emitters (no game)."""
 
 
-def demo_scenario(which: str = "skate") -> Path:
-    """Path of a bundled demo scenario: ``"skate"``, ``"sylpheed"`` or ``"basic"``."""
-    paths = {"skate": DEMO_DIR / "games" / "skate" / "demo" / "plaza.toml",
-             "sylpheed": DEMO_DIR / "games" / "sylpheed" / "demo" / "dogfight.toml",
-             "basic": DEMO_DIR / "offline" / "demo" / "basic.toml"}
-    if which not in paths:
-        raise ScenarioError("<demo>", None, f"no demo {which!r} (have: {', '.join(paths)})")
-    return paths[which]
+def demo_names() -> list[str]:
+    """The bundled demos: every registered game that ships one, then ``"basic"``."""
+    from audio.games import all_games
+
+    return [g.name for g in all_games() if g.demo is not None] + ["basic"]
+
+
+def demo_scenario(which: str) -> Path:
+    """Path of a bundled demo scenario: a game's name (see :func:`demo_names`) or ``"basic"``."""
+    if which == "basic":
+        return BASIC_DEMO
+    path = game(which).demo_path() if which in game_names() else None
+    if path is None:
+        raise ScenarioError("<demo>", None, f"no demo {which!r} (have: {', '.join(demo_names())})")
+    return path
 
 
 @dataclass(frozen=True, kw_only=True)
 class PlayEvent(Event, kind="play"):
-    """Play an audio file at an emitter through ``skate_stream_voice``."""
+    """Play an audio file at an emitter through ``play_voice`` (the Skate 3 stream chain under a neutral name)."""
 
     emitter: str
     file: str
@@ -121,7 +129,7 @@ class Scenario:
 
     @property
     def sections(self) -> list[str]:
-        return [s for s in GAMES if s in self.doc]
+        return [s for s in game_names() if s in self.doc]
 
 
 def _vec(ctx: ScenarioContext, where: str, v: Any) -> tuple[float, float, float]:
@@ -191,7 +199,7 @@ def _generic_events() -> dict[str, Callable[[dict, ScenarioContext], Event]]:
     return {"play": play, "listener": listener, "emitter": emitter}
 
 
-_TOP = {"scenario", "listener", "emitter", "event", *GAMES}
+_GENERIC_TABLES = {"scenario", "listener", "emitter", "event"}
 
 
 def load_scenario(path: str | Path, seed: int | None = None) -> Scenario:
@@ -209,9 +217,10 @@ def load_scenario(path: str | Path, seed: int | None = None) -> Scenario:
 def scenario_from_doc(doc: dict[str, Any], path: Path, seed: int | None = None) -> Scenario:
     """Build a :class:`Scenario` from an already parsed TOML document."""
     ctx = ScenarioContext(path, 0, doc)
-    unknown = set(doc) - _TOP
+    known = _GENERIC_TABLES | set(game_names())
+    unknown = set(doc) - known
     if unknown:
-        raise ctx.error(sorted(unknown)[0], f"unknown table (known: {', '.join(sorted(_TOP))})")
+        raise ctx.error(sorted(unknown)[0], f"unknown table (known: {', '.join(sorted(known))})")
     head = doc.get("scenario")
     if not isinstance(head, dict):
         raise ctx.error("scenario", "missing [scenario] table")
@@ -222,9 +231,9 @@ def scenario_from_doc(doc: dict[str, Any], path: Path, seed: int | None = None) 
     if layout not in ("stereo", "5.1"):
         raise ctx.error("scenario.layout", f'must be "stereo" or "5.1", got {layout!r}')
     builders = _generic_events()
-    for sec in GAMES:
+    for sec in game_names():
         if sec in doc:
-            builders.update(game_module(sec).scenario_events())
+            builders.update(game(sec).load("events")())
     events: list[Event] = []
     lst = doc.get("listener", {})
     if not isinstance(lst, dict):
@@ -247,7 +256,7 @@ def scenario_from_doc(doc: dict[str, Any], path: Path, seed: int | None = None) 
 
 
 class PlaySystem:
-    """Plays ``play`` events at emitters through ``skate_stream_voice`` (30 Hz console frames).
+    """Plays ``play`` events at emitters through ``play_voice`` (the Skate 3 stream chain under a neutral name) (30 Hz console frames).
 
     Each play voice takes its own echo-submix slot, round-robin over ``slots`` (24-31, clear
     of the Skate speech streams, which use slot ``channel * streams_per_channel + k``).
@@ -266,7 +275,7 @@ class PlaySystem:
         self.min_distance = min_distance
         self._next_slot = 0
         self.voices: list[tuple[Voice, PlayEvent, dict[str, Any]]] = []
-        self.peak = PeakCurves.from_graph(load_graph("skate_stream_voice"))
+        self.peak = PeakCurves.from_graph(load_graph("play_voice"))
 
     def attach(self, engine: Engine) -> None:
         self.engine = engine
@@ -287,7 +296,7 @@ class PlaySystem:
         self._next_slot += 1
         state: dict[str, Any] = {"countdown": 0, "delay": None}
         params = self._params(ev, state)
-        v = eng.voices.start("skate_stream_voice", pcm, rate, slot=slot, params=params,
+        v = eng.voices.start("play_voice", pcm, rate, slot=slot, params=params,
                              tag=f"play:{ev.emitter}:{Path(ev.file).name}")
         self.voices.append((v, ev, state))
         bus.decide("play", "Started", emitter=ev.emitter, file=Path(ev.file).name, slot=slot, voice=v.id)
@@ -317,7 +326,7 @@ class PlaySystem:
                 continue
             engine.voices.set(v, **self._params(ev, state))
             if state.pop("delay_changed", False):
-                engine.mixer.set_submix("skate_echo_submix", v.slot, **{"Del0.seconds": state["delay"]})
+                engine.mixer.set_submix("play_echo_submix", v.slot, **{"Del0.seconds": state["delay"]})
             keep.append((v, ev, state))
         self.voices = keep
 
@@ -341,7 +350,7 @@ def build_engine(scn: Scenario, *, block: int | None = None, post_events: bool =
         section = scn.doc[sec]
         if not isinstance(section, dict):
             raise ctx.error(sec, "must be a table")
-        eng.add_system(game_module(sec).system_from_scenario(section, ctx))
+        eng.add_system(game(sec).load("system")(section, ctx))
     if post_events:
         for ev in scn.events:
             eng.bus.post(ev)
