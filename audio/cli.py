@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import traceback
 from pathlib import Path
 
 from audio import __version__
-from audio.core.errors import BarkbusError
+from audio.core.errors import BarkbusError, InputError
 
 __all__ = ["main", "build_parser"]
 
@@ -81,11 +83,11 @@ def cmd_render(args: argparse.Namespace) -> int:
     from audio.offline.render import render_replay, render_scenario
     if args.replay:
         if args.scenario:
-            raise SystemExit("give either a SCENARIO or --replay CAPTURE, not both")
+            raise InputError("give either a SCENARIO or --replay CAPTURE, not both")
         res = render_replay(args.replay, block=args.block, stems=_stems(args), progress=not args.quiet)
     else:
         if not args.scenario:
-            raise SystemExit("render needs a SCENARIO file (or --replay CAPTURE); see barkbus render --help")
+            raise InputError("render needs a SCENARIO file (or --replay CAPTURE); see barkbus render --help")
         res = render_scenario(_scenario(args.scenario, args), block=args.block, stems=_stems(args), capture=args.capture,
                               progress=not args.quiet)
     return _finish_render(res, args)
@@ -126,7 +128,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
             print(f"{name:24s} {spec.kind:7s} {spec.doc}")
         return 0
     if not args.name:
-        raise SystemExit(f"graph {args.action} needs a graph NAME (one of: {', '.join(available_graphs())})")
+        raise InputError(f"graph {args.action} needs a graph NAME (one of: {', '.join(available_graphs())})")
     spec = load_graph(args.name)
     if args.action == "show":
         print(f"{spec.name} ({spec.kind}) from {spec.path}\n  {spec.doc}")
@@ -160,6 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "Python and OSC.",
         epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"barkbus {__version__}")
+    p.add_argument("--debug", action="store_true", help="print the traceback of an error, not just its line")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     d = sub.add_parser("demo", help="render the embedded demo installs (the main job)",
@@ -202,6 +205,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 1 run-time failure, 2 bad input).
+
+    Every error barkbus raises on purpose is one line on stderr (its file, field or offset and
+    what was expected); ``--debug`` adds the traceback.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -210,7 +218,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except BarkbusError as exc:
+        if args.debug:
+            traceback.print_exc()
         print(f"barkbus: error: {exc}", file=sys.stderr)
-        return 1
+        return exc.exit_status
+    except BrokenPipeError:  # `barkbus skate ls | head`: the reader left; not an error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         return 130
