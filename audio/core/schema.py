@@ -77,7 +77,8 @@ def _join(where: str, key: str | int) -> str:
 
 
 def check_value(value: Any, where: str, limits: Limits = Limits()) -> list[tuple[str, str]]:
-    """Problems in a parsed value: non-finite numbers, over-long strings and lists, deep nesting.
+    """Problems in a parsed value: non-finite numbers, integers beyond 64 bits, over-long
+    strings and lists, deep nesting.
 
     Returns ``[(path, problem), ...]`` (empty when the value is fine); iterative, so a value
     nested a million deep costs no recursion.
@@ -89,6 +90,9 @@ def check_value(value: Any, where: str, limits: Limits = Limits()) -> list[tuple
         if isinstance(v, float):
             if not math.isfinite(v):
                 problems.append((at, f"expected a finite number, got {v!r}"))
+        elif isinstance(v, int) and not isinstance(v, bool):
+            if not -(2**63) <= v < 2**64:
+                problems.append((at, f"integer out of range: {v}"))
         elif isinstance(v, str):
             if len(v) > limits.max_str:
                 problems.append((at, f"expected a string of at most {limits.max_str} characters"))

@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
+
+from msgspec import Meta
 
 from audio.core.bus import Event
 
@@ -38,7 +41,7 @@ class Bark(Event, kind="sylpheed.bark"):
 class PhaseChange(Event, kind="sylpheed.phase"):
     """Set the mission phase ([this+8816]); rules are looked up in slot ``phase - 1``."""
 
-    phase: int = 1
+    phase: Annotated[int, Meta(ge=1, le=3)] = 1
 
 
 @dataclass(frozen=True, kw_only=True)
