@@ -33,8 +33,8 @@ class CrewSetup(Event, kind="sylpheed.crew"):
 class Bark(Event, kind="sylpheed.bark"):
     """A firing site raised ``event`` (a rule record name, e.g. ``LOCKON_1``) for ``speaker``."""
 
-    speaker: str = ""
-    event: str = ""
+    speaker: Annotated[str, Meta(min_length=1)]
+    event: Annotated[str, Meta(min_length=1)]
 
 
 @dataclass(frozen=True, kw_only=True)
