@@ -37,6 +37,8 @@ __all__ = [
     "StreamHeader",
     "decode",
     "decode_float",
+    "encode",
+    "encode_frames",
     "frames_for",
     "gain_table",
     "read_header",
@@ -403,3 +405,298 @@ def to_int16(y: np.ndarray, *, wrap17: bool = False) -> np.ndarray:
 def decode(stream: bytes, num_samples: int, *, wrap17: bool = False) -> np.ndarray:
     """Decode an (unscrambled) codec stream to ``num_samples`` int16 samples at 22,050 Hz."""
     return to_int16(decode_float(stream, num_samples), wrap17=wrap17)
+
+
+# ------------------------------------------------------------------------------------------- encoder
+def _encoder_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per context, slots v + 6 for values -6..6, 13 escape, 14 run: code (LSB = first bit), length, next."""
+    code, length, nxt = (np.zeros((2, 15), np.int64) for _ in range(3))
+    for ctx, codes in enumerate(_CODES):
+        for text, k, v, n in codes:
+            slot = v + 6 if k == _K_VALUE else (13 if k == _K_ESCAPE else 14)
+            code[ctx, slot], length[ctx, slot], nxt[ctx, slot] = _code_int(text), len(text), n
+    return code, length, nxt
+
+
+_ENC_CODE, _ENC_LEN, _ENC_NEXT = _encoder_tables()
+
+
+@nb.njit(**_FLAGS)
+def _put(out, pos, value, n):
+    """Write ``n`` bits of ``value`` LSB-first at bit ``pos`` of the zeroed byte array ``out``."""
+    for i in range(n):
+        if (value >> i) & 1:
+            out[(pos + i) >> 3] |= np.uint8(1 << ((pos + i) & 7))
+    return pos + n
+
+
+@nb.njit(**_FLAGS)
+def _lpc_indices(x, levels, idx):
+    """Level indices of one frame: Hamming window, autocorrelation 0..12 (f64), r0 x 1.0001 + 0.001,
+    Levinson-Durbin (|k| <= 0.999), decoder coefficient = -k, nearest level (ties to the lower index)."""
+    n = FRAME_SAMPLES
+    xw = np.empty(n)
+    for i in range(n):
+        xw[i] = x[i] * (0.54 - 0.46 * np.cos(2.0 * np.pi * i / (n - 1)))
+    r = np.zeros(ORDER + 1)
+    for k in range(ORDER + 1):
+        acc = 0.0
+        for i in range(n - k):
+            acc += xw[i] * xw[i + k]
+        r[k] = acc
+    r[0] = r[0] * 1.0001 + 0.001
+    a = np.zeros(ORDER + 1)
+    tmp = np.zeros(ORDER + 1)
+    e = r[0]
+    for i in range(1, ORDER + 1):
+        acc = r[i]
+        for j in range(1, i):
+            acc -= a[j] * r[i - j]
+        k = min(max(acc / e, -0.999), 0.999)
+        tmp[:] = a
+        a[i] = k
+        for j in range(1, i):
+            a[j] = tmp[j] - k * tmp[i - j]
+        e *= 1.0 - k * k
+        v = -k
+        lo, hi = (0, 64) if i <= 4 else (16, 48)
+        best, bd = lo, 1e30
+        for c in range(lo, hi):
+            d = abs(np.float64(levels[c]) - v)
+            if d < bd:
+                best, bd = c, d
+        idx[i - 1] = best
+
+
+@nb.njit(**_FLAGS)
+def _filt(inp, n0, n, wsets, mem0, out):
+    """f64 all-pole filter (analysis only) of inp[0:n] at frame positions n0.., from memory ``mem0``."""
+    mem = mem0.copy()
+    for t in range(n):
+        w = wsets[min((n0 + t) // BLOCK, 3)]
+        y = inp[t]
+        for j in range(ORDER):
+            y += w[j] * mem[j]
+        for j in range(ORDER - 1, 0, -1):
+            mem[j] = mem[j - 1]
+        mem[0] = y
+        out[t] = y
+
+
+@nb.njit(**_FLAGS)
+def _pitch_search(st, s, target, wsets, zero, cand):
+    """Best (lag, pg) by 2 g cross - g^2 energy over lags 0..min(255, 216 + 108 s) (q >= 0 only)."""
+    n0 = SUBFRAME_SAMPLES * s
+    best_lag, best_pg, best = 0, 0, 0.0
+    for lag in range(min(255, HISTORY - SUBFRAME_SAMPLES + n0) + 1):
+        src = _H0 + HISTORY - SUBFRAME_SAMPLES + n0 - lag
+        _filt(st[src:src + SUBFRAME_SAMPLES].astype(np.float64), n0, SUBFRAME_SAMPLES, wsets, zero, cand)
+        cross = np.dot(target, cand)
+        energy = np.dot(cand, cand)
+        if cross <= 0.0 or energy <= 0.0:
+            continue
+        pg = min(max(int(np.floor(cross / energy * 15.0 + 0.5)), 0), 15)
+        g = np.float64(np.float32(pg) * _PITCH_STEP)
+        score = 2.0 * g * cross - g * g * energy
+        if score > best:
+            best_lag, best_pg, best = lag, pg, score
+    return best_lag, best_pg
+
+
+@nb.njit(**_FLAGS)
+def _quantise(v, coded):
+    """A pulse from residual / gain: plain code -2/0/+2 (threshold 1), variable code round, +-40."""
+    if not coded:
+        return 2 if v > 1.0 else (-2 if v < -1.0 else 0)
+    return min(max(int(np.floor(v + 0.5)), -40), 40)
+
+
+@nb.njit(**_FLAGS)
+def _try_pulses(e, t2, n0, gain, offset, step, alone, coded, wsets, zero, xb, ex, fz, pulses):
+    """Squared error of one (gain, offset, alone) choice; its pulses into ``pulses`` (f64 analysis)."""
+    xb[:] = 0.0
+    pulses[:] = 0
+    for p in range(offset, SUBFRAME_SAMPLES, step):
+        q = _quantise(e[p] / gain, coded)
+        pulses[p] = q
+        xb[5 + p] = q
+    if step == 2 and not alone:
+        for j in range(1 - offset, SUBFRAME_SAMPLES, 2):
+            c = j + 5
+            xb[c] = ((xb[c - 5] + xb[c + 5]) * _W5 + (xb[c - 3] + xb[c + 3]) * _W3) + (xb[c - 1] + xb[c + 1]) * _W1
+    for i in range(SUBFRAME_SAMPLES):
+        ex[i] = gain * xb[5 + i]
+    _filt(ex, n0, SUBFRAME_SAMPLES, wsets, zero, fz)
+    err = 0.0
+    for i in range(SUBFRAME_SAMPLES):
+        d = t2[i] - fz[i]
+        err += d * d
+    return err
+
+
+@nb.njit(**_FLAGS)
+def _write_pulses(out, pos, pulses, offset, step, coded, code, length, nxt):
+    """A subframe's pulses in the plain code or the variable code (runs of >= 7 zeros, escapes >= 7)."""
+    if not coded:
+        for p in range(offset, SUBFRAME_SAMPLES, step):
+            v = pulses[p]
+            pos = _put(out, pos, 0, 1) if v == 0 else _put(out, pos, 3 if v > 0 else 1, 2)
+        return pos
+    ctx = 0
+    p = offset
+    while p < SUBFRAME_SAMPLES:
+        v = pulses[p]
+        if v == 0:
+            z = 0
+            while p + z * step < SUBFRAME_SAMPLES and pulses[p + z * step] == 0:
+                z += 1
+            if z >= 7:
+                run = min(z, 70)
+                pos = _put(out, pos, code[ctx, 14], length[ctx, 14])
+                pos = _put(out, pos, run - 7, 6)
+                ctx = nxt[ctx, 14]
+                p += run * step
+                continue
+        m = abs(v)
+        if m <= 6:
+            pos = _put(out, pos, code[ctx, v + 6], length[ctx, v + 6])
+            ctx = nxt[ctx, v + 6]
+        else:
+            pos = _put(out, pos, code[ctx, 13], length[ctx, 13])
+            ctx = nxt[ctx, 13]
+            if m == 7:
+                pos = _put(out, pos, 0, 1)
+            else:
+                for _ in range(m - 7):
+                    pos = _put(out, pos, 1, 1)
+                pos = _put(out, pos, 0, 1)
+            pos = _put(out, pos, 1 if v > 0 else 0, 1)
+        p += step
+    return pos
+
+
+@nb.njit(**_FLAGS)
+def _encode_subframe(st, s, target, wsets, stepped, coded, sub, pulses):
+    """Choose subframe s's lag, pitch gain, gain, offset, alone and pulses (``sub`` = the five fields)."""
+    zero = np.zeros(ORDER)
+    n = SUBFRAME_SAMPLES
+    n0 = n * s
+    cand, fp, t2, e = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+    lag, pg = _pitch_search(st, s, target, wsets, zero, cand)
+    pitch = np.float32(pg) * _PITCH_STEP
+    src = _H0 + HISTORY - n + n0 - lag
+    for i in range(n):
+        cand[i] = np.float64(pitch * st[src + i])
+    _filt(cand, n0, n, wsets, zero, fp)
+    for i in range(n):
+        t2[i] = target[i] - fp[i]
+    for t in range(n):                           # residual through the inverse filter, zero state
+        w = wsets[min((n0 + t) // BLOCK, 3)]
+        acc = t2[t]
+        for j in range(min(ORDER, t)):
+            acc -= w[j] * t2[t - 1 - j]
+        e[t] = acc
+    xb, ex, fz = np.zeros(n + 10), np.empty(n), np.empty(n)
+    trial = np.zeros(n, np.int64)
+    best = 1e300
+    step = 2 if stepped else 1
+    for gi in range(64):
+        for offset in range(step):
+            for alone in range(1, -1 if stepped else 0, -1):
+                gain = np.float64(st[gi]) * (1.0 if alone else 0.5)
+                err = _try_pulses(e, t2, n0, gain, offset, step, alone, coded, wsets, zero, xb, ex, fz, trial)
+                if err < best:
+                    best = err
+                    sub[0], sub[1], sub[2], sub[3], sub[4] = lag, pg, gi, offset, alone
+                    pulses[:] = trial
+    if not stepped:
+        sub[3], sub[4] = 0, 1
+
+
+@nb.njit(**_FLAGS)
+def _encode_frame(st, x, stepped, coded_levels, levels, idx, subs, pulses, steps, wsets, lat, resp, y):
+    """Analyse one frame (432 f64 samples, int16 scale), update ``st`` exactly as a decoder would and
+    leave the decoded frame in ``y``."""
+    _lpc_indices(x, levels, idx)
+    for k in range(ORDER):
+        steps[k] = (levels[idx[k]] - st[64 + k]) * _QUARTER
+    rtmp = st[64:76].copy()
+    for b in range(4):
+        for k in range(ORDER):
+            rtmp[k] = rtmp[k] + steps[k]
+        _weights(rtmp, wsets[b], lat, resp)
+    w64 = wsets.astype(np.float64)
+    coded = idx[0] < coded_levels
+    mem = st[76:88].copy()
+    zeros, zir, target = np.zeros(SUBFRAME_SAMPLES), np.empty(SUBFRAME_SAMPLES), np.empty(SUBFRAME_SAMPLES)
+    xb = np.zeros(SUBFRAME_SAMPLES + 10, np.float32)
+    sy = np.empty(SUBFRAME_SAMPLES, np.float32)
+    for s in range(4):
+        n0 = SUBFRAME_SAMPLES * s
+        _filt(zeros, n0, SUBFRAME_SAMPLES, w64, mem.astype(np.float64), zir)
+        for i in range(SUBFRAME_SAMPLES):
+            target[i] = x[n0 + i] - zir[i]
+        _encode_subframe(st, s, target, w64, stepped, coded, subs[s], pulses[s])
+        xb[:] = 0.0
+        for i in range(SUBFRAME_SAMPLES):
+            xb[5 + i] = np.float32(pulses[s, i])
+        sub = subs[s]
+        _build_subframe(st, s, sub[0], sub[1], sub[2], stepped, sub[3], sub[4], xb)
+        _synth(st[_H0 + HISTORY + n0:], n0, SUBFRAME_SAMPLES, wsets, mem, sy)
+    _finish(st, steps, wsets, lat, resp, y)
+    return coded
+
+
+@nb.njit(**_FLAGS)
+def _encode_kernel(x, nframes, stepped, coded_levels, gains, levels, code, length, nxt, out, pos, y):
+    """Encode ``nframes`` frames of ``x`` into the zeroed byte array ``out`` from bit ``pos``; returns the
+    bit count. ``y`` receives the decoded samples."""
+    st = np.zeros(_STATE_SIZE, np.float32)
+    st[0:64] = gains
+    idx = np.zeros(ORDER, np.int64)
+    subs = np.zeros((4, 5), np.int64)
+    pulses = np.zeros((4, SUBFRAME_SAMPLES), np.int64)
+    steps = np.zeros(ORDER, np.float32)
+    wsets = np.zeros((4, ORDER), np.float32)
+    lat, resp = np.zeros(ORDER, np.float32), np.zeros(ORDER, np.float32)
+    step = 2 if stepped else 1
+    for f in range(nframes):
+        f0 = f * FRAME_SAMPLES
+        coded = _encode_frame(st, x[f0:f0 + FRAME_SAMPLES], stepped, coded_levels, levels, idx, subs, pulses,
+                              steps, wsets, lat, resp, y[f0:f0 + FRAME_SAMPLES])
+        for k in range(ORDER):
+            pos = _put(out, pos, idx[k], 6) if k < 4 else _put(out, pos, idx[k] - 16, 5)
+        for s in range(4):
+            pos = _put(out, pos, subs[s, 0], 8)
+            pos = _put(out, pos, subs[s, 1], 4)
+            pos = _put(out, pos, subs[s, 2], 6)
+            if stepped:
+                pos = _put(out, pos, subs[s, 3], 1)
+                pos = _put(out, pos, subs[s, 4], 1)
+            pos = _write_pulses(out, pos, pulses[s], subs[s, 3], step, coded, code, length, nxt)
+    return pos
+
+
+def encode_frames(pcm16: np.ndarray, header: StreamHeader = SHIPPED_HEADER) -> tuple[bytes, np.ndarray]:
+    """Encode mono samples (int16 scale, 22,050 Hz) by analysis by synthesis; returns the codec stream and
+    the float32 samples a decoder makes from it (the encoder runs the decoder's own state)."""
+    x = np.asarray(pcm16, np.float64).reshape(-1)
+    if not np.all(np.isfinite(x)):
+        raise ValueError("samples must be finite")
+    n = x.size
+    nframes = frames_for(n)
+    xp = np.zeros(nframes * FRAME_SAMPLES)
+    xp[:n] = np.clip(x, -32768.0, 32767.0)
+    out = np.zeros(2 + nframes * (64 + 4 * (20 + 108 * 44)) // 8 + 8, np.uint8)
+    out[:2] = np.frombuffer(write_header_bits(header), np.uint8)
+    y = np.zeros(nframes * FRAME_SAMPLES, np.float32)
+    nbits = _encode_kernel(xp, nframes, header.stepped, header.coded_levels, gain_table(header), LEVELS,
+                           _ENC_CODE, _ENC_LEN, _ENC_NEXT, out, 15, y)
+    return out[:(nbits + 7) // 8].tobytes(), y[:n]
+
+
+def encode(pcm16: np.ndarray, header: StreamHeader = SHIPPED_HEADER) -> bytes:
+    """Encode mono samples (int16 scale, 22,050 Hz) to a codec stream (spec 8.11): per frame Levinson-Durbin
+    levels, then per subframe the pitch lag/gain and the gain/offset/alone/pulses that minimise the
+    filtered squared error, against the decoder's own state. Decode with ``num_samples = len(pcm16)``."""
+    return encode_frames(pcm16, header)[0]
