@@ -152,3 +152,53 @@ def test_to_int16_wrap17_is_the_games_17_bit_read():
     assert list(da_lpc.to_int16(y, wrap17=True)) == [-32768, 32767, 32767, 1000]
     y2 = np.array([131072.0 + 5.0], np.float32)
     assert list(da_lpc.to_int16(y2, wrap17=True)) == [5]
+
+
+def _flat_frame(w: BitWriter, first_level: int) -> None:
+    """Level indices giving R = 0 (so W = 0 and the output equals the excitation)."""
+    w.put(first_level, 6)
+    for _ in range(3):
+        w.put(32, 6)
+    for _ in range(8):
+        w.put(16, 5)
+
+
+def test_variable_code_symbols_runs_and_escapes_give_the_pulses_written():
+    """First level index 0 (< 24: variable code) with all-zero levels: output = G[0] x pulse exactly."""
+    w = BitWriter()
+    w.put(1, 1), w.put(8, 4), w.put(7, 4), w.put(28, 6)
+    _flat_frame(w, 0)
+    w.put(0, 8), w.put(0, 4), w.put(0, 6), w.put(1, 1), w.put(1, 1)     # offset 1, alone
+    w.code("10")                     # ctx0: +1 -> ctx0
+    w.code("1100")                   # ctx0: -2 -> ctx1
+    w.code("010")                    # ctx1: -1 -> ctx0
+    w.code("11111101")               # ctx0: +6 -> ctx1
+    w.code("00")                     # ctx1: 0 -> ctx0
+    w.code("11111110"), w.code("1101")     # ctx0: escape, magnitude 9, positive -> ctx1
+    w.code("1111110"), w.code("00")        # ctx1: escape, magnitude 7, negative -> ctx1
+    w.code("1111111"), w.put(3, 6)   # ctx1: run of 10 -> ctx0
+    w.code("11111111"), w.put(63, 6)  # ctx0: run of 70, cut to the 37 positions left
+    for _ in range(3):               # subframes 1..3: one cut run each
+        w.put(0, 8), w.put(0, 4), w.put(0, 6), w.put(0, 1), w.put(1, 1)
+        w.code("11111111"), w.put(63, 6)
+    stream = bytes(w)
+    y = da_lpc.decode_float(stream, 432)
+    expect = np.zeros(432, np.float32)
+    for k, v in enumerate([1, -2, -1, 6, 0, 9, -7]):
+        expect[1 + 2 * k] = 64.0 * v
+    assert np.array_equal(y, expect)
+    assert np.array_equal(y, np.array(reference_decode(stream, 1), np.float32))
+
+
+def test_plain_code_gives_minus_and_plus_two():
+    """First level index 32 (>= 24: plain code): 0 -> 0, 10 -> -2, 11 -> +2; not stepped."""
+    w = BitWriter()
+    w.put(0, 1), w.put(8, 4), w.put(7, 4), w.put(28, 6)                 # not stepped
+    _flat_frame(w, 32)
+    w.put(0, 8), w.put(0, 4), w.put(1, 6)                                # gain index 1: 68.352
+    w.code("10"), w.code("0"), w.code("11")
+    stream = bytes(w)
+    y = da_lpc.decode_float(stream, 432)
+    gain = da_lpc.gain_table(da_lpc.StreamHeader(False, 8, 7, 28))[1]
+    assert gain == np.float32(68.352)
+    assert y[0] == -2 * gain and y[1] == 0 and y[2] == 2 * gain and not y[3:].any()
