@@ -14,6 +14,10 @@ EA codecs
     ``decode_xas1``, ``encode_xas1``, ``decode_frames``, ``encode_frames`` (xas1, codec 4);
     ``decode_eaxma``, ``encode_eaxma`` (eaxma, codec 3)
 
+Sony PS-ADPCM (SPU/SPU2 "VAG" ADPCM)
+    ``decode_psadpcm``, ``encode_psadpcm``, ``PsxSettings`` (psadpcm; the ``.vag`` container is
+    ``audio.games.radiata.formats.vag``)
+
 XMA through FFmpeg
     ``decode_xma``, ``xma2_extradata``, ``xma1_extradata``, ``XmaPacketHeader``,
     ``parse_xma2_packet_header``, ``split_packets`` (xma)
@@ -37,6 +41,7 @@ from __future__ import annotations
 from audio.codecs.cache import CacheStats, TakeCache
 from audio.codecs.eaxma import decode_eaxma, encode_eaxma
 from audio.codecs.pcm import decode_pcm16be, encode_pcm16be
+from audio.codecs.psadpcm import PsxSettings, decode_psadpcm, encode_psadpcm
 from audio.codecs.riff import RiffWave, build_wav, decode_riff, msadpcm_fmt, pcm_fmt, read_riff, xma2_fmt
 from audio.codecs.sns import SnsBlock, walk_blocks, write_blocks
 from audio.codecs.snr import SnrHeader, decode_take, parse_snr, split_sps, write_sps
@@ -54,6 +59,8 @@ __all__ = [
     # EA codecs
     "decode_pcm16be", "encode_pcm16be", "decode_xas1", "encode_xas1", "decode_frames", "encode_frames",
     "decode_eaxma", "encode_eaxma",
+    # PS-ADPCM
+    "decode_psadpcm", "encode_psadpcm", "PsxSettings",
     # XMA
     "decode_xma", "xma2_extradata", "xma1_extradata", "XmaPacketHeader", "parse_xma2_packet_header",
     "split_packets",
