@@ -134,8 +134,8 @@ def _step(s: int, h1: int, h2: int, c1: int, c2: int, mode: int, raw_hist: bool)
     """One decoder step: ``(clamp16(v), next hist1)``, ``v = s + (c1*h1 + c2*h2) / 64`` with the
     prediction floored (mode 0), the exact sum truncated (mode 1) or the prediction summed in
     float32 then floored (mode 2); the history is ``v`` when ``raw_hist``, else the output."""
-    if mode == 0:
-        v = s + ((c1 * h1 + c2 * h2) >> 6)
+    if mode == 0 or (mode == 2 and -65536 < h1 < 65536 and -65536 < h2 < 65536):
+        v = s + ((c1 * h1 + c2 * h2) >> 6)      # mode 2 too: |c1*h1| + |c2*h2| < 2**24 is exact in float32
     elif mode == 1:
         p = (s << 6) + c1 * h1 + c2 * h2
         v = p >> 6 if p >= 0 else -((-p) >> 6)
@@ -236,7 +236,7 @@ def decode_psadpcm(data: bytes | memoryview, channels: int = 1, *, interleave: i
     """
     pcm = decode_psadpcm_int16(data, channels, interleave=interleave, num_samples=num_samples,
                                settings=settings, path=path)
-    return pcm.astype(np.float32) / np.float32(32768.0)
+    return np.multiply(pcm, np.float32(1.0 / 32768.0), dtype=np.float32)
 
 
 # ---------------------------------------------------------------------------------------------- encoder

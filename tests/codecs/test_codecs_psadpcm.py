@@ -372,5 +372,6 @@ def test_fuzz_decode_psadpcm_any_bytes(data: bytes, channels: int, interleave: i
         pcm = decode_psadpcm(data, channels, interleave=interleave)
     except BarkbusError:
         return
-    assert pcm.shape == (len(data) // 16 // channels * 28, channels) or channels > 1
+    rows = len(data) // 16 if channels == 1 else len(data) // (interleave * channels) * (interleave // 16)
+    assert pcm.shape == (rows * 28, channels)
     assert np.all(np.abs(pcm) <= 1.0)
