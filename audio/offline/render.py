@@ -7,6 +7,7 @@ so ``render_replay`` reproduces a run — offline or live — exactly.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections import Counter
@@ -219,7 +220,7 @@ def render_scenario(scenario: str | Path | Scenario, *, seed: int | None = None,
             eng.bus.post(ev)
         return _render(eng, scn, total, outputs, keep, progress, scn.name, t0)
     with atomic_path(outputs.capture) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-        cap = Capture(fh, {"scenario": str(scn.path), "seed": scn.seed, "sample_rate": eng.sample_rate,
+        cap = Capture(fh, {"scenario": _relative(scn.path, outputs.capture), "seed": scn.seed, "sample_rate": eng.sample_rate,
                            "layout": scn.layout, "samples": total, "doc": scn.doc})
         cap.attach(eng.bus)
         for ev in scn.events:
@@ -227,6 +228,14 @@ def render_scenario(scenario: str | Path | Scenario, *, seed: int | None = None,
         res = _render(eng, scn, total, outputs, keep, progress, scn.name, t0)
         fh.flush()
     return res
+
+
+def _relative(path: Path, capture: Path) -> str:
+    """``path`` relative to the capture's folder when it can be (a moved folder still replays)."""
+    try:
+        return os.path.relpath(path.resolve(), capture.resolve().parent)
+    except ValueError:  # another drive
+        return str(path.resolve())
 
 
 def render_replay(capture: str | Path, *, block: int | None = None, stems: list[str] | None = None,
