@@ -13,6 +13,7 @@ __all__ = ["GAMES", "game_module"]
 
 GAMES: dict[str, str] = {
     "skate": "audio.games.skate.system",
+    "starlancer": "audio.games.starlancer.system",
     "sylpheed": "audio.games.sylpheed.system",
     "tone": "audio.games.tone.system",
 }
