@@ -56,7 +56,8 @@ def timeline_png(decisions: Iterable[Decision], path: str | Path, duration: floa
     ok = {"Started", "Queued", "Finished", "Interrupted", "Cooldown", "Ducked", "Picked", "Cut", "Stopped",
           "CrewLoaded", "Phase", "Enabled", "OneShotSpent", "Spawned", "Accepted",
           "Said", "Ended", "WindowClosed", "Static", "Gate", "Reset"}
-    quiet = {"Started", "Queued", "Finished", "Cooldown", "Picked", "CrewLoaded", "Spawned", "Accepted"}
+    quiet = {"Started", "Queued", "Finished", "Cooldown", "Picked", "CrewLoaded", "Spawned", "Accepted",
+             "Ended", "WindowClosed"}
     stagger: dict[str, int] = {}
     for d in decisions:
         r = _row(d)

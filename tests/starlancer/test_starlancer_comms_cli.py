@@ -72,3 +72,27 @@ def test_cli_hog_lists_members(tmp_path, capsys):
     p.write_bytes(write_hog([("A", b"1"), ("B", b"22")], filler=True))
     assert run("hog", p) == 0
     assert "1 filler record(s) skipped" in capsys.readouterr().out
+
+
+def test_cli_encode_then_decode_a_wav(tmp_path, capsys):
+    import numpy as np
+    import soundfile as sf
+    t = np.arange(4410) / 22050
+    x = (0.3 * np.sin(2 * np.pi * 220 * t) * np.hanning(len(t))).astype(np.float32)
+    src, ut, out = tmp_path / "in.wav", tmp_path / "x.ut", tmp_path / "out.wav"
+    sf.write(src, x, 22050, subtype="PCM_16")
+    assert run("encode", src, "-o", ut) == 0
+    assert "waveform SNR" in capsys.readouterr().out
+    assert run("decode", ut, "-o", out) == 0
+    y, rate = sf.read(out)
+    assert rate == 22050 and len(y) == len(x)
+
+
+def test_cli_comms_on_the_demo_install(capsys):
+    from audio.games.starlancer.scenario import demo_root
+    res = demo_root() / "resource.hog"
+    if not res.exists():
+        return
+    assert run("comms", res) == 0
+    out = capsys.readouterr().out
+    assert "CommsFromPilotOnce" in out and "member ms99_ins_001" in out and "MISSING" not in out

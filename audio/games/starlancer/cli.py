@@ -160,20 +160,20 @@ def _decode(args: argparse.Namespace) -> int:
 
 
 def _encode(args: argparse.Namespace) -> int:
+    import numpy as np
     import soundfile as sf
 
-    from audio.games.starlancer.formats.ut import encode_ut
+    from audio.games.starlancer.formats.ut import decode_ut, encode_ut
     x, rate = sf.read(args.file, dtype="float32", always_2d=True)
-    x = x.mean(axis=1)
-    if rate != 22050:
-        import math
-
-        from scipy.signal import resample_poly
-        g = math.gcd(int(rate), 22050)
-        x = resample_poly(x, 22050 // g, int(rate) // g).astype("float32")
-    data = encode_ut(x)
+    data = encode_ut(x.mean(axis=1), int(rate), tag=args.tag)
     args.output.write_bytes(data)
-    print(f"{args.output}: {len(data)} bytes for {len(x) / 22050:.3f} s")
+    y = decode_ut(data, str(args.output))
+    ref = np.asarray(sf.read(args.file, dtype="float32", always_2d=True)[0].mean(axis=1))
+    msg = f"{args.output}: {len(data)} bytes for {len(y) / 22050:.3f} s ({8 * len(data) / max(len(y) / 22050, 1e-9) / 1000:.1f} kbit/s)"
+    if int(rate) == 22050 and len(ref) == len(y):
+        err = float(np.sum((ref - y) ** 2))
+        msg += f", waveform SNR {10 * np.log10(float(np.sum(ref ** 2)) / max(err, 1e-20)):.2f} dB"
+    print(msg)
     return 0
 
 
@@ -204,5 +204,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     a.set_defaults(func=_decode)
     a = sub.add_parser("encode", help="encode a WAV to a .ut line (analysis by synthesis)")
     a.add_argument("file", type=Path)
+    a.add_argument("--tag", default="CB00", choices=("CB00", "CB97"), help="container tag (default CB00)")
     a.add_argument("-o", "--output", type=Path, required=True)
     a.set_defaults(func=_encode)
