@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from audio.core.errors import GraphError
+from audio.core.schema import check_value
 
 __all__ = ["NODE_KINDS", "NodeKind", "NodeSpec", "GraphSpec", "CurveSpec", "DuckerSpec",
            "graphs_dir", "load_graph", "available_graphs"]
@@ -150,11 +151,15 @@ def _num(path: str, node: str | None, fld: str, v: Any) -> float:
 def _read_graph_doc(p: Path) -> dict[str, Any]:
     path = str(p)
     try:
-        return tomllib.loads(p.read_text(encoding="utf-8"))
+        doc = tomllib.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise GraphError(path, None, None, f"no such graph (available: {', '.join(available_graphs())})") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise GraphError(path, None, None, f"not valid TOML: {exc}") from None
+    problems = check_value(doc, "")
+    if problems:
+        raise GraphError(path, None, problems[0][0] or None, problems[0][1])
+    return doc
 
 
 def load_graph(name_or_path: str | Path) -> GraphSpec:

@@ -159,3 +159,21 @@ def test_51_layout_renders_six_channels(tmp_path):
     assert data.shape[1] == 6 and rate == 48_000
     assert np.all(data[:, 3] == 0)  # nothing is routed to the LFE
     assert np.abs(data[:, 2]).max() > 0  # the centre speaker carries the frontal source
+
+
+@pytest.mark.parametrize("body,match", [
+    ('[graph]\nname="x"\nkind="voice"\n' + GOOD_NODE.replace("[[node]]", "[[node]]\nx = nan"), "finite number"),
+    (b'[graph]\nname="\xff"\n', "not valid TOML"),
+])
+def test_graph_files_refuse_nan_and_bad_text(tmp_path, body, match):
+    p = tmp_path / "g.toml"
+    p.write_bytes(body if isinstance(body, bytes) else body.encode())
+    with pytest.raises(GraphError, match=match):
+        load_graph(p)
+
+
+def test_a_graph_alias_has_its_base_chain_and_its_own_routes():
+    alias, base = load_graph("play_voice"), load_graph("skate_stream_voice")
+    assert [n.kind for n in alias.nodes] == [n.kind for n in base.nodes]
+    assert [n.to for n in alias.nodes if n.to and n.to.startswith("submix:")] == ["submix:play_echo_submix"]
+    assert alias.curves.keys() == base.curves.keys() and alias.name == "play_voice"
