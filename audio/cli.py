@@ -8,18 +8,21 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import traceback
 from pathlib import Path
 
 from audio import __version__
-from audio.core.errors import BarkbusError
+from audio.core.errors import BarkbusError, InputError
 
 __all__ = ["main", "build_parser"]
 
-_GROUPS = ("audio.games.skate.cli", "audio.games.sylpheed.cli", "audio.live.cli")
+_GROUPS = ("audio.live.cli",)
+"""Command groups of the core rooms; each registered game adds its own (``Game.cli``)."""
 
 _EPILOG = """examples:
-  barkbus demo -o out/demo.wav                 render the embedded Skate 3 + Sylpheed demos
+  barkbus demo -o out/demo.wav                 render every game's embedded demo install
   barkbus render audio/offline/demo/basic.toml -o out/basic.wav --log out/basic.jsonl
   barkbus render --replay out/live-capture.jsonl -o out/replay.wav
   barkbus graph plot skate_stream_voice -o out/voice.png
@@ -80,11 +83,11 @@ def cmd_render(args: argparse.Namespace) -> int:
     from audio.offline.render import render_replay, render_scenario
     if args.replay:
         if args.scenario:
-            raise SystemExit("give either a SCENARIO or --replay CAPTURE, not both")
+            raise InputError("give either a SCENARIO or --replay CAPTURE, not both")
         res = render_replay(args.replay, block=args.block, stems=_stems(args), progress=not args.quiet)
     else:
         if not args.scenario:
-            raise SystemExit("render needs a SCENARIO file (or --replay CAPTURE); see barkbus render --help")
+            raise InputError("render needs a SCENARIO file (or --replay CAPTURE); see barkbus render --help")
         res = render_scenario(_scenario(args.scenario, args), block=args.block, stems=_stems(args), capture=args.capture,
                               progress=not args.quiet)
     return _finish_render(res, args)
@@ -93,7 +96,9 @@ def cmd_render(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from audio.offline.render import render_scenario
     from audio.offline.scenario import demo_scenario
-    names = ["skate", "sylpheed"] if args.which == "all" else [args.which]
+    from audio.offline.scenario import demo_names
+
+    names = [n for n in demo_names() if n != "basic"] if args.which == "all" else [args.which]
     out = args.output or Path("out/demo.wav")
     rc = 0
     for name in names:
@@ -123,7 +128,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
             print(f"{name:24s} {spec.kind:7s} {spec.doc}")
         return 0
     if not args.name:
-        raise SystemExit(f"graph {args.action} needs a graph NAME (one of: {', '.join(available_graphs())})")
+        raise InputError(f"graph {args.action} needs a graph NAME (one of: {', '.join(available_graphs())})")
     spec = load_graph(args.name)
     if args.action == "show":
         print(f"{spec.name} ({spec.kind}) from {spec.path}\n  {spec.doc}")
@@ -142,21 +147,31 @@ def cmd_graph(args: argparse.Namespace) -> int:
     return 0
 
 
+def _games():
+    from audio.games import all_games
+
+    return all_games()
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="barkbus",
-        description="barkbus: a real-time audio middleware emulator for in-game speech "
-                    "(Skate 3 pedestrian speech, Project Sylpheed combat chatter). Renders scenarios "
-                    "deterministically, plays them live, and serves ports over Python and OSC.",
+        description="barkbus: a real-time audio middleware emulator for in-game speech ("
+                    + ", ".join(g.title for g in _games() if g.needs_install)
+                    + "). Renders scenarios deterministically, plays them live, and serves ports over "
+                    "Python and OSC.",
         epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"barkbus {__version__}")
+    p.add_argument("--debug", action="store_true", help="print the traceback of an error, not just its line")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     d = sub.add_parser("demo", help="render the embedded demo installs (the main job)",
-                       description="Render the bundled demo scenarios (Skate 3 plaza, Sylpheed dogfight) from "
+                       description="Render the bundled demo scenarios (one per game) from "
                                    "the demo installs shipped in the games' own formats, print a summary.")
-    d.add_argument("--which", choices=["skate", "sylpheed", "all", "basic"], default="all",
-                   help="which demo (default: all)")
+    from audio.offline.scenario import demo_names
+
+    d.add_argument("--which", choices=[*demo_names(), "all"], default="all",
+                   help="which demo (default: all the games' demos)")
     _add_render_args(d)
     d.set_defaults(func=cmd_demo)
 
@@ -177,15 +192,24 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("-o", "--output", type=Path, help="PNG path for plot (default NAME.png)")
     g.set_defaults(func=cmd_graph)
 
-    for mod in _GROUPS:
+    from audio.games import all_games
+
+    registers = [(mod, lambda m=mod: importlib.import_module(m).register) for mod in _GROUPS]
+    registers += [(g.name, lambda g=g: g.load("cli")) for g in all_games() if g.cli is not None]
+    for name, get in registers:
         try:
-            importlib.import_module(mod).register(sub)
+            get()(sub)
         except ImportError as exc:  # a game module that cannot load must not take the CLI down
-            print(f"barkbus: {mod} unavailable: {exc}", file=sys.stderr)
+            print(f"barkbus: {name} unavailable: {exc}", file=sys.stderr)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 1 run-time failure, 2 bad input).
+
+    Every error barkbus raises on purpose is one line on stderr (its file, field or offset and
+    what was expected); ``--debug`` adds the traceback.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -194,7 +218,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except BarkbusError as exc:
+        if args.debug:
+            traceback.print_exc()
         print(f"barkbus: error: {exc}", file=sys.stderr)
-        return 1
+        return exc.exit_status
+    except BrokenPipeError:  # `barkbus skate ls | head`: the reader left; not an error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         return 130

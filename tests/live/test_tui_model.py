@@ -9,7 +9,9 @@ import pytest
 import audio.games.skate.events as sk
 import audio.games.sylpheed.events as sy
 from audio.port import open_system
-from audio.live.tui import Audition, SkateAdapter, SylpheedAdapter
+from audio.games.skate.tui import Adapter as SkateAdapter
+from audio.games.sylpheed.tui import Adapter as SylpheedAdapter
+from audio.live.tui import Audition
 
 
 @pytest.fixture
