@@ -110,3 +110,42 @@ def test_voice_table_only_raises_format_errors(doc):
 def test_fuzz_helpers_see_the_spec_file():
     f = read_rmf(spec_file())
     assert struct.unpack_from("<I", spec_file(), 0x18)[0] == 0x1C and len(f.script(0).messages) == 3
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.binary(max_size=160), st.lists(st.tuples(st.integers(0, 300), st.sampled_from(["adv", "c0", "c1", "c9"])),
+                                           max_size=6), st.booleans())
+def test_the_sequencer_survives_any_packet_and_any_input(stream, inputs, auto):
+    from audio.games.radiata.events import Talk
+    from audio.games.radiata.talk.sequencer import TalkSequencer
+    from audio.games.radiata.talk.settings import TalkSettings
+
+    f = read_rmf(write_rmf([write_packet([12, 9901], stream, end_token=len(stream) % 2 == 0)]), "f.rmf")
+
+    class P:
+        def start_clip(self, talk, clip, speaker):
+            return {"end": seq.frame + 7}
+
+        def clip_playing(self, h):
+            return seq.frame < h["end"]
+
+        def stop_clip(self, h):
+            h["end"] = 0
+
+        def post(self, ev):
+            pass
+
+        def label(self, cid):
+            return str(cid)
+
+    seq = TalkSequencer(TalkSettings(auto_choose=0, auto_advance_frames=3), P(), lambda o, **d: None,
+                        lambda name, p: f.script(p))
+    seq.talk(Talk(file="f.rmf", packet=0, auto_advance=auto))
+    todo = dict(inputs)
+    for frame in range(400):
+        act = todo.get(frame)
+        if act == "adv":
+            seq.advance()
+        elif act:
+            seq.choose(int(act[1]))
+        seq.tick(frame)

@@ -954,8 +954,9 @@ class Typewriter:
 
     def finish(self) -> list[Step]:
         """Show everything up to the next wait at once (a skip); returns the steps executed."""
-        self.instant, out = True, self.run(first=True)
-        self.instant = False
+        keep, self.instant = self.instant, True
+        out = self.run(first=True)
+        self.instant = keep
         return out
 
 
