@@ -50,8 +50,8 @@ from typing import Annotated, Any, Callable, Literal
 import msgspec
 
 import numpy as np
-import soundfile as sf
 
+from audio.codecs.fallback import decode_file
 from audio.core.bus import Event, EventBus
 from audio.dsp.curves import PeakCurves, azimuth_to_raw
 from audio.dsp.graph import load_graph
@@ -326,9 +326,12 @@ class PlaySystem:
         engine.bus.subscribe(self, [PlayEvent])
 
     def preload(self, file: str) -> tuple[np.ndarray, int]:
-        """Read ``file`` (mono mix, float32) once; later plays reuse it (no I/O while rendering)."""
+        """Read ``file`` (mono mix, float32) once; later plays reuse it (no I/O while rendering).
+
+        Any file :func:`~audio.codecs.fallback.decode_file` decodes: soundfile first (WAV, FLAC
+        as before), then our codecs, then vgmstream (``.vag``, ADX, XWB...)."""
         if file not in self.files:
-            data, rate = sf.read(file, dtype="float32", always_2d=True)
+            data, rate = decode_file(file)
             self.files[file] = (data.mean(axis=1).astype(np.float32), int(rate))
         return self.files[file]
 
