@@ -174,9 +174,17 @@ class RadiataTalkSystem:
         return {"talk": talk, "voices": voices or ["(none)"]}
 
     def summary(self, decisions: Any) -> str:
-        """Outcome counts of this system's decisions."""
-        c = Counter(d.outcome for d in decisions if d.system == SYSTEM)
-        return "  " + ", ".join(f"{k} {n}" for k, n in c.most_common()) if c else ""
+        """Per talk (``FILE:PACKET``): outcome counts of this system's decisions."""
+        per: dict[str, Counter[str]] = {}
+        talk = "-"
+        for d in decisions:
+            if d.system != SYSTEM:
+                continue
+            if "file" in d.detail and "packet" in d.detail:
+                talk = f"{d.detail['file']}:{d.detail['packet']}"
+            per.setdefault(talk, Counter())[d.outcome] += 1
+        return "\n".join(f"  {k:<20s} " + ", ".join(f"{o} {n}" for o, n in c.most_common())
+                         for k, c in per.items())
 
     # -- Presenter -------------------------------------------------------------------------------
     def label(self, character_id: int | None) -> str:

@@ -97,10 +97,6 @@ class Conversation:
     shown: list[str] = field(default_factory=list)
     clips: list[Any] = field(default_factory=list)
 
-    @property
-    def speaker_label(self) -> str:
-        return "-" if self.speaker_id is None else str(self.speaker_id)
-
 
 @dataclass
 class _Clip:
@@ -193,7 +189,7 @@ class TalkSequencer:
     def _reveal_frame(self, c: Conversation, adv: int) -> None:
         assert c.tw is not None
         if adv and self.settings.advance_skips_reveal and not c.no_skip:
-            self.decide("RevealSkipped", speaker=c.speaker_label, message=c.index)
+            self.decide("RevealSkipped", speaker=self._who(c), message=c.index)
             self._execute(c, c.tw.finish())
             self._walk(None)
             return
@@ -205,22 +201,22 @@ class TalkSequencer:
         if adv:
             self.decide("AdvanceIgnored", state="timed wait")
         if c.until is not None and self.frame >= c.until:
-            self.decide("WaitDone", speaker=c.speaker_label, message=c.index)
+            self.decide("WaitDone", speaker=self._who(c), message=c.index)
             self._resume(c)
 
     def _press(self, c: Conversation, adv: int) -> None:
         if adv:
-            self.decide("Advanced", speaker=c.speaker_label, message=c.index, waited=self.frame - c.block_start)
+            self.decide("Advanced", speaker=self._who(c), message=c.index, waited=self.frame - c.block_start)
             self._resume(c)
             return
         if not c.auto_advance:
             if c.until is not None and not self.settings.cursor_waits_for_press and self.frame >= c.until:
-                self.decide("WaitDone", speaker=c.speaker_label, message=c.index)
+                self.decide("WaitDone", speaker=self._who(c), message=c.index)
                 self._resume(c)
             return
         due = c.until if c.until is not None else c.block_start + self.settings.auto_advance_frames
         if self.frame >= due and not self._own_clip_playing(c):
-            self.decide("AutoAdvanced", speaker=c.speaker_label, message=c.index, waited=self.frame - c.block_start)
+            self.decide("AutoAdvanced", speaker=self._who(c), message=c.index, waited=self.frame - c.block_start)
             self._resume(c)
 
     def _choice(self, c: Conversation, choice: int | None) -> None:
@@ -242,7 +238,7 @@ class TalkSequencer:
                 return
             choice = 0
         text = box.options[choice].text if n else ""
-        self.decide("Chosen", speaker=c.speaker_label, option=choice, option_text=text, timeout=timeout)
+        self.decide("Chosen", speaker=self._who(c), option=choice, option_text=text, timeout=timeout)
         self.presenter.post(Chosen(file=c.file, packet=c.packet, option=choice, text=text, timeout=timeout))
         self._resume(c)
 
@@ -316,7 +312,7 @@ class TalkSequencer:
         if isinstance(b, ChoiceWait):
             lim = b.choice.time_limit
             c.state, c.until = "choice", None if lim is None else self.frame + lim
-            self.decide("ChoiceOpen", speaker=c.speaker_label, options=[o.text for o in b.choice.options],
+            self.decide("ChoiceOpen", speaker=self._who(c), options=[o.text for o in b.choice.options],
                         limit=lim)
             return
         assert isinstance(b, Wait)
@@ -357,7 +353,7 @@ class TalkSequencer:
             elif isinstance(s, VoiceClip):
                 self._clip(c, s)
             elif isinstance(s, Signal):
-                self.decide("Signal", speaker=c.speaker_label, value=s.value, after_glyphs=s.after_glyphs)
+                self.decide("Signal", speaker=self._who(c), value=s.value, after_glyphs=s.after_glyphs)
                 self.presenter.post(SignalPosted(value=s.value, file=c.file, packet=c.packet, message=c.index))
             elif isinstance(s, SpeakerSet):
                 c.speaker_id = self.settings.resolve(s.character_id)
@@ -369,7 +365,7 @@ class TalkSequencer:
             elif isinstance(s, Jump):
                 self.decide("Jump", arg=s.arg, words=list(s.words))
             elif isinstance(s, Other) and s.command.entry in (0x15, 0x16):
-                self.decide("Mouth", speaker=c.speaker_label, record=s.command.name, index=s.command.u16(2))
+                self.decide("Mouth", speaker=self._who(c), record=s.command.name, index=s.command.u16(2))
 
     def _clip(self, c: Conversation, clip: VoiceClip) -> None:
         ch = clip.channel
@@ -399,6 +395,9 @@ class TalkSequencer:
         self.clips.append(_Clip(h, label, who, c.speaker, lip))
         self.decide("Started", **{"speaker" if lip else "voice_of": who}, line=label, lip_sync=lip, mode=mode,
                     **detail)
+
+    def _who(self, c: Conversation) -> str:
+        return self.presenter.label(c.speaker_id)
 
     def _own_clip_playing(self, c: Conversation) -> bool:
         return self.settings.auto_advance_waits_for_voice and any(self.presenter.clip_playing(h) for h in c.clips)
