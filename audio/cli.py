@@ -12,6 +12,7 @@ import os
 import sys
 import traceback
 from pathlib import Path
+from typing import Any
 
 from audio import __version__
 from audio.core.errors import BarkbusError, InputError
@@ -30,9 +31,11 @@ _EPILOG = """examples:
 
 
 def _add_render_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-o", "--output", type=Path, help="WAV or FLAC file to write (by extension)")
-    p.add_argument("--seed", type=int, help="scenario seed (overrides the file's)")
-    p.add_argument("--block", type=int, help="engine block in samples (output does not depend on it; default 256)")
+    p.add_argument("-o", "--output", type=Path,
+                   help="audio file to write; the extension picks the format (.wav, .flac, .ogg, .aiff, .caf...)")
+    p.add_argument("--seed", type=_seed, help="scenario seed, 0..2^63-1 (overrides the file's)")
+    p.add_argument("--block", type=_positive_int,
+                   help="engine block in samples (output does not depend on it; default 256)")
     p.add_argument("--stems", type=Path, metavar="DIR", help="also write one file per bus into DIR")
     p.add_argument("--log", type=Path, metavar="JSONL", help="write every decision as JSON lines")
     p.add_argument("--capture", type=Path, metavar="JSONL", help="write every posted event (for --replay)")
@@ -41,33 +44,65 @@ def _add_render_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--layout", choices=["stereo", "5.1"], help="output layout (overrides the scenario's)")
     p.add_argument("--subtype", default=None, help="soundfile subtype (default PCM_16; e.g. FLOAT, PCM_24)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--strict", action="store_true",
+                   help="exit with status 1 if any voice fault was logged (after writing everything)")
 
 
-def _finish_render(res, args: argparse.Namespace) -> int:
-    from audio.offline.render import summary_text, write_audio, write_log
-    if args.output:
-        write_audio(args.output, res.audio, res.sample_rate, args.subtype)
-    if args.stems:
-        args.stems.mkdir(parents=True, exist_ok=True)
-        for name, audio in res.stems.items():
-            write_audio(args.stems / f"{name}.wav", audio, res.sample_rate, args.subtype)
+def _outputs(args: argparse.Namespace) -> Any:
+    """The render's streamed outputs, and a check that every other output can be written."""
+    from audio.offline.outputs import check_writable
+    from audio.offline.render import Outputs
+
+    stems = ["master", "environment"] if args.stems else []
+    out = Outputs(audio=args.output, stems_dir=args.stems, stems=stems, capture=getattr(args, "capture", None),
+                  subtype=args.subtype)
+    out.check()
+    check_writable(args.log, args.timeline, args.spectrogram)
+    return out
+
+
+def _finish_render(res: Any, args: argparse.Namespace) -> int:
+    from audio.offline.outputs import atomic_path
+    from audio.offline.render import summary_text, write_log
+
     if args.log:
         write_log(args.log, res.decisions)
     if args.timeline:
         from audio.offline.timeline import timeline_png
-        timeline_png(res.decisions, args.timeline, res.duration, res.voices, res.sample_rate)
+        with atomic_path(args.timeline) as tmp:
+            timeline_png(res.decisions, tmp, res.duration, res.voices, res.sample_rate)
     if args.spectrogram:
         from audio.offline.plots import plot_spectrogram
-        plot_spectrogram(res.audio, res.sample_rate, args.spectrogram, res.scenario)
+        with atomic_path(args.spectrogram) as tmp:
+            plot_spectrogram(res.audio, res.sample_rate, tmp, res.scenario)
     print(summary_text(res, args.output))
     for extra in (args.stems, args.log, args.timeline, args.spectrogram, getattr(args, "capture", None)):
         if extra:
             print(f"  wrote {extra}")
+    if args.strict and res.faults:
+        print(f"barkbus: {res.faults} voice faults (--strict)", file=sys.stderr)
+        return 1
     return 0
 
 
-def _stems(args: argparse.Namespace) -> list[str] | None:
-    return ["master", "environment"] if args.stems else None
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {v}")
+    return v
+
+
+def _seed(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 0 <= v < 2**63:
+        raise argparse.ArgumentTypeError(f"expected a seed in 0..2^63-1, got {v}")
+    return v
 
 
 def _scenario(path: Path, args: argparse.Namespace):
@@ -84,12 +119,15 @@ def cmd_render(args: argparse.Namespace) -> int:
     if args.replay:
         if args.scenario:
             raise InputError("give either a SCENARIO or --replay CAPTURE, not both")
-        res = render_replay(args.replay, block=args.block, stems=_stems(args), progress=not args.quiet)
+        outputs = _outputs(args)
+        res = render_replay(args.replay, block=args.block, progress=not args.quiet, outputs=outputs,
+                            keep_audio=bool(args.spectrogram))
     else:
         if not args.scenario:
             raise InputError("render needs a SCENARIO file (or --replay CAPTURE); see barkbus render --help")
-        res = render_scenario(_scenario(args.scenario, args), block=args.block, stems=_stems(args), capture=args.capture,
-                              progress=not args.quiet)
+        scn = _scenario(args.scenario, args)
+        res = render_scenario(scn, block=args.block, progress=not args.quiet, outputs=_outputs(args),
+                              keep_audio=bool(args.spectrogram))
     return _finish_render(res, args)
 
 
@@ -115,8 +153,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 setattr(sub, k, v.with_name(f"{v.stem}-{name}{v.suffix}"))
         if args.stems and len(names) > 1:
             sub.stems = args.stems / name
-        res = render_scenario(_scenario(path, args), block=args.block, stems=_stems(sub), progress=not args.quiet)
-        _finish_render(res, sub)
+        scn = _scenario(path, args)
+        res = render_scenario(scn, block=args.block, progress=not args.quiet, outputs=_outputs(sub),
+                              keep_audio=bool(args.spectrogram))
+        rc = max(rc, _finish_render(res, sub))
     return rc
 
 
@@ -141,8 +181,12 @@ def cmd_graph(args: argparse.Namespace) -> int:
             print(f"  curve {c}: x={list(spec.curves[c].x)} y={list(spec.curves[c].y)}")
         return 0
     from audio.offline.plots import plot_graph
+    from audio.offline.outputs import atomic_path, check_writable
+
     out = args.output or Path(f"{spec.name}.png")
-    plot_graph(spec, out)
+    check_writable(out)
+    with atomic_path(out) as tmp:
+        plot_graph(spec, tmp)
     print(f"wrote {out}")
     return 0
 

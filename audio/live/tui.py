@@ -46,6 +46,9 @@ class GameAdapter:
     game = "none"
     fire_action = ""
     choices: tuple[tuple[Any, str], ...] = ()
+    features: frozenset[str] = frozenset()
+    """The optional keys this game answers: "spawn" (n), "stop" (s), "speed" (+/-), "zombie" (z),
+    "phase" (p). The legend shows only these."""
 
     def __init__(self, port: Any) -> None:
         self.port = port
@@ -167,11 +170,27 @@ class Audition:
         d = self.distance.setdefault(speaker, 5.0)
         return self.adapter.move(speaker, (-d * math.sin(az), 0.0, d * math.cos(az)))
 
+    def help_text(self) -> str:
+        """What ``:help`` shows: the running game's actions with their arguments."""
+        names = sorted(n for n in ACTIONS if n.startswith(self.adapter.game + "/") or "/" not in n)
+        usage = "  ".join(ACTIONS[n].usage() for n in names)
+        return f"commands: {usage}  event KIND JSON  help" if usage else "commands: event KIND JSON  help"
+
+    def legend(self) -> str:
+        """The keys line: the common keys and the ones the running game answers."""
+        optional = [("n spawn", "spawn"), ("s stop", "stop"), ("+/- speed", "speed"), ("z zombie", "zombie"),
+                    ("p phase", "phase")]
+        extra = "  ".join(label for label, f in optional if f in self.adapter.features)
+        return ("keys: Tab speaker  1-9 fire  <-/-> azimuth  up/down distance  " + (extra + "  " if extra else "")
+                + ": command (:help)  q quit")
+
     def run_command(self, text: str) -> str:
-        """Apply ``:``-line ``text``: ``ACTION args...`` or ``event KIND JSON``."""
+        """Apply ``:``-line ``text``: ``ACTION args...``, ``event KIND JSON`` or ``help``."""
         text = text.strip().lstrip(":").strip()
         if not text:
             return ""
+        if text in ("help", "?"):
+            return self.help_text()
         if text.startswith("event "):
             _, _, rest = text.partition(" ")
             kind, _, js = rest.strip().partition(" ")
@@ -267,14 +286,12 @@ class Audition:
                 f"emitter {sp}: azimuth {self.azimuth.get(sp, 0.0):+.0f} deg  "
                 f"distance {self.distance.get(sp, 5.0):.1f} m  speaking {port.is_speaking(sp)}"
             )
-        out.append(
-            f"player speed {self.speed_mps:.0f} m/s  zombie {'on' if self.zombie_on else 'off'}  "
-            f"phase {self.phase_no}"
-        )
-        out.append(
-            "keys: Tab speaker  1-9 fire  <-/-> azimuth  up/down distance  +/- speed  z zombie  p phase  "
-            "n spawn  s stop  : command  q quit"
-        )
+        state = [(f"player speed {self.speed_mps:.0f} m/s", "speed"),
+                 (f"zombie {'on' if self.zombie_on else 'off'}", "zombie"), (f"phase {self.phase_no}", "phase")]
+        shown = "  ".join(s for s, f in state if f in ad.features)
+        if shown:
+            out.append(shown)
+        out.append(self.legend())
         out.append("fire: " + "  ".join(f"{i + 1}={label}" for i, (_, label) in enumerate(ad.choices)))
         for line in ad.status():
             if "unavailable" in line:

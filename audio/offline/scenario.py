@@ -41,7 +41,6 @@ game's rule.
 """
 from __future__ import annotations
 
-import dataclasses
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -218,7 +217,7 @@ def _generic_events() -> dict[str, Callable[[dict, ScenarioContext], Event]]:
         if ev.emitter not in ctx.emitters:
             known = ", ".join(sorted(ctx.emitters)) or "none declared"
             raise ctx.error(f"{ctx.where}.emitter", f"no [[emitter]] with id {ev.emitter!r} (declared: {known})")
-        return dataclasses.replace(ev, file=str(f))
+        return ev
 
     def listener(d: dict, ctx: ScenarioContext) -> Event:
         return convert(_fields(d, {"yaw": "yaw_deg"}), ListenerPose, source=str(ctx.path), where=ctx.where)
@@ -313,8 +312,10 @@ class PlaySystem:
     MAX_DELAY = 0.15
 
     def __init__(self, files: dict[str, tuple[np.ndarray, int]] | None = None, slots: range = range(24, 32),
-                 min_distance: float = 1.0) -> None:
+                 min_distance: float = 1.0, base: Path | None = None) -> None:
         self.files = dict(files or {})
+        self.base = base
+        """Folder relative ``file`` names are read from (the scenario's; captures keep them relative)."""
         self.slots = slots
         self.min_distance = min_distance
         self._next_slot = 0
@@ -331,7 +332,8 @@ class PlaySystem:
         Any file :func:`~audio.codecs.fallback.decode_file` decodes: soundfile first (WAV, FLAC
         as before), then our codecs, then vgmstream (``.vag``, ADX, XWB...)."""
         if file not in self.files:
-            data, rate = decode_file(file)
+            path = Path(file)
+            data, rate = decode_file(path if path.is_absolute() or self.base is None else self.base / path)
             self.files[file] = (data.mean(axis=1).astype(np.float32), int(rate))
         return self.files[file]
 
@@ -390,7 +392,7 @@ def build_engine(scn: Scenario, *, block: int | None = None, post_events: bool =
     eng.world.set_listener(yaw_deg=lst.yaw, path=_keyframes(ctx, "listener", lst.position, lst.path))
     for e in tables.emitter:
         eng.world.set_emitter(e.id, path=_keyframes(ctx, "emitter", e.position, e.path))
-    play = PlaySystem()
+    play = PlaySystem(base=scn.path.parent)
     for ev in scn.events:
         if isinstance(ev, PlayEvent):
             play.preload(ev.file)

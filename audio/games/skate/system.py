@@ -28,6 +28,9 @@ Scenario ``[skate]`` section (``system_from_scenario``)::
     maincast = true               # load the install's maincast bank for pros when present
     cache_mb = 96                 # decoded-take cache budget (MB, LRU)
     prefetch = false              # decode a spawned ped's takes ahead of need on a worker
+    console_start = 0.0           # seconds the console has run when the scenario starts: the
+                                  #   manager's per-speaker timers count from the console's start
+                                  #   (0 = just booted, so nothing passes a repeat time early)
                                   #   thread (live playback turns it on)
     [skate.mix.out2]              # optional curve overrides, see audio.games.skate.speech.mixcurves
     x = [0, 10, 40]
@@ -180,7 +183,7 @@ class SkateSpeechSystem:
                  rng: ManagerRand | None = None, streams_per_channel: int = 2, phone_ring_seconds: float = 1.0,
                  curves: MixCurves | None = None, delay_factor: float = 1.0, delay_frames: int = 4,
                  voice_bits: Callable[[int], tuple[int, int] | None] | None = None,
-                 voice_names: Mapping[str, int] | None = None, prefetch: bool = False) -> None:
+                 voice_names: Mapping[str, int] | None = None, prefetch: bool = False, console_start: float = 0.0) -> None:
         kw = {} if rng is None else {"rng": rng}
         self.prefetch = prefetch
         self.manager = SpeechManager(tuning, living, maincast, **kw)
@@ -197,6 +200,7 @@ class SkateSpeechSystem:
         self.submix_posted: dict[int, dict[str, float]] = {}
         self.bus: EventBus | None = None
         self.now = 0.0
+        self.console_start = console_start
 
     # -- engine ------------------------------------------------------------------------
     def attach(self, engine: Any) -> None:
@@ -278,9 +282,15 @@ class SkateSpeechSystem:
                                    f"prio {line.request.priority} clip {line.clip_index + 1}/{len(line.request.picks)}")
         queue = [f"ped {r.ped} event {r.event} prio {r.priority} age {r.age}/{r.timeout} frames"
                  for r in self.player.queue]
-        timers = [f"speaker {spk}: last line {self.now - t:.1f} s ago"
+        timers = [f"speaker {spk}: last line {self.console_now - t:.1f} s ago"
                   for spk, t in sorted(self.manager.last_any.items())]
         return {"streams": streams, "queue": queue or ["(empty)"], "timers": timers or ["(no line yet)"]}
+
+    @property
+    def console_now(self) -> float:
+        """The speech manager's clock: seconds since the console started (scenario time plus
+        ``console_start``)."""
+        return self.console_start + self.now
 
     def tick(self, frame: int, engine: Any) -> None:
         """One console frame (see the module docstring for the order)."""
@@ -317,12 +327,12 @@ class SkateSpeechSystem:
         for value in pf.values:
             block = ped.speech.block(ped.distance, self.manager.zombie)
             if m.maincast:
-                stop, results = self.manager.request_maincast_value(m.voice_id, value, block, self.now)
+                stop, results = self.manager.request_maincast_value(m.voice_id, value, block, self.console_now)
                 if stop:
                     for pe in self.player.stop_ped(ped.id, "main-cast impact"):
                         self._player_event(pe, engine)
             else:
-                results = self.manager.request_value(m.voice_id, value, block, m.type_bit, self.now)
+                results = self.manager.request_value(m.voice_id, value, block, m.type_bit, self.console_now)
             if not results:
                 self._decide("NoEvent", ped=ped.id, speaker=m.voice_id, value=value)
             for r in results:
@@ -392,7 +402,7 @@ class SkateSpeechSystem:
                                                          meta={"ped": req.ped, "clip": name, "take": take,
                                                                "event": req.event, "stream": line.slot})
             if pe.clip_index == 0:
-                self.manager.line_started(req.speaker, req.event, self.now)
+                self.manager.line_started(req.speaker, req.event, self.console_now)
                 lib = self.libraries.get(req.channel)
                 if lib is not None:
                     lib.commit(req.picks)
@@ -442,6 +452,7 @@ class SkateSection(Struct, kw_only=True):
     mix: dict[str, Any] = {}
     prefetch: bool = False
     cache_mb: Annotated[float, Meta(gt=0.0, le=65536.0)] = 96.0
+    console_start: Annotated[float, Meta(ge=0.0, le=86400.0)] = 0.0
 
 
 def _library_generator(setting: Any, streams: Any, path: str) -> AwcGenerator:
@@ -503,7 +514,7 @@ def system_from_scenario(section: dict, ctx: Any) -> SkateSpeechSystem:
     return SkateSpeechSystem(living, tuning, source, maincast=maincast, maincast_source=maincast_source, rng=rng,
                              streams_per_channel=spc, curves=curves, delay_frames=frames,
                              voice_bits=living_bank.voice_bits, voice_names=source.voice_names(),
-                             prefetch=prefetch, **nums)
+                             prefetch=prefetch, console_start=cfg.console_start, **nums)
 
 
 def _install_root(install: str, base: Path, path: str) -> Path:

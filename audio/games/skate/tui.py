@@ -13,6 +13,7 @@ class Adapter(GameAdapter):
     """Skate 3 peds: ``n`` spawns ped 1, 2, ...; choices = common speech values (spec 2.2)."""
 
     game = "skate"
+    features = frozenset({"spawn", "speed", "zombie"})
     fire_action = "skate/value"
     choices = (
         (2, "2 Idle"),

@@ -13,6 +13,7 @@ class Adapter(GameAdapter):
     """Project Sylpheed crews: speakers from the chatter system's roster when it has one."""
 
     game = "sylpheed"
+    features = frozenset({"phase"})
     fire_action = "sylpheed/bark"
     choices = tuple(
         (r, r)

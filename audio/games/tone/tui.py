@@ -13,6 +13,7 @@ class Adapter(GameAdapter):
     """Test tones: speakers ann/bob/cat, choices = notes."""
 
     game = "tone"
+    features = frozenset({"stop"})
     fire_action = "tone/on"
     choices = tuple(
         (f, f"{f:.0f} Hz") for f in (262.0, 294.0, 330.0, 349.0, 392.0, 440.0, 494.0, 523.0, 587.0)
