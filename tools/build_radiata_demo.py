@@ -17,6 +17,7 @@ Everything is written with barkbus's own writers (no game data):
 Timed waits last the clip plus a margin, as a scriptwriter would set them, so the clips follow
 the text. The build is reproducible (the same bytes for a given espeak-ng).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,19 +34,22 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from speech_synth import speak
+from speech_synth import speak  # noqa: E402
 
-from audio.games.radiata.formats import rmf
-from audio.games.radiata.formats.vag import encode_vag
-from audio.games.radiata.formats.voicetable import VoiceEntry, write_voicetable
+from audio.games.radiata.formats import rmf  # noqa: E402
+from audio.games.radiata.formats.vag import encode_vag  # noqa: E402
+from audio.games.radiata.formats.voicetable import VoiceEntry, write_voicetable  # noqa: E402
 
 OUT = ROOT / "audio" / "games" / "radiata" / "demo"
 RATE = 22_050
 FPS = 60
 JACK, RIDLEY, GERALD = 1, 2, 30
 CHARACTERS = {JACK: "Jack", RIDLEY: "Ridley", GERALD: "Gerald"}
-VOICES = {JACK: ["-v", "en-us", "-s", "165", "-p", "55"], RIDLEY: ["-v", "en-us+f3", "-s", "160", "-p", "70"],
-          GERALD: ["-v", "en-gb", "-s", "140", "-p", "30"]}
+VOICES = {
+    JACK: ["-v", "en-us", "-s", "165", "-p", "55"],
+    RIDLEY: ["-v", "en-us+f3", "-s", "160", "-p", "70"],
+    GERALD: ["-v", "en-gb", "-s", "140", "-p", "30"],
+}
 
 
 @dataclass(frozen=True)
@@ -57,18 +61,22 @@ class Line:
     text: str
     sound: int | None = None
     channel: int = 0x1F
-    wait: str = "timed"          # timed | press | infinite
+    wait: str = "timed"  # timed | press | infinite
     signal_after: int | None = None
     speed: float = 3.0
 
 
-GATE = [Line(1, JACK, "Excuse me, is this the way to the castle?", 101, signal_after=32, speed=4.0),
-        Line(2, GERALD, "Halt! Who goes there? State your name.", 201, wait="press"),
-        Line(3, RIDLEY, "Jack, mind your manners.", 301),
-        Line(1, JACK, "Fine, fine.", None)]
-RECRUIT = [Line(2, GERALD, "Will you join the Knights of Radiata?", 202, wait="infinite"),
-           Line(1, JACK, "", None, wait="choice"),
-           Line(2, GERALD, "Then follow me.", 203, channel=2)]
+GATE = [
+    Line(1, JACK, "Excuse me, is this the way to the castle?", 101, signal_after=32, speed=4.0),
+    Line(2, GERALD, "Halt! Who goes there? State your name.", 201, wait="press"),
+    Line(3, RIDLEY, "Jack, mind your manners.", 301),
+    Line(1, JACK, "Fine, fine.", None),
+]
+RECRUIT = [
+    Line(2, GERALD, "Will you join the Knights of Radiata?", 202, wait="infinite"),
+    Line(1, JACK, "", None, wait="choice"),
+    Line(2, GERALD, "Then follow me.", 203, channel=2),
+]
 CHOICES = ["Yes, sir!", "Not today."]
 
 
@@ -91,15 +99,20 @@ def message(line: Line, clips: dict[int, np.ndarray]) -> bytes:
     signals = [(1, line.signal_after)] if line.signal_after is not None else []
     if line.wait == "choice":
         return rmf.build_message(line.speaker, "", mode=1, speed=line.speed, choices=CHOICES)
-    return rmf.build_message(line.speaker, line.text, mode=0, speed=line.speed, voice=voice, signals=signals,
-                             wait=wait)
+    return rmf.build_message(
+        line.speaker, line.text, mode=0, speed=line.speed, voice=voice, signals=signals, wait=wait
+    )
 
 
 def build_rmf(clips: dict[int, np.ndarray]) -> bytes:
     gate = rmf.jump(1, 0, 0) + b"".join(message(ln, clips) for ln in GATE)
     recruit = b"".join(message(ln, clips) for ln in RECRUIT)
-    packets = [rmf.write_packet([JACK, GERALD, 9901], gate), None, rmf.write_packet([JACK, GERALD], recruit),
-               rmf.write_packet([], rmf.encode_text("Radiata Castle"))]
+    packets = [
+        rmf.write_packet([JACK, GERALD, 9901], gate),
+        None,
+        rmf.write_packet([JACK, GERALD], recruit),
+        rmf.write_packet([], rmf.encode_text("Radiata Castle")),
+    ]
     return rmf.write_rmf(packets, rmf.EN)
 
 
@@ -131,7 +144,7 @@ def schedule(data: bytes, clips: dict[int, np.ndarray]) -> list[str]:
 
 def scenario_text(duration: str, events: list[str]) -> str:
     body = "\n".join(f"[[event]]\n{_inline(e)}\n" for e in events)
-    return f'''# Demo talk for Radiata Stories (built by tools/build_radiata_demo.py).
+    return f"""# Demo talk for Radiata Stories (built by tools/build_radiata_demo.py).
 # Packet 0: Jack asks the gate guard Gerald the way (a Signal at "castle"), Gerald's press box waits
 # for the continue button, Ridley (speaker id 9901 = party slot 1) chides Jack, Jack answers unvoiced.
 # Packet 2: Gerald asks Jack to join (an infinite box), Jack picks "Yes, sir!", Gerald answers on
@@ -145,7 +158,7 @@ seed = 3
 install = "demo"
 party = [{RIDLEY}]
 
-{body}'''
+{body}"""
 
 
 def _inline(e: str) -> str:
@@ -165,14 +178,18 @@ def _inline(e: str) -> str:
 
 
 def voice_table(out: Path) -> str:
-    rows = [VoiceEntry(101, out / "voice" / "jack_101.vag", "town.rmf", 0),
-            VoiceEntry(201, out / "voice" / "gerald_201.vag", "town.rmf", 0),
-            VoiceEntry(301, out / "voice" / "ridley_301.vag", character_id=RIDLEY),
-            VoiceEntry(202, out / "voice" / "gerald_202.vag", character_id=GERALD),
-            VoiceEntry(203, out / "voice" / "gerald_203.vag", character_id=GERALD)]
-    head = ("# Voice table of the Radiata demo (built by tools/build_radiata_demo.py): the 0F 28 sound id is\n"
-            "# opaque, so this table names each clip's audio, by (file, packet, sound_id) or by\n"
-            "# (character_id, sound_id). Paths are relative to this file.\n")
+    rows = [
+        VoiceEntry(101, out / "voice" / "jack_101.vag", "town.rmf", 0),
+        VoiceEntry(201, out / "voice" / "gerald_201.vag", "town.rmf", 0),
+        VoiceEntry(301, out / "voice" / "ridley_301.vag", character_id=RIDLEY),
+        VoiceEntry(202, out / "voice" / "gerald_202.vag", character_id=GERALD),
+        VoiceEntry(203, out / "voice" / "gerald_203.vag", character_id=GERALD),
+    ]
+    head = (
+        "# Voice table of the Radiata demo (built by tools/build_radiata_demo.py): the 0F 28 sound id is\n"
+        "# opaque, so this table names each clip's audio, by (file, packet, sound_id) or by\n"
+        "# (character_id, sound_id). Paths are relative to this file.\n"
+    )
     return head + write_voicetable(rows, CHARACTERS, out)
 
 
@@ -202,9 +219,11 @@ def build(out: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog="The output folder is replaced. Needs espeak-ng on PATH.")
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="The output folder is replaced. Needs espeak-ng on PATH.",
+    )
     ap.add_argument("-o", "--out", type=Path, default=OUT, help=f"output folder (default {OUT})")
     args = ap.parse_args(argv)
     files = build(args.out)

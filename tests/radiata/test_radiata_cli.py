@@ -1,4 +1,5 @@
 """``barkbus radiata dump``: the records, --packet, --json, mismatch reports."""
+
 from __future__ import annotations
 
 import argparse
@@ -28,7 +29,9 @@ def test_dump_json_gives_exactly_the_issue_fields(tmp_path, capsys):
 
 
 def test_dump_text_and_packet_selection_and_mismatch_report(tmp_path, capsys):
-    bad = rmf.write_packet([12], rmf.sentence(48) + rmf.speaker(1) + rmf.text_speed(3.0) + rmf.encode_text("Hey"))
+    bad = rmf.write_packet(
+        [12], rmf.sentence(48) + rmf.speaker(1) + rmf.text_speed(3.0) + rmf.encode_text("Hey")
+    )
     p = tmp_path / "two.rmf"
     p.write_bytes(rmf.write_rmf([rmf.write_packet([12], rmf.build_message(1, "Ok.")), None, bad]))
     assert run("dump", p, "--packet", 2) == 0

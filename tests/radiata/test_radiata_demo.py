@@ -1,4 +1,5 @@
 """The demo install: built by our writers, small, dumps, decodes, and renders clips in time with the text."""
+
 from __future__ import annotations
 
 import argparse
@@ -14,8 +15,9 @@ from audio.games.radiata.formats.voicetable import load_voicetable
 from audio.games.radiata.scenario import demo_root
 
 DEMO = demo_root()
-needs_demo = pytest.mark.skipif(not (DEMO / "town.rmf").exists(),
-                                reason="demo install not built (python tools/build_radiata_demo.py)")
+needs_demo = pytest.mark.skipif(
+    not (DEMO / "town.rmf").exists(), reason="demo install not built (python tools/build_radiata_demo.py)"
+)
 
 
 @needs_demo
@@ -66,4 +68,4 @@ def test_demo_scenario_renders_clips_in_time_with_the_text():
     assert sum(d.outcome == "Advanced" for d in talk) == 2 and any(d.outcome == "Signal" for d in talk)
     for tag, _, start, end in res.voices:
         seg = res.audio[start:end]
-        assert tag.startswith("radiata:") and np.sqrt(np.mean(seg ** 2)) > 0.01
+        assert tag.startswith("radiata:") and np.sqrt(np.mean(seg**2)) > 0.01

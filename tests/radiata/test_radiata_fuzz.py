@@ -1,4 +1,5 @@
 """Hypothesis: only barkbus errors escape the RMF1 reader, the extraction and the voice table."""
+
 from __future__ import annotations
 
 import struct
@@ -56,8 +57,11 @@ def test_mutated_spec_file_only_raises_barkbus_errors(edits):
 
 
 @FUZZ
-@given(st.lists(st.binary(max_size=120) | st.none(), min_size=1, max_size=4), st.sampled_from([EN, JP]),
-       st.binary(max_size=8).map(lambda b: bytes(512) if b else b""))
+@given(
+    st.lists(st.binary(max_size=120) | st.none(), min_size=1, max_size=4),
+    st.sampled_from([EN, JP]),
+    st.binary(max_size=8).map(lambda b: bytes(512) if b else b""),
+)
 def test_random_token_streams_in_a_valid_container(streams, region, tiles):
     packets = [None if s is None else write_packet([12, 9901], s, end_token=len(s) % 3 != 0) for s in streams]
     data = write_rmf(packets, region, tiles=tiles)
@@ -71,15 +75,30 @@ ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ,.?!' "
 
 
 @FUZZ
-@given(st.lists(st.tuples(st.integers(1, 3), st.text(ALPHABET, max_size=30), st.sampled_from([1.0, 3.0, 4.0, 7.0]),
-                          st.none() | st.tuples(st.sampled_from([0x1F, 0, 5, 15]), st.integers(0, 0xFFFF)),
-                          st.sampled_from([(90, 2), (0xFFFF, 3), (60, 3)])), min_size=1, max_size=5))
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(1, 3),
+            st.text(ALPHABET, max_size=30),
+            st.sampled_from([1.0, 3.0, 4.0, 7.0]),
+            st.none() | st.tuples(st.sampled_from([0x1F, 0, 5, 15]), st.integers(0, 0xFFFF)),
+            st.sampled_from([(90, 2), (0xFFFF, 3), (60, 3)]),
+        ),
+        min_size=1,
+        max_size=5,
+    )
+)
 def test_built_messages_read_back_as_written(msgs):
     stream = b"".join(build(*m) for m in msgs)
     s = read_rmf(write_rmf([write_packet([12, 9901, 40], stream)])).script(0)
     assert s.ended and s.mismatches() == [] and len(s.messages) == len(msgs)
     for m, (idx, text, speed, voice, wait) in zip(s.messages, msgs):
-        assert (m.speaker_index, m.character_id, m.text, m.speed) == (idx, [12, 9901, 40][idx - 1], text, speed)
+        assert (m.speaker_index, m.character_id, m.text, m.speed) == (
+            idx,
+            [12, 9901, 40][idx - 1],
+            text,
+            speed,
+        )
         assert [(v.channel_raw, v.sound_id) for v in m.voices] == ([voice] if voice else [])
         assert (m.wait.duration, m.wait.flags) == wait
 
@@ -89,12 +108,25 @@ def build(idx: int, text: str, speed: float, voice, wait) -> bytes:
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.recursive(st.none() | st.booleans() | st.integers(-5, 70000) | st.text(max_size=8),
-                    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.sampled_from(
-                        ["voice", "characters", "file", "packet", "sound_id", "character_id", "audio", "12", "x"]),
-                        c, max_size=4), max_leaves=12))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers(-5, 70000) | st.text(max_size=8),
+        lambda c: (
+            st.lists(c, max_size=3)
+            | st.dictionaries(
+                st.sampled_from(
+                    ["voice", "characters", "file", "packet", "sound_id", "character_id", "audio", "12", "x"]
+                ),
+                c,
+                max_size=4,
+            )
+        ),
+        max_leaves=12,
+    )
+)
 def test_voice_table_only_raises_format_errors(doc):
     import tomli_w
+
     if not isinstance(doc, dict):
         doc = {"voice": doc}
     try:
@@ -113,8 +145,11 @@ def test_fuzz_helpers_see_the_spec_file():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.binary(max_size=160), st.lists(st.tuples(st.integers(0, 300), st.sampled_from(["adv", "c0", "c1", "c9"])),
-                                           max_size=6), st.booleans())
+@given(
+    st.binary(max_size=160),
+    st.lists(st.tuples(st.integers(0, 300), st.sampled_from(["adv", "c0", "c1", "c9"])), max_size=6),
+    st.booleans(),
+)
 def test_the_sequencer_survives_any_packet_and_any_input(stream, inputs, auto):
     from audio.games.radiata.events import Talk
     from audio.games.radiata.talk.sequencer import TalkSequencer
@@ -138,8 +173,12 @@ def test_the_sequencer_survives_any_packet_and_any_input(stream, inputs, auto):
         def label(self, cid):
             return str(cid)
 
-    seq = TalkSequencer(TalkSettings(auto_choose=0, auto_advance_frames=3), P(), lambda o, **d: None,
-                        lambda name, p: f.script(p))
+    seq = TalkSequencer(
+        TalkSettings(auto_choose=0, auto_advance_frames=3),
+        P(),
+        lambda o, **d: None,
+        lambda name, p: f.script(p),
+    )
     seq.talk(Talk(file="f.rmf", packet=0, auto_advance=auto))
     todo = dict(inputs)
     for frame in range(400):

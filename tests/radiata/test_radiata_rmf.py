@@ -1,4 +1,5 @@
 """RMF1: the spec's packet, region detection, absent packets, the size rule, choices, bounds, timing."""
+
 from __future__ import annotations
 
 import math
@@ -41,12 +42,13 @@ def test_spec_packet_budget_matches_and_the_end_closes_it():
     s = read_rmf(spec_file()).script(0)
     assert s.budget == 11 == 3 + 3 + 5
     assert s.ended and s.mismatches() == [] and s.issues == []
-    assert [m.wait.stored_flags for m in s.messages[:2]] == [0, 1]   # flags & 0xFD
+    assert [m.wait.stored_flags for m in s.messages[:2]] == [0, 1]  # flags & 0xFD
 
 
 def test_writer_reproduces_the_spec_packet_and_header_byte_for_byte():
-    m0 = build_message(2, "Hi!", speed=4.0, voice=(0x1F, 0x0123), signals=[(5, 2)], wait=(90, 2),
-                       name_plate=False)
+    m0 = build_message(
+        2, "Hi!", speed=4.0, voice=(0x1F, 0x0123), signals=[(5, 2)], wait=(90, 2), name_plate=False
+    )
     m1 = build_message(1, "Go.", mode=1, speed=3.0, voice=(2, 7), wait=(0xFFFF, 3), name_plate=False)
     m2 = build_message(1, "", mode=1, speed=3.0, choices=["Yes", "No"], name_plate=False)
     packet = write_packet([(12, 0), (9901, 0)], m0 + m1 + m2)
@@ -60,16 +62,19 @@ def test_round_trip_rewrites_identical_bytes():
     jp = write_rmf([SPEC_PACKET, None, SPEC_PACKET], JP)
     f = read_rmf(jp)
     assert f.region == JP and f.to_bytes() == jp
-    strip = lambda rs: [{k: v for k, v in r.items() if k not in ("packet", "text", "choices")} for r in rs]
+
+    def strip(rs):
+        return [{k: v for k, v in r.items() if k not in ("packet", "text", "choices")} for r in rs]
+
     assert strip(records(jp, 2)) == strip(records(data))
-    assert records(jp, 2)[0]["text"] == "[g:90][g:117][g:8]"        # the JP font table is unknown
+    assert records(jp, 2)[0]["text"] == "[g:90][g:117][g:8]"  # the JP font table is unknown
 
 
 def test_glyph_words_decode_per_the_spec_examples():
-    assert rmf.decode_glyph(Glyph(0, 0x6A, 0x00).index) == "H"       # 0x5A = 90
-    assert rmf.decode_glyph(Glyph(0, 0x13, 0x00).index) == "."       # 3
-    assert rmf.decode_glyph(Glyph(0, 0x75, 0x00).index) == "S"       # 101
-    g = Glyph(0, 0x20, 0x82)                                           # page 2, own tile
+    assert rmf.decode_glyph(Glyph(0, 0x6A, 0x00).index) == "H"  # 0x5A = 90
+    assert rmf.decode_glyph(Glyph(0, 0x13, 0x00).index) == "."  # 3
+    assert rmf.decode_glyph(Glyph(0, 0x75, 0x00).index) == "S"  # 101
+    g = Glyph(0, 0x20, 0x82)  # page 2, own tile
     assert g.index == 0x10 + 2 * 240 and g.tile and not g.attr40
     assert rmf.decode_glyph(g.index, EN, g.tile) == f"[tile:{g.index}]"
     assert rmf.decode_glyph(60) == "[g:60]" and rmf.decode_glyph(90, JP) == "[g:90]"
@@ -100,7 +105,7 @@ def test_region_detection_on_the_real_header_rows(size, g08, p0c, count, w14, w1
 
 
 def test_ambiguous_or_unfitting_header_is_one_format_error_unless_forced():
-    bad = header(EN, 1, 0x40, entries=[0x30]) + bytes(0x40)     # neither layout fits
+    bad = header(EN, 1, 0x40, entries=[0x30]) + bytes(0x40)  # neither layout fits
     with pytest.raises(FormatError, match="neither"):
         read_rmf(bad)
     f = read_rmf(bad, region=EN)
@@ -138,7 +143,7 @@ def test_a_packet_offset_outside_the_packet_data_is_a_format_error():
 
 # -- the token stream ----------------------------------------------------------------------------
 def test_proper_is_sized_by_its_whole_second_byte():
-    b1 = 0x16                                     # sub 6 = CTalk entry 0x26 (Proper)
+    b1 = 0x16  # sub 6 = CTalk entry 0x26 (Proper)
     payload = bytes([0x00, 0x00, 0x6A, 0x00]) * (b1 // 2) + bytes(2 * b1 - 4 * (b1 // 2))
     stream = bytes([0x0F, b1]) + payload + bytes([0x6A, 0x00]) + b"\x00\x00"
     toks = list(walk_tokens(stream))
@@ -159,9 +164,16 @@ def test_choice_terminators_are_not_the_end():
 
 
 def test_unknown_command_bytes_are_skipped_by_their_size():
-    stream = (rmf.sentence(2) + bytes([0x0B, 0x20, 0, 0, 0, 0]) + rmf.encode_text("A")
-              + bytes([0x0C, 0x00]) + bytes([0x0D, 0x10, 0x00, 0x00]) + bytes([0x08, 0x30]) + bytes(6)
-              + rmf.encode_text("b"))
+    stream = (
+        rmf.sentence(2)
+        + bytes([0x0B, 0x20, 0, 0, 0, 0])
+        + rmf.encode_text("A")
+        + bytes([0x0C, 0x00])
+        + bytes([0x0D, 0x10, 0x00, 0x00])
+        + bytes([0x08, 0x30])
+        + bytes(6)
+        + rmf.encode_text("b")
+    )
     s = read_rmf(write_rmf([write_packet([12], stream)])).script(0)
     assert s.messages[0].text == "Ab" and s.ended and s.mismatches() == []
 
@@ -177,7 +189,7 @@ def test_a_packet_without_an_end_stops_at_its_boundary():
 
 
 def test_the_last_packet_stops_before_the_glyph_tiles():
-    tiles = bytes([0x6A, 0x00]) * 256                  # looks like 256 "H" glyphs
+    tiles = bytes([0x6A, 0x00]) * 256  # looks like 256 "H" glyphs
     p = write_packet([12], rmf.sentence(1) + rmf.encode_text("A"), end_token=False)
     f = read_rmf(write_rmf([p], EN, tiles=tiles))
     assert f.script(0).messages[0].text == "A" and f.tiles == tiles
@@ -185,7 +197,9 @@ def test_the_last_packet_stops_before_the_glyph_tiles():
 
 
 def test_a_record_cut_by_the_packet_end_stops_the_walk_with_an_issue():
-    p = write_packet([12], rmf.sentence(1) + rmf.encode_text("A") + bytes([0x0F, 0x20, 0x10]), end_token=False)
+    p = write_packet(
+        [12], rmf.sentence(1) + rmf.encode_text("A") + bytes([0x0F, 0x20, 0x10]), end_token=False
+    )
     s = read_rmf(write_rmf([p])).script(0)
     assert s.messages[0].text == "A" and any("runs past" in i for i in s.issues)
 
@@ -207,12 +221,16 @@ def test_bare_text_packet_is_one_message_without_speaker():
 def test_glyph_count_and_budget_mismatches_are_reported():
     stream = rmf.sentence(5) + rmf.speaker(1) + rmf.encode_text("Hey")
     s = read_rmf(write_rmf([write_packet([12], stream, glyph_budget=9)])).script(0)
-    assert s.mismatches() == ["packet 0 message 0: declares 5 glyphs, draws 3",
-                              "packet 0: glyph_budget 9 != sum of declared counts 5"]
+    assert s.mismatches() == [
+        "packet 0 message 0: declares 5 glyphs, draws 3",
+        "packet 0: glyph_budget 9 != sum of declared counts 5",
+    ]
 
 
 def test_speaker_index_beyond_the_table_is_an_issue_not_a_crash():
-    s = read_rmf(write_rmf([write_packet([12], rmf.sentence(1) + rmf.speaker(4) + rmf.encode_text("A"))])).script(0)
+    s = read_rmf(
+        write_rmf([write_packet([12], rmf.sentence(1) + rmf.speaker(4) + rmf.encode_text("A"))])
+    ).script(0)
     assert s.messages[0].character_id is None and any("beyond the table" in i for i in s.messages[0].issues)
 
 
@@ -220,7 +238,7 @@ def test_speaker_index_beyond_the_table_is_an_issue_not_a_crash():
 @pytest.mark.parametrize("glyphs", [1, 2, 3, 5, 12, 40])
 @pytest.mark.parametrize("word", [0x80, 0x100, 0x300, 0x400, 0x700, 0x155])
 def test_reveal_frames_follow_ceil_of_glyphs_times_256_over_speed(glyphs, word):
-    text = " ".join("a" * glyphs)                 # spaces refund their cost
+    text = " ".join("a" * glyphs)  # spaces refund their cost
     stream = rmf.sentence(glyphs) + rmf.record(0x07, 0, word) + rmf.encode_text(text)
     m = read_rmf(write_rmf([write_packet([1], stream)])).script(0).messages[0]
     assert m.reveal_frames() == math.ceil(glyphs * 256 / word)
@@ -229,12 +247,22 @@ def test_reveal_frames_follow_ceil_of_glyphs_times_256_over_speed(glyphs, word):
 def test_speed_zero_reveals_at_once_and_no_speed_needs_a_default():
     m = read_rmf(write_rmf([write_packet([1], rmf.sentence(3) + rmf.text_speed(0) + rmf.encode_text("abc"))]))
     assert m.script(0).messages[0].reveal_frames() == 0
-    m2 = read_rmf(write_rmf([write_packet([1], rmf.sentence(3) + rmf.encode_text("abc"))])).script(0).messages[0]
+    m2 = (
+        read_rmf(write_rmf([write_packet([1], rmf.sentence(3) + rmf.encode_text("abc"))]))
+        .script(0)
+        .messages[0]
+    )
     assert m2.reveal_frames() is None and m2.reveal_frames(3.0) == 1 and m2.reveal_frames(0.5) == 6
 
 
 def test_signal_fires_on_the_frame_its_preceding_glyph_shows():
-    stream = rmf.sentence(6) + rmf.text_speed(1.0) + rmf.encode_text("abcd") + rmf.signal(7) + rmf.encode_text("ef")
+    stream = (
+        rmf.sentence(6)
+        + rmf.text_speed(1.0)
+        + rmf.encode_text("abcd")
+        + rmf.signal(7)
+        + rmf.encode_text("ef")
+    )
     m = read_rmf(write_rmf([write_packet([1], stream)])).script(0).messages[0]
     tw, frame, at = Typewriter(m.steps), 0, None
     while not tw.done:
@@ -245,8 +273,15 @@ def test_signal_fires_on_the_frame_its_preceding_glyph_shows():
 
 
 def test_style_restore_brings_back_the_saved_speed():
-    stream = (rmf.sentence(4) + rmf.text_speed(1.0) + rmf.record(0x09, 0, 0xBC) + rmf.text_speed(0)
-              + rmf.encode_text("ru") + rmf.record(0x09, 1, 0xBC) + rmf.encode_text("by"))
+    stream = (
+        rmf.sentence(4)
+        + rmf.text_speed(1.0)
+        + rmf.record(0x09, 0, 0xBC)
+        + rmf.text_speed(0)
+        + rmf.encode_text("ru")
+        + rmf.record(0x09, 1, 0xBC)
+        + rmf.encode_text("by")
+    )
     m = read_rmf(write_rmf([write_packet([1], stream)])).script(0).messages[0]
     assert m.reveal_frames() == 2 and m.speed == 0.0
 

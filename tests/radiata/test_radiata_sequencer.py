@@ -1,4 +1,5 @@
 """The talk sequencer in game frames: reveal, signals, waits, presses, choices, channels, lip-sync."""
+
 from __future__ import annotations
 
 import math
@@ -21,8 +22,13 @@ class Fake:
         self.events, self.started, self.stopped = [], [], []
 
     def start_clip(self, talk, clip, speaker):
-        h = {"sound": clip.sound_id, "start": self.seq.frame, "end": self.seq.frame + self.clip_frames,
-             "stopped": False, "speaker": speaker}
+        h = {
+            "sound": clip.sound_id,
+            "start": self.seq.frame,
+            "end": self.seq.frame + self.clip_frames,
+            "stopped": False,
+            "speaker": speaker,
+        }
         self.started.append(h)
         return h
 
@@ -47,9 +53,12 @@ def make(data: bytes | None = None, clip_frames: int = 50, **settings):
     files = {"t.rmf": read_rmf(data if data is not None else spec_file(), "t.rmf")}
     fake = Fake(clip_frames)
     log = []
-    seq = TalkSequencer(TalkSettings(**settings), fake,
-                        lambda outcome, **d: log.append((seq.frame, outcome, d)),
-                        lambda f, p: files[f].script(p) if f in files else read_rmf(b"", f))
+    seq = TalkSequencer(
+        TalkSettings(**settings),
+        fake,
+        lambda outcome, **d: log.append((seq.frame, outcome, d)),
+        lambda f, p: files[f].script(p) if f in files else read_rmf(b"", f),
+    )
     fake.seq = seq
     return seq, fake, log
 
@@ -69,11 +78,18 @@ def frames_of(log, outcome):
 def test_spec_packet_plays_in_frames_the_spec_formula_gives():
     seq, fake, log = make()
     adv_at, choose_at = 200, 250
-    run(seq, 300, {0: [lambda s: s.talk(Talk(file="t.rmf", packet=0))], adv_at: [lambda s: s.advance()],
-                   choose_at: [lambda s: s.choose(1)]})
-    r0 = math.ceil(3 * 256 / 0x400)                     # message 0: 3 glyphs at 4.0
-    sig = math.ceil(2 * 256 / 0x400)                    # the signal after 2 glyphs
-    m1 = r0 + 90                                        # wait 90 frames from the record
+    run(
+        seq,
+        300,
+        {
+            0: [lambda s: s.talk(Talk(file="t.rmf", packet=0))],
+            adv_at: [lambda s: s.advance()],
+            choose_at: [lambda s: s.choose(1)],
+        },
+    )
+    r0 = math.ceil(3 * 256 / 0x400)  # message 0: 3 glyphs at 4.0
+    sig = math.ceil(2 * 256 / 0x400)  # the signal after 2 glyphs
+    m1 = r0 + 90  # wait 90 frames from the record
     r1 = math.ceil(3 * 256 / 0x300)
     r2a, r2 = math.ceil(3 * 256 / 0x300), math.ceil(5 * 256 / 0x300)
     assert [f for f, e in fake.of(Subtitle)] == [0, m1, adv_at]
@@ -95,17 +111,25 @@ def test_auto_channel_clip_binds_the_speakers_lip_sync_and_explicit_ones_do_not(
     for f in range(160):
         seq.tick(f)
         seen[f] = (seq.speaking(9901), seq.speaking(40), seq.speaking(12))
-    assert seen[0] == (True, True, False) and seen[49] == (True, True, False) and seen[50] == (False, False, False)
-    assert seen[91 + 10] == (False, False, False)      # channel 2 clip of character 12: no lip-sync
+    assert (
+        seen[0] == (True, True, False)
+        and seen[49] == (True, True, False)
+        and seen[50] == (False, False, False)
+    )
+    assert seen[91 + 10] == (False, False, False)  # channel 2 clip of character 12: no lip-sync
 
 
 def test_explicit_channel_replaces_its_slot_and_auto_clips_overlap():
-    msgs = (rmf.build_message(1, "A.", voice=(2, 10), wait=(5, 2)) + rmf.build_message(1, "B.", voice=(2, 11), wait=(5, 2))
-            + rmf.build_message(1, "C.", voice=(0x1F, 12), wait=(5, 2)) + rmf.build_message(1, "D.", voice=(0x1F, 13)))
+    msgs = (
+        rmf.build_message(1, "A.", voice=(2, 10), wait=(5, 2))
+        + rmf.build_message(1, "B.", voice=(2, 11), wait=(5, 2))
+        + rmf.build_message(1, "C.", voice=(0x1F, 12), wait=(5, 2))
+        + rmf.build_message(1, "D.", voice=(0x1F, 13))
+    )
     seq, fake, log = make(write_rmf([write_packet([12], msgs)]), clip_frames=100)
     seq.talk(Talk(file="t.rmf", packet=0))
     run(seq, 40)
-    assert [s for _, s in fake.stopped] == [10]                 # only the channel-2 clip was cut
+    assert [s for _, s in fake.stopped] == [10]  # only the channel-2 clip was cut
     assert len(frames_of(log, "Replaced")) == 1
 
 
@@ -123,7 +147,7 @@ def test_auto_advance_closes_an_infinite_box_after_its_clip_and_the_set_frames()
     run(seq, 400)
     # message 1 opens at 91, its clip (120 frames) ends at 211, the box was up since 92
     assert frames_of(log, "AutoAdvanced") == [91 + 120]
-    assert fake.of(Chosen) == []                                 # choices still wait for radiata.choose
+    assert fake.of(Chosen) == []  # choices still wait for radiata.choose
 
 
 def test_auto_choose_takes_the_set_option_with_auto_advance():
@@ -142,8 +166,13 @@ def test_wait_may_count_from_the_message_start():
 
 @pytest.mark.parametrize("waits,expect", [(True, None), (False, 1 + 60)])
 def test_press_to_continue_box_with_a_duration(waits, expect):
-    data = write_rmf([write_packet([12], rmf.build_message(1, "Ok.", speed=3.0, wait=(60, 3))
-                                   + rmf.build_message(1, "Go."))])
+    data = write_rmf(
+        [
+            write_packet(
+                [12], rmf.build_message(1, "Ok.", speed=3.0, wait=(60, 3)) + rmf.build_message(1, "Go.")
+            )
+        ]
+    )
     seq, fake, _ = make(data, cursor_waits_for_press=waits)
     seq.talk(Talk(file="t.rmf", packet=0))
     run(seq, 200)
@@ -153,31 +182,60 @@ def test_press_to_continue_box_with_a_duration(waits, expect):
 
 def test_advance_during_the_reveal_shows_the_rest_unless_skipping_is_prohibited():
     text = "abcdefghijkl"
-    slow = rmf.sentence(12) + rmf.speaker(1) + rmf.text_speed(0.25) + rmf.encode_text(text[:6]) + rmf.signal(3) \
-        + rmf.encode_text(text[6:]) + rmf.wait_time(0xFFFF, 3)
+    slow = (
+        rmf.sentence(12)
+        + rmf.speaker(1)
+        + rmf.text_speed(0.25)
+        + rmf.encode_text(text[:6])
+        + rmf.signal(3)
+        + rmf.encode_text(text[6:])
+        + rmf.wait_time(0xFFFF, 3)
+    )
     seq, fake, log = make(write_rmf([write_packet([12], slow)]))
     run(seq, 10, {0: [lambda s: s.talk(Talk(file="t.rmf", packet=0))], 5: [lambda s: s.advance()]})
     assert frames_of(log, "RevealSkipped") == [5] and [f for f, _ in fake.of(SignalPosted)] == [5]
     assert frames_of(log, "Wait") == [5]
     locked = slow.replace(rmf.text_speed(0.25), rmf.text_speed(0.25) + rmf.record(0x0F, 3, 0))
-    locked = rmf.sentence(12) + rmf.speaker(1) + rmf.text_speed(0.25) + rmf.encode_text("ab") + \
-        rmf.record(0x0F, 3, 0) + rmf.encode_text("cd") + rmf.wait_time(0xFFFF, 3)
+    locked = (
+        rmf.sentence(12)
+        + rmf.speaker(1)
+        + rmf.text_speed(0.25)
+        + rmf.encode_text("ab")
+        + rmf.record(0x0F, 3, 0)
+        + rmf.encode_text("cd")
+        + rmf.wait_time(0xFFFF, 3)
+    )
     seq, fake, log = make(write_rmf([write_packet([12], locked)]))
     run(seq, 10, {0: [lambda s: s.talk(Talk(file="t.rmf", packet=0))], 3: [lambda s: s.advance()]})
-    assert frames_of(log, "RevealSkipped") == [3]          # ProhibitSkip 0 clears: skipping allowed
+    assert frames_of(log, "RevealSkipped") == [3]  # ProhibitSkip 0 clears: skipping allowed
 
 
 def test_prohibit_skip_finishes_the_text_at_once_and_blocks_advance():
-    data = rmf.sentence(6) + rmf.speaker(1) + rmf.text_speed(0.25) + rmf.encode_text("ab") + \
-        rmf.record(0x0F, 3, 1) + rmf.encode_text("cdef") + rmf.wait_time(30, 2)
+    data = (
+        rmf.sentence(6)
+        + rmf.speaker(1)
+        + rmf.text_speed(0.25)
+        + rmf.encode_text("ab")
+        + rmf.record(0x0F, 3, 1)
+        + rmf.encode_text("cdef")
+        + rmf.wait_time(30, 2)
+    )
     seq, _fake, log = make(write_rmf([write_packet([12], data)]))
     run(seq, 12, {0: [lambda s: s.talk(Talk(file="t.rmf", packet=0))]})
-    assert frames_of(log, "Wait") == [math.ceil(2 * 256 / 64)]   # "ab" at 0.25, then the rest at once
+    assert frames_of(log, "Wait") == [math.ceil(2 * 256 / 64)]  # "ab" at 0.25, then the rest at once
 
 
 def test_choice_time_limit_takes_the_timeout_option():
-    data = rmf.sentence(2) + rmf.speaker(1) + rmf.text_speed(3.0) + rmf.wait_select2(2, time_limit=20) \
-        + rmf.encode_text("A") + rmf.end() + rmf.encode_text("B") + rmf.end()
+    data = (
+        rmf.sentence(2)
+        + rmf.speaker(1)
+        + rmf.text_speed(3.0)
+        + rmf.wait_select2(2, time_limit=20)
+        + rmf.encode_text("A")
+        + rmf.end()
+        + rmf.encode_text("B")
+        + rmf.end()
+    )
     seq, fake, _log = make(write_rmf([write_packet([12], data)]), choice_timeout_option=1)
     seq.talk(Talk(file="t.rmf", packet=0))
     run(seq, 40)
@@ -187,9 +245,15 @@ def test_choice_time_limit_takes_the_timeout_option():
 def test_errors_and_missing_end_still_close_the_talk():
     no_end = write_packet([12], rmf.build_message(1, "A.", wait=(2, 2)), end_token=False)
     seq, fake, log = make(write_rmf([no_end, None]))
-    run(seq, 20, {0: [lambda s: s.talk(Talk(file="t.rmf", packet=0))],
-                  10: [lambda s: s.talk(Talk(file="t.rmf", packet=1))],
-                  12: [lambda s: s.talk(Talk(file="nope.rmf", packet=0))]})
+    run(
+        seq,
+        20,
+        {
+            0: [lambda s: s.talk(Talk(file="t.rmf", packet=0))],
+            10: [lambda s: s.talk(Talk(file="t.rmf", packet=1))],
+            12: [lambda s: s.talk(Talk(file="nope.rmf", packet=0))],
+        },
+    )
     assert [(f, e.reason) for f, e in fake.of(TalkEnd)] == [(1 + 2, "NoEnd"), (10, "Error"), (12, "Error")]
     assert len(frames_of(log, "TalkError")) == 2
 

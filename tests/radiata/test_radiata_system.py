@@ -1,4 +1,5 @@
 """The talk system on the real engine: clips in time with the text, queries, port, scenario keys."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,7 +14,7 @@ from audio.games.radiata.formats.voicetable import VoiceEntry, write_voicetable
 from audio.offline.scenario import build_engine, scenario_from_doc
 
 RATE = 22_050
-FRAME = 800            # samples per 60 Hz frame at 48 kHz
+FRAME = 800  # samples per 60 Hz frame at 48 kHz
 
 
 def install(tmp: Path, seconds: float = 0.5) -> Path:
@@ -23,13 +24,20 @@ def install(tmp: Path, seconds: float = 0.5) -> Path:
     n = int(RATE * seconds)
     for name, hz in (("hi", 440.0), ("go", 660.0)):
         sf.write(tmp / "v" / f"{name}.wav", 0.5 * np.sin(2 * np.pi * hz * np.arange(n) / RATE), RATE)
-    rows = [VoiceEntry(291, tmp / "v" / "hi.wav", "town.rmf", 0), VoiceEntry(7, tmp / "v" / "go.wav", character_id=12)]
+    rows = [
+        VoiceEntry(291, tmp / "v" / "hi.wav", "town.rmf", 0),
+        VoiceEntry(7, tmp / "v" / "go.wav", character_id=12),
+    ]
     (tmp / "voices.toml").write_text(write_voicetable(rows, {12: "Jack", 40: "Ridley"}, tmp))
     return tmp
 
 
 def engine(tmp: Path, events: list[dict], **section):
-    doc = {"scenario": {"name": "t", "duration": 10.0}, "radiata": {"install": str(tmp), **section}, "event": events}
+    doc = {
+        "scenario": {"name": "t", "duration": 10.0},
+        "radiata": {"install": str(tmp), **section},
+        "event": events,
+    }
     return build_engine(scenario_from_doc(doc, tmp / "t.toml"))
 
 
@@ -37,24 +45,29 @@ def decisions(eng, outcome):
     return [d for d in eng.bus.decisions if d.system == "radiata.talk" and d.outcome == outcome]
 
 
-TALK = [{"t": 0.1, "type": "radiata.talk", "file": "town.rmf", "packet": 0},
-        {"t": 3.0, "type": "radiata.advance"}, {"t": 4.0, "type": "radiata.choose", "option": 0}]
+TALK = [
+    {"t": 0.1, "type": "radiata.talk", "file": "town.rmf", "packet": 0},
+    {"t": 3.0, "type": "radiata.advance"},
+    {"t": 4.0, "type": "radiata.choose", "option": 0},
+]
 
 
 def test_clips_start_with_their_messages_and_the_talk_ends_on_the_choice(tmp_path):
     eng = engine(install(tmp_path), TALK, party=[40])
     out = eng.render(48_000 * 5)
-    f0 = 4800 // FRAME                                    # the talk opens on the frame at t = 0.1 s
+    f0 = 4800 // FRAME  # the talk opens on the frame at t = 0.1 s
     assert [d.at for d in decisions(eng, "Message")] == [f0 * FRAME, (f0 + 1 + 90) * FRAME, 3 * 48_000]
     assert [(d.at, d.detail["sound_id"], d.detail["lip_sync"]) for d in decisions(eng, "Started")] == [
-        (f0 * FRAME, 291, True), ((f0 + 91) * FRAME, 7, False)]
-    assert decisions(eng, "Started")[0].detail["speaker"] == "Ridley"     # 9901 -> party slot 1
+        (f0 * FRAME, 291, True),
+        ((f0 + 91) * FRAME, 7, False),
+    ]
+    assert decisions(eng, "Started")[0].detail["speaker"] == "Ridley"  # 9901 -> party slot 1
     assert [d.at for d in decisions(eng, "TalkEnd")] == [4 * 48_000]
     start = f0 * FRAME + eng.voices.start_silence
     clip = int(0.5 * 48_000)
-    assert np.abs(out[start + 100:start + clip - 100]).max() > 0.1
-    assert np.abs(out[start + clip + 200:(f0 + 91) * FRAME]).max() < 1e-6   # silence until the next clip
-    assert np.abs(out[(f0 + 91) * FRAME + 400:(f0 + 91) * FRAME + clip - 400]).max() > 0.1
+    assert np.abs(out[start + 100 : start + clip - 100]).max() > 0.1
+    assert np.abs(out[start + clip + 200 : (f0 + 91) * FRAME]).max() < 1e-6  # silence until the next clip
+    assert np.abs(out[(f0 + 91) * FRAME + 400 : (f0 + 91) * FRAME + clip - 400]).max() > 0.1
 
 
 def test_speaking_and_talk_active_follow_the_clip_and_the_talk(tmp_path):
@@ -105,8 +118,15 @@ def test_port_starts_talks_answers_queries_and_forwards_subtitles(tmp_path):
     assert not port.engine.system("radiata.talk").talk_active()
 
 
-@pytest.mark.parametrize("section,problem", [({"fps": 0}, "fps"), ({"on_busy": "wait"}, "on_busy"),
-                                             ({"speed": 3}, "unknown"), ({"voices": "nope.toml"}, "voice table")])
+@pytest.mark.parametrize(
+    "section,problem",
+    [
+        ({"fps": 0}, "fps"),
+        ({"on_busy": "wait"}, "on_busy"),
+        ({"speed": 3}, "unknown"),
+        ({"voices": "nope.toml"}, "voice table"),
+    ],
+)
 def test_bad_sections_are_scenario_errors(tmp_path, section, problem):
     with pytest.raises(ScenarioError):
         engine(install(tmp_path), [], **section)

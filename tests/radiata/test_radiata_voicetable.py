@@ -1,4 +1,5 @@
 """The voice table: keys, precedence, validation, paths relative to the table."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -47,21 +48,24 @@ def make(tmp_path: Path, text: str = TABLE) -> Path:
 def test_line_key_wins_over_character_key_and_paths_are_relative_to_the_table(tmp_path):
     t = load_voicetable(make(tmp_path))
     assert t.lookup("talk/town.rmf", 0, 291, [12]).audio == tmp_path / "v" / "line.wav"
-    assert t.lookup("town.rmf", 0, 291, [12]).audio == tmp_path / "v" / "line.wav"      # by base name
-    assert t.lookup("town.rmf", 1, 291, [12]).audio == tmp_path / "v" / "bank.wav"      # other packet
+    assert t.lookup("town.rmf", 0, 291, [12]).audio == tmp_path / "v" / "line.wav"  # by base name
+    assert t.lookup("town.rmf", 1, 291, [12]).audio == tmp_path / "v" / "bank.wav"  # other packet
     assert t.lookup("town.rmf", 1, 7, [5, 9901]).audio == tmp_path / "v" / "party.wav"  # second id
     assert t.lookup("town.rmf", 1, 8, [12]) is None
     assert t.name(12) == "Jack" and t.name(40) == "chr40" and t.name(None) == "-"
 
 
-@pytest.mark.parametrize("row,problem", [
-    ('file = "a.rmf"\nsound_id = 1\naudio = "v/line.wav"', "either file"),
-    ('character_id = 1\nfile = "a.rmf"\npacket = 0\nsound_id = 1\naudio = "v/line.wav"', "either file"),
-    ('character_id = 1\nsound_id = 70000\naudio = "v/line.wav"', "sound_id"),
-    ('character_id = 1\nsound_id = 1', "audio"),
-    ('character_id = 1\nsound_id = 1\naudio = "v/missing.wav"', "existing audio"),
-    ('character_id = 1\nsound_id = 1\naudio = "v/line.wav"\nvolume = 2', "only the keys"),
-])
+@pytest.mark.parametrize(
+    "row,problem",
+    [
+        ('file = "a.rmf"\nsound_id = 1\naudio = "v/line.wav"', "either file"),
+        ('character_id = 1\nfile = "a.rmf"\npacket = 0\nsound_id = 1\naudio = "v/line.wav"', "either file"),
+        ('character_id = 1\nsound_id = 70000\naudio = "v/line.wav"', "sound_id"),
+        ("character_id = 1\nsound_id = 1", "audio"),
+        ('character_id = 1\nsound_id = 1\naudio = "v/missing.wav"', "existing audio"),
+        ('character_id = 1\nsound_id = 1\naudio = "v/line.wav"\nvolume = 2', "only the keys"),
+    ],
+)
 def test_bad_rows_are_one_format_error(tmp_path, row, problem):
     with pytest.raises(FormatError, match=problem):
         load_voicetable(make(tmp_path, f"[[voice]]\n{row}\n"))
@@ -77,8 +81,10 @@ def test_duplicate_keys_and_bad_toml_are_format_errors(tmp_path):
 
 def test_written_table_reads_back(tmp_path):
     make(tmp_path)
-    entries = [VoiceEntry(291, tmp_path / "v" / "line.wav", "town.rmf", 0),
-               VoiceEntry(7, tmp_path / "v" / "party.wav", character_id=9901)]
+    entries = [
+        VoiceEntry(291, tmp_path / "v" / "line.wav", "town.rmf", 0),
+        VoiceEntry(7, tmp_path / "v" / "party.wav", character_id=9901),
+    ]
     p = tmp_path / "out.toml"
     p.write_text(write_voicetable(entries, {12: "Jack"}, tmp_path))
     t = load_voicetable(p)

@@ -19,6 +19,16 @@ ACTIONS = (
         ),
         "start a conversation (RMF file, packet, voice on/off, auto-advance)",
     ),
-    Action("radiata/advance", "radiata.advance", (), "press continue (close a waiting box, or show the text at once)"),
-    Action("radiata/choose", "radiata.choose", (Param("option", int, ("option",)),), "pick a choice option (0-based)"),
+    Action(
+        "radiata/advance",
+        "radiata.advance",
+        (),
+        "press continue (close a waiting box, or show the text at once)",
+    ),
+    Action(
+        "radiata/choose",
+        "radiata.choose",
+        (Param("option", int, ("option",)),),
+        "pick a choice option (0-based)",
+    ),
 )

@@ -6,6 +6,7 @@ text, visible_glyphs, glyph_count, speed, reveal_frames, signals, wait, choices)
 mismatch between declared and counted glyphs and every other problem found. Without FILE it
 dumps the demo install's file.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,15 +25,22 @@ def demo_rmf() -> Path:
     return Path(__file__).resolve().parent / "demo" / "town.rmf"
 
 
-def dump_records(data: bytes, path: str, packet: int | None = None, region: str = "auto",
-                 default_speed: float | None = None) -> dict[str, Any]:
+def dump_records(
+    data: bytes,
+    path: str,
+    packet: int | None = None,
+    region: str = "auto",
+    default_speed: float | None = None,
+) -> dict[str, Any]:
     """The dump as a JSON-ready dict: file facts, ``records`` (one per message), ``absent``
     packets, ``mismatches`` (declared vs counted glyphs, budgets) and other ``issues``."""
     f = read_rmf(data, path, region)
     if packet is not None:
         f.packet(packet)
     indices = [packet] if packet is not None else range(len(f.packets))
-    records, mismatches, issues = [], [], list(f.issues)
+    records: list[dict[str, Any]] = []
+    mismatches: list[str] = []
+    issues = list(f.issues)
     for i in indices:
         if f.packets[i] is None:
             continue
@@ -40,12 +48,23 @@ def dump_records(data: bytes, path: str, packet: int | None = None, region: str 
         records.extend(message_record(m, default_speed) for m in s.messages)
         mismatches.extend(s.mismatches())
         issues.extend(s.issues + [f"packet {i} message {m.index}: {t}" for m in s.messages for t in m.issues])
-        issues.extend(f"packet {i} message {m.index}: {len(m.voices)} clips (voice shows the first)"
-                      for m in s.messages if len(m.voices) > 1)
+        issues.extend(
+            f"packet {i} message {m.index}: {len(m.voices)} clips (voice shows the first)"
+            for m in s.messages
+            if len(m.voices) > 1
+        )
     h = f.header
-    return {"file": path, "region": f.region, "version": h.version, "packets": h.packet_count,
-            "absent": [i for i, p in enumerate(f.packets) if p is None], "tiles": len(f.tiles) // 512,
-            "records": records, "mismatches": mismatches, "issues": issues}
+    return {
+        "file": path,
+        "region": f.region,
+        "version": h.version,
+        "packets": h.packet_count,
+        "absent": [i for i, p in enumerate(f.packets) if p is None],
+        "tiles": len(f.tiles) // 512,
+        "records": records,
+        "mismatches": mismatches,
+        "issues": issues,
+    }
 
 
 def _line(r: dict[str, Any]) -> str:
@@ -53,15 +72,32 @@ def _line(r: dict[str, Any]) -> str:
     if r["character_id"] is not None:
         who += f" (chr {r['character_id']}, bustup mode {r['bustup_mode']})"
     v = r["voice"]
-    voice = "no voice" if v is None else (f"voice ch {v['channel']}" + (" auto+lip-sync" if v["lip_sync"] else "")
-                                          + f" sound {v['sound_id']}")
+    voice = (
+        "no voice"
+        if v is None
+        else (
+            f"voice ch {v['channel']}"
+            + (" auto+lip-sync" if v["lip_sync"] else "")
+            + f" sound {v['sound_id']}"
+        )
+    )
     speed = "speed -" if r["speed"] is None else f"speed {r['speed']:g}"
     reveal = "?" if r["reveal_frames"] is None else str(r["reveal_frames"])
     w = r["wait"]
-    wait = "no wait" if w is None else ("wait infinite" if w["infinite"] else f"wait {w['duration']} f") + (
-        " cursor" if w["cursor"] else "")
-    parts = [f"{r['packet']:>4}.{r['index']:<3}", who, voice, f"{speed} -> {reveal} f", wait,
-             f"glyphs {r['visible_glyphs']}/{r['glyph_count'] if r['glyph_count'] is not None else '-'}"]
+    wait = (
+        "no wait"
+        if w is None
+        else ("wait infinite" if w["infinite"] else f"wait {w['duration']} f")
+        + (" cursor" if w["cursor"] else "")
+    )
+    parts = [
+        f"{r['packet']:>4}.{r['index']:<3}",
+        who,
+        voice,
+        f"{speed} -> {reveal} f",
+        wait,
+        f"glyphs {r['visible_glyphs']}/{r['glyph_count'] if r['glyph_count'] is not None else '-'}",
+    ]
     if r["signals"]:
         parts.append("signals " + " ".join(f"{s['value']}@{s['after_glyphs']}" for s in r["signals"]))
     if r["choices"]:
@@ -80,8 +116,10 @@ def _dump(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(out, ensure_ascii=False, indent=1))
         return 0
-    print(f"{out['file']}: {out['region']} RMF1 v0x{out['version']:X}, {out['packets']} packets "
-          f"({len(out['absent'])} absent), {out['tiles']} glyph tiles, {len(out['records'])} messages")
+    print(
+        f"{out['file']}: {out['region']} RMF1 v0x{out['version']:X}, {out['packets']} packets "
+        f"({len(out['absent'])} absent), {out['tiles']} glyph tiles, {len(out['records'])} messages"
+    )
     for r in out["records"]:
         print(_line(r))
     for m in out["mismatches"]:
@@ -93,16 +131,26 @@ def _dump(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``radiata`` command group."""
-    p = subparsers.add_parser("radiata", help="Radiata Stories RMF1 dialogue: dump messages as voice cues",
-                              description="Inspect Radiata Stories RMF1 dialogue files (decompressed payloads).")
+    p = subparsers.add_parser(
+        "radiata",
+        help="Radiata Stories RMF1 dialogue: dump messages as voice cues",
+        description="Inspect Radiata Stories RMF1 dialogue files (decompressed payloads).",
+    )
     sub = p.add_subparsers(dest="radiata_cmd", required=True)
-    d = sub.add_parser("dump", help="one record per message (speaker, voice, text, timing, wait, choices)",
-                       description="Dump every message of an RMF1 file with the spec's extraction fields; "
-                                   "report declared/counted glyph mismatches. Default: the demo install.")
+    d = sub.add_parser(
+        "dump",
+        help="one record per message (speaker, voice, text, timing, wait, choices)",
+        description="Dump every message of an RMF1 file with the spec's extraction fields; "
+        "report declared/counted glyph mismatches. Default: the demo install.",
+    )
     d.add_argument("file", nargs="?", type=Path, help="RMF1 file (default: the demo install's town.rmf)")
     d.add_argument("--packet", type=int, default=None, help="only this packet")
     d.add_argument("--json", action="store_true", help="JSON instead of text")
     d.add_argument("--region", choices=["auto", "EN", "JP"], default="auto", help="force the header layout")
-    d.add_argument("--default-speed", type=float, default=None,
-                   help="glyphs/frame for messages without a TextSpeed record (unknown; default: none)")
+    d.add_argument(
+        "--default-speed",
+        type=float,
+        default=None,
+        help="glyphs/frame for messages without a TextSpeed record (unknown; default: none)",
+    )
     d.set_defaults(func=_dump)

@@ -4,6 +4,7 @@ Inputs (what the event script or a player does): :class:`Talk`, :class:`Advance`
 Outputs (posted by the sequencer): :class:`SignalPosted`, :class:`Subtitle`, :class:`Chosen`,
 :class:`TalkEnd`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

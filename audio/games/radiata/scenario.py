@@ -33,6 +33,7 @@
     { t = 6.0, type = "radiata.advance" }
     { t = 9.0, type = "radiata.choose", option = 1 }
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -99,7 +100,11 @@ def _event(cls: type[Event]) -> Callable[[dict[str, Any], Any], Event]:
 
 def scenario_events() -> dict[str, Callable[[dict[str, Any], Any], Event]]:
     """Scenario ``[[event]]`` type -> builder ``(entry, ctx) -> Event``."""
-    return {"radiata.talk": _event(Talk), "radiata.advance": _event(Advance), "radiata.choose": _event(Choose)}
+    return {
+        "radiata.talk": _event(Talk),
+        "radiata.advance": _event(Advance),
+        "radiata.choose": _event(Choose),
+    }
 
 
 def _root(cfg: RadiataSection, ctx: Any) -> Path:
@@ -113,11 +118,15 @@ def _root(cfg: RadiataSection, ctx: Any) -> Path:
 def system_from_scenario(section: dict[str, Any], ctx: Any) -> RadiataTalkSystem:
     """Build the talk system for a ``[radiata]`` section (keys in the module docstring)."""
     where = _where(ctx)
-    cfg = convert(section, RadiataSection, source=where, where="radiata")
+    cfg: RadiataSection = convert(section, RadiataSection, source=where, where="radiata")
     root = _root(cfg, ctx)
     if not root.is_dir() or not any(root.glob("*.rmf")):
-        raise ScenarioError(where, "radiata.install", f"no .rmf files under {root}"
-                            + (" (run tools/build_radiata_demo.py)" if cfg.install == "demo" else ""))
+        raise ScenarioError(
+            where,
+            "radiata.install",
+            f"no .rmf files under {root}"
+            + (" (run tools/build_radiata_demo.py)" if cfg.install == "demo" else ""),
+        )
     table_path = root / (cfg.voices if cfg.voices is not None else "voices.toml")
     settings_keys = {k: getattr(cfg, k) for k in TalkSettings.names()}
     try:

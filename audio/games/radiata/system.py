@@ -10,6 +10,7 @@ the voice table (``voices.toml`` there by default) maps ``(file, packet, sound_i
 ``radiata.signal``, ``radiata.subtitle``, ``radiata.chosen``, ``radiata.talk_end``; decisions go
 to ``radiata.talk`` (list in :mod:`audio.games.radiata.talk.sequencer`).
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -32,21 +33,16 @@ SYSTEM = "radiata.talk"
 
 
 def decode_clip(path: Path) -> tuple[np.ndarray, int]:
-    """A clip as mono float32 and its rate: ``audio.codecs.fallback.decode_file`` (soundfile, our
-    codecs by signature, vgmstream) when present, else soundfile; FormatError if undecodable."""
+    """A clip as mono float32 and its rate through the codec layer's fallback chain
+    (:func:`audio.codecs.fallback.decode_file`: soundfile, our codecs by signature, vgmstream);
+    FormatError if nothing decodes it."""
+    from audio.codecs.fallback import decode_file
+
     try:
-        from audio.codecs.fallback import decode_file
-    except ImportError:
-        decode_file = None
-    try:
-        if decode_file is not None:
-            pcm, rate = decode_file(path)
-        else:
-            import soundfile as sf
-            pcm, rate = sf.read(str(path), dtype="float32", always_2d=True)
+        pcm, rate = decode_file(path)
     except FormatError:
         raise
-    except Exception as exc:  # noqa: BLE001 - any decoder failure is one bad file
+    except Exception as exc:
         raise FormatError(path, None, "an audio file the codec layer decodes", str(exc)) from None
     pcm = np.asarray(pcm, np.float32)
     mono = pcm.mean(axis=1) if pcm.ndim == 2 else pcm.reshape(-1)
@@ -56,15 +52,20 @@ def decode_clip(path: Path) -> tuple[np.ndarray, int]:
 class RmfSource:
     """RMF1 files by name (relative to ``root``, or given as bytes), each parsed once."""
 
-    def __init__(self, root: Path | None = None, files: dict[str, bytes] | None = None,
-                 region: str = "auto") -> None:
+    def __init__(
+        self, root: Path | None = None, files: dict[str, bytes] | None = None, region: str = "auto"
+    ) -> None:
         self.root, self.region = root, region
         self._raw = dict(files or {})
         self._parsed: dict[str, RmfFile] = {}
 
     def names(self) -> list[str]:
         """The ``.rmf`` files available (given ones, then the root's)."""
-        found = sorted(p.name for p in self.root.glob("*.rmf")) if self.root is not None and self.root.is_dir() else []
+        found = (
+            sorted(p.name for p in self.root.glob("*.rmf"))
+            if self.root is not None and self.root.is_dir()
+            else []
+        )
         return list(dict.fromkeys([*self._raw, *found]))
 
     def file(self, name: str) -> RmfFile:
@@ -105,8 +106,15 @@ class RadiataTalkSystem:
 
     name = SYSTEM
 
-    def __init__(self, rmf: RmfSource, voices: VoiceTable | None = None, settings: TalkSettings | None = None,
-                 *, graph: str = "radiata_dialogue_voice", preload: bool = True) -> None:
+    def __init__(
+        self,
+        rmf: RmfSource,
+        voices: VoiceTable | None = None,
+        settings: TalkSettings | None = None,
+        *,
+        graph: str = "radiata_dialogue_voice",
+        preload: bool = True,
+    ) -> None:
         self.rmf, self.voices = rmf, voices
         self.settings = settings or TalkSettings()
         self.frame_rate = self.settings.fps
@@ -165,9 +173,13 @@ class RadiataTalkSystem:
             total = m.visible_glyphs if m is not None else 0
             shown = sum(1 for x in c.shown if not x.isspace())
             wait = "" if c.until is None else f", {max(0, c.until - self.seq.frame)} frames left"
-            talk = [(f"{c.file} packet {c.packet} message {c.index + 1}/{len(c.script.messages)} "
-                     f"{self.label(c.speaker_id)}: {c.state}{wait}"),
-                    f"  {''.join(c.shown)!r} ({shown}/{total} glyphs)"]
+            talk = [
+                (
+                    f"{c.file} packet {c.packet} message {c.index + 1}/{len(c.script.messages)} "
+                    f"{self.label(c.speaker_id)}: {c.state}{wait}"
+                ),
+                f"  {''.join(c.shown)!r} ({shown}/{total} glyphs)",
+            ]
             if c.state == "choice" and m is not None and m.choice is not None:
                 talk += [f"  [{i}] {o.text}" for i, o in enumerate(m.choice.options)]
         voices = [f"{k.label} {k.speaker}" + (" lip-sync" if k.lip_sync else "") for k in self.seq.clips]
@@ -183,13 +195,17 @@ class RadiataTalkSystem:
             if "file" in d.detail and "packet" in d.detail:
                 talk = f"{d.detail['file']}:{d.detail['packet']}"
             per.setdefault(talk, Counter())[d.outcome] += 1
-        return "\n".join(f"  {k:<20s} " + ", ".join(f"{o} {n}" for o, n in c.most_common())
-                         for k, c in per.items())
+        return "\n".join(
+            f"  {k:<20s} " + ", ".join(f"{o} {n}" for o, n in c.most_common()) for k, c in per.items()
+        )
 
     # -- Presenter -------------------------------------------------------------------------------
     def label(self, character_id: int | None) -> str:
-        return self.voices.name(character_id) if self.voices is not None else (
-            "-" if character_id is None else f"chr{character_id}")
+        return (
+            self.voices.name(character_id)
+            if self.voices is not None
+            else ("-" if character_id is None else f"chr{character_id}")
+        )
 
     def _clip(self, e: VoiceEntry) -> tuple[np.ndarray, int] | FormatError:
         if e.audio not in self._clips:
@@ -200,10 +216,15 @@ class RadiataTalkSystem:
         return self._clips[e.audio]
 
     def start_clip(self, talk: Conversation, clip: VoiceClip, speaker: tuple[int, ...]) -> Any | None:
-        entry = self.voices.lookup(talk.file, talk.packet, clip.sound_id, reversed(speaker)) \
-            if self.voices is not None else None
+        entry = (
+            self.voices.lookup(talk.file, talk.packet, clip.sound_id, reversed(speaker))
+            if self.voices is not None
+            else None
+        )
         if entry is None:
-            self._decide("NoClip", sound_id=clip.sound_id, file=talk.file, packet=talk.packet, characters=list(speaker))
+            self._decide(
+                "NoClip", sound_id=clip.sound_id, file=talk.file, packet=talk.packet, characters=list(speaker)
+            )
             return None
         got = self._clip(entry)
         if isinstance(got, FormatError):
@@ -211,10 +232,20 @@ class RadiataTalkSystem:
             return None
         pcm, rate = got
         who = self.label(talk.speaker_id)
-        return self.engine.voices.start(self.graph, pcm, rate, params={"Gai0.gain": self.settings.voice_gain},
-                                        tag=f"radiata:{who}:{entry.audio.stem}",
-                                        meta={"speaker": who, "clip": entry.audio.name, "sound_id": clip.sound_id,
-                                              "channel": clip.channel, "message": talk.index})
+        return self.engine.voices.start(
+            self.graph,
+            pcm,
+            rate,
+            params={"Gai0.gain": self.settings.voice_gain},
+            tag=f"radiata:{who}:{entry.audio.stem}",
+            meta={
+                "speaker": who,
+                "clip": entry.audio.name,
+                "sound_id": clip.sound_id,
+                "channel": clip.channel,
+                "message": talk.index,
+            },
+        )
 
     def clip_playing(self, handle: Any) -> bool:
         return bool(getattr(handle, "playing", False)) and not getattr(handle, "stopped", False)
@@ -232,16 +263,19 @@ class RadiataTalkSystem:
 
 def _stamped(event: Event, t: float) -> Event:
     import dataclasses
+
     return dataclasses.replace(event, t=t)
 
 
 def scenario_events() -> dict[str, Any]:
     """Scenario ``[[event]]`` builders (see :mod:`audio.games.radiata.scenario`)."""
     from audio.games.radiata import scenario
+
     return scenario.scenario_events()
 
 
 def system_from_scenario(section: dict[str, Any], ctx: Any) -> RadiataTalkSystem:
     """Build the system for a ``[radiata]`` section (see :mod:`audio.games.radiata.scenario`)."""
     from audio.games.radiata import scenario
+
     return scenario.system_from_scenario(section, ctx)

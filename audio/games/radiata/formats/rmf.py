@@ -29,6 +29,7 @@ Extraction [8] gives per message: speaker (index -> character id, bustup mode), 
 them, the wait, the choices (``count & 0x7F`` options each ending ``00 00``: an option
 terminator, not the End), the decoded text and the reveal time in frames.
 """
+
 from __future__ import annotations
 
 import math
@@ -163,7 +164,7 @@ class Packet:
 
     @property
     def stream(self) -> bytes:
-        return self.raw[self.stream_offset - self.offset:]
+        return self.raw[self.stream_offset - self.offset :]
 
 
 @dataclass
@@ -187,8 +188,12 @@ class RmfFile:
             raise FormatError(self.path, None, f"a packet index 0..{len(self.packets) - 1}", index)
         p = self.packets[index]
         if p is None:
-            raise FormatError(self.path, self.header.table_offset + 4 * index, f"packet {index} present",
-                              "absent (0xFFFFFFFF)")
+            raise FormatError(
+                self.path,
+                self.header.table_offset + 4 * index,
+                f"packet {index} present",
+                "absent (0xFFFFFFFF)",
+            )
         return p
 
     def script(self, index: int) -> PacketScript:
@@ -197,8 +202,13 @@ class RmfFile:
 
     def to_bytes(self) -> bytes:
         """Write the file back (the packets' own bytes, the tiles and the width table)."""
-        return write_rmf([p.raw if p else None for p in self.packets], self.region,
-                         version=self.header.version, tiles=self.tiles, widths=self.widths)
+        return write_rmf(
+            [p.raw if p else None for p in self.packets],
+            self.region,
+            version=self.header.version,
+            tiles=self.tiles,
+            widths=self.widths,
+        )
 
 
 def _fits(r: Reader, region: str) -> bool:
@@ -226,8 +236,13 @@ def detect_region(data: bytes, path: str = "<buffer>") -> str:
     r.need(0, 0x18, "RMF1 header")
     fits = [reg for reg in (EN, JP) if _fits(r, reg)]
     if len(fits) != 1:
-        raise FormatError(path, 0x14, "a header that fits exactly one of the EN (table at 0x18) and JP "
-                                      "(table at 0x14) layouts; force one with region=", fits or "neither")
+        raise FormatError(
+            path,
+            0x14,
+            "a header that fits exactly one of the EN (table at 0x18) and JP "
+            "(table at 0x14) layouts; force one with region=",
+            fits or "neither",
+        )
     return fits[0]
 
 
@@ -248,8 +263,12 @@ def read_rmf(data: bytes, path: str = "<buffer>", region: str = "auto") -> RmfFi
     issues: list[str] = []
     pds = hdr.packet_data_size
     if not hdr.table_end <= pds <= len(data):
-        raise FormatError(path, 0x0C, f"packet_data_size between the table end {hdr.table_end} and the "
-                                      f"file size {len(data)}", pds)
+        raise FormatError(
+            path,
+            0x0C,
+            f"packet_data_size between the table end {hdr.table_end} and the file size {len(data)}",
+            pds,
+        )
     entries = [r.u32(t + 4 * i) for i in range(count)]
     packets = _read_packets(r, hdr, entries, issues)
     tiles, widths = _trailer(r, hdr, issues)
@@ -265,8 +284,12 @@ def _read_packets(r: Reader, hdr: RmfHeader, entries: list[int], issues: list[st
             out.append(None)
             continue
         if not hdr.table_end <= off < pds:
-            raise FormatError(r.path, hdr.table_offset + 4 * i,
-                              f"packet {i} offset in {hdr.table_end}..{pds - 1} or 0xFFFFFFFF", off)
+            raise FormatError(
+                r.path,
+                hdr.table_offset + 4 * i,
+                f"packet {i} offset in {hdr.table_end}..{pds - 1} or 0xFFFFFFFF",
+                off,
+            )
         if off % 4:
             issues.append(f"packet {i} at 0x{off:X} is not 4-aligned")
         nxt = next((s for s in starts if s > off), pds)
@@ -289,7 +312,7 @@ def _trailer(r: Reader, hdr: RmfHeader, issues: list[str]) -> tuple[bytes, bytes
     if pds + size > len(r):
         issues.append(f"glyph tiles ({size} bytes at 0x{pds:X}) run past the end of the file")
         return bytes(r.data[pds:]), None
-    tiles = bytes(r.data[pds:pds + size])
+    tiles = bytes(r.data[pds : pds + size])
     if hdr.region != EN:
         return tiles, None
     if hdr.glyph_data_end != pds + size:
@@ -302,7 +325,7 @@ def _trailer(r: Reader, hdr: RmfHeader, issues: list[str]) -> tuple[bytes, bytes
     if start + want > len(r):
         issues.append(f"width table ({want} bytes for {n} tiles) runs past the end of the file")
         return tiles, None
-    return tiles, bytes(r.data[start:start + want])
+    return tiles, bytes(r.data[start : start + want])
 
 
 # --------------------------------------------------------------------------------------------------
@@ -347,14 +370,42 @@ def record_size(b0: int, b1: int) -> int:
     return 2 + 2 * (b1 >> 4)
 
 
-_NAMES = {0x00: "End", 0x01: "Space", 0x02: "Color", 0x03: "Dimensions", 0x04: "Position",
-          0x05: "TextStyle", 0x06: "Signal", 0x07: "TextSpeed", 0x08: "Inert08", 0x09: "StyleSave",
-          0x0A: "Newline", 0x0B: "Inert0B", 0x0C: "Inert0C", 0x0D: "Inert0D",
-          0x10: "Speaker", 0x11: "BupVisible", 0x12: "BupDirection", 0x13: "BupPosition", 0x14: "Face",
-          0x15: "Speak", 0x16: "SpeakingCycle", 0x17: "Emotion", 0x1A: "EyeMove", 0x1C: "EyeNumber",
-          0x1D: "BupReleaseCount", 0x1E: "NameWindow", 0x20: "WaitTime", 0x22: "WaitSelect",
-          0x23: "ProhibitSkip", 0x24: "WaitSelect2", 0x25: "Sentence", 0x26: "Proper", 0x27: "Jump",
-          0x28: "PlaySe"}
+_NAMES = {
+    0x00: "End",
+    0x01: "Space",
+    0x02: "Color",
+    0x03: "Dimensions",
+    0x04: "Position",
+    0x05: "TextStyle",
+    0x06: "Signal",
+    0x07: "TextSpeed",
+    0x08: "Inert08",
+    0x09: "StyleSave",
+    0x0A: "Newline",
+    0x0B: "Inert0B",
+    0x0C: "Inert0C",
+    0x0D: "Inert0D",
+    0x10: "Speaker",
+    0x11: "BupVisible",
+    0x12: "BupDirection",
+    0x13: "BupPosition",
+    0x14: "Face",
+    0x15: "Speak",
+    0x16: "SpeakingCycle",
+    0x17: "Emotion",
+    0x1A: "EyeMove",
+    0x1C: "EyeNumber",
+    0x1D: "BupReleaseCount",
+    0x1E: "NameWindow",
+    0x20: "WaitTime",
+    0x22: "WaitSelect",
+    0x23: "ProhibitSkip",
+    0x24: "WaitSelect2",
+    0x25: "Sentence",
+    0x26: "Proper",
+    0x27: "Jump",
+    0x28: "PlaySe",
+}
 
 
 @dataclass(frozen=True)
@@ -412,10 +463,12 @@ def walk_tokens(stream: bytes, base: int = 0, issues: list[str] | None = None) -
         size = record_size(b0, b1)
         if i + size > n:
             if issues is not None:
-                issues.append(f"record {b0:02X} {b1:02X} at 0x{base + i:X} ({size} bytes) runs past the "
-                              f"packet end 0x{base + n:X}")
+                issues.append(
+                    f"record {b0:02X} {b1:02X} at 0x{base + i:X} ({size} bytes) runs past the "
+                    f"packet end 0x{base + n:X}"
+                )
             return
-        yield Command(base + i, b0, b1, bytes(stream[i + 2:i + size]))
+        yield Command(base + i, b0, b1, bytes(stream[i + 2 : i + size]))
         i += size
     if i < n and issues is not None:
         issues.append(f"odd trailing byte at 0x{base + i:X}")
@@ -626,7 +679,9 @@ class Other:
     command: Command
 
 
-Step = Text | Speed | VoiceClip | Signal | Wait | Choice | ChoiceWait | SpeakerSet | ProhibitSkip | Jump | Other
+Step = (
+    Text | Speed | VoiceClip | Signal | Wait | Choice | ChoiceWait | SpeakerSet | ProhibitSkip | Jump | Other
+)
 
 
 @dataclass
@@ -718,11 +773,14 @@ class PacketScript:
         declared = [m.glyph_count for m in self.messages if m.glyph_count is not None]
         for m in self.messages:
             if m.glyph_count is not None and m.glyph_count != m.visible_glyphs:
-                out.append(f"packet {self.packet} message {m.index}: declares {m.glyph_count} glyphs, "
-                           f"draws {m.visible_glyphs}")
+                out.append(
+                    f"packet {self.packet} message {m.index}: declares {m.glyph_count} glyphs, "
+                    f"draws {m.visible_glyphs}"
+                )
         if declared and sum(declared) != self.budget:
-            out.append(f"packet {self.packet}: glyph_budget {self.budget} != sum of declared counts "
-                       f"{sum(declared)}")
+            out.append(
+                f"packet {self.packet}: glyph_budget {self.budget} != sum of declared counts {sum(declared)}"
+            )
         return out
 
 
@@ -867,8 +925,9 @@ def _choice(b: _Builder, c: Command, tokens: Iterator[Token]) -> bool:
             else:
                 steps.append(Other(tok))
         else:
-            b._issue(f"choice at 0x{c.offset:X}: option {k} of {head.count} not terminated before the "
-                     "packet end")
+            b._issue(
+                f"choice at 0x{c.offset:X}: option {k} of {head.count} not terminated before the packet end"
+            )
             b.add(Choice(head.offset, head.entry, head.time_limit_raw, head.count_raw, tuple(options)))
             for s in steps:
                 b.add(s)
@@ -1074,10 +1133,18 @@ def proper(payload: bytes, sub_high: int = 0) -> bytes:
     return bytes((0x0F, b1)) + payload
 
 
-def build_message(speaker_index: int, text: str, *, mode: int = 0, speed: float | None = 3.0,
-                  voice: tuple[int, int] | None = None, signals: Sequence[tuple[int, int]] = (),
-                  wait: tuple[int, int] | None = (60, 3), choices: Sequence[str] | None = None,
-                  name_plate: bool = True) -> bytes:
+def build_message(
+    speaker_index: int,
+    text: str,
+    *,
+    mode: int = 0,
+    speed: float | None = 3.0,
+    voice: tuple[int, int] | None = None,
+    signals: Sequence[tuple[int, int]] = (),
+    wait: tuple[int, int] | None = (60, 3),
+    choices: Sequence[str] | None = None,
+    name_plate: bool = True,
+) -> bytes:
     """One dialogue (or choice) message in the seed's shape [4.3], with its glyph count.
 
     ``voice`` = (channel byte, sound id); ``signals`` = (value, after how many visible glyphs);
@@ -1117,23 +1184,38 @@ def _text_with_signals(text: str, signals: Sequence[tuple[int, int]]) -> bytes:
     return bytes(out)
 
 
-def write_packet(speakers: Sequence[Speaker | tuple[int, int] | int], stream: bytes,
-                 glyph_budget: int | None = None, end_token: bool = True) -> bytes:
+def write_packet(
+    speakers: Sequence[Speaker | tuple[int, int] | int],
+    stream: bytes,
+    glyph_budget: int | None = None,
+    end_token: bool = True,
+) -> bytes:
     """A packet: budget (default: the sum of its Sentence counts), speakers, ``stream``, then the
     End, 4-byte padding and slack (``end_token=False`` leaves the End and padding out)."""
-    sp = [s if isinstance(s, Speaker) else Speaker(*s) if isinstance(s, tuple) else Speaker(s) for s in speakers]
+    sp = [
+        s if isinstance(s, Speaker) else Speaker(*s) if isinstance(s, tuple) else Speaker(s) for s in speakers
+    ]
     if glyph_budget is None:
-        glyph_budget = sum(t.u16(4) for t in walk_tokens(stream) if isinstance(t, Command) and t.entry == 0x25)
-    head = struct.pack("<II", glyph_budget, len(sp)) + b"".join(struct.pack("<HH", s.character_id, s.variant)
-                                                                 for s in sp)
+        glyph_budget = sum(
+            t.u16(4) for t in walk_tokens(stream) if isinstance(t, Command) and t.entry == 0x25
+        )
+    head = struct.pack("<II", glyph_budget, len(sp)) + b"".join(
+        struct.pack("<HH", s.character_id, s.variant) for s in sp
+    )
     body = head + stream
     if not end_token:
         return body
     return body + bytes(align(len(body), 4) - len(body)) + bytes(4)
 
 
-def write_rmf(packets: Sequence[bytes | None], region: str = EN, *, version: int = VERSION,
-              tiles: bytes = b"", widths: bytes | None = None) -> bytes:
+def write_rmf(
+    packets: Sequence[bytes | None],
+    region: str = EN,
+    *,
+    version: int = VERSION,
+    tiles: bytes = b"",
+    widths: bytes | None = None,
+) -> bytes:
     """An RMF1 file: header, offset table (None -> absent), packets, tiles, EN width table.
 
     Packets follow the table directly, each 4-aligned. ``widths`` (EN only) defaults to 30 per
@@ -1178,14 +1260,22 @@ def message_record(m: Message, default_speed: float | None = None) -> dict[str, 
     w = m.wait
     c = m.choice
     return {
-        "packet": m.packet, "index": m.index, "speaker_index": m.speaker_index,
-        "character_id": m.character_id, "bustup_mode": m.bustup_mode,
-        "voice": None if v is None else {"channel": v.channel, "auto": v.auto, "lip_sync": v.lip_sync,
-                                         "sound_id": v.sound_id},
-        "text": m.text, "visible_glyphs": m.visible_glyphs, "glyph_count": m.glyph_count,
-        "speed": m.speed, "reveal_frames": m.reveal_frames(default_speed),
+        "packet": m.packet,
+        "index": m.index,
+        "speaker_index": m.speaker_index,
+        "character_id": m.character_id,
+        "bustup_mode": m.bustup_mode,
+        "voice": None
+        if v is None
+        else {"channel": v.channel, "auto": v.auto, "lip_sync": v.lip_sync, "sound_id": v.sound_id},
+        "text": m.text,
+        "visible_glyphs": m.visible_glyphs,
+        "glyph_count": m.glyph_count,
+        "speed": m.speed,
+        "reveal_frames": m.reveal_frames(default_speed),
         "signals": [{"value": s.value, "after_glyphs": s.after_glyphs} for s in m.signals],
-        "wait": None if w is None else {"duration": w.duration, "infinite": w.infinite, "cursor": w.cursor,
-                                        "flags": w.flags},
+        "wait": None
+        if w is None
+        else {"duration": w.duration, "infinite": w.infinite, "cursor": w.cursor, "flags": w.flags},
         "choices": [o.text for o in c.options] if c is not None else [],
     }

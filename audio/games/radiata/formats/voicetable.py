@@ -20,6 +20,7 @@ relative to the table file. Any file the codec layer decodes works (PS-ADPCM ``.
     sound_id = 7
     audio = "voice/jack_go.wav"
 """
+
 from __future__ import annotations
 
 import tomllib
@@ -71,8 +72,9 @@ class VoiceTable:
             if e.file is not None:
                 self._by_base.setdefault(("line", PurePosixPath(_norm(e.file)).name, e.packet, e.sound_id), e)
 
-    def lookup(self, file: str, packet: int, sound_id: int, characters: Iterable[int | None] = ()) -> \
-            VoiceEntry | None:
+    def lookup(
+        self, file: str, packet: int, sound_id: int, characters: Iterable[int | None] = ()
+    ) -> VoiceEntry | None:
         """The entry for a clip: by (file, packet, sound_id) (exact name, then the base name), then
         by (character_id, sound_id) for each id of ``characters`` in order; None if none."""
         name = _norm(file)
@@ -168,8 +170,9 @@ def load_voicetable(path: str | Path, check_files: bool = True) -> VoiceTable:
     return read_voicetable(text, p, check_files)
 
 
-def write_voicetable(entries: Sequence[VoiceEntry], characters: dict[int, str] | None = None,
-                     base: Path | None = None) -> str:
+def write_voicetable(
+    entries: Sequence[VoiceEntry], characters: dict[int, str] | None = None, base: Path | None = None
+) -> str:
     """TOML text for ``entries`` (audio paths written relative to ``base`` when under it)."""
     import tomli_w
 

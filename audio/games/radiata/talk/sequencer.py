@@ -27,6 +27,7 @@ others), VoiceOff, ChannelIgnored, Replaced, NoClip, Signal, Mouth, ProhibitSkip
 AutoAdvanced, WaitDone, RevealSkipped, AdvanceIgnored, ChoiceOpen, Chosen, ChoiceTimeout,
 ChoiceRefused, ChooseIgnored, TalkEnd.
 """
+
 from __future__ import annotations
 
 from collections import deque
@@ -114,8 +115,13 @@ class TalkSequencer:
     ``decide(outcome, **detail)`` logs a decision.
     """
 
-    def __init__(self, settings: TalkSettings, presenter: Presenter, decide: Callable[..., Any],
-                 load: Callable[[str, int], PacketScript]) -> None:
+    def __init__(
+        self,
+        settings: TalkSettings,
+        presenter: Presenter,
+        decide: Callable[..., Any],
+        load: Callable[[str, int], PacketScript],
+    ) -> None:
         self.settings, self.presenter, self.decide, self.load = settings, presenter, decide, load
         self.queue: deque[Talk] = deque()
         self.conv: Conversation | None = None
@@ -155,8 +161,9 @@ class TalkSequencer:
 
     def speaking(self, character_id: int) -> bool:
         """True while a lip-sync clip of ``character_id`` (raw or resolved id) plays."""
-        return any(c.lip_sync and character_id in c.ids and self.presenter.clip_playing(c.handle)
-                   for c in self.clips)
+        return any(
+            c.lip_sync and character_id in c.ids and self.presenter.clip_playing(c.handle) for c in self.clips
+        )
 
     # -- the frame ---------------------------------------------------------------------------
     def tick(self, frame: int) -> None:
@@ -216,7 +223,9 @@ class TalkSequencer:
             return
         due = c.until if c.until is not None else c.block_start + self.settings.auto_advance_frames
         if self.frame >= due and not self._own_clip_playing(c):
-            self.decide("AutoAdvanced", speaker=self._who(c), message=c.index, waited=self.frame - c.block_start)
+            self.decide(
+                "AutoAdvanced", speaker=self._who(c), message=c.index, waited=self.frame - c.block_start
+            )
             self._resume(c)
 
     def _choice(self, c: Conversation, choice: int | None) -> None:
@@ -227,8 +236,12 @@ class TalkSequencer:
         if choice is None and c.until is not None and self.frame >= c.until:
             choice, timeout = self.settings.choice_timeout_option, True
             self.decide("ChoiceTimeout", option=choice, limit=box.time_limit)
-        if choice is None and c.auto_advance and self.settings.auto_choose is not None and \
-                self.frame >= c.block_start + self.settings.auto_advance_frames:
+        if (
+            choice is None
+            and c.auto_advance
+            and self.settings.auto_choose is not None
+            and self.frame >= c.block_start + self.settings.auto_advance_frames
+        ):
             choice = self.settings.auto_choose
         if choice is None:
             return
@@ -251,8 +264,15 @@ class TalkSequencer:
             self.presenter.post(TalkEnd(file=ev.file, packet=ev.packet, reason="Error"))
             return
         self.conv = Conversation(ev.file, ev.packet, ev.voice, ev.auto_advance, script)
-        self.decide("TalkStarted", file=ev.file, packet=ev.packet, messages=len(script.messages),
-                    voice=ev.voice, auto_advance=ev.auto_advance, issues=script.issues + script.mismatches())
+        self.decide(
+            "TalkStarted",
+            file=ev.file,
+            packet=ev.packet,
+            messages=len(script.messages),
+            voice=ev.voice,
+            auto_advance=ev.auto_advance,
+            issues=script.issues + script.mismatches(),
+        )
         for j in script.prologue:
             self.decide("Prologue", arg=j.arg, words=list(j.words))
         if self._next_message():
@@ -267,7 +287,12 @@ class TalkSequencer:
             self._close("End" if c.script.ended else "NoEnd")
             return False
         m = c.script.messages[c.index]
-        c.message, c.tw, c.frame0, c.state = m, Typewriter(m.steps, self.settings.default_speed), self.frame, "reveal"
+        c.message, c.tw, c.frame0, c.state = (
+            m,
+            Typewriter(m.steps, self.settings.default_speed),
+            self.frame,
+            "reveal",
+        )
         c.until, c.no_skip, c.shown, c.clips = None, False, [], []
         c.speaker_id = self.settings.resolve(m.character_id)
         c.speaker = tuple(dict.fromkeys(x for x in (m.character_id, c.speaker_id) if x is not None))
@@ -275,12 +300,29 @@ class TalkSequencer:
         frames = m.reveal_frames(self.settings.default_speed) or 0
         who = self.presenter.label(c.speaker_id)
         choices = tuple(o.text for o in m.choice.options) if m.choice else ()
-        self.decide("Message", speaker=who, message=f"{c.file}:{c.packet}:{m.index}", index=m.index,
-                    message_text=m.text, choices=list(choices), reveal_frames=frames)
-        self.presenter.post(Subtitle(speaker=who, character_id=-1 if c.speaker_id is None else c.speaker_id,
-                                     text=m.text, choices=choices, file=c.file, packet=c.packet, index=m.index,
-                                     message=f"{c.file}:{c.packet}:{m.index}", reveal_frames=frames,
-                                     seconds=frames / self.settings.fps))
+        self.decide(
+            "Message",
+            speaker=who,
+            message=f"{c.file}:{c.packet}:{m.index}",
+            index=m.index,
+            message_text=m.text,
+            choices=list(choices),
+            reveal_frames=frames,
+        )
+        self.presenter.post(
+            Subtitle(
+                speaker=who,
+                character_id=-1 if c.speaker_id is None else c.speaker_id,
+                text=m.text,
+                choices=choices,
+                file=c.file,
+                packet=c.packet,
+                index=m.index,
+                message=f"{c.file}:{c.packet}:{m.index}",
+                reveal_frames=frames,
+                seconds=frames / self.settings.fps,
+            )
+        )
         return True
 
     def _walk(self, first: bool | None) -> None:
@@ -312,16 +354,25 @@ class TalkSequencer:
         if isinstance(b, ChoiceWait):
             lim = b.choice.time_limit
             c.state, c.until = "choice", None if lim is None else self.frame + lim
-            self.decide("ChoiceOpen", speaker=self._who(c), options=[o.text for o in b.choice.options],
-                        limit=lim)
+            self.decide(
+                "ChoiceOpen", speaker=self._who(c), options=[o.text for o in b.choice.options], limit=lim
+            )
             return
         assert isinstance(b, Wait)
         start = c.frame0 if self.settings.wait_starts == "at_message_start" else self.frame
         press = b.infinite or (b.cursor and self.settings.cursor_waits_for_press)
         c.until = None if b.infinite else start + b.duration
-        self.decide("Wait", speaker=self.presenter.label(c.speaker_id), message=c.index, duration=b.duration,
-                    infinite=b.infinite, cursor=b.cursor, press=press,
-                    until=c.until, frames=None if c.until is None else c.until - self.frame)
+        self.decide(
+            "Wait",
+            speaker=self.presenter.label(c.speaker_id),
+            message=c.index,
+            duration=b.duration,
+            infinite=b.infinite,
+            cursor=b.cursor,
+            press=press,
+            until=c.until,
+            frames=None if c.until is None else c.until - self.frame,
+        )
         if press:
             c.state = "press"
         elif c.until is not None and c.until <= self.frame:
@@ -354,7 +405,9 @@ class TalkSequencer:
                 self._clip(c, s)
             elif isinstance(s, Signal):
                 self.decide("Signal", speaker=self._who(c), value=s.value, after_glyphs=s.after_glyphs)
-                self.presenter.post(SignalPosted(value=s.value, file=c.file, packet=c.packet, message=c.index))
+                self.presenter.post(
+                    SignalPosted(value=s.value, file=c.file, packet=c.packet, message=c.index)
+                )
             elif isinstance(s, SpeakerSet):
                 c.speaker_id = self.settings.resolve(s.character_id)
                 c.speaker = tuple(dict.fromkeys(x for x in (s.character_id, c.speaker_id) if x is not None))
@@ -373,8 +426,13 @@ class TalkSequencer:
         if not c.voice:
             self.decide("VoiceOff", **detail)
             return
-        mode = "auto_lipsync" if clip.channel_raw == 0x1F else "explicit" if 0 <= ch <= 15 else \
-            self.settings.other_channels
+        mode = (
+            "auto_lipsync"
+            if clip.channel_raw == 0x1F
+            else "explicit"
+            if 0 <= ch <= 15
+            else self.settings.other_channels
+        )
         if mode == "ignore":
             self.decide("ChannelIgnored", **detail)
             return
@@ -393,14 +451,22 @@ class TalkSequencer:
         who = self.presenter.label(c.speaker_id)
         label = f"{c.file}:{c.packet}:{c.index}:{clip.sound_id}"
         self.clips.append(_Clip(h, label, who, c.speaker, lip))
-        self.decide("Started", **{"speaker" if lip else "voice_of": who}, line=label, lip_sync=lip, mode=mode,
-                    **detail)
+        self.decide(
+            "Started",
+            **{"speaker" if lip else "voice_of": who},
+            line=label,
+            lip_sync=lip,
+            mode=mode,
+            **detail,
+        )
 
     def _who(self, c: Conversation) -> str:
         return self.presenter.label(c.speaker_id)
 
     def _own_clip_playing(self, c: Conversation) -> bool:
-        return self.settings.auto_advance_waits_for_voice and any(self.presenter.clip_playing(h) for h in c.clips)
+        return self.settings.auto_advance_waits_for_voice and any(
+            self.presenter.clip_playing(h) for h in c.clips
+        )
 
     def _reap(self) -> None:
         keep = []

@@ -1,4 +1,5 @@
 """The talk sequencer's settings: every unknown of the spec as a documented choice."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
@@ -79,14 +80,18 @@ class TalkSettings:
     voice_gain: float = 1.0
 
     def __post_init__(self) -> None:
-        checks = [(1 <= self.fps <= 1000, "fps 1..1000"), (0.0 <= self.default_speed <= 255.0, "default_speed 0..255"),
-                  (self.wait_starts in WAIT_STARTS, f"wait_starts one of {WAIT_STARTS}"),
-                  (self.other_channels in CHANNEL_MODES, f"other_channels one of {CHANNEL_MODES}"),
-                  (self.on_busy in ON_BUSY, f"on_busy one of {ON_BUSY}"),
-                  (0 <= self.auto_advance_frames <= 1_000_000, "auto_advance_frames 0..1000000"),
-                  (0 <= self.choice_timeout_option < 128, "choice_timeout_option 0..127"),
-                  (self.auto_choose is None or 0 <= self.auto_choose < 128, "auto_choose 0..127 or none"),
-                  (len(self.party) <= 5, "at most 5 party slots"), (0.0 <= self.voice_gain <= 64.0, "voice_gain 0..64")]
+        checks = [
+            (1 <= self.fps <= 1000, "fps 1..1000"),
+            (0.0 <= self.default_speed <= 255.0, "default_speed 0..255"),
+            (self.wait_starts in WAIT_STARTS, f"wait_starts one of {WAIT_STARTS}"),
+            (self.other_channels in CHANNEL_MODES, f"other_channels one of {CHANNEL_MODES}"),
+            (self.on_busy in ON_BUSY, f"on_busy one of {ON_BUSY}"),
+            (0 <= self.auto_advance_frames <= 1_000_000, "auto_advance_frames 0..1000000"),
+            (0 <= self.choice_timeout_option < 128, "choice_timeout_option 0..127"),
+            (self.auto_choose is None or 0 <= self.auto_choose < 128, "auto_choose 0..127 or none"),
+            (len(self.party) <= 5, "at most 5 party slots"),
+            (0.0 <= self.voice_gain <= 64.0, "voice_gain 0..64"),
+        ]
         bad = [what for ok, what in checks if not ok]
         if bad:
             raise ValueError("talk settings: expected " + ", ".join(bad))
@@ -101,7 +106,7 @@ class TalkSettings:
         unknown = set(d) - cls.names()
         if unknown:
             raise ValueError(f"unknown talk settings {sorted(unknown)} (have {sorted(cls.names())})")
-        kw = {k: tuple(v) if isinstance(v, list) else v for k, v in d.items()}
+        kw: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in d.items()}
         types = {f.name: f.type for f in fields(cls)}
         for k, v in kw.items():
             want = types[k]
@@ -113,7 +118,11 @@ class TalkSettings:
                 raise ValueError(f"{k} must be a number, got {v!r}")
             if str(want) == "str" and not isinstance(v, str):
                 raise ValueError(f"{k} must be a string, got {v!r}")
-            if str(want) == "int | None" and v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+            if (
+                str(want) == "int | None"
+                and v is not None
+                and (isinstance(v, bool) or not isinstance(v, int))
+            ):
                 raise ValueError(f"{k} must be an integer, got {v!r}")
             if k == "party" and not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
                 raise ValueError(f"party must be a list of character ids, got {v!r}")
