@@ -266,6 +266,11 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
         print(f"barkbus: error: {exc}", file=sys.stderr)
         return exc.exit_status
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as exc:
+        if args.debug:  # a file named on the command line: bad input, one line
+            traceback.print_exc()
+        print(f"barkbus: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     except BrokenPipeError:  # `barkbus skate ls | head`: the reader left; not an error
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
