@@ -265,17 +265,3 @@ def _stamped(event: Event, t: float) -> Event:
     import dataclasses
 
     return dataclasses.replace(event, t=t)
-
-
-def scenario_events() -> dict[str, Any]:
-    """Scenario ``[[event]]`` builders (see :mod:`audio.games.radiata.scenario`)."""
-    from audio.games.radiata import scenario
-
-    return scenario.scenario_events()
-
-
-def system_from_scenario(section: dict[str, Any], ctx: Any) -> RadiataTalkSystem:
-    """Build the system for a ``[radiata]`` section (see :mod:`audio.games.radiata.scenario`)."""
-    from audio.games.radiata import scenario
-
-    return scenario.system_from_scenario(section, ctx)
