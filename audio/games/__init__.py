@@ -38,6 +38,7 @@ REGISTRY: tuple[str, ...] = (
     "audio.games.skate.game",
     "audio.games.sylpheed.game",
     "audio.games.starlancer.game",
+    "audio.games.radiata.game",
 )
 """The modules that define a ``GAME`` record, in the order front ends list them."""
 
