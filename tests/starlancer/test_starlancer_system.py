@@ -80,7 +80,7 @@ def test_scenario_rejects_bad_entries():
 
 @needs_demo
 def test_scenario_global_override_must_name_a_mission_global():
-    with pytest.raises(ScenarioError, match="no global"):
+    with pytest.raises(ScenarioError, match="no such global"):
         system_from_scenario({"install": "demo", "globals": {"(GV)nothing": 1}}, {"path": DEMO / "mission.toml"})
 
 

@@ -32,10 +32,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from msgspec import Meta
 
 from audio.core.bus import Event
 from audio.core.errors import FormatError, ScenarioError
+from audio.core.schema import Struct, convert
 from audio.games.starlancer.events import Gate, Reset, Say, Trigger
 from audio.games.starlancer.formats.dte import load_mission
 from audio.games.starlancer.formats.hog import open_hog
@@ -43,15 +46,66 @@ from audio.games.starlancer.radio.radio import MODES, RadioSettings
 from audio.games.starlancer.script.vm import VmSettings
 from audio.games.starlancer.system import SpeechBank, StarlancerSystem
 
-__all__ = ["SECTION_KEYS", "demo_root", "scenario_events", "system_from_scenario"]
+__all__ = ["StarlancerSection", "demo_root", "scenario_events", "system_from_scenario"]
 
-_RADIO = {"preroll_ticks", "queue_size", "once_film_ticks", "speech_volume", "master_volume"}
-_VM = {"frame_ticks", "wake_compare", "instruction_cap"}
-SECTION_KEYS = {"install", "mission", "globals", "pilots", "start", "static_level", "graph"} | _RADIO | _VM
-_EVENT_KEYS = {"starlancer.trigger": {"condition", "subject", "component", "locals"},
-               "starlancer.say": {"speech", "speaker", "ship", "pilot", "head", "mode", "film_flags", "expiry",
-                                  "remark"},
-               "starlancer.gate": {"gate", "disabled"}, "starlancer.reset": {"restart"}}
+Seconds = Annotated[float, Meta(ge=0.0)]
+Tick = Annotated[int, Meta(ge=0, le=10_000_000)]
+
+
+class StarlancerSection(Struct, kw_only=True):
+    """The ``[starlancer]`` section (keys in the module docstring)."""
+
+    install: str = "demo"
+    mission: str = "mission99.dte"
+    globals: dict[str, int] = {}
+    pilots: dict[str, str] = {}
+    start: bool = True
+    static_level: Annotated[float, Meta(ge=0.0, le=4.0)] = 0.3
+    graph: str = "starlancer_radio_voice"
+    preroll_ticks: Tick = 92
+    queue_size: Annotated[int, Meta(ge=1, le=64)] = 5
+    once_film_ticks: Tick = 150
+    speech_volume: Annotated[int, Meta(ge=0, le=127)] = 127
+    master_volume: Annotated[int, Meta(ge=0, le=127)] = 127
+    frame_ticks: Annotated[int, Meta(ge=1, le=100)] = 4
+    wake_compare: Literal[">=", ">"] = ">="
+    instruction_cap: Annotated[int, Meta(ge=1, le=10_000_000)] = 10_000
+
+
+class TriggerEntry(Struct, kw_only=True):
+    t: Seconds = 0.0
+    type: str = "starlancer.trigger"
+    condition: str | int
+    subject: str | int
+    component: Annotated[int, Meta(ge=0, le=0xFF)] = 0xFF
+    locals: tuple[int, ...] = ()
+
+
+class SayEntry(Struct, kw_only=True):
+    t: Seconds = 0.0
+    type: str = "starlancer.say"
+    speech: Annotated[str, Meta(min_length=1)]
+    speaker: str = "nobody"
+    ship: str | int = ""
+    pilot: int = -1
+    head: int = 0
+    mode: str = "queued"
+    film_flags: Annotated[int, Meta(ge=0, le=0xFFFF)] = 5
+    expiry: int = -1
+    remark: str = ""
+
+
+class GateEntry(Struct, kw_only=True):
+    t: Seconds = 0.0
+    type: str = "starlancer.gate"
+    gate: Literal["generic", "taunts"] = "generic"
+    disabled: bool = True
+
+
+class ResetEntry(Struct, kw_only=True):
+    t: Seconds = 0.0
+    type: str = "starlancer.reset"
+    restart: bool = False
 
 
 def demo_root() -> Path:
@@ -64,70 +118,46 @@ def _where(ctx: Any) -> str:
     return str(p or "<scenario>")
 
 
+def _at(ctx: Any, typ: str) -> str:
+    return (ctx.get("where") if isinstance(ctx, dict) else getattr(ctx, "where", None)) or typ
+
+
 def _base(ctx: Any) -> Path:
     p = ctx.get("path") if isinstance(ctx, dict) else getattr(ctx, "path", None)
     return Path(p).parent if p else Path.cwd()
 
 
-def _check(e: dict[str, Any], ctx: Any, typ: str) -> None:
-    unknown = set(e) - _EVENT_KEYS[typ] - {"t", "type"}
-    if unknown:
-        raise ScenarioError(_where(ctx), typ, f"unknown keys {sorted(unknown)} (have {sorted(_EVENT_KEYS[typ])})")
-
-
-def _typed(e: dict[str, Any], key: str, kinds: tuple[type, ...], default: Any, ctx: Any, typ: str) -> Any:
-    v = e.get(key, default)
-    if isinstance(v, bool) and bool not in kinds or not isinstance(v, kinds):
-        raise ScenarioError(_where(ctx), typ, f"{key} must be {' or '.join(k.__name__ for k in kinds)}, got {v!r}")
-    return v
-
-
 def _trigger(e: dict[str, Any], ctx: Any) -> Event:
-    typ = "starlancer.trigger"
-    _check(e, ctx, typ)
-    if "condition" not in e or "subject" not in e:
-        raise ScenarioError(_where(ctx), typ, "needs condition and subject")
     from audio.games.starlancer.script.commands import condition_code
-    cond = _typed(e, "condition", (str, int), 0, ctx, typ)
+
+    w = _at(ctx, "starlancer.trigger")
+    v = convert(e, TriggerEntry, source=_where(ctx), where=w)
     try:
-        condition_code(cond)
+        condition_code(v.condition)
     except KeyError as exc:
-        raise ScenarioError(_where(ctx), typ, str(exc)) from None
-    return Trigger(t=float(e.get("t", 0.0)), condition=cond, subject=_typed(e, "subject", (str, int), 0, ctx, typ),
-                   component=_typed(e, "component", (int,), 0xFF, ctx, typ),
-                   locals=tuple(int(x) for x in _typed(e, "locals", (list,), [], ctx, typ)))
+        raise ScenarioError(_where(ctx), f"{w}.condition", str(exc)) from None
+    return Trigger(t=v.t, condition=v.condition, subject=v.subject, component=v.component, locals=v.locals)
 
 
 def _say(e: dict[str, Any], ctx: Any) -> Event:
-    typ = "starlancer.say"
-    _check(e, ctx, typ)
-    speech = _typed(e, "speech", (str,), "", ctx, typ)
-    if not speech:
-        raise ScenarioError(_where(ctx), typ, "needs speech (a .ut name)")
-    mode = _typed(e, "mode", (str,), "queued", ctx, typ)
-    if mode not in MODES:
-        raise ScenarioError(_where(ctx), typ, f"mode must be one of {sorted(MODES)}, got {mode!r}")
-    speaker = _typed(e, "speaker", (str,), "nobody", ctx, typ)
-    if speaker.partition(":")[0] not in ("ship", "pilot", "nobody"):
-        raise ScenarioError(_where(ctx), typ, f"speaker must be ship[:NAME], pilot[:N] or nobody, got {speaker!r}")
-    return Say(t=float(e.get("t", 0.0)), speech=speech, speaker=speaker, ship=_typed(e, "ship", (str, int), "", ctx, typ),
-               pilot=_typed(e, "pilot", (int,), -1, ctx, typ), head=_typed(e, "head", (int,), 0, ctx, typ),
-               mode=mode, film_flags=_typed(e, "film_flags", (int,), 5, ctx, typ),
-               expiry=_typed(e, "expiry", (int,), -1, ctx, typ), remark=_typed(e, "remark", (str,), "", ctx, typ))
+    w = _at(ctx, "starlancer.say")
+    v = convert(e, SayEntry, source=_where(ctx), where=w)
+    if v.mode not in MODES:
+        raise ScenarioError(_where(ctx), f"{w}.mode", f"must be one of {sorted(MODES)}, got {v.mode!r}")
+    if v.speaker.partition(":")[0] not in ("ship", "pilot", "nobody"):
+        raise ScenarioError(_where(ctx), f"{w}.speaker", f"must be ship[:NAME], pilot[:N] or nobody, got {v.speaker!r}")
+    return Say(t=v.t, speech=v.speech, speaker=v.speaker, ship=v.ship, pilot=v.pilot, head=v.head, mode=v.mode,
+               film_flags=v.film_flags, expiry=v.expiry, remark=v.remark)
 
 
 def _gate(e: dict[str, Any], ctx: Any) -> Event:
-    typ = "starlancer.gate"
-    _check(e, ctx, typ)
-    gate = _typed(e, "gate", (str,), "generic", ctx, typ)
-    if gate not in ("generic", "taunts"):
-        raise ScenarioError(_where(ctx), typ, f"gate must be generic or taunts, got {gate!r}")
-    return Gate(t=float(e.get("t", 0.0)), gate=gate, disabled=_typed(e, "disabled", (bool,), True, ctx, typ))
+    v = convert(e, GateEntry, source=_where(ctx), where=_at(ctx, "starlancer.gate"))
+    return Gate(t=v.t, gate=v.gate, disabled=v.disabled)
 
 
 def _reset(e: dict[str, Any], ctx: Any) -> Event:
-    _check(e, ctx, "starlancer.reset")
-    return Reset(t=float(e.get("t", 0.0)), restart=_typed(e, "restart", (bool,), False, ctx, "starlancer.reset"))
+    v = convert(e, ResetEntry, source=_where(ctx), where=_at(ctx, "starlancer.reset"))
+    return Reset(t=v.t, restart=v.restart)
 
 
 def scenario_events() -> dict[str, Callable[[dict[str, Any], Any], Event]]:
@@ -136,22 +166,13 @@ def scenario_events() -> dict[str, Callable[[dict[str, Any], Any], Event]]:
             "starlancer.reset": _reset}
 
 
-def _int_map(section: dict[str, Any], key: str, where: str) -> dict[str, Any]:
-    m = section.get(key, {})
-    if not isinstance(m, dict):
-        raise ScenarioError(where, f"[starlancer].{key}", "a table")
-    return m
-
-
-def _globals(section: dict[str, Any], dte: Any, where: str) -> dict[int, int]:
+def _globals(cfg: StarlancerSection, dte: Any, where: str) -> dict[int, int]:
     out: dict[int, int] = {}
-    for k, v in _int_map(section, "globals", where).items():
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise ScenarioError(where, "[starlancer].globals", f"{k} must be an integer, got {v!r}")
+    for k, v in cfg.globals.items():
         idx = int(k) if k.isdigit() else next((i for i in range(len(dte.globals))
                                                if (dte.global_name(i) or "").lower() == k.lower()), None)
         if idx is None or not 0 <= idx < len(dte.globals):
-            raise ScenarioError(where, "[starlancer].globals", f"no global {k!r} in the mission")
+            raise ScenarioError(where, f"starlancer.globals.{k}", "no such global in the mission")
         out[idx] = v
     return out
 
@@ -159,12 +180,10 @@ def _globals(section: dict[str, Any], dte: Any, where: str) -> dict[int, int]:
 def system_from_scenario(section: dict[str, Any], ctx: Any) -> StarlancerSystem:
     """Build the radio system for a ``[starlancer]`` section (keys in the module docstring)."""
     where = _where(ctx)
-    unknown = set(section) - SECTION_KEYS
-    if unknown:
-        raise ScenarioError(where, "[starlancer]", f"unknown keys {sorted(unknown)} (have {sorted(SECTION_KEYS)})")
-    inst = section.get("install", "demo")
+    cfg = convert(section, StarlancerSection, source=where, where="starlancer")
+    inst = cfg.install
     root = demo_root() if inst == "demo" else (Path(inst) if Path(inst).is_absolute() else _base(ctx) / inst)
-    mission = str(section.get("mission", "mission99.dte"))
+    mission = cfg.mission
     try:
         loose = root / mission
         if loose.is_file():
@@ -177,16 +196,16 @@ def system_from_scenario(section: dict[str, Any], ctx: Any) -> StarlancerSystem:
             dte = load_mission(open_hog(res).read(mission, game_name=False), f"{res}:{mission}")
         sp = next((p for p in (root / "ms_speech" / "msspeech.hog", root / "msspeech.hog") if p.is_file()), None)
         bank = SpeechBank(open_hog(sp) if sp is not None else None)
-        radio = RadioSettings(**{k: int(section[k]) for k in _RADIO if k in section})
-        vm = VmSettings(**{k: (str(section[k]) if k == "wake_compare" else int(section[k])) for k in _VM
-                           if k in section})
-        if vm.wake_compare not in (">=", ">"):
-            raise ScenarioError(where, "[starlancer].wake_compare", "must be \">=\" or \">\"")
-        pilots = {int(k): str(v) for k, v in _int_map(section, "pilots", where).items()}
-        return StarlancerSystem(dte, bank, radio=radio, vm=vm, globals_=_globals(section, dte, where),
-                                pilot_names=pilots, graph=str(section.get("graph", "starlancer_radio_voice")),
-                                static_level=float(section.get("static_level", 0.3)),
-                                start=bool(section.get("start", True)))
+        radio = RadioSettings(preroll_ticks=cfg.preroll_ticks, queue_size=cfg.queue_size,
+                              once_film_ticks=cfg.once_film_ticks, speech_volume=cfg.speech_volume,
+                              master_volume=cfg.master_volume)
+        vm = VmSettings(frame_ticks=cfg.frame_ticks, wake_compare=cfg.wake_compare,
+                        instruction_cap=cfg.instruction_cap)
+        if not all(k.isdigit() for k in cfg.pilots):
+            raise ScenarioError(where, "starlancer.pilots", "keys must be pilot numbers")
+        pilots = {int(k): v for k, v in cfg.pilots.items()}
+        return StarlancerSystem(dte, bank, radio=radio, vm=vm, globals_=_globals(cfg, dte, where),
+                                pilot_names=pilots, graph=cfg.graph, static_level=cfg.static_level, start=cfg.start)
     except (FormatError, ValueError, TypeError) as exc:
         if isinstance(exc, ScenarioError):
             raise
