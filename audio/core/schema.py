@@ -44,7 +44,7 @@ MAX_DEPTH = 32
 """Deepest nesting of arrays and tables accepted in any text input."""
 
 
-class Struct(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+class Struct(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """Base of the schema records: unknown keys are refused (declare subclasses with
     ``kw_only=True`` so required fields may follow optional ones)."""
 
@@ -167,7 +167,7 @@ def _render(parts: list[str | int]) -> str:
 
 def convert(
     value: Any,
-    tp: type[T] | Any,
+    tp: type[T],
     *,
     source: str,
     where: str = "",
