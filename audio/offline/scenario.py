@@ -189,7 +189,7 @@ class GenericTables(Struct, kw_only=True):
     """The tables every scenario may have (each game adds its own section)."""
 
     scenario: ScenarioHead
-    listener: ListenerTable = ListenerTable()
+    listener: ListenerTable = msgspec.field(default_factory=ListenerTable)
     emitter: list[EmitterTable] = []
     event: Annotated[list[dict[str, Any]], msgspec.Meta(max_length=MAX_EVENTS)] = []
 

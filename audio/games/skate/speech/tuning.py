@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Mapping
 
+import msgspec
 from msgspec import Meta
 
 import tomli_w
@@ -132,7 +133,7 @@ class TuningFile(Struct, kw_only=True):
 
     format: str
     version: int
-    default: TuningTable = TuningTable()
+    default: TuningTable = msgspec.field(default_factory=TuningTable)
     event: dict[str, dict[str, Any]] = {}
 
 
