@@ -162,94 +162,92 @@ def _read_graph_doc(p: Path) -> dict[str, Any]:
     return doc
 
 
-def load_graph(name_or_path: str | Path) -> GraphSpec:
-    """Load and validate a graph by name (``graphs/NAME.toml``) or by path."""
-    p = Path(name_or_path)
-    if p.suffix != ".toml":
-        p = graphs_dir() / f"{name_or_path}.toml"
-    path = str(p)
-    doc = _read_graph_doc(p)
-    g = doc.get("graph")
-    if not isinstance(g, dict):
-        raise GraphError(path, None, "graph", "missing [graph] table")
-    name = g.get("name", p.stem)
-    if "same_as" in g:  # a graph under another name: the same nodes and curves as its base
-        base = g["same_as"]
-        if not isinstance(base, str) or Path(base).name != base or base == p.stem:
-            raise GraphError(path, None, "graph.same_as", f"must name another graph, got {base!r}")
-        based = _read_graph_doc(graphs_dir() / f"{base}.toml")
-        if "same_as" in based.get("graph", {}):
-            raise GraphError(path, None, "graph.same_as", f"{base!r} is itself an alias")
-        reroute = g.get("reroute", {})
-        if not isinstance(reroute, dict) or not all(isinstance(v, str) for v in reroute.values()):
-            raise GraphError(path, None, "graph.reroute", "must map routes to routes (strings)")
-        nodes = [
-            {**n, "to": reroute.get(n["to"], n["to"])} if isinstance(n, dict) and "to" in n else n
-            for n in based.get("node", [])
-        ]
-        own = {k: v for k, v in g.items() if k not in ("same_as", "reroute")}
-        doc = {**based, "node": nodes, "graph": {**based.get("graph", {}), **own}}
-        g = doc["graph"]
-    kind = g.get("kind")
-    if kind not in _GRAPH_KINDS:
-        raise GraphError(path, None, "graph.kind", f"must be one of {_GRAPH_KINDS}, got {kind!r}")
-    raw_nodes = doc.get("node")
-    if not isinstance(raw_nodes, list) or not raw_nodes:
-        raise GraphError(path, None, "node", "a graph needs at least one [[node]]")
-    nodes: list[NodeSpec] = []
-    seen: set[str] = set()
-    for i, rn in enumerate(raw_nodes):
-        if not isinstance(rn, dict):
-            raise GraphError(path, f"#{i}", None, "each [[node]] must be a table")
-        nid = rn.get("id")
-        if not isinstance(nid, str) or not nid:
-            raise GraphError(path, f"#{i}", "id", "missing or empty node id")
-        if nid in seen:
-            raise GraphError(path, nid, "id", "duplicate node id")
-        nk = rn.get("kind")
-        if nk not in NODE_KINDS:
-            raise GraphError(path, nid, "kind", f"unknown node kind {nk!r} (known: {', '.join(NODE_KINDS)})")
-        unknown = set(rn) - {"id", "kind", "params", "input", "to", "doc"}
-        if unknown:
-            raise GraphError(path, nid, sorted(unknown)[0], "unknown field")
-        spec = NODE_KINDS[nk]
-        params = {k: d for k, (d, _, _) in spec.params.items()}
-        rp = rn.get("params", {})
-        if not isinstance(rp, dict):
-            raise GraphError(path, nid, "params", "must be a table")
-        for k, v in rp.items():
-            if k not in spec.params:
-                raise GraphError(path, nid, f"params.{k}", f"{nk} has no parameter {k!r} "
-                                 f"(it has: {', '.join(spec.params) or 'none'})")
-            val = _num(path, nid, f"params.{k}", v)
-            lo, hi = spec.params[k][1], spec.params[k][2]
-            if not lo <= val <= hi:
-                raise GraphError(path, nid, f"params.{k}", f"{val} is outside {lo}..{hi}")
-            params[k] = val
-        inp = rn.get("input", nodes[-1].id if nodes else None)
-        if i == 0 and "input" in rn:
-            raise GraphError(path, nid, "input", "the first node has no input")
-        if inp is not None and inp not in seen:
-            raise GraphError(path, nid, "input", f"{inp!r} is not an earlier node")
-        to = rn.get("to")
-        if nk == "Sen0":
-            if not isinstance(to, str) or not (to.startswith("bus:") or to.startswith("submix:")):
-                raise GraphError(path, nid, "to", 'a Sen0 needs to = "bus:NAME" or "submix:GRAPH"')
-        elif to is not None:
-            raise GraphError(path, nid, "to", "only Sen0 nodes have a destination")
-        first = "Rsp0" if kind == "voice" else "Sub0"
-        if i == 0 and nk != first:
-            raise GraphError(path, nid, "kind", f"a {kind} graph starts with {first}")
-        if i > 0 and nk in ("Rsp0", "Sub0"):
-            raise GraphError(path, nid, "kind", f"{nk} may only be the first node")
-        nodes.append(NodeSpec(nid, nk, params, inp, to))
-        seen.add(nid)
-    # channel check: mono until Pn21, Pn21 needs a mono input
+def _resolve_alias(path: str, p: Path, doc: dict[str, Any]) -> dict[str, Any]:
+    """A ``same_as`` graph: its base graph's nodes and curves under this graph's name, with
+    ``reroute`` applied to the sends' destinations."""
+    g = doc["graph"]
+    base = g["same_as"]
+    if not isinstance(base, str) or Path(base).name != base or base == p.stem:
+        raise GraphError(path, None, "graph.same_as", f"must name another graph, got {base!r}")
+    based = _read_graph_doc(graphs_dir() / f"{base}.toml")
+    if "same_as" in based.get("graph", {}):
+        raise GraphError(path, None, "graph.same_as", f"{base!r} is itself an alias")
+    reroute = g.get("reroute", {})
+    if not isinstance(reroute, dict) or not all(isinstance(v, str) for v in reroute.values()):
+        raise GraphError(path, None, "graph.reroute", "must map routes to routes (strings)")
+    nodes = [
+        {**n, "to": reroute.get(n["to"], n["to"])} if isinstance(n, dict) and "to" in n else n
+        for n in based.get("node", [])
+    ]
+    own = {k: v for k, v in g.items() if k not in ("same_as", "reroute")}
+    return {**based, "node": nodes, "graph": {**based.get("graph", {}), **own}}
+
+
+def _params(path: str, nid: str, nk: str, rn: dict[str, Any]) -> dict[str, float]:
+    spec = NODE_KINDS[nk]
+    params = {k: d for k, (d, _, _) in spec.params.items()}
+    rp = rn.get("params", {})
+    if not isinstance(rp, dict):
+        raise GraphError(path, nid, "params", "must be a table")
+    for k, v in rp.items():
+        if k not in spec.params:
+            raise GraphError(path, nid, f"params.{k}", f"{nk} has no parameter {k!r} "
+                             f"(it has: {', '.join(spec.params) or 'none'})")
+        val = _num(path, nid, f"params.{k}", v)
+        lo, hi = spec.params[k][1], spec.params[k][2]
+        if not lo <= val <= hi:
+            raise GraphError(path, nid, f"params.{k}", f"{val} is outside {lo}..{hi}")
+        params[k] = val
+    return params
+
+
+def _node(path: str, i: int, rn: Any, kind: str, nodes: list[NodeSpec]) -> NodeSpec:
+    """Node ``i`` of a graph of ``kind``, checked against the nodes before it."""
+    if not isinstance(rn, dict):
+        raise GraphError(path, f"#{i}", None, "each [[node]] must be a table")
+    seen = {n.id for n in nodes}
+    nid = rn.get("id")
+    if not isinstance(nid, str) or not nid:
+        raise GraphError(path, f"#{i}", "id", "missing or empty node id")
+    if nid in seen:
+        raise GraphError(path, nid, "id", "duplicate node id")
+    nk = rn.get("kind")
+    if nk not in NODE_KINDS:
+        raise GraphError(path, nid, "kind", f"unknown node kind {nk!r} (known: {', '.join(NODE_KINDS)})")
+    unknown = set(rn) - {"id", "kind", "params", "input", "to", "doc"}
+    if unknown:
+        raise GraphError(path, nid, sorted(unknown)[0], "unknown field")
+    params = _params(path, nid, nk, rn)
+    inp = rn.get("input", nodes[-1].id if nodes else None)
+    if i == 0 and "input" in rn:
+        raise GraphError(path, nid, "input", "the first node has no input")
+    if inp is not None and inp not in seen:
+        raise GraphError(path, nid, "input", f"{inp!r} is not an earlier node")
+    to = rn.get("to")
+    if nk == "Sen0":
+        if not isinstance(to, str) or not (to.startswith("bus:") or to.startswith("submix:")):
+            raise GraphError(path, nid, "to", 'a Sen0 needs to = "bus:NAME" or "submix:GRAPH"')
+    elif to is not None:
+        raise GraphError(path, nid, "to", "only Sen0 nodes have a destination")
+    first = "Rsp0" if kind == "voice" else "Sub0"
+    if i == 0 and nk != first:
+        raise GraphError(path, nid, "kind", f"a {kind} graph starts with {first}")
+    if i > 0 and nk in ("Rsp0", "Sub0"):
+        raise GraphError(path, nid, "kind", f"{nk} may only be the first node")
+    return NodeSpec(nid, nk, params, inp, to)
+
+
+def _check_channels(path: str, kind: str, nodes: list[NodeSpec]) -> None:
+    """Signals are mono until a Pn21, and a Pn21 pans a mono input."""
     mono = {nodes[0].id: kind != "bus"}
     for n in nodes[1:]:
-        if n.kind == "Pn21" and not mono[n.input]:  # type: ignore[index]
+        src = mono[n.input or nodes[0].id]
+        if n.kind == "Pn21" and not src:
             raise GraphError(path, n.id, "input", "Pn21 pans a mono signal; its input is multichannel")
-        mono[n.id] = False if n.kind == "Pn21" else mono[n.input]  # type: ignore[index]
+        mono[n.id] = False if n.kind == "Pn21" else src
+
+
+def _curves(path: str, doc: dict[str, Any]) -> dict[str, CurveSpec]:
     curves: dict[str, CurveSpec] = {}
     for cname, c in (doc.get("curves") or {}).items():
         if not isinstance(c, dict) or not isinstance(c.get("x"), list) or not isinstance(c.get("y"), list):
@@ -261,23 +259,55 @@ def load_graph(name_or_path: str | Path) -> GraphSpec:
         if any(b < a for a, b in zip(xs, xs[1:])):
             raise GraphError(path, None, f"curves.{cname}.x", "x must be non-decreasing")
         curves[cname] = CurveSpec(xs, ys)
-    ducker = None
-    if "ducker" in doc:
-        if kind != "bus":
-            raise GraphError(path, None, "ducker", "only bus graphs have a ducker")
-        d = doc["ducker"]
-        known = {"volume_db", "fade_out_ms", "fade_in_ms", "recovery_ms", "bands"}
-        bad = set(d) - known
-        if bad:
-            raise GraphError(path, None, f"ducker.{sorted(bad)[0]}", "unknown field")
-        vals = {k: _num(path, None, f"ducker.{k}", v) for k, v in d.items()}
-        if vals.get("volume_db", -9.0) > 0:
-            raise GraphError(path, None, "ducker.volume_db", "must be <= 0 dB")
-        for k in ("fade_out_ms", "fade_in_ms", "recovery_ms"):
-            if vals.get(k, 0.0) < 0:
-                raise GraphError(path, None, f"ducker.{k}", "must be >= 0")
-        bands = int(vals.pop("bands", 16))
-        if not 1 <= bands <= 64:
-            raise GraphError(path, None, "ducker.bands", "must be 1..64")
-        ducker = DuckerSpec(**vals, bands=bands)
-    return GraphSpec(str(name), kind, tuple(nodes), str(g.get("doc", "")), path, curves, ducker)
+    return curves
+
+
+def _ducker(path: str, kind: str, d: Any) -> DuckerSpec:
+    if kind != "bus":
+        raise GraphError(path, None, "ducker", "only bus graphs have a ducker")
+    if not isinstance(d, dict):
+        raise GraphError(path, None, "ducker", "must be a table")
+    known = {"volume_db", "fade_out_ms", "fade_in_ms", "recovery_ms", "bands"}
+    bad = set(d) - known
+    if bad:
+        raise GraphError(path, None, f"ducker.{sorted(bad)[0]}", "unknown field")
+    vals = {k: _num(path, None, f"ducker.{k}", v) for k, v in d.items()}
+    if vals.get("volume_db", -9.0) > 0:
+        raise GraphError(path, None, "ducker.volume_db", "must be <= 0 dB")
+    for k in ("fade_out_ms", "fade_in_ms", "recovery_ms"):
+        if vals.get(k, 0.0) < 0:
+            raise GraphError(path, None, f"ducker.{k}", "must be >= 0")
+    bands = int(vals.pop("bands", 16))
+    if not 1 <= bands <= 64:
+        raise GraphError(path, None, "ducker.bands", "must be 1..64")
+    return DuckerSpec(**vals, bands=bands)
+
+
+def load_graph(name_or_path: str | Path) -> GraphSpec:
+    """Load and validate a graph by name (``graphs/NAME.toml``) or by path.
+
+    Errors are :class:`GraphError` naming the file, the node and the field.
+    """
+    p = Path(name_or_path)
+    if p.suffix != ".toml":
+        p = graphs_dir() / f"{name_or_path}.toml"
+    path = str(p)
+    doc = _read_graph_doc(p)
+    if not isinstance(doc.get("graph"), dict):
+        raise GraphError(path, None, "graph", "missing [graph] table")
+    name = doc["graph"].get("name", p.stem)
+    if "same_as" in doc["graph"]:
+        doc = _resolve_alias(path, p, doc)
+    g = doc["graph"]
+    kind = g.get("kind")
+    if kind not in _GRAPH_KINDS:
+        raise GraphError(path, None, "graph.kind", f"must be one of {_GRAPH_KINDS}, got {kind!r}")
+    raw_nodes = doc.get("node")
+    if not isinstance(raw_nodes, list) or not raw_nodes:
+        raise GraphError(path, None, "node", "a graph needs at least one [[node]]")
+    nodes: list[NodeSpec] = []
+    for i, rn in enumerate(raw_nodes):
+        nodes.append(_node(path, i, rn, kind, nodes))
+    _check_channels(path, kind, nodes)
+    ducker = _ducker(path, kind, doc["ducker"]) if "ducker" in doc else None
+    return GraphSpec(str(name), kind, tuple(nodes), str(g.get("doc", "")), path, _curves(path, doc), ducker)
