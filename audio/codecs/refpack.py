@@ -61,6 +61,42 @@ def header_info(data: bytes | memoryview, path: str = "<refpack>") -> tuple[int,
     return pos + width, size, packed
 
 
+def _command(src: bytes, i: int, path: str) -> tuple[int, int, int, int, bool]:
+    """The RefPack command at ``i``: ``(next i, literal count, copy length, copy offset, stop)``."""
+    end = len(src)
+    b0 = src[i]
+    need = 2 if b0 < 0x80 else 3 if b0 < 0xC0 else 4 if b0 < 0xE0 else 1
+    if i + need > end:
+        raise FormatError(path, i, f"{need}-byte RefPack command", "end of data")
+    if b0 < 0x80:
+        b1 = src[i + 1]
+        return i + 2, b0 & 3, ((b0 >> 2) & 7) + 3, ((b0 & 0x60) << 3) + b1 + 1, False
+    if b0 < 0xC0:
+        b1 = src[i + 1]
+        return i + 3, b1 >> 6, (b0 & 0x3F) + 4, ((b1 & 0x3F) << 8) + src[i + 2] + 1, False
+    if b0 < 0xE0:
+        n = ((b0 & 0x0C) << 6) + src[i + 3] + 5
+        return i + 4, b0 & 3, n, ((b0 & 0x10) << 12) + (src[i + 1] << 8) + src[i + 2] + 1, False
+    if b0 < 0xFC:
+        return i + 1, ((b0 & 0x1F) << 2) + 4, 0, 0, False
+    return i + 1, b0 & 3, 0, 0, True
+
+
+def _copy(out: bytearray, pos: int, n: int, off: int, size: int, path: str, i: int) -> int:
+    """Copy ``n`` bytes from ``off`` back (overlapping copies repeat the period); the new position."""
+    if off > pos:
+        raise FormatError(path, i, f"back-reference within the output ({pos} bytes so far)", f"offset {off}")
+    if pos + n > size:
+        raise FormatError(path, i, f"output within the declared size {size}", pos + n)
+    start = pos - off
+    if off >= n:
+        out[pos:pos + n] = out[start:start + n]
+    else:
+        period = out[start:pos]
+        out[pos:pos + n] = (period * (n // off + 1))[:n]
+    return pos + n
+
+
 def decode(data: bytes | memoryview, path: str = "<refpack>", expected_size: int | None = None,
            limit: int = MAX_UNPACKED) -> bytes:
     """Decode one RefPack stream.
@@ -97,42 +133,7 @@ def decode(data: bytes | memoryview, path: str = "<refpack>", expected_size: int
             if pos == size:
                 break  # no stop command, but the output is complete
             raise FormatError(path, i, "RefPack command (input truncated)", f"output {pos} of {size}")
-        b0 = src[i]
-        stop = False
-        if b0 < 0x80:
-            if i + 2 > end:
-                raise FormatError(path, i, "2-byte RefPack command", "end of data")
-            b1 = src[i + 1]
-            lit = b0 & 3
-            n = ((b0 >> 2) & 7) + 3
-            off = ((b0 & 0x60) << 3) + b1 + 1
-            i += 2
-        elif b0 < 0xC0:
-            if i + 3 > end:
-                raise FormatError(path, i, "3-byte RefPack command", "end of data")
-            b1 = src[i + 1]
-            lit = b1 >> 6
-            n = (b0 & 0x3F) + 4
-            off = ((b1 & 0x3F) << 8) + src[i + 2] + 1
-            i += 3
-        elif b0 < 0xE0:
-            if i + 4 > end:
-                raise FormatError(path, i, "4-byte RefPack command", "end of data")
-            lit = b0 & 3
-            n = ((b0 & 0x0C) << 6) + src[i + 3] + 5
-            off = ((b0 & 0x10) << 12) + (src[i + 1] << 8) + src[i + 2] + 1
-            i += 4
-        elif b0 < 0xFC:
-            lit = ((b0 & 0x1F) << 2) + 4
-            n = 0
-            off = 0
-            i += 1
-        else:
-            lit = b0 & 3
-            n = 0
-            off = 0
-            i += 1
-            stop = True
+        i, lit, n, off, stop = _command(src, i, path)
         if lit:
             if i + lit > end:
                 raise FormatError(path, i, f"{lit} RefPack literal bytes", "end of data")
@@ -144,18 +145,7 @@ def decode(data: bytes | memoryview, path: str = "<refpack>", expected_size: int
         if stop:
             break
         if n:
-            if off > pos:
-                raise FormatError(path, i, f"back-reference within the output ({pos} bytes so far)",
-                                  f"offset {off}")
-            if pos + n > size:
-                raise FormatError(path, i, f"output within the declared size {size}", pos + n)
-            start = pos - off
-            if off >= n:
-                out[pos:pos + n] = out[start:start + n]
-            else:
-                period = out[start:pos]
-                out[pos:pos + n] = (period * (n // off + 1))[:n]
-            pos += n
+            pos = _copy(out, pos, n, off, size, path, i)
     if pos != size:
         raise FormatError(path, i, f"{size} decoded bytes (the declared size)", pos)
     return bytes(out)
