@@ -16,7 +16,7 @@ from audio.core.errors import BarkbusError
 
 __all__ = ["main", "build_parser"]
 
-_GROUPS = ("audio.games.skate.cli", "audio.games.sylpheed.cli", "audio.live.cli")
+_GROUPS = ("audio.games.skate.cli", "audio.games.sylpheed.cli", "audio.live.cli", "audio.offline.batch.cli")
 
 _EPILOG = """examples:
   barkbus demo -o out/demo.wav                 render the embedded Skate 3 + Sylpheed demos
