@@ -329,7 +329,8 @@ def write_report(root: str | Path, out: str | Path | None = None, k_max: int = 3
     out.mkdir(parents=True, exist_ok=True)
     runs, dec = f["run"], f["decision"]
     tables = {"runs": runs_table(runs),
-              "failures": runs.loc[runs["status"] == "failed", ["scenario", "seed", "error"]].reset_index(drop=True),
+              "failures": runs.loc[runs["status"] == "failed", ["scenario", "seed", "error"]]
+              .reset_index(drop=True),
               "plays": plays_table(dec, f["expect"], f["catalog"]), "takes": takes_table(dec),
               "repeats": repeats_table(dec, k_max), "refusals": refusals_table(dec),
               "loudness": loudness_table(runs)}
@@ -371,7 +372,8 @@ def _page(t: dict[str, pd.DataFrame], plots: dict[str, bool], k_max: int) -> str
     parts = [head, count, _html_table(runs),
              _section("Failed runs", "Runs that raised, with their error.", "failures", t),
              _section("Plays against the weights", "Per event and clip: plays (clip starts), the event's "
-                      "lines, the plays the weights predict for those lines, and their ratio. Largest deviations "
+                      "lines, the plays the weights predict for those lines, and their ratio. Largest "
+                      "deviations "
                       "first (clips with >= 5 expected plays).", "plays", t, p("shares"), worst),
              _section("Take repeats", f"Share of plays (after a group's first in a run) repeating one of the "
                       f"group's last k = 1..{k_max} variants: Skate takes of a clip, Sylpheed messages of a "

@@ -27,7 +27,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from audio.core.errors import BarkbusError
+from audio.core.errors import BarkbusError, FormatError
 
 __all__ = ["RUN_FIELDS", "SCHEMA", "BatchStore", "table_from_rows"]
 
@@ -101,13 +101,23 @@ class BatchStore:
         return path
 
     def files(self) -> list[Path]:
-        return sorted(self.runs.glob("*.parquet")) if self.runs.is_dir() else []
+        if not self.runs.is_dir():
+            return []
+        return sorted(p for p in self.runs.glob("*.parquet") if not p.name.startswith("."))
+
+    @staticmethod
+    def _read(path: Path, **kw: Any) -> pa.Table:
+        try:
+            return pq.read_table(path, **kw)
+        except (OSError, pa.ArrowException) as exc:
+            raise FormatError(path, None, "a barkbus batch Parquet file (delete it to redo its runs)",
+                              str(exc).split("\n")[0]) from None
 
     def finished(self) -> set[tuple[str, int]]:
         """(scenario key, seed) of every recorded run, failed ones included."""
         done: set[tuple[str, int]] = set()
         for f in self.files():
-            t = pq.read_table(f, columns=["scenario", "seed", "kind"])
+            t = self._read(f, columns=["scenario", "seed", "kind"])
             for sc, seed, kind in zip(*(t.column(c).to_pylist() for c in ("scenario", "seed", "kind"))):
                 if kind == "run":
                     done.add((sc, int(seed)))
@@ -118,7 +128,7 @@ class BatchStore:
         owner: dict[tuple[str, int], int] = {}
         parts = []
         for i, f in enumerate(self.files()):
-            t = pq.read_table(f, schema=SCHEMA)
+            t = self._read(f, schema=SCHEMA)
             keys = list(zip(t.column("scenario").to_pylist(), t.column("seed").to_pylist()))
             for k, kind in zip(keys, t.column("kind").to_pylist()):
                 if kind == "run":
