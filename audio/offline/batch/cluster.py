@@ -10,6 +10,7 @@ their own file system (a shared one, or barkbus installed with its demos, on a c
 from __future__ import annotations
 
 import sys
+import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -79,6 +80,8 @@ class BatchSummary:
     done: int = 0
     failed: int = 0
     files: list[Path] = field(default_factory=list)
+    write_s: float = 0.0
+    """Seconds the client spent writing task files (its serial share of the work)."""
 
 
 def _failed_runs(table: object) -> int:
@@ -113,7 +116,9 @@ def run_batch(client: object, store: BatchStore, scenarios: dict[str, str], seed
                 table = fut.result()
             except Exception as exc:  # noqa: BLE001 - the cluster gave up on the task (e.g. KilledWorker)
                 table = failed_table(task, f"{type(exc).__name__}: {exc}".replace("\n", " "))
+            w0 = time.perf_counter()
             summary.files.append(store.write(task.key, task.seeds, table))
+            summary.write_s += time.perf_counter() - w0
             bad = _failed_runs(table)
             summary.failed += bad
             summary.done += len(task.seeds) - bad

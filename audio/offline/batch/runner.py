@@ -152,10 +152,18 @@ def run_one(key: str, path: str, seed: int, decisions_only: bool = True) -> list
 
 
 def run_task(task: Task) -> pa.Table:
-    """Run every seed of ``task`` (the function a worker executes)."""
+    """Run every seed of ``task`` (the function a worker executes). A catalogue line appears
+    once per task, under the first seed that listed it."""
     rows: list[dict[str, Any]] = []
+    listed: set[tuple[Any, ...]] = set()
     for seed in task.seeds:
-        rows.extend(run_one(task.key, task.path, seed, task.decisions_only))
+        for r in run_one(task.key, task.path, seed, task.decisions_only):
+            if r["kind"] == "catalog":             # a line listed once per task is enough for the union
+                key = (r["system"], r["event"], r["clip"])
+                if key in listed:
+                    continue
+                listed.add(key)
+            rows.append(r)
     return table_from_rows(rows)
 
 
