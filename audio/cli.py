@@ -8,18 +8,22 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import traceback
 from pathlib import Path
+from typing import Any
 
 from audio import __version__
-from audio.core.errors import BarkbusError
+from audio.core.errors import BarkbusError, InputError
 
 __all__ = ["main", "build_parser"]
 
-_GROUPS = ("audio.games.skate.cli", "audio.games.sylpheed.cli", "audio.live.cli", "audio.offline.batch.cli")
+_GROUPS = ("audio.live.cli", "audio.offline.batch.cli")
+"""Command groups of the core rooms; each registered game adds its own (``Game.cli``)."""
 
 _EPILOG = """examples:
-  barkbus demo -o out/demo.wav                 render the embedded Skate 3 + Sylpheed demos
+  barkbus demo -o out/demo.wav                 render every game's embedded demo install
   barkbus render audio/offline/demo/basic.toml -o out/basic.wav --log out/basic.jsonl
   barkbus render --replay out/live-capture.jsonl -o out/replay.wav
   barkbus graph plot skate_stream_voice -o out/voice.png
@@ -27,9 +31,11 @@ _EPILOG = """examples:
 
 
 def _add_render_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-o", "--output", type=Path, help="WAV or FLAC file to write (by extension)")
-    p.add_argument("--seed", type=int, help="scenario seed (overrides the file's)")
-    p.add_argument("--block", type=int, help="engine block in samples (output does not depend on it; default 256)")
+    p.add_argument("-o", "--output", type=Path,
+                   help="audio file to write; the extension picks the format (.wav, .flac, .ogg, .aiff, .caf...)")
+    p.add_argument("--seed", type=_seed, help="scenario seed, 0..2^63-1 (overrides the file's)")
+    p.add_argument("--block", type=_positive_int,
+                   help="engine block in samples (output does not depend on it; default 256)")
     p.add_argument("--stems", type=Path, metavar="DIR", help="also write one file per bus into DIR")
     p.add_argument("--log", type=Path, metavar="JSONL", help="write every decision as JSON lines")
     p.add_argument("--capture", type=Path, metavar="JSONL", help="write every posted event (for --replay)")
@@ -38,33 +44,65 @@ def _add_render_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--layout", choices=["stereo", "5.1"], help="output layout (overrides the scenario's)")
     p.add_argument("--subtype", default=None, help="soundfile subtype (default PCM_16; e.g. FLOAT, PCM_24)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--strict", action="store_true",
+                   help="exit with status 1 if any voice fault was logged (after writing everything)")
 
 
-def _finish_render(res, args: argparse.Namespace) -> int:
-    from audio.offline.render import summary_text, write_audio, write_log
-    if args.output:
-        write_audio(args.output, res.audio, res.sample_rate, args.subtype)
-    if args.stems:
-        args.stems.mkdir(parents=True, exist_ok=True)
-        for name, audio in res.stems.items():
-            write_audio(args.stems / f"{name}.wav", audio, res.sample_rate, args.subtype)
+def _outputs(args: argparse.Namespace) -> Any:
+    """The render's streamed outputs, and a check that every other output can be written."""
+    from audio.offline.outputs import check_writable
+    from audio.offline.render import Outputs
+
+    stems = ["master", "environment"] if args.stems else []
+    out = Outputs(audio=args.output, stems_dir=args.stems, stems=stems, capture=getattr(args, "capture", None),
+                  subtype=args.subtype)
+    out.check()
+    check_writable(args.log, args.timeline, args.spectrogram)
+    return out
+
+
+def _finish_render(res: Any, args: argparse.Namespace) -> int:
+    from audio.offline.outputs import atomic_path
+    from audio.offline.render import summary_text, write_log
+
     if args.log:
         write_log(args.log, res.decisions)
     if args.timeline:
         from audio.offline.timeline import timeline_png
-        timeline_png(res.decisions, args.timeline, res.duration, res.voices, res.sample_rate)
+        with atomic_path(args.timeline) as tmp:
+            timeline_png(res.decisions, tmp, res.duration, res.voices, res.sample_rate)
     if args.spectrogram:
         from audio.offline.plots import plot_spectrogram
-        plot_spectrogram(res.audio, res.sample_rate, args.spectrogram, res.scenario)
+        with atomic_path(args.spectrogram) as tmp:
+            plot_spectrogram(res.audio, res.sample_rate, tmp, res.scenario)
     print(summary_text(res, args.output))
     for extra in (args.stems, args.log, args.timeline, args.spectrogram, getattr(args, "capture", None)):
         if extra:
             print(f"  wrote {extra}")
+    if args.strict and res.faults:
+        print(f"barkbus: {res.faults} voice faults (--strict)", file=sys.stderr)
+        return 1
     return 0
 
 
-def _stems(args: argparse.Namespace) -> list[str] | None:
-    return ["master", "environment"] if args.stems else None
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {v}")
+    return v
+
+
+def _seed(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 0 <= v < 2**63:
+        raise argparse.ArgumentTypeError(f"expected a seed in 0..2^63-1, got {v}")
+    return v
 
 
 def _scenario(path: Path, args: argparse.Namespace):
@@ -80,20 +118,25 @@ def cmd_render(args: argparse.Namespace) -> int:
     from audio.offline.render import render_replay, render_scenario
     if args.replay:
         if args.scenario:
-            raise SystemExit("give either a SCENARIO or --replay CAPTURE, not both")
-        res = render_replay(args.replay, block=args.block, stems=_stems(args), progress=not args.quiet)
+            raise InputError("give either a SCENARIO or --replay CAPTURE, not both")
+        outputs = _outputs(args)
+        res = render_replay(args.replay, block=args.block, progress=not args.quiet, outputs=outputs,
+                            keep_audio=bool(args.spectrogram))
     else:
         if not args.scenario:
-            raise SystemExit("render needs a SCENARIO file (or --replay CAPTURE); see barkbus render --help")
-        res = render_scenario(_scenario(args.scenario, args), block=args.block, stems=_stems(args), capture=args.capture,
-                              progress=not args.quiet)
+            raise InputError("render needs a SCENARIO file (or --replay CAPTURE); see barkbus render --help")
+        scn = _scenario(args.scenario, args)
+        res = render_scenario(scn, block=args.block, progress=not args.quiet, outputs=_outputs(args),
+                              keep_audio=bool(args.spectrogram))
     return _finish_render(res, args)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from audio.offline.render import render_scenario
     from audio.offline.scenario import demo_scenario
-    names = ["skate", "sylpheed"] if args.which == "all" else [args.which]
+    from audio.offline.scenario import demo_names
+
+    names = [n for n in demo_names() if n != "basic"] if args.which == "all" else [args.which]
     out = args.output or Path("out/demo.wav")
     rc = 0
     for name in names:
@@ -110,8 +153,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
                 setattr(sub, k, v.with_name(f"{v.stem}-{name}{v.suffix}"))
         if args.stems and len(names) > 1:
             sub.stems = args.stems / name
-        res = render_scenario(_scenario(path, args), block=args.block, stems=_stems(sub), progress=not args.quiet)
-        _finish_render(res, sub)
+        scn = _scenario(path, args)
+        res = render_scenario(scn, block=args.block, progress=not args.quiet, outputs=_outputs(sub),
+                              keep_audio=bool(args.spectrogram))
+        rc = max(rc, _finish_render(res, sub))
     return rc
 
 
@@ -123,7 +168,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
             print(f"{name:24s} {spec.kind:7s} {spec.doc}")
         return 0
     if not args.name:
-        raise SystemExit(f"graph {args.action} needs a graph NAME (one of: {', '.join(available_graphs())})")
+        raise InputError(f"graph {args.action} needs a graph NAME (one of: {', '.join(available_graphs())})")
     spec = load_graph(args.name)
     if args.action == "show":
         print(f"{spec.name} ({spec.kind}) from {spec.path}\n  {spec.doc}")
@@ -136,27 +181,41 @@ def cmd_graph(args: argparse.Namespace) -> int:
             print(f"  curve {c}: x={list(spec.curves[c].x)} y={list(spec.curves[c].y)}")
         return 0
     from audio.offline.plots import plot_graph
+    from audio.offline.outputs import atomic_path, check_writable
+
     out = args.output or Path(f"{spec.name}.png")
-    plot_graph(spec, out)
+    check_writable(out)
+    with atomic_path(out) as tmp:
+        plot_graph(spec, tmp)
     print(f"wrote {out}")
     return 0
+
+
+def _games():
+    from audio.games import all_games
+
+    return all_games()
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="barkbus",
-        description="barkbus: a real-time audio middleware emulator for in-game speech "
-                    "(Skate 3 pedestrian speech, Project Sylpheed combat chatter). Renders scenarios "
-                    "deterministically, plays them live, and serves ports over Python and OSC.",
+        description="barkbus: a real-time audio middleware emulator for in-game speech ("
+                    + ", ".join(g.title for g in _games() if g.needs_install)
+                    + "). Renders scenarios deterministically, plays them live, and serves ports over "
+                    "Python and OSC.",
         epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"barkbus {__version__}")
+    p.add_argument("--debug", action="store_true", help="print the traceback of an error, not just its line")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     d = sub.add_parser("demo", help="render the embedded demo installs (the main job)",
-                       description="Render the bundled demo scenarios (Skate 3 plaza, Sylpheed dogfight) from "
+                       description="Render the bundled demo scenarios (one per game) from "
                                    "the demo installs shipped in the games' own formats, print a summary.")
-    d.add_argument("--which", choices=["skate", "sylpheed", "all", "basic"], default="all",
-                   help="which demo (default: all)")
+    from audio.offline.scenario import demo_names
+
+    d.add_argument("--which", choices=[*demo_names(), "all"], default="all",
+                   help="which demo (default: all the games' demos)")
     _add_render_args(d)
     d.set_defaults(func=cmd_demo)
 
@@ -177,15 +236,24 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("-o", "--output", type=Path, help="PNG path for plot (default NAME.png)")
     g.set_defaults(func=cmd_graph)
 
-    for mod in _GROUPS:
+    from audio.games import all_games
+
+    registers = [(mod, lambda m=mod: importlib.import_module(m).register) for mod in _GROUPS]
+    registers += [(g.name, lambda g=g: g.load("cli")) for g in all_games() if g.cli is not None]
+    for name, get in registers:
         try:
-            importlib.import_module(mod).register(sub)
+            get()(sub)
         except ImportError as exc:  # a game module that cannot load must not take the CLI down
-            print(f"barkbus: {mod} unavailable: {exc}", file=sys.stderr)
+            print(f"barkbus: {name} unavailable: {exc}", file=sys.stderr)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 1 run-time failure, 2 bad input).
+
+    Every error barkbus raises on purpose is one line on stderr (its file, field or offset and
+    what was expected); ``--debug`` adds the traceback.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -194,7 +262,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except BarkbusError as exc:
+        if args.debug:
+            traceback.print_exc()
         print(f"barkbus: error: {exc}", file=sys.stderr)
-        return 1
+        return exc.exit_status
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as exc:
+        if args.debug:  # a file named on the command line: bad input, one line
+            traceback.print_exc()
+        print(f"barkbus: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `barkbus skate ls | head`: the reader left; not an error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         return 130

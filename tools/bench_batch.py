@@ -30,10 +30,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from audio.offline.batch.cluster import open_client, run_batch  # noqa: E402
-from audio.offline.batch.report import load_frames  # noqa: E402
-from audio.offline.batch.store import BatchStore  # noqa: E402
-from audio.offline.scenario import build_engine, demo_scenario, load_scenario  # noqa: E402
+from audio.offline.batch.cluster import open_client, run_batch
+from audio.offline.batch.report import load_frames
+from audio.offline.batch.store import BatchStore
+from audio.offline.scenario import build_engine, demo_scenario, load_scenario
 
 DEMOS = {"plaza": str(demo_scenario("skate")), "dogfight": str(demo_scenario("sylpheed"))}
 
@@ -115,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--chunk", type=int, default=10, help="seeds per task")
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     args = ap.parse_args(argv)
-    print(f"data load per run (load_scenario + build_engine): "
+    print("data load per run (load_scenario + build_engine): "
           + ", ".join(f"{k} {1000 * v:.1f} ms" for k, v in data_load().items()))
     with tempfile.TemporaryDirectory(prefix="bench_batch-") as tmp:
         for decisions_only, seeds in ((True, args.dry_seeds), (False, args.full_seeds)):
@@ -124,8 +124,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n{label}: plaza + dogfight, {seeds} seeds each, chunk {args.chunk}")
             for r in res:
                 eff = r["rate"] / (r["workers"] * res[0]["rate"] / res[0]["workers"])
-                print(f"  {r['workers']} worker(s): {r['runs']} runs in {r['wall_s']:.1f} s = {r['rate']:.1f} runs/s,"
-                      f" efficiency {100 * eff:.0f}%, work share {100 * r['work_share']:.0f}%, "
+                print(f"  {r['workers']} worker(s): {r['runs']} runs in {r['wall_s']:.1f} s = "
+                      f"{r['rate']:.1f} runs/s, efficiency {100 * eff:.0f}%, "
+                      f"work share {100 * r['work_share']:.0f}%, "
                       f"run {r['run_ms']:.1f} ms, client write {r['write_ms_per_task']:.1f} ms/task, "
                       f"task overhead {r['task_overhead_ms']:.2f} ms, peak RSS/worker {r['rss_mb']:.0f} MB, "
                       f"cluster start {r['start_s']:.1f} s, failed {r['failed']}")

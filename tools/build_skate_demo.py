@@ -397,6 +397,7 @@ path = [
 install = "."                     # the install beside this file
 # tuning = "tuning.toml"              # the default: audio/games/skate/demo/tuning.toml
 streams_per_channel = 2           # the port's reading: 2 living-world streams
+console_start = 10.0              # the console has run 10 s when the plaza starts (lines from t = 0)
 
 # -- the player's speed (m/s; 101_pos needs more than 5 km/h in the demo tuning) -----------------
 [[event]]
@@ -483,12 +484,18 @@ ped = 8
 voice = 53
 position = [-26.0, 1.7, 50.0]
 
-# -- early: the timers start at 0, so this shout is refused (Repeat) -----------------------------
+# -- at once: a warn from the crowd, then the same ped again too soon (Repeat) --------------------
 [[event]]
-t = 2.0
+t = 0.2
 type = "skate.value"
 ped = 8
-value = 2
+value = 53
+
+[[event]]
+t = 1.5
+type = "skate.value"
+ped = 8
+value = 54
 
 # -- the guard's radio, far away --------------------------------------------------------------
 [[event]]

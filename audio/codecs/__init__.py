@@ -14,6 +14,13 @@ EA codecs
     ``decode_xas1``, ``encode_xas1``, ``decode_frames``, ``encode_frames`` (xas1, codec 4);
     ``decode_eaxma``, ``encode_eaxma`` (eaxma, codec 3)
 
+Sony PS-ADPCM (SPU/SPU2 "VAG" ADPCM)
+    ``decode_psadpcm``, ``encode_psadpcm``, ``PsxSettings`` (psadpcm);
+    ``VagFile``, ``read_vag``, ``write_vag``, ``decode_vag``, ``encode_vag`` (vag, Sony ``VAGp``)
+
+Any audio file
+    ``decode_file`` (fallback: soundfile, then our codecs by signature, then vgmstream)
+
 XMA through FFmpeg
     ``decode_xma``, ``xma2_extradata``, ``xma1_extradata``, ``XmaPacketHeader``,
     ``parse_xma2_packet_header``, ``split_packets`` (xma)
@@ -37,9 +44,12 @@ from __future__ import annotations
 from audio.codecs.cache import CacheStats, TakeCache
 from audio.codecs.eaxma import decode_eaxma, encode_eaxma
 from audio.codecs.pcm import decode_pcm16be, encode_pcm16be
+from audio.codecs.psadpcm import PsxSettings, decode_psadpcm, encode_psadpcm
+from audio.codecs.fallback import decode_file
 from audio.codecs.riff import RiffWave, build_wav, decode_riff, msadpcm_fmt, pcm_fmt, read_riff, xma2_fmt
 from audio.codecs.sns import SnsBlock, walk_blocks, write_blocks
 from audio.codecs.snr import SnrHeader, decode_take, parse_snr, split_sps, write_sps
+from audio.codecs.vag import VagFile, decode_vag, encode_vag, read_vag, write_vag
 from audio.codecs.vgmstream import available as vgmstream_available
 from audio.codecs.vgmstream import decode_take_vgmstream
 from audio.codecs.xas1 import decode_frames, decode_xas1, encode_frames, encode_xas1
@@ -54,6 +64,11 @@ __all__ = [
     # EA codecs
     "decode_pcm16be", "encode_pcm16be", "decode_xas1", "encode_xas1", "decode_frames", "encode_frames",
     "decode_eaxma", "encode_eaxma",
+    # PS-ADPCM
+    "decode_psadpcm", "encode_psadpcm", "PsxSettings",
+    "VagFile", "read_vag", "write_vag", "decode_vag", "encode_vag",
+    # any audio file
+    "decode_file",
     # XMA
     "decode_xma", "xma2_extradata", "xma1_extradata", "XmaPacketHeader", "parse_xma2_packet_header",
     "split_packets",

@@ -20,7 +20,7 @@ import numpy as np
 from audio.core.errors import FormatError
 from audio.codecs.riff import read_riff
 
-__all__ = ["available", "snu_wrap", "decode_buffer", "decode_take_vgmstream"]
+__all__ = ["available", "snu_wrap", "decode_buffer", "decode_path", "decode_take_vgmstream"]
 
 _LIBS = ("ogg", "vorbis", "vorbisfile")
 _lock = threading.Lock()
@@ -56,22 +56,44 @@ def snu_wrap(header_bytes: bytes, body_bytes: bytes) -> bytes:
     return struct.pack(">IIII", 0, 0, 16 + len(header_bytes), 0) + bytes(header_bytes) + bytes(body_bytes)
 
 
-def decode_buffer(data: bytes, filename_hint: str) -> tuple[np.ndarray, int]:
-    """Decode any buffer vgmstream recognises (by ``filename_hint``'s extension) to int16
-    ``(frames, channels)`` and the rate in Hz; loops are ignored (played once)."""
+def _module() -> ModuleType:
     module, reason = _load()
     if module is None:
         raise RuntimeError(reason)
+    return module
+
+
+def _wav_pcm(wav: bytes, what: str) -> tuple[np.ndarray, int]:
+    """int16 ``(frames, channels)`` and the rate of the WAV vgmstream wrote."""
+    info = read_riff(wav, f"vgmstream output of {what}")
+    body = wav[info.data_offset:info.data_offset + info.data_size]
+    usable = len(body) // (2 * info.channels) * 2 * info.channels
+    pcm = np.frombuffer(body[:usable], "<i2").astype(np.int16).reshape(-1, info.channels)
+    return pcm, info.sample_rate
+
+
+def decode_buffer(data: bytes, filename_hint: str) -> tuple[np.ndarray, int]:
+    """Decode any buffer vgmstream recognises (by ``filename_hint``'s extension) to int16
+    ``(frames, channels)`` and the rate in Hz; loops are ignored (played once)."""
+    module = _module()
     config = module.DecodeConfig(sample_format=module.SampleFormat.PCM16, ignore_loop=True)
     try:
         wav = module.decode_buffer_to_wav_bytes(bytes(data), filename_hint=filename_hint, config=config)
     except (module.PyVGMStreamError, ValueError, RuntimeError) as exc:
         raise FormatError(filename_hint, None, "a stream vgmstream can decode", str(exc)) from exc
-    info = read_riff(wav, f"vgmstream output of {filename_hint}")
-    body = wav[info.data_offset:info.data_offset + info.data_size]
-    usable = len(body) // (2 * info.channels) * 2 * info.channels
-    pcm = np.frombuffer(body[:usable], "<i2").astype(np.int16).reshape(-1, info.channels)
-    return pcm, info.sample_rate
+    return _wav_pcm(wav, filename_hint)
+
+
+def decode_path(path: str) -> tuple[np.ndarray, int]:
+    """Decode a file by path (so vgmstream may open companion files, e.g. ``.snr`` + ``.sns``)
+    to int16 ``(frames, channels)`` and the rate in Hz; loops are ignored (played once)."""
+    module = _module()
+    config = module.DecodeConfig(sample_format=module.SampleFormat.PCM16, ignore_loop=True)
+    try:
+        wav = module.decode_to_wav_bytes(str(path), config=config)
+    except (module.PyVGMStreamError, ValueError, RuntimeError, OSError) as exc:
+        raise FormatError(str(path), None, "a stream vgmstream can decode", str(exc)) from exc
+    return _wav_pcm(wav, str(path))
 
 
 def decode_take_vgmstream(header_bytes: bytes, body_bytes: bytes) -> tuple[np.ndarray, int]:

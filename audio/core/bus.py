@@ -23,12 +23,14 @@ import json
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Iterable, Iterator, Protocol, TextIO
+from typing import Annotated, Any, Callable, ClassVar, Iterable, Iterator, Literal, Protocol, TextIO
+
+import msgspec
 
 from audio.core.clock import SAMPLE_RATE, seconds_to_samples
 from audio.core.errors import FormatError
 
-__all__ = ["Event", "Decision", "EventBus", "Consumer", "Capture", "event_kinds", "event_from_json",
+__all__ = ["Event", "Decision", "EventBus", "Consumer", "Capture", "CaptureHeader", "event_kinds", "event_from_json",
            "event_to_json", "read_capture"]
 
 _KINDS: dict[str, type["Event"]] = {}
@@ -226,18 +228,54 @@ class Capture:
         self._out.flush()
 
 
+class CaptureHeader(msgspec.Struct, kw_only=True):
+    """The first line of a capture; keys beyond these are kept for the front end that wrote them."""
+
+    capture: Literal["barkbus"]
+    version: Literal[1] = 1
+    sample_rate: Annotated[int, msgspec.Meta(ge=8000, le=384_000)] = SAMPLE_RATE
+    block: Annotated[int, msgspec.Meta(ge=1, le=65_536)] = 256
+    samples: Annotated[int, msgspec.Meta(ge=0, le=384_000 * 7 * 24 * 3600)] | None = None
+    start_sample: Annotated[int, msgspec.Meta(ge=0)] = 0
+    seed: Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)] = 0
+    scenario: str | None = None
+    doc: dict[str, Any] | None = None
+    game: str | None = None
+    install: str | None = None
+
+
+MAX_CAPTURE_BYTES = 1 << 30
+"""Largest capture file read (1 GiB)."""
+
+
+def _capture_error(source: str, where: str, problem: str) -> FormatError:
+    return FormatError(source, 0, f"a valid capture header ({where}: {problem})")
+
+
 def read_capture(path: str | Path) -> tuple[dict[str, Any], Iterator[tuple[Event, int, str]]]:
-    """Read a capture: its header and an iterator of ``(event, at, origin)``."""
+    """Read a capture: its validated header and an iterator of ``(event, at, origin)``."""
+    from audio.core.schema import convert
+
     path = Path(path)
-    lines = path.read_text(encoding="utf-8").splitlines()
+    try:
+        if path.stat().st_size > MAX_CAPTURE_BYTES:
+            raise FormatError(path, 0, f"a capture of at most {MAX_CAPTURE_BYTES} bytes")
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise FormatError(path, None, "a capture file (no such file)") from None
+    except UnicodeDecodeError as exc:
+        raise FormatError(path, exc.start, "UTF-8 JSON lines (is this a capture?)") from None
+    except OSError as exc:
+        raise FormatError(path, None, f"a readable capture file ({exc.strerror})") from None
     if not lines:
         raise FormatError(path, 0, "a barkbus capture header line")
     try:
         header = json.loads(lines[0])
-    except json.JSONDecodeError as exc:
-        raise FormatError(path, 0, "a JSON header line", str(exc)) from None
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise FormatError(path, 0, "a JSON header line", str(exc)[:80]) from None
     if not isinstance(header, dict) or header.get("capture") != "barkbus":
-        raise FormatError(path, 0, 'a header with "capture": "barkbus"', header)
+        raise FormatError(path, 0, 'a header with "capture": "barkbus"', str(header)[:80])
+    convert(header, CaptureHeader, source=str(path), where="header", error=_capture_error)
 
     def events() -> Iterator[tuple[Event, int, str]]:
         offset = len(lines[0]) + 1
@@ -245,7 +283,7 @@ def read_capture(path: str | Path) -> tuple[dict[str, Any], Iterator[tuple[Event
             if line.strip():
                 try:
                     d = json.loads(line)
-                except json.JSONDecodeError as exc:
+                except (json.JSONDecodeError, RecursionError) as exc:
                     raise FormatError(path, offset, f"a JSON event on line {i}", str(exc)) from None
                 yield event_from_json(d, f"{path}:{i}")
             offset += len(line) + 1

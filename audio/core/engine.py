@@ -139,6 +139,17 @@ class Engine:
         return {n: (np.concatenate(v, axis=0) if v else np.zeros((0, self.channels), np.float32))
                 for n, v in self._taps.items()}
 
+    def drain_taps(self) -> dict[str, np.ndarray]:
+        """The tapped buses' output since the last call, ``(samples, channels)`` float32, and
+        forget it (a streaming render writes stems block by block)."""
+        if self._taps is None:
+            return {}
+        out = {n: (np.concatenate(v, axis=0) if v else np.zeros((0, self.channels), np.float32))
+               for n, v in self._taps.items()}
+        for v in self._taps.values():
+            v.clear()
+        return out
+
     def _control(self) -> None:
         now = self.now
         self.voices.now = now

@@ -1,4 +1,15 @@
-"""The exception types barkbus raises.
+"""The exception types barkbus raises: one root, one subclass per cause.
+
+=====================  ===========================================================  =========
+error                  cause                                                        CLI exit
+=====================  ===========================================================  =========
+:class:`InputError`    bad input a user can fix (an argument, a value, a file name)  2
+:class:`FormatError`   a binary file is truncated, corrupt or of another format      2
+:class:`ScenarioError` a scenario, capture or other text file is wrong               2
+:class:`GraphError`    a DSP graph file is wrong                                      2
+:class:`OutputError`   an output cannot be written (missing folder, no permission)    2
+:class:`RunFailure`    a failure at run time (no audio device, voice budget, faults)  1
+=====================  ===========================================================  =========
 
 Every parser raises :class:`FormatError` for bad input: it names the file, the byte
 offset and what was expected there, so a user can report a real file's layout.
@@ -7,11 +18,37 @@ from __future__ import annotations
 
 from os import PathLike
 
-__all__ = ["BarkbusError", "FormatError", "GraphError", "ScenarioError", "UnsupportedError"]
+__all__ = [
+    "BarkbusError",
+    "FormatError",
+    "GraphError",
+    "InputError",
+    "OutputError",
+    "RunFailure",
+    "ScenarioError",
+    "UnsupportedError",
+]
 
 
 class BarkbusError(Exception):
     """Base class of every error barkbus raises on purpose."""
+
+    exit_status = 2
+    """The command line's exit status for this error (2: bad input, 1: run-time failure)."""
+
+
+class InputError(BarkbusError, ValueError):
+    """Bad input a user can fix: an argument, a value out of range, an unknown name."""
+
+
+class OutputError(BarkbusError, OSError):
+    """An output cannot be written: names the path and why (checked before rendering)."""
+
+
+class RunFailure(BarkbusError, RuntimeError):
+    """A failure at run time rather than bad input: no audio device, a voice budget, faults."""
+
+    exit_status = 1
 
 
 class FormatError(BarkbusError, ValueError):

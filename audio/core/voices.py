@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from audio.core.errors import RunFailure
 from audio.dsp.bank import GraphBank
 
 if TYPE_CHECKING:
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["Voice", "VoiceManager", "VoiceLimitError"]
 
 
-class VoiceLimitError(RuntimeError):
+class VoiceLimitError(RunFailure):
     """No instance could be found for a new voice (budget and headroom exhausted)."""
 
 

@@ -43,9 +43,9 @@ class _Node:
             self.out = np.zeros((cap, ch_out, max_block), dtype=np.float32)
         k = spec.kind
         if k in ("PI20", "HI20", "LI20"):
-            self.coefs = np.zeros((cap, 5), dtype=np.float64)
+            self.coefs = np.zeros((cap, 5), dtype=np.float32)     # b0, b1, b2, a1, a2
             self.bypass = np.ones(cap, dtype=np.bool_)
-            self.state = np.zeros((cap, ch_in, 4), dtype=np.float64)
+            self.state = np.zeros((cap, ch_in, 4), dtype=np.float32)  # x1, x2, y1, y2
         elif k in ("Gai0", "Sen0"):
             self.cur = np.zeros(cap)
             self.step = np.zeros(cap)
@@ -87,17 +87,17 @@ class _Node:
             self.buf[v] = 0.0
             self.widx[v] = self.dcur[v] = self.dold[v] = self.left[v] = 0
 
-    def run(self, act: np.ndarray, n: int) -> None:
+    def run(self, act: np.ndarray, n: int, t0: int) -> None:
         k = self.kind
         p = self.params
         if k == "PI20":
             K.refresh_peak(act, self.dirty, p["centre_hz"], p["gain"], p["q"], float(self.fs),
                            self.coefs, self.bypass, self.state)
-            K.biquad(act, self.inp, self.out, n, self.coefs, self.bypass, self.state)
+            K.biquad(act, self.inp, self.out, n, t0, self.coefs, self.bypass, self.state)
         elif k in ("HI20", "LI20"):
             K.refresh_pass(act, self.dirty, p["cutoff_hz"], float(self.fs), k == "HI20",
                            self.coefs, self.bypass, self.state)
-            K.biquad(act, self.inp, self.out, n, self.coefs, self.bypass, self.state)
+            K.biquad(act, self.inp, self.out, n, t0, self.coefs, self.bypass, self.state)
         elif k == "Gai0":
             K.gai0(act, self.inp, self.out, n, self.dirty, p["gain"], self.cur, self.step, self.left, self.init)
         elif k == "Sen0":
@@ -241,7 +241,7 @@ class GraphBank:
         else:
             rest = self.nodes
         for node in rest:
-            node.run(act, n)
+            node.run(act, n, t0)
 
     def clear_input(self, n: int) -> None:
         K.clear_rows(self.act, self.input, n)

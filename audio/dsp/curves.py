@@ -1,13 +1,37 @@
-"""Piecewise-linear parameter curves and the azimuth folding of the PEAK head shadow."""
+"""Piecewise-linear parameter curves and the azimuth folding of the PEAK head shadow.
+
+The game's curve points are float32 and so is its evaluation: :func:`interp_f32` rounds
+every step, ``y0 + (y1 - y0) * (v - x0) / (x1 - x0)`` in that order (the association is
+OUR documented choice; the retail one is not traced).
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
 from audio.dsp.graph import CurveSpec, GraphSpec
 
-__all__ = ["Curve", "fold_azimuth", "PeakCurves", "azimuth_to_raw"]
+__all__ = ["Curve", "fold_azimuth", "PeakCurves", "azimuth_to_raw", "interp_f32"]
+
+
+def interp_f32(xs: Sequence[float], ys: Sequence[float], v: float | np.ndarray) -> np.float32 | np.ndarray:
+    """A piecewise-linear curve in float32: ``v < x[0] -> y[0]``; ``v >= x[-1] -> y[-1]``; else
+    ``y0 + (y1 - y0) * (v - x0) / (x1 - x0)`` with every operation rounded to float32 (a
+    repeated x gives the right-hand y). ``xs`` must not decrease."""
+    x = np.asarray(xs, dtype=np.float32)
+    y = np.asarray(ys, dtype=np.float32)
+    vv = np.asarray(v, dtype=np.float32)
+    i = np.clip(np.searchsorted(x, vv, side="right") - 1, 0, max(x.shape[0] - 2, 0))
+    j = np.minimum(i + 1, x.shape[0] - 1)
+    x0, x1, y0, y1 = x[i], x[j], y[i], y[j]
+    dx = x1 - x0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mid = y0 + (y1 - y0) * (vv - x0) / np.where(dx == 0, np.float32(1.0), dx)
+    mid = np.where(dx == 0, y1, mid)
+    out = np.where(vv < x[0], y[0], np.where(vv >= x[-1], y[-1], mid)).astype(np.float32)
+    return out[()] if out.ndim == 0 else out
 
 
 @dataclass(frozen=True)
@@ -22,7 +46,8 @@ class Curve:
         return cls(spec.x, spec.y)
 
     def __call__(self, v: float | np.ndarray) -> float | np.ndarray:
-        out = np.interp(v, self.x, self.y, left=self.y[0], right=self.y[-1])
+        """The curve at ``v``, evaluated in float32 (:func:`interp_f32`)."""
+        out = interp_f32(self.x, self.y, v)
         return float(out) if np.ndim(out) == 0 else out
 
 

@@ -36,12 +36,14 @@ multichannel throughout. A graph's signal leaves only through ``Sen0`` nodes, ex
 from __future__ import annotations
 
 import os
+from importlib import resources
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from audio.core.errors import GraphError
+from audio.core.schema import check_value
 
 __all__ = ["NODE_KINDS", "NodeKind", "NodeSpec", "GraphSpec", "CurveSpec", "DuckerSpec",
            "graphs_dir", "load_graph", "available_graphs"]
@@ -129,9 +131,11 @@ class GraphSpec:
 
 
 def graphs_dir() -> Path:
-    """Where graph files live: ``$BARKBUS_GRAPHS`` or the repository's ``graphs/``."""
+    """Where graph files live: ``$BARKBUS_GRAPHS``, else the package's ``audio/graphs`` (the
+    repository's top-level ``graphs/``, shipped inside the wheel), read through
+    :mod:`importlib.resources`."""
     env = os.environ.get("BARKBUS_GRAPHS")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "graphs"
+    return Path(env) if env else Path(str(resources.files("audio").joinpath("graphs")))
 
 
 def available_graphs() -> list[str]:
@@ -144,22 +148,48 @@ def _num(path: str, node: str | None, fld: str, v: Any) -> float:
     return float(v)
 
 
+def _read_graph_doc(p: Path) -> dict[str, Any]:
+    path = str(p)
+    try:
+        doc = tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise GraphError(path, None, None, f"no such graph (available: {', '.join(available_graphs())})") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise GraphError(path, None, None, f"not valid TOML: {exc}") from None
+    problems = check_value(doc, "")
+    if problems:
+        raise GraphError(path, None, problems[0][0] or None, problems[0][1])
+    return doc
+
+
 def load_graph(name_or_path: str | Path) -> GraphSpec:
     """Load and validate a graph by name (``graphs/NAME.toml``) or by path."""
     p = Path(name_or_path)
     if p.suffix != ".toml":
         p = graphs_dir() / f"{name_or_path}.toml"
     path = str(p)
-    try:
-        doc = tomllib.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise GraphError(path, None, None, f"no such graph (available: {', '.join(available_graphs())})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise GraphError(path, None, None, f"not valid TOML: {exc}") from None
+    doc = _read_graph_doc(p)
     g = doc.get("graph")
     if not isinstance(g, dict):
         raise GraphError(path, None, "graph", "missing [graph] table")
     name = g.get("name", p.stem)
+    if "same_as" in g:  # a graph under another name: the same nodes and curves as its base
+        base = g["same_as"]
+        if not isinstance(base, str) or Path(base).name != base or base == p.stem:
+            raise GraphError(path, None, "graph.same_as", f"must name another graph, got {base!r}")
+        based = _read_graph_doc(graphs_dir() / f"{base}.toml")
+        if "same_as" in based.get("graph", {}):
+            raise GraphError(path, None, "graph.same_as", f"{base!r} is itself an alias")
+        reroute = g.get("reroute", {})
+        if not isinstance(reroute, dict) or not all(isinstance(v, str) for v in reroute.values()):
+            raise GraphError(path, None, "graph.reroute", "must map routes to routes (strings)")
+        nodes = [
+            {**n, "to": reroute.get(n["to"], n["to"])} if isinstance(n, dict) and "to" in n else n
+            for n in based.get("node", [])
+        ]
+        own = {k: v for k, v in g.items() if k not in ("same_as", "reroute")}
+        doc = {**based, "node": nodes, "graph": {**based.get("graph", {}), **own}}
+        g = doc["graph"]
     kind = g.get("kind")
     if kind not in _GRAPH_KINDS:
         raise GraphError(path, None, "graph.kind", f"must be one of {_GRAPH_KINDS}, got {kind!r}")

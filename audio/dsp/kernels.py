@@ -13,10 +13,55 @@ import math
 
 import numba as nb
 import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
-from audio.dsp.filters import pass_coefs, peaking_coefs
+from audio.dsp.filters import DENORMAL_BIAS, pass_coefs, peaking_coefs
 
 _FLAGS = dict(cache=True, nogil=True, fastmath=False, boundscheck=False)
+
+
+# -------------------------------------------------------------------------------- float32 fma
+@intrinsic
+def fma32(typingctx, a, b, c):
+    """Correctly rounded float32 ``a*b + c`` (one rounding): LLVM's ``llvm.fma.f32``, a hardware
+    FMA where the CPU has one, else libm's ``fmaf``. Arguments must be float32."""
+    sig = types.float32(types.float32, types.float32, types.float32)
+
+    def codegen(context, builder, signature, args):
+        f = ir.FloatType()
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(f, [f, f, f]), "llvm.fma.f32")
+        return builder.call(fn, args)
+
+    return sig, codegen
+
+
+@nb.njit(**_FLAGS)
+def fma32_soft(a, b, c):
+    """Correctly rounded float32 ``a*b + c`` from float64 arithmetic only (no FMA instruction).
+
+    ``p = a*b`` is exact in float64 (24 + 24 bits); ``s = p + c`` is rounded once, its error
+    ``e`` recovered exactly (TwoSum). Rounding ``s`` to float32 is then correct unless ``s``
+    fell exactly on a float32 midpoint while ``e != 0`` (the double-rounding case): the
+    exact sum lies on ``e``'s side of the midpoint, so take that neighbour."""
+    p = np.float64(a) * np.float64(b)
+    cd = np.float64(c)
+    s = p + cd
+    bb = s - p
+    e = (p - (s - bb)) + (cd - bb)
+    f = np.float32(s)
+    fd = np.float64(f)
+    if e == 0.0 or fd == s or s != s:
+        return f
+    g = np.nextafter(f, np.float32(np.inf) if s > fd else np.float32(-np.inf))
+    gd = np.float64(g)
+    if 2.0 * s != fd + gd:
+        return f
+    # s is the midpoint of f and g: the exact value s + e lies on e's side of it
+    if (e > 0.0) == (gd > fd):
+        return g
+    return f
 
 
 @nb.njit(**_FLAGS)
@@ -96,13 +141,31 @@ def refresh_pass(act, dirty, cutoff, fs, high, coefs, bypass, state):
             bypass[v] = not on
 
 
+@nb.njit(inline="always", **_FLAGS)
+def df1(x0, x1, x2, y1, y2, b0, b1, b2, na1, na2, pos):
+    """One Direct Form I sample in float32 as the console computes it (spec 5.4).
+
+    ``pos`` is the sample's position in its group of 8 (groups aligned to the 256-sample
+    console block, i.e. ``pos = absolute sample index & 7``); the feed-forward sum is
+    associated by position, its outer two steps are fused multiply-adds, and the denormal
+    bias f32(1e-18) is added to the first product; ``na1``/``na2`` are ``-a1``/``-a2``."""
+    bias = np.float32(DENORMAL_BIAS)
+    if pos == 0:
+        t = fma32(b1, x1, fma32(b2, x2, b0 * x0 + bias))
+    elif pos == 1:
+        t = fma32(b2, x2, fma32(b1, x1, b0 * x0 + bias))
+    else:
+        t = fma32(b0, x0, fma32(b2, x2, b1 * x1 + bias))
+    return fma32(na2, y2, fma32(na1, y1, t))
+
+
 @nb.njit(**_FLAGS)
-def _biquad_one(xin, out, n, co, st):
-    b0, b1, b2, a1, a2 = co[0], co[1], co[2], co[3], co[4]
+def _biquad_one(xin, out, n, t0, co, st):
+    b0, b1, b2, na1, na2 = co[0], co[1], co[2], -co[3], -co[4]
     x1, x2, y1, y2 = st[0], st[1], st[2], st[3]
     for i in range(n):
-        x0 = float(xin[i])
-        y0 = b0 * x0 + b1 * x1 + b2 * x2 - a1 * y1 - a2 * y2
+        x0 = xin[i]
+        y0 = df1(x0, x1, x2, y1, y2, b0, b1, b2, na1, na2, (t0 + i) & 7)
         x2 = x1
         x1 = x0
         y2 = y1
@@ -112,7 +175,7 @@ def _biquad_one(xin, out, n, co, st):
 
 
 @nb.njit(**_FLAGS)
-def _biquad_four(xa, xb, xc, xd, oa, ob, oc, od, n, ca, cb, cc, cd, sa, sb, sc, sd):
+def _biquad_four(xa, xb, xc, xd, oa, ob, oc, od, n, t0, ca, cb, cc, cd, sa, sb, sc, sd):
     """Four independent biquads interleaved sample by sample (instruction-level parallelism);
     each one computes exactly what :func:`_biquad_one` would."""
     a_x1, a_x2, a_y1, a_y2 = sa[0], sa[1], sa[2], sa[3]
@@ -120,14 +183,15 @@ def _biquad_four(xa, xb, xc, xd, oa, ob, oc, od, n, ca, cb, cc, cd, sa, sb, sc, 
     c_x1, c_x2, c_y1, c_y2 = sc[0], sc[1], sc[2], sc[3]
     d_x1, d_x2, d_y1, d_y2 = sd[0], sd[1], sd[2], sd[3]
     for i in range(n):
-        a0 = float(xa[i])
-        b0 = float(xb[i])
-        c0 = float(xc[i])
-        d0 = float(xd[i])
-        ay = ca[0] * a0 + ca[1] * a_x1 + ca[2] * a_x2 - ca[3] * a_y1 - ca[4] * a_y2
-        by = cb[0] * b0 + cb[1] * b_x1 + cb[2] * b_x2 - cb[3] * b_y1 - cb[4] * b_y2
-        cy = cc[0] * c0 + cc[1] * c_x1 + cc[2] * c_x2 - cc[3] * c_y1 - cc[4] * c_y2
-        dy = cd[0] * d0 + cd[1] * d_x1 + cd[2] * d_x2 - cd[3] * d_y1 - cd[4] * d_y2
+        p = (t0 + i) & 7
+        a0 = xa[i]
+        b0 = xb[i]
+        c0 = xc[i]
+        d0 = xd[i]
+        ay = df1(a0, a_x1, a_x2, a_y1, a_y2, ca[0], ca[1], ca[2], -ca[3], -ca[4], p)
+        by = df1(b0, b_x1, b_x2, b_y1, b_y2, cb[0], cb[1], cb[2], -cb[3], -cb[4], p)
+        cy = df1(c0, c_x1, c_x2, c_y1, c_y2, cc[0], cc[1], cc[2], -cc[3], -cc[4], p)
+        dy = df1(d0, d_x1, d_x2, d_y1, d_y2, cd[0], cd[1], cd[2], -cd[3], -cd[4], p)
         a_x2, a_x1, a_y2, a_y1 = a_x1, a0, a_y1, ay
         b_x2, b_x1, b_y2, b_y1 = b_x1, b0, b_y1, by
         c_x2, c_x1, c_y2, c_y1 = c_x1, c0, c_y1, cy
@@ -143,8 +207,10 @@ def _biquad_four(xa, xb, xc, xd, oa, ob, oc, od, n, ca, cb, cc, cd, sa, sb, sc, 
 
 
 @nb.njit(**_FLAGS)
-def biquad(act, x, y, n, coefs, bypass, state):
-    """Direct Form I biquad per instance and channel; exact pass-through when bypassed.
+def biquad(act, x, y, n, t0, coefs, bypass, state):
+    """Direct Form I biquad (float32, :func:`df1`) per instance and channel; exact pass-through
+    when bypassed. ``t0`` is the absolute index of the block's first sample (it fixes each
+    sample's position in its group of 8, so the output does not depend on the block size).
 
     Active, non-bypassed channels are processed four at a time, interleaved, which is
     bit-identical to one at a time (each recursion is computed in the same order)."""
@@ -164,13 +230,13 @@ def biquad(act, x, y, n, coefs, bypass, state):
                 v0, c0, v1, c1 = pend[0, 0], pend[0, 1], pend[1, 0], pend[1, 1]
                 v2, c2, v3, c3 = pend[2, 0], pend[2, 1], pend[3, 0], pend[3, 1]
                 _biquad_four(x[v0, c0], x[v1, c1], x[v2, c2], x[v3, c3],
-                             y[v0, c0], y[v1, c1], y[v2, c2], y[v3, c3], n,
+                             y[v0, c0], y[v1, c1], y[v2, c2], y[v3, c3], n, t0,
                              coefs[v0], coefs[v1], coefs[v2], coefs[v3],
                              state[v0, c0], state[v1, c1], state[v2, c2], state[v3, c3])
                 k = 0
     for j in range(k):
         v, c = pend[j, 0], pend[j, 1]
-        _biquad_one(x[v, c], y[v, c], n, coefs[v], state[v, c])
+        _biquad_one(x[v, c], y[v, c], n, t0, coefs[v], state[v, c])
 
 
 # ----------------------------------------------------------------------------------- ramps

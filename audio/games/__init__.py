@@ -1,22 +1,121 @@
-"""The games barkbus knows: scenario section name -> the module that implements it.
+"""The game registry: one :class:`Game` record per game, the only place the core learns of games.
 
-A game module exposes ``system_from_scenario(section: dict, ctx: ScenarioContext) -> System``
-and ``scenario_events() -> dict[str, Callable[[dict, ScenarioContext], Event]]``. Modules are
-imported only when a scenario uses their section, so the core never depends on a game.
+A game is one package ``audio/games/NAME/`` whose ``game.py`` defines ``GAME = Game(...)``, plus
+one line in :data:`REGISTRY`. Every front end (scenario loader, render, ``barkbus demo``, live,
+the port API, the OSC address table, the TUI, the command line) iterates the registry; none
+names a game. Each part of a record is a lazy ``"module:attr"`` reference relative to the game's
+package, imported only when a front end needs it, so ``barkbus --help`` does not load any game's
+decoders.
+
+Parts of a game (``module:attr`` inside the game's package):
+
+==============  ================================================================================
+``system``      ``system_from_scenario(section: dict, ctx: ScenarioContext) -> System``
+``events``      ``scenario_events() -> dict[str, Callable[[dict, ScenarioContext], Event]]``
+``actions``     a sequence of :class:`audio.port.adapters.Action` (OSC addresses, TUI keys)
+``tui``         a :class:`audio.live.tui.GameAdapter` subclass
+``cli``         ``register(subparsers)`` adding the game's command group
+``demo``        the demo scenario, a path relative to the game's package folder
+``port``        ``port_section(install: str | None) -> dict``: the scenario section a port opens
+==============  ================================================================================
 """
+
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
 
-__all__ = ["GAMES", "game_module"]
+from audio.core.errors import InputError
 
-GAMES: dict[str, str] = {
-    "skate": "audio.games.skate.system",
-    "sylpheed": "audio.games.sylpheed.system",
-    "tone": "audio.games.tone.system",
-}
+__all__ = ["REGISTRY", "Game", "all_games", "game", "game_names", "install_section"]
+
+REGISTRY: tuple[str, ...] = (
+    "audio.games.tone.game",
+    "audio.games.skate.game",
+    "audio.games.sylpheed.game",
+    "audio.games.starlancer.game",
+    "audio.games.radiata.game",
+)
+"""The modules that define a ``GAME`` record, in the order front ends list them."""
 
 
-def game_module(section: str) -> ModuleType:
-    return importlib.import_module(GAMES[section])
+def install_section(install: str | None) -> dict[str, Any]:
+    """The scenario section of a game opened on ``install`` ("demo", None or a folder)."""
+    return {"install": "demo" if install in (None, "demo") else str(Path(str(install)).resolve())}
+
+
+@dataclass(frozen=True)
+class Game:
+    """Everything the core needs to know of one game.
+
+    Parameters
+    ----------
+    name:
+        Scenario section, event-kind prefix (``NAME.value``), OSC prefix (``/NAME/...``) and CLI
+        group.
+    title:
+        The game's name for people ("Skate 3").
+    package:
+        The game's package (``audio.games.skate``); the references below are relative to it.
+    system, events, actions, tui, cli, port:
+        ``"module:attr"`` references (see the module docstring); ``None`` where the game has none.
+    demo:
+        Demo scenario path relative to the package folder, or ``None``.
+    needs_install:
+        Whether the game reads game data (an install root) or plays without any (test tones).
+    """
+
+    name: str
+    title: str
+    package: str
+    system: str = "scenario:system_from_scenario"
+    events: str = "scenario:scenario_events"
+    actions: str | None = "actions:ACTIONS"
+    tui: str | None = "tui:Adapter"
+    cli: str | None = "cli:register"
+    demo: str | None = None
+    port: str | None = None
+    needs_install: bool = True
+
+    def load(self, part: str) -> Any:
+        """Import and return the object a part refers to (``game.load("system")``)."""
+        ref = getattr(self, part)
+        if ref is None:
+            raise InputError(f"{self.title} has no {part}")
+        module, _, attr = ref.partition(":")
+        return getattr(importlib.import_module(f"{self.package}.{module}"), attr)
+
+    def demo_path(self) -> Path | None:
+        """The demo scenario file inside the installed package, or ``None``."""
+        if self.demo is None:
+            return None
+        return Path(str(resources.files(self.package).joinpath(self.demo)))
+
+    def port_section(self, install: str | None) -> dict[str, Any]:
+        """The scenario section :func:`audio.port.open_system` builds this game from."""
+        if self.port is not None:
+            return dict(self.load("port")(install))
+        return install_section(install) if self.needs_install else {}
+
+
+@cache
+def all_games() -> tuple[Game, ...]:
+    """Every registered game, in :data:`REGISTRY` order."""
+    return tuple(importlib.import_module(m).GAME for m in REGISTRY)
+
+
+def game_names() -> tuple[str, ...]:
+    """The registered games' names (``("tone", "skate", ...)``)."""
+    return tuple(g.name for g in all_games())
+
+
+def game(name: str) -> Game:
+    """The record of game ``name``; an :class:`InputError` naming the known games otherwise."""
+    for g in all_games():
+        if g.name == name:
+            return g
+    raise InputError(f"unknown game {name!r} (known: {', '.join(game_names())})")

@@ -26,11 +26,16 @@ def register(subparsers: Any) -> None:
         "scenario, OSC (--osc) or the keyboard (--tui). At the end (or Ctrl-C) the capture is "
         "written; `barkbus render --replay CAPTURE` reproduces the run bit for bit.",
     )
+    from audio.games import all_games
+    from audio.offline.scenario import demo_names
+
+    games = all_games()
     p.add_argument(
         "--game",
         default="tone",
-        choices=("tone", "skate", "sylpheed"),
-        help="voice system: tone (test tones, no data), skate or sylpheed (default: tone)",
+        choices=[g.name for g in games],
+        help="voice system (default: tone, test tones needing no game data): "
+        + ", ".join(f"{g.name} ({g.title})" for g in games),
     )
     p.add_argument("--install", default="demo", help='game install folder or "demo" (default: demo)')
     p.add_argument("--seed", type=int, help="seed (default: the scenario's, else 0)")
@@ -40,8 +45,8 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--scenario", type=Path, help="the same as the positional SCENARIO")
     p.add_argument(
-        "--demo", choices=("skate", "sylpheed", "basic"),
-        help="play a bundled demo scenario (Skate 3 plaza, Sylpheed dogfight, basic)",
+        "--demo", choices=demo_names(),
+        help="play a bundled demo scenario (a game's demo install, or basic: no game)",
     )
     p.add_argument(
         "--seconds", type=float, help="stop after this many seconds (default: scenario end or Ctrl-C)"

@@ -46,6 +46,7 @@ import numpy as np
 
 from audio.core.bus import Capture, Event
 from audio.core.clock import BLOCK, SAMPLE_RATE
+from audio.core.errors import RunFailure
 from audio.core.ring import BlockRing
 
 __all__ = [
@@ -64,7 +65,7 @@ __all__ = [
 ]
 
 
-class NoDeviceError(RuntimeError):
+class NoDeviceError(RunFailure):
     """No usable audio output device (no PortAudio device, or opening it failed)."""
 
 

@@ -5,8 +5,8 @@ Keys
 Tab / Shift-Tab select the speaker (ped or crew); 1-9 fire the speaker's value/bark number
 k (the list is on screen); Left/Right turn the emitter around the listener (15 degrees),
 Up/Down change its distance (x1.25); + / - player speed (1 m/s); z zombie mode; p next
-phase; n spawn a ped; s stop the speaker; ``:`` type any action (``:skate/value 3 14``,
-``:event skate.value {"ped": 3, "value": 14}``, ``:tone/on ann hello``); q quits.
+phase; n spawn a ped; s stop the speaker; ``:`` type any action (``:tone/on ann hello``,
+``:event tone.on {"speaker": "ann"}``; each game's addresses are listed by ``:help``); q quits.
 
 Game-specific actions go through small adapters built on the action registry
 (:mod:`audio.port.adapters`): an action whose game module is not loaded is shown as
@@ -29,15 +29,12 @@ from typing import Any
 
 
 from audio.core.bus import Decision
-from audio.port.adapters import ACTIONS, Action, parse_arg
+from audio.port.adapters import ACTIONS, Action, load_game_actions, parse_arg
 from audio.port.events import PortError, make_event
 
 __all__ = [
     "Audition",
     "GameAdapter",
-    "SkateAdapter",
-    "SylpheedAdapter",
-    "ToneAdapter",
     "adapter_for",
     "run_tui",
 ]
@@ -49,10 +46,14 @@ class GameAdapter:
     game = "none"
     fire_action = ""
     choices: tuple[tuple[Any, str], ...] = ()
+    features: frozenset[str] = frozenset()
+    """The optional keys this game answers: "spawn" (n), "stop" (s), "speed" (+/-), "zombie" (z),
+    "phase" (p). The legend shows only these."""
 
     def __init__(self, port: Any) -> None:
         self.port = port
         self.speakers: list[str] = []
+        load_game_actions()
 
     def action(self, name: str) -> Action | None:
         a = ACTIONS.get(name)
@@ -104,135 +105,15 @@ class GameAdapter:
         return "this game has no phases"
 
 
-class ToneAdapter(GameAdapter):
-    """Test tones: speakers ann/bob/cat, choices = notes."""
-
-    game = "tone"
-    fire_action = "tone/on"
-    choices = tuple(
-        (f, f"{f:.0f} Hz") for f in (262.0, 294.0, 330.0, 349.0, 392.0, 440.0, 494.0, 523.0, 587.0)
-    )
-
-    def __init__(self, port: Any) -> None:
-        super().__init__(port)
-        self.speakers = ["ann", "bob", "cat"]
-        self._n = 0
-
-    def fire(self, speaker: str, k: int) -> str:
-        if not 0 <= k < len(self.choices):
-            return f"no choice {k + 1}"
-        self._n += 1
-        return self.post("tone/on", speaker, f"{speaker}-{self._n}", self.choices[k][0], 1.0, 0.5)
-
-    def stop(self, speaker: str) -> str:
-        return self.post("tone/stop", speaker)
-
-
-class SkateAdapter(GameAdapter):
-    """Skate 3 peds: ``n`` spawns ped 1, 2, ...; choices = common speech values (spec 2.2)."""
-
-    game = "skate"
-    fire_action = "skate/value"
-    choices = (
-        (2, "2 Idle"),
-        (4, "4 AvoidJump"),
-        (6, "6 CollisionKnockdown"),
-        (10, "10 NearbyReaction"),
-        (14, "14 JoinChase"),
-        (20, "20 Flee"),
-        (23, "23 LongCheer"),
-        (51, "51 grunt"),
-        (53, "53 warn"),
-    )
-
-    FALLBACK_VOICES = (41, 42, 43, 46, 47, 49)
-    """Voice ids for spawned peds when the install's voices are not known."""
-
-    def _system(self) -> Any:
-        for s in getattr(self.port.engine, "systems", []):
-            if getattr(s, "name", "") == "skate.speech":
-                return s
-        return None
-
-    @property
-    def voices(self) -> tuple[int, ...]:
-        """The install's voice ids (spawned peds take them in turn)."""
-        names = getattr(self._system(), "voice_names", None)
-        return tuple(sorted(set(names.values()))) if names else self.FALLBACK_VOICES
-
-    @property
-    def speakers(self) -> list[str]:
-        """Every ped the speech system knows, scenario-spawned ones included."""
-        peds = getattr(self._system(), "peds", None)
-        known = [str(p) for p in sorted(peds)] if peds else []
-        return known + [p for p in self._spawned if p not in known]
-
-    @speakers.setter
-    def speakers(self, value: list[str]) -> None:
-        self._spawned = list(value)
-
-    def _speaker_arg(self, speaker: str) -> tuple[Any, ...]:
-        return (int(speaker),)
-
-    def spawn(self) -> str:
-        ped = max([int(p) for p in self.speakers] + [0]) + 1
-        voices = self.voices
-        voice = voices[(ped - 1) % len(voices)]
-        msg = self.post("skate/spawn", ped, voice, 0.0, 0.0, 5.0)
-        if msg.startswith("/skate/spawn"):
-            self._spawned.append(str(ped))
-        return msg
-
-    def move(self, speaker: str, position: tuple[float, float, float]) -> str:
-        if self.action("skate/move") is not None:
-            return self.post("skate/move", int(speaker), *position)
-        return super().move(speaker, position)
-
-    def speed(self, mps: float) -> str:
-        return self.post("skate/speed", mps)
-
-    def zombie(self, on: bool) -> str:
-        return self.post("skate/zombie", int(on))
-
-
-class SylpheedAdapter(GameAdapter):
-    """Project Sylpheed crews: speakers from the chatter system's roster when it has one."""
-
-    game = "sylpheed"
-    fire_action = "sylpheed/bark"
-    choices = tuple(
-        (r, r)
-        for r in (
-            "LOCKON_1",
-            "FOUND_PLAYER",
-            "DAMAGED",
-            "HP_LESS_30",
-            "KILL_UNIT",
-            "KILLED",
-            "ATTACK_SUCCEEDED",
-            "AVOID_ATTACK",
-            "ORDER_WINGMAN_ATTACK",
-        )
-    )
-
-    def __init__(self, port: Any) -> None:
-        super().__init__(port)
-        for s in getattr(port.engine, "systems", []):
-            roster = getattr(s, "speakers", None)
-            if roster is not None:
-                self.speakers = [str(x) for x in (roster() if callable(roster) else roster)]
-                break
-
-    def phase(self, phase: int) -> str:
-        return self.post("sylpheed/phase", phase)
-
-
 def adapter_for(port: Any) -> GameAdapter:
-    """The adapter of ``port.game`` (a plain :class:`GameAdapter` for an unknown game)."""
-    cls = {"tone": ToneAdapter, "skate": SkateAdapter, "sylpheed": SylpheedAdapter}.get(
-        port.game, GameAdapter
-    )
-    return cls(port)
+    """The TUI adapter of ``port.game`` from the game registry (a plain :class:`GameAdapter`
+    for a port that is not one registered game, e.g. a scenario mixing games)."""
+    from audio.games import all_games
+
+    for g in all_games():
+        if g.name == port.game and g.tui is not None:
+            return g.load("tui")(port)
+    return GameAdapter(port)
 
 
 def _voice_rows(engine: Any) -> list[str]:
@@ -289,11 +170,27 @@ class Audition:
         d = self.distance.setdefault(speaker, 5.0)
         return self.adapter.move(speaker, (-d * math.sin(az), 0.0, d * math.cos(az)))
 
+    def help_text(self) -> str:
+        """What ``:help`` shows: the running game's actions with their arguments."""
+        names = sorted(n for n in ACTIONS if n.startswith(self.adapter.game + "/") or "/" not in n)
+        usage = "  ".join(ACTIONS[n].usage() for n in names)
+        return f"commands: {usage}  event KIND JSON  help" if usage else "commands: event KIND JSON  help"
+
+    def legend(self) -> str:
+        """The keys line: the common keys and the ones the running game answers."""
+        optional = [("n spawn", "spawn"), ("s stop", "stop"), ("+/- speed", "speed"), ("z zombie", "zombie"),
+                    ("p phase", "phase")]
+        extra = "  ".join(label for label, f in optional if f in self.adapter.features)
+        return ("keys: Tab speaker  1-9 fire  <-/-> azimuth  up/down distance  " + (extra + "  " if extra else "")
+                + ": command (:help)  q quit")
+
     def run_command(self, text: str) -> str:
-        """Apply ``:``-line ``text``: ``ACTION args...`` or ``event KIND JSON``."""
+        """Apply ``:``-line ``text``: ``ACTION args...``, ``event KIND JSON`` or ``help``."""
         text = text.strip().lstrip(":").strip()
         if not text:
             return ""
+        if text in ("help", "?"):
+            return self.help_text()
         if text.startswith("event "):
             _, _, rest = text.partition(" ")
             kind, _, js = rest.strip().partition(" ")
@@ -389,14 +286,12 @@ class Audition:
                 f"emitter {sp}: azimuth {self.azimuth.get(sp, 0.0):+.0f} deg  "
                 f"distance {self.distance.get(sp, 5.0):.1f} m  speaking {port.is_speaking(sp)}"
             )
-        out.append(
-            f"player speed {self.speed_mps:.0f} m/s  zombie {'on' if self.zombie_on else 'off'}  "
-            f"phase {self.phase_no}"
-        )
-        out.append(
-            "keys: Tab speaker  1-9 fire  <-/-> azimuth  up/down distance  +/- speed  z zombie  p phase  "
-            "n spawn  s stop  : command  q quit"
-        )
+        state = [(f"player speed {self.speed_mps:.0f} m/s", "speed"),
+                 (f"zombie {'on' if self.zombie_on else 'off'}", "zombie"), (f"phase {self.phase_no}", "phase")]
+        shown = "  ".join(s for s, f in state if f in ad.features)
+        if shown:
+            out.append(shown)
+        out.append(self.legend())
         out.append("fire: " + "  ".join(f"{i + 1}={label}" for i, (_, label) in enumerate(ad.choices)))
         for line in ad.status():
             if "unavailable" in line:

@@ -7,6 +7,7 @@ so ``render_replay`` reproduces a run — offline or live — exactly.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections import Counter
@@ -14,145 +15,270 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import soundfile as sf
 
 from audio.core.bus import Capture, Decision, read_capture
 from audio.core.engine import Engine
 from audio.core.errors import FormatError
+from audio.offline.outputs import AudioSink, AudioStats, atomic_path, audio_format, check_writable, terminate_as_interrupt
 from audio.offline.scenario import Scenario, build_engine, load_scenario, scenario_from_doc
 
-__all__ = ["RenderResult", "render_scenario", "render_replay", "write_audio", "write_log", "summary_text"]
+__all__ = ["Outputs", "RenderResult", "render_scenario", "render_replay", "write_audio", "write_log", "summary_text"]
 
 
 @dataclass
 class RenderResult:
-    """What a render produced, for the printed summary and for tests."""
+    """What a render produced, for the printed summary and for tests.
 
-    audio: np.ndarray                  # (samples, channels) float32
+    ``audio`` (``(samples, channels)`` float32) and ``stems`` are kept only when the render
+    was asked to keep them (``keep_audio``); a render to a file streams instead and keeps the
+    peak and RMS it measured on the way.
+    """
+
     sample_rate: int
+    samples: int
+    channels: int
     decisions: list[Decision]
     seconds_taken: float
     scenario: str
     seed: int
     voices_started: int
+    peak: float
+    rms: float
+    audio: np.ndarray | None = None
     stems: dict[str, np.ndarray] = field(default_factory=dict)
     voices: list[tuple[str, int, int, int | None]] = field(default_factory=list)
+    """Every voice as (tag, slot, started_at sample, ended_at sample or None)."""
     system_summaries: dict[str, str] = field(default_factory=dict)
     """Per game system, its own per-event summary (systems with a ``summary`` method)."""
-    """Every voice as (tag, slot, started_at sample, ended_at sample or None)."""
+    faults: int = 0
+    """Voice-level faults logged (``Fault`` decisions)."""
 
     @property
     def duration(self) -> float:
-        return self.audio.shape[0] / self.sample_rate
+        """Seconds rendered."""
+        return self.samples / self.sample_rate
 
     def outcome_counts(self) -> Counter[tuple[str, str]]:
         return Counter((d.system, d.outcome) for d in self.decisions)
 
 
+@dataclass
+class Outputs:
+    """Where a render streams to: the mix (``audio``), one file per tapped bus in ``stems_dir``,
+    the capture; ``subtype`` is the libsndfile subtype (default PCM_16)."""
+
+    audio: Path | None = None
+    stems_dir: Path | None = None
+    stems: list[str] = field(default_factory=list)
+    capture: Path | None = None
+    subtype: str | None = None
+
+    def stem_path(self, name: str) -> Path:
+        assert self.stems_dir is not None
+        return self.stems_dir / f"{name}.wav"
+
+    def check(self) -> None:
+        """Every output can be written (and has a writable format) before rendering starts."""
+        check_writable(self.audio, self.capture, *(self.stem_path(s) for s in self.stems if self.stems_dir))
+        for p in [self.audio, *(self.stem_path(s) for s in self.stems if self.stems_dir)]:
+            if p is not None:
+                audio_format(p, self.subtype)
+
+
 def write_audio(path: str | Path, audio: np.ndarray, sample_rate: int, subtype: str | None = None) -> None:
-    """Write WAV or FLAC (by extension) through soundfile; PCM_16 unless ``subtype`` says."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fmt = "FLAC" if path.suffix.lower() == ".flac" else "WAV"
-    sf.write(str(path), audio, sample_rate, format=fmt, subtype=subtype or "PCM_16")
+    """Write ``audio`` (``(samples, channels)`` float32) by extension through :class:`AudioSink`."""
+    sink = AudioSink(path, sample_rate, audio.shape[1], subtype)
+    try:
+        sink.write(audio)
+        sink.commit()
+    except BaseException:
+        sink.discard()
+        raise
 
 
-def _run(eng: Engine, total: int, block: int, progress: bool, label: str) -> np.ndarray:
-    out = np.empty((total, eng.channels), dtype=np.float32)
+class _Run:
+    """The sinks and accumulators of one render; :meth:`close` commits or discards them all."""
+
+    def __init__(self, eng: Engine, outputs: Outputs, keep_audio: bool) -> None:
+        self.eng = eng
+        self.keep: list[np.ndarray] | None = [] if keep_audio else None
+        self.stats = AudioStats()
+        self.sinks: list[AudioSink] = []
+        self.mix: AudioSink | None = None
+        self.stem_sinks: dict[str, AudioSink] = {}
+        self.stem_keep: dict[str, list[np.ndarray]] = {n: [] for n in outputs.stems} if keep_audio else {}
+        try:
+            if outputs.audio is not None:
+                self.mix = AudioSink(outputs.audio, eng.sample_rate, eng.channels, outputs.subtype)
+                self.sinks.append(self.mix)
+            if outputs.stems_dir is not None:
+                for name in outputs.stems:
+                    sink = AudioSink(outputs.stem_path(name), eng.sample_rate, eng.channels, outputs.subtype)
+                    self.stem_sinks[name] = sink
+                    self.sinks.append(sink)
+        except BaseException:
+            self.close(False)
+            raise
+
+    def block(self, out: np.ndarray) -> None:
+        self.stats.add(out)
+        if self.mix is not None:
+            self.mix.write(out)
+        if self.keep is not None:
+            self.keep.append(out.copy())
+        for name, chunk in self.eng.drain_taps().items():
+            if name in self.stem_sinks:
+                self.stem_sinks[name].write(chunk)
+            if name in self.stem_keep:
+                self.stem_keep[name].append(chunk)
+
+    def close(self, ok: bool) -> None:
+        for sink in self.sinks:
+            if ok:
+                sink.commit()
+            else:
+                sink.discard()
+
+
+def _run(eng: Engine, total: int, run: _Run, progress: bool, label: str) -> None:
     bar = None
     if progress and total > 10 * eng.sample_rate:
         from tqdm import tqdm
         bar = tqdm(total=round(total / eng.sample_rate, 1), unit="s", desc=label, file=sys.stderr,
                    mininterval=0.5, disable=None,
                    bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.1f}/{total:.1f} s audio [{elapsed}<{remaining}]")
+    out = np.empty((eng.block, eng.channels), dtype=np.float32)
     i = 0
     while i < total:
-        m = min(block, total - i)
-        eng.render(m, out[i:i + m])
+        m = min(eng.block, total - i)
+        eng.render(m, out[:m])
+        run.block(out[:m])
         i += m
         if bar is not None:
             bar.update(round(i / eng.sample_rate, 1) - bar.n)
     if bar is not None:
         bar.n = bar.total
         bar.close()
-    return out
 
 
-def _finish(eng: Engine, scn: Scenario, audio: np.ndarray, t0: float) -> RenderResult:
+def _render(eng: Engine, scn: Scenario, total: int, outputs: Outputs, keep_audio: bool, progress: bool,
+            label: str, t0: float) -> RenderResult:
+    if outputs.stems:
+        eng.tap_buses(outputs.stems)
+    run = _Run(eng, outputs, keep_audio)
+    ok = False
+    try:
+        with terminate_as_interrupt():
+            _run(eng, total, run, progress, label)
+        ok = True
+    finally:
+        run.close(ok)
     voices = [(v.tag, v.slot, v.started_at + eng.voices.start_silence, v.ended_at) for v in eng.voices.history]
-    return RenderResult(audio, eng.sample_rate, list(eng.bus.decisions), time.perf_counter() - t0,
-                        scn.name, scn.seed, len(voices), eng.taps(), voices,
-                        {s.name: s.summary(eng.bus.decisions) for s in eng.systems if hasattr(s, "summary")})
+    decisions = list(eng.bus.decisions)
+    audio = np.concatenate(run.keep) if run.keep else (np.zeros((0, eng.channels), np.float32)
+                                                        if run.keep is not None else None)
+    stems = {n: np.concatenate(c) if c else np.zeros((0, eng.channels), np.float32) for n, c in run.stem_keep.items()}
+    return RenderResult(
+        eng.sample_rate, total, eng.channels, decisions, time.perf_counter() - t0, scn.name, scn.seed,
+        len(voices), run.stats.peak, run.stats.rms, audio, stems, voices,
+        {s.name: s.summary(decisions) for s in eng.systems if hasattr(s, "summary")},
+        sum(1 for d in decisions if d.outcome == "Fault"),
+    )
 
 
 def render_scenario(scenario: str | Path | Scenario, *, seed: int | None = None, block: int | None = None,
                     stems: list[str] | None = None, capture: str | Path | None = None,
-                    progress: bool = False) -> RenderResult:
-    """Render a scenario (a path or a loaded :class:`Scenario`) to memory.
+                    progress: bool = False, outputs: Outputs | None = None,
+                    keep_audio: bool | None = None) -> RenderResult:
+    """Render a scenario (a path or a loaded :class:`Scenario`).
 
-    ``stems`` names buses to record (e.g. ``["master", "environment"]``); ``capture`` writes
-    the JSON-lines capture of every posted event.
+    Parameters
+    ----------
+    stems:
+        Buses to record (e.g. ``["master", "environment"]``), kept in ``result.stems`` or
+        streamed to ``outputs.stems_dir``.
+    capture:
+        Write the JSON-lines capture of every posted event here (atomically).
+    outputs:
+        Files to stream to (:class:`Outputs`); checked writable before rendering.
+    keep_audio:
+        Keep the mix in ``result.audio`` (default: when no audio file is written).
     """
     t0 = time.perf_counter()
     scn = scenario if isinstance(scenario, Scenario) else load_scenario(scenario, seed)
-    eng = build_engine(scn, block=block, post_events=False)
+    outputs = outputs or Outputs()
     if stems:
-        eng.tap_buses(stems)
-    fh = None
+        outputs.stems = list(stems)
     if capture is not None:
-        fh = open(capture, "w", encoding="utf-8")
-        cap = Capture(fh, {"scenario": str(scn.path), "seed": scn.seed, "sample_rate": eng.sample_rate,
-                           "layout": scn.layout, "samples": int(round(scn.duration * eng.sample_rate)),
-                           "doc": scn.doc})
-        cap.attach(eng.bus)
-    try:
+        outputs.capture = Path(capture)
+    outputs.check()
+    keep = outputs.audio is None if keep_audio is None else keep_audio
+    eng = build_engine(scn, block=block, post_events=False)
+    total = int(round(scn.duration * eng.sample_rate))
+    if outputs.capture is None:
         for ev in scn.events:
             eng.bus.post(ev)
-        total = int(round(scn.duration * eng.sample_rate))
-        audio = _run(eng, total, eng.block, progress, scn.name)
-    finally:
-        if fh is not None:
-            fh.close()
-    return _finish(eng, scn, audio, t0)
+        return _render(eng, scn, total, outputs, keep, progress, scn.name, t0)
+    with atomic_path(outputs.capture) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        cap = Capture(fh, {"scenario": _relative(scn.path, outputs.capture), "seed": scn.seed, "sample_rate": eng.sample_rate,
+                           "layout": scn.layout, "samples": total, "doc": scn.doc})
+        cap.attach(eng.bus)
+        for ev in scn.events:
+            eng.bus.post(ev)
+        res = _render(eng, scn, total, outputs, keep, progress, scn.name, t0)
+        fh.flush()
+    return res
+
+
+def _relative(path: Path, capture: Path) -> str:
+    """``path`` relative to the capture's folder when it can be (a moved folder still replays)."""
+    try:
+        return os.path.relpath(path.resolve(), capture.resolve().parent)
+    except ValueError:  # another drive
+        return str(path.resolve())
 
 
 def render_replay(capture: str | Path, *, block: int | None = None, stems: list[str] | None = None,
-                  progress: bool = False) -> RenderResult:
+                  progress: bool = False, outputs: Outputs | None = None,
+                  keep_audio: bool | None = None) -> RenderResult:
     """Re-render a capture: the scenario's systems, the captured external events at their samples."""
     t0 = time.perf_counter()
     header, events = read_capture(capture)
-    try:
-        doc = header["doc"]
-        scn = scenario_from_doc(doc, Path(header.get("scenario", str(capture))), int(header["seed"]))
-        total = int(header["samples"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise FormatError(capture, 0, "a capture header with doc, seed and samples", str(exc)) from None
-    eng = build_engine(scn, block=block, post_events=False)
+    if not isinstance(header.get("doc"), dict) or header.get("samples") is None:
+        raise FormatError(capture, 0, "a capture header with the scenario document (doc) and samples")
+    where = Path(str(header.get("scenario") or capture))
+    if not where.is_absolute():  # stored relative to the capture file
+        where = Path(capture).resolve().parent / where
+    scn = scenario_from_doc(header["doc"], where, int(header.get("seed", 0)))
+    total = int(header["samples"])
+    outputs = outputs or Outputs()
     if stems:
-        eng.tap_buses(stems)
+        outputs.stems = list(stems)
+    outputs.check()
+    keep = outputs.audio is None if keep_audio is None else keep_audio
+    eng = build_engine(scn, block=block, post_events=False)
     for ev, at, origin in events:
         if origin == "external":
             eng.bus.post(ev, at=at)
-    audio = _run(eng, total, eng.block, progress, f"replay {scn.name}")
-    return _finish(eng, scn, audio, t0)
+    return _render(eng, scn, total, outputs, keep, progress, f"replay {scn.name}", t0)
 
 
 def write_log(path: str | Path, decisions: list[Decision]) -> None:
-    """The decision log as JSON lines."""
-    with open(path, "w", encoding="utf-8") as fh:
+    """The decision log as JSON lines (written under a temporary name, then renamed)."""
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         for d in decisions:
             fh.write(json.dumps(d.to_json(), separators=(",", ":")) + "\n")
 
 
 def summary_text(res: RenderResult, out: str | Path | None = None) -> str:
     """A short human summary: file, duration, levels, speed, decisions by system and outcome."""
-    a = res.audio
-    peak = float(np.max(np.abs(a))) if a.size else 0.0
-    rms = float(np.sqrt(np.mean(np.square(a, dtype=np.float64)))) if a.size else 0.0
-    db = lambda x: f"{20 * np.log10(x):.1f} dBFS" if x > 0 else "-inf dBFS"  # noqa: E731
-    lines = [f"{res.scenario}: {res.duration:.2f} s, {a.shape[1]} ch @ {res.sample_rate} Hz, seed {res.seed}"
+    def db(x: float) -> str:
+        return f"{20 * np.log10(x):.1f} dBFS" if x > 0 else "-inf dBFS"
+
+    lines = [f"{res.scenario}: {res.duration:.2f} s, {res.channels} ch @ {res.sample_rate} Hz, seed {res.seed}"
              + (f" -> {out}" if out else ""),
-             f"  peak {db(peak)}, rms {db(rms)}, {res.voices_started} voices started, "
+             f"  peak {db(res.peak)}, rms {db(res.rms)}, {res.voices_started} voices started, "
+             + (f"{res.faults} faults, " if res.faults else "") + 
              f"rendered in {res.seconds_taken:.2f} s ({res.duration / max(res.seconds_taken, 1e-9):.1f}x real time)"]
     by_sys: dict[str, Counter[str]] = {}
     for (system, outcome), n in sorted(res.outcome_counts().items()):

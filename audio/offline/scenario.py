@@ -17,7 +17,7 @@ Generic keys (game sections add their own; see the README)::
     id = "radio"
     position = [2.0, 1.0, 6.0]
 
-    [[event]]               # play an audio file through skate_stream_voice at an emitter
+    [[event]]               # play an audio file through play_voice at an emitter
     t = 0.5
     type = "play"
     emitter = "radio"
@@ -34,57 +34,67 @@ Generic keys (game sections add their own; see the README)::
     yaw = 30.0
 
 Azimuth drives the PEAK head shadow through the three curves of
-``graphs/skate_stream_voice.toml``; distance drives the echo submix's distance delay
+``graphs/play_voice.toml``; distance drives the echo submix's distance delay
 ``min(d / 344, 0.15) s``, refreshed every 4 console frames (30 Hz). The play voice's level
 follows an inverse-distance rolloff clamped at ``min_distance`` (1 m) — our choice, not a
 game's rule.
 """
 from __future__ import annotations
 
-import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Annotated, Any, Callable, Literal
+
+import msgspec
 
 import numpy as np
-import soundfile as sf
 
+from audio.codecs.fallback import decode_file
 from audio.core.bus import Event, EventBus
 from audio.dsp.curves import PeakCurves, azimuth_to_raw
 from audio.dsp.graph import load_graph
 from audio.core.engine import Engine, EngineConfig
 from audio.core.errors import ScenarioError
-from audio.games import GAMES, game_module
+from audio.core.schema import Struct, convert
+from audio.games import game, game_names
 from audio.core.voices import Voice
 from audio.core.world import EmitterMove, ListenerPose, Path3
 
 __all__ = ["Scenario", "ScenarioContext", "PlayEvent", "PlaySystem", "load_scenario", "build_engine",
-           "DEMO_DIR", "demo_scenario"]
+           "BASIC_DEMO", "demo_names", "demo_scenario"]
 
-DEMO_DIR = Path(__file__).resolve().parents[1]
+BASIC_DEMO = Path(__file__).resolve().parent / "demo" / "basic.toml"
+"""The generic demo: ``play`` events of an espeak-ng line at moving emitters (no game)."""
 
 
-def demo_scenario(which: str = "skate") -> Path:
-    """Path of a bundled demo scenario: ``"skate"``, ``"sylpheed"`` or ``"basic"``."""
-    paths = {"skate": DEMO_DIR / "games" / "skate" / "demo" / "plaza.toml",
-             "sylpheed": DEMO_DIR / "games" / "sylpheed" / "demo" / "dogfight.toml",
-             "basic": DEMO_DIR / "offline" / "demo" / "basic.toml"}
-    if which not in paths:
-        raise ScenarioError("<demo>", None, f"no demo {which!r} (have: {', '.join(paths)})")
-    return paths[which]
+def demo_names() -> list[str]:
+    """The bundled demos: every registered game that ships one, then ``"basic"``."""
+    from audio.games import all_games
+
+    return [g.name for g in all_games() if g.demo is not None] + ["basic"]
+
+
+def demo_scenario(which: str) -> Path:
+    """Path of a bundled demo scenario: a game's name (see :func:`demo_names`) or ``"basic"``."""
+    if which == "basic":
+        return BASIC_DEMO
+    path = game(which).demo_path() if which in game_names() else None
+    if path is None:
+        raise ScenarioError("<demo>", None, f"no demo {which!r} (have: {', '.join(demo_names())})")
+    return path
 
 
 @dataclass(frozen=True, kw_only=True)
 class PlayEvent(Event, kind="play"):
-    """Play an audio file at an emitter through ``skate_stream_voice``."""
+    """Play an audio file at an emitter through ``play_voice`` (the Skate 3 stream chain under a neutral name)."""
 
     emitter: str
     file: str
-    gain: float = 1.0
-    pitch: float = 1.0
-    echo_send: float = 0.25
-    env_send: float = 0.0
+    gain: Annotated[float, msgspec.Meta(ge=0.0, le=64.0)] = 1.0
+    pitch: Annotated[float, msgspec.Meta(ge=0.01, le=16.0)] = 1.0
+    echo_send: Annotated[float, msgspec.Meta(ge=0.0, le=4.0)] = 0.25
+    env_send: Annotated[float, msgspec.Meta(ge=0.0, le=4.0)] = 0.0
 
 
 @dataclass
@@ -94,6 +104,10 @@ class ScenarioContext:
     path: Path
     seed: int
     doc: dict[str, Any]
+    where: str = ""
+    """Path of the entry being read (``"event[3]"``), for error messages."""
+    emitters: set[str] = field(default_factory=set)
+    """Declared emitter ids."""
 
     @property
     def base(self) -> Path:
@@ -118,136 +132,174 @@ class Scenario:
     layout: str
     doc: dict[str, Any]
     events: list[Event] = field(default_factory=list)
+    tables: GenericTables | None = None
 
     @property
     def sections(self) -> list[str]:
-        return [s for s in GAMES if s in self.doc]
+        return [s for s in game_names() if s in self.doc]
 
 
-def _vec(ctx: ScenarioContext, where: str, v: Any) -> tuple[float, float, float]:
-    if not (isinstance(v, list) and len(v) == 3 and all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                                                          for x in v)):
-        raise ctx.error(where, f"expected a position [x, y, z] in metres, got {v!r}")
-    return (float(v[0]), float(v[1]), float(v[2]))
+MAX_EVENTS = 100_000
+"""Most ``[[event]]`` entries a scenario may hold (a larger file is refused before parsing)."""
+MAX_KEYFRAMES = 10_000
+"""Most keyframes in one ``path``."""
+MAX_FILE_BYTES = 32 << 20
+"""Largest scenario file read (32 MiB)."""
+
+Vec3 = tuple[float, float, float]
+Seconds = Annotated[float, msgspec.Meta(ge=0.0)]
 
 
-def _num(ctx: ScenarioContext, where: str, d: dict[str, Any], key: str, default: float | None = None,
-         lo: float = -math.inf, hi: float = math.inf) -> float:
-    if key not in d:
-        if default is None:
-            raise ctx.error(where, f"missing {key!r}")
-        return default
-    v = d[key]
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise ctx.error(where, f"{key!r} must be a number, got {v!r}")
-    if not lo <= v <= hi:
-        raise ctx.error(where, f"{key!r} = {v} is outside {lo}..{hi}")
-    return float(v)
+class Keyframe(Struct, kw_only=True):
+    """A point of a keyframed path: time ``t`` (s) and ``position`` (m)."""
+
+    t: Seconds
+    position: Vec3
 
 
-def _path(ctx: ScenarioContext, where: str, d: dict[str, Any]) -> Path3:
-    if "path" in d:
-        keys = d["path"]
-        if not isinstance(keys, list) or not keys:
-            raise ctx.error(where, "'path' must be a non-empty list of {t, position} tables")
-        out: list[tuple[float, tuple[float, float, float]]] = []
-        for i, k in enumerate(keys):
-            if not isinstance(k, dict):
-                raise ctx.error(f"{where}.path[{i}]", "expected {t = ..., position = [x, y, z]}")
-            t = _num(ctx, f"{where}.path[{i}]", k, "t", lo=0.0)
-            if out and t < out[-1][0]:
-                raise ctx.error(f"{where}.path[{i}]", "keyframe times must not decrease")
-            out.append((t, _vec(ctx, f"{where}.path[{i}].position", k.get("position"))))
-        return Path3(out)
-    return Path3([(0.0, _vec(ctx, f"{where}.position", d.get("position", [0.0, 0.0, 0.0])))])
+Keyframes = Annotated[list[Keyframe], msgspec.Meta(min_length=1, max_length=MAX_KEYFRAMES)]
+
+
+class ListenerTable(Struct, kw_only=True):
+    """``[listener]``: static ``position`` or keyframed ``path``, ``yaw`` in degrees."""
+
+    position: Vec3 = (0.0, 0.0, 0.0)
+    yaw: float = 0.0
+    path: Keyframes | None = None
+
+
+class EmitterTable(Struct, kw_only=True):
+    """``[[emitter]]``: an ``id`` and a static ``position`` or a keyframed ``path``."""
+
+    id: Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
+    position: Vec3 = (0.0, 0.0, 0.0)
+    path: Keyframes | None = None
+
+
+class ScenarioHead(Struct, kw_only=True):
+    """``[scenario]``: name, duration (s, required), seed, output layout."""
+
+    name: str = ""
+    duration: Annotated[float, msgspec.Meta(gt=0.0, le=24 * 3600.0)]
+    seed: Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)] = 0
+    layout: Literal["stereo", "5.1"] = "stereo"
+
+
+class GenericTables(Struct, kw_only=True):
+    """The tables every scenario may have (each game adds its own section)."""
+
+    scenario: ScenarioHead
+    listener: ListenerTable = msgspec.field(default_factory=ListenerTable)
+    emitter: list[EmitterTable] = []
+    event: Annotated[list[dict[str, Any]], msgspec.Meta(max_length=MAX_EVENTS)] = []
+
+
+def _keyframes(ctx: ScenarioContext, where: str, position: Vec3, path: list[Keyframe] | None) -> Path3:
+    if path is None:
+        return Path3([(0.0, position)])
+    for i in range(1, len(path)):
+        if path[i].t < path[i - 1].t:
+            raise ctx.error(f"{where}.path[{i}].t", "keyframe times must not decrease")
+    return Path3([(k.t, k.position) for k in path])
+
+
+def _fields(d: dict[str, Any], rename: dict[str, str] | None = None) -> dict[str, Any]:
+    rename = rename or {}
+    return {rename.get(k, k): v for k, v in d.items() if k != "type"}
 
 
 def _generic_events() -> dict[str, Callable[[dict, ScenarioContext], Event]]:
     def play(d: dict, ctx: ScenarioContext) -> Event:
-        w = f"event t={d.get('t')} (play)"
-        if not isinstance(d.get("emitter"), str):
-            raise ctx.error(w, "missing 'emitter'")
-        if not isinstance(d.get("file"), str):
-            raise ctx.error(w, "missing 'file'")
-        f = ctx.resolve(d["file"])
+        ev = convert(_fields(d), PlayEvent, source=str(ctx.path), where=ctx.where)
+        f = ctx.resolve(ev.file)
         if not f.is_file():
-            raise ctx.error(w, f"audio file not found: {f}")
-        return PlayEvent(t=_num(ctx, w, d, "t", lo=0.0), emitter=d["emitter"], file=str(f),
-                         gain=_num(ctx, w, d, "gain", 1.0, 0.0, 64.0), pitch=_num(ctx, w, d, "pitch", 1.0, 0.01, 16.0),
-                         echo_send=_num(ctx, w, d, "echo_send", 0.25, 0.0, 4.0),
-                         env_send=_num(ctx, w, d, "env_send", 0.0, 0.0, 4.0))
+            raise ctx.error(f"{ctx.where}.file", f"audio file not found: {f}")
+        if ev.emitter not in ctx.emitters:
+            known = ", ".join(sorted(ctx.emitters)) or "none declared"
+            raise ctx.error(f"{ctx.where}.emitter", f"no [[emitter]] with id {ev.emitter!r} (declared: {known})")
+        return ev
 
     def listener(d: dict, ctx: ScenarioContext) -> Event:
-        w = f"event t={d.get('t')} (listener)"
-        return ListenerPose(t=_num(ctx, w, d, "t", lo=0.0), position=_vec(ctx, w, d.get("position")),
-                            yaw_deg=_num(ctx, w, d, "yaw", 0.0))
+        return convert(_fields(d, {"yaw": "yaw_deg"}), ListenerPose, source=str(ctx.path), where=ctx.where)
 
     def emitter(d: dict, ctx: ScenarioContext) -> Event:
-        w = f"event t={d.get('t')} (emitter)"
-        if not isinstance(d.get("id"), str):
-            raise ctx.error(w, "missing 'id'")
-        return EmitterMove(t=_num(ctx, w, d, "t", lo=0.0), emitter=d["id"], position=_vec(ctx, w, d.get("position")))
+        return convert(_fields(d, {"id": "emitter"}), EmitterMove, source=str(ctx.path), where=ctx.where)
 
     return {"play": play, "listener": listener, "emitter": emitter}
 
 
-_TOP = {"scenario", "listener", "emitter", "event", *GAMES}
+def _read_doc(path: Path) -> dict[str, Any]:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ScenarioError(str(path), None, "no such scenario file") from None
+    except IsADirectoryError:
+        raise ScenarioError(str(path), None, "is a folder, not a scenario file") from None
+    except OSError as exc:
+        raise ScenarioError(str(path), None, f"cannot read: {exc.strerror}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ScenarioError(str(path), None, f"{len(raw)} bytes; scenarios are limited to {MAX_FILE_BYTES} bytes")
+    if raw.count(b"[[event]]") > MAX_EVENTS:
+        raise ScenarioError(str(path), "event", f"more than {MAX_EVENTS} events; split the scenario")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(str(path), None, f"not UTF-8 text (byte {exc.start}); is this a scenario TOML file?") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(str(path), None, f"not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ScenarioError(str(path), None, "nested too deeply") from None
 
 
 def load_scenario(path: str | Path, seed: int | None = None) -> Scenario:
-    """Read and validate a scenario file (errors name the file and the entry)."""
+    """Read and validate a scenario file (errors name the file and the path to the field)."""
     path = Path(path)
-    try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ScenarioError(str(path), None, "no such scenario file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(str(path), None, f"not valid TOML: {exc}") from None
-    return scenario_from_doc(doc, path, seed)
+    return scenario_from_doc(_read_doc(path), path, seed)
 
 
 def scenario_from_doc(doc: dict[str, Any], path: Path, seed: int | None = None) -> Scenario:
     """Build a :class:`Scenario` from an already parsed TOML document."""
     ctx = ScenarioContext(path, 0, doc)
-    unknown = set(doc) - _TOP
-    if unknown:
-        raise ctx.error(sorted(unknown)[0], f"unknown table (known: {', '.join(sorted(_TOP))})")
-    head = doc.get("scenario")
-    if not isinstance(head, dict):
-        raise ctx.error("scenario", "missing [scenario] table")
-    duration = _num(ctx, "scenario", head, "duration", lo=0.001, hi=24 * 3600.0)
-    s = int(_num(ctx, "scenario", head, "seed", 0.0, 0, 2 ** 63 - 1)) if seed is None else int(seed)
-    ctx.seed = s
-    layout = head.get("layout", "stereo")
-    if layout not in ("stereo", "5.1"):
-        raise ctx.error("scenario.layout", f'must be "stereo" or "5.1", got {layout!r}')
+    games = [s for s in game_names() if s in doc]
+    generic = {k: v for k, v in doc.items() if k not in games}
+    if "scenario" not in generic:
+        raise ctx.error("scenario", "missing [scenario] table (with at least duration = SECONDS)")
+    tables = convert(generic, GenericTables, source=str(path))
+    for sec in games:
+        if not isinstance(doc[sec], dict):
+            raise ctx.error(sec, "must be a table")
+    head = tables.scenario
+    if seed is not None and not 0 <= seed < 2**63:
+        raise ctx.error("scenario.seed", f"the seed must be 0..2^63-1, got {seed}")
+    ctx.seed = head.seed if seed is None else int(seed)
+    ids = [e.id for e in tables.emitter]
+    for i, e in enumerate(tables.emitter):
+        if e.id in ids[:i]:
+            raise ctx.error(f"emitter[{i}].id", f"duplicate emitter id {e.id!r}")
+        _keyframes(ctx, f"emitter[{i}]", e.position, e.path)
+    _keyframes(ctx, "listener", tables.listener.position, tables.listener.path)
+    ctx.emitters = set(ids)
     builders = _generic_events()
-    for sec in GAMES:
-        if sec in doc:
-            builders.update(game_module(sec).scenario_events())
+    for sec in games:
+        builders.update(game(sec).load("events")())
     events: list[Event] = []
-    lst = doc.get("listener", {})
-    if not isinstance(lst, dict):
-        raise ctx.error("listener", "must be a table")
-    for i, e in enumerate(doc.get("emitter", [])):
-        if not isinstance(e, dict) or not isinstance(e.get("id"), str):
-            raise ctx.error(f"emitter[{i}]", "each [[emitter]] needs an 'id'")
-        _path(ctx, f"emitter {e['id']!r}", e)
-    for i, e in enumerate(doc.get("event", [])):
-        if not isinstance(e, dict):
-            raise ctx.error(f"event[{i}]", "each [[event]] must be a table")
+    for i, e in enumerate(tables.event):
         typ = e.get("type")
+        ctx.where = f"event[{i}]"
         if typ not in builders:
-            raise ctx.error(f"event[{i}]", f"unknown event type {typ!r} (known here: {', '.join(sorted(builders))})")
+            raise ctx.error(f"event[{i}].type", f"unknown event type {typ!r} (known here: {', '.join(sorted(builders))})")
         ev = builders[typ](e, ctx)
-        if ev.t > duration:
-            raise ctx.error(f"event[{i}] ({typ})", f"t = {ev.t} s is after the end ({duration} s)")
+        if ev.t > head.duration:
+            raise ctx.error(f"event[{i}].t", f"t = {ev.t} s is after the end ({head.duration} s)")
         events.append(ev)
-    return Scenario(path, str(head.get("name", path.stem)), duration, s, layout, doc, events)
+    ctx.where = ""
+    return Scenario(path, head.name or path.stem, head.duration, ctx.seed, head.layout, doc, events, tables)
 
 
 class PlaySystem:
-    """Plays ``play`` events at emitters through ``skate_stream_voice`` (30 Hz console frames).
+    """Plays ``play`` events at emitters through ``play_voice`` (the Skate 3 stream chain under a neutral name) (30 Hz console frames).
 
     Each play voice takes its own echo-submix slot, round-robin over ``slots`` (24-31, clear
     of the Skate speech streams, which use slot ``channel * streams_per_channel + k``).
@@ -260,22 +312,28 @@ class PlaySystem:
     MAX_DELAY = 0.15
 
     def __init__(self, files: dict[str, tuple[np.ndarray, int]] | None = None, slots: range = range(24, 32),
-                 min_distance: float = 1.0) -> None:
+                 min_distance: float = 1.0, base: Path | None = None) -> None:
         self.files = dict(files or {})
+        self.base = base
+        """Folder relative ``file`` names are read from (the scenario's; captures keep them relative)."""
         self.slots = slots
         self.min_distance = min_distance
         self._next_slot = 0
         self.voices: list[tuple[Voice, PlayEvent, dict[str, Any]]] = []
-        self.peak = PeakCurves.from_graph(load_graph("skate_stream_voice"))
+        self.peak = PeakCurves.from_graph(load_graph("play_voice"))
 
     def attach(self, engine: Engine) -> None:
         self.engine = engine
         engine.bus.subscribe(self, [PlayEvent])
 
     def preload(self, file: str) -> tuple[np.ndarray, int]:
-        """Read ``file`` (mono mix, float32) once; later plays reuse it (no I/O while rendering)."""
+        """Read ``file`` (mono mix, float32) once; later plays reuse it (no I/O while rendering).
+
+        Any file :func:`~audio.codecs.fallback.decode_file` decodes: soundfile first (WAV, FLAC
+        as before), then our codecs, then vgmstream (``.vag``, ADX, XWB...)."""
         if file not in self.files:
-            data, rate = sf.read(file, dtype="float32", always_2d=True)
+            path = Path(file)
+            data, rate = decode_file(path if path.is_absolute() or self.base is None else self.base / path)
             self.files[file] = (data.mean(axis=1).astype(np.float32), int(rate))
         return self.files[file]
 
@@ -287,7 +345,7 @@ class PlaySystem:
         self._next_slot += 1
         state: dict[str, Any] = {"countdown": 0, "delay": None}
         params = self._params(ev, state)
-        v = eng.voices.start("skate_stream_voice", pcm, rate, slot=slot, params=params,
+        v = eng.voices.start("play_voice", pcm, rate, slot=slot, params=params,
                              tag=f"play:{ev.emitter}:{Path(ev.file).name}")
         self.voices.append((v, ev, state))
         bus.decide("play", "Started", emitter=ev.emitter, file=Path(ev.file).name, slot=slot, voice=v.id)
@@ -317,7 +375,7 @@ class PlaySystem:
                 continue
             engine.voices.set(v, **self._params(ev, state))
             if state.pop("delay_changed", False):
-                engine.mixer.set_submix("skate_echo_submix", v.slot, **{"Del0.seconds": state["delay"]})
+                engine.mixer.set_submix("play_echo_submix", v.slot, **{"Del0.seconds": state["delay"]})
             keep.append((v, ev, state))
         self.voices = keep
 
@@ -328,20 +386,20 @@ def build_engine(scn: Scenario, *, block: int | None = None, post_events: bool =
     cfg = EngineConfig(seed=scn.seed, layout=scn.layout, **({"block": block} if block else {}), **config)
     eng = Engine(cfg)
     ctx = ScenarioContext(scn.path, scn.seed, scn.doc)
-    lst = scn.doc.get("listener", {})
-    eng.world.set_listener(yaw_deg=_num(ctx, "listener", lst, "yaw", 0.0), path=_path(ctx, "listener", lst))
-    for e in scn.doc.get("emitter", []):
-        eng.world.set_emitter(e["id"], path=_path(ctx, f"emitter {e['id']!r}", e))
-    play = PlaySystem()
+    tables = scn.tables if scn.tables is not None else scenario_from_doc(scn.doc, scn.path, scn.seed).tables
+    assert tables is not None
+    lst = tables.listener
+    eng.world.set_listener(yaw_deg=lst.yaw, path=_keyframes(ctx, "listener", lst.position, lst.path))
+    for e in tables.emitter:
+        eng.world.set_emitter(e.id, path=_keyframes(ctx, "emitter", e.position, e.path))
+    play = PlaySystem(base=scn.path.parent)
     for ev in scn.events:
         if isinstance(ev, PlayEvent):
             play.preload(ev.file)
     eng.add_system(play)
     for sec in scn.sections:
         section = scn.doc[sec]
-        if not isinstance(section, dict):
-            raise ctx.error(sec, "must be a table")
-        eng.add_system(game_module(sec).system_from_scenario(section, ctx))
+        eng.add_system(game(sec).load("system")(section, ctx))
     if post_events:
         for ev in scn.events:
             eng.bus.post(ev)

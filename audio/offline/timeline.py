@@ -54,8 +54,10 @@ def timeline_png(decisions: Iterable[Decision], path: str | Path, duration: floa
         ax.broken_barh([(t0, max(t1 - t0, 0.01))], (y[row] - 0.3, 0.6), color=palette[slot % len(palette)], alpha=0.8)
         ax.text(t0 + 0.02, y[row], f"{what} [s{slot}]", fontsize=6, va="center", clip_on=True)
     ok = {"Started", "Queued", "Finished", "Interrupted", "Cooldown", "Ducked", "Picked", "Cut", "Stopped",
-          "CrewLoaded", "Phase", "Enabled", "OneShotSpent", "Spawned", "Accepted"}
-    quiet = {"Started", "Queued", "Finished", "Cooldown", "Picked", "CrewLoaded", "Spawned", "Accepted"}
+          "CrewLoaded", "Phase", "Enabled", "OneShotSpent", "Spawned", "Accepted",
+          "Said", "Ended", "WindowClosed", "Static", "Gate", "Reset"}
+    quiet = {"Started", "Queued", "Finished", "Cooldown", "Picked", "CrewLoaded", "Spawned", "Accepted",
+             "Ended", "WindowClosed"}
     stagger: dict[str, int] = {}
     for d in decisions:
         r = _row(d)

@@ -5,7 +5,7 @@ an OSC message or a key press gives them. Each parameter lists the event field n
 may land in (``aliases``), so the mapping follows the game module's own field names; an
 action whose event kind is not registered, or whose required parameters find no field,
 is reported unavailable with the reason (the TUI and OSC server then show/reject it).
-Game modules may add their own with :func:`register_action`.
+Each game lists its own in its package (``actions.py``), registered through :mod:`audio.games`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,18 @@ from typing import Any
 from audio.core.bus import Event, event_kinds
 from audio.port.events import PortError, make_event
 
-__all__ = ["ACTIONS", "VEC3", "Action", "Param", "available_actions", "parse_arg", "register_action"]
+__all__ = [
+    "ACTIONS",
+    "GENERIC_ACTIONS",
+    "POS",
+    "VEC3",
+    "Action",
+    "Param",
+    "available_actions",
+    "load_game_actions",
+    "parse_arg",
+    "register_action",
+]
 
 VEC3 = "vec3"
 """Parameter type of a position: three numbers (x, y, z metres), one field or x/y/z fields."""
@@ -144,96 +155,45 @@ class Action:
         return make_event(self.kind, **kw)
 
 
-_SKATE_PED = ("ped", "ped_id", "id", "emitter")
-_POS = ("position", "pos")
-ACTIONS: dict[str, Action] = {}
+POS = ("position", "pos")
+"""Event field names a position parameter may land in."""
 
-
-def register_action(action: Action) -> None:
-    """Add (or replace) a friendly action; game modules call this at import."""
-    ACTIONS[action.name] = action
-
-
-for _a in (
-    Action(
-        "tone/on",
-        "tone.on",
-        (
-            Param("speaker", str, ("speaker",)),
-            Param("line", str, ("line",), ""),
-            Param("freq_hz", float, ("freq_hz",), 440.0),
-            Param("seconds", float, ("seconds",), 0.25),
-            Param("level", float, ("level",), 0.5),
-            Param("fade_ms", float, ("fade_ms",), 5.0),
-        ),
-        "start a test-tone line for a speaker",
-    ),
-    Action(
-        "tone/stop", "tone.stop", (Param("speaker", str, ("speaker",)),), "stop a speaker's test-tone line"
-    ),
+GENERIC_ACTIONS: tuple[Action, ...] = (
     Action(
         "listener",
         "world.listener",
-        (Param("position", VEC3, _POS), Param("yaw_deg", float, ("yaw_deg",), 0.0)),
+        (Param("position", VEC3, POS), Param("yaw_deg", float, ("yaw_deg",), 0.0)),
         "move the listener (metres, yaw degrees)",
     ),
     Action(
         "emitter",
         "world.emitter",
-        (Param("emitter", str, ("emitter", "id")), Param("position", VEC3, _POS)),
+        (Param("emitter", str, ("emitter", "id")), Param("position", VEC3, POS)),
         "place an emitter (metres)",
     ),
-    Action(
-        "skate/spawn",
-        "skate.spawn",
-        (
-            Param("ped", int, _SKATE_PED),
-            Param("voice", "int|str", ("voice",)),
-            Param("position", VEC3, _POS, (0.0, 0.0, 5.0)),
-            Param("model", str, ("model", "model_name"), "regular"),
-        ),
-        "spawn a Skate 3 ped (id, voice id or name, position m, model kind)",
-    ),
-    Action(
-        "skate/value",
-        "skate.value",
-        (Param("ped", int, _SKATE_PED), Param("value", int, ("value", "speech_value", "speechvalue"))),
-        "send a speech value (SendSpeechEvent speechvalue=N) for a ped",
-    ),
-    Action(
-        "skate/move",
-        "skate.move",
-        (Param("ped", int, _SKATE_PED), Param("position", VEC3, _POS)),
-        "move a ped (metres)",
-    ),
-    Action(
-        "skate/speed",
-        "skate.speed",
-        (Param("speed", float, ("speed", "speed_ms", "mps", "player_speed")),),
-        "set the player's speed (m/s)",
-    ),
-    Action(
-        "skate/zombie",
-        "skate.zombie",
-        (Param("on", bool, ("on", "zombie", "enabled")),),
-        "toggle zombie mode (0/1)",
-    ),
-    Action(
-        "sylpheed/bark",
-        "sylpheed.bark",
-        (Param("speaker", str, ("speaker", "crew", "who")), Param("event", str, ("event", "rule", "name"))),
-        "fire a chatter event (speaker, rule name such as LOCKON_1)",
-    ),
-    Action(
-        "sylpheed/phase",
-        "sylpheed.phase",
-        (Param("phase", int, ("phase",)),),
-        "change the mission phase (1-3)",
-    ),
-):
-    register_action(_a)
+)
+"""Actions every game has (the world's listener and emitters)."""
+
+ACTIONS: dict[str, Action] = {a.name: a for a in GENERIC_ACTIONS}
+"""Registered actions by name: the generic ones, then each game's (see :func:`load_game_actions`)."""
+
+
+def register_action(action: Action) -> None:
+    """Add (or replace) a friendly action."""
+    ACTIONS[action.name] = action
+
+
+def load_game_actions() -> dict[str, Action]:
+    """Register the actions of every game in :mod:`audio.games` (once) and return them all."""
+    from audio.games import all_games
+
+    for g in all_games():
+        if g.actions is not None and not any(n.startswith(g.name + "/") for n in ACTIONS):
+            for a in g.load("actions"):
+                register_action(a)
+    return ACTIONS
 
 
 def available_actions() -> dict[str, Action]:
     """The registered actions usable now (their event kinds and fields exist)."""
-    return {n: a for n, a in ACTIONS.items() if a.unavailable() is None}
+    return {n: a for n, a in load_game_actions().items() if a.unavailable() is None}

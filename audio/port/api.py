@@ -3,7 +3,7 @@
 Usage
 -----
 >>> from audio.port import open_system
->>> port = open_system(game="tone")                      # or "skate"/"sylpheed", install="demo"
+>>> port = open_system(game="tone")                      # or any registered game, install="demo"
 >>> port.emit("tone.on", speaker="ann", line="hello", t=0.5)   # game timestamp, seconds
 >>> block = port.advance(1.0)                             # renders 1 s -> (48000, 2) float32
 >>> port.is_speaking("ann"), port.line_active("hello")
@@ -35,13 +35,11 @@ import numpy as np
 
 from audio.core.bus import Decision, Event
 from audio.core.clock import BLOCK, SAMPLE_RATE, seconds_to_samples
+from audio.core.errors import BarkbusError
 from audio.live.device import Inbox, LivePlayer, LiveSettings
 from audio.port.events import PortError, make_event
-from audio.games.tone.system import DEFAULT_GRAPH
 
 __all__ = [
-    "DEFAULT_TONE_GRAPH",
-    "GAMES",
     "LINE_END",
     "LINE_KEYS",
     "LINE_START",
@@ -54,14 +52,10 @@ __all__ = [
     "open_system",
 ]
 
-GAMES = ("tone", "skate", "sylpheed")
-"""Systems :func:`open_system` can build ("tone" needs no game data)."""
 LINE_START = frozenset({"Started", "Playing", "LineStarted"})
 LINE_END = frozenset({"Finished", "Interrupted", "Stopped", "Cut", "Ended", "LineFinished"})
 SPEAKER_KEYS = ("speaker", "speaker_id", "ped", "crew")
 LINE_KEYS = ("line", "line_id", "event", "message", "cue")
-DEFAULT_TONE_GRAPH = DEFAULT_GRAPH
-"""Voice graph the tone system plays through (any graphs/*.toml voice graph works)."""
 
 
 def _first(detail: dict[str, Any], keys: tuple[str, ...]) -> Any:
@@ -351,14 +345,6 @@ class VoicePort:
         return h
 
 
-def _port_doc(game: str, install: str | None, seed: int, tone_graph: str) -> dict[str, Any]:
-    if game == "tone":
-        section: dict[str, Any] = {"graph": tone_graph}
-    else:
-        section = {"install": "demo" if install in (None, "demo") else str(Path(install).resolve())}
-    return {"scenario": {"name": f"port {game}", "duration": 24 * 3600.0, "seed": seed}, game: section}
-
-
 def _engine_from_doc(doc: dict[str, Any], where: str, seed: int, block: int, sample_rate: int) -> Any:
     from audio.core.errors import ScenarioError
     from audio.offline.scenario import build_engine, scenario_from_doc
@@ -370,14 +356,6 @@ def _engine_from_doc(doc: dict[str, Any], where: str, seed: int, block: int, sam
         raise PortError(str(exc)) from None
 
 
-def _scenario_games() -> tuple[str, ...]:
-    try:
-        from audio.games import GAMES as SCENARIO_GAMES
-    except ImportError:
-        return ()
-    return tuple(SCENARIO_GAMES)
-
-
 def open_system(
     game: str = "tone",
     install: str | None = "demo",
@@ -385,42 +363,46 @@ def open_system(
     *,
     sample_rate: int = SAMPLE_RATE,
     block: int = BLOCK,
-    tone_graph: str = DEFAULT_TONE_GRAPH,
+    section: dict[str, Any] | None = None,
     inbox_size: int = 4096,
 ) -> VoicePort:
-    """Create a voice system and wrap it in a :class:`VoicePort`.
+    """Create the voice system of a registered game and wrap it in a :class:`VoicePort`.
 
-    ``game`` = "tone" (the test-tone system; no data), "skate" or "sylpheed" (on
-    ``install``: "demo" or a path). Games known to :mod:`audio.games` are built by
-    ``audio.offline.scenario.build_engine`` from a one-section scenario document, which the
-    capture header carries (so ``barkbus render --replay`` rebuilds the same engine); the
-    tone system falls back to a plain Engine when it is not registered there. The engine's
-    world follows ``world.listener`` / ``world.emitter`` events.
+    Parameters
+    ----------
+    game:
+        A game of :mod:`audio.games` ("tone" needs no game data).
+    install:
+        "demo" (the embedded demo install) or a game install folder.
+    seed:
+        Scenario seed.
+    section:
+        The game's scenario section to use instead of the one built from ``install``.
+
+    The engine is built from a one-section scenario document, which the capture header
+    carries (so ``barkbus render --replay`` rebuilds the same engine). The engine's world
+    follows ``world.listener`` / ``world.emitter`` events.
     """
-    if game not in GAMES:
-        raise PortError(f"unknown game {game!r}; choose one of {', '.join(GAMES)}")
-    where = str(Path.cwd() / f"<port {game}>.toml")
-    if game in _scenario_games():
-        doc = _port_doc(game, install, seed, tone_graph)
-        engine = _engine_from_doc(doc, where, seed, block, sample_rate)
-        return VoicePort(
-            engine,
-            game=game,
-            install=None if game == "tone" else (install or "demo"),
-            seed=seed,
-            block=block,
-            inbox_size=inbox_size,
-            doc=doc,
-            scenario=where,
-        )
-    if game != "tone":
-        raise PortError(f"game {game!r} is not registered in audio.games")
-    from audio.core.engine import Engine
-    from audio.games.tone.system import ToneSystem
+    from audio.games import game as find_game
 
-    engine = Engine(sample_rate=sample_rate, block=block, seed=seed)
-    engine.add_system(ToneSystem(tone_graph, rate=sample_rate))
-    return VoicePort(engine, game=game, install=None, seed=seed, block=block, inbox_size=inbox_size)
+    try:
+        record = find_game(game)
+    except BarkbusError as exc:
+        raise PortError(str(exc)) from None
+    where = str(Path.cwd() / f"<port {game}>.toml")
+    sec = dict(section) if section is not None else record.port_section(install)
+    doc = {"scenario": {"name": f"port {game}", "duration": 24 * 3600.0, "seed": seed}, game: sec}
+    engine = _engine_from_doc(doc, where, seed, block, sample_rate)
+    return VoicePort(
+        engine,
+        game=game,
+        install=(install or "demo") if record.needs_install else None,
+        seed=seed,
+        block=block,
+        inbox_size=inbox_size,
+        doc=doc,
+        scenario=where,
+    )
 
 
 def open_scenario(

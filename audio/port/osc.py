@@ -15,21 +15,14 @@ Address space
 | `/tone/stop` | speaker:s | stop the speaker's tone line (`tone.stop`) |
 | `/listener` | x:f y:f z:f [yaw_deg:f] | move the listener (`world.listener`, metres, degrees) |
 | `/emitter` | id:s x:f y:f z:f | place an emitter (`world.emitter`) |
-| `/skate/spawn` | ped:i voice:i-or-s [x:f y:f z:f model:s] | spawn a ped: voice id (41-96) or name, model regular/security/bum/pro (`skate.spawn`) |
-| `/skate/value` | ped:i value:i | speech value of a ped (`skate.value`) |
-| `/skate/move` | ped:i x:f y:f z:f | move a ped (`skate.move`) |
-| `/skate/speed` | speed:f | player speed, m/s (`skate.speed`) |
-| `/skate/zombie` | on:i | zombie mode 0/1 (`skate.zombie`) |
-| `/sylpheed/bark` | speaker:s event:s | chatter event, e.g. `LOCKON_1` (`sylpheed.bark`) |
-| `/sylpheed/phase` | phase:i | mission phase (`sylpheed.phase`) |
 | `/time` | [t:f] | reply `/time now_s:f now_samples:i`; with `t` and `drive_clock`, first render up to `t` s (at most 60 s ahead) |
 | `/query/speaking` | speaker:s | reply `/speaking speaker:s active:i` (0/1) |
 | `/query/line` | line:s | reply `/line line:s active:i` (0/1) |
 | `/query/actions` | | reply `/actions` with the usable addresses |
 | `/query/stats` | | reply `/stats received:i accepted:i rejected:i dropped:i` |
 
-Game modules add addresses with :func:`audio.port.adapters.register_action`; an address
-whose event kind is not loaded is rejected with that reason.
+Each registered game adds its own addresses (``/NAME/...``, from its ``actions.py``; the
+README lists them all and ``/query/actions`` replies with the usable ones).
 
 Robustness: an undecodable datagram, an unknown address, a wrong argument count or type,
 a non-finite or out-of-range number is rejected with a reason (``stats.rejected``,
@@ -51,7 +44,7 @@ from typing import Any, Self
 from pythonosc.osc_message_builder import OscMessageBuilder
 from pythonosc.osc_packet import OscPacket, ParseError
 
-from audio.port.adapters import ACTIONS
+from audio.port.adapters import ACTIONS, load_game_actions
 from audio.port.api import VoicePort
 from audio.port.events import PortError, make_event
 
@@ -114,6 +107,7 @@ class OscServer:
         self.port = port
         self.drive_clock = drive_clock
         self.stats = OscStats()
+        load_game_actions()
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self._sock.bind((host, udp_port))
         self._sock.settimeout(0.05)

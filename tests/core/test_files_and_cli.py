@@ -7,6 +7,8 @@ import shutil
 import numpy as np
 from pathlib import Path
 
+import re
+
 import pytest
 
 from audio.cli import main
@@ -42,28 +44,50 @@ def test_bad_graph_files_name_file_node_and_field(tmp_path, body, match):
     assert str(p) in str(exc.value)
 
 
-@pytest.mark.parametrize("body,match", [
-    ('[scenario]\nseed = 1\n', "missing 'duration'"),
-    ('[scenario]\nduration = "long"\n', "must be a number"),
-    ('[scenario]\nduration = 5\n[[event]]\nt = 1\ntype = "dance"\n', "unknown event type 'dance'"),
-    ('[scenario]\nduration = 5\n[[event]]\nt = 9\ntype = "listener"\nposition = [0, 0, 0]\n', "after the end"),
-    ('[scenario]\nduration = 5\n[[event]]\nt = 1\ntype = "play"\nemitter = "a"\nfile = "nope.wav"\n', "not found"),
-    ('[scenario]\nduration = 5\n[listener]\nposition = [0, 0]\n', None),
+_PLAY = '[[emitter]]\nid = "a"\n[[event]]\nt = 1\ntype = "play"\nemitter = "a"\nfile = "nope.wav"\n'
+
+
+@pytest.mark.parametrize("body,where,match", [
+    ('[scenario]\nseed = 1\n', "scenario", "missing required field `duration`"),
+    ('[scenario]\nduration = "long"\n', "scenario.duration", "expected `float`, got `str`"),
+    ('[scenario]\nduration = 5\nsed = 1\n', "scenario.sed", "did you mean 'seed'"),
+    ('[scenario]\nduration = 5\nseed = 1.5\n', "scenario.seed", "expected `int`, got `float`"),
+    ('[scenario]\nduration = nan\n', "scenario.duration", "finite number"),
+    ('[scenario]\nduration = 5\n[listener]\nposition = [0, inf, 0]\n', r"listener.position\[1\]", "finite"),
+    ('[scenario]\nduration = 5\n[listener]\nposition = [0, 0]\n', "listener.position", "length 3"),
+    ('[scenario]\nduration = 5\n[[event]]\nt = 1\ntype = "dance"\n', r"event\[0\].type", "unknown event type 'dance'"),
+    ('[scenario]\nduration = 5\n[[event]]\nt = 9\ntype = "listener"\nposition = [0, 0, 0]\n', r"event\[0\].t",
+     "after the end"),
+    ('[scenario]\nduration = 5\n' + _PLAY, r"event\[1\].file|event\[0\].file", "not found"),
+    ('[scenario]\nduration = 5\n[[event]]\nt = 1\ntype = "play"\nemitter = "b"\nfile = "s.toml"\n',
+     r"event\[0\].emitter", "no \\[\\[emitter\\]\\] with id 'b'"),
+    ('[scenario]\nduration = 5\n[[emitter]]\nid = "a"\n[[event]]\nt = 1\ntype = "play"\nemitter = "a"\n'
+     'file = "s.toml"\necho_sned = 1.0\n', r"event\[0\].echo_sned", "did you mean 'echo_send'"),
+    ('[scenario]\nduration = 5\n[[emitter]]\nid = "a"\n[[emitter]]\nid = "a"\n', r"emitter\[1\].id", "duplicate"),
     ('[scenario]\nduration = 5\n[[emitter]]\nid = "a"\npath = [{t = 2, position = [0,0,0]}, {t = 1, position = [0,0,0]}]\n',
-     "must not decrease"),
-    ('[scenario]\nduration = 5\n[mystery]\n', "unknown table"),
+     r"emitter\[0\].path\[1\].t", "must not decrease"),
+    ('[scenario]\nduration = 5\n[mystery]\n', "mystery", "unknown field"),
+    ('[scenario]\nduration = 5\nlayout = "mono"\n', "scenario.layout", "invalid enum value"),
+    ('[scenario]\nduration = 5\nx = ' + "[" * 40 + "]" * 40 + '\n', "scenario", "nested|unknown"),
 ])
-def test_bad_scenarios_give_clear_errors(tmp_path, body, match):
+def test_bad_scenarios_name_the_file_and_the_path_to_the_field(tmp_path, body, where, match):
     p = tmp_path / "s.toml"
     p.write_text(body)
-    if match is None:  # a bad listener position is caught when the engine is built
-        from audio.offline.scenario import build_engine
-        with pytest.raises(ScenarioError, match=r"position \[x, y, z\]"):
-            build_engine(load_scenario(p))
-        return
     with pytest.raises(ScenarioError, match=match) as exc:
         load_scenario(p)
-    assert str(p) in str(exc.value)
+    assert str(exc.value).startswith(f"{p}: ")
+    assert re.search(where, str(exc.value))
+
+
+def test_a_scenario_that_is_not_text_or_too_big_is_refused_before_parsing(tmp_path):
+    wav = tmp_path / "speech.wav"
+    wav.write_bytes(b"RIFF\xff\xff\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\xfe\xff")
+    with pytest.raises(ScenarioError, match="not UTF-8 text"):
+        load_scenario(wav)
+    many = tmp_path / "many.toml"
+    many.write_text("[scenario]\nduration = 5\n" + '[[event]]\nt = 0\ntype = "listener"\n' * 100_001)
+    with pytest.raises(ScenarioError, match="more than 100000 events"):
+        load_scenario(many)
 
 
 def test_peak_curves_hit_the_retail_points_and_fold_azimuth():
@@ -72,11 +96,12 @@ def test_peak_curves_hit_the_retail_points_and_fold_azimuth():
     for x, y in zip(spec.curves["peak_centre_hz"].x, spec.curves["peak_centre_hz"].y):
         assert pc.centre_hz(x) == pytest.approx(y)
     assert pc(16384)[0] == pytest.approx(4000.0 - (4000 - 2676.428) * (16384 - 15796.47) / (21666.78 - 15796.47))
-    assert pc(0) == (600.0, 0.4, 3.0)
-    assert pc(32767)[:2] == (600.0, 0.1)
+    f32 = lambda v: float(np.float32(v))  # noqa: E731  (the game's curve points are float32)
+    assert pc(0) == (600.0, f32(0.4), 3.0)
+    assert pc(32767)[:2] == (600.0, f32(0.1))
     assert fold_azimuth(65535) == 1 and fold_azimuth(32768) == 32768 and fold_azimuth(32767) == 32767
     assert pc(65536 - 5000) == pc(5000)
-    assert pc.centre_hz(-10) == 600.0 and pc.gain(40_000) == 0.1
+    assert pc.centre_hz(-10) == 600.0 and pc.gain(40_000) == f32(0.1)
 
 
 def _sha(p: Path) -> str:
@@ -95,8 +120,9 @@ def test_cli_render_is_byte_identical_for_the_same_seed_and_any_block(tmp_path, 
 def test_cli_reports_scenario_errors_without_a_traceback(tmp_path, capsys):
     p = tmp_path / "s.toml"
     p.write_text("[scenario]\n")
-    assert main(["render", str(p), "-o", str(tmp_path / "x.wav")]) == 1
-    assert "missing 'duration'" in capsys.readouterr().err
+    assert main(["render", str(p), "-o", str(tmp_path / "x.wav")]) == 2
+    err = capsys.readouterr().err
+    assert "missing required field `duration`" in err and len(err.strip().splitlines()) == 1
 
 
 def test_graph_plot_writes_a_png(tmp_path):
@@ -134,3 +160,21 @@ def test_51_layout_renders_six_channels(tmp_path):
     assert data.shape[1] == 6 and rate == 48_000
     assert np.all(data[:, 3] == 0)  # nothing is routed to the LFE
     assert np.abs(data[:, 2]).max() > 0  # the centre speaker carries the frontal source
+
+
+@pytest.mark.parametrize("body,match", [
+    ('[graph]\nname="x"\nkind="voice"\n' + GOOD_NODE.replace("[[node]]", "[[node]]\nx = nan"), "finite number"),
+    (b'[graph]\nname="\xff"\n', "not valid TOML"),
+])
+def test_graph_files_refuse_nan_and_bad_text(tmp_path, body, match):
+    p = tmp_path / "g.toml"
+    p.write_bytes(body if isinstance(body, bytes) else body.encode())
+    with pytest.raises(GraphError, match=match):
+        load_graph(p)
+
+
+def test_a_graph_alias_has_its_base_chain_and_its_own_routes():
+    alias, base = load_graph("play_voice"), load_graph("skate_stream_voice")
+    assert [n.kind for n in alias.nodes] == [n.kind for n in base.nodes]
+    assert [n.to for n in alias.nodes if n.to and n.to.startswith("submix:")] == ["submix:play_echo_submix"]
+    assert alias.curves.keys() == base.curves.keys() and alias.name == "play_voice"

@@ -87,3 +87,37 @@ def test_any_capture_reads_or_raises_a_format_error(tmp_path, lines, with_header
         list(events)
     except FormatError as exc:
         assert str(p) in str(exc)
+
+
+wild = st.one_of(scalars, st.sampled_from([float("nan"), float("inf"), -float("inf"), "demo", "", "..", 2**70]))
+wild_values = st.recursive(wild, lambda kids: st.one_of(st.lists(kids, max_size=3),
+                                                       st.dictionaries(keys, kids, max_size=3)), max_leaves=8)
+section_keys = st.sampled_from(["install", "tuning", "manager_rand", "manager_seed", "library_seed",
+                                "streams_per_channel", "console_start", "cache_mb", "mix", "lang", "phase",
+                                "generator", "fold", "crew", "pool_size", "graph", "max_seconds", "mission",
+                                "voices", "fps", "bogus"])
+game_event = st.fixed_dictionaries(
+    {"t": st.one_of(scalars, st.just(float("nan"))),
+     "type": st.sampled_from(["skate.spawn", "skate.value", "skate.speed", "sylpheed.bark", "sylpheed.phase",
+                              "sylpheed.crew", "tone.on", "starlancer.trigger", "starlancer.say", "radiata.talk",
+                              "radiata.advance", "radiata.choose"])},
+    optional={"ped": wild, "value": wild, "voice": wild, "speaker": wild, "event": wild, "phase": wild,
+              "stage": wild, "crew": wild, "speed": wild, "line": wild, "freq_hz": wild, "condition": wild,
+              "subject": wild, "speech": wild, "file": wild, "packet": wild, "choice": wild, "bogus": wild})
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(game=st.sampled_from(["skate", "sylpheed", "tone", "starlancer", "radiata"]),
+       section=st.dictionaries(section_keys, wild_values, max_size=3), events=st.lists(game_event, max_size=3),
+       duration=st.one_of(st.just(5.0), wild))
+def test_any_scenario_with_a_game_section_and_non_finite_numbers_raises_only_barkbus_errors(
+        tmp_path, game, section, events, duration):
+    from audio.core.errors import BarkbusError
+
+    doc = {"scenario": {"duration": duration}, game: section, "event": events}
+    p = tmp_path / "s.toml"
+    p.write_text(tomli_w.dumps(doc))
+    try:
+        build_engine(load_scenario(p))
+    except BarkbusError as exc:
+        assert str(p) in str(exc) or "<" in str(exc)

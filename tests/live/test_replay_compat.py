@@ -50,12 +50,7 @@ def test_a_live_scenario_run_replays_offline_to_the_identical_audio(tmp_path):
     assert render_replay(cap).audio.tobytes() == played.tobytes()
 
 
-def test_a_tone_capture_replays_offline_once_tone_is_a_scenario_game(tmp_path, monkeypatch):
-    import audio.games
-    import audio.offline.scenario
-
-    monkeypatch.setitem(audio.games.GAMES, "tone", "audio.games.tone.system")
-    monkeypatch.setattr(audio.offline.scenario, "_TOP", audio.offline.scenario._TOP | {"tone"})
+def test_a_live_tone_capture_replays_offline_to_identical_audio(tmp_path):
     port = open_system(game="tone", seed=5)
     assert "doc" in port.capture_header()
     player = port.play(LiveSettings(no_audio=True, keep_blocks=True))

@@ -9,7 +9,9 @@ import pytest
 import audio.games.skate.events as sk
 import audio.games.sylpheed.events as sy
 from audio.port import open_system
-from audio.live.tui import Audition, SkateAdapter, SylpheedAdapter
+from audio.games.skate.tui import Adapter as SkateAdapter
+from audio.games.sylpheed.tui import Adapter as SylpheedAdapter
+from audio.live.tui import Audition
 
 
 @pytest.fixture
@@ -78,3 +80,18 @@ def test_the_screen_lists_unavailable_game_actions_with_the_reason(port):
     finally:
         del ACTIONS["skate/test_missing"]
     assert "/skate/test_missing: unavailable (event kind 'test.none' is not registered" in screen
+
+
+def test_the_legend_shows_only_the_running_games_keys_and_help_lists_its_commands():
+    sylpheed = open_system(game="sylpheed")
+    ui = Audition(sylpheed, adapter=SylpheedAdapter(sylpheed))
+    legend = ui.legend()
+    assert "p phase" in legend and "z zombie" not in legend and "n spawn" not in legend
+    ui.key(":")
+    for ch in "help":
+        ui.key(ch)
+    ui.key("\n")
+    assert "/sylpheed/bark speaker:str event:str" in ui.message and "/skate/" not in ui.message
+    skate = open_system(game="skate")
+    sk_legend = Audition(skate, adapter=SkateAdapter(skate)).legend()
+    assert "z zombie" in sk_legend and "p phase" not in sk_legend

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import audio.games.skate.events  # noqa: F401  (registers the skate.* kinds)
 from audio.core.bus import Event
 from audio.port import ACTIONS, PortError, make_event
-from audio.port.adapters import VEC3, Action, Param, available_actions, register_action
+from audio.port.adapters import VEC3, Action, Param, available_actions, load_game_actions, register_action
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,14 +36,14 @@ def test_make_event_converts_lists_to_tuples_and_keeps_types():
     "fields,reason",
     [
         ({}, "test.port_probe"),
-        ({"n": True}, "integer"),
+        ({"n": True}, "expected `int`, got `bool`"),
         ({"n": 1, "gain": float("inf")}, "finite"),
-        ({"n": 1, "gain": "x"}, "number"),
-        ({"n": 1, "pos": [1, 2]}, "3 items"),
+        ({"n": 1, "gain": "x"}, "expected `float`"),
+        ({"n": 1, "pos": [1, 2]}, "length 3"),
         ({"n": 1, "on": 2}, "bool"),
-        ({"n": 1, "name": "x" * 1000}, "string"),
-        ({"n": 1, "many": list(range(3))}, "string"),
-        ({"n": 1, "maybe": "no"}, "integer"),
+        ({"n": 1, "name": "x" * 1000}, "string of at most 256"),
+        ({"n": 1, "many": list(range(3))}, r"many\[0\]: expected `str`"),
+        ({"n": 1, "maybe": "no"}, "expected `int | null`"),
         ({"n": 1, "extra": 0}, "unknown field"),
         ({"n": 1, "t": -1.0}, "time >= 0"),
         ({"n": 2**70}, "out of range"),
@@ -78,7 +78,7 @@ def test_make_event_either_builds_a_well_typed_event_or_raises_port_error(fields
 
 
 def test_actions_map_positional_arguments_onto_the_game_event_fields():
-    ev = ACTIONS["skate/spawn"].build([4, "busm1", 1.0, 0.0, 2.0, "bum"])
+    ev = load_game_actions()["skate/spawn"].build([4, "busm1", 1.0, 0.0, 2.0, "bum"])
     assert (ev.KIND, ev.ped, ev.voice, ev.position, ev.model) == (
         "skate.spawn",
         4,
@@ -86,7 +86,7 @@ def test_actions_map_positional_arguments_onto_the_game_event_fields():
         (1.0, 0.0, 2.0),
         "bum",
     )
-    assert ACTIONS["skate/spawn"].build([4, 41]).position == (0.0, 0.0, 5.0)
+    assert load_game_actions()["skate/spawn"].build([4, 41]).position == (0.0, 0.0, 5.0)
     with pytest.raises(PortError, match="expected 4 arguments, got 3"):
         ACTIONS["skate/move"].build([4, 1.0, 2.0])
 

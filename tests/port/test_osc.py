@@ -104,7 +104,7 @@ def test_game_addresses_build_the_game_modules_events(rig):
         ("/tone/on", [], "expected 1..6 arguments"),
         ("/tone/on", ["ann", "x", "loud"], "freq_hz"),
         ("/tone/on", ["ann", "x", math.nan], "finite"),
-        ("/skate/value", [1.5, 14], "integer"),
+        ("/skate/value", [1.5, 14], "expected `int`"),
         ("/skate/zombie", [7], "bool"),
         ("/event", ["skate.value", "{not json"], "bad JSON"),
         ("/event", ["skate.value", "[1, 2]"], "must be an object"),

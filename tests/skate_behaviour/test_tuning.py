@@ -26,14 +26,16 @@ def test_events_inherit_default_and_missing_events_use_default(tmp_path):
 
 
 @pytest.mark.parametrize("text, words", [
-    ("[event.8210]\nrepeat = \"x\"\n", ["event.8210.repeat", "a finite number"]),
+    ("[event.8210]\nrepeat = \"x\"\n", ["event.8210.repeat", "`float | null`, got `str`"]),
     ("[default]\ngap = nan\n", ["default.gap", "a finite number"]),
-    ("[event.8210]\nloudness = 3\n", ["event.8210", "loudness"]),
+    ("[event.8210]\nloudness = 3\n", ["event.8210.loudness", "unknown field"]),
+    ("[event.8210]\nrepaet = 3\n", ["event.8210.repaet", "did you mean 'repeat'"]),
     ("[event.warn]\nrepeat = 1\n", ["event.warn", "decimal event id"]),
-    ("[default]\nprobability = 120\n", ["probability", "0..100"]),
-    ("[default]\nblocked_flags = [1, 2, 3, 4]\n", ["blocked_flags", "at most 3"]),
-    ("[default]\nnot_follow = [" + ", ".join(["[1, 1.0]"] * 11) + "]\n", ["not_follow", "at most 10"]),
-    ("[default]\nnot_follow = [[1]]\n", ["not_follow[0]", "pair"]),
+    ("[default]\nprobability = 120\n", ["default.probability", "<= 100.0"]),
+    ("[default]\ninterrupt = \"false\"\n", ["default.interrupt", "`bool | null`, got `str`"]),
+    ("[default]\nblocked_flags = [1, 2, 3, 4]\n", ["blocked_flags", "length <= 3"]),
+    ("[default]\nnot_follow = [" + ", ".join(["[1, 1.0]"] * 11) + "]\n", ["not_follow", "length <= 10"]),
+    ("[default]\nnot_follow = [[1]]\n", ["not_follow[0]", "length 2"]),
     ("[default\n", ["valid TOML"]),
 ])
 def test_bad_files_name_the_file_and_the_key(tmp_path, text, words):

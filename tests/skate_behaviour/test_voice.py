@@ -1,4 +1,5 @@
 """Voice block: PEAK curves, azimuth folding, levels by speaker kind, delay countdown, params."""
+import numpy as np
 import pytest
 
 from audio.games.skate.speech.mixcurves import PEAK_CENTRE, PEAK_GAIN, Curve, MixCurves, fold_azimuth, level_outputs, peak
@@ -26,7 +27,7 @@ def test_azimuth_folding():
     assert peak(49152) == peak(16384)
     c, g, q = peak(15796)
     assert c == pytest.approx(4000.0, abs=0.5) and q == 3.0
-    assert peak(0)[:2] == (600.0, 0.4)
+    assert peak(0)[:2] == (600.0, float(np.float32(0.4)))   # the game's points are float32
 
 
 def test_pan_angle_positive_left():
@@ -52,7 +53,7 @@ def test_delay_countdown_recomputes_every_4_frames_and_reports_changes():
     assert d == pytest.approx(0.1) and changed
     results = [cd.step(68.8) for _ in range(8)]
     assert [r[1] for r in results] == [False, False, False, True, False, False, False, False]
-    assert results[3][0] == 0.15                                   # clamped
+    assert results[3][0] == float(np.float32(0.15))                # clamped (float32 in the game)
     assert all(r[0] == pytest.approx(0.1) for r in results[:3])
     cd2 = DelayCountdown(factor=2.0)
     assert cd2.step(17.2)[0] == pytest.approx(0.1)

@@ -157,7 +157,7 @@ def test_scenario_event_builders_make_sylpheed_events():
 
 
 def test_system_from_scenario_rejects_unknown_keys_and_missing_install(tmp_path):
-    with pytest.raises(ScenarioError, match="unknown keys"):
+    with pytest.raises(ScenarioError, match=r"sylpheed.instal: unknown field \(did you mean 'install'\?\)"):
         system_from_scenario({"instal": "demo"}, {"path": str(tmp_path / "s.toml")})
     with pytest.raises(ScenarioError, match="no dat/"):
         system_from_scenario({"install": "nowhere"}, {"path": str(tmp_path / "s.toml")})

@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from msgspec import Meta
 
 from audio.core.bus import Event
 
@@ -28,7 +31,7 @@ class PedSpawn(Event, kind="skate.spawn"):
 
     ped: int
     voice: int | str
-    model: str = "regular"
+    model: Literal["regular", "security", "bum", "pro"] = "regular"
     position: tuple[float, float, float] = (0.0, 0.0, 0.0)
     path: tuple[tuple[float, float, float, float], ...] = ()
     far_threshold: float | None = None
@@ -49,7 +52,7 @@ class SpeechValue(Event, kind="skate.value"):
     """A ped's state graph sends ``SendSpeechEvent speechvalue=value`` (spec 2.2)."""
 
     ped: int
-    value: int
+    value: Annotated[int, Meta(ge=0, le=255)]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,7 +67,7 @@ class PedMove(Event, kind="skate.move"):
 class PlayerSpeed(Event, kind="skate.speed"):
     """The player's speed in m/s (the gate compares km/h = m/s x 3.6)."""
 
-    speed: float
+    speed: Annotated[float, Meta(ge=0.0, le=1000.0)]
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -28,6 +28,9 @@ Scenario ``[skate]`` section (``system_from_scenario``)::
     maincast = true               # load the install's maincast bank for pros when present
     cache_mb = 96                 # decoded-take cache budget (MB, LRU)
     prefetch = false              # decode a spawned ped's takes ahead of need on a worker
+    console_start = 0.0           # seconds the console has run when the scenario starts: the
+                                  #   manager's per-speaker timers count from the console's start
+                                  #   (0 = just booted, so nothing passes a repeat time early)
                                   #   thread (live playback turns it on)
     [skate.mix.out2]              # optional curve overrides, see audio.games.skate.speech.mixcurves
     x = [0, 10, 40]
@@ -47,18 +50,18 @@ Scenario events (``[[event]]`` with ``t`` seconds and ``type``)::
 """
 from __future__ import annotations
 
-import dataclasses
-import typing
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Protocol
+from typing import Annotated, Any, Callable, Iterable, Literal, Mapping, Protocol
 
 import numpy as np
 
 from audio.core.bus import Decision, Event, EventBus
+from audio.core.schema import Struct, convert
+from msgspec import Meta
 from audio.core.errors import FormatError, ScenarioError
-from audio.games.skate.events import (MODEL_KINDS, ChallengeChange, PedMove, PedSpawn, PhotoFlag, PlayerSpeed, SpeechValue,
+from audio.games.skate.events import (ChallengeChange, PedMove, PedSpawn, PhotoFlag, PlayerSpeed, SpeechValue,
                      ZombieMode)
 from audio.games.skate.speech.library import SpeechLibrary
 from audio.games.skate.speech.manager import CHANNEL_LIVING, CHANNEL_MAINCAST, ManagerResult, SpeechManager
@@ -180,7 +183,7 @@ class SkateSpeechSystem:
                  rng: ManagerRand | None = None, streams_per_channel: int = 2, phone_ring_seconds: float = 1.0,
                  curves: MixCurves | None = None, delay_factor: float = 1.0, delay_frames: int = 4,
                  voice_bits: Callable[[int], tuple[int, int] | None] | None = None,
-                 voice_names: Mapping[str, int] | None = None, prefetch: bool = False) -> None:
+                 voice_names: Mapping[str, int] | None = None, prefetch: bool = False, console_start: float = 0.0) -> None:
         kw = {} if rng is None else {"rng": rng}
         self.prefetch = prefetch
         self.manager = SpeechManager(tuning, living, maincast, **kw)
@@ -197,6 +200,7 @@ class SkateSpeechSystem:
         self.submix_posted: dict[int, dict[str, float]] = {}
         self.bus: EventBus | None = None
         self.now = 0.0
+        self.console_start = console_start
 
     # -- engine ------------------------------------------------------------------------
     def attach(self, engine: Any) -> None:
@@ -278,9 +282,15 @@ class SkateSpeechSystem:
                                    f"prio {line.request.priority} clip {line.clip_index + 1}/{len(line.request.picks)}")
         queue = [f"ped {r.ped} event {r.event} prio {r.priority} age {r.age}/{r.timeout} frames"
                  for r in self.player.queue]
-        timers = [f"speaker {spk}: last line {self.now - t:.1f} s ago"
+        timers = [f"speaker {spk}: last line {self.console_now - t:.1f} s ago"
                   for spk, t in sorted(self.manager.last_any.items())]
         return {"streams": streams, "queue": queue or ["(empty)"], "timers": timers or ["(no line yet)"]}
+
+    @property
+    def console_now(self) -> float:
+        """The speech manager's clock: seconds since the console started (scenario time plus
+        ``console_start``)."""
+        return self.console_start + self.now
 
     def tick(self, frame: int, engine: Any) -> None:
         """One console frame (see the module docstring for the order)."""
@@ -317,12 +327,12 @@ class SkateSpeechSystem:
         for value in pf.values:
             block = ped.speech.block(ped.distance, self.manager.zombie)
             if m.maincast:
-                stop, results = self.manager.request_maincast_value(m.voice_id, value, block, self.now)
+                stop, results = self.manager.request_maincast_value(m.voice_id, value, block, self.console_now)
                 if stop:
                     for pe in self.player.stop_ped(ped.id, "main-cast impact"):
                         self._player_event(pe, engine)
             else:
-                results = self.manager.request_value(m.voice_id, value, block, m.type_bit, self.now)
+                results = self.manager.request_value(m.voice_id, value, block, m.type_bit, self.console_now)
             if not results:
                 self._decide("NoEvent", ped=ped.id, speaker=m.voice_id, value=value)
             for r in results:
@@ -392,7 +402,7 @@ class SkateSpeechSystem:
                                                          meta={"ped": req.ped, "clip": name, "take": take,
                                                                "event": req.event, "stream": line.slot})
             if pe.clip_index == 0:
-                self.manager.line_started(req.speaker, req.event, self.now)
+                self.manager.line_started(req.speaker, req.event, self.console_now)
                 lib = self.libraries.get(req.channel)
                 if lib is not None:
                     lib.commit(req.picks)
@@ -413,72 +423,11 @@ def _where(ctx: Any) -> str:
 
 
 def _event_factory(cls: type[Event]) -> Callable[[dict, Any], Event]:
-    hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    required = [n for n, f in fields.items() if f.default is dataclasses.MISSING
-                and f.default_factory is dataclasses.MISSING]  # type: ignore[misc]
-
     def make(d: dict, ctx: Any) -> Event:
-        where = f"event {cls.KIND} at t={d.get('t', '?')}"
-        kwargs: dict[str, Any] = {}
-        for key, v in d.items():
-            if key == "type":
-                continue
-            if key not in fields:
-                raise ScenarioError(_where(ctx), where, f"unknown key {key!r} (known: {', '.join(fields)})")
-            kwargs[key] = _coerce(v, hints[key], _where(ctx), f"{where}: {key}")
-        for key in required:
-            if key not in kwargs:
-                raise ScenarioError(_where(ctx), where, f"missing key {key!r}")
-        if cls is PedSpawn and kwargs.get("model", "regular") not in MODEL_KINDS:
-            raise ScenarioError(_where(ctx), where, f"model must be one of {', '.join(MODEL_KINDS)}")
-        try:
-            return cls(**kwargs)
-        except (TypeError, ValueError) as exc:
-            raise ScenarioError(_where(ctx), where, str(exc)) from None
+        fields = {k: v for k, v in d.items() if k != "type"}
+        return convert(fields, cls, source=_where(ctx), where=getattr(ctx, "where", "") or f"event {cls.KIND}")
+
     return make
-
-
-def _coerce(v: Any, tp: Any, path: str, where: str) -> Any:
-    origin = typing.get_origin(tp)
-    args = typing.get_args(tp)
-    if origin in (typing.Union, getattr(__import__("types"), "UnionType")):
-        for a in args:
-            if a is type(None) and v is None:
-                return None
-        for a in args:
-            if a is type(None):
-                continue
-            try:
-                return _coerce(v, a, path, where)
-            except ScenarioError:
-                continue
-        raise ScenarioError(path, where, f"expected {tp}, got {v!r}")
-    if origin is tuple:
-        if not isinstance(v, (list, tuple)):
-            raise ScenarioError(path, where, f"expected a list, got {v!r}")
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_coerce(x, args[0], path, where) for x in v)
-        if len(v) != len(args):
-            raise ScenarioError(path, where, f"expected {len(args)} values, got {v!r}")
-        return tuple(_coerce(x, a, path, where) for x, a in zip(v, args))
-    if tp is float:
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise ScenarioError(path, where, f"expected a number, got {v!r}")
-        return float(v)
-    if tp is int:
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise ScenarioError(path, where, f"expected an integer, got {v!r}")
-        return v
-    if tp is bool:
-        if not isinstance(v, bool):
-            raise ScenarioError(path, where, f"expected true or false, got {v!r}")
-        return v
-    if tp is str:
-        if not isinstance(v, str):
-            raise ScenarioError(path, where, f"expected a string, got {v!r}")
-        return v
-    return v
 
 
 def scenario_events() -> dict[str, Callable[[dict, Any], Event]]:
@@ -487,9 +436,23 @@ def scenario_events() -> dict[str, Callable[[dict, Any], Event]]:
                                                        ChallengeChange, PhotoFlag)}
 
 
-_SECTION_KEYS = {"install", "tuning", "manager_rand", "manager_seed", "library_seed", "streams_per_channel",
-                 "phone_ring_seconds", "delay_factor", "delay_frames", "maincast", "mix", "prefetch",
-                 "cache_mb"}
+class SkateSection(Struct, kw_only=True):
+    """The ``[skate]`` scenario section (see the module docstring for each key)."""
+
+    install: str = "demo"
+    tuning: str | None = None
+    manager_rand: Literal["msvc", "awc"] = "msvc"
+    manager_seed: Literal["scenario"] | Annotated[int, Meta(ge=0, le=2**32 - 1)] = "scenario"
+    library_seed: Literal["scenario", "table"] | Annotated[int, Meta(ge=0)] = "scenario"
+    streams_per_channel: Annotated[int, Meta(ge=1, le=4)] = 2
+    phone_ring_seconds: Annotated[float, Meta(ge=0.0, le=60.0)] = 1.0
+    delay_factor: Annotated[float, Meta(ge=0.0, le=16.0)] = 1.0
+    delay_frames: Annotated[int, Meta(ge=1, le=3600)] = 4
+    maincast: bool = True
+    mix: dict[str, Any] = {}
+    prefetch: bool = False
+    cache_mb: Annotated[float, Meta(gt=0.0, le=65536.0)] = 96.0
+    console_start: Annotated[float, Meta(ge=0.0, le=86400.0)] = 0.0
 
 
 def _library_generator(setting: Any, streams: Any, path: str) -> AwcGenerator:
@@ -510,21 +473,16 @@ def system_from_scenario(section: dict, ctx: Any) -> SkateSpeechSystem:
     """
     path = _where(ctx)
     base = Path(path).parent if Path(path).suffix else Path(".")
-    for key in section:
-        if key not in _SECTION_KEYS:
-            raise ScenarioError(path, "[skate]", f"unknown key {key!r} (known: {', '.join(sorted(_SECTION_KEYS))})")
+    cfg = convert(section, SkateSection, source=path, where="skate")
     streams = getattr(ctx, "rng", None)
     if streams is None:
         from audio.core.clock import RngStreams
         streams = RngStreams(int(getattr(ctx, "seed", 0)))
-    tuning_path = section.get("tuning")
     try:
-        tuning = load_tuning(base / tuning_path if tuning_path else DEMO_TUNING)
+        tuning = load_tuning(base / cfg.tuning if cfg.tuning else DEMO_TUNING)
     except FormatError as exc:
-        raise ScenarioError(path, "[skate] tuning", str(exc)) from None
-    install = section.get("install", "demo")
-    if not isinstance(install, str):
-        raise ScenarioError(path, "[skate] install", f'expected "demo" or a path, got {install!r}')
+        raise ScenarioError(path, "skate.tuning", str(exc)) from None
+    install = cfg.install
     root = _install_root(install, base, path)
     from audio.games.skate.formats.install import SkateInstall
     try:
@@ -532,50 +490,31 @@ def system_from_scenario(section: dict, ctx: Any) -> SkateSpeechSystem:
         living_bank = inst.bank("livingworld")
     except (OSError, KeyError, FormatError) as exc:
         raise ScenarioError(path, "[skate] install", str(exc)) from None
-    cache_mb = section.get("cache_mb", 96)
-    if isinstance(cache_mb, bool) or not isinstance(cache_mb, (int, float)) or cache_mb <= 0:
-        raise ScenarioError(path, "[skate] cache_mb", f"expected a number of megabytes > 0, got {cache_mb!r}")
-    prefetch = section.get("prefetch", False)
-    if not isinstance(prefetch, bool):
-        raise ScenarioError(path, "[skate] prefetch", f"expected true or false, got {prefetch!r}")
-    gen = _library_generator(section.get("library_seed", "scenario"), streams, path)
+    cache_mb, prefetch = cfg.cache_mb, cfg.prefetch
+    gen = _library_generator(cfg.library_seed, streams, path)
     living = SpeechLibrary(living_bank.events, living_bank.headers, gen)
     maincast = maincast_source = None
-    if section.get("maincast", True) and "maincast" in inst.banks:
+    if cfg.maincast and "maincast" in inst.banks:
         mb = inst.bank("maincast")
         maincast = SpeechLibrary(mb.events, mb.headers, gen)
         maincast_source = BankTakeSource(mb, cache_mb)
-    kind = section.get("manager_rand", "msvc")
-    mseed = section.get("manager_seed", "scenario")
-    if mseed == "scenario":
-        mseed = streams.seed32("skate.manager")
-    if isinstance(mseed, bool) or not isinstance(mseed, int):
-        raise ScenarioError(path, "[skate] manager_seed", f'expected "scenario" or an integer, got {mseed!r}')
+    kind = cfg.manager_rand
+    mseed = streams.seed32("skate.manager") if cfg.manager_seed == "scenario" else cfg.manager_seed
     try:
         rng = manager_rand(kind, seed=mseed, generator=gen)
     except ValueError as exc:
         raise ScenarioError(path, "[skate] manager_rand", str(exc)) from None
     try:
-        curves = MixCurves.from_dict(section.get("mix", {}), "[skate.mix]")
+        curves = MixCurves.from_dict(cfg.mix, "[skate.mix]")
     except ValueError as exc:
         raise ScenarioError(path, "[skate] mix", str(exc)) from None
     source = BankTakeSource(living_bank, cache_mb)
-    spc = section.get("streams_per_channel", 2)
-    if isinstance(spc, bool) or not isinstance(spc, int) or spc < 1:
-        raise ScenarioError(path, "[skate] streams_per_channel", f"expected an integer >= 1, got {spc!r}")
-    nums = {}
-    for key, default in (("phone_ring_seconds", 1.0), ("delay_factor", 1.0)):
-        v = section.get(key, default)
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
-            raise ScenarioError(path, f"[skate] {key}", f"expected a number >= 0, got {v!r}")
-        nums[key] = float(v)
-    frames = section.get("delay_frames", 4)
-    if isinstance(frames, bool) or not isinstance(frames, int) or frames < 1:
-        raise ScenarioError(path, "[skate] delay_frames", f"expected an integer >= 1, got {frames!r}")
+    spc, frames = cfg.streams_per_channel, cfg.delay_frames
+    nums = {"phone_ring_seconds": cfg.phone_ring_seconds, "delay_factor": cfg.delay_factor}
     return SkateSpeechSystem(living, tuning, source, maincast=maincast, maincast_source=maincast_source, rng=rng,
                              streams_per_channel=spc, curves=curves, delay_frames=frames,
                              voice_bits=living_bank.voice_bits, voice_names=source.voice_names(),
-                             prefetch=prefetch, **nums)
+                             prefetch=prefetch, console_start=cfg.console_start, **nums)
 
 
 def _install_root(install: str, base: Path, path: str) -> Path:

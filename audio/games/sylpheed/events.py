@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
+
+from msgspec import Meta
 
 from audio.core.bus import Event
 
@@ -30,15 +33,15 @@ class CrewSetup(Event, kind="sylpheed.crew"):
 class Bark(Event, kind="sylpheed.bark"):
     """A firing site raised ``event`` (a rule record name, e.g. ``LOCKON_1``) for ``speaker``."""
 
-    speaker: str = ""
-    event: str = ""
+    speaker: Annotated[str, Meta(min_length=1)]
+    event: Annotated[str, Meta(min_length=1)]
 
 
 @dataclass(frozen=True, kw_only=True)
 class PhaseChange(Event, kind="sylpheed.phase"):
     """Set the mission phase ([this+8816]); rules are looked up in slot ``phase - 1``."""
 
-    phase: int = 1
+    phase: Annotated[int, Meta(ge=1, le=3)] = 1
 
 
 @dataclass(frozen=True, kw_only=True)

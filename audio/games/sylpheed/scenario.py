@@ -37,19 +37,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from msgspec import Meta
 
 from audio.core.bus import Event
 from audio.core.errors import FormatError, ScenarioError
+from audio.core.schema import Struct, convert
 from audio.games.sylpheed.events import Bark, ChatterEnable, CrewSetup, PhaseChange
 from audio.games.sylpheed.formats.install import SylpheedInstall, stage_tag
 from audio.games.sylpheed.system import SylpheedChatterSystem
 
-__all__ = ["scenario_events", "system_from_scenario", "demo_root", "SECTION_KEYS", "CREW_KEYS"]
+__all__ = ["CrewTable", "SylpheedSection", "demo_root", "scenario_events", "system_from_scenario"]
 
-SECTION_KEYS = {"install", "lang", "phase", "enabled", "generator", "fold", "missing_line_s",
-                "hold_effective_time", "pool_size", "crew"}
-CREW_KEYS = {"stage", "crew", "squadron", "tables", "speakers", "phases", "t", "type"}
 
 
 def demo_root() -> Path:
@@ -67,75 +67,74 @@ def _where(ctx: Any) -> str:
     return str(_ctx(ctx, "path") or "<scenario>")
 
 
-def _need(entry: dict[str, Any], key: str, kind: type, ctx: Any, what: str) -> Any:
-    if key not in entry:
-        raise ScenarioError(_where(ctx), what, f"missing key {key!r}")
-    v = entry[key]
-    if kind is int and isinstance(v, bool) or not isinstance(v, kind):
-        raise ScenarioError(_where(ctx), what, f"{key} must be {kind.__name__}, got {v!r}")
-    return v
+class CrewTable(Struct, kw_only=True):
+    """A ``[[sylpheed.crew]]`` entry or a ``sylpheed.crew`` event (see :class:`CrewSetup`)."""
+
+    t: Annotated[float, Meta(ge=0.0)] = 0.0
+    type: str = "sylpheed.crew"
+    stage: str | int | None = None
+    crew: str = ""
+    squadron: str = ""
+    tables: list[str] = []
+    speakers: list[str] = []
+    phases: tuple[Annotated[int, Meta(ge=1, le=3)], ...] = (1, 2, 3)
+
+
+class SylpheedSection(Struct, kw_only=True):
+    """The ``[sylpheed]`` scenario section (keys in the module docstring)."""
+
+    install: str = "demo"
+    lang: str = "eng"
+    phase: Annotated[int, Meta(ge=1, le=3)] = 1
+    enabled: bool = True
+    generator: Literal["msvc", "ansi"] = "msvc"
+    fold: Literal["hi8lo8", "xor16"] = "hi8lo8"
+    missing_line_s: Annotated[float, Meta(ge=0.0, le=60.0)] = 2.0
+    hold_effective_time: bool = True
+    pool_size: Annotated[int, Meta(ge=1, le=4096)] = 128
+    crew: list[CrewTable] | None = None
 
 
 def _crew(entry: dict[str, Any], ctx: Any, what: str) -> CrewSetup:
-    unknown = set(entry) - CREW_KEYS
-    if unknown:
-        raise ScenarioError(_where(ctx), what, f"unknown keys {sorted(unknown)} (have {sorted(CREW_KEYS)})")
-    if sum(bool(entry.get(k)) for k in ("crew", "squadron", "tables")) != 1:
+    c = convert(entry, CrewTable, source=_where(ctx), where=_ctx(ctx, "where") or what)
+    return _crew_setup(c, ctx, what)
+
+
+def _crew_setup(c: CrewTable, ctx: Any, what: str) -> CrewSetup:
+    if sum(bool(x) for x in (c.crew, c.squadron, c.tables)) != 1:
         raise ScenarioError(_where(ctx), what, "give exactly one of crew, squadron, tables")
     stage = ""
-    if entry.get("stage") is not None:
+    if c.stage is not None:
         try:
-            stage = stage_tag(entry["stage"])
+            stage = stage_tag(c.stage)
         except ValueError as exc:
-            raise ScenarioError(_where(ctx), what, str(exc)) from None
-    if not entry.get("tables") and not stage:
+            raise ScenarioError(_where(ctx), f"{what}.stage", str(exc)) from None
+    if not c.tables and not stage:
         raise ScenarioError(_where(ctx), what, "crew and squadron need a stage")
-    return CrewSetup(t=float(entry.get("t", 0.0)), crew=str(entry.get("crew", "")), stage=stage,
-                     squadron=str(entry.get("squadron", "")),
-                     tables=tuple(str(x) for x in entry.get("tables", ())),
-                     speakers=tuple(str(x) for x in entry.get("speakers", ())),
-                     phases=tuple(int(x) for x in entry.get("phases", (1, 2, 3))))
+    return CrewSetup(t=c.t, crew=c.crew, stage=stage, squadron=c.squadron, tables=tuple(c.tables),
+                     speakers=tuple(c.speakers), phases=tuple(c.phases))
 
 
-def _bark(e: dict[str, Any], ctx: Any) -> Event:
-    return Bark(t=float(e.get("t", 0.0)), speaker=_need(e, "speaker", str, ctx, "sylpheed.bark"),
-                event=_need(e, "event", str, ctx, "sylpheed.bark"))
+def _event(cls: type[Event], **fixed: Any) -> Callable[[dict[str, Any], Any], Event]:
+    def make(e: dict[str, Any], ctx: Any) -> Event:
+        fields = {k: v for k, v in e.items() if k != "type"} | fixed
+        return convert(fields, cls, source=_where(ctx), where=_ctx(ctx, "where") or cls.KIND)
 
-
-def _phase(e: dict[str, Any], ctx: Any) -> Event:
-    p = _need(e, "phase", int, ctx, "sylpheed.phase")
-    if not 1 <= p <= 255:
-        raise ScenarioError(_where(ctx), "sylpheed.phase", f"phase must be 1..255, got {p}")
-    return PhaseChange(t=float(e.get("t", 0.0)), phase=p)
-
-
-def _enable(e: dict[str, Any], ctx: Any) -> Event:
-    v = e.get("enabled", True)
-    if not isinstance(v, bool):
-        raise ScenarioError(_where(ctx), "sylpheed.enable", f"enabled must be true/false, got {v!r}")
-    return ChatterEnable(t=float(e.get("t", 0.0)), enabled=v)
-
-
-def _disable(e: dict[str, Any], ctx: Any) -> Event:
-    return ChatterEnable(t=float(e.get("t", 0.0)), enabled=False)
+    return make
 
 
 def scenario_events() -> dict[str, Callable[[dict[str, Any], Any], Event]]:
     """Scenario ``[[event]]`` type -> builder ``(entry, ctx) -> Event``."""
-    return {"sylpheed.bark": _bark, "sylpheed.phase": _phase, "sylpheed.enable": _enable,
-            "sylpheed.disable": _disable, "sylpheed.crew": lambda e, c: _crew(e, c, "sylpheed.crew")}
+    return {"sylpheed.bark": _event(Bark), "sylpheed.phase": _event(PhaseChange),
+            "sylpheed.enable": _event(ChatterEnable), "sylpheed.disable": _event(ChatterEnable, enabled=False),
+            "sylpheed.crew": lambda e, c: _crew(e, c, "sylpheed.crew")}
 
 
 def system_from_scenario(section: dict[str, Any], ctx: Any) -> SylpheedChatterSystem:
     """Build the chatter system for a ``[sylpheed]`` section (keys in the module docstring)."""
     where = _where(ctx)
-    unknown = set(section) - SECTION_KEYS
-    if unknown:
-        raise ScenarioError(where, "[sylpheed]",
-                            f"unknown keys {sorted(unknown)} (have {sorted(SECTION_KEYS)})")
-    inst = section.get("install", "demo")
-    if not isinstance(inst, str):
-        raise ScenarioError(where, "[sylpheed].install", f"a string, got {inst!r}")
+    cfg = convert(section, SylpheedSection, source=where, where="sylpheed")
+    inst = cfg.install
     if inst == "demo":
         root = demo_root()
     else:
@@ -144,21 +143,15 @@ def system_from_scenario(section: dict[str, Any], ctx: Any) -> SylpheedChatterSy
     if not (root / "dat").is_dir():
         raise ScenarioError(where, "[sylpheed].install", f"no dat/ folder under {root}"
                             + (" (run tools/build_sylpheed_demo.py)" if inst == "demo" else ""))
-    crews_raw = section.get("crew", [])
-    if not isinstance(crews_raw, list):
-        raise ScenarioError(where, "[[sylpheed.crew]]", "an array of tables")
-    crews = [_crew(c, ctx, f"[[sylpheed.crew]] #{i + 1}") for i, c in enumerate(crews_raw)]
-    install = SylpheedInstall(root, str(section.get("lang", "eng")))
+    crews = [_crew_setup(c, ctx, f"sylpheed.crew[{i}]") for i, c in enumerate(cfg.crew or [])]
+    install = SylpheedInstall(root, cfg.lang)
     try:
-        if "crew" not in section:
+        if cfg.crew is None:
             crews = [CrewSetup(stage=st, crew=c.name) for st in install.stages()
                      for c in install.unit_message_set(st).crews]
         return SylpheedChatterSystem(
-            install, install, crews=crews, generator=str(section.get("generator", "msvc")),
-            fold=str(section.get("fold", "hi8lo8")),
-            missing_line_s=float(section.get("missing_line_s", 2.0)),
-            hold_effective_time=bool(section.get("hold_effective_time", True)),
-            pool_size=int(section.get("pool_size", 128)), phase=int(section.get("phase", 1)),
-            enabled=bool(section.get("enabled", True)))
+            install, install, crews=crews, generator=cfg.generator, fold=cfg.fold,
+            missing_line_s=cfg.missing_line_s, hold_effective_time=cfg.hold_effective_time,
+            pool_size=cfg.pool_size, phase=cfg.phase, enabled=cfg.enabled)
     except (ValueError, FormatError) as exc:
         raise ScenarioError(where, "[sylpheed]", str(exc)) from None

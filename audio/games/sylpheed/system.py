@@ -29,7 +29,7 @@ from audio.games.sylpheed.formats.presets import RuleTable
 from audio.games.sylpheed.chatter.rand import GameRand
 from audio.games.sylpheed.chatter.rules import MergeResult, merge_phases
 
-__all__ = ["SylpheedChatterSystem", "SYSTEM", "RNG_STREAM", "scenario_events", "system_from_scenario"]
+__all__ = ["RNG_STREAM", "SYSTEM", "SylpheedChatterSystem"]
 
 SYSTEM = "sylpheed.chatter"
 RNG_STREAM = "sylpheed.chatter"
@@ -234,15 +234,3 @@ class SylpheedChatterSystem:
 
     def _decide(self, outcome: str, **detail: Any) -> None:
         self.engine.bus.decide(SYSTEM, outcome, **detail)
-
-
-def scenario_events() -> dict[str, Any]:
-    """Scenario ``[[event]]`` builders (see :mod:`audio.games.sylpheed.scenario`)."""
-    from audio.games.sylpheed import scenario
-    return scenario.scenario_events()
-
-
-def system_from_scenario(section: dict[str, Any], ctx: Any) -> SylpheedChatterSystem:
-    """Build the system for a ``[sylpheed]`` section (see :mod:`audio.games.sylpheed.scenario`)."""
-    from audio.games.sylpheed import scenario
-    return scenario.system_from_scenario(section, ctx)

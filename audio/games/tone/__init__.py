@@ -1,1 +1,1 @@
-"""audio/games/tone"""
+"""The test-tone system: the smallest game, needing no game data (tests, audition, benchmarks)."""

@@ -7,10 +7,10 @@ systems: ``Started`` / ``Finished`` / ``Stopped`` with ``speaker`` and ``line`` 
 This is not a game's behaviour: it exists so the live, TUI, OSC and port layers can be
 exercised without any game data.
 
-Scenario hooks (for a ``"tone"`` entry in :data:`audio.games.GAMES`)::
+Scenario hooks (the ``tone`` game of :mod:`audio.games`)::
 
     [tone]
-    graph = "skate_stream_voice"   # voice graph the lines play through (default)
+    graph = "play_voice"   # voice graph the lines play through (default)
     max_seconds = 30.0             # longest line accepted
 
     [[event]]
@@ -36,12 +36,13 @@ __all__ = [
     "ToneOn",
     "ToneStop",
     "ToneSystem",
+    "port_section",
     "scenario_events",
     "system_from_scenario",
     "tone_pcm",
 ]
 
-DEFAULT_GRAPH = "skate_stream_voice"
+DEFAULT_GRAPH = "play_voice"
 """Voice graph the tone lines play through unless told otherwise."""
 
 CACHE_SAMPLES = 8_000_000
@@ -193,6 +194,11 @@ def system_from_scenario(section: dict, ctx: Any) -> ToneSystem:
     ):
         raise ScenarioError(where, "[tone]", "graph must be a graph name and max_seconds a number > 0")
     return ToneSystem(graph, max_seconds=float(max_s))
+
+
+def port_section(install: str | None) -> dict[str, Any]:
+    """The ``[tone]`` section a port opens (no install: the tones need no game data)."""
+    return {"graph": DEFAULT_GRAPH}
 
 
 def scenario_events() -> dict[str, Callable[[dict, Any], Event]]:

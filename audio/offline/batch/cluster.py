@@ -114,7 +114,7 @@ def run_batch(client: object, store: BatchStore, scenarios: dict[str, str], seed
             task = by_future.pop(fut)
             try:
                 table = fut.result()
-            except Exception as exc:  # noqa: BLE001 - the cluster gave up on the task (e.g. KilledWorker)
+            except Exception as exc:
                 table = failed_table(task, f"{type(exc).__name__}: {exc}".replace("\n", " "))
             w0 = time.perf_counter()
             summary.files.append(store.write(task.key, task.seeds, table))

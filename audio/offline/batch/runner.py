@@ -142,7 +142,7 @@ def run_one(key: str, path: str, seed: int, decisions_only: bool = True) -> list
                    voices=len(out.engine.voices.history))
         if out.audio is not None:
             run.update(measure(out.audio, out.engine.sample_rate))
-    except Exception as exc:   # noqa: BLE001 - any failure of one run is recorded, the batch goes on
+    except Exception as exc:
         rows = []
         last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
         where = f" (at {last[0].filename.rsplit('/', 1)[-1]}:{last[0].lineno})" if last else ""

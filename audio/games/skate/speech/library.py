@@ -6,27 +6,35 @@ then per record a probability draw, the field match, the clips' candidates (hist
 rings) and one :meth:`SpeechLibrary.recent_pick` per clip on the global 32-entry ring.
 The clips' history rings are written only when the line starts (:meth:`commit`).
 
-Unsupported data features fail closed (the whole event, with the reason) before any
-record draw: external conditions (nC != 0), flags2 & 0x18, locals != 0, clip lookup mode
-or parameter count != 0, and ``.hdr`` flags != 0.
+Retail rules of ``start`` (spec 3.2): event-level features that are not ported (external
+conditions nC != 0, flags2 & 0x18) fail the whole event ("Unsupported"). Per record, after its
+probability draw and the field match (which walks the EVENT's fields, a missing record value
+reading 0), the record fails -- the next record is tried -- when it has more than 12 clips, a
+mode other than 0/2, locals != 0, a clip with lookup mode or parameters != 0, a clip id with no
+header, or a header with flags != 0. Then every clip's candidates are listed (at most 255 across
+the record; a header with 0 takes gives none, so the record fails) before any take is drawn, and
+one :meth:`SpeechLibrary.recent_pick` per clip picks among them.
 
-Choices of ours where the retail order is not known (the living-world data never hits
-them): a record's mode (0/2 always, 1 only on a flagged channel, 3 never) is checked after
-its probability draw and before the field match; every clip of a record is looked up
-before any take is drawn, so a record with a missing clip draws nothing more.
+Setting of ours: ``flagged_channel`` lets mode-1 records ("only on a flagged channel", not
+traced) play; off by default, so they fail like the spec's other unported modes.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Iterable, Protocol, Sequence
 
-from audio.games.skate.formats.evt import EvtEvent, EvtTable
+from audio.games.skate.formats.evt import EvtEvent, EvtRecord, EvtTable
 from audio.games.skate.speech.rand import AwcGenerator
 
-__all__ = ["ClipHeaderLike", "ClipHistory", "LineChoice", "SpeechLibrary", "RECENT_RING"]
+__all__ = ["ClipHeaderLike", "ClipHistory", "LineChoice", "SpeechLibrary", "RECENT_RING", "MAX_CLIPS",
+           "MAX_CANDIDATES"]
 
 RECENT_RING = 32
 """Entries of the global recent-pick ring."""
+MAX_CLIPS = 12
+"""A record with more clips fails."""
+MAX_CANDIDATES = 255
+"""Candidate takes are capped at this many across one record."""
 _WEIGHT_SCALE = (1, 4, 16, 64, 256, 1024, 4096, 16384)
 _EMPTY = 0xFF
 
@@ -47,8 +55,11 @@ class ClipHistory:
     cursor: int = 0
 
     def candidates(self, take_count: int) -> list[int]:
-        """Takes not in the ring; if none, the single take with the greatest age (first on ties)."""
+        """Takes not in the ring; if none, the single take with the greatest age (first on ties).
+        A clip with 0 takes has no candidate."""
         n = len(self.takes)
+        if take_count <= 0:
+            return []
         if n == 0:
             return list(range(take_count))
         age: dict[int, int] = {}
@@ -108,7 +119,8 @@ class SpeechLibrary:
     generator:
         The add-with-carry generator (shared with the manager when its rand() is "awc").
     flagged_channel:
-        Whether this bank's channel counts as "flagged" for records of mode 1 (not traced).
+        Whether this bank's channel counts as "flagged", letting records of mode 1 play (not
+        traced; off by default: a mode-1 record fails like any unported mode).
     """
 
     table: EvtTable
@@ -167,22 +179,49 @@ class SpeechLibrary:
         return chosen
 
     # -- 3.2 ---------------------------------------------------------------------------
-    def _unsupported(self, ev: EvtEvent) -> str:
+    @staticmethod
+    def _unsupported(ev: EvtEvent) -> str:
+        """Event-level features that are not ported (they fail the whole event)."""
         if ev.condition_count:
             return f"external conditions (nC={ev.condition_count})"
         if ev.flags2 & 0x18:
             return f"flags2 0x{ev.flags2:02X} (record pairing / follow-up lists)"
-        for i, rec in enumerate(ev.records):
-            if rec.locals:
-                return f"record {i} locals={rec.locals}"
-            for c in rec.clips:
-                if c.lookup_mode or c.param_count:
-                    return (f"record {i} clip {c.clip_id} lookup mode {c.lookup_mode} / "
-                            f"parameter count {c.param_count}")
-                h = self._header.get(c.clip_id)
-                if h is not None and getattr(h, "flags", 0):
-                    return f"clip {c.clip_id} header flags 0x{getattr(h, 'flags'):02X}"
         return ""
+
+    def _record_fails(self, rec: EvtRecord) -> str:
+        """Why a record fails (spec 3.2 c), or "" when it may be played."""
+        if len(rec.clips) > MAX_CLIPS:
+            return f"{len(rec.clips)} clips (at most {MAX_CLIPS})"
+        if rec.mode not in (0, 2) and not (rec.mode == 1 and self.flagged_channel):
+            return f"mode {rec.mode}"
+        if rec.locals:
+            return f"locals {rec.locals}"
+        for c in rec.clips:
+            if c.lookup_mode or c.param_count:
+                return f"clip {c.clip_id} lookup mode {c.lookup_mode} / parameter count {c.param_count}"
+        for c in rec.clips:
+            h = self._header.get(c.clip_id)
+            if h is None:
+                return f"missing clip {c.clip_id}"
+            flags = getattr(h, "flags", 0)
+            if flags:
+                return f"clip {c.clip_id} header flags 0x{flags:02X}"
+        return ""
+
+    def _candidates(self, rec: EvtRecord) -> list[list[int]] | str:
+        """Every clip's candidate takes (at most 255 across the record), or why there are none."""
+        out: list[list[int]] = []
+        total = 0
+        for c in rec.clips:
+            takes = int(self._header[c.clip_id].take_count)
+            if takes <= 0:
+                return f"clip {c.clip_id} has no takes"
+            cands = self.history[c.clip_id].candidates(takes)[:MAX_CANDIDATES - total]
+            if not cands:
+                return f"candidate cap ({MAX_CANDIDATES}) reached at clip {c.clip_id}"
+            total += len(cands)
+            out.append(cands)
+        return out
 
     def record_order(self, ev: EvtEvent) -> list[int]:
         """The weighted record order (draws ``scaled(total)`` once per weighted record)."""
@@ -207,12 +246,15 @@ class SpeechLibrary:
         return order + zero
 
     def _matches(self, ev: EvtEvent, values: Sequence[int], words: Sequence[int]) -> bool:
-        packed = self.table.packed_word(ev.id)
-        for k, want in enumerate(values):
+        """Walk the event's fields: field k reads its request word (0 = the packed word, missing
+        = 0) and must share a bit with the record's value k (0 or missing = any)."""
+        packed = None
+        for k, src in enumerate(ev.fields):
+            want = values[k] if k < len(values) else 0
             if want == 0:
                 continue
-            src = ev.fields[k] if k < len(ev.fields) else -1
             if src == 0:
+                packed = self.table.packed_word(ev.id) if packed is None else packed
                 word = packed
             elif 1 <= src <= len(words):
                 word = words[src - 1]
@@ -238,27 +280,17 @@ class SpeechLibrary:
             if self.generator.scaled(100) >= rec.probability:
                 skipped.append((i, "probability"))
                 continue
-            if rec.mode == 3 or (rec.mode == 1 and not self.flagged_channel):
-                skipped.append((i, f"mode {rec.mode}"))
-                continue
             if not self._matches(ev, rec.values, words):
                 skipped.append((i, "fields"))
                 continue
-            missing = [c.clip_id for c in rec.clips if c.clip_id not in self._header]
-            if missing:
-                skipped.append((i, f"missing clip {missing[0]}"))
+            why = self._record_fails(rec)
+            cands = self._candidates(rec) if not why else why
+            if isinstance(cands, str):
+                skipped.append((i, cands))
                 continue
-            picks = []
-            for c in rec.clips:
-                h = self._header[c.clip_id]
-                cands = self.history[c.clip_id].candidates(int(h.take_count))
-                if not cands:
-                    break
-                k = self.recent_pick(len(cands), self._header_index[c.clip_id])
-                picks.append((c.clip_id, cands[k]))
-            else:
-                return LineChoice(event_id, "Picked", tuple(picks), i, skipped=tuple(skipped))
-            skipped.append((i, "clip without takes"))
+            picks = tuple((c.clip_id, cl[self.recent_pick(len(cl), self._header_index[c.clip_id])])
+                          for c, cl in zip(rec.clips, cands, strict=True))
+            return LineChoice(event_id, "Picked", picks, i, skipped=tuple(skipped))
         return LineChoice(event_id, "NoRecord", reason="no record matched", skipped=tuple(skipped))
 
     def commit(self, picks: Iterable[tuple[int, int]]) -> None:

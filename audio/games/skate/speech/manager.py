@@ -107,9 +107,9 @@ class ManagerResult:
     """The outcome of one request.
 
     ``outcome``: "Accepted" (the library picked a line: ``choice.picks``) or a refusal:
-    UnknownEvent, Repeat, Gap, NotFollow, Probability, Speed, Challenge, Timers, Flags,
-    Zombie, or the library's UnknownEvent / Probability / Unsupported / NoRecord (the
-    library's refusals carry ``stage = "library"``).
+    Repeat, Gap, NotFollow, Probability, Speed, Challenge, Timers, Flags, Zombie (the gate),
+    or the library's UnknownEvent / Probability / Unsupported / NoRecord (``stage =
+    "library"``; an unknown event is reported after the gate and its draw).
     """
 
     speaker: int
@@ -214,21 +214,25 @@ class SpeechManager:
 
     def request(self, speaker: int, event: int, words: Sequence[int], now: float,
                 channel: int = CHANNEL_LIVING) -> ManagerResult:
-        """Gate one event request and, if it passes, ask the channel's library for a line."""
+        """Gate one event request and, if it passes, ask the channel's library for a line.
+
+        The gate (with its rand() draw) runs before the library looks the event up: an event
+        missing from the ``.evt`` table is reported by the library after the gate (spec 2.5)."""
         lib = self.living if channel == CHANNEL_LIVING else self.maincast
         ev = lib.event(event) if lib is not None else None
         words_t = tuple(int(w) for w in words)
-        if ev is None:
-            return ManagerResult(speaker, event, "UnknownEvent", f"event {event} not in channel {channel}",
-                                 channel=channel, words=words_t)
         tuning = self.tuning.for_event(event)
         repeat = None
         if channel == CHANNEL_MAINCAST and speaker in (30, 31):
             repeat = tuning.maincast_repeat_31 if speaker == 31 else tuning.maincast_repeat_30
         outcome, reason = self.gate(speaker, event, tuning, now, repeat)
-        common = dict(channel=channel, words=words_t, tuning=tuning, timeout=ev.timeout)
+        timeout = ev.timeout if ev is not None else 0
+        common = dict(channel=channel, words=words_t, tuning=tuning, timeout=timeout)
         if outcome:
             return ManagerResult(speaker, event, outcome, reason, **common)
+        if lib is None:
+            return ManagerResult(speaker, event, "UnknownEvent", f"no library on channel {channel}",
+                                 stage="library", **common)
         choice = lib.start(event, words_t)
         if not choice.ok:
             return ManagerResult(speaker, event, choice.outcome, choice.reason, stage="library",

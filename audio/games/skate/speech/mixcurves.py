@@ -33,6 +33,8 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from audio.dsp.curves import interp_f32
+
 __all__ = ["Curve", "PEAK_CENTRE", "PEAK_GAIN", "PEAK_Q", "fold_azimuth", "peak", "MixCurves",
            "DEFAULT_OUTPUTS", "level_outputs"]
 
@@ -80,9 +82,10 @@ def fold_azimuth(raw: int) -> int:
 
 
 def peak(raw_azimuth: int) -> tuple[float, float, float]:
-    """``(centre Hz, linear gain, Q)`` of the head-shadow PEAK filter for a raw azimuth."""
+    """``(centre Hz, linear gain, Q)`` of the head-shadow PEAK filter for a raw azimuth; the
+    game's points and evaluation are float32 (:func:`audio.dsp.curves.interp_f32`)."""
     a = fold_azimuth(raw_azimuth)
-    return PEAK_CENTRE(a), PEAK_GAIN(a), PEAK_Q(a)
+    return tuple(float(interp_f32(c.xs, c.ys, a)) for c in (PEAK_CENTRE, PEAK_GAIN, PEAK_Q))  # type: ignore
 
 
 def _c(xs: Sequence[float], ys: Sequence[float]) -> Curve:

@@ -37,15 +37,18 @@ a game flag the host sets (:attr:`SpeechManager.game_flags`).
 from __future__ import annotations
 
 import dataclasses
-import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Annotated, Any, Mapping
+
+import msgspec
+from msgspec import Meta
 
 import tomli_w
 
 from audio.core.errors import FormatError
+from audio.core.schema import Struct, convert
 
 __all__ = ["EventTuning", "SpeechTuning", "load_tuning", "parse_tuning", "dump_tuning", "tuning_to_dict"]
 
@@ -92,104 +95,73 @@ class SpeechTuning:
         return self.events.get(event_id, self.default)
 
 
-def _err(path: str, where: str, expected: str, found: object = None) -> FormatError:
-    return FormatError(path, None, f"{where}: {expected}", found)
+NonNegative = Annotated[float, Meta(ge=0.0)]
+EventId = Annotated[int, Meta(ge=0, le=0xFFFF)]
 
 
-def _number(path: str, where: str, v: Any, *, minimum: float | None = 0.0) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise _err(path, where, "a finite number", v)
-    if minimum is not None and v < minimum:
-        raise _err(path, where, f"a number >= {minimum}", v)
-    return float(v)
+class TuningTable(Struct, kw_only=True):
+    """``[default]`` or ``[event.<id>]``: every key optional (missing = inherited from ``default``)."""
+
+    name: str | None = None
+    gap: NonNegative | None = None
+    interrupt: bool | None = None
+    interrupt_when_full: bool | None = None
+    priority: Annotated[int, Meta(ge=-(2**31), le=2**31 - 1)] | None = None
+    probability: Annotated[float, Meta(ge=0.0, le=100.0)] | None = None
+    repeat: NonNegative | None = None
+    min_kmh: NonNegative | None = None
+    max_kmh: NonNegative | None = None
+    timer_a: NonNegative | None = None
+    timer_b: NonNegative | None = None
+    blocked_flags: Annotated[tuple[Annotated[int, Meta(ge=1, le=255)], ...], Meta(max_length=3)] | None = None
+    maincast_repeat_31: NonNegative | None = None
+    maincast_repeat_30: NonNegative | None = None
+    zombie_allowed: bool | None = None
+    not_follow: Annotated[tuple[tuple[EventId, NonNegative], ...], Meta(max_length=MAX_NOT_FOLLOW)] | None = None
+    challenge_exclude: Annotated[tuple[Annotated[int, Meta(ge=0, le=2**31 - 1)], ...], Meta(max_length=64)] | None = (
+        None
+    )
+
+    def over(self, base: EventTuning) -> EventTuning:
+        """``base`` with this table's keys applied."""
+        given = {k: getattr(self, k) for k in self.__struct_fields__ if k != "name" and getattr(self, k) is not None}
+        return dataclasses.replace(base, **given)
 
 
-def _int(path: str, where: str, v: Any, lo: int, hi: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-        raise _err(path, where, f"an integer in {lo}..{hi}", v)
-    return v
+class TuningFile(Struct, kw_only=True):
+    """A whole tuning file: the format header, ``[default]`` and ``[event.<id>]`` tables."""
+
+    format: str
+    version: int
+    default: TuningTable = msgspec.field(default_factory=TuningTable)
+    event: dict[str, dict[str, Any]] = {}
 
 
-def _bool(path: str, where: str, v: Any) -> bool:
-    if not isinstance(v, bool):
-        raise _err(path, where, "true or false", v)
-    return v
-
-
-def _list(path: str, where: str, v: Any, limit: int) -> list[Any]:
-    if not isinstance(v, list):
-        raise _err(path, where, "a list", v)
-    if len(v) > limit:
-        raise _err(path, where, f"at most {limit} entries", len(v))
-    return v
-
-
-def _convert(path: str, where: str, key: str, v: Any) -> Any:
-    w = f"{where}.{key}"
-    if key in ("interrupt", "interrupt_when_full", "zombie_allowed"):
-        return _bool(path, w, v)
-    if key == "priority":
-        return _int(path, w, v, -(2 ** 31), 2 ** 31 - 1)
-    if key == "probability":
-        p = _number(path, w, v)
-        if p > 100.0:
-            raise _err(path, w, "a percentage 0..100", v)
-        return p
-    if key == "blocked_flags":
-        return tuple(_int(path, f"{w}[{i}]", x, 1, 255) for i, x in enumerate(_list(path, w, v, 3)))
-    if key == "challenge_exclude":
-        return tuple(_int(path, f"{w}[{i}]", x, 0, 2 ** 31 - 1) for i, x in enumerate(_list(path, w, v, 64)))
-    if key == "not_follow":
-        pairs = []
-        for i, pair in enumerate(_list(path, w, v, MAX_NOT_FOLLOW)):
-            if not isinstance(pair, list) or len(pair) != 2:
-                raise _err(path, f"{w}[{i}]", "an [event, seconds] pair", pair)
-            pairs.append((_int(path, f"{w}[{i}][0]", pair[0], 0, 0xFFFF), _number(path, f"{w}[{i}][1]", pair[1])))
-        return tuple(pairs)
-    return _number(path, w, v)
-
-
-def _table(path: str, where: str, d: Any, base: EventTuning) -> tuple[EventTuning, str]:
-    if not isinstance(d, dict):
-        raise _err(path, where, "a table", d)
-    values: dict[str, Any] = {}
-    name = ""
-    for key, v in d.items():
-        if key == "name":
-            if not isinstance(v, str):
-                raise _err(path, f"{where}.name", "a string", v)
-            name = v
-        elif key in _FIELDS:
-            values[key] = _convert(path, where, key, v)
-        else:
-            raise _err(path, where, f"a known key ({', '.join(['name', *_FIELDS])})", key)
-    return dataclasses.replace(base, **values), name
+def _error(path: str, where: str, problem: str) -> FormatError:
+    problem = problem.removeprefix("expected ")
+    return FormatError(path, None, f"{problem} at {where}" if where else problem)
 
 
 def parse_tuning(doc: Mapping[str, Any], path: str = "<tuning>") -> SpeechTuning:
-    """Build a :class:`SpeechTuning` from a parsed TOML document (see the module docstring)."""
+    """Build a :class:`SpeechTuning` from a parsed TOML document (see the module docstring),
+    validated by :mod:`audio.core.schema`."""
     if doc.get("format") != FORMAT:
-        raise _err(path, "format", f'"{FORMAT}"', doc.get("format"))
+        raise FormatError(path, None, f'format = "{FORMAT}"', doc.get("format"))
     if doc.get("version") != VERSION:
-        raise _err(path, "version", str(VERSION), doc.get("version"))
-    for key in doc:
-        if key not in ("format", "version", "default", "event"):
-            raise _err(path, "top level", "format, version, [default] or [event.<id>]", key)
-    default, _ = _table(path, "default", doc.get("default", {}), EventTuning())
+        raise FormatError(path, None, f"version = {VERSION}", doc.get("version"))
+    f = convert(dict(doc), TuningFile, source=path, error=_error)
+    default = f.default.over(EventTuning())
     tuning = SpeechTuning(default=default)
-    events = doc.get("event", {})
-    if not isinstance(events, dict):
-        raise _err(path, "event", "tables [event.<id>]", events)
-    for key, d in events.items():
-        try:
-            eid = int(key)
-        except ValueError:
-            raise _err(path, f"event.{key}", "a decimal event id", key) from None
+    for key, raw in f.event.items():
+        if not key.isdigit():
+            raise FormatError(path, None, f"a decimal event id at event.{key}", key)
+        eid = int(key)
         if not 0 <= eid <= 0xFFFF:
-            raise _err(path, f"event.{key}", "an event id 0..65535", eid)
-        tuning.events[eid], name = _table(path, f"event.{key}", d, default)
-        if name:
-            tuning.names[eid] = name
+            raise FormatError(path, None, f"an event id 0..65535 at event.{key}", eid)
+        table = convert(raw, TuningTable, source=path, where=f"event.{key}", error=_error)
+        tuning.events[eid] = table.over(default)
+        if table.name:
+            tuning.names[eid] = table.name
     return tuning
 
 

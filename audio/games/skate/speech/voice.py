@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from audio.games.skate.speech.mixcurves import MixCurves, level_outputs, peak
 
 __all__ = ["VoiceBlock", "DelayCountdown", "VoiceMixer", "azimuth_degrees", "SPEED_OF_SOUND",
@@ -45,7 +47,10 @@ def is_far_clip(name: str) -> bool:
 
 @dataclass
 class DelayCountdown:
-    """One speaker's delay refresh: returns ``(delay s, changed)`` each console frame."""
+    """One speaker's delay refresh: returns ``(delay s, changed)`` each console frame.
+
+    The factor, distance and delay are float32 in the game: ``f32(f32(factor * distance) / 344)``,
+    capped at f32(0.15)."""
 
     factor: float = 1.0
     reload: int = 4
@@ -57,8 +62,8 @@ class DelayCountdown:
         changed = False
         if self.count <= 0:
             self.count = self.reload
-            d = self.factor * distance / SPEED_OF_SOUND
-            new = d if d <= MAX_DELAY else MAX_DELAY
+            d = np.float32(np.float32(self.factor) * np.float32(distance)) / np.float32(SPEED_OF_SOUND)
+            new = float(d if d <= np.float32(MAX_DELAY) else np.float32(MAX_DELAY))
             changed = new != self.delay
             self.delay = new
         return (self.delay if self.delay is not None else 0.0), changed

@@ -1,0 +1,139 @@
+"""Scenario hooks: the ``[radiata]`` section and the ``radiata.*`` ``[[event]]`` types.
+
+``[radiata]`` keys (all optional)::
+
+    [radiata]
+    install = "demo"            # "demo" = audio/games/radiata/demo, or a folder (relative to the
+                                # scenario file) holding the .rmf files
+    voices = "voices.toml"      # the voice table, relative to the install ("" = none); default
+                                # voices.toml when the install has one
+    region = "auto"             # RMF header layout: auto | EN | JP
+    fps = 60                    # frames per second of WaitTime / TextSpeed   [unknown]
+    default_speed = 3.0         # glyphs/frame when a message sets none       [unknown]
+    wait_starts = "at_record"   # at_record | at_message_start                [unknown]
+    cursor_waits_for_press = true
+    auto_advance_frames = 45
+    auto_advance_waits_for_voice = true
+    advance_skips_reveal = true
+    other_channels = "auto"     # auto | auto_lipsync | ignore (channels -16..-2) [unknown]
+    lip_sync_without_bustup = true
+    end_stops_voices = false
+    on_busy = "queue"           # queue | replace | refuse
+    choice_timeout_option = 0
+    # auto_choose = 0           # with auto-advance, take this option (default: wait)
+    party = [40, 41]            # character ids of party slots 1..5 (speaker ids 9901..9905)
+    # active_character = 40     # what 9900 resolves to
+    voice_gain = 1.0
+
+(each setting is documented in :class:`audio.games.radiata.talk.settings.TalkSettings`).
+
+``[[event]]`` types (``t`` in seconds)::
+
+    { t = 0.5, type = "radiata.talk", file = "town.rmf", packet = 0, voice = true, auto_advance = false }
+    { t = 6.0, type = "radiata.advance" }
+    { t = 9.0, type = "radiata.choose", option = 1 }
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from msgspec import Meta
+
+from audio.core.bus import Event
+from audio.core.errors import FormatError, ScenarioError
+from audio.core.schema import Struct, convert
+from audio.games.radiata.events import Advance, Choose, Talk
+from audio.games.radiata.formats.voicetable import load_voicetable
+from audio.games.radiata.system import RadiataTalkSystem, RmfSource
+from audio.games.radiata.talk.settings import TalkSettings
+
+__all__ = ["RadiataSection", "demo_root", "scenario_events", "system_from_scenario"]
+
+
+def demo_root() -> Path:
+    """The demo install built by ``tools/build_radiata_demo.py``."""
+    return Path(__file__).resolve().parent / "demo"
+
+
+def _ctx(ctx: Any, name: str) -> Any:
+    return ctx.get(name) if isinstance(ctx, dict) else getattr(ctx, name, None)
+
+
+def _where(ctx: Any) -> str:
+    return str(_ctx(ctx, "path") or "<scenario>")
+
+
+class RadiataSection(Struct, kw_only=True):
+    """The ``[radiata]`` scenario section (keys in the module docstring)."""
+
+    install: str = "demo"
+    voices: str | None = None
+    region: Literal["auto", "EN", "JP"] = "auto"
+    fps: Annotated[int, Meta(ge=1, le=1000)] = 60
+    default_speed: Annotated[float, Meta(ge=0.0, le=255.0)] = 3.0
+    wait_starts: Literal["at_record", "at_message_start"] = "at_record"
+    cursor_waits_for_press: bool = True
+    auto_advance_frames: Annotated[int, Meta(ge=0, le=1_000_000)] = 45
+    auto_advance_waits_for_voice: bool = True
+    advance_skips_reveal: bool = True
+    other_channels: Literal["auto", "auto_lipsync", "ignore"] = "auto"
+    lip_sync_without_bustup: bool = True
+    end_stops_voices: bool = False
+    on_busy: Literal["queue", "replace", "refuse"] = "queue"
+    choice_timeout_option: Annotated[int, Meta(ge=0, le=127)] = 0
+    auto_choose: Annotated[int, Meta(ge=0, le=127)] | None = None
+    party: Annotated[tuple[Annotated[int, Meta(ge=0, le=0xFFFF)], ...], Meta(max_length=5)] = ()
+    active_character: Annotated[int, Meta(ge=0, le=0xFFFF)] | None = None
+    voice_gain: Annotated[float, Meta(ge=0.0, le=64.0)] = 1.0
+
+
+def _event(cls: type[Event]) -> Callable[[dict[str, Any], Any], Event]:
+    def make(e: dict[str, Any], ctx: Any) -> Event:
+        fields = {k: v for k, v in e.items() if k != "type"}
+        return convert(fields, cls, source=_where(ctx), where=_ctx(ctx, "where") or cls.KIND)
+
+    return make
+
+
+def scenario_events() -> dict[str, Callable[[dict[str, Any], Any], Event]]:
+    """Scenario ``[[event]]`` type -> builder ``(entry, ctx) -> Event``."""
+    return {
+        "radiata.talk": _event(Talk),
+        "radiata.advance": _event(Advance),
+        "radiata.choose": _event(Choose),
+    }
+
+
+def _root(cfg: RadiataSection, ctx: Any) -> Path:
+    if cfg.install == "demo":
+        return demo_root()
+    base = _ctx(ctx, "base") or (Path(_where(ctx)).parent if _ctx(ctx, "path") else Path.cwd())
+    p = Path(cfg.install)
+    return p if p.is_absolute() else Path(base) / p
+
+
+def system_from_scenario(section: dict[str, Any], ctx: Any) -> RadiataTalkSystem:
+    """Build the talk system for a ``[radiata]`` section (keys in the module docstring)."""
+    where = _where(ctx)
+    cfg: RadiataSection = convert(section, RadiataSection, source=where, where="radiata")
+    root = _root(cfg, ctx)
+    if not root.is_dir() or not any(root.glob("*.rmf")):
+        raise ScenarioError(
+            where,
+            "radiata.install",
+            f"no .rmf files under {root}"
+            + (" (run tools/build_radiata_demo.py)" if cfg.install == "demo" else ""),
+        )
+    table_path = root / (cfg.voices if cfg.voices is not None else "voices.toml")
+    settings_keys = {k: getattr(cfg, k) for k in TalkSettings.names()}
+    try:
+        settings = TalkSettings(**{**settings_keys, "party": tuple(cfg.party)})
+        table = None
+        if cfg.voices != "" and (cfg.voices is not None or table_path.is_file()):
+            table = load_voicetable(table_path)
+        return RadiataTalkSystem(RmfSource(root, region=cfg.region), table, settings)
+    except (ValueError, FormatError) as exc:
+        raise ScenarioError(where, "radiata", str(exc)) from None

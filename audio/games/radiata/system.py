@@ -1,0 +1,267 @@
+"""The engine system that runs Radiata conversations and plays their voice clips.
+
+:class:`RadiataTalkSystem` subscribes to ``radiata.talk`` / ``radiata.advance`` /
+``radiata.choose``, runs :class:`~audio.games.radiata.talk.sequencer.TalkSequencer` on a frame
+clock of ``TalkSettings.fps`` (default 60) and plays clips through the dry
+``radiata_dialogue_voice`` graph. RMF files come from an install folder (names relative to it);
+the voice table (``voices.toml`` there by default) maps ``(file, packet, sound_id)`` or
+``(character_id, sound_id)`` to audio files, decoded once before playing
+(:func:`decode_clip`: the codec layer's fallback chain, else soundfile). Outputs go on the bus:
+``radiata.signal``, ``radiata.subtitle``, ``radiata.chosen``, ``radiata.talk_end``; decisions go
+to ``radiata.talk`` (list in :mod:`audio.games.radiata.talk.sequencer`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from audio.core.bus import Event, EventBus
+from audio.core.errors import FormatError
+from audio.games.radiata.events import Advance, Choose, Talk
+from audio.games.radiata.formats.rmf import PacketScript, RmfFile, VoiceClip, read_rmf
+from audio.games.radiata.formats.voicetable import VoiceEntry, VoiceTable
+from audio.games.radiata.talk.sequencer import Conversation, TalkSequencer
+from audio.games.radiata.talk.settings import TalkSettings
+
+__all__ = ["SYSTEM", "RadiataTalkSystem", "RmfSource", "decode_clip"]
+
+SYSTEM = "radiata.talk"
+
+
+def decode_clip(path: Path) -> tuple[np.ndarray, int]:
+    """A clip as mono float32 and its rate through the codec layer's fallback chain
+    (:func:`audio.codecs.fallback.decode_file`: soundfile, our codecs by signature, vgmstream);
+    FormatError if nothing decodes it."""
+    from audio.codecs.fallback import decode_file
+
+    try:
+        pcm, rate = decode_file(path)
+    except FormatError:
+        raise
+    except Exception as exc:
+        raise FormatError(path, None, "an audio file the codec layer decodes", str(exc)) from None
+    pcm = np.asarray(pcm, np.float32)
+    mono = pcm.mean(axis=1) if pcm.ndim == 2 else pcm.reshape(-1)
+    return np.ascontiguousarray(mono, np.float32), int(rate)
+
+
+class RmfSource:
+    """RMF1 files by name (relative to ``root``, or given as bytes), each parsed once."""
+
+    def __init__(
+        self, root: Path | None = None, files: dict[str, bytes] | None = None, region: str = "auto"
+    ) -> None:
+        self.root, self.region = root, region
+        self._raw = dict(files or {})
+        self._parsed: dict[str, RmfFile] = {}
+
+    def names(self) -> list[str]:
+        """The ``.rmf`` files available (given ones, then the root's)."""
+        found = (
+            sorted(p.name for p in self.root.glob("*.rmf"))
+            if self.root is not None and self.root.is_dir()
+            else []
+        )
+        return list(dict.fromkeys([*self._raw, *found]))
+
+    def file(self, name: str) -> RmfFile:
+        if name not in self._parsed:
+            if name in self._raw:
+                data = self._raw[name]
+            elif self.root is not None:
+                path = self.root / name
+                try:
+                    data = path.read_bytes()
+                except OSError as exc:
+                    raise FormatError(path, None, "a readable RMF1 file", exc.strerror or str(exc)) from None
+            else:
+                raise FormatError(name, None, "an RMF1 file known to the talk system")
+            self._parsed[name] = read_rmf(data, name, self.region)
+        return self._parsed[name]
+
+    def script(self, name: str, packet: int) -> PacketScript:
+        return self.file(name).script(packet)
+
+
+class RadiataTalkSystem:
+    """The talk system (engine System protocol; ``frame_rate = settings.fps``).
+
+    Parameters
+    ----------
+    rmf:
+        Where RMF files come from.
+    voices:
+        The voice table (None: every clip is a NoClip, the timing is unchanged).
+    settings:
+        :class:`TalkSettings` (every unknown of the spec).
+    graph:
+        The voice graph clips play through.
+    preload:
+        Decode every clip of the table when built (no file I/O while rendering).
+    """
+
+    name = SYSTEM
+
+    def __init__(
+        self,
+        rmf: RmfSource,
+        voices: VoiceTable | None = None,
+        settings: TalkSettings | None = None,
+        *,
+        graph: str = "radiata_dialogue_voice",
+        preload: bool = True,
+    ) -> None:
+        self.rmf, self.voices = rmf, voices
+        self.settings = settings or TalkSettings()
+        self.frame_rate = self.settings.fps
+        self.graph = graph
+        self.engine: Any = None
+        self._clips: dict[Path, tuple[np.ndarray, int] | FormatError] = {}
+        self.seq = TalkSequencer(self.settings, self, self._decide, self.rmf.script)
+        if preload and voices is not None:
+            for e in voices.entries:
+                self._clip(e)
+
+    # -- System protocol -----------------------------------------------------------------------
+    def attach(self, engine: Any) -> None:
+        self.engine = engine
+        engine.bus.subscribe(self, [Talk, Advance, Choose])
+
+    def tick(self, frame: int, engine: Any) -> None:
+        self.seq.tick(frame)
+
+    def handle(self, event: Event, bus: EventBus) -> None:
+        if isinstance(event, Talk):
+            self.seq.talk(event)
+        elif isinstance(event, Advance):
+            self.seq.advance()
+        elif isinstance(event, Choose):
+            self.seq.choose(event.option)
+
+    # -- queries ---------------------------------------------------------------------------------
+    def talk_active(self) -> bool:
+        """True from a ``radiata.talk`` until its ``radiata.talk_end``."""
+        return self.seq.talk_active()
+
+    def speaking(self, character: int | str) -> bool:
+        """True while a lip-sync (0x1F) clip of ``character`` plays: a character id (raw, e.g.
+        9901, or resolved), its decimal string, or its name in the voice table."""
+        return any(self.seq.speaking(cid) for cid in self._ids(character))
+
+    is_speaking = speaking
+
+    def _ids(self, character: int | str) -> list[int]:
+        if isinstance(character, int) and not isinstance(character, bool):
+            return [character]
+        s = str(character).strip()
+        if s.isdigit():
+            return [int(s)]
+        names = self.voices.characters if self.voices is not None else {}
+        return [cid for cid, n in names.items() if n.lower() == s.lower()]
+
+    def snapshot(self) -> dict[str, list[str]]:
+        """Panels for a live UI: the message (revealed text, state, wait) and the voices."""
+        c = self.seq.conv
+        if c is None:
+            talk = [f"(no talk; {len(self.seq.queue)} queued)"]
+        else:
+            m = c.message
+            total = m.visible_glyphs if m is not None else 0
+            shown = sum(1 for x in c.shown if not x.isspace())
+            wait = "" if c.until is None else f", {max(0, c.until - self.seq.frame)} frames left"
+            talk = [
+                (
+                    f"{c.file} packet {c.packet} message {c.index + 1}/{len(c.script.messages)} "
+                    f"{self.label(c.speaker_id)}: {c.state}{wait}"
+                ),
+                f"  {''.join(c.shown)!r} ({shown}/{total} glyphs)",
+            ]
+            if c.state == "choice" and m is not None and m.choice is not None:
+                talk += [f"  [{i}] {o.text}" for i, o in enumerate(m.choice.options)]
+        voices = [f"{k.label} {k.speaker}" + (" lip-sync" if k.lip_sync else "") for k in self.seq.clips]
+        return {"talk": talk, "voices": voices or ["(none)"]}
+
+    def summary(self, decisions: Any) -> str:
+        """Per talk (``FILE:PACKET``): outcome counts of this system's decisions."""
+        per: dict[str, Counter[str]] = {}
+        talk = "-"
+        for d in decisions:
+            if d.system != SYSTEM:
+                continue
+            if "file" in d.detail and "packet" in d.detail:
+                talk = f"{d.detail['file']}:{d.detail['packet']}"
+            per.setdefault(talk, Counter())[d.outcome] += 1
+        return "\n".join(
+            f"  {k:<20s} " + ", ".join(f"{o} {n}" for o, n in c.most_common()) for k, c in per.items()
+        )
+
+    # -- Presenter -------------------------------------------------------------------------------
+    def label(self, character_id: int | None) -> str:
+        return (
+            self.voices.name(character_id)
+            if self.voices is not None
+            else ("-" if character_id is None else f"chr{character_id}")
+        )
+
+    def _clip(self, e: VoiceEntry) -> tuple[np.ndarray, int] | FormatError:
+        if e.audio not in self._clips:
+            try:
+                self._clips[e.audio] = decode_clip(e.audio)
+            except FormatError as exc:
+                self._clips[e.audio] = exc
+        return self._clips[e.audio]
+
+    def start_clip(self, talk: Conversation, clip: VoiceClip, speaker: tuple[int, ...]) -> Any | None:
+        entry = (
+            self.voices.lookup(talk.file, talk.packet, clip.sound_id, reversed(speaker))
+            if self.voices is not None
+            else None
+        )
+        if entry is None:
+            self._decide(
+                "NoClip", sound_id=clip.sound_id, file=talk.file, packet=talk.packet, characters=list(speaker)
+            )
+            return None
+        got = self._clip(entry)
+        if isinstance(got, FormatError):
+            self._decide("NoClip", sound_id=clip.sound_id, file=talk.file, packet=talk.packet, error=str(got))
+            return None
+        pcm, rate = got
+        who = self.label(talk.speaker_id)
+        return self.engine.voices.start(
+            self.graph,
+            pcm,
+            rate,
+            params={"Gai0.gain": self.settings.voice_gain},
+            tag=f"radiata:{who}:{entry.audio.stem}",
+            meta={
+                "speaker": who,
+                "clip": entry.audio.name,
+                "sound_id": clip.sound_id,
+                "channel": clip.channel,
+                "message": talk.index,
+            },
+        )
+
+    def clip_playing(self, handle: Any) -> bool:
+        return bool(getattr(handle, "playing", False)) and not getattr(handle, "stopped", False)
+
+    def stop_clip(self, handle: Any) -> None:
+        self.engine.voices.stop(handle, fade=True)
+
+    def post(self, event: Event) -> None:
+        bus = self.engine.bus
+        bus.post_now(_stamped(event, bus.now / bus.sample_rate))
+
+    def _decide(self, outcome: str, **detail: Any) -> None:
+        self.engine.bus.decide(SYSTEM, outcome, **detail)
+
+
+def _stamped(event: Event, t: float) -> Event:
+    import dataclasses
+
+    return dataclasses.replace(event, t=t)

@@ -1,0 +1,12 @@
+"""Skate 3's registry record (living-world pedestrian speech)."""
+
+from audio.games import Game
+
+GAME = Game(
+    name="skate",
+    title="Skate 3",
+    package="audio.games.skate",
+    system="system:system_from_scenario",
+    events="system:scenario_events",
+    demo="demo/plaza.toml",
+)

@@ -1,0 +1,1 @@
+"""Starlancer (PC, 2000): mission-script radio comms and .ut speech."""

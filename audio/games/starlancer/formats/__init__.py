@@ -1,0 +1,1 @@
+"""Starlancer file formats: BIGF .hog archives, .DTE missions, .ut speech."""

@@ -1,0 +1,10 @@
+"""Starlancer's registry record (mission-script radio comms, the comms queue, .ut speech)."""
+
+from audio.games import Game
+
+GAME = Game(
+    name="starlancer",
+    title="Starlancer",
+    package="audio.games.starlancer",
+    demo="demo/mission.toml",
+)

@@ -1,0 +1,10 @@
+"""Project Sylpheed's registry record (reactive combat chatter)."""
+
+from audio.games import Game
+
+GAME = Game(
+    name="sylpheed",
+    title="Project Sylpheed",
+    package="audio.games.sylpheed",
+    demo="demo/dogfight.toml",
+)

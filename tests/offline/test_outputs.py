@@ -1,0 +1,117 @@
+"""Outputs are never lost: checked first, streamed, renamed when complete; formats by extension."""
+
+from __future__ import annotations
+
+import os
+import signal
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from audio.cli import main
+from audio.core.errors import OutputError
+from audio.offline.outputs import AudioSink, audio_format, check_writable
+from audio.offline.scenario import demo_scenario
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _fmt_chunk(path: Path) -> tuple[int, int, int]:
+    """(wFormatTag, channels, dwChannelMask or 0) read straight from the RIFF bytes."""
+    data = path.read_bytes()
+    at = data.find(b"fmt ")
+    tag, channels = struct.unpack_from("<HH", data, at + 8)
+    mask = struct.unpack_from("<I", data, at + 8 + 20)[0] if tag == 0xFFFE else 0
+    return tag, channels, mask
+
+
+def test_a_5_1_wav_is_wave_format_extensible_with_the_5_1_channel_mask(tmp_path):
+    out = tmp_path / "six.wav"
+    assert main(["render", str(demo_scenario("basic")), "-o", str(out), "--layout", "5.1", "--quiet"]) == 0
+    assert _fmt_chunk(out) == (0xFFFE, 6, 0x3F)  # FL FR FC LFE BL BR
+    data, _ = sf.read(out)
+    assert data.shape[1] == 6 and np.abs(data).max() > 0.01
+
+
+def test_wav_and_flac_of_one_render_hold_the_same_samples(tmp_path):
+    scn = str(demo_scenario("basic"))
+    assert main(["render", scn, "-o", str(tmp_path / "a.wav"), "--quiet"]) == 0
+    assert main(["render", scn, "-o", str(tmp_path / "a.flac"), "--quiet"]) == 0
+    w, _ = sf.read(tmp_path / "a.wav", dtype="int16")
+    f, _ = sf.read(tmp_path / "a.flac", dtype="int16")
+    assert np.array_equal(w, f) and np.abs(w).max() > 300
+
+
+@pytest.mark.parametrize("ext,major", [(".ogg", "OGG"), (".aiff", "AIFF"), (".flac", "FLAC")])
+def test_the_extension_picks_the_format_libsndfile_writes(tmp_path, ext, major):
+    out = tmp_path / f"x{ext}"
+    sink = AudioSink(out, 48000, 2)
+    sink.write(np.full((4800, 2), 0.25, np.float32))
+    sink.commit()
+    assert sf.info(str(out)).format == major
+
+
+def test_an_extension_libsndfile_cannot_write_is_refused_before_rendering(tmp_path, capsys):
+    with pytest.raises(OutputError, match="extension '.xyz'"):
+        audio_format(tmp_path / "x.xyz")
+    t0 = time.perf_counter()
+    assert main(["render", str(demo_scenario("basic")), "-o", str(tmp_path / "x.xyz"), "--quiet"]) == 2
+    assert time.perf_counter() - t0 < 5.0 and not (tmp_path / "x.xyz").exists()
+    assert "cannot write audio with extension" in capsys.readouterr().err
+
+
+def test_an_unwritable_output_is_found_before_rendering(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(OutputError, match="cannot write here"):
+        check_writable(blocker / "x.wav")
+    rc = main(["render", str(demo_scenario("basic")), "-o", str(tmp_path / "ok.wav"),
+               "--log", str(blocker / "log.jsonl"), "--quiet"])
+    assert rc == 2 and not (tmp_path / "ok.wav").exists()
+
+
+def test_a_discarded_sink_leaves_nothing_under_the_final_name(tmp_path):
+    sink = AudioSink(tmp_path / "x.wav", 48000, 2)
+    sink.write(np.zeros((480, 2), np.float32))
+    sink.discard()
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_a_render_killed_with_sigkill_leaves_no_file_under_the_final_name(tmp_path):
+    scn = tmp_path / "long.toml"
+    scn.write_text("[scenario]\nduration = 600.0\n[tone]\n")
+    out = tmp_path / "long.wav"
+    proc = subprocess.Popen([sys.executable, "-m", "audio", "render", str(scn), "-o", str(out), "--quiet"],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while time.time() < deadline and not any(p.name.startswith(".long.partial") for p in tmp_path.iterdir()):
+        time.sleep(0.05)
+    time.sleep(0.5)
+    partial = [p for p in tmp_path.iterdir() if p.name.startswith(".long.partial")]
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(10)
+    assert partial, "the render never started writing"
+    assert not out.exists()
+
+
+@pytest.mark.slow
+def test_a_render_stopped_with_sigterm_removes_its_partial_file(tmp_path):
+    scn = tmp_path / "long.toml"
+    scn.write_text("[scenario]\nduration = 600.0\n[tone]\n")
+    out = tmp_path / "long.wav"
+    proc = subprocess.Popen([sys.executable, "-m", "audio", "render", str(scn), "-o", str(out), "--quiet"],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while time.time() < deadline and not any(p.name.startswith(".long.partial") for p in tmp_path.iterdir()):
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGTERM)
+    proc.wait(20)
+    assert proc.returncode != 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["long.toml"]

@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""Build the Starlancer demo install under ``audio/games/starlancer/demo/``.
+
+Everything is written with barkbus's own writers in the game's layout (no game data):
+
+* ``resource.hog``: ``mission99.dte``, RefPack-compressed as the shipped missions are: ships
+  ``(A1)Naginata`` (wingman), ``Bandit``, ``(C)Reliant`` (the carrier), a flight group, one global
+  ``(GV)convoykilled``; a start part (DisableGenericComms around the instructor's
+  CommsFromPilotOnce, WaitForMovie, CreateTimer), a timer part (CommsFromShip, WaitForMovie, Wait,
+  a two-arm random_branch with ten reserved slots holding stale bytes), and triggers (Destroyed on
+  Bandit: CommsFromShipOnce + a guarded PlaySpeech/WaitForSpeech; ShotAt on Naginata);
+* ``ms_speech/msspeech.hog``: one uncompressed member per line (no extension, upper case like the
+  shipped archive, plus its 0xCD filler record), each a ``.ut`` file encoded from espeak-ng speech
+  with the Digital Anvil LPC encoder (:func:`audio.games.starlancer.formats.ut.encode_ut`);
+* ``mission.toml``: the demo scenario (a gated remark, a queue drop, an expiry, a preemption).
+
+Prints each line's waveform SNR (encoder output decoded vs the input). Reproducible for a given
+espeak-ng.
+"""
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from speech_synth import speak
+
+from audio.codecs import refpack
+from audio.games.starlancer.formats.dte import (
+    Dte,
+    FlightGroup,
+    Global,
+    ObjectEntry,
+    Part,
+    Ship,
+    Trigger,
+    write_dte,
+    write_routine,
+)
+from audio.games.starlancer.formats.hog import write_hog
+from audio.games.starlancer.formats.ut import decode_ut, encode_ut
+from audio.games.starlancer.script.asm import Asm
+
+OUT = ROOT / "audio" / "games" / "starlancer" / "demo"
+RATE = 22_050
+LINES = {   # member -> (espeak voice args, text)
+    "ms99_ins_001": (["-v", "en-us+m3", "-s", "165"], "Welcome back, pilot. Form up on the Reliant."),
+    "ms99_rel_001": (["-v", "en+m1", "-s", "170"], "Reliant to Alpha, check in."),
+    "ms99_nag_001": (["-v", "en+f2", "-s", "175"], "Alpha two, copy."),
+    "ms99_nag_002": (["-v", "en+f2", "-s", "175"], "Roger, Reliant."),
+    "ms99_nag_003": (["-v", "en+f2", "-s", "180"], "Splash one! Nice shooting."),
+    "ms99_nag_004": (["-v", "en+f2", "-s", "190"], "I'm hit, I'm hit!"),
+    "ms99_rel_002": (["-v", "en+m1", "-s", "170"], "Convoy is clear. Return to base."),
+    "ban_res_001": (["-v", "en+m4", "-s", "180"], "Bandits, two o'clock."),
+    "vip_res_002": (["-v", "en+m2", "-s", "180"], "On your six!"),
+}
+
+
+class Pool:
+    def __init__(self) -> None:
+        self.data = bytearray(b"\0")
+
+    def add(self, s: str) -> int:
+        off = len(self.data)
+        self.data += s.encode("latin-1") + b"\0"
+        return off
+
+
+def routines() -> list[tuple[str, bytes]]:
+    """(role, routine bytes) in script order: two trigger blocks, then the parts."""
+    naginata, reliant, bandit = ("ship", 0), ("ship", 2), ("ship", 1)
+    on_bandit = (Asm().call("CommsFromShipOnce", naginata, ("byte", 1), "ms99_nag_003.ut").call("WaitForMovie")
+                 .push(("global", 0)).push(("byte", 1)).op("equal").branch_if_zero("end")
+                 .call("PlaySpeech", "ms99_rel_002.ut").call("WaitForSpeech").label("end").ret())
+    on_naginata = Asm().call("CommsFromShip", naginata, ("byte", 3), "ms99_nag_004.ut").call("WaitForMovie").ret()
+    start = (Asm().call("DisableGenericComms", ("byte", 1))
+             .call("CommsFromPilotOnce", ("byte", 20), ("byte", 0), "ms_speech\\ms99_ins_001.ut")
+             .call("WaitForMovie").call("DisableGenericComms", ("byte", 0))
+             .call("CreateTimer", ("byte", 1), ("byte", 1), ("const", 0), ("byte", 1)).ret())
+    stale = bytes.fromhex("2c00320a28002c01210b")        # SetAI-looking residue in the unused arm slots
+    reminder = (Asm().call("CommsFromShip", reliant, ("byte", 0), "ms99_rel_001.ut").call("WaitForMovie")
+                .call("Wait", ("byte", 1))
+                .random_branch("other", [("copy", 50)], reserve=10, stale=stale, unused=0x2C)
+                .label("copy").call("CommsFromShip", naginata, ("byte", 1), "ms99_nag_001.ut").jump("done")
+                .label("other").call("CommsFromShip", naginata, ("byte", 0), "ms99_nag_002.ut")
+                .label("done").call("WaitForMovie").push(bandit).call("SetPrimaryTarget").ret())
+    return [("t_bandit", write_routine(on_bandit.code(), pad=b"\x2c")),
+            ("t_naginata", write_routine(on_naginata.code(), pad=b"\x32")),
+            ("start", write_routine(start.code(), [19], pad=b"\x21", filler=b"\x08\x00\x22\x0d")),
+            ("reminder", write_routine(reminder.code(), pad=b"\x43"))]
+
+
+def mission() -> Dte:
+    pool = Pool()
+    rs = routines()
+    offs, at = {}, 0
+    for role, b in rs:
+        offs[role] = (at, len(b))
+        at += len(b)
+    ships = [Ship(object_id=0, name=pool.add("(A1)Naginata"), flight_group=0, pilot=7, kind=0x0F),
+             Ship(object_id=1, name=pool.add("Bandit"), flight_group=0xFF, pilot=0xFF, kind=0x2B),
+             Ship(object_id=2, name=pool.add("(C)Reliant"), flight_group=0xFF, pilot=12, kind=0x0C)]
+    triggers = [Trigger(condition=1, repeat=0, link=offs["t_bandit"][0] // 2),
+                Trigger(condition=0, repeat=1, link=offs["t_naginata"][0] // 2)]
+    objects = [ObjectEntry(kind=0, trigger_count=1, first_trigger=1), ObjectEntry(kind=0, trigger_count=1),
+               ObjectEntry(kind=0), ObjectEntry(kind=1)]
+    parts = [Part(name=pool.add("Start"), start=offs["start"][0] // 2, flags=1, extent=offs["start"][1] // 2),
+             Part(name=pool.add("Reliant check-in"), start=offs["reminder"][0] // 2,
+                  extent=offs["reminder"][1] // 2)]
+    fgs = [FlightGroup(object_id=3, name=pool.add("Alpha"))]
+    gls = [Global(name=pool.add("(GV)convoykilled"), value=0)]
+    return Dte(path="mission99.dte", pool=bytes(pool.data), script=b"".join(b for _, b in rs), ships=ships,
+               flight_groups=fgs, globals=gls, triggers=triggers, objects=objects, parts=parts)
+
+
+SCENARIO = '''# Starlancer demo (built by tools/build_starlancer_demo.py): mission99 in the game's layout.
+# The start part mutes generic chatter around the instructor's line (the remark at 1.5 s is
+# Gated), the Bandit's destruction plays a once-film line (dead-channel static while it lasts),
+# six queued lines arrive while a line plays (the sixth is Dropped), one of them with a short
+# expiry (Expired when its turn comes), the timer's Reliant check-in (19 s after the start part)
+# picks a reply by random_branch, and a hit on Naginata at 27 s preempts that reply (Interrupted).
+[scenario]
+name = "starlancer_mission99"
+duration = 34.0
+seed = 3
+
+[starlancer]
+install = "demo"
+mission = "mission99.dte"
+pilots = { "20" = "Instructor" }
+globals = { "(GV)convoykilled" = 1 }
+
+[[event]]
+t = 1.5
+type = "starlancer.say"
+speaker = "ship:Naginata"
+speech = "vip_res_002.ut"
+mode = "queued"
+remark = "generic"
+
+[[event]]
+t = 6.0
+type = "starlancer.trigger"
+condition = "Destroyed"
+subject = "Bandit"
+
+[[event]]
+t = 6.5
+type = "starlancer.say"
+speaker = "ship:Naginata"
+speech = "ban_res_001.ut"
+
+[[event]]
+t = 6.6
+type = "starlancer.say"
+speaker = "ship:Reliant"
+speech = "ms99_rel_001.ut"
+expiry = 150
+
+[[event]]
+t = 6.7
+type = "starlancer.say"
+speaker = "ship:Naginata"
+speech = "vip_res_002.ut"
+
+[[event]]
+t = 6.8
+type = "starlancer.say"
+speaker = "ship:Naginata"
+speech = "ms99_nag_001.ut"
+
+[[event]]
+t = 6.9
+type = "starlancer.say"
+speaker = "ship:Naginata"
+speech = "ms99_nag_002.ut"
+
+[[event]]
+t = 7.0
+type = "starlancer.say"
+speaker = "ship:Naginata"
+speech = "ban_res_001.ut"
+
+[[event]]
+t = 27.0
+type = "starlancer.trigger"
+condition = "ShotAt"
+subject = "Naginata"
+'''
+
+
+def main() -> int:
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "ms_speech").mkdir(exist_ok=True)
+    tmp = Path(tempfile.mkdtemp())
+    members = []
+    try:
+        for name, (voice, text) in LINES.items():
+            x = speak(text, voice, tmp, RATE)
+            x = 0.7 * x / max(1e-9, float(np.abs(x).max()))
+            ut = encode_ut(x.astype(np.float32), RATE, lowpass_hz=6000.0)
+            y = decode_ut(ut, name)
+            ref = np.round(x * 32767) / 32768
+            n = min(len(y), len(ref))
+            snr = 10 * np.log10(np.sum(ref[:n] ** 2) / max(np.sum((ref[:n] - y[:n]) ** 2), 1e-20))
+            print(f"{name}: {len(x) / RATE:.2f} s, {len(ut)} bytes, waveform SNR {snr:.2f} dB")
+            members.append((name.upper(), ut))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    (OUT / "ms_speech" / "msspeech.hog").write_bytes(write_hog(members, filler=True))
+    dte = write_dte(mission())
+    (OUT / "resource.hog").write_bytes(write_hog([("mission99.dte", refpack.encode(dte))]))
+    (OUT / "mission.toml").write_text(SCENARIO, encoding="utf-8")
+    total = sum(p.stat().st_size for p in OUT.rglob("*") if p.is_file())
+    print(f"wrote {OUT} ({total} bytes; mission {len(dte)} bytes expanded)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
