@@ -70,7 +70,8 @@ def read_riff(data: bytes | memoryview, path: str = "<buffer>", base_offset: int
     riff_size = r.u32(base_offset + 4, "RIFF size")
     r.magic(base_offset + 8, b"WAVE", "'WAVE' form type")
     end = min(len(data), base_offset + 8 + riff_size)
-    pos, chunks = base_offset + 12, {}
+    pos = base_offset + 12
+    chunks: dict[str, tuple[int, int]] = {}
     while pos + 8 <= end and len(chunks) < _MAX_CHUNKS:
         cid = r.bytes(pos, 4, "chunk id").decode("latin-1")
         size = r.u32(pos + 4, "chunk size")
@@ -175,7 +176,7 @@ def decode_with_ffmpeg(wav: bytes, path: str = "<buffer>") -> np.ndarray:
     """Decode a RIFF/WAVE buffer with FFmpeg's wav demuxer to float32 ``(frames, channels)``."""
     chunks = []
     try:
-        with av.open(io.BytesIO(wav), format="wav") as container:
+        with av.open(io.BytesIO(wav), "r", format="wav") as container:
             stream = container.streams.audio[0]
             channels = stream.codec_context.channels
             for frame in container.decode(stream):

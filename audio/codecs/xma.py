@@ -149,8 +149,9 @@ def split_packets(data: bytes | memoryview, base_offset: int = 0, *, pad: bool =
     return out
 
 
-def _make_context(version: int, sample_rate: int, channels: int, extradata: bytes) -> av.CodecContext:
+def _make_context(version: int, sample_rate: int, channels: int, extradata: bytes) -> av.AudioCodecContext:
     ctx = av.CodecContext.create("xma2" if version == 2 else "xma1", "r")
+    assert isinstance(ctx, av.AudioCodecContext)
     ctx.sample_rate = sample_rate
     ctx.layout = {1: "mono", 2: "stereo"}.get(channels, f"{channels}c")
     ctx.extradata = extradata

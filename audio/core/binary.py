@@ -6,6 +6,7 @@ with the file and the offset instead of an ``IndexError`` or a huge allocation.
 """
 from __future__ import annotations
 
+import builtins
 import struct
 from dataclasses import dataclass
 
@@ -94,7 +95,7 @@ class Reader:
                               value)
         return value
 
-    def magic(self, offset: int, expected: bytes, what: str = "magic") -> None:
+    def magic(self, offset: int, expected: builtins.bytes, what: str = "magic") -> None:
         got = self.bytes(offset, len(expected), what)
         if got != expected:
             raise FormatError(self.path, offset, f"{what} {expected!r}", got)

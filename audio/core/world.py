@@ -23,6 +23,11 @@ __all__ = ["World", "Path3", "ListenerPose", "EmitterMove"]
 Vec3 = tuple[float, float, float]
 
 
+
+def _vec3(v: Vec3 | tuple[float, ...] | list[float]) -> Vec3:
+    """A position as three floats (metres)."""
+    return (float(v[0]), float(v[1]), float(v[2]))
+
 @dataclass(frozen=True, kw_only=True)
 class ListenerPose(Event, kind="world.listener"):
     """Move the listener (camera) to ``position`` facing ``yaw_deg``."""
@@ -79,11 +84,11 @@ class World:
 
     def set_listener(self, position: Vec3 = (0.0, 0.0, 0.0), yaw_deg: float = 0.0,
                      path: Path3 | None = None) -> None:
-        self.listener = path if path is not None else Path3([(0.0, tuple(map(float, position)))])  # type: ignore[arg-type]
+        self.listener = path if path is not None else Path3([(0.0, _vec3(position))])
         self.listener_yaw = float(yaw_deg)
 
     def set_emitter(self, emitter: str, position: Vec3 = (0.0, 0.0, 0.0), path: Path3 | None = None) -> None:
-        self.emitters[emitter] = path if path is not None else Path3([(0.0, tuple(map(float, position)))])  # type: ignore[arg-type]
+        self.emitters[emitter] = path if path is not None else Path3([(0.0, _vec3(position))])
 
     def position(self, emitter: str) -> Vec3:
         try:

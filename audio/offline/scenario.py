@@ -285,12 +285,12 @@ def scenario_from_doc(doc: dict[str, Any], path: Path, seed: int | None = None) 
     for sec in games:
         builders.update(game(sec).load("events")())
     events: list[Event] = []
-    for i, e in enumerate(tables.event):
-        typ = e.get("type")
+    for i, entry in enumerate(tables.event):
+        typ = entry.get("type")
         ctx.where = f"event[{i}]"
         if typ not in builders:
             raise ctx.error(f"event[{i}].type", f"unknown event type {typ!r} (known here: {', '.join(sorted(builders))})")
-        ev = builders[typ](e, ctx)
+        ev = builders[typ](entry, ctx)
         if ev.t > head.duration:
             raise ctx.error(f"event[{i}].t", f"t = {ev.t} s is after the end ({head.duration} s)")
         events.append(ev)

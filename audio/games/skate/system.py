@@ -184,9 +184,9 @@ class SkateSpeechSystem:
                  curves: MixCurves | None = None, delay_factor: float = 1.0, delay_frames: int = 4,
                  voice_bits: Callable[[int], tuple[int, int] | None] | None = None,
                  voice_names: Mapping[str, int] | None = None, prefetch: bool = False, console_start: float = 0.0) -> None:
-        kw = {} if rng is None else {"rng": rng}
         self.prefetch = prefetch
-        self.manager = SpeechManager(tuning, living, maincast, **kw)
+        self.manager = SpeechManager(tuning, living, maincast) if rng is None else \
+            SpeechManager(tuning, living, maincast, rng=rng)
         self.libraries = {CHANNEL_LIVING: living, CHANNEL_MAINCAST: maincast}
         self.sources: dict[int, TakeSource | None] = {CHANNEL_LIVING: source, CHANNEL_MAINCAST: maincast_source}
         self.player = SpeechPlayer(streams_per_channel)

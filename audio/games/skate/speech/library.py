@@ -42,9 +42,12 @@ _EMPTY = 0xFF
 class ClipHeaderLike(Protocol):
     """What the library needs of a ``.hdr`` clip header."""
 
-    id: int
-    take_count: int
-    history_len: int
+    @property
+    def id(self) -> int: ...
+    @property
+    def take_count(self) -> int: ...
+    @property
+    def history_len(self) -> int: ...
 
 
 @dataclass

@@ -227,17 +227,18 @@ class SpeechManager:
             repeat = tuning.maincast_repeat_31 if speaker == 31 else tuning.maincast_repeat_30
         outcome, reason = self.gate(speaker, event, tuning, now, repeat)
         timeout = ev.timeout if ev is not None else 0
-        common = dict(channel=channel, words=words_t, tuning=tuning, timeout=timeout)
+        def result(outcome: str, reason: str, stage: str = "gate", choice: LineChoice | None = None) -> ManagerResult:
+            return ManagerResult(speaker, event, outcome, reason, stage=stage, channel=channel, words=words_t,
+                                 choice=choice, tuning=tuning, timeout=timeout)
+
         if outcome:
-            return ManagerResult(speaker, event, outcome, reason, **common)
+            return result(outcome, reason)
         if lib is None:
-            return ManagerResult(speaker, event, "UnknownEvent", f"no library on channel {channel}",
-                                 stage="library", **common)
+            return result("UnknownEvent", f"no library on channel {channel}", "library")
         choice = lib.start(event, words_t)
         if not choice.ok:
-            return ManagerResult(speaker, event, choice.outcome, choice.reason, stage="library",
-                                 choice=choice, **common)
-        return ManagerResult(speaker, event, "Accepted", f"record {choice.record}", choice=choice, **common)
+            return result(choice.outcome, choice.reason, "library", choice)
+        return result("Accepted", f"record {choice.record}", choice=choice)
 
     def request_value(self, speaker: int, value: int, block: Sequence[int], type_bit: int,
                       now: float) -> list[ManagerResult]:

@@ -197,7 +197,8 @@ class Radio:
         if line.speaker_kind == "nobody" and not line.film:
             self.window = None
             self._log("Said", line, mode="now", window="none (nobody, no film)")
-            self._start(line, pcm)
+            if pcm is not None:  # a no-line say from nobody without a film shows and plays nothing
+                self._start(line, pcm)
             return "Said"
         start_at = self.now if had_film and not line.flags & FLAG_NO_LINE else self.now + self.s.preroll_ticks
         self.window = _Window(line, start_at, pcm=pcm)

@@ -62,6 +62,7 @@ def step(vm: Vm, t: Thread) -> bool:
     info = OPCODES.get(op)
     if info is None:
         vm.stop(f"invalid opcode 0x{op:02X} at {ip - t.block}")
+        return False
     size = _size(vm, script, ip, info)
     if ip + size > t.limit:
         vm.stop(f"{info.mnemonic} at {ip - t.block} runs past its block")

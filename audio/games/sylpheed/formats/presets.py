@@ -187,12 +187,12 @@ def write_message_table(mt: MessageTable) -> bytes:
     generic = list(mt.generic) or [("Count", str(len(mt.messages)))]
     recs = [make_record("Generic", generic)]
     for m in mt.messages:
-        pos = []
+        pos: list[str] = []
         for p in m.pages:
             if len(p.fields) != PAGE_FIELDS:
                 raise ValueError(f"{m.record}: a page has {len(p.fields)} fields, not {PAGE_FIELDS}")
             pos.extend(p.fields)
-        recs.append(make_record(m.record, [("ID", m.id), ("PageCount", str(len(m.pages)))], pos))
+        recs.append(make_record(m.record, [("ID", str(m.id)), ("PageCount", str(len(m.pages)))], pos))
     return write_table(Table(tuple(recs)))
 
 
