@@ -19,7 +19,7 @@ from audio.core.errors import BarkbusError, InputError
 
 __all__ = ["main", "build_parser"]
 
-_GROUPS = ("audio.live.cli",)
+_GROUPS = ("audio.live.cli", "audio.offline.batch.cli")
 """Command groups of the core rooms; each registered game adds its own (``Game.cli``)."""
 
 _EPILOG = """examples:

@@ -17,6 +17,7 @@ import numpy as np
 from audio.core.bus import EventBus
 from audio.core.clock import BLOCK, SAMPLE_RATE, FrameClock, RngStreams
 from audio.dsp.mixer import Mixer
+from audio.dsp.skip import advance_sources
 from audio.core.voices import VoiceManager
 from audio.core.world import World
 
@@ -53,6 +54,9 @@ class EngineConfig:
     max_block: int | None = None
     """Largest sub-block the mixer processes (samples); defaults to ``block``. Only memory
     and speed depend on it, never the output."""
+    dsp: bool = True
+    """False: decisions only. Bus, clocks and systems run as usual, a voice lasts its take's
+    resampled length (:mod:`audio.dsp.skip`), no audio is computed and the output is silence."""
 
 
 class _Clocked:
@@ -176,12 +180,15 @@ class Engine:
         while i < n:
             self._control()
             t = self.now
-            nxt = self._next_control(t + min(n - i, max_block))
+            nxt = self._next_control(t + min(n - i, max_block if self.config.dsp else n - i))
             if nxt <= t:
                 nxt = t + 1
             m = nxt - t
-            mix = self.mixer.process(m, t)
-            out[i:i + m] = mix.T
+            if self.config.dsp:
+                out[i:i + m] = self.mixer.process(m, t).T
+            else:
+                advance_sources(self.mixer, m, t)
+                out[i:i + m] = 0.0
             if self._taps is not None:
                 for name, chunks in self._taps.items():
                     chunks.append(self.mixer.buses[name].output[0, :, :m].T.copy())

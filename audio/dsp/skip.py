@@ -1,0 +1,83 @@
+"""Decisions-only voices: advance the resampler's position without computing audio.
+
+:func:`rsp0_skip` runs the same state machine as :func:`audio.dsp.kernels.rsp0` (start
+silence, 16.16 position, release fade, ``ended_at``) in closed form per call, so a voice
+ends on exactly the sample a full render ends it: its take's length resampled at its
+pitch (plus the first-block silence, or sooner by a release fade). Nothing is read from
+the sample pool and no node after ``Rsp0`` runs. :func:`advance_sources` applies it to
+every voice bank of a mixer (the engine's ``dsp=False`` switch).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numba as nb
+import numpy as np
+
+from audio.dsp.kernels import round_half_away
+
+if TYPE_CHECKING:
+    from audio.dsp.mixer import Mixer
+
+__all__ = ["advance_sources", "rsp0_skip"]
+
+_FLAGS = {"cache": True, "nogil": True, "fastmath": False, "boundscheck": False}
+
+
+@nb.njit(**_FLAGS)
+def rsp0_skip(src_len, act, n, t0, dirty, pitch, rate, fs, step, ipos, frac, wait,
+              rel_left, rel_total, ended_at):
+    """Advance ``n`` samples of every active voice from sample ``t0`` (no audio).
+
+    Same arguments and state as ``rsp0`` minus the pool and the output buffer.
+    """
+    one = np.int64(65536)
+    for v in act:
+        if dirty[v]:
+            ratio = np.float32(np.float32(rate[v] / fs) * np.float32(pitch[v] / 4096.0))
+            s = round_half_away(float(ratio) * 65536.0)
+            step[v] = min(max(s, 0), 1 << 18)
+            dirty[v] = False
+        if ended_at[v] >= 0:
+            continue
+        i = min(wait[v], n)
+        wait[v] -= i
+        r = n - i                          # samples left in this call after the silence
+        if r <= 0:
+            continue
+        pos = ipos[v] * one + frac[v]
+        end = src_len[v] * one
+        if pos >= end:
+            j_end = 0                      # the very next sample finds the source exhausted
+        elif step[v] > 0:
+            j_end = (end - pos + step[v] - 1) // step[v]
+        else:
+            j_end = r + 1                  # pitch 0: never reaches the end
+        rl = rel_left[v]
+        if rl > 0 and rl <= r and rl <= j_end:
+            adv = rl                       # the fade's last sample ends the voice
+            ended_at[v] = t0 + i + rl
+            rel_left[v] = 0
+        elif j_end < r:
+            adv = j_end                    # sample i + j_end reads past the source
+            ended_at[v] = t0 + i + j_end
+            if rl > 0:
+                rel_left[v] = rl - j_end
+        else:
+            adv = r
+            if rl > 0:
+                rel_left[v] = rl - r
+        acc = frac[v] + adv * step[v]
+        ipos[v] += acc >> 16
+        frac[v] = acc & 0xFFFF
+
+
+def advance_sources(mixer: Mixer, n: int, t0: int) -> None:
+    """Advance every voice bank of ``mixer`` by ``n`` samples from ``t0`` without DSP."""
+    for bank in mixer.voice_banks.values():
+        rsp = bank._rsp
+        if rsp is None or bank.act.shape[0] == 0:
+            continue
+        rsp0_skip(bank.src_len, bank.act, n, t0, rsp.dirty, rsp.params["pitch"], bank.rate,
+                  float(bank.sample_rate), bank.rstep, bank.ipos, bank.frac, bank.wait,
+                  bank.rel_left, bank.rel_total, bank.ended_at)

@@ -1,0 +1,134 @@
+"""Running a batch on Dask: a LocalCluster on this machine, or a running cluster by address.
+
+:func:`open_client` gives a ``dask.distributed`` Client; :func:`run_batch` plans the tasks
+(skipping recorded runs), submits them, writes each finished task's table through the
+:class:`~audio.offline.batch.store.BatchStore` on the client (once per task, whichever
+worker ran it, so a task retried after a worker died is written once), and shows a tqdm bar
+of runs done, failed and remaining. Workers read the scenario files and game installs from
+their own file system (a shared one, or barkbus installed with its demos, on a cluster).
+"""
+from __future__ import annotations
+
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from audio.offline.batch.runner import Task, failed_table, run_task
+from audio.offline.batch.store import BatchStore
+
+__all__ = ["BatchSummary", "open_client", "plan_tasks", "run_batch"]
+
+
+@contextmanager
+def open_client(workers: int | None = None, scheduler: str | None = None, processes: bool = True,
+                quiet: bool = False) -> Iterator[object]:
+    """A Client: on ``scheduler`` (``tcp://HOST:8786``) if given, else on a new LocalCluster of
+    ``workers`` single-threaded workers (processes unless ``processes=False``)."""
+    import logging
+
+    from distributed import Client, LocalCluster
+    if scheduler:
+        client = Client(scheduler)
+        try:
+            yield client
+        finally:
+            client.close()
+        return
+    import os
+    n = workers or os.cpu_count() or 1
+    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=processes, dashboard_address=":0",
+                           silence_logs=logging.ERROR if quiet else logging.WARNING)
+    client = Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+
+
+def dashboard_note(client: object) -> str:
+    """The dashboard address, with a hint when bokeh (which serves it) is missing."""
+    link = getattr(client, "dashboard_link", None) or "(none)"
+    try:
+        import bokeh  # noqa: F401
+    except ImportError:
+        return f"dask dashboard: {link} (install bokeh>=3.1 to serve it)"
+    return f"dask dashboard: {link}"
+
+
+def plan_tasks(scenarios: dict[str, str], seeds: Sequence[int], chunk: int, decisions_only: bool,
+               done: set[tuple[str, int]] = frozenset()) -> list[Task]:  # type: ignore[assignment]
+    """Tasks of ``chunk`` seeds per scenario (sorted), leaving out the runs in ``done``."""
+    tasks = []
+    for key, path in sorted(scenarios.items()):
+        todo = [s for s in sorted(set(seeds)) if (key, s) not in done]
+        for i in range(0, len(todo), max(1, chunk)):
+            tasks.append(Task(key, path, tuple(todo[i:i + chunk]), decisions_only))
+    return tasks
+
+
+@dataclass
+class BatchSummary:
+    """What a batch did (runs counted by seed)."""
+
+    planned: int = 0
+    skipped: int = 0
+    done: int = 0
+    failed: int = 0
+    files: list[Path] = field(default_factory=list)
+    write_s: float = 0.0
+    """Seconds the client spent writing task files (its serial share of the work)."""
+
+
+def _failed_runs(table: object) -> int:
+    t = table  # a pyarrow Table
+    kinds = t.column("kind").to_pylist()  # type: ignore[attr-defined]
+    status = t.column("status").to_pylist()  # type: ignore[attr-defined]
+    return sum(1 for k, s in zip(kinds, status) if k == "run" and s == "failed")
+
+
+def run_batch(client: object, store: BatchStore, scenarios: dict[str, str], seeds: Sequence[int], *,
+              decisions_only: bool = True, resume: bool = False, chunk: int = 10, progress: bool = True,
+              on_task: Callable[[BatchSummary], None] | None = None,
+              task_fn: Callable[[Task], object] = run_task) -> BatchSummary:
+    """Run every (scenario, seed) not yet recorded in ``store`` on ``client``; see the module docstring."""
+    from distributed import as_completed
+    from tqdm import tqdm
+    store.open(scenarios, "decisions" if decisions_only else "full", resume)
+    done = store.finished() if resume else set()
+    tasks = plan_tasks(scenarios, seeds, chunk, decisions_only, done)
+    summary = BatchSummary(planned=sum(len(t.seeds) for t in tasks),
+                           skipped=len(scenarios) * len(set(seeds)) - sum(len(t.seeds) for t in tasks))
+    by_future = {}
+    tag = uuid.uuid4().hex[:8]
+    for t in tasks:
+        fut = client.submit(task_fn, t, key=f"barkbus-batch-{tag}-{t.key}-{t.seeds[0]}-{t.seeds[-1]}")
+        by_future[fut] = t
+    bar = tqdm(total=summary.planned, unit="run", desc="batch", file=sys.stderr, disable=not progress or None)
+    try:
+        for fut in as_completed(list(by_future)):
+            task = by_future.pop(fut)
+            try:
+                table = fut.result()
+            except Exception as exc:
+                table = failed_table(task, f"{type(exc).__name__}: {exc}".replace("\n", " "))
+            w0 = time.perf_counter()
+            summary.files.append(store.write(task.key, task.seeds, table))
+            summary.write_s += time.perf_counter() - w0
+            bad = _failed_runs(table)
+            summary.failed += bad
+            summary.done += len(task.seeds) - bad
+            bar.update(len(task.seeds))
+            bar.set_postfix(done=summary.done, failed=summary.failed,
+                            remaining=summary.planned - summary.done - summary.failed, refresh=False)
+            if on_task is not None:
+                on_task(summary)
+    finally:
+        bar.close()
+        for fut in by_future:
+            fut.cancel()
+    return summary

@@ -1,0 +1,174 @@
+"""Batch tasks: run (scenario, seed) pairs and turn each run into store rows.
+
+:func:`run_task` is what a Dask worker executes: one :class:`Task` (a scenario and a chunk
+of seeds) -> one :data:`~audio.offline.batch.store.SCHEMA` table. A seed whose run raises
+becomes a ``run`` row with ``status = "failed"`` and the error's one line; the other seeds
+go on. Decisions-only runs use the engine's ``dsp=False`` switch (the decisions are those of
+a full render); full runs keep only their measurements: sample peak (dBFS), integrated
+loudness per ITU-R BS.1770 (pyloudnorm, LUFS) and clipped samples (``|x| >= 1.0``).
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+import traceback
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from audio.core.bus import Decision
+from audio.core.engine import Engine
+from audio.offline.batch import shares
+from audio.offline.batch.store import table_from_rows
+
+__all__ = ["RunOutput", "Task", "decision_rows", "failed_table", "measure", "run_one", "run_task", "simulate"]
+
+CHUNK_SAMPLES = 48_000
+"""Samples per ``Engine.render`` call (the output does not depend on it)."""
+_NAMED = ("speaker", "event", "reason", "clip", "take")
+
+
+@dataclass(frozen=True)
+class Task:
+    """A scenario (store key and absolute path) and the seeds one task runs."""
+
+    key: str
+    path: str
+    seeds: tuple[int, ...]
+    decisions_only: bool = True
+
+
+@dataclass
+class RunOutput:
+    """What one run leaves: its engine (systems and decisions) and, in full mode, its audio."""
+
+    engine: Engine
+    decisions: list[Decision]
+    duration: float
+    audio: np.ndarray | None
+
+
+def simulate(path: str, seed: int, decisions_only: bool = True) -> RunOutput:
+    """Run a scenario file at ``seed``; with ``decisions_only`` no audio is computed."""
+    from audio.offline.scenario import build_engine, load_scenario
+    scn = load_scenario(path, seed)
+    eng = build_engine(scn, dsp=not decisions_only)
+    total = round(scn.duration * eng.sample_rate)
+    audio = None if decisions_only else np.empty((total, eng.channels), dtype=np.float32)
+    scratch = np.empty((min(CHUNK_SAMPLES, total), eng.channels), dtype=np.float32)
+    i = 0
+    while i < total:
+        m = min(CHUNK_SAMPLES, total - i)
+        eng.render(m, scratch[:m] if audio is None else audio[i:i + m])
+        i += m
+    return RunOutput(eng, list(eng.bus.decisions), scn.duration, audio)
+
+
+def measure(audio: np.ndarray, sample_rate: int) -> dict[str, float | int]:
+    """Peak (dBFS), BS.1770 integrated loudness (LUFS; -inf when gated out) and clipped samples."""
+    import pyloudnorm
+    peak = float(np.max(np.abs(audio))) if audio.size else 0.0
+    try:
+        lufs = float(pyloudnorm.Meter(sample_rate).integrated_loudness(audio.astype(np.float64)))
+    except ValueError:                     # shorter than one 400 ms gating block
+        lufs = float("nan")
+    return {"peak_dbfs": 20.0 * math.log10(peak) if peak > 0 else -math.inf, "loudness_lufs": lufs,
+            "clipped": int(np.count_nonzero(np.abs(audio) >= 1.0))}
+
+
+def _text(v: Any) -> str | None:
+    return None if v is None else str(v)
+
+
+def _take(v: Any) -> int | None:
+    return int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else None
+
+
+def decision_rows(key: str, seed: int, decisions: Iterable[Decision],
+                  names: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
+    """One store row per decision. ``clip`` is the detail's clip (or line/message) and
+    ``take`` its take (or message index); everything else stays in the JSON ``detail``."""
+    rows = []
+    for i, d in enumerate(decisions):
+        det = d.to_json()
+        for k in ("at", "t", "system", "outcome"):
+            det.pop(k)
+        clip = det.get("clip", det.get("line", det.get("message")))
+        take = det.get("take", det.get("index"))
+        event = _text(det.get("event"))
+        rows.append({"scenario": key, "seed": seed, "kind": "decision", "seq": i, "at": d.at, "t": d.t,
+                     "system": d.system, "outcome": d.outcome, "speaker": _text(det.get("speaker")),
+                     "event": event, "event_name": names.get(d.system, {}).get(event or ""),
+                     "reason": _text(det.get("reason")), "clip": _text(clip), "take": _take(take),
+                     "detail": json.dumps({k: v for k, v in det.items() if k not in _NAMED}, sort_keys=True,
+                                          separators=(",", ":"))})
+    return rows
+
+
+Names = dict[str, dict[str, str]]
+
+
+def _system_rows(key: str, seed: int, out: RunOutput) -> tuple[list[dict[str, Any]], Names]:
+    """The run's expect and catalog rows, and each system's event names."""
+    rows: list[dict[str, Any]] = []
+    names: Names = {}
+    for system in out.engine.systems:
+        name = str(getattr(system, "name", type(system).__name__))
+        names[name] = dict(shares.event_names(system))
+        mine = [d for d in out.decisions if d.system == name]
+        base = {"scenario": key, "seed": seed, "system": name}
+        for (event, clip), value in sorted(shares.expected_shares(system, mine).items()):
+            rows.append({**base, "kind": "expect", "event": event, "event_name": names[name].get(event),
+                         "clip": clip, "value": float(value)})
+        for event, clip in sorted(shares.catalogue(system, mine)):
+            rows.append({**base, "kind": "catalog", "event": event, "event_name": names[name].get(event),
+                         "clip": clip})
+    return rows, names
+
+
+def run_one(key: str, path: str, seed: int, decisions_only: bool = True) -> list[dict[str, Any]]:
+    """Every store row of one run; a run that raises gives one failed ``run`` row."""
+    t0 = time.perf_counter()
+    run = {"scenario": key, "seed": seed, "kind": "run", "mode": "decisions" if decisions_only else "full"}
+    try:
+        out = simulate(path, seed, decisions_only)
+        extra, names = _system_rows(key, seed, out)
+        rows = decision_rows(key, seed, out.decisions, names) + extra
+        run.update(status="ok", duration_s=out.duration, decisions=len(out.decisions),
+                   voices=len(out.engine.voices.history))
+        if out.audio is not None:
+            run.update(measure(out.audio, out.engine.sample_rate))
+    except Exception as exc:
+        rows = []
+        last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+        where = f" (at {last[0].filename.rsplit('/', 1)[-1]}:{last[0].lineno})" if last else ""
+        run.update(status="failed", error=f"{type(exc).__name__}: {exc}{where}".replace("\n", " "))
+    run["wall_s"] = time.perf_counter() - t0
+    return [run, *rows]
+
+
+def run_task(task: Task) -> pa.Table:
+    """Run every seed of ``task`` (the function a worker executes). A catalogue line appears
+    once per task, under the first seed that listed it."""
+    rows: list[dict[str, Any]] = []
+    listed: set[tuple[Any, ...]] = set()
+    for seed in task.seeds:
+        for r in run_one(task.key, task.path, seed, task.decisions_only):
+            if r["kind"] == "catalog":             # a line listed once per task is enough for the union
+                key = (r["system"], r["event"], r["clip"])
+                if key in listed:
+                    continue
+                listed.add(key)
+            rows.append(r)
+    return table_from_rows(rows)
+
+
+def failed_table(task: Task, error: str) -> pa.Table:
+    """Failed run rows for every seed of a task the cluster could not run."""
+    mode = "decisions" if task.decisions_only else "full"
+    return table_from_rows({"scenario": task.key, "seed": s, "kind": "run", "mode": mode, "status": "failed",
+                            "error": error} for s in task.seeds)

@@ -1,0 +1,60 @@
+"""The batch path on an in-process Dask cluster: runs, failures recorded, resume, report."""
+from __future__ import annotations
+
+import pytest
+
+from audio.offline.batch.cluster import open_client, plan_tasks, run_batch
+from audio.offline.batch.report import load_frames, write_report
+from audio.offline.batch.runner import Task, run_task
+from audio.offline.batch.store import BatchStore
+from audio.offline.scenario import demo_scenario
+
+DEMOS = {"plaza": str(demo_scenario("skate")), "dogfight": str(demo_scenario("sylpheed"))}
+
+
+def _corrupt_scenario(tmp_path) -> str:
+    (tmp_path / "take.wav").write_bytes(b"RIFF\x10\x00\x00\x00WAVEnot a real take")
+    p = tmp_path / "broken.toml"
+    p.write_text('[scenario]\nduration = 1.0\n[[emitter]]\nid = "e"\nposition = [0, 0, 1]\n'
+                 '[[event]]\nt = 0.1\ntype = "play"\nemitter = "e"\nfile = "take.wav"\n')
+    return str(p)
+
+
+def _explode_on_seed_2(task: Task):
+    if 2 in task.seeds and task.key == "plaza":
+        raise RuntimeError("worker-side failure")
+    return run_task(task)
+
+
+def test_plan_tasks_chunks_sorted_seeds_and_leaves_out_finished_runs():
+    tasks = plan_tasks({"b": "/b", "a": "/a"}, [5, 1, 2, 3], 2, True, done={("a", 2)})
+    assert [(t.key, t.seeds) for t in tasks] == [("a", (1, 3)), ("a", (5,)), ("b", (1, 2)), ("b", (3, 5))]
+
+
+def test_batch_records_failures_goes_on_and_resumes_without_redoing(tmp_path):
+    scenarios = {**DEMOS, "broken": _corrupt_scenario(tmp_path)}
+    store = BatchStore(tmp_path / "runs")
+    with open_client(1, processes=False, quiet=True) as client:
+        s = run_batch(client, store, scenarios, range(4), chunk=2, progress=False, task_fn=_explode_on_seed_2)
+        assert (s.planned, s.done, s.failed) == (12, 6, 6)
+        runs = load_frames(store.root)["run"].set_index(["scenario", "seed"])
+        assert runs.loc[("dogfight", 3), "status"] == "ok"
+        assert runs.loc[("broken", 0), "status"] == "failed"
+        assert "take.wav" in runs.loc[("broken", 0), "error"] or "Error" in runs.loc[("broken", 0), "error"]
+        assert runs.loc[("plaza", 3), "error"] == "RuntimeError: worker-side failure"
+        again = run_batch(client, store, scenarios, range(5), resume=True, chunk=2, progress=False)
+    assert (again.planned, again.skipped, again.done) == (3, 12, 2)
+    f = load_frames(store.root)
+    assert len(f["run"]) == 15 and not f["run"].duplicated(["scenario", "seed"]).any()
+    page = write_report(store.root)
+    text = page.read_text()
+    assert "worker-side failure" in text and "Plays against the weights" in text
+
+
+def test_a_second_batch_into_a_used_directory_needs_resume(tmp_path):
+    from audio.core.errors import BarkbusError
+    store = BatchStore(tmp_path)
+    with open_client(1, processes=False, quiet=True) as client:
+        run_batch(client, store, {"dogfight": DEMOS["dogfight"]}, [0], progress=False)
+        with pytest.raises(BarkbusError, match="--resume"):
+            run_batch(client, store, {"dogfight": DEMOS["dogfight"]}, [1], progress=False)

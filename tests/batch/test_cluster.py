@@ -1,0 +1,64 @@
+"""On a 2-worker LocalCluster (processes): same report bytes as 1 worker; a killed worker costs nothing."""
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from audio.offline.batch.cluster import open_client, run_batch
+from audio.offline.batch.report import load_frames, write_report
+from audio.offline.batch.store import BatchStore
+from audio.offline.scenario import demo_scenario
+
+pytestmark = pytest.mark.slow
+DEMOS = {"plaza": str(demo_scenario("skate")), "dogfight": str(demo_scenario("sylpheed"))}
+
+
+@pytest.fixture(scope="module")
+def two_workers():
+    with open_client(2, processes=True, quiet=True) as client:
+        client.wait_for_workers(2)
+        yield client
+
+
+def _report_bytes(root) -> dict[str, bytes]:
+    out = write_report(root).parent
+    return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+
+
+def test_two_worker_report_is_byte_identical_to_one_worker(tmp_path, two_workers):
+    with open_client(1, processes=False, quiet=True) as one:
+        run_batch(one, BatchStore(tmp_path / "one"), DEMOS, range(10), chunk=4, progress=False)
+    run_batch(two_workers, BatchStore(tmp_path / "two"), DEMOS, range(10), chunk=1, progress=False)
+    a, b = _report_bytes(tmp_path / "one"), _report_bytes(tmp_path / "two")
+    assert list(a) == list(b)
+    for name in a:
+        assert a[name] == b[name], name
+
+
+def test_a_worker_killed_mid_batch_has_its_tasks_retried_and_nothing_counted_twice(tmp_path, two_workers):
+    pids = two_workers.run(os.getpid)
+    killed: list[int] = []
+
+    def kill_one(summary) -> None:
+        if killed or summary.done < 2:
+            return
+        busy = [w for w, keys in sorted(two_workers.processing().items()) if keys] or sorted(pids)
+        killed.append(pids[busy[0]])
+        os.kill(pids[busy[0]], signal.SIGKILL)
+
+    seeds = range(14)
+    s = run_batch(two_workers, BatchStore(tmp_path / "full"), {"dogfight": DEMOS["dogfight"]}, seeds,
+                  decisions_only=False, chunk=1, progress=False, on_task=kill_one)
+    assert killed, "the test never killed a worker"
+    assert (s.done, s.failed) == (14, 0)
+    full = load_frames(tmp_path / "full")
+    assert sorted(full["run"]["seed"]) == list(seeds)
+    assert full["run"]["loudness_lufs"].notna().all()
+    with open_client(1, processes=False, quiet=True) as one:
+        run_batch(one, BatchStore(tmp_path / "dry"), {"dogfight": DEMOS["dogfight"]}, seeds, progress=False)
+    dry = load_frames(tmp_path / "dry")
+    cols = ["scenario", "seed", "seq", "at", "system", "outcome", "speaker", "event", "clip", "take",
+            "detail"]
+    assert full["decision"][cols].equals(dry["decision"][cols])
