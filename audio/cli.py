@@ -179,9 +179,13 @@ def cmd_graph(args: argparse.Namespace) -> int:
             print(f"             {NODE_KINDS[n.kind].doc}")
         for c in spec.curves:
             print(f"  curve {c}: x={list(spec.curves[c].x)} y={list(spec.curves[c].y)}")
+        if spec.ducker is not None:
+            from audio.offline.plots import ducker_text
+
+            print(f"  ducker     on the sends into this bus: {ducker_text(spec.ducker)}")
         return 0
-    from audio.offline.plots import plot_graph
     from audio.offline.outputs import atomic_path, check_writable
+    from audio.offline.plots import plot_graph
 
     out = args.output or Path(f"{spec.name}.png")
     check_writable(out)

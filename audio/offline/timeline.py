@@ -1,86 +1,300 @@
 """A timeline picture of a render: who spoke what, when, on which stream, and what was refused.
 
-Voice tags follow ``"<system>:<speaker>:<what>"`` (e.g. ``"skate:ped3:501_59_busm1_Warn_n#2"``);
-decisions name their speaker with a ``ped``, ``speaker`` or ``emitter`` detail.
+Voice tags follow ``"<system>:<speaker>:<what>"`` (e.g. ``"skate:3:501_59_busm1_Warn_n#2"``);
+decisions name their speaker with a ``ped``, ``speaker`` or ``emitter`` detail. Decisions that
+name no speaker (a phase change, chatter disabled) go on one row per system.
+
+Layout: one row per speaker, systems in first-seen order, speakers in natural order (numbers
+numerically, names alphabetically). Inside a row, voices are bars packed into lanes and the
+labelled decisions are markers packed into lanes below them; packing uses each label's width,
+so no two labels overlap. Markers are coloured and shaped by outcome class, with a legend.
 """
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING
 
 from audio.core.bus import Decision
 
-__all__ = ["timeline_png"]
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["OUTCOME_CLASSES", "outcome_class", "timeline_figure", "timeline_png"]
 
 _SPEAKER_KEYS = ("ped", "speaker", "emitter")
-_LABEL_KEYS = ("clip", "message", "file", "event")
+_LABEL_KEYS = ("clip", "message", "file", "event", "phase")
+
+#: Outcomes drawn only as the voice bars they start and end (or not at all).
+QUIET = frozenset({"Started", "Queued", "Finished", "Cooldown", "Picked", "CrewLoaded", "Spawned", "Accepted",
+                   "Ended", "WindowClosed"})
+#: class -> (colour, marker, legend text); any outcome not quiet, cut or state is a refusal.
+OUTCOME_CLASSES: dict[str, tuple[str, str, str]] = {
+    "refused": ("#c0392b", "x", "refused"),
+    "cut": ("#e67e22", "v", "cut short / ducked"),
+    "state": ("#2471a3", "o", "state change"),
+}
+_CUT = frozenset({"Interrupted", "Ducked", "Cut", "Stopped"})
+_STATE = frozenset({"Phase", "Enabled", "Disabled", "OneShotSpent", "PhoneRing", "Said", "Static", "Gate", "Reset"})
+_SLOT_COLOURS = ["#4C72B0", "#55A868", "#8172B2", "#CCB974", "#64B5CD", "#8C8C8C", "#DD8452", "#937860"]
+
+# Geometry in inches (the y axis is in inches too, so lane heights are exact).
+_FIG_W = 13.0
+_RIGHT = 0.25
+_BAR_H, _BAR_LANE = 0.20, 0.25
+_MARK_LANE = 0.18
+_ROW_PAD = 0.06
+_BAR_FS, _MARK_FS, _ROW_FS = 6.5, 6.0, 8.0
+_MARK_R = 0.05          # marker half-width (in)
+_GAP = 0.04             # space kept between neighbouring labels (in)
+MIN_WAIT = 0.1
+"""Shortest wait in the queue drawn (s)."""
 
 
-def _row(d: Decision) -> str | None:
+def outcome_class(outcome: str) -> str | None:
+    """``None`` for quiet outcomes, else ``"refused"``, ``"cut"`` or ``"state"``."""
+    if outcome in QUIET:
+        return None
+    if outcome in _CUT:
+        return "cut"
+    if outcome in _STATE:
+        return "state"
+    return "refused"
+
+
+@dataclass
+class _Item:
+    t0: float                 # s
+    t1: float                 # s (== t0 for a marker)
+    label: str
+    colour: str
+    marker: str = ""          # "" = a voice bar
+    slot: int | None = None   # a voice's stream slot
+    wait_from: float | None = None  # s: when the line was queued, if it waited
+    text_x: float = 0.0       # s
+    x0: float = 0.0           # occupied extent (s), label included
+    x1: float = 0.0
+    lane: int = 0
+
+
+@dataclass
+class _Row:
+    system: str
+    speaker: str              # "" = the system's own row
+    label: str
+    bars: list[_Item] = field(default_factory=list)
+    marks: list[_Item] = field(default_factory=list)
+    bar_lanes: int = 0
+    mark_lanes: int = 0
+
+    @property
+    def height(self) -> float:
+        return 2 * _ROW_PAD + max(self.bar_lanes * _BAR_LANE + self.mark_lanes * _MARK_LANE, _BAR_LANE)
+
+
+def _speaker(d: Decision) -> tuple[str, str | None]:
     for k in _SPEAKER_KEYS:
         if k in d.detail:
-            return f"{d.system.split('.')[0]}:{d.detail[k]}"
-    return None
+            return k, str(d.detail[k])
+    return "", None
+
+
+def _split_tag(tag: str) -> tuple[str, str, str]:
+    sep = ":" if ":" in tag else " "
+    parts = tag.split(sep, 2)
+    if len(parts) == 3:
+        return parts[0], parts[1], parts[2]
+    return parts[0], parts[-1] if len(parts) > 1 else "", tag
+
+
+def _natural(speaker: str) -> tuple[int, float, str]:
+    try:
+        return (1, float(speaker), "")
+    except ValueError:
+        return (2, 0.0, speaker.lower())
+
+
+def _build_rows(decisions: list[Decision], voices: list[tuple[str, int, float, float]]) -> list[_Row]:
+    """Rows keyed by (system, speaker), each holding its unplaced items."""
+    rows: dict[tuple[str, str], _Row] = {}
+    systems: list[str] = []
+
+    def row(system: str, speaker: str, key: str = "") -> _Row:
+        if system not in systems:
+            systems.append(system)
+        if (system, speaker) not in rows:
+            label = f"{system} (all)" if not speaker else f"{system} {key + ' ' if key == 'ped' else ''}{speaker}"
+            rows[(system, speaker)] = _Row(system, speaker, label)
+        return rows[(system, speaker)]
+
+    for d in decisions:
+        system = d.system.split(".")[0]
+        key, who = _speaker(d)
+        cls = outcome_class(d.outcome)
+        r = row(system, who or "", key) if who is not None or cls is not None else None
+        if r is None or cls is None:
+            continue
+        label = next((str(d.detail[k]) for k in _LABEL_KEYS if k in d.detail), "")
+        colour, marker, _ = OUTCOME_CLASSES[cls]
+        r.marks.append(_Item(d.t, d.t, f"{d.outcome} {label}".strip(), colour, marker))
+    for tag, slot, t0, t1 in voices:
+        system, who, what = _split_tag(tag)
+        row(system, who).bars.append(_Item(t0, t1, what, _SLOT_COLOURS[slot % len(_SLOT_COLOURS)],
+                                           slot=slot))
+    _mark_waits(rows, decisions)
+    order = sorted(rows.values(), key=lambda r: (systems.index(r.system), r.speaker != "", _natural(r.speaker)))
+    return [r for r in order if r.bars or r.marks]
+
+
+def _mark_waits(rows: dict[tuple[str, str], _Row], decisions: list[Decision]) -> None:
+    """A bar waited if its row has a ``Queued`` after the previous bar's start and
+    at least :data:`MIN_WAIT` s before its own."""
+    queued: dict[tuple[str, str], list[float]] = {}
+    for d in decisions:
+        who = _speaker(d)[1]
+        if d.outcome == "Queued" and who is not None:
+            queued.setdefault((d.system.split(".")[0], who), []).append(d.t)
+    for key, r in rows.items():
+        prev = float("-inf")
+        for it in sorted(r.bars, key=lambda i: i.t0):
+            qs = [q for q in queued.get(key, []) if prev < q <= it.t0]
+            if qs and it.t0 - max(qs) >= MIN_WAIT:
+                it.wait_from = max(qs)
+            prev = it.t0
+
+
+def _text_width_in(text: str, fontsize: float) -> float:
+    from matplotlib.textpath import TextPath
+
+    return TextPath((0, 0), text, size=fontsize).get_extents().width / 72.0 * 1.08 + 0.02
+
+
+def _place(items: list[_Item], s_per_in: float, fontsize: float, duration: float) -> int:
+    """Set each item's label position and extent, pack into lanes; returns the lane count."""
+    for it in items:
+        w = _text_width_in(it.label, fontsize) * s_per_in
+        if it.marker:
+            start = it.t0 + _MARK_R * s_per_in
+            lo = it.t0 - _MARK_R * s_per_in
+        else:
+            start = it.t0 + 0.02 * s_per_in
+            lo = it.t0 if it.wait_from is None else it.wait_from
+        if start + w > duration:                      # keep the label inside the axes
+            start = max(duration - w, 0.0)
+        it.text_x = start
+        it.x0, it.x1 = min(lo, start), max(it.t1, start + w)
+    ends: list[float] = []
+    for it in sorted(items, key=lambda i: (i.x0, i.t0)):
+        lane = next((k for k, e in enumerate(ends) if e + _GAP * s_per_in <= it.x0), len(ends))
+        if lane == len(ends):
+            ends.append(it.x1)
+        ends[lane] = it.x1
+        it.lane = lane
+    return len(ends)
+
+
+def _draw_row(ax, r: _Row, y: float) -> None:
+    """Draw one row whose top edge is at ``y`` (inches from the top of the axes)."""
+    top = y + _ROW_PAD
+    for it in r.bars:
+        yb = top + it.lane * _BAR_LANE + (_BAR_LANE - _BAR_H) / 2
+        ax.broken_barh([(it.t0, max(it.t1 - it.t0, 0.01))], (yb, _BAR_H), facecolors=it.colour, alpha=0.6,
+                       edgecolor=it.colour, linewidth=0.6)
+        ax.text(it.text_x, yb + _BAR_H / 2, it.label, fontsize=_BAR_FS, va="center", ha="left", gid="voice")
+        if it.wait_from is not None:
+            ax.plot([it.wait_from, it.t0], [yb + _BAR_H / 2] * 2, color=it.colour, lw=1.0, ls=":",
+                    marker="|", markevery=[0], ms=5)
+    ym = top + r.bar_lanes * _BAR_LANE
+    for it in r.marks:
+        yc = ym + it.lane * _MARK_LANE + _MARK_LANE / 2
+        ax.plot([it.t0], [yc], marker=it.marker, color=it.colour, ms=4, mew=1.2, ls="none")
+        if not r.speaker:                               # a system-wide decision: a guide over every row
+            ax.axvline(it.t0, color=it.colour, lw=0.6, ls="--", alpha=0.5, zorder=0.5)
+        ax.text(it.text_x, yc, it.label, fontsize=_MARK_FS, va="center", ha="left", color=it.colour,
+                gid="decision")
+
+
+def _legend_handles(rows: list[_Row], decisions: list[Decision]) -> list:
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    slots = sorted({it.slot for r in rows for it in r.bars if it.slot is not None})
+    handles: list = [Patch(facecolor=_SLOT_COLOURS[s % len(_SLOT_COLOURS)], alpha=0.6,
+                           label=f"voice on stream slot {s}") for s in slots]
+    if any(it.wait_from is not None for r in rows for it in r.bars):
+        handles.append(Line2D([], [], color="#555", ls=":", marker="|", markevery=[0],
+                              label=f"waiting in the queue (>= {MIN_WAIT:g} s)"))
+    by_class: dict[str, set[str]] = {}
+    for d in decisions:
+        cls = outcome_class(d.outcome)
+        if cls is not None:
+            by_class.setdefault(cls, set()).add(d.outcome)
+    for cls, (colour, marker, text) in OUTCOME_CLASSES.items():
+        if cls in by_class:
+            handles.append(Line2D([], [], marker=marker, color=colour, ls="none", mew=1.2,
+                                  label=f"{text}: {', '.join(sorted(by_class[cls]))}"))
+    return handles
+
+
+def timeline_figure(decisions: Iterable[Decision], duration: float,
+                    voices: list[tuple[str, int, int, int | None]] | None = None,
+                    sample_rate: int = 48_000) -> Figure:
+    """Build the timeline (a matplotlib Figure with an Agg canvas).
+
+    ``voices`` are ``(tag, stream slot, start sample, end sample or None)``; ``duration`` in s.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    decisions = list(decisions)
+    duration = max(float(duration), 1e-3)
+    vs = [(tag, slot, start / sample_rate, (end if end is not None else duration * sample_rate) / sample_rate)
+          for tag, slot, start, end in voices or []]
+    rows = _build_rows(decisions, vs)
+    left = max([_text_width_in(r.label, _ROW_FS) for r in rows] + [0.5]) + 0.25
+    aw = _FIG_W - left - _RIGHT
+    s_per_in = duration / aw
+    for r in rows:
+        r.bar_lanes = _place(r.bars, s_per_in, _BAR_FS, duration)
+        r.mark_lanes = _place(r.marks, s_per_in, _MARK_FS, duration)
+    handles = _legend_handles(rows, decisions)
+    ncol = max(1, min(len(handles), 3))
+    top = 0.4 + 0.2 * -(-len(handles) // ncol)
+    bottom = 0.5
+    ah = sum(r.height for r in rows) or 0.4
+    height = top + ah + bottom
+    fig = Figure(figsize=(_FIG_W, height))
+    FigureCanvasAgg(fig)
+    ax = fig.add_axes((left / _FIG_W, bottom / height, aw / _FIG_W, ah / height))
+    y = 0.0
+    ticks = []
+    for i, r in enumerate(rows):
+        if i % 2:
+            ax.axhspan(y, y + r.height, color="#f2f2f2", zorder=0, lw=0)
+        _draw_row(ax, r, y)
+        ticks.append(y + r.height / 2)
+        y += r.height
+    ax.set_ylim(ah, 0)
+    ax.set_yticks(ticks, [r.label for r in rows], fontsize=_ROW_FS)
+    ax.set_xlim(0, duration)
+    ax.set_xlabel("time (s)")
+    ax.grid(True, axis="x", alpha=0.3)
+    if handles:
+        fig.legend(handles=handles, loc="lower left", ncol=ncol, fontsize=7, frameon=False,
+                   bbox_to_anchor=(left / _FIG_W, (bottom + ah + 0.02) / height))
+    counts = Counter(d.outcome for d in decisions)
+    fig.text(left / _FIG_W, 1 - 0.08 / height, "decisions: " + ", ".join(f"{k} {v}" for k, v in counts.most_common()),
+             fontsize=8.5, va="top", wrap=True)
+    return fig
 
 
 def timeline_png(decisions: Iterable[Decision], path: str | Path, duration: float,
                  voices: list[tuple[str, int, int, int | None]] | None = None, sample_rate: int = 48_000) -> Path:
-    """Draw voices as bars (one row per speaker, coloured by stream slot) and every other
-    decision as a labelled tick on its speaker's row (refusals in red)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    decisions = list(decisions)
-    rows: list[str] = []
-    for d in decisions:
-        r = _row(d)
-        if r is not None and r not in rows:
-            rows.append(r)
-    vrows: list[tuple[str, int, float, float, str]] = []
-    for tag, slot, start, end in voices or []:
-        parts = tag.split(":", 2)
-        row = f"{parts[0]}:{parts[1]}" if len(parts) > 1 else tag
-        if row not in rows:
-            rows.append(row)
-        vrows.append((row, slot, start / sample_rate,
-                      (end if end is not None else duration * sample_rate) / sample_rate, parts[-1]))
-    height = max(2.5, 0.45 * len(rows) + 1.5)
-    fig, ax = plt.subplots(figsize=(13, height))
-    y = {r: i for i, r in enumerate(rows)}
-    palette = ["#4C72B0", "#55A868", "#8172B2", "#CCB974", "#64B5CD", "#8C8C8C", "#DD8452", "#937860"]
-    for row, slot, t0, t1, what in vrows:
-        ax.broken_barh([(t0, max(t1 - t0, 0.01))], (y[row] - 0.3, 0.6), color=palette[slot % len(palette)], alpha=0.8)
-        ax.text(t0 + 0.02, y[row], f"{what} [s{slot}]", fontsize=6, va="center", clip_on=True)
-    ok = {"Started", "Queued", "Finished", "Interrupted", "Cooldown", "Ducked", "Picked", "Cut", "Stopped",
-          "CrewLoaded", "Phase", "Enabled", "OneShotSpent", "Spawned", "Accepted",
-          "Said", "Ended", "WindowClosed", "Static", "Gate", "Reset"}
-    quiet = {"Started", "Queued", "Finished", "Cooldown", "Picked", "CrewLoaded", "Spawned", "Accepted",
-             "Ended", "WindowClosed"}
-    stagger: dict[str, int] = {}
-    for d in decisions:
-        r = _row(d)
-        if r is None:
-            continue
-        bad = d.outcome not in ok
-        ax.plot([d.t, d.t], [y[r] - 0.42, y[r] - 0.3], color="#c22" if bad else "#777", lw=0.8)
-        if d.outcome in quiet:
-            continue
-        label = next((str(d.detail[k]) for k in _LABEL_KEYS if k in d.detail), "")
-        k = stagger[r] = (stagger.get(r, -1) + 1) % 2
-        ax.text(d.t, y[r] - 0.43 - 0.12 * k, f"{d.outcome} {label}".strip(), fontsize=5.5,
-                color="#c22" if bad else "#246", va="top")
-    ax.set_yticks(range(len(rows)), rows, fontsize=8)
-    ax.set_ylim(-0.8, len(rows) - 0.2)
-    ax.set_xlim(0, duration)
-    ax.set_xlabel("time (s)")
-    counts = Counter(d.outcome for d in decisions)
-    ax.set_title("decisions: " + ", ".join(f"{k} {v}" for k, v in counts.most_common(10)), fontsize=9)
-    ax.grid(True, axis="x", alpha=0.3)
-    fig.tight_layout()
+    """Write :func:`timeline_figure` as a PNG; returns its path."""
+    fig = timeline_figure(decisions, duration, voices, sample_rate)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
-    plt.close(fig)
     return path

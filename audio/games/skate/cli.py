@@ -9,16 +9,21 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from audio.core.errors import FormatError
+from audio.core.errors import FormatError, InputError, ScenarioError
 from audio.games.skate.formats.install import BANK_PREFIXES, Clip, SkateInstall, SpeechBank
+from audio.games.skate.speech.mixcurves import MixCurves
 
-__all__ = ["DEMO_ROOT", "register"]
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["DEMO_ROOT", "curves_figure", "register"]
 
 #: The embedded demo install (default ``--root``).
 DEMO_ROOT = Path(__file__).resolve().parent / "demo"
@@ -267,56 +272,97 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 1 if errors else 0
 
 
-def cmd_curves(args: argparse.Namespace) -> int:
-    """Plot the mix curves (defaults or a scenario's overrides) and the PEAK curves."""
-    import tomllib
+_OUT_NAMES = {2: "out2 ped near clip", 3: "out3 ped far clip", 4: "out4 guard near", 5: "out5 guard far",
+              6: "out6 guard radio", 13: "out13 stream HPF", 14: "out14 stream LPF", 15: "out15 env send ped",
+              16: "out16 env send guard", 17: "out17 env send radio", 21: "out21 echo send",
+              22: "out22 echo HPF", 23: "out23 echo LPF"}
+_OUT_GROUPS = (("main level (0..32767)", (2, 3, 4, 5, 6)), ("sends (linear)", (15, 16, 17, 21)),
+               ("filter cutoffs (Hz)", (13, 14, 22, 23)))
+_STYLES = ("-", "--", "-.", ":", (0, (5, 1, 1, 1)))
+_MARKERS = ("o", "s", "^", "D", "v")
 
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
 
-    from audio.games.skate.speech.mixcurves import PEAK_CENTRE, PEAK_GAIN, MixCurves
-    mix = {}
-    if args.scenario:
-        mix = tomllib.loads(args.scenario.read_text(encoding="utf-8")).get("skate", {}).get("mix", {})
-    curves = MixCurves.from_dict(mix, "[skate.mix]")
-    d = np.linspace(0, 80, 400)
-    fig, axes = plt.subplots(2, 2, figsize=(12, 8))
-    groups = [("main level (0..32767)", (2, 3, 4, 5, 6)), ("sends (linear)", (15, 16, 17, 21)),
-              ("filter cutoffs (Hz)", (13, 14, 22, 23))]
-    names = {2: "out2 ped near clip", 3: "out3 ped far clip", 4: "out4 guard near", 5: "out5 guard far",
-             6: "out6 guard radio", 13: "out13 stream HPF", 14: "out14 stream LPF", 15: "out15 env send ped",
-             16: "out16 env send guard", 17: "out17 env send radio", 21: "out21 echo send",
-             22: "out22 echo HPF", 23: "out23 echo LPF"}
-    for ax, (title, outs) in zip(axes.flat, groups):
-        for o in outs:
-            ax.plot(d, [curves.outputs[o](x) for x in d], label=names[o])
+def _same_curves(curves: MixCurves, outs: tuple[int, ...]) -> list[list[int]]:
+    """Outputs grouped by identical curves (same points), in ``outs`` order."""
+    groups: list[list[int]] = []
+    for o in outs:
+        c = curves.outputs[o]
+        for g in groups:
+            if curves.outputs[g[0]] == c:
+                g.append(o)
+                break
+        else:
+            groups.append([o])
+    return groups
+
+
+def curves_figure(curves: MixCurves) -> Figure:
+    """The mix curves over distance (one line per distinct curve, identical outputs share a line
+    and a legend entry; knots marked) and the three PEAK curves over azimuth, each in its panel."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from audio.games.skate.speech.mixcurves import PEAK_CENTRE, PEAK_GAIN, PEAK_Q
+
+    fig = Figure(figsize=(15, 8.5))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(2, 3)
+    d = np.linspace(0, 80, 401)
+    for ax, (title, outs) in zip(axes[0], _OUT_GROUPS):
+        for k, group in enumerate(_same_curves(curves, outs)):
+            c = curves.outputs[group[0]]
+            ax.plot(d, [c(x) for x in d], ls=_STYLES[k % len(_STYLES)], color=f"C{k}", lw=1.6,
+                    label=" = ".join(_OUT_NAMES[o] for o in group))
+            ax.plot(c.xs, c.ys, ls="none", marker=_MARKERS[k % len(_MARKERS)], color=f"C{k}", ms=4)
         ax.set(title=title, xlabel="distance (m)")
         if "Hz" in title:
             ax.set_yscale("log")
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
-    az = np.arange(0, 32768, 64)
-    ax = axes.flat[3]
-    ax.plot(az * 360 / 65536, [PEAK_CENTRE(a) for a in az], label="PEAK centre (Hz)")
-    ax2 = ax.twinx()
-    ax2.plot(az * 360 / 65536, [PEAK_GAIN(a) for a in az], color="C1", label="PEAK gain (linear)")
-    ax.set(title="PEAK head shadow (the game's curves)", xlabel="folded azimuth (deg)")
-    ax.legend(loc="upper left", fontsize=8)
-    ax2.legend(loc="upper right", fontsize=8)
-    fig.suptitle("Skate 3 speech voice curves (level/send/filter: barkbus defaults, not the game's tables)")
+        ax.legend(fontsize=7.5)
+    az = range(0, 32768, 64)
+    for k, (ax, curve, what) in enumerate(zip(axes[1], (PEAK_CENTRE, PEAK_GAIN, PEAK_Q),
+                                              ("PEAK centre (Hz)", "PEAK gain (linear)", "PEAK Q"))):
+        ax.plot([a * 360 / 65536 for a in az], [curve(a) for a in az], color=f"C{k}", label=what)
+        ax.plot(np.array(curve.xs) * 360 / 65536, curve.ys, ls="none", marker="o", ms=4, color=f"C{k}")
+        ax.set(title=f"{what}: the game's curve", xlabel="folded azimuth (deg, 0 front, 180 behind)")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7.5)
+    fig.suptitle("Skate 3 speech voice curves (level/send/filter: barkbus defaults, not the game's tables; "
+                 "markers are the curves' points)")
     fig.tight_layout()
-    fig.savefig(args.output, dpi=100)
-    plt.close(fig)
+    return fig
+
+
+def cmd_curves(args: argparse.Namespace) -> int:
+    """Plot the mix curves (defaults or a scenario's overrides) and the PEAK curves."""
+    import tomllib
+
+    from audio.offline.outputs import atomic_path, check_writable
+
+    mix = {}
+    if args.scenario:
+        try:
+            doc = tomllib.loads(args.scenario.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise InputError(f"{args.scenario}: cannot read the scenario ({exc.strerror})") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ScenarioError(str(args.scenario), None, f"not valid TOML: {exc}") from None
+        mix = doc.get("skate", {}).get("mix", {})
+    try:
+        curves = MixCurves.from_dict(mix, "[skate.mix]")
+    except ValueError as exc:
+        raise ScenarioError(str(args.scenario), None, str(exc)) from None
+    check_writable(args.output)
+    with atomic_path(args.output) as tmp:
+        curves_figure(curves).savefig(tmp, dpi=100, format="png")
     print(f"wrote {args.output}")
     return 0
 
 
 def cmd_tuning(args: argparse.Namespace) -> int:
     """Validate a tuning file and write it back in full."""
-    from audio.games.skate.system import DEMO_TUNING
     from audio.games.skate.speech.tuning import dump_tuning, load_tuning
+    from audio.games.skate.system import DEMO_TUNING
     tuning = load_tuning(args.file or DEMO_TUNING)
     text = dump_tuning(tuning, args.output)
     if args.output is None:

@@ -6,9 +6,11 @@ from pathlib import Path
 
 import numpy as np
 
-from audio.core.errors import FormatError
-from audio.games.sylpheed.formats.install import SylpheedInstall
+from audio.core.errors import FormatError, InputError
+from audio.core.schema import did_you_mean
 from audio.games.sylpheed.chatter.rules import merge_phases
+from audio.games.sylpheed.formats.install import SylpheedInstall, stage_tag
+from audio.games.sylpheed.formats.pak import PakArchive
 from audio.games.sylpheed.formats.presets import message_table_path, rule_table_path
 from audio.games.sylpheed.formats.slb import decode_slb, probe_slb
 from audio.games.sylpheed.formats.table import read_table
@@ -16,9 +18,93 @@ from audio.games.sylpheed.formats.table import read_table
 __all__ = ["register"]
 
 
+def _root(value: str | None) -> Path:
+    """``--root``: ``None`` or ``"demo"`` is the embedded demo install."""
+    from audio.games.sylpheed.scenario import demo_root
+
+    return demo_root() if value in (None, "demo") else Path(value)
+
+
+def _install(args: argparse.Namespace) -> SylpheedInstall:
+    inst = SylpheedInstall(_root(args.root), getattr(args, "lang", "eng"))
+    inst.paks()                                   # InputError when root is not an install
+    return inst
+
+
+def _read_file(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file (to name a member of an install, add --root)") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def _pak_of(path: Path) -> Path | None:
+    """The ``X.pak`` of a pak file or of one of its parts ``X.p00``..., if beside it."""
+    suffix = path.suffix.lower()
+    if suffix == ".pak":
+        return path
+    if len(suffix) == 4 and suffix[:2] == ".p" and suffix[2:].isdigit():
+        for cand in (path.with_suffix(".pak"), path.with_suffix(".PAK")):
+            if cand.is_file():
+                return cand
+    return None
+
+
+def _probe_archive(arc: PakArchive, names: dict[int, str], label: str) -> int:
+    """Probe every entry of an archive: one line each; 0 if every entry holds decodable audio."""
+    ok = 0
+    print(f"{label}: IPFB archive, {len(arc.entries)} entries; probing each entry")
+    for e in sorted(arc.entries, key=lambda e: (e.id not in names, names.get(e.id, "").lower(), e.id)):
+        name = names.get(e.id, f"0x{e.id:08X}")
+        try:
+            rep = probe_slb(arc.read(e.id), f"{label}+{name}")
+        except FormatError as exc:
+            print(f"  {name}: {exc}")
+            continue
+        ok += rep.recognised
+        print(f"  {name}: {rep.summary()}")
+    print(f"{ok} of {len(arc.entries)} entries hold decodable audio")
+    return 0 if ok == len(arc.entries) else 1
+
+
+def _member(args: argparse.Namespace) -> tuple[bytes, str]:
+    """The bytes and display name of ``args.file``: an install member with ``--root``, else a file."""
+    if args.root is None:
+        path = Path(args.file)
+        return _read_file(path), str(path)
+    inst = _install(args)
+    pak, inner = inst.find_member(args.file)
+    return inst.pak(pak).read(inner), f"{pak}+{inner}"
+
+
+def _names_for(pak: Path) -> dict[int, str]:
+    """Entry names of an archive on disk, from its install's tables when it sits in ``ROOT/dat``."""
+    if pak.parent.name.lower() != "dat":
+        return {}
+    try:
+        inst = SylpheedInstall(pak.parent.parent)
+        return inst.member_names().get(f"dat\\{pak.name}".lower(), {})
+    except (FormatError, InputError):
+        return {}
+
+
 def _slb_probe(args: argparse.Namespace) -> int:
-    data = Path(args.file).read_bytes()
-    rep = probe_slb(data, str(args.file))
+    if args.root is None and (pak := _pak_of(Path(args.file))) is not None:
+        try:
+            arc = PakArchive.open(pak)
+        except FormatError:
+            arc = None                           # not an archive after all: probe the bytes
+        if arc is not None:
+            return _probe_archive(arc, _names_for(pak), str(pak))
+    if args.root is not None:
+        inst = _install(args)
+        if (pak_name := _match_pak(inst.paks(), args.file)) is not None:
+            return _probe_archive(inst.pak(pak_name), inst.member_names().get(pak_name.lower(), {}),
+                                  pak_name)
+    data, label = _member(args)
+    rep = probe_slb(data, label)
     print(rep.text())
     return 0 if rep.recognised else 1
 
@@ -26,18 +112,71 @@ def _slb_probe(args: argparse.Namespace) -> int:
 def _slb_decode(args: argparse.Namespace) -> int:
     import soundfile as sf
 
-    data = Path(args.file).read_bytes()
-    pcm, rate = decode_slb(data, str(args.file), args.entry, raw_rate=args.rate)
-    sf.write(args.output, np.clip(pcm, -1.0, 1.0), rate, subtype="PCM_16")
+    from audio.offline.outputs import atomic_path, check_writable
+
+    data, label = _member(args)
+    check_writable(args.output)
+    pcm, rate = decode_slb(data, label, args.entry, raw_rate=args.rate)
+    with atomic_path(args.output) as tmp:
+        sf.write(tmp, np.clip(pcm, -1.0, 1.0), rate, subtype="PCM_16", format="WAV")
     print(f"{args.output}: {pcm.shape[0]} samples x {pcm.shape[1]} ch at {rate} Hz "
           f"({pcm.shape[0] / rate:.3f} s)")
     return 0
 
 
+def _match_pak(paks: list[str], want: str) -> str | None:
+    """The archive ``want`` names (``sound``, ``sound.pak``, ``dat\\sound.pak``; any case), or None."""
+    key = want.replace("/", "\\").lower().removeprefix("dat\\").removesuffix(".pak")
+    return next((p for p in paks if p.lower().removeprefix("dat\\").removesuffix(".pak") == key), None)
+
+
+def _suggest(name: str, known: list[str]) -> str:
+    """:func:`did_you_mean`, with install paths' backslashes shown once (not as a repr)."""
+    return did_you_mean(name, known).replace("\\\\", "\\")
+
+
+def _ls(args: argparse.Namespace) -> int:
+    """List the members of the install's archives (all, or the ones named)."""
+    inst = _install(args)
+    paks = inst.paks()
+    chosen = paks
+    if args.pak:
+        chosen = []
+        for want in args.pak:
+            pak = _match_pak(paks, want)
+            if pak is None:
+                short = [p.removeprefix("dat\\").removesuffix(".pak") for p in paks]
+                raise InputError(f"{inst.root}: no archive '{want}' (have {', '.join(paks)})"
+                                 + _suggest(want, short))
+            chosen.append(pak)
+    names = inst.member_names()
+    for pak in chosen:
+        _ls_pak(inst.pak(pak), pak, names.get(pak.lower(), {}))
+    return 0
+
+
+def _ls_pak(arc: PakArchive, pak: str, names: dict[int, str]) -> None:
+    print(f"{pak}: {len(arc.entries)} entries ({sum(e.id in names for e in arc.entries)} named by the "
+          f"install's tables), {len(arc.parts)} part file(s)")
+    for e in sorted(arc.entries, key=lambda e: (e.id not in names, names.get(e.id, "").lower(), e.id)):
+        head = arc.parts[e.part][e.offset:e.offset + 6] if e.part < len(arc.parts) else b""
+        packed = (f"Z1 -> {int.from_bytes(head[2:6], 'big'):8d}" if head[:2] == b"Z1" and len(head) == 6
+                  else "raw" + " " * 12)
+        print(f"  0x{e.id:08X}  p{e.part:02d}+0x{e.offset:07X}  {e.size:8d} {packed}  {names.get(e.id, '?')}")
+
+
 def _tables(args: argparse.Namespace) -> int:
-    inst = SylpheedInstall(args.root, args.lang)
+    inst = _install(args)
     ok = True
-    stages = [args.stage] if args.stage else inst.stages()
+    stages = inst.stages()
+    if args.stage:
+        try:
+            want = stage_tag(args.stage)
+        except ValueError as exc:
+            raise InputError(f"--stage: {exc}") from None
+        if want not in stages:
+            raise InputError(f"{inst.root}: no stage {want} (have {', '.join(stages) or 'none'})")
+        stages = [want]
     for st in stages:
         print(f"== {st}")
         try:
@@ -97,7 +236,7 @@ def _tables(args: argparse.Namespace) -> int:
 
 
 def _cues(args: argparse.Namespace) -> int:
-    inst = SylpheedInstall(args.root, args.lang)
+    inst = _install(args)
     ids = [m for name in inst.reachable_rule_tables() for e in inst.rule_table(name).events
            for m, _ in e.lines]
     rep = inst.cues(ids)
@@ -111,19 +250,35 @@ def _cues(args: argparse.Namespace) -> int:
     return 0
 
 
+_ROOT_HELP = 'install folder holding dat/, or "demo" (default: the embedded demo install)'
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``sylpheed`` command group."""
-    p = subparsers.add_parser("sylpheed", help="Project Sylpheed data: .slb banks, tables, cue join",
-                              description="Inspect Project Sylpheed chatter data in the game's own layout.")
-    sub = p.add_subparsers(dest="sylpheed_cmd", required=True)
-    a = sub.add_parser("slb-probe", help="say what an .slb (or any bank) holds",
+    p = subparsers.add_parser("sylpheed", help="Project Sylpheed data: paks, .slb banks, tables, cue join",
+                              description="Inspect Project Sylpheed chatter data in the game's own layout "
+                                          "(the embedded demo install unless --root is given).")
+    sub = p.add_subparsers(dest="sylpheed_cmd", required=True, metavar="COMMAND")
+    a = sub.add_parser("ls", help="list the members of the install's .pak archives",
+                       description="List every member of the install's archives (or of the ones named): "
+                                   "id, part and offset, stored size, Z1 compression, and the inner name "
+                                   "where the install's own tables give it ('?' otherwise).")
+    a.add_argument("pak", nargs="*", help="archives to list (sound, dat\\sound.pak...; default: all)")
+    a.add_argument("--root", default=None, help=_ROOT_HELP)
+    a.add_argument("--lang", default="eng", choices=("eng", "jpn"), help="voice language (default eng)")
+    a.set_defaults(func=_ls)
+    member = ("FILE: a file on disk (a .pak or .p00 probes every entry), or with --root an install member "
+              "such as 'eng\\Voice\\VOICE_ADAN_010.slb' or 'dat\\sound.pak+eng\\Voice\\...'")
+    a = sub.add_parser("slb-probe", help="say what an .slb (or any bank, or every entry of a pak) holds",
                        description="Probe an .slb: XACT wave bank at 0 or embedded, RIFF/WAVE, "
-                                   "raw XMA packets.")
-    a.add_argument("file", type=Path)
+                                   "raw XMA packets. " + member)
+    a.add_argument("file", help="file, or install member with --root")
+    a.add_argument("--root", default=None, help='install folder or "demo": FILE names a member of it')
     a.set_defaults(func=_slb_probe)
     a = sub.add_parser("slb-decode", help="decode one entry of an .slb / .xwb / RIFF XMA to WAV",
-                       description="Decode an entry through the codec layer to a 16-bit WAV.")
-    a.add_argument("file", type=Path)
+                       description="Decode an entry through the codec layer to a 16-bit WAV. " + member)
+    a.add_argument("file", help="file, or install member with --root")
+    a.add_argument("--root", default=None, help='install folder or "demo": FILE names a member of it')
     a.add_argument("--entry", type=int, default=0, help="wave bank entry index (default 0)")
     a.add_argument("--rate", type=int, default=None, help="sample rate (Hz) for raw XMA packets")
     a.add_argument("-o", "--output", type=Path, required=True, help="output .wav")
@@ -131,8 +286,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     for name, fn, helptext in (("tables", _tables, "dump rule tables, the squadron roster and self-checks"),
                                ("cues", _cues, "the message id -> cue -> bank join with resolution counts")):
         a = sub.add_parser(name, help=helptext, description=helptext)
-        a.add_argument("--root", type=Path, required=True, help="install folder holding dat/")
-        a.add_argument("--lang", default="eng", help="voice language: eng | jpn (default eng)")
+        a.add_argument("--root", default=None, help=_ROOT_HELP)
+        a.add_argument("--lang", default="eng", choices=("eng", "jpn"), help="voice language (default eng)")
         a.add_argument("-v", "--verbose", action="store_true", help="list every rule / resolved cue")
         if name == "tables":
             a.add_argument("--stage", default=None, help="one stage (S02); default every stage found")

@@ -12,19 +12,42 @@ from typing import Protocol
 
 import numpy as np
 
-from audio.core.errors import FormatError
-from audio.games.sylpheed.formats.cues import SOUND_PAK, SOUNDS_PATH, CueReport, SoundsTable, join_cues, read_sounds
-from audio.games.sylpheed.formats.pak import PakArchive
-from audio.games.sylpheed.formats.presets import (MessageTable, RuleTable, UnitMessageSet, message_table_path, read_message_table,
-                      read_rule_table, read_unit_message_set, rule_table_path)
+from audio.core.errors import FormatError, InputError
+from audio.core.schema import did_you_mean
+from audio.games.sylpheed.formats.cues import (
+    SOUND_PAK,
+    SOUNDS_PATH,
+    CueReport,
+    SoundsTable,
+    bank_path,
+    join_cues,
+    read_sounds,
+)
+from audio.games.sylpheed.formats.hashes import name_hash
+from audio.games.sylpheed.formats.pak import PakArchive, split_install_path
+from audio.games.sylpheed.formats.presets import (
+    MessageTable,
+    RuleTable,
+    UnitMessageSet,
+    message_table_path,
+    read_message_table,
+    read_rule_table,
+    read_unit_message_set,
+    rule_table_path,
+)
 from audio.games.sylpheed.formats.slb import decode_slb
 from audio.games.sylpheed.formats.table import read_table
 from audio.games.sylpheed.formats.unitgroup import UnitGroup, read_unit_group
 
-__all__ = ["TableSource", "LineSource", "SylpheedInstall", "stage_tag", "LANG_PACKS"]
+__all__ = ["LANG_PACKS", "LineSource", "SylpheedInstall", "TableSource", "stage_tag"]
 
 LANG_PACKS = {"eng": "E", "jpn": "J"}
 """Voice language -> GP_MAIN_GAME pack letter (E, J, D, F, S, I exist; voices are eng/jpn)."""
+
+
+def _suggest(name: str, known: list[str]) -> str:
+    """:func:`did_you_mean` with install paths' backslashes shown once (not as a repr)."""
+    return did_you_mean(name, known).replace("\\\\", "\\")
 
 
 def stage_tag(stage: str | int) -> str:
@@ -87,6 +110,79 @@ class SylpheedInstall:
         if key not in self._paks:
             self._paks[key] = PakArchive.open(self.root.joinpath(*pak_path.replace("\\", "/").split("/")))
         return self._paks[key]
+
+    def paks(self) -> list[str]:
+        """Install paths of the archives in ``root/dat`` (``dat\\sound.pak``...), sorted."""
+        dat = self.root / "dat"
+        if not dat.is_dir():
+            raise InputError(f"{self.root}: not a Project Sylpheed install (no dat/ folder)")
+        return sorted(f"dat\\{p.name}" for p in dat.iterdir() if p.suffix.lower() == ".pak" and p.is_file())
+
+    def member_names(self) -> dict[str, dict[int, str]]:
+        """Inner names the install's own tables give, by archive (lower-case install path) and entry id.
+
+        Candidates: ``eng``/``jpn`` ``sounds.tbl``; every bank its FILES and SOUNDS records
+        name; the stages' UnitMessageSet and UnitGroup tables and the rule and message tables
+        the UnitMessageSets declare. A table that cannot be read names nothing.
+        """
+        cands: dict[str, set[str]] = {}
+
+        def add(install_path: str) -> None:
+            pak, inner = split_install_path(install_path)
+            cands.setdefault(pak.lower(), set()).add(inner)
+
+        for path in SOUNDS_PATH.values():
+            add(path)
+        for lang in SOUNDS_PATH:
+            try:
+                snd = SylpheedInstall(self.root, lang).sounds()
+            except FormatError:
+                continue
+            for inner in snd.files.values():
+                add(f"{SOUND_PAK}+{inner}")
+            for cue in snd.cue_ids:
+                add(f"{SOUND_PAK}+{bank_path(cue, lang)}")
+        for n in range(1, 30):
+            add(f"{self.game_pak}+message\\UnitMessageSet_S{n:02d}.tbl")
+            add(f"{self.game_pak}+stage\\UnitGroup_S{n:02d}.tbl")
+        try:
+            for t in self.reachable_rule_tables():
+                add(f"{self.game_pak}+{rule_table_path(t)}")
+                add(f"{self.game_pak}+{message_table_path(t)}")
+        except FormatError:
+            pass
+        return self._match(cands)
+
+    def _match(self, cands: dict[str, set[str]]) -> dict[str, dict[int, str]]:
+        out: dict[str, dict[int, str]] = {}
+        for pak in self.paks():
+            try:
+                ids = {e.id for e in self.pak(pak).entries}
+            except FormatError:
+                continue
+            names = {name_hash(inner): inner for inner in sorted(cands.get(pak.lower(), ()))}
+            out[pak.lower()] = {i: n for i, n in names.items() if i in ids}
+        return out
+
+    def find_member(self, name: str) -> tuple[str, str]:
+        """``(pak, inner)`` of an install member given as ``inner`` or ``pak+inner``
+        (``/`` or ``\\``; case-insensitive); :class:`InputError` with a suggestion if absent."""
+        name = name.replace("/", "\\")
+        paks = self.paks()
+        if "+" in name:
+            pak, inner = split_install_path(name)
+            match = [p for p in paks if p.lower() == pak.lower()]
+            if not match:
+                raise InputError(f"{self.root}: no archive '{pak}' (have {', '.join(paks)})"
+                                 + _suggest(pak, paks))
+            search = match
+        else:
+            inner, search = name, paks
+        for pak in search:
+            if inner in self.pak(pak):
+                return pak, inner
+        known = [n for names in self.member_names().values() for n in names.values()]
+        raise InputError(f"{self.root}: no member '{inner}' in {', '.join(search)}" + _suggest(inner, known))
 
     @property
     def game_pak(self) -> str:

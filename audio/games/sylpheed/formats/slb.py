@@ -28,7 +28,7 @@ from audio.codecs import riff, xwb
 from audio.codecs.xma import XMA_PACKET_SIZE, decode_xma, parse_xma2_packet_header, split_packets
 from audio.core.errors import FormatError, UnsupportedError
 
-__all__ = ["SlbFinding", "ProbeReport", "probe_slb", "decode_slb", "SCAN_WINDOW"]
+__all__ = ["SCAN_WINDOW", "ProbeReport", "SlbFinding", "decode_slb", "probe_slb"]
 
 SCAN_WINDOW = 0x10000
 """Bytes scanned for an embedded magic (4-byte steps)."""
@@ -67,6 +67,15 @@ class ProbeReport:
     @property
     def recognised(self) -> bool:
         return any(f.decodable for f in self.findings)
+
+    def summary(self) -> str:
+        """One line: the size and what was found (for listing many banks)."""
+        found = [f"{f.kind} {f.magic!r}".replace(" ''", "") + (f" v{f.version}" if f.version is not None else "")
+                 + f", {f.entries} entr{'y' if f.entries == 1 else 'ies'}"
+                 + (f" {'/'.join(f.codecs)}" if f.codecs else "") for f in self.findings]
+        extra = sum(b - a for a, b in self.unrecognised)
+        return (f"{self.size} bytes: " + ("; ".join(found) or "no decodable audio recognised")
+                + (f"; {extra} bytes unrecognised" if extra else ""))
 
     def text(self) -> str:
         lines = [f"{self.path}: {self.size} bytes"]
