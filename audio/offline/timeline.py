@@ -137,6 +137,8 @@ def _build_rows(decisions: list[Decision], voices: list[tuple[str, int, float, f
         if r is None or cls is None:
             continue
         label = next((str(d.detail[k]) for k in _LABEL_KEYS if k in d.detail), "")
+        if isinstance(d.detail.get("lines"), (list, tuple)) and d.detail["lines"]:   # who was ducked
+            label = (label + " " if label else "") + ", ".join(map(str, d.detail["lines"]))
         colour, marker, _ = OUTCOME_CLASSES[cls]
         r.marks.append(_Item(d.t, d.t, f"{d.outcome} {label}".strip(), colour, marker))
     for tag, slot, t0, t1 in voices:
@@ -181,8 +183,8 @@ def _place(items: list[_Item], s_per_in: float, fontsize: float, duration: float
         else:
             start = it.t0 + 0.02 * s_per_in
             lo = it.t0 if it.wait_from is None else it.wait_from
-        if start + w > duration:                      # keep the label inside the axes
-            start = max(duration - w, 0.0)
+        if start + w > duration:                      # no room on the right: label ends where the item starts
+            start = max(lo - w - 0.02 * s_per_in, 0.0)
         it.text_x = start
         it.x0, it.x1 = min(lo, start), max(it.t1, start + w)
     ends: list[float] = []
@@ -222,7 +224,7 @@ def _legend_handles(rows: list[_Row], decisions: list[Decision]) -> list:
 
     slots = sorted({it.slot for r in rows for it in r.bars if it.slot is not None})
     handles: list = [Patch(facecolor=_SLOT_COLOURS[s % len(_SLOT_COLOURS)], alpha=0.6,
-                           label=f"voice on stream slot {s}") for s in slots]
+                           label=f"voice on slot {s}") for s in slots]
     if any(it.wait_from is not None for r in rows for it in r.bars):
         handles.append(Line2D([], [], color="#555", ls=":", marker="|", markevery=[0],
                               label=f"waiting in the queue (>= {MIN_WAIT:g} s)"))
