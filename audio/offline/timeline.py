@@ -9,6 +9,7 @@ numerically, names alphabetically). Inside a row, voices are bars packed into la
 labelled decisions are markers packed into lanes below them; packing uses each label's width,
 so no two labels overlap. Markers are coloured and shaped by outcome class, with a legend.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -22,22 +23,98 @@ from audio.core.bus import Decision
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["OUTCOME_CLASSES", "outcome_class", "timeline_figure", "timeline_png"]
+__all__ = [
+    "OUTCOMES",
+    "OUTCOME_CLASSES",
+    "classify_outcomes",
+    "outcome_class",
+    "timeline_figure",
+    "timeline_png",
+]
 
 _SPEAKER_KEYS = ("ped", "speaker", "emitter")
-_LABEL_KEYS = ("clip", "message", "file", "event", "phase")
+_LABEL_KEYS = ("clip", "message", "file", "event", "line", "phase")
 
-#: Outcomes drawn only as the voice bars they start and end (or not at all).
-QUIET = frozenset({"Started", "Queued", "Finished", "Cooldown", "Picked", "CrewLoaded", "Spawned", "Accepted",
-                   "Ended", "WindowClosed"})
-#: class -> (colour, marker, legend text); any outcome not quiet, cut or state is a refusal.
+#: class -> (colour, marker, legend text).
 OUTCOME_CLASSES: dict[str, tuple[str, str, str]] = {
-    "refused": ("#c0392b", "x", "refused"),
+    "refused": ("#c0392b", "x", "refused / failed"),
     "cut": ("#e67e22", "v", "cut short / ducked"),
     "state": ("#2471a3", "o", "state change"),
+    "other": ("#7f7f7f", ".", "other"),
 }
-_CUT = frozenset({"Interrupted", "Ducked", "Cut", "Stopped"})
-_STATE = frozenset({"Phase", "Enabled", "Disabled", "OneShotSpent", "PhoneRing", "Said", "Static", "Gate", "Reset"})
+#: Outcome names by class ("quiet" ones are drawn only as the voice bars they start and end).
+#: A game whose outcomes are not here can add them with :func:`classify_outcomes`; names not
+#: listed fall back to :func:`outcome_class`'s word rules, then to "other".
+OUTCOMES: dict[str, set[str]] = {
+    "quiet": {
+        "Started",
+        "Queued",
+        "Finished",
+        "Cooldown",
+        "Picked",
+        "CrewLoaded",
+        "Spawned",
+        "Accepted",
+        "Ended",
+        "WindowClosed",
+        "Said",
+    },
+    "cut": {"Interrupted", "Ducked", "Cut", "Stopped", "Replaced"},
+    "state": {"Phase", "Enabled", "Disabled", "OneShotSpent", "PhoneRing", "Static", "Gate", "Reset"},
+    "refused": {
+        "Repeat",
+        "Gap",
+        "Probability",
+        "Challenge",
+        "Flags",
+        "NotFollow",
+        "Speed",
+        "Timers",
+        "Zombie",
+        "Duplicate",
+        "RollFailed",
+        "Gated",
+        "Dropped",
+        "Expired",
+        "PoolFull",
+        "StackUnderflow",
+        "DivideByZero",
+        "InstructionCap",
+        "ChoiceTimeout",
+    },
+}
+_REFUSAL_WORDS = ("Refused", "Error", "Ignored", "Failed", "Missing", "Unknown", "Bad")
+
+
+def classify_outcomes(**classes: Iterable[str]) -> None:
+    """Add outcome names to classes: ``classify_outcomes(refused=["Busy"], state=["Alarm"])``."""
+    for cls, names in classes.items():
+        if cls not in OUTCOMES:
+            raise ValueError(f"outcome class {cls!r} is not one of {sorted(OUTCOMES)}")
+        for other in OUTCOMES.values():
+            other.difference_update(names)
+        OUTCOMES[cls].update(names)
+
+
+def outcome_class(outcome: str) -> str | None:
+    """``None`` for a quiet outcome, else ``"refused"``, ``"cut"``, ``"state"`` or ``"other"``.
+
+    Listed names first (:data:`OUTCOMES`); then a name with a refusal word (``...Refused``,
+    ``...Error``, ``...Ignored``, ``...Failed``, ``Missing...``, ``Unknown...``, ``Bad...``) or
+    of the form ``No<X>``/``Not<X>`` is a refusal; anything else is "other".
+    """
+    for cls in ("quiet", "cut", "state", "refused"):
+        if outcome in OUTCOMES[cls]:
+            return None if cls == "quiet" else cls
+    if any(w in outcome for w in _REFUSAL_WORDS):
+        return "refused"
+    for prefix in ("No", "Not"):
+        rest = outcome.removeprefix(prefix)
+        if rest != outcome and rest[:1].isupper():
+            return "refused"
+    return "other"
+
+
 _SLOT_COLOURS = ["#4C72B0", "#55A868", "#8172B2", "#CCB974", "#64B5CD", "#8C8C8C", "#DD8452", "#937860"]
 
 # Geometry in inches (the y axis is in inches too, so lane heights are exact).
@@ -47,34 +124,24 @@ _BAR_H, _BAR_LANE = 0.20, 0.25
 _MARK_LANE = 0.18
 _ROW_PAD = 0.06
 _BAR_FS, _MARK_FS, _ROW_FS = 6.5, 6.0, 8.0
-_MARK_R = 0.05          # marker half-width (in)
-_GAP = 0.04             # space kept between neighbouring labels (in)
+_MARK_R = 0.05  # marker half-width (in)
+_GAP = 0.04  # space kept between neighbouring labels (in)
 MIN_WAIT = 0.1
 """Shortest wait in the queue drawn (s)."""
 
 
-def outcome_class(outcome: str) -> str | None:
-    """``None`` for quiet outcomes, else ``"refused"``, ``"cut"`` or ``"state"``."""
-    if outcome in QUIET:
-        return None
-    if outcome in _CUT:
-        return "cut"
-    if outcome in _STATE:
-        return "state"
-    return "refused"
-
-
 @dataclass
 class _Item:
-    t0: float                 # s
-    t1: float                 # s (== t0 for a marker)
+    t0: float  # s
+    t1: float  # s (== t0 for a marker)
     label: str
     colour: str
-    marker: str = ""          # "" = a voice bar
-    slot: int | None = None   # a voice's stream slot
+    marker: str = ""  # "" = a voice bar
+    slot: int | None = None  # a voice's stream slot
     wait_from: float | None = None  # s: when the line was queued, if it waited
-    text_x: float = 0.0       # s
-    x0: float = 0.0           # occupied extent (s), label included
+    outcome: str = ""  # a marker's decision outcome
+    text_x: float = 0.0  # s
+    x0: float = 0.0  # occupied extent (s), label included
     x1: float = 0.0
     lane: int = 0
 
@@ -82,7 +149,7 @@ class _Item:
 @dataclass
 class _Row:
     system: str
-    speaker: str              # "" = the system's own row
+    speaker: str  # "" = the system's own row
     label: str
     bars: list[_Item] = field(default_factory=list)
     marks: list[_Item] = field(default_factory=list)
@@ -125,7 +192,9 @@ def _build_rows(decisions: list[Decision], voices: list[tuple[str, int, float, f
         if system not in systems:
             systems.append(system)
         if (system, speaker) not in rows:
-            label = f"{system} (all)" if not speaker else f"{system} {key + ' ' if key == 'ped' else ''}{speaker}"
+            label = (
+                f"{system} (all)" if not speaker else f"{system} {key + ' ' if key == 'ped' else ''}{speaker}"
+            )
             rows[(system, speaker)] = _Row(system, speaker, label)
         return rows[(system, speaker)]
 
@@ -133,20 +202,23 @@ def _build_rows(decisions: list[Decision], voices: list[tuple[str, int, float, f
         system = d.system.split(".")[0]
         key, who = _speaker(d)
         cls = outcome_class(d.outcome)
-        r = row(system, who or "", key) if who is not None or cls is not None else None
-        if r is None or cls is None:
+        if who is None and cls in (None, "other"):  # a system's inner workings (script steps...)
+            continue
+        r = row(system, who or "", key)
+        if cls is None:
             continue
         label = next((str(d.detail[k]) for k in _LABEL_KEYS if k in d.detail), "")
-        if isinstance(d.detail.get("lines"), (list, tuple)) and d.detail["lines"]:   # who was ducked
+        if isinstance(d.detail.get("lines"), (list, tuple)) and d.detail["lines"]:  # who was ducked
             label = (label + " " if label else "") + ", ".join(map(str, d.detail["lines"]))
         colour, marker, _ = OUTCOME_CLASSES[cls]
-        r.marks.append(_Item(d.t, d.t, f"{d.outcome} {label}".strip(), colour, marker))
+        r.marks.append(_Item(d.t, d.t, f"{d.outcome} {label}".strip(), colour, marker, outcome=d.outcome))
     for tag, slot, t0, t1 in voices:
         system, who, what = _split_tag(tag)
-        row(system, who).bars.append(_Item(t0, t1, what, _SLOT_COLOURS[slot % len(_SLOT_COLOURS)],
-                                           slot=slot))
+        row(system, who).bars.append(_Item(t0, t1, what, _SLOT_COLOURS[slot % len(_SLOT_COLOURS)], slot=slot))
     _mark_waits(rows, decisions)
-    order = sorted(rows.values(), key=lambda r: (systems.index(r.system), r.speaker != "", _natural(r.speaker)))
+    order = sorted(
+        rows.values(), key=lambda r: (systems.index(r.system), r.speaker != "", _natural(r.speaker))
+    )
     return [r for r in order if r.bars or r.marks]
 
 
@@ -183,7 +255,7 @@ def _place(items: list[_Item], s_per_in: float, fontsize: float, duration: float
         else:
             start = it.t0 + 0.02 * s_per_in
             lo = it.t0 if it.wait_from is None else it.wait_from
-        if start + w > duration:                      # no room on the right: label ends where the item starts
+        if start + w > duration:  # no room on the right: label ends where the item starts
             start = max(lo - w - 0.02 * s_per_in, 0.0)
         it.text_x = start
         it.x0, it.x1 = min(lo, start), max(it.t1, start + w)
@@ -202,47 +274,108 @@ def _draw_row(ax, r: _Row, y: float) -> None:
     top = y + _ROW_PAD
     for it in r.bars:
         yb = top + it.lane * _BAR_LANE + (_BAR_LANE - _BAR_H) / 2
-        ax.broken_barh([(it.t0, max(it.t1 - it.t0, 0.01))], (yb, _BAR_H), facecolors=it.colour, alpha=0.6,
-                       edgecolor=it.colour, linewidth=0.6)
+        ax.broken_barh(
+            [(it.t0, max(it.t1 - it.t0, 0.01))],
+            (yb, _BAR_H),
+            facecolors=it.colour,
+            alpha=0.6,
+            edgecolor=it.colour,
+            linewidth=0.6,
+        )
         ax.text(it.text_x, yb + _BAR_H / 2, it.label, fontsize=_BAR_FS, va="center", ha="left", gid="voice")
         if it.wait_from is not None:
-            ax.plot([it.wait_from, it.t0], [yb + _BAR_H / 2] * 2, color=it.colour, lw=1.0, ls=":",
-                    marker="|", markevery=[0], ms=5)
+            ax.plot(
+                [it.wait_from, it.t0],
+                [yb + _BAR_H / 2] * 2,
+                color=it.colour,
+                lw=1.0,
+                ls=":",
+                marker="|",
+                markevery=[0],
+                ms=5,
+            )
     ym = top + r.bar_lanes * _BAR_LANE
     for it in r.marks:
         yc = ym + it.lane * _MARK_LANE + _MARK_LANE / 2
         ax.plot([it.t0], [yc], marker=it.marker, color=it.colour, ms=4, mew=1.2, ls="none")
-        if not r.speaker:                               # a system-wide decision: a guide over every row
+        if not r.speaker:  # a system-wide decision: a guide over every row
             ax.axvline(it.t0, color=it.colour, lw=0.6, ls="--", alpha=0.5, zorder=0.5)
-        ax.text(it.text_x, yc, it.label, fontsize=_MARK_FS, va="center", ha="left", color=it.colour,
-                gid="decision")
+        ax.text(
+            it.text_x,
+            yc,
+            it.label,
+            fontsize=_MARK_FS,
+            va="center",
+            ha="left",
+            color=it.colour,
+            gid="decision",
+        )
 
 
-def _legend_handles(rows: list[_Row], decisions: list[Decision]) -> list:
+def _legend_handles(rows: list[_Row]) -> list:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
     slots = sorted({it.slot for r in rows for it in r.bars if it.slot is not None})
-    handles: list = [Patch(facecolor=_SLOT_COLOURS[s % len(_SLOT_COLOURS)], alpha=0.6,
-                           label=f"voice on slot {s}") for s in slots]
+    handles: list = [
+        Patch(facecolor=_SLOT_COLOURS[s % len(_SLOT_COLOURS)], alpha=0.6, label=f"voice on slot {s}")
+        for s in slots
+    ]
     if any(it.wait_from is not None for r in rows for it in r.bars):
-        handles.append(Line2D([], [], color="#555", ls=":", marker="|", markevery=[0],
-                              label=f"waiting in the queue (>= {MIN_WAIT:g} s)"))
+        handles.append(
+            Line2D(
+                [],
+                [],
+                color="#555",
+                ls=":",
+                marker="|",
+                markevery=[0],
+                label=f"waiting in the queue (>= {MIN_WAIT:g} s)",
+            )
+        )
     by_class: dict[str, set[str]] = {}
-    for d in decisions:
-        cls = outcome_class(d.outcome)
-        if cls is not None:
-            by_class.setdefault(cls, set()).add(d.outcome)
+    for it in (it for r in rows for it in r.marks):
+        by_class.setdefault(outcome_class(it.outcome) or "", set()).add(it.outcome)
     for cls, (colour, marker, text) in OUTCOME_CLASSES.items():
         if cls in by_class:
-            handles.append(Line2D([], [], marker=marker, color=colour, ls="none", mew=1.2,
-                                  label=f"{text}: {', '.join(sorted(by_class[cls]))}"))
+            names = sorted(by_class[cls])
+            shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+            handles.append(
+                Line2D([], [], marker=marker, color=colour, ls="none", mew=1.2, label=f"{text}: {shown}")
+            )
     return handles
 
 
-def timeline_figure(decisions: Iterable[Decision], duration: float,
-                    voices: list[tuple[str, int, int, int | None]] | None = None,
-                    sample_rate: int = 48_000) -> Figure:
+def _legend_columns(labels: list[str], width_in: float) -> int:
+    """The most columns (at most 3) whose entries fit in ``width_in`` (matplotlib fills by column)."""
+    widths = [_text_width_in(t, 7) + 0.55 for t in labels]
+    for ncol in (3, 2):
+        rows = -(-len(widths) // ncol)
+        cols = [widths[c * rows : (c + 1) * rows] for c in range(ncol)]
+        if len(widths) >= ncol and sum(max(c) for c in cols if c) <= width_in:
+            return ncol
+    return 1
+
+
+def _title(decisions: list[Decision], width_in: float) -> str:
+    """``decisions: Started 14, ...`` with as many outcome counts as fit on one line."""
+    parts = [f"{k} {v}" for k, v in Counter(d.outcome for d in decisions).most_common()]
+    text = "decisions: "
+    for k, p in enumerate(parts):
+        more = f", ... {len(parts) - k} more" if k < len(parts) - 1 else ""
+        cand = text + (", " if k else "") + p
+        if _text_width_in(cand + more, 8.5) > width_in:
+            return text + f", ... {len(parts) - k} more outcomes"
+        text = cand
+    return text
+
+
+def timeline_figure(
+    decisions: Iterable[Decision],
+    duration: float,
+    voices: list[tuple[str, int, int, int | None]] | None = None,
+    sample_rate: int = 48_000,
+) -> Figure:
     """Build the timeline (a matplotlib Figure with an Agg canvas).
 
     ``voices`` are ``(tag, stream slot, start sample, end sample or None)``; ``duration`` in s.
@@ -252,8 +385,10 @@ def timeline_figure(decisions: Iterable[Decision], duration: float,
 
     decisions = list(decisions)
     duration = max(float(duration), 1e-3)
-    vs = [(tag, slot, start / sample_rate, (end if end is not None else duration * sample_rate) / sample_rate)
-          for tag, slot, start, end in voices or []]
+    vs = [
+        (tag, slot, start / sample_rate, (end if end is not None else duration * sample_rate) / sample_rate)
+        for tag, slot, start, end in voices or []
+    ]
     rows = _build_rows(decisions, vs)
     left = max([_text_width_in(r.label, _ROW_FS) for r in rows] + [0.5]) + 0.25
     aw = _FIG_W - left - _RIGHT
@@ -261,8 +396,8 @@ def timeline_figure(decisions: Iterable[Decision], duration: float,
     for r in rows:
         r.bar_lanes = _place(r.bars, s_per_in, _BAR_FS, duration)
         r.mark_lanes = _place(r.marks, s_per_in, _MARK_FS, duration)
-    handles = _legend_handles(rows, decisions)
-    ncol = max(1, min(len(handles), 3))
+    handles = _legend_handles(rows)
+    ncol = _legend_columns([h.get_label() for h in handles], _FIG_W - left - _RIGHT)
     top = 0.4 + 0.2 * -(-len(handles) // ncol)
     bottom = 0.5
     ah = sum(r.height for r in rows) or 0.4
@@ -284,16 +419,27 @@ def timeline_figure(decisions: Iterable[Decision], duration: float,
     ax.set_xlabel("time (s)")
     ax.grid(True, axis="x", alpha=0.3)
     if handles:
-        fig.legend(handles=handles, loc="lower left", ncol=ncol, fontsize=7, frameon=False,
-                   bbox_to_anchor=(left / _FIG_W, (bottom + ah + 0.02) / height))
-    counts = Counter(d.outcome for d in decisions)
-    fig.text(left / _FIG_W, 1 - 0.08 / height, "decisions: " + ", ".join(f"{k} {v}" for k, v in counts.most_common()),
-             fontsize=8.5, va="top", wrap=True)
+        fig.legend(
+            handles=handles,
+            loc="lower left",
+            ncol=ncol,
+            fontsize=7,
+            frameon=False,
+            bbox_to_anchor=(left / _FIG_W, (bottom + ah + 0.02) / height),
+        )
+    fig.text(
+        left / _FIG_W, 1 - 0.08 / height, _title(decisions, _FIG_W - left - _RIGHT), fontsize=8.5, va="top"
+    )
     return fig
 
 
-def timeline_png(decisions: Iterable[Decision], path: str | Path, duration: float,
-                 voices: list[tuple[str, int, int, int | None]] | None = None, sample_rate: int = 48_000) -> Path:
+def timeline_png(
+    decisions: Iterable[Decision],
+    path: str | Path,
+    duration: float,
+    voices: list[tuple[str, int, int, int | None]] | None = None,
+    sample_rate: int = 48_000,
+) -> Path:
     """Write :func:`timeline_figure` as a PNG; returns its path."""
     fig = timeline_figure(decisions, duration, voices, sample_rate)
     path = Path(path)

@@ -4,6 +4,7 @@ The figure-building functions return matplotlib Figures; these tests read the ar
 (text bounding boxes from the Agg renderer, line data, colour-bar labels) rather than trusting
 that a PNG was written.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -18,7 +19,7 @@ from matplotlib.lines import Line2D
 from audio.core.bus import Decision
 from audio.dsp.graph import graphs_dir, load_graph
 from audio.offline.plots import ducker_envelope, graph_figure, spectrogram_db, spectrogram_figure
-from audio.offline.timeline import timeline_figure, timeline_png
+from audio.offline.timeline import classify_outcomes, outcome_class, timeline_figure, timeline_png
 
 SR = 48_000
 
@@ -33,13 +34,19 @@ def voice(tag: str, slot: int, t0: float, t1: float) -> tuple[str, int, int, int
 
 # The plaza's guard radio call: chirp in, line, chirp out back to back on one speaker, with long
 # clip names, next to two refusals a tenth of a second apart (the case that overlapped before).
-RADIO_VOICES = [voice("skate:6:102_75_secg1_Radio_chirp_in#0", 2, 25.5, 25.78),
-                voice("skate:6:102_75_secg1_Radio#0", 2, 25.8, 28.0),
-                voice("skate:6:102_75_secg1_Radio_chirp_out#0", 2, 28.0, 28.28),
-                voice("skate:9:1901_69_tenm1_Shout#0", 3, 26.0, 26.37)]
-RADIO_DECISIONS = [dec(25.5, "Started", ped=6, clip="102_75_secg1_Radio_chirp_in"),
-                   dec(25.6, "Probability", ped=6, event=8277), dec(25.7, "Repeat", ped=6, event=8210),
-                   dec(25.75, "Gap", ped=6, event=8202), dec(26.0, "Started", ped=9, clip="1901_69_tenm1_Shout")]
+RADIO_VOICES = [
+    voice("skate:6:102_75_secg1_Radio_chirp_in#0", 2, 25.5, 25.78),
+    voice("skate:6:102_75_secg1_Radio#0", 2, 25.8, 28.0),
+    voice("skate:6:102_75_secg1_Radio_chirp_out#0", 2, 28.0, 28.28),
+    voice("skate:9:1901_69_tenm1_Shout#0", 3, 26.0, 26.37),
+]
+RADIO_DECISIONS = [
+    dec(25.5, "Started", ped=6, clip="102_75_secg1_Radio_chirp_in"),
+    dec(25.6, "Probability", ped=6, event=8277),
+    dec(25.7, "Repeat", ped=6, event=8210),
+    dec(25.75, "Gap", ped=6, event=8202),
+    dec(26.0, "Started", ped=9, clip="1901_69_tenm1_Shout"),
+]
 
 
 def _boxes(fig, artists):
@@ -56,13 +63,15 @@ def test_timeline_labels_never_overlap_each_other_or_other_bars():
     fig = timeline_figure(RADIO_DECISIONS, 29.5, RADIO_VOICES, SR)
     ax = _axes(fig)
     texts = [t for t in ax.texts if t.get_text()]
-    assert len(texts) == 4 + 3                          # four voice labels, three refusal labels
+    assert len(texts) == 4 + 3  # four voice labels, three refusal labels
     boxes = _boxes(fig, texts)
     for (a, ta), (b, tb) in itertools.combinations(zip(boxes, texts), 2):
         assert not a.overlaps(b), (ta.get_text(), tb.get_text())
     axbox = ax.get_window_extent(fig.canvas.get_renderer())
-    assert all(axbox.x0 <= b.x0 and b.x1 <= axbox.x1 + 0.5 for b in boxes)   # no label runs off the axes
-    bars = [c.get_paths()[0].get_extents(ax.transData) for c in ax.collections if isinstance(c, PolyCollection)]
+    assert all(axbox.x0 <= b.x0 and b.x1 <= axbox.x1 + 0.5 for b in boxes)  # no label runs off the axes
+    bars = [
+        c.get_paths()[0].get_extents(ax.transData) for c in ax.collections if isinstance(c, PolyCollection)
+    ]
     assert len(bars) == len(RADIO_VOICES)
     for box, t in zip(boxes, texts):
         hits = sum(box.overlaps(b) for b in bars)
@@ -82,19 +91,71 @@ def test_timeline_rows_follow_speaker_order_not_first_appearance():
 
 
 def test_timeline_voice_rows_are_by_speaker_with_system_wide_decisions_on_their_own_row():
-    decisions = [Decision(0, 0.0, "sylpheed.chatter", "Phase", {"phase": 2}),
-                 Decision(SR, 1.0, "sylpheed.chatter", "RollFailed", {"speaker": "ELLEN", "event": "LOCKON_1"})]
-    voices = [voice("sylpheed:RAYMOND:MSG_RHIN_040", 0, 0.5, 2.0), voice("sylpheed:ELLEN:MSG_BIRD_020", 0, 2.0, 3.0),
-              voice("sylpheed:ELLEN:MSG_BIRD_080", 0, 3.0, 4.0)]
+    decisions = [
+        Decision(0, 0.0, "sylpheed.chatter", "Phase", {"phase": 2}),
+        Decision(SR, 1.0, "sylpheed.chatter", "RollFailed", {"speaker": "ELLEN", "event": "LOCKON_1"}),
+    ]
+    voices = [
+        voice("sylpheed:RAYMOND:MSG_RHIN_040", 0, 0.5, 2.0),
+        voice("sylpheed:ELLEN:MSG_BIRD_020", 0, 2.0, 3.0),
+        voice("sylpheed:ELLEN:MSG_BIRD_080", 0, 3.0, 4.0),
+    ]
     ax = _axes(timeline_figure(decisions, 5.0, voices, SR))
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["sylpheed (all)", "sylpheed ELLEN", "sylpheed RAYMOND"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == [
+        "sylpheed (all)",
+        "sylpheed ELLEN",
+        "sylpheed RAYMOND",
+    ]
+
+
+def test_timeline_leaves_out_a_systems_inner_steps_that_name_no_speaker():
+    decisions = [
+        Decision(0, 0.0, "starlancer.vm", "ThreadStarted", {"thread": 1}),
+        Decision(SR, 1.0, "starlancer.radio", "Gated", {"speaker": "radio", "line": "x.ut"}),
+    ]
+    fig = timeline_figure(decisions, 2.0, [], SR)
+    ax = _axes(fig)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["starlancer radio"]
+    assert [t.get_text() for t in ax.texts] == ["Gated x.ut"]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["refused / failed: Gated"]
+
+
+@pytest.mark.parametrize(
+    ("outcome", "cls"),
+    [
+        ("Repeat", "refused"),
+        ("TalkRefused", "refused"),
+        ("ThreadError", "refused"),
+        ("NoEligible", "refused"),
+        ("NotLoaded", "refused"),
+        ("Notice", "other"),
+        ("Message", "other"),
+        ("Ducked", "cut"),
+        ("Phase", "state"),
+        ("Started", None),
+    ],
+)
+def test_outcome_classes_by_name_and_by_word(outcome, cls):
+    assert outcome_class(outcome) == cls
+
+
+def test_a_game_can_classify_its_own_outcomes(monkeypatch):
+    import copy
+
+    import audio.offline.timeline as tl
+
+    monkeypatch.setattr(tl, "OUTCOMES", copy.deepcopy(tl.OUTCOMES))
+    classify_outcomes(refused=["Message"], state=["Repeat"])
+    assert outcome_class("Message") == "refused" and outcome_class("Repeat") == "state"
+    with pytest.raises(ValueError, match="outcome class"):
+        classify_outcomes(loud=["x"])
 
 
 def test_timeline_legend_names_the_outcomes_and_refusals_are_red_crosses():
     fig = timeline_figure(RADIO_DECISIONS + [dec(27.0, "Interrupted", ped=9)], 29.5, RADIO_VOICES, SR)
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert "voice on slot 2" in legend and "voice on slot 3" in legend
-    assert "refused: Gap, Probability, Repeat" in legend
+    assert "refused / failed: Gap, Probability, Repeat" in legend
     assert "cut short / ducked: Interrupted" in legend
     crosses = [ln for ln in _axes(fig).lines if ln.get_marker() == "x"]
     assert len(crosses) == 3
@@ -110,7 +171,7 @@ def test_timeline_png_is_the_figure_and_not_blank(tmp_path):
     w, h = fig.get_size_inches() * 110
     assert abs(img.size[0] - w) <= 1 and abs(img.size[1] - h) <= 1
     px = np.asarray(img)
-    assert len(np.unique(px.reshape(-1, 3), axis=0)) > 20      # bars, text, markers, not a blank page
+    assert len(np.unique(px.reshape(-1, 3), axis=0)) > 20  # bars, text, markers, not a blank page
 
 
 def test_curves_draw_every_output_and_no_line_hides_another():
@@ -124,7 +185,11 @@ def test_curves_draw_every_output_and_no_line_hides_another():
         lines = [ln for ln in ax.lines if ln.get_linestyle() not in ("None", "none", "")]
         assert lines, ax.get_title()
         for a, b in itertools.combinations(lines, 2):
-            assert not np.allclose(a.get_ydata(), b.get_ydata()), (ax.get_title(), a.get_label(), b.get_label())
+            assert not np.allclose(a.get_ydata(), b.get_ydata()), (
+                ax.get_title(),
+                a.get_label(),
+                b.get_label(),
+            )
         styles = [(ln.get_linestyle(), ln.get_color()) for ln in lines]
         assert len(set(styles)) == len(styles)
 
@@ -133,10 +198,16 @@ def test_identical_curves_share_one_line_named_after_both():
     from audio.games.skate.cli import curves_figure
     from audio.games.skate.speech.mixcurves import MixCurves
 
-    fig = curves_figure(MixCurves.from_dict({"out6": {"x": [0, 4, 12, 25, 45, 70],
-                                                      "y": [32767, 30000, 21000, 11000, 3500, 0]}}))
+    fig = curves_figure(
+        MixCurves.from_dict(
+            {"out6": {"x": [0, 4, 12, 25, 45, 70], "y": [32767, 30000, 21000, 11000, 3500, 0]}}
+        )
+    )
     labels = [ln.get_label() for ln in fig.axes[0].lines if not ln.get_label().startswith("_")]
-    assert labels == ["out2 ped near clip = out4 guard near = out6 guard radio", "out3 ped far clip = out5 guard far"]
+    assert labels == [
+        "out2 ped near clip = out4 guard near = out6 guard radio",
+        "out3 ped far clip = out5 guard far",
+    ]
 
 
 def test_spectrogram_of_silence_warns_nothing_and_has_a_db_colour_bar():
@@ -150,7 +221,7 @@ def test_spectrogram_of_silence_warns_nothing_and_has_a_db_colour_bar():
 
 
 def test_spectrogram_level_of_a_half_scale_sine_is_minus_6_db_at_its_frequency():
-    f0 = 1500.0                                          # bin 32 of a 1024-point FFT at 48 kHz
+    f0 = 1500.0  # bin 32 of a 1024-point FFT at 48 kHz
     x = 0.5 * np.sin(2 * np.pi * f0 * np.arange(SR) / SR)
     t, f, db = spectrogram_db(x, SR)
     k = int(np.argmax(db.mean(axis=1)))
@@ -173,8 +244,17 @@ def test_ducker_envelope_follows_the_declared_times_and_depth():
     duck = load_graph("radio").ducker
     floor = 10 ** (d["volume_db"] / 20)
     hold = 400.0
-    t = np.array([0.0, d["fade_out_ms"] / 2, d["fade_out_ms"], hold, hold + d["recovery_ms"] - 1,
-                  hold + d["recovery_ms"] + d["fade_in_ms"] / 2, hold + d["recovery_ms"] + d["fade_in_ms"]])
+    t = np.array(
+        [
+            0.0,
+            d["fade_out_ms"] / 2,
+            d["fade_out_ms"],
+            hold,
+            hold + d["recovery_ms"] - 1,
+            hold + d["recovery_ms"] + d["fade_in_ms"] / 2,
+            hold + d["recovery_ms"] + d["fade_in_ms"],
+        ]
+    )
     want = [1.0, 1 - (1 - floor) / 2, floor, floor, floor, floor + (1 - floor) / 2, 1.0]
     assert ducker_envelope(duck, hold, t) == pytest.approx(want, abs=1e-9)
 
@@ -184,7 +264,7 @@ def test_ducker_picture_matches_the_engine_ducker():
 
     duck = load_graph("radio").ducker
     eng = Ducker(duck, SR, 480)
-    hold_blocks, total_blocks = 20, 120                  # 200 ms held, 1.2 s in all (10 ms blocks)
+    hold_blocks, total_blocks = 20, 120  # 200 ms held, 1.2 s in all (10 ms blocks)
     got = []
     eng.set("line", 5, True)
     for k in range(total_blocks):

@@ -19,7 +19,8 @@ def test_curves_command_takes_overrides_and_reports_a_bad_scenario_in_one_line(t
     assert main(["skate", "curves", "--scenario", str(scn), "-o", str(tmp_path / "c.png")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "unknown output 'out99'" in err[0]
-    assert main(["skate", "curves", "--scenario", str(tmp_path / "none.toml"), "-o", str(tmp_path / "c.png")]) == 2
+    missing = str(tmp_path / "none.toml")
+    assert main(["skate", "curves", "--scenario", missing, "-o", str(tmp_path / "c.png")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "none.toml" in err[0]
     assert not (tmp_path / "c.png").exists()

@@ -70,7 +70,8 @@ class ProbeReport:
 
     def summary(self) -> str:
         """One line: the size and what was found (for listing many banks)."""
-        found = [f"{f.kind} {f.magic!r}".replace(" ''", "") + (f" v{f.version}" if f.version is not None else "")
+        found = [f"{f.kind} {f.magic!r}".replace(" ''", "")
+                 + (f" v{f.version}" if f.version is not None else "")
                  + f", {f.entries} entr{'y' if f.entries == 1 else 'ies'}"
                  + (f" {'/'.join(f.codecs)}" if f.codecs else "") for f in self.findings]
         extra = sum(b - a for a, b in self.unrecognised)
