@@ -273,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as exc:
         if args.debug:  # a file named on the command line: bad input, one line
             traceback.print_exc()
-        print(f"barkbus: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"barkbus: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `barkbus skate ls | head`: the reader left; not an error
         devnull = os.open(os.devnull, os.O_WRONLY)

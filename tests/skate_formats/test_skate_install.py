@@ -10,7 +10,7 @@ import soundfile as sf
 from audio.core.errors import FormatError
 from audio.games.skate import cli
 from audio.games.skate.formats.hdr import ClipHeader
-from audio.games.skate.formats.install import SPEECH_DIR, SkateInstall, write_install
+from audio.games.skate.formats.install import MissingEntry, SPEECH_DIR, SkateInstall, write_install
 from skate_fakes import pcm_take, small_bank
 
 
@@ -66,7 +66,7 @@ def test_take_bytes_are_the_sth_header_and_the_dat_slice(install):
         bank = inst.bank()
         for k, (snr, sns) in enumerate(takes):
             assert bank.take_bytes(name, k) == (snr, sns)
-        with pytest.raises(IndexError):
+        with pytest.raises(MissingEntry, match="no take"):
             bank.take_bytes(name, len(takes))
 
 
@@ -157,11 +157,15 @@ def test_cli_decode_writes_a_wav(install, tmp_path):
     assert rate == 36000 and np.array_equal(data, samples[("1901_53_Shout", 1)])
 
 
-def test_cli_errors_are_exit_code_2(install, tmp_path, capsys):
+def test_cli_errors_are_one_line_and_exit_code_2(install, tmp_path, capsys):
+    from audio.cli import main
+
     root, *_ = install
-    assert run_cli("skate", "info", "--root", str(root), "501_1_nope") == 2
-    assert run_cli("skate", "index", "--root", str(tmp_path / "missing")) == 2
-    assert "no speech bank" in capsys.readouterr().err
+    assert main(["skate", "info", "--root", str(root), "501_1_nope"]) == 2
+    assert "no clip '501_1_nope'" in capsys.readouterr().err
+    assert main(["skate", "index", "--root", str(tmp_path / "missing")]) == 2
+    err = capsys.readouterr().err
+    assert "no speech bank" in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
 def test_cli_default_root_is_the_demo_install():

@@ -109,21 +109,6 @@ def _filter(clips: Iterable[Clip], event: int | None, voice: str | None) -> list
     return out
 
 
-def _guard(fn):
-    """Turn missing installs and format errors into a message and exit code 2."""
-    def run(args: argparse.Namespace) -> int:
-        try:
-            return fn(args)
-        except (FileNotFoundError, FormatError, KeyError, IndexError) as exc:
-            msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-            print(f"barkbus skate {args.skate_command}: {msg}", file=sys.stderr)
-            return 2
-    run.__name__ = fn.__name__
-    run.__doc__ = fn.__doc__
-    return run
-
-
-@_guard
 def cmd_index(args: argparse.Namespace) -> int:
     """Open and index a bank; print clips, takes, events, headers, problems and the time."""
     t0 = time.perf_counter()
@@ -145,7 +130,6 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
-@_guard
 def cmd_ls(args: argparse.Namespace) -> int:
     """List clips."""
     inst, bank = _open(args)
@@ -157,7 +141,6 @@ def cmd_ls(args: argparse.Namespace) -> int:
     return 0
 
 
-@_guard
 def cmd_info(args: argparse.Namespace) -> int:
     """Show one clip."""
     inst, bank = _open(args)
@@ -194,7 +177,6 @@ def _write_wav(path: Path, pcm: np.ndarray, rate: int) -> None:
     sf.write(str(path), np.clip(pcm, -1.0, 1.0), rate, subtype="PCM_16")
 
 
-@_guard
 def cmd_decode(args: argparse.Namespace) -> int:
     """Decode one take."""
     name, _, take = args.clip.partition(":")
@@ -231,7 +213,6 @@ def _export_clip(name: str, out_dir: str) -> tuple[str, int, list[str]]:
     return name, written, errors
 
 
-@_guard
 def cmd_export(args: argparse.Namespace) -> int:
     """Decode a whole bank (or a filtered part) in parallel."""
     from tqdm import tqdm

@@ -17,14 +17,15 @@ from typing import Sequence
 
 import numpy as np
 
-from audio.core.errors import FormatError
+from audio.core.errors import FormatError, InputError
+from audio.core.schema import did_you_mean
 from audio.games.skate.formats.big import BigArchive, BigEntry, write_big
 from audio.games.skate.formats.evt import EvtTable, parse_evt, write_evt
 from audio.games.skate.formats.hdr import ClipHeader, parse_hdr, write_hdr
 from audio.games.skate.formats.names import parse_clip_name
 from audio.games.skate.formats.sth import Take, parse_sth, write_sth
 
-__all__ = ["BANK_PREFIXES", "SPEECH_DIR", "Clip", "SpeechBank", "SkateInstall", "write_install",
+__all__ = ["BANK_PREFIXES", "SPEECH_DIR", "Clip", "MissingEntry", "SpeechBank", "SkateInstall", "write_install",
            "bank_paths"]
 
 #: The speech banks an install may hold, in the order they are looked for.
@@ -40,6 +41,15 @@ def bank_paths(prefix: str) -> dict[str, str]:
     return {"speech": f"{prefix}speech.big", "hdr": f"{prefix}hdr.big", "sth": f"{prefix}sth.big",
             "evt": f"{prefix}_Events.evt"}
 
+
+
+class MissingEntry(InputError, KeyError):
+    """A clip, take or bank the install does not have (a ``KeyError`` too, for lookups).
+
+    ``str()`` is the message itself (not KeyError's quoted repr)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 @dataclass(frozen=True)
 class Clip:
@@ -179,7 +189,7 @@ class SpeechBank:
         try:
             return self._by_name_clip[stem]
         except KeyError:
-            raise KeyError(f"no clip {stem!r} in {self.path}") from None
+            raise MissingEntry(f"no clip {stem!r} in {self.path}{did_you_mean(stem, self._by_name_clip)}") from None
 
     @property
     def take_count(self) -> int:
@@ -195,7 +205,7 @@ class SpeechBank:
         """``(snr_header, sns_body)`` of one take (the ``.sth`` header and the ``.dat`` slice)."""
         c = self.clip(clip) if isinstance(clip, str) else clip
         if not 0 <= take_index < len(c.takes):
-            raise IndexError(f"{c.name} has {len(c.takes)} takes, no take {take_index}")
+            raise MissingEntry(f"{c.name} has {len(c.takes)} takes, no take {take_index}")
         t = c.takes[take_index]
         return t.snr, bytes(self._dat(c)[t.offset:t.offset + t.size])
 
@@ -282,7 +292,7 @@ class SkateInstall:
         try:
             return self.banks[prefix]
         except KeyError:
-            raise KeyError(f"no {prefix!r} bank in {self.root} (have {sorted(self.banks)})") from None
+            raise MissingEntry(f"no {prefix!r} bank in {self.root} (have {sorted(self.banks)})") from None
 
     def close(self) -> None:
         for b in self.banks.values():
