@@ -18,6 +18,10 @@ Parts of a game (``module:attr`` inside the game's package):
 ``demo``        the demo scenario, a path relative to the game's package folder
 ``port``        ``port_section(install: str | None) -> dict``: the scenario section a port opens
 ==============  ================================================================================
+
+A record also names its decision outcomes by class (``outcomes``): ``"refused"`` (a request
+the game turned down: the timeline's red crosses, the batch report's refusals), ``"cut"``,
+``"state"`` and ``"quiet"`` (bookkeeping drawn only through the voices it starts and ends).
 """
 
 from __future__ import annotations
@@ -31,7 +35,8 @@ from typing import Any
 
 from audio.core.errors import InputError
 
-__all__ = ["REGISTRY", "Game", "all_games", "game", "game_names", "install_section"]
+__all__ = ["GENERIC_OUTCOMES", "REGISTRY", "Game", "all_games", "game", "game_names", "install_section",
+           "outcome_classes"]
 
 REGISTRY: tuple[str, ...] = (
     "audio.games.tone.game",
@@ -67,6 +72,9 @@ class Game:
         Demo scenario path relative to the package folder, or ``None``.
     needs_install:
         Whether the game reads game data (an install root) or plays without any (test tones).
+    outcomes:
+        ``((class, (outcome, ...)), ...)``: the game's decision outcomes by class (see the module
+        docstring).
     """
 
     name: str
@@ -80,6 +88,7 @@ class Game:
     demo: str | None = None
     port: str | None = None
     needs_install: bool = True
+    outcomes: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def load(self, part: str) -> Any:
         """Import and return the object a part refers to (``game.load("system")``)."""
@@ -119,3 +128,23 @@ def game(name: str) -> Game:
         if g.name == name:
             return g
     raise InputError(f"unknown game {name!r} (known: {', '.join(game_names())})")
+
+
+GENERIC_OUTCOMES: dict[str, tuple[str, ...]] = {
+    "quiet": ("Started", "Queued", "Finished", "Accepted", "Ended"),
+    "cut": ("Interrupted", "Ducked", "Cut", "Stopped", "Replaced"),
+    "refused": ("Fault", "Refused"),
+    "state": (),
+}
+"""Outcomes every system may log (the voice layer's and the fault path's)."""
+
+
+@cache
+def outcome_classes() -> dict[str, frozenset[str]]:
+    """Outcome names by class: :data:`GENERIC_OUTCOMES` plus every registered game's."""
+    out = {cls: set(names) for cls, names in GENERIC_OUTCOMES.items()}
+    for g in all_games():
+        for cls, names in g.outcomes:
+            out.setdefault(cls, set()).update(names)
+    return {cls: frozenset(names) for cls, names in out.items()}
+

@@ -42,47 +42,12 @@ OUTCOME_CLASSES: dict[str, tuple[str, str, str]] = {
     "state": ("#2471a3", "o", "state change"),
     "other": ("#7f7f7f", ".", "other"),
 }
-#: Outcome names by class ("quiet" ones are drawn only as the voice bars they start and end).
-#: A game whose outcomes are not here can add them with :func:`classify_outcomes`; names not
-#: listed fall back to :func:`outcome_class`'s word rules, then to "other".
-OUTCOMES: dict[str, set[str]] = {
-    "quiet": {
-        "Started",
-        "Queued",
-        "Finished",
-        "Cooldown",
-        "Picked",
-        "CrewLoaded",
-        "Spawned",
-        "Accepted",
-        "Ended",
-        "WindowClosed",
-        "Said",
-    },
-    "cut": {"Interrupted", "Ducked", "Cut", "Stopped", "Replaced"},
-    "state": {"Phase", "Enabled", "Disabled", "OneShotSpent", "PhoneRing", "Static", "Gate", "Reset"},
-    "refused": {
-        "Repeat",
-        "Gap",
-        "Probability",
-        "Challenge",
-        "Flags",
-        "NotFollow",
-        "Speed",
-        "Timers",
-        "Zombie",
-        "Duplicate",
-        "RollFailed",
-        "Gated",
-        "Dropped",
-        "Expired",
-        "PoolFull",
-        "StackUnderflow",
-        "DivideByZero",
-        "InstructionCap",
-        "ChoiceTimeout",
-    },
-}
+#: Outcome classes ("quiet" ones are drawn only as the voice bars they start and end) come from
+#: the game registry; names no game lists fall back to :func:`outcome_class`'s word rules, then
+#: to "other".
+OUTCOMES: dict[str, set[str]] = {"quiet": set(), "cut": set(), "state": set(), "refused": set()}
+"""Extra outcome names by class added with :func:`classify_outcomes` (each game's own come from its
+registry record, :func:`audio.games.outcome_classes`)."""
 _REFUSAL_WORDS = ("Refused", "Error", "Ignored", "Failed", "Missing", "Unknown", "Bad")
 
 
@@ -103,9 +68,12 @@ def outcome_class(outcome: str) -> str | None:
     ``...Error``, ``...Ignored``, ``...Failed``, ``Missing...``, ``Unknown...``, ``Bad...``) or
     of the form ``No<X>``/``Not<X>`` is a refusal; anything else is "other".
     """
-    for cls in ("quiet", "cut", "state", "refused"):
-        if outcome in OUTCOMES[cls]:
-            return None if cls == "quiet" else cls
+    from audio.games import outcome_classes
+
+    for table in (OUTCOMES, outcome_classes()):  # explicit additions first, then the registry
+        for cls in ("quiet", "cut", "state", "refused"):
+            if outcome in table.get(cls, ()):
+                return None if cls == "quiet" else cls
     if any(w in outcome for w in _REFUSAL_WORDS):
         return "refused"
     for prefix in ("No", "Not"):

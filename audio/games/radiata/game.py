@@ -7,4 +7,9 @@ GAME = Game(
     title="Radiata Stories",
     package="audio.games.radiata",
     demo="demo/talk.toml",
+    outcomes=(
+        ("refused", ("ChoiceTimeout", "TalkRefused", "AdvanceIgnored", "NoClip", "NoPacket")),
+        ("quiet", ("Message", "Wait", "WaitDone", "Prologue", "TalkQueued")),
+        ("state", ("Advanced", "ChoiceOpen", "Chosen", "Signal", "TalkStarted", "TalkEnd")),
+    ),
 )

@@ -9,4 +9,10 @@ GAME = Game(
     system="system:system_from_scenario",
     events="system:scenario_events",
     demo="demo/plaza.toml",
+    outcomes=(
+        ("refused", ("Repeat", "Gap", "Probability", "Challenge", "Flags", "NotFollow", "Speed", "Timers",
+                     "Zombie", "UnknownEvent", "Unsupported", "NoRecord", "Expired", "LevelCut")),
+        ("quiet", ("Spawned",)),
+        ("state", ("PhoneRing",)),
+    ),
 )

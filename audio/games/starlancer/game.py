@@ -7,4 +7,11 @@ GAME = Game(
     title="Starlancer",
     package="audio.games.starlancer",
     demo="demo/mission.toml",
+    outcomes=(
+        ("refused", ("Gated", "Dropped", "Expired", "Missing", "MissingSpeech", "StackUnderflow", "StackOverflow",
+                     "DivideByZero", "InstructionCap", "PoolFull")),
+        ("quiet", ("Said", "WindowClosed", "FilmEnded", "ThreadStarted", "ThreadEnded", "Wait", "TimerCreated",
+                   "TimerFired", "Skipped")),
+        ("state", ("Static", "Gate", "Reset", "TriggerFired", "RandomBranch")),
+    ),
 )

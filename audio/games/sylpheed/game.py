@@ -7,4 +7,9 @@ GAME = Game(
     title="Project Sylpheed",
     package="audio.games.sylpheed",
     demo="demo/dogfight.toml",
+    outcomes=(
+        ("refused", ("Duplicate", "RollFailed", "PoolFull", "NotLoaded", "NoRule", "Missing")),
+        ("quiet", ("Cooldown", "Picked", "CrewLoaded")),
+        ("state", ("Phase", "Enabled", "Disabled", "OneShotSpent")),
+    ),
 )

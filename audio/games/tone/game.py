@@ -11,4 +11,5 @@ GAME = Game(
     cli=None,
     port="system:port_section",
     needs_install=False,
+    outcomes=(("refused", ("Rejected",)),),
 )

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from audio.games import outcome_classes
 from audio.offline.batch.shares import FLOW_OUTCOMES, PLAY_OUTCOME, VARIETY
 from audio.offline.batch.store import BatchStore
 
@@ -168,9 +169,14 @@ def _category(outcome: str, reason: Any, detail: str | None) -> str:
     return outcome
 
 
+def _known_outcomes() -> frozenset[str]:
+    return frozenset().union(*outcome_classes().values())
+
+
 def refusals_table(dec: pd.DataFrame) -> pd.DataFrame:
     """Refusals (outcomes outside the line flow) per (scenario, system, rule, event)."""
-    r = dec[~dec["outcome"].isin(FLOW_OUTCOMES)].copy()
+    refused = outcome_classes()["refused"]
+    r = dec[dec["outcome"].isin(refused) | ~dec["outcome"].isin(FLOW_OUTCOMES | _known_outcomes())].copy()
     r["rule"] = [_category(o, rs, d) for o, rs, d in zip(r["outcome"], r["reason"], r["detail"])]
     r["event"] = r["event"].fillna("")
     r["event_name"] = r["event_name"].fillna("")
