@@ -123,10 +123,14 @@ class GraphBank:
     sample_rate: engine rate in Hz.
     layout: output layout name (``"stereo"`` or ``"5.1"``).
     max_block: the largest block (samples) :meth:`process` will be asked for.
+    pool: the sample pool of voice graphs' sources (a new one if None).
+    fused: run the graph as one fused kernel (:mod:`audio.dsp.fused`; bit-identical) instead of
+        one kernel call per node (:meth:`process_nodes`, the reference path). Node outputs
+        other than the last (``bank.output``) are only kept by the node path.
     """
 
     def __init__(self, spec: GraphSpec, capacity: int, sample_rate: int, layout: str = "stereo",
-                 max_block: int = 4096, pool: SamplePool | None = None) -> None:
+                 max_block: int = 4096, pool: SamplePool | None = None, fused: bool = False) -> None:
         self.spec = spec
         self.capacity = capacity
         self.sample_rate = sample_rate
@@ -167,6 +171,30 @@ class GraphBank:
             self.rel_left = np.zeros(capacity, dtype=np.int64)
             self.rel_total = np.ones(capacity, dtype=np.int64)
             self.ended_at = np.full(capacity, -1, dtype=np.int64)
+        self._program = None
+        self._args: tuple | None = None
+        self._args_pool: np.ndarray | None = None
+        if fused:
+            self._setup_fused(max_block)
+
+    def _setup_fused(self, max_block: int) -> None:
+        from audio.dsp import fused as F
+        self._program = F.compile_graph(self)
+        if self._program is None:
+            return
+        self.slots = {k: np.zeros((F.LANES, n.ch_out, max_block + F.ROW_PAD), dtype=np.float32)
+                      for k, n in enumerate(self.nodes) if n.kind != "Sen0"}
+        self.lane_scratch = {"CO": np.zeros((5, F.LANES), np.float32),
+                             "ST": np.zeros((4, F.LANES), np.float32), "BY": np.zeros(F.LANES, np.bool_)}
+
+    @property
+    def fused(self) -> bool:
+        """Whether :meth:`process` runs the fused kernel."""
+        return self._program is not None
+
+    def invalidate(self) -> None:
+        """Forget the fused kernel's cached arguments (after re-wiring a send)."""
+        self._args = None
 
     # -- instances ---------------------------------------------------------------------
     def alloc(self, v: int) -> None:
@@ -228,7 +256,21 @@ class GraphBank:
 
     # -- processing --------------------------------------------------------------------
     def process(self, n: int, t0: int) -> None:
-        """Run every node over the active instances for ``n`` samples starting at ``t0``."""
+        """Run the graph over the active instances for ``n`` samples starting at ``t0``."""
+        act = self.act
+        if act.shape[0] == 0:
+            return
+        prog = self._program
+        if prog is None:
+            self.process_nodes(n, t0)
+            return
+        if self._args is None or (self._rsp is not None and self._args_pool is not self.pool.data):
+            self._args = prog.args(self)
+            self._args_pool = self.pool.data if self._rsp is not None else None
+        prog.fn(act, n, t0, float(self.sample_rate), *self._args)
+
+    def process_nodes(self, n: int, t0: int) -> None:
+        """The reference path: one compiled kernel call per node over all active instances."""
         act = self.act
         if act.shape[0] == 0:
             return

@@ -43,7 +43,7 @@ DENORMAL_BIAS = F32(1e-18)
 Q_MIN = F32(0.2)
 Q_MAX = F32(20.0)
 
-_FLAGS = dict(cache=True, nogil=True, fastmath=False)
+_FLAGS = dict(cache=True, nogil=True, fastmath=False, _nrt=False)
 
 
 @nb.njit(**_FLAGS)

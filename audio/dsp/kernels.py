@@ -19,7 +19,9 @@ from numba.extending import intrinsic
 
 from audio.dsp.filters import DENORMAL_BIAS, pass_coefs, peaking_coefs
 
-_FLAGS = dict(cache=True, nogil=True, fastmath=False, boundscheck=False)
+_FLAGS = dict(cache=True, nogil=True, fastmath=False, boundscheck=False, _nrt=False)
+"""``_nrt=False``: no reference counting of array views across calls (it cost ~100 ns per
+per-voice call); the kernels never allocate."""
 
 
 # -------------------------------------------------------------------------------- float32 fma
@@ -70,6 +72,57 @@ def round_half_away(x: float) -> int:
 
 
 # --------------------------------------------------------------------------------------- Rsp0
+@nb.njit(inline="always", **_FLAGS)
+def rsp0_voice(v, pool, src_off, src_len, out, n, t0, dirty, pitch, rate, fs, step, ipos, frac, wait,
+               rel_left, rel_total, ended_at):
+    """:func:`rsp0` for instance ``v`` into the 1-D ``out`` (the node kernels and the fused
+    kernels share this code, so both compute the same bits)."""
+    if dirty[v]:
+        ratio = np.float32(np.float32(rate[v] / fs) * np.float32(pitch[v] / 4096.0))
+        s = round_half_away(float(ratio) * 65536.0)
+        step[v] = min(max(s, 0), 1 << 18)
+        dirty[v] = False
+    base = src_off[v]
+    m = src_len[v]
+    k, fr, st, wt, rl, rt, end = ipos[v], frac[v], step[v], wait[v], rel_left[v], rel_total[v], ended_at[v]
+    i0 = 0
+    if end < 0 and wt == 0 and rl == 0 and n > 0 and k + ((fr + st * (n - 1)) >> 16) + 1 < m:
+        # the common case: playing, no release, the block ends before the source does
+        for i in range(n):
+            a = pool[base + k]
+            b = pool[base + k + 1]
+            out[i] = a + (b - a) * (fr / 65536.0)
+            acc = fr + st
+            k = k + (acc >> 16)
+            fr = acc & 0xFFFF
+        i0 = n
+    for i in range(i0, n):
+        if end >= 0:
+            out[i] = 0.0
+            continue
+        if wt > 0:
+            wt -= 1
+            out[i] = 0.0
+            continue
+        if k >= m:
+            end = t0 + i
+            out[i] = 0.0
+            continue
+        a = pool[base + k]
+        b = pool[base + k + 1] if k + 1 < m else np.float32(0.0)
+        val = a + (b - a) * (fr / 65536.0)
+        if rl > 0:
+            val *= rl / rt
+            rl -= 1
+            if rl == 0:
+                end = t0 + i + 1
+        out[i] = val
+        acc = fr + st
+        k = k + (acc >> 16)
+        fr = acc & 0xFFFF
+    ipos[v], frac[v], wait[v], rel_left[v], ended_at[v] = k, fr, wt, rl, end
+
+
 @nb.njit(**_FLAGS)
 def rsp0(pool, src_off, src_len, act, y, n, t0, dirty, pitch, rate, fs, step, ipos, frac, wait,
          rel_left, rel_total, ended_at):
@@ -81,64 +134,45 @@ def rsp0(pool, src_off, src_len, act, y, n, t0, dirty, pitch, rate, fs, step, ip
     ``ended_at`` receives the sample at which the instance went silent for good.
     """
     for v in act:
-        if dirty[v]:
-            ratio = np.float32(np.float32(rate[v] / fs) * np.float32(pitch[v] / 4096.0))
-            s = round_half_away(float(ratio) * 65536.0)
-            step[v] = min(max(s, 0), 1 << 18)
-            dirty[v] = False
-        base = src_off[v]
-        m = src_len[v]
-        out = y[v, 0]
-        for i in range(n):
-            if ended_at[v] >= 0:
-                out[i] = 0.0
-                continue
-            if wait[v] > 0:
-                wait[v] -= 1
-                out[i] = 0.0
-                continue
-            k = ipos[v]
-            if k >= m:
-                ended_at[v] = t0 + i
-                out[i] = 0.0
-                continue
-            a = pool[base + k]
-            b = pool[base + k + 1] if k + 1 < m else np.float32(0.0)
-            val = a + (b - a) * (frac[v] / 65536.0)
-            if rel_left[v] > 0:
-                val *= rel_left[v] / rel_total[v]
-                rel_left[v] -= 1
-                if rel_left[v] == 0:
-                    ended_at[v] = t0 + i + 1
-            out[i] = val
-            acc = frac[v] + step[v]
-            ipos[v] = k + (acc >> 16)
-            frac[v] = acc & 0xFFFF
+        rsp0_voice(v, pool, src_off, src_len, y[v, 0], n, t0, dirty, pitch, rate, fs, step, ipos, frac, wait,
+                   rel_left, rel_total, ended_at)
 
 
 # -------------------------------------------------------------------------------- biquads
+@nb.njit(inline="always", **_FLAGS)
+def refresh_peak_voice(v, dirty, centre, gain, q, fs, coefs, bypass, state):
+    """Recompute instance ``v``'s PI20 coefficients if dirty (clearing history on entering bypass)."""
+    if dirty[v]:
+        dirty[v] = False
+        on = peaking_coefs(centre[v], gain[v], q[v], fs, coefs[v])
+        if not on and not bypass[v]:
+            state[v, :, :] = 0.0
+        bypass[v] = not on
+
+
+@nb.njit(inline="always", **_FLAGS)
+def refresh_pass_voice(v, dirty, cutoff, fs, high, coefs, bypass, state):
+    """Recompute instance ``v``'s HI20 (``high``) or LI20 coefficients if dirty."""
+    if dirty[v]:
+        dirty[v] = False
+        on = pass_coefs(cutoff[v], fs, high, coefs[v])
+        if not on and not bypass[v]:
+            state[v, :, :] = 0.0
+        bypass[v] = not on
+
+
 @nb.njit(**_FLAGS)
 def refresh_peak(act, dirty, centre, gain, q, fs, coefs, bypass, state):
     """Recompute PI20 coefficients of dirty instances (clearing history on entering bypass)."""
     for v in act:
-        if dirty[v]:
-            dirty[v] = False
-            on = peaking_coefs(centre[v], gain[v], q[v], fs, coefs[v])
-            if not on and not bypass[v]:
-                state[v, :, :] = 0.0
-            bypass[v] = not on
+        refresh_peak_voice(v, dirty, centre, gain, q, fs, coefs, bypass, state)
 
 
 @nb.njit(**_FLAGS)
 def refresh_pass(act, dirty, cutoff, fs, high, coefs, bypass, state):
     """Recompute HI20 (``high``) or LI20 coefficients of dirty instances."""
     for v in act:
-        if dirty[v]:
-            dirty[v] = False
-            on = pass_coefs(cutoff[v], fs, high, coefs[v])
-            if not on and not bypass[v]:
-                state[v, :, :] = 0.0
-            bypass[v] = not on
+        refresh_pass_voice(v, dirty, cutoff, fs, high, coefs, bypass, state)
 
 
 @nb.njit(inline="always", **_FLAGS)
@@ -215,32 +249,37 @@ def biquad(act, x, y, n, t0, coefs, bypass, state):
     Active, non-bypassed channels are processed four at a time, interleaved, which is
     bit-identical to one at a time (each recursion is computed in the same order)."""
     nch = x.shape[1]
-    pend = np.empty((4, 2), dtype=np.int64)
     k = 0
+    v0 = c0 = v1 = c1 = v2 = c2 = 0
     for v in act:
         if bypass[v]:
             for c in range(nch):
-                y[v, c, :n] = x[v, c, :n]
+                copy_row(x[v, c], y[v, c], n)
             continue
         for c in range(nch):
-            pend[k, 0] = v
-            pend[k, 1] = c
+            if k == 0:
+                v0, c0 = v, c
+            elif k == 1:
+                v1, c1 = v, c
+            elif k == 2:
+                v2, c2 = v, c
+            else:
+                _biquad_four(x[v0, c0], x[v1, c1], x[v2, c2], x[v, c],
+                             y[v0, c0], y[v1, c1], y[v2, c2], y[v, c], n, t0,
+                             coefs[v0], coefs[v1], coefs[v2], coefs[v],
+                             state[v0, c0], state[v1, c1], state[v2, c2], state[v, c])
+                k = -1
             k += 1
-            if k == 4:
-                v0, c0, v1, c1 = pend[0, 0], pend[0, 1], pend[1, 0], pend[1, 1]
-                v2, c2, v3, c3 = pend[2, 0], pend[2, 1], pend[3, 0], pend[3, 1]
-                _biquad_four(x[v0, c0], x[v1, c1], x[v2, c2], x[v3, c3],
-                             y[v0, c0], y[v1, c1], y[v2, c2], y[v3, c3], n, t0,
-                             coefs[v0], coefs[v1], coefs[v2], coefs[v3],
-                             state[v0, c0], state[v1, c1], state[v2, c2], state[v3, c3])
-                k = 0
-    for j in range(k):
-        v, c = pend[j, 0], pend[j, 1]
-        _biquad_one(x[v, c], y[v, c], n, t0, coefs[v], state[v, c])
+    if k > 0:
+        _biquad_one(x[v0, c0], y[v0, c0], n, t0, coefs[v0], state[v0, c0])
+    if k > 1:
+        _biquad_one(x[v1, c1], y[v1, c1], n, t0, coefs[v1], state[v1, c1])
+    if k > 2:
+        _biquad_one(x[v2, c2], y[v2, c2], n, t0, coefs[v2], state[v2, c2])
 
 
 # ----------------------------------------------------------------------------------- ramps
-@nb.njit(**_FLAGS)
+@nb.njit(inline="always", **_FLAGS)
 def _retarget(v, dirty, target, cur, step, left, init, divisor):
     """Apply a dirty target: the first value jumps; later ones ramp over 64 samples with a
     per-sample step of (target - current) / ``divisor`` (64: Gai0 lands on the target; 65:
@@ -257,30 +296,123 @@ def _retarget(v, dirty, target, cur, step, left, init, divisor):
 
 
 # ----------------------------------------------------------------------------------- Gai0
+@nb.njit(inline="always", **_FLAGS)
+def _scale_rows(x, y, r, n, g):
+    """``y[c, i] = x[c, i] * g`` for i in r..n-1 (float64 product rounded to float32)."""
+    for c in range(x.shape[0]):
+        xc = x[c, r:n]   # slices indexed from 0: numba then knows i >= 0 and LLVM vectorises
+        yc = y[c, r:n]
+        for i in range(n - r):
+            yc[i] = xc[i] * g
+
+
+@nb.njit(inline="always", **_FLAGS)
+def gai0_voice(v, x, y, n, dirty, target, cur, step, left, init):
+    """:func:`gai0` for instance ``v``; ``x``/``y`` are its (channels, samples) signals.
+
+    The ramp's samples are computed one by one; once it has landed the gain is constant
+    and the rest of the block is one plain (vectorisable) loop: the same values."""
+    nch = x.shape[0]
+    _retarget(v, dirty, target, cur, step, left, init, 64.0)
+    if left[v] == 0:
+        _scale_rows(x, y, 0, n, cur[v])
+        return
+    g0, l0 = cur[v], left[v]
+    r = min(l0, n)
+    g, l = g0, l0
+    for c in range(nch):
+        g, l = g0, l0
+        for i in range(r):
+            l -= 1
+            g = target[v] if l == 0 else g + step[v]
+            y[c, i] = x[c, i] * g
+    _scale_rows(x, y, r, n, g)
+    cur[v], left[v] = g, l
+
+
 @nb.njit(**_FLAGS)
 def gai0(act, x, y, n, dirty, target, cur, step, left, init):
     """Gain: a target change ramps linearly over 64 samples; the first value jumps."""
-    nch = x.shape[1]
     for v in act:
-        _retarget(v, dirty, target, cur, step, left, init, 64.0)
-        if left[v] == 0:
-            g = cur[v]
-            for c in range(nch):
-                for i in range(n):
-                    y[v, c, i] = x[v, c, i] * g
-            continue
-        g0, l0 = cur[v], left[v]
-        for c in range(nch):
-            g, l = g0, l0
-            for i in range(n):
-                if l > 0:
-                    l -= 1
-                    g = target[v] if l == 0 else g + step[v]
-                y[v, c, i] = x[v, c, i] * g
-            cur[v], left[v] = g, l
+        gai0_voice(v, x[v], y[v], n, dirty, target, cur, step, left, init)
 
 
 # ----------------------------------------------------------------------------------- Sen0
+@nb.njit(inline="always", **_FLAGS)
+def _send_rows(x, c_in, tgt, d, c_out, r, n, g, duck, band, has_duck):
+    """``tgt[d, c_out, i] += x[c_in, i] * g`` (times the duck envelope) for i in r..n-1."""
+    xc = x[c_in, r:n]
+    tc = tgt[d, c_out, r:n]
+    if has_duck:
+        dk = duck[band, r:n]
+        for i in range(n - r):
+            tc[i] += xc[i] * g * dk[i]
+    else:
+        for i in range(n - r):
+            tc[i] += xc[i] * g
+
+
+@nb.njit(inline="always", **_FLAGS)
+def _send_split(x, tgt, d, r, n, g, duck, band, has_duck):
+    """The mono-to-multichannel steady part: both channels get ``x * g * (1/sqrt 2)``."""
+    k = 0.7071067811865476
+    xc = x[0, r:n]
+    t0 = tgt[d, 0, r:n]
+    t1 = tgt[d, 1, r:n]
+    if has_duck:
+        dk = duck[band, r:n]
+        for i in range(n - r):
+            s = xc[i] * g * k * dk[i]
+            t0[i] += s
+            t1[i] += s
+    else:
+        for i in range(n - r):
+            s = xc[i] * g * k
+            t0[i] += s
+            t1[i] += s
+
+
+@nb.njit(inline="always", **_FLAGS)
+def sen0_voice(v, x, n, dirty, target, cur, step, left, init, dest, tgt, duck, band):
+    """:func:`sen0` for instance ``v``; ``x`` is its (channels, samples) signal. The ramp's
+    samples come one by one, the held level's as one plain loop (the same values)."""
+    nch = x.shape[0]
+    tch = tgt.shape[1]
+    mono_split = nch == 1 and tch > 1
+    has_duck = duck.shape[0] > 0
+    k = 0.7071067811865476
+    _retarget(v, dirty, target, cur, step, left, init, 65.0)
+    d = dest[v]
+    if d < 0:
+        return
+    g0, l0 = cur[v], left[v]
+    r = min(l0, n)
+    bv = band[v] if has_duck else 0
+    g, l = g0, l0
+    if mono_split:
+        for i in range(r):
+            l -= 1
+            g += step[v]
+            s = x[0, i] * g * k
+            if has_duck:
+                s *= duck[bv, i]
+            tgt[d, 0, i] += s
+            tgt[d, 1, i] += s
+        _send_split(x, tgt, d, r, n, g, duck, bv, has_duck)
+    else:
+        for c in range(min(nch, tch)):
+            g, l = g0, l0
+            for i in range(r):
+                l -= 1
+                g += step[v]
+                s = x[c, i] * g
+                if has_duck:
+                    s *= duck[bv, i]
+                tgt[d, c, i] += s
+            _send_rows(x, c, tgt, d, c, r, n, g, duck, bv, has_duck)
+    cur[v], left[v] = g, l
+
+
 @nb.njit(**_FLAGS)
 def sen0(act, x, n, dirty, target, cur, step, left, init, dest, tgt, duck, band):
     """Send: adds ``level * x`` into ``tgt[dest[v]]`` (pass-through is the caller's view).
@@ -290,77 +422,47 @@ def sen0(act, x, n, dirty, target, cur, step, left, init, dest, tgt, duck, band)
     destination bus's ducking envelope of the instance's ``band`` (empty = no ducker).
     A mono signal into a multichannel destination goes to channels 0 and 1 at 1/sqrt(2).
     """
-    nch = x.shape[1]
-    tch = tgt.shape[1]
-    mono_split = nch == 1 and tch > 1
-    has_duck = duck.shape[0] > 0
-    k = 0.7071067811865476
     for v in act:
-        _retarget(v, dirty, target, cur, step, left, init, 65.0)
-        d = dest[v]
-        if d < 0:
-            continue
-        g0, l0 = cur[v], left[v]
-        if mono_split:
-            g, l = g0, l0
-            for i in range(n):
-                if l > 0:
-                    l -= 1
-                    g += step[v]
-                s = x[v, 0, i] * g * k
-                if has_duck:
-                    s *= duck[band[v], i]
-                tgt[d, 0, i] += s
-                tgt[d, 1, i] += s
-            cur[v], left[v] = g, l
-        else:
-            g, l = g0, l0
-            for c in range(min(nch, tch)):
-                g, l = g0, l0
-                for i in range(n):
-                    if l > 0:
-                        l -= 1
-                        g += step[v]
-                    s = x[v, c, i] * g
-                    if has_duck:
-                        s *= duck[band[v], i]
-                    tgt[d, c, i] += s
-            cur[v], left[v] = g, l
+        sen0_voice(v, x[v], n, dirty, target, cur, step, left, init, dest, tgt, duck, band)
 
 
 # ----------------------------------------------------------------------------------- Del0
+@nb.njit(inline="always", **_FLAGS)
+def del0_voice(v, x, y, n, dirty, seconds, fs, buf, widx, cur, old, left):
+    """:func:`del0` for instance ``v``; ``x``/``y`` are its (channels, samples) signals."""
+    nch = x.shape[0]
+    size = buf.shape[2]
+    mask = size - 1
+    if dirty[v]:
+        dirty[v] = False
+        d = min(max(round_half_away(seconds[v] * fs), 0), size - 1)
+        if d != cur[v]:
+            old[v] = cur[v]
+            cur[v] = d
+            left[v] = 128
+    w0, l0, d, od = widx[v], left[v], cur[v], old[v]
+    for c in range(nch):
+        w, l = w0, l0
+        b = buf[v, c]
+        for i in range(n):
+            b[w] = x[c, i]
+            tap = b[(w - d) & mask]
+            if l > 0:
+                g = (128 - l + 1) / 128.0
+                tap = (1.0 - g) * b[(w - od) & mask] + g * tap
+                l -= 1
+            y[c, i] = tap
+            w = (w + 1) & mask
+        widx[v], left[v] = w, l
+
+
 @nb.njit(**_FLAGS)
 def del0(act, x, y, n, dirty, seconds, fs, buf, widx, cur, old, left):
     """Whole-sample delay D = round-half-away(seconds * fs); a change of D crossfades
     the old and new taps over 128 samples; D = 0 passes through (the buffer still fills).
     ``buf`` has a power-of-two length per channel."""
-    nch = x.shape[1]
-    size = buf.shape[2]
-    mask = size - 1
     for v in act:
-        if dirty[v]:
-            dirty[v] = False
-            d = min(max(round_half_away(seconds[v] * fs), 0), size - 1)
-            if d != cur[v]:
-                old[v] = cur[v]
-                cur[v] = d
-                left[v] = 128
-        w0, l0, d, od = widx[v], left[v], cur[v], old[v]
-        for c in range(nch):
-            w, l = w0, l0
-            b = buf[v, c]
-            xin = x[v, c]
-            out = y[v, c]
-            for i in range(n):
-                b[w] = xin[i]
-                tap = b[(w - d) & mask]
-                if l > 0:
-                    g = (128 - l + 1) / 128.0
-                    tap = (1.0 - g) * b[(w - od) & mask] + g * tap
-                    l -= 1
-                out[i] = tap
-                w = (w + 1) & mask
-            widx[v], left[v] = w, l
+        del0_voice(v, x[v], y[v], n, dirty, seconds, fs, buf, widx, cur, old, left)
 
 
 # ----------------------------------------------------------------------------------- Pn21
@@ -400,41 +502,45 @@ def pan_gains(angle_deg, level, layout, out):
             return
 
 
+@nb.njit(inline="always", **_FLAGS)
+def pn21_voice(v, x, y, n, dirty, angle, level, layout, cur, goal, step, left, init, scratch):
+    """:func:`pn21` for instance ``v``; ``x`` (1, samples) -> ``y`` (channels, samples)."""
+    nch = y.shape[0]
+    if dirty[v]:
+        dirty[v] = False
+        pan_gains(angle[v], level[v], layout, scratch)
+        for c in range(nch):
+            goal[v, c] = scratch[c]
+        if not init[v]:
+            init[v] = True
+            for c in range(nch):
+                cur[v, c] = scratch[c]
+            left[v] = 0
+        else:
+            for c in range(nch):
+                step[v, c] = (scratch[c] - cur[v, c]) / 64.0
+            left[v] = 64
+    l0 = left[v]
+    r = min(l0, n)
+    for c in range(nch):
+        g, l = cur[v, c], l0
+        for i in range(r):
+            l -= 1
+            g = goal[v, c] if l == 0 else g + step[v, c]
+            y[c, i] = x[0, i] * g
+        yc = y[c, r:n]
+        x0 = x[0, r:n]
+        for i in range(n - r):
+            yc[i] = x0[i] * g
+        cur[v, c] = g
+    left[v] = max(l0 - n, 0)
+
+
 @nb.njit(**_FLAGS)
 def pn21(act, x, y, n, dirty, angle, level, layout, cur, goal, step, left, init, scratch):
     """Mono -> multichannel pan; every matrix cell ramps over 64 samples on change."""
-    nch = y.shape[1]
     for v in act:
-        if dirty[v]:
-            dirty[v] = False
-            pan_gains(angle[v], level[v], layout, scratch)
-            for c in range(nch):
-                goal[v, c] = scratch[c]
-            if not init[v]:
-                init[v] = True
-                for c in range(nch):
-                    cur[v, c] = scratch[c]
-                left[v] = 0
-            else:
-                for c in range(nch):
-                    step[v, c] = (scratch[c] - cur[v, c]) / 64.0
-                left[v] = 64
-        l0 = left[v]
-        if l0 == 0:
-            for c in range(nch):
-                g = cur[v, c]
-                for i in range(n):
-                    y[v, c, i] = x[v, 0, i] * g
-            continue
-        for c in range(nch):
-            g, l = cur[v, c], l0
-            for i in range(n):
-                if l > 0:
-                    l -= 1
-                    g = goal[v, c] if l == 0 else g + step[v, c]
-                y[v, c, i] = x[v, 0, i] * g
-            cur[v, c] = g
-        left[v] = max(l0 - n, 0)
+        pn21_voice(v, x[v], y[v], n, dirty, angle, level, layout, cur, goal, step, left, init, scratch)
 
 
 # --------------------------------------------------------------------------------- ducker
@@ -461,6 +567,13 @@ def duck_envelope(env, held, hold_left, n, floor, down_step, up_step, recovery, 
             out[b, i] = g
         env[b] = g
         hold_left[b] = h
+
+
+@nb.njit(inline="always", **_FLAGS)
+def copy_row(x, y, n):
+    """``y[:n] = x[:n]`` (a loop: array-to-array slice assignment would allocate)."""
+    for i in range(n):
+        y[i] = x[i]
 
 
 @nb.njit(**_FLAGS)

@@ -6,6 +6,8 @@ instance order, so the sum is the same for the same set of voices whatever the b
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from audio.core.errors import GraphError
@@ -69,10 +71,13 @@ class Mixer:
     voice_capacity: instances per voice graph (the voice budget plus steal headroom).
     submix_slots: instances per submix graph (Skate: stream slots, channel * 2 + k).
     pool_samples: initial size of the sample pool holding the playing sources (samples).
+    fused: run each graph as one fused kernel (bit-identical to the node-by-node path, which
+        ``fused=False`` or ``$BARKBUS_FUSED=0`` selects).
     """
 
     def __init__(self, sample_rate: int = 48_000, layout: str = "stereo", max_block: int = 4096,
-                 voice_capacity: int = 144, submix_slots: int = 16, pool_samples: int = 1 << 22) -> None:
+                 voice_capacity: int = 144, submix_slots: int = 16, pool_samples: int = 1 << 22,
+                 fused: bool | None = None) -> None:
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {list(LAYOUTS)}, got {layout!r}")
         self.sample_rate = sample_rate
@@ -82,6 +87,7 @@ class Mixer:
         self.voice_capacity = voice_capacity
         self.submix_slots = submix_slots
         self.pool = SamplePool(pool_samples)
+        self.fused = os.environ.get("BARKBUS_FUSED", "1") != "0" if fused is None else fused
         self.voice_banks: dict[str, GraphBank] = {}
         self.submix_banks: dict[str, GraphBank] = {}
         self.buses: dict[str, GraphBank] = {}
@@ -110,6 +116,7 @@ class Mixer:
                 sub = self.submix(name)
                 node.target = sub.input
                 node.dest[:] = -1
+        bank.invalidate()
         if bank.spec.kind == "bus":
             self._order_buses()
 
@@ -137,7 +144,7 @@ class Mixer:
         if name not in self.buses:
             spec = load_graph(name)
             self._check_kind(spec, "bus")
-            bank = GraphBank(spec, 1, self.sample_rate, self.layout, self.max_block)
+            bank = GraphBank(spec, 1, self.sample_rate, self.layout, self.max_block, fused=self.fused)
             bank.alloc(0)
             self.buses[name] = bank
             if spec.ducker is not None:
@@ -149,7 +156,8 @@ class Mixer:
         if name not in self.submix_banks:
             spec = load_graph(name)
             self._check_kind(spec, "submix")
-            bank = GraphBank(spec, self.submix_slots, self.sample_rate, self.layout, self.max_block)
+            bank = GraphBank(spec, self.submix_slots, self.sample_rate, self.layout, self.max_block,
+                             fused=self.fused)
             self.submix_banks[name] = bank
             self._wire(bank)
         return self.submix_banks[name]
@@ -159,7 +167,7 @@ class Mixer:
             spec = load_graph(name)
             self._check_kind(spec, "voice")
             bank = GraphBank(spec, self.voice_capacity, self.sample_rate, self.layout, self.max_block,
-                             self.pool)
+                             self.pool, fused=self.fused)
             self.voice_banks[name] = bank
             self._wire(bank)
         return self.voice_banks[name]

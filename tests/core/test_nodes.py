@@ -117,3 +117,79 @@ def test_51_pan_puts_speaker_angles_on_their_speaker(tmp_path, angle, loud):
     y = feed(bank, np.ones(10, np.float32), "P")
     assert y[loud, 0] == pytest.approx(1.0)
     assert np.sum(y[:, 0] ** 2) == pytest.approx(1.0)
+
+
+# ------------------------------------------------------------------ fused kernels (audio.dsp.fused)
+class _Busy:
+    """Starts more voices than one lane group, changes every kind of parameter on 60 Hz ticks
+    (ramps, filters entering and leaving bypass, delays, pan), releases and restarts voices,
+    and ducks the radio bus: everything the fused kernels must reproduce."""
+
+    name, frame_rate = "busy", 60
+
+    def attach(self, engine):
+        rng = np.random.default_rng(9)
+        self.src = [(0.3 * rng.standard_normal(36_000 * 2)).astype(np.float32) for _ in range(3)]
+        self.voices = []
+
+    def tick(self, frame, engine):
+        vs = engine.voices
+        if frame < 22:
+            graph = "sylpheed_radio_voice" if frame % 5 == 4 else "skate_stream_voice"
+            self.voices.append(vs.start(graph, self.src[frame % 3], 36_000 if frame % 2 else 24_000,
+                                        slot=frame % 8, band=frame % 4,
+                                        params={"Pn21.angle_deg": 17.0 * frame}))
+        for i, v in enumerate(self.voices):
+            k = (frame + i) % 7
+            p = {"Pn21.angle_deg": 11.0 * frame + i, "Gai0.gain": 0.5 + 0.4 * np.sin(frame / 3 + i)}
+            if "PI20.gain" in v._bank.spec.param_keys():
+                p["PI20.gain"] = 1.0 if k == 0 else 0.2 + 0.05 * k
+                p["PI20.centre_hz"] = 600.0 + 300 * k
+            p["HI20.cutoff_hz"] = 0.0 if k == 1 else 50.0 + 40 * k
+            p["LI20.cutoff_hz"] = 30_000.0 if k == 2 else 2000.0 + 900 * k
+            vs.set(v, **{key: val for key, val in p.items() if key in v._bank.spec.param_keys()})
+            if frame == 40 + i:
+                vs.stop(v)
+        engine.mixer.set_submix("skate_echo_submix", frame % 8, **{
+            "Del0.seconds": 0.002 * (frame % 9), "HI20.cutoff_hz": 0.0 if frame % 3 == 0 else 150.0,
+            "LI20.cutoff_hz": 5000.0 - 30 * frame})
+        engine.mixer.duck("radio", "t", band=3, on=frame % 20 < 10)
+
+
+def _render_busy(block: int, fused: bool) -> np.ndarray:
+    from audio.core.engine import Engine
+    e = Engine(block=block, voice_budget=40, submix_slots=8)
+    e.add_system(_Busy())
+    n = 48_000
+    out = np.concatenate([e.render(min(block, n - t)) for t in range(0, n, block)])
+    banks = [*e.mixer.voice_banks.values(), *e.mixer.submix_banks.values(), *e.mixer.buses.values()]
+    assert len(banks) >= 6 and all(b.fused == fused for b in banks)
+    assert max(len(b.act) for b in banks) > 16          # more than one lane group
+    return out
+
+
+@pytest.mark.parametrize("block", [37, 256])
+def test_fused_kernels_are_bit_identical_to_the_node_path(monkeypatch, block):
+    outs = {}
+    for fused in ("0", "1"):
+        monkeypatch.setenv("BARKBUS_FUSED", fused)
+        outs[fused] = _render_busy(block, fused == "1")
+    assert np.abs(outs["1"]).max() > 0.01
+    assert np.array_equal(outs["0"].view(np.int32), outs["1"].view(np.int32))
+
+
+def test_fused_output_is_block_size_invariant(monkeypatch):
+    monkeypatch.setenv("BARKBUS_FUSED", "1")
+    a, b = _render_busy(64, True), _render_busy(1000, True)
+    assert np.array_equal(a, b)
+
+
+def test_a_graph_with_two_sends_to_one_destination_keeps_the_node_path(tmp_path):
+    from audio.dsp.bank import GraphBank
+    from audio.dsp.graph import load_graph
+    p = tmp_path / "two.toml"
+    p.write_text('[graph]\nname = "two"\nkind = "voice"\n[[node]]\nid = "Rsp0"\nkind = "Rsp0"\n'
+                 '[[node]]\nid = "a"\nkind = "Sen0"\nto = "bus:master"\n'
+                 '[[node]]\nid = "b"\nkind = "Sen0"\nto = "bus:master"\n')
+    assert not GraphBank(load_graph(p), 2, 48_000, fused=True).fused
+    assert GraphBank(load_graph("skate_stream_voice"), 2, 48_000, fused=True).fused
