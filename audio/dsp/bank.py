@@ -182,10 +182,16 @@ class GraphBank:
         self._program = F.compile_graph(self)
         if self._program is None:
             return
-        self.slots = {k: np.zeros((F.LANES, n.ch_out, max_block + F.ROW_PAD), dtype=np.float32)
-                      for k, n in enumerate(self.nodes) if n.kind != "Sen0"}
+        self.slots: dict[str, np.ndarray] = {}
+        for name in self._program.slot_names:
+            n = self.nodes[int(name[1:])]
+            shape = ((F.LANES, n.ch_out, max_block + F.ROW_PAD) if name[0] == "S"
+                     else (n.ch_out, max_block, F.LANES))
+            self.slots[name] = np.zeros(shape, dtype=np.float32)
         self.lane_scratch = {"CO": np.zeros((5, F.LANES), np.float32),
-                             "ST": np.zeros((4, F.LANES), np.float32), "BY": np.zeros(F.LANES, np.bool_)}
+                             "ST": np.zeros((4, F.LANES), np.float32), "BY": np.zeros(F.LANES, np.bool_),
+                             "GB": np.zeros((max_block, F.LANES), np.float64),
+                             "GV": np.zeros(F.LANES, np.float64)}
 
     @property
     def fused(self) -> bool:
