@@ -4,6 +4,8 @@ A :class:`GraphBank` holds the state of up to ``capacity`` instances of a graph 
 instance-major arrays and runs each node once per (sub-)block over all active instances
 with a compiled kernel. Parameters are written into target arrays and marked dirty; the
 kernels apply them at the start of their next call, i.e. atomically at a block boundary.
+A submix or bus zeroes its inputs once it has read them, so the next block's sends start
+from silence (an instance's input is also zeroed when it is allocated).
 """
 from __future__ import annotations
 
@@ -171,27 +173,67 @@ class GraphBank:
             self.rel_left = np.zeros(capacity, dtype=np.int64)
             self.rel_total = np.ones(capacity, dtype=np.int64)
             self.ended_at = np.full(capacity, -1, dtype=np.int64)
+        self._pack()
         self._program = None
         self._args: tuple | None = None
         self._args_pool: np.ndarray | None = None
         if fused:
             self._setup_fused(max_block)
 
+    _UNPACKED = ("input", "output", "out", "inp", "target", "duck", "act", "active")
+
+    def _pack(self) -> None:
+        """Move arrays of the same dtype and shape (the nodes' parameters and state, the
+        sources' positions, the fused scratch) into one array each, ``packed["A<k>"]``, whose
+        rows replace them; the node path and the fused kernels share them (and a fused call
+        gets a few packed arrays instead of one argument per vector)."""
+        holders: list[tuple[object, str]] = [(self, a) for a in vars(self)]
+        for node in self.nodes:
+            holders += [(node, a) for a in vars(node)]
+            holders += [(node.params, p) for p in node.params]
+        for d in (getattr(self, "slots", {}), getattr(self, "lane_scratch", {})):
+            holders += [(d, k) for k in d]
+        groups: dict[tuple, list[np.ndarray]] = {}
+        index: dict[int, tuple[tuple, int]] = {}
+        found: list[tuple[object, str, np.ndarray]] = []
+        for obj, attr in holders:
+            arr = obj[attr] if isinstance(obj, dict) else getattr(obj, attr)
+            if not isinstance(arr, np.ndarray) or attr in self._UNPACKED or attr == "pool":
+                continue
+            if id(arr) not in index:
+                key = (arr.dtype.str, arr.shape)
+                index[id(arr)] = (key, len(groups.setdefault(key, [])))
+                groups[key].append(arr)
+            found.append((obj, attr, arr))
+        names = {key: f"A{i}" for i, key in enumerate(k for k, v in groups.items() if len(v) > 1)}
+        self.packed = {names[key]: np.array(arrs) for key, arrs in groups.items() if key in names}
+        views = {i: self.packed[names[key]][r] for i, (key, r) in index.items() if key in names}
+        for obj, attr, arr in found:
+            if id(arr) in views:
+                if isinstance(obj, dict):
+                    obj[attr] = views[id(arr)]
+                else:
+                    setattr(obj, attr, views[id(arr)])
+        self.pack_index = {id(views[i]): (names[key], r) for i, (key, r) in index.items() if key in names}
+
     def _setup_fused(self, max_block: int) -> None:
         from audio.dsp import fused as F
-        self._program = F.compile_graph(self)
-        if self._program is None:
+        names = F.plan_graph(self)
+        if names is None:
             return
-        self.slots: dict[str, np.ndarray] = {}
-        for name in self._program.slot_names:
-            n = self.nodes[int(name[1:])]
-            shape = ((F.LANES, n.ch_out, max_block + F.ROW_PAD) if name[0] == "S"
-                     else (n.ch_out, max_block, F.LANES))
-            self.slots[name] = np.zeros(shape, dtype=np.float32)
+        self.slots = {}
+        for name in names:
+            if name[0] in "SP" and name[1:].isdigit():
+                n = self.nodes[int(name[1:])]
+                shape = ((F.LANES, n.ch_out, max_block + F.ROW_PAD) if name[0] == "S"
+                         else (n.ch_out, max_block, F.LANES))
+                self.slots[name] = np.zeros(shape, dtype=np.float32)
         self.lane_scratch = {"CO": np.zeros((5, F.LANES), np.float32),
                              "ST": np.zeros((4, F.LANES), np.float32), "BY": np.zeros(F.LANES, np.bool_),
                              "GB": np.zeros((max_block, F.LANES), np.float64),
                              "GV": np.zeros(F.LANES, np.float64)}
+        self._pack()
+        self._program = F.compile_graph(self, names)
 
     @property
     def fused(self) -> bool:
@@ -207,6 +249,7 @@ class GraphBank:
         """Activate instance ``v`` with default parameters and cleared state."""
         for node in self.nodes:
             node.reset(v)
+        self.input[v] = 0.0          # sends may have reached the instance while it was idle
         self.active[v] = True
         self.band[v] = 0
         self.act = np.flatnonzero(self.active).astype(np.int64)
@@ -290,8 +333,11 @@ class GraphBank:
             rest = self.nodes
         for node in rest:
             node.run(act, n, t0)
+        if self._rsp is None:
+            K.clear_rows(act, self.input, n)   # consumed: ready for the next block's sends
 
     def clear_input(self, n: int) -> None:
+        """Zero the active instances' inputs (:meth:`process` does it once it has read them)."""
         K.clear_rows(self.act, self.input, n)
 
     def routes(self) -> list[tuple[_Node, str]]:

@@ -6,7 +6,9 @@ OUR documented choice; the retail one is not traced).
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -20,6 +22,8 @@ def interp_f32(xs: Sequence[float], ys: Sequence[float], v: float | np.ndarray) 
     """A piecewise-linear curve in float32: ``v < x[0] -> y[0]``; ``v >= x[-1] -> y[-1]``; else
     ``y0 + (y1 - y0) * (v - x0) / (x1 - x0)`` with every operation rounded to float32 (a
     repeated x gives the right-hand y). ``xs`` must not decrease."""
+    if np.ndim(v) == 0:
+        return _interp_f32_scalar(tuple(xs), tuple(ys), float(v))
     x = np.asarray(xs, dtype=np.float32)
     y = np.asarray(ys, dtype=np.float32)
     vv = np.asarray(v, dtype=np.float32)
@@ -32,6 +36,27 @@ def interp_f32(xs: Sequence[float], ys: Sequence[float], v: float | np.ndarray) 
     mid = np.where(dx == 0, y1, mid)
     out = np.where(vv < x[0], y[0], np.where(vv >= x[-1], y[-1], mid)).astype(np.float32)
     return out[()] if out.ndim == 0 else out
+
+
+@lru_cache(maxsize=64)
+def _points_f32(xs: tuple[float, ...],
+                ys: tuple[float, ...]) -> tuple[list[np.float32], list[np.float32], list[float]]:
+    x = [np.float32(a) for a in xs]
+    return x, [np.float32(b) for b in ys], [float(a) for a in x]
+
+
+def _interp_f32_scalar(xs: tuple[float, ...], ys: tuple[float, ...], v: float) -> np.float32:
+    """:func:`interp_f32` for one value, with numpy float32 scalars (the same roundings)."""
+    x, y, xf = _points_f32(xs, ys)
+    vv = np.float32(v)
+    if vv < x[0]:
+        return y[0]
+    if vv >= x[-1]:
+        return y[-1]
+    i = bisect_right(xf, float(vv)) - 1
+    if x[i + 1] == x[i]:
+        return y[i + 1]
+    return y[i] + (y[i + 1] - y[i]) * (vv - x[i]) / (x[i + 1] - x[i])
 
 
 @dataclass(frozen=True)

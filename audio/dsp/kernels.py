@@ -240,6 +240,16 @@ def _biquad_four(xa, xb, xc, xd, oa, ob, oc, od, n, t0, ca, cb, cc, cd, sa, sb, 
     sd[0], sd[1], sd[2], sd[3] = d_x1, d_x2, d_y1, d_y2
 
 
+@nb.njit(inline="always", **_FLAGS)
+def biquad_voice(v, x, y, n, t0, coefs, bypass, state):
+    """:func:`biquad` for instance ``v``; ``x``/``y`` are its (channels, samples) signals."""
+    for c in range(x.shape[0]):
+        if bypass[v]:
+            copy_row(x[c], y[c], n)
+        else:
+            _biquad_one(x[c], y[c], n, t0, coefs[v], state[v, c])
+
+
 @nb.njit(**_FLAGS)
 def biquad(act, x, y, n, t0, coefs, bypass, state):
     """Direct Form I biquad (float32, :func:`df1`) per instance and channel; exact pass-through
@@ -574,6 +584,12 @@ def copy_row(x, y, n):
     """``y[:n] = x[:n]`` (a loop: array-to-array slice assignment would allocate)."""
     for i in range(n):
         y[i] = x[i]
+
+
+@nb.njit(inline="always", **_FLAGS)
+def zero_row(x, n):
+    for i in range(n):
+        x[i] = 0.0
 
 
 @nb.njit(**_FLAGS)

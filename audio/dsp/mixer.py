@@ -212,10 +212,6 @@ class Mixer:
             raise ValueError(f"block of {n} samples outside 1..{self.max_block}")
         for d in self.duckers.values():
             d.run(n)
-        for b in self.submix_banks.values():
-            b.clear_input(n)
-        for b in self._bus_order:
-            b.clear_input(n)
         for b in self.voice_banks.values():
             b.process(n, t0)
         for b in self.submix_banks.values():

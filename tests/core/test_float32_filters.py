@@ -12,11 +12,11 @@ from fractions import Fraction
 import numba as nb
 import numpy as np
 import pytest
+from conftest import feed
 from scipy import signal
 
 from audio.dsp.filters import highpass, lowpass, pass_coefs, peaking, peaking_coefs
 from audio.dsp.kernels import fma32, fma32_soft
-from conftest import feed
 
 f32 = np.float32
 W_LO = f32(0.003141593)
@@ -164,7 +164,7 @@ def _triples(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray, 
 
 def test_float32_fma_is_correctly_rounded_against_an_exact_reference():
     a, b, c = _triples(np.random.default_rng(11), 4000)
-    ref = np.array([exact_fma(*t) for t in zip(a, b, c)], dtype=np.float32)
+    ref = np.array([exact_fma(*t) for t in zip(a, b, c, strict=True)], dtype=np.float32)
     assert np.array_equal(_fma_hw(a, b, c).view(np.int32), ref.view(np.int32))
     assert np.array_equal(_fma_sw(a, b, c).view(np.int32), ref.view(np.int32))
 
@@ -184,7 +184,7 @@ def test_float32_fma_handles_subnormal_results():
     a = np.array([2.0 ** -75, 3e-39], np.float32)
     b = np.array([2.0 ** -74 * 1.5, 0.5], np.float32)
     c = np.array([2.0 ** -149, -1e-45], np.float32)
-    ref = np.array([exact_fma(*t) for t in zip(a, b, c)], dtype=np.float32)
+    ref = np.array([exact_fma(*t) for t in zip(a, b, c, strict=True)], dtype=np.float32)
     assert np.array_equal(_fma_hw(a, b, c), ref) and np.array_equal(_fma_sw(a, b, c), ref)
 
 
@@ -247,3 +247,31 @@ def test_float32_filters_keep_the_cookbook_response(fc):
     lp = np.abs(signal.freqz(*lowpass(fc), worN=[fc / 8], fs=48_000)[1][0])
     hp = np.abs(signal.freqz(*highpass(fc), worN=[fc / 8], fs=48_000)[1][0])
     assert lp == pytest.approx(1.0, abs=0.02) and hp < 0.03
+
+
+# ------------------------------------------------------------------------ float32 curves
+def test_peak_curves_evaluate_in_float32_step_by_step():
+    from audio.dsp.curves import interp_f32
+    from audio.games.skate.speech.mixcurves import PEAK_CENTRE, PEAK_GAIN, peak
+    for raw in (0, 1000, 2614, 9000, 16384, 30000, 32767, 40000, 60000):
+        a = raw if raw <= 32767 else 65536 - raw
+        want = []
+        for curve in (PEAK_CENTRE, PEAK_GAIN):
+            x = [f32(v) for v in curve.xs]
+            y = [f32(v) for v in curve.ys]
+            v = f32(a)
+            if v < x[0]:
+                want.append(y[0])
+            elif v >= x[-1]:
+                want.append(y[-1])
+            else:
+                i = max(k for k in range(len(x)) if x[k] <= v)
+                want.append(y[i] + (y[i + 1] - y[i]) * (v - x[i]) / (x[i + 1] - x[i]))
+        assert peak(raw)[:2] == (float(want[0]), float(want[1]))
+        assert interp_f32(PEAK_GAIN.xs, PEAK_GAIN.ys, np.array([a]))[0] == want[1]
+
+
+def test_distance_delay_is_float32():
+    from audio.games.skate.speech.voice import DelayCountdown
+    d, _ = DelayCountdown(factor=1.3).step(17.77)
+    assert d == float(f32(f32(f32(1.3) * f32(17.77)) / f32(344.0)))
