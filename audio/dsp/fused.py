@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -389,12 +390,20 @@ def graph_source(kinds: list[str], inputs: list[int | None], lay: int, lanes_nam
             have[slot[k]] = {"P" if lanes[k] else "S"}
         body += _emit_node(k, kind, src, slot[k], lay, lanes[k])
     last = slot[-1]
-    need(last, "S")
-    body += ["        for j in range(m):", "            v = act[g0 + j]",
-             f"            for c in range(S{last}.shape[1]):",
-             f"                K.copy_row(S{last}[j, c], OUT[v, c], n)"]
+    if have[last] == {"S"}:
+        # the graph's output is produced in rows: its producer and readers use the instance's
+        # row of the bank's output directly (no copy)
+        row = re.compile(rf"\bS{last}\[j(?=[,\]])")
+        body = [row.sub("OUT[v", line) for line in body]
+        have[last] = set()
+    else:
+        need(last, "S")
+        body += ["        for j in range(m):", "            v = act[g0 + j]",
+                 f"            for c in range(S{last}.shape[1]):",
+                 f"                K.copy_row(S{last}[j, c], OUT[v, c], n)"]
     names = ["act", "n", "t0", "fs", "OUT", "CO", "ST", "BY", "GB", "GV"]
     names += [f"{lt}{k}" for k in sorted(have) for lt in sorted(have[k])]
+    assert not any(re.search(rf"\bS{last}\b", line) for line in body) or "S" in have[last]
     if kinds[0] == "Rsp0":
         names += list(_BANK)
     for k, kind in enumerate(kinds):

@@ -438,6 +438,30 @@ def sen0(act, x, n, dirty, target, cur, step, left, init, dest, tgt, duck, band)
 
 # ----------------------------------------------------------------------------------- Del0
 @nb.njit(inline="always", **_FLAGS)
+def _ring_write(b, w, x, n, size):
+    """``b[(w + i) % size] = x[i]`` for i < n, as two contiguous copies."""
+    first = min(n, size - w)
+    bs = b[w:w + first]
+    for i in range(first):
+        bs[i] = x[i]
+    xs = x[first:n]
+    for i in range(n - first):
+        b[i] = xs[i]
+
+
+@nb.njit(inline="always", **_FLAGS)
+def _ring_read(b, r, y, n, size):
+    """``y[i] = b[(r + i) % size]`` for i < n, as two contiguous copies."""
+    first = min(n, size - r)
+    bs = b[r:r + first]
+    for i in range(first):
+        y[i] = bs[i]
+    ys = y[first:n]
+    for i in range(n - first):
+        ys[i] = b[i]
+
+
+@nb.njit(inline="always", **_FLAGS)
 def del0_voice(v, x, y, n, dirty, seconds, fs, buf, widx, cur, old, left):
     """:func:`del0` for instance ``v``; ``x``/``y`` are its (channels, samples) signals."""
     nch = x.shape[0]
@@ -451,6 +475,14 @@ def del0_voice(v, x, y, n, dirty, seconds, fs, buf, widx, cur, old, left):
             cur[v] = d
             left[v] = 128
     w0, l0, d, od = widx[v], left[v], cur[v], old[v]
+    if l0 == 0 and d + n <= size:
+        # held delay, and the block cannot wrap onto a tap it still has to read: writing the
+        # whole block first, then reading its taps, moves the same samples as the loop below
+        for c in range(nch):
+            _ring_write(buf[v, c], w0, x[c], n, size)
+            _ring_read(buf[v, c], (w0 - d) & mask, y[c], n, size)
+        widx[v] = (w0 + n) & mask
+        return
     for c in range(nch):
         w, l = w0, l0
         b = buf[v, c]

@@ -82,6 +82,16 @@ def test_distance_delay_in_samples(chain, distance, samples):
         assert y[samples] == 1.0
 
 
+@pytest.mark.parametrize("block", [1, 100, 333, 4096])
+def test_held_delay_is_the_input_shifted_whatever_the_block(chain, block):
+    # blocks that fit before the ring wraps onto a tap take the block copy path, 4096 does not
+    bank = chain([("Del0", {"max_seconds": 0.17, "seconds": 0.15})])
+    x = np.random.default_rng(4).uniform(-1, 1, 30_000).astype(np.float32)
+    y = feed(bank, x, "n0", block=block)[0]
+    d = 7200
+    assert np.array_equal(y[d + 128:], x[128:-d])
+
+
 def test_delay_change_crossfades_over_128_samples(chain):
     bank = chain([("Del0", {})])
     bank.set(0, "n0.seconds", 0.0)
