@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job: set up (first run only), then render the embedded demo installs
-# (Skate 3 plaza + Project Sylpheed dogfight) to out/, with decision logs and timelines.
+# (one per game, in the games' own formats) to out/, with decision logs and timelines.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh
