@@ -131,10 +131,12 @@ class AudioStats:
 
     def add(self, block: np.ndarray) -> None:
         if block.size:
-            a = np.abs(block)
-            self.peak = max(self.peak, float(a.max()))
-            self.sum_sq += float(np.square(block, dtype=np.float64).sum())
-            self.clipped += int(np.count_nonzero(a >= 1.0))
+            peak = max(float(block.max()), -float(block.min()))
+            self.peak = max(self.peak, peak)
+            flat = block.reshape(-1)
+            self.sum_sq += float(np.dot(flat.astype(np.float64), flat.astype(np.float64)))
+            if peak >= 1.0:
+                self.clipped += int(np.count_nonzero(np.abs(block) >= 1.0))
             self.samples += block.size
 
     @property
