@@ -45,6 +45,9 @@ class Event:
     """
 
     KIND: ClassVar[str] = "event"
+    FILE_FIELDS: ClassVar[tuple[str, ...]] = ()
+    """Fields naming a file the engine will open: from untrusted input they must pass the path
+    policy (:class:`audio.core.paths.PathPolicy`)."""
     t: float = 0.0
 
     def __init_subclass__(cls, kind: str | None = None, **kw: Any) -> None:
@@ -77,6 +80,14 @@ def event_to_json(ev: Event, at: int, origin: str = "external") -> dict[str, Any
     return {"kind": ev.KIND, "at": at, "origin": origin, **d}
 
 
+def _load_game_events() -> None:
+    """Register the event kinds of every game in :mod:`audio.games` (imported on demand)."""
+    from audio.games import all_games
+
+    for g in all_games():
+        g.load("events")
+
+
 def event_from_json(d: dict[str, Any], where: str = "<capture>") -> tuple[Event, int, str]:
     """Inverse of :func:`event_to_json`: ``(event, at, origin)``; every field is checked
     against its type hint (:func:`audio.core.fields.build_event`), so a corrupt capture raises
@@ -85,6 +96,8 @@ def event_from_json(d: dict[str, Any], where: str = "<capture>") -> tuple[Event,
     if not isinstance(d, dict):
         raise FormatError(where, None, "a JSON object per event", type(d).__name__)
     kind = d.get("kind")
+    if isinstance(kind, str) and kind not in _KINDS:
+        _load_game_events()  # a live run may capture any game's events, whatever its own game
     if not isinstance(kind, str) or kind not in _KINDS:
         raise FormatError(where, None, "a known event kind", kind)
     fields = {k: v for k, v in d.items() if k not in ("kind", "at", "origin")}
@@ -146,6 +159,9 @@ class EventBus:
         self.decisions: deque[Decision] = deque()
         """Decisions taken so far (all of them, unless :meth:`bound_decisions` was called)."""
         self.keep_decisions = True
+        self.on_consumer_error: Callable[[Consumer, Event, Exception], None] | None = None
+        """If set, an exception in a consumer's ``handle`` goes here instead of up (the engine
+        isolating systems); the event still reaches the other consumers."""
 
     # -- producers ---------------------------------------------------------------------
     def post(self, event: Event, *, at: int | None = None, origin: str = "external") -> int:
@@ -182,8 +198,17 @@ class EventBus:
             n += 1
             for kinds, consumer in self._subs:
                 if kinds is None or isinstance(p.event, kinds):
-                    consumer.handle(p.event, self)
+                    try:
+                        consumer.handle(p.event, self)
+                    except Exception as exc:
+                        if self.on_consumer_error is None:
+                            raise
+                        self.on_consumer_error(consumer, p.event, exc)
         return n
+
+    def unsubscribe(self, consumer: Consumer) -> None:
+        """Stop delivering events to ``consumer`` (a disabled system)."""
+        self._subs = [(k, c) for k, c in self._subs if c is not consumer]
 
     def pending(self) -> int:
         return len(self._heap)

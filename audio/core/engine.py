@@ -9,12 +9,14 @@ caller uses (64, 256, 1000 samples...).
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from audio.core.bus import EventBus
+from audio.core.bus import Consumer, Event, EventBus
+from audio.core.faults import FaultLog, SystemFault, report_fault
 from audio.core.clock import BLOCK, SAMPLE_RATE, FrameClock, RngStreams
 from audio.dsp.mixer import Mixer
 from audio.dsp.skip import advance_sources
@@ -22,6 +24,7 @@ from audio.core.voices import VoiceManager
 from audio.core.world import World
 
 __all__ = ["Engine", "System", "EngineConfig"]
+log = logging.getLogger("barkbus.engine")
 
 
 @runtime_checkable
@@ -57,6 +60,10 @@ class EngineConfig:
     dsp: bool = True
     """False: decisions only. Bus, clocks and systems run as usual, a voice lasts its take's
     resampled length (:mod:`audio.dsp.skip`), no audio is computed and the output is silence."""
+    isolate_systems: bool = False
+    """True (live, ports): a game system whose tick raises is disabled and reported once as a
+    fault, and an event a system cannot apply is a fault, while audio and the other systems go
+    on. False (offline): the render fails with :class:`~audio.core.faults.SystemFault`."""
 
 
 class _Clocked:
@@ -99,6 +106,11 @@ class Engine:
         self.systems: list[System] = []
         self._clocked: list[_Clocked] = []
         self._taps: dict[str, list[np.ndarray]] | None = None
+        self.faults = FaultLog(self.bus)
+        self.isolate_systems = cfg.isolate_systems
+        self.disabled: dict[str, str] = {}
+        """Systems disabled after an exception (name -> reason)."""
+        self.bus.on_consumer_error = self._consumer_error
 
     @property
     def channels(self) -> int:
@@ -153,13 +165,44 @@ class Engine:
     def _control(self) -> None:
         now = self.now
         self.voices.now = now
+        if self.faults.pending:
+            self.bus.now = now
+            self.faults.publish_pending()
         self.bus.dispatch(now)
         for c in self._clocked:
             if c.next_at == now:
-                c.system.tick(c.frame, self)
+                try:
+                    c.system.tick(c.frame, self)
+                except Exception as exc:  # noqa: BLE001 - isolated (live) or a SystemFault (offline)
+                    self._system_failed(c.system, f"tick of frame {c.frame}", exc)
                 c.frame += 1
                 c.next_at = c.clock.start(c.frame)
+        if len(self._clocked) != len(self.systems) - len(self.disabled):
+            self._clocked = [c for c in self._clocked if c.system.name not in self.disabled]
         self.bus.dispatch(now)
+
+    # -- faults ------------------------------------------------------------------------
+    def _system_failed(self, system: System, where: str, exc: Exception) -> None:
+        """Disable ``system`` (isolating) or fail with a :class:`SystemFault` (offline)."""
+        if not self.isolate_systems:
+            raise SystemFault(system.name, where, self.time, exc) from exc
+        if system.name in self.disabled:
+            return
+        reason = f"disabled after an exception in its {where}: {type(exc).__name__}: {exc}"
+        self.disabled[system.name] = reason
+        self.bus.unsubscribe(system)  # type: ignore[arg-type]
+        log.error("game system %r %s", system.name, reason, exc_info=exc)
+        report_fault(self.bus, system.name, "system", reason)
+
+    def _consumer_error(self, consumer: Consumer, event: Event, exc: Exception) -> None:
+        """An event a consumer could not apply: a fault for that event (isolating), else fail."""
+        name = str(getattr(consumer, "name", type(consumer).__name__))
+        if not self.isolate_systems:
+            raise SystemFault(name, f"handling {event.KIND}", self.bus.now / self.sample_rate, exc) from exc
+        if name in self.disabled:
+            return
+        report_fault(self.bus, name, "event", f"{event.KIND} not applied: {type(exc).__name__}: {exc}",
+                     event_kind=event.KIND)
 
     def _next_control(self, limit: int) -> int:
         nxt = limit

@@ -6,14 +6,21 @@ turns into the identical WAV.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
+import logging.handlers
+import os
+import queue
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from audio.core.clock import BLOCK, SAMPLE_RATE
+from audio.core.errors import BarkbusError
 
-__all__ = ["cmd_live", "main", "register"]
+__all__ = ["StopSignals", "cmd_live", "main", "register"]
 
 
 def register(subparsers: Any) -> None:
@@ -23,8 +30,9 @@ def register(subparsers: Any) -> None:
         help="play in real time (PortAudio or --no-audio), with OSC control and/or the TUI",
         description="Render a voice system in real time through PortAudio (sounddevice) with 256-sample "
         "blocks, or through a null output paced by the clock (--no-audio). Events come from a "
-        "scenario, OSC (--osc) or the keyboard (--tui). At the end (or Ctrl-C) the capture is "
-        "written; `barkbus render --replay CAPTURE` reproduces the run bit for bit.",
+        "scenario, OSC (--osc) or the keyboard (--tui). The capture and the record are streamed to "
+        "disk as the run goes (a kill loses at most the last second); Ctrl-C, SIGTERM or SIGHUP end "
+        "the run and write the metrics; `barkbus render --replay CAPTURE` reproduces it bit for bit.",
     )
     from audio.games import all_games
     from audio.offline.scenario import demo_names
@@ -67,8 +75,12 @@ def register(subparsers: Any) -> None:
         "--osc-port", type=int, default=9000, help="OSC UDP port (default 9000; 0 = any free port)"
     )
     p.add_argument("--tui", action="store_true", help="interactive keyboard audition (curses)")
-    p.add_argument("--capture", type=Path, help="write the capture (JSON lines) here at the end")
-    p.add_argument("--record", type=Path, help="also write the rendered audio (float32 WAV) here at the end")
+    p.add_argument("--capture", type=Path,
+                   help="stream the capture (JSON lines) here as events arrive (flushed 4 times a second)")
+    p.add_argument("--record", type=Path, help="also stream the rendered audio here (float32 WAV)")
+    p.add_argument("--allow", type=Path, action="append", metavar="DIR",
+                   help="let OSC/port events open files under DIR too (repeatable; default: the demo "
+                        "installs, the game install and the scenario's folder)")
     p.add_argument("--metrics-json", type=Path, help="write the timing metrics (JSON) here at the end")
     p.set_defaults(func=cmd_live)
 
@@ -79,10 +91,116 @@ def _device(value: str | None) -> int | str | None:
     return int(value) if value.lstrip("-").isdigit() else value
 
 
+class StopSignals:
+    """SIGTERM and SIGHUP end the run the way Ctrl-C does.
+
+    While :meth:`armed` (the run's waiting loop or the TUI) a signal raises KeyboardInterrupt
+    in the main thread; otherwise it is only noted in ``got`` (checked by the waiting loop), so
+    a signal during start-up or while the outputs are written never cuts them short.
+    """
+
+    SIGNALS = ("SIGTERM", "SIGHUP")
+
+    def __init__(self) -> None:
+        self.got: int | None = None
+        self._armed = False
+        self._old: dict[int, Any] = {}
+
+    def __enter__(self) -> Self:
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            for name in self.SIGNALS:
+                sig = getattr(signal, name, None)
+                if sig is not None:
+                    self._old[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+        self._old.clear()
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        first = self.got is None
+        self.got = signum
+        if self._armed and first:
+            self._armed = False
+            raise KeyboardInterrupt
+
+    def armed(self) -> _Armed:
+        return _Armed(self)
+
+    @property
+    def name(self) -> str:
+        import signal
+
+        return signal.Signals(self.got).name if self.got is not None else ""
+
+
+class _Armed:
+    def __init__(self, sig: StopSignals) -> None:
+        self.sig = sig
+
+    def __enter__(self) -> None:
+        self.sig._armed = self.sig.got is None
+
+    def __exit__(self, *exc: object) -> bool:
+        self.sig._armed = False
+        return exc[0] is KeyboardInterrupt
+
+
+def _writable(paths: list[Path | None]) -> str | None:
+    """None if every output can be created (making missing folders), else the problem."""
+    for p in paths:
+        if p is None:
+            continue
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            return f"cannot create the folder of {p}: {exc}"
+        if p.is_dir():
+            return f"{p} is a folder, not a file"
+        if not os.access(p.parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+            return f"cannot write {p}"
+    return None
+
+
+def _open_port(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The port (scenario, demo or game) and its stop condition; PortError/ValueError if bad."""
+    from audio.port.api import open_scenario, open_system
+
+    allow = [str(a) for a in args.allow or []]
+    if args.scenario is not None:
+        port, duration = open_scenario(args.scenario, args.seed, block=args.block, allow=allow)
+        if args.seconds is None:
+            return port, lambda: port.now >= duration
+        return port, None
+    port = open_system(game=args.game, install=args.install, seed=args.seed or 0, sample_rate=args.rate,
+                       block=args.block, allow=allow)
+    return port, None
+
+
+def _check_args(args: argparse.Namespace) -> str | None:
+    if args.block < 1 or args.block > 16384:
+        return f"--block must be 1..16384 samples, got {args.block}"
+    if args.rate < 8000 or args.rate > 384000:
+        return f"--rate must be 8000..384000 Hz, got {args.rate}"
+    if args.ahead < 1 or args.ahead > 64:
+        return f"--ahead must be 1..64 blocks, got {args.ahead}"
+    if args.seed is not None and args.seed < 0:
+        return f"--seed must be >= 0, got {args.seed}"
+    if args.seconds is not None and not (0 < args.seconds < 1e7):
+        return f"--seconds must be > 0, got {args.seconds}"
+    return _writable([args.capture, args.record, args.metrics_json])
+
+
 def cmd_live(args: argparse.Namespace) -> int:
     """Run the ``live`` command; returns the exit code."""
-    from audio.live.device import LiveSettings, NoDeviceError, format_metrics, list_devices, rescan_devices, write_capture
-    from audio.port.api import open_scenario, open_system
+    from audio.live.device import list_devices, rescan_devices
     from audio.port.events import PortError
 
     if args.list_devices:
@@ -93,9 +211,12 @@ def cmd_live(args: argparse.Namespace) -> int:
             print(f"PortAudio not available: {exc}", file=sys.stderr)
             return 1
         return 0
-    stop_when = None
     if args.scenario is None:
         args.scenario = args.scenario_pos
+    problem = _check_args(args)
+    if problem is not None:
+        print(f"barkbus live: {problem}", file=sys.stderr)
+        return 2
     if args.demo is not None:
         if args.scenario is not None:
             print("give either a SCENARIO or --demo, not both", file=sys.stderr)
@@ -103,31 +224,41 @@ def cmd_live(args: argparse.Namespace) -> int:
         from audio.offline.scenario import demo_scenario
         args.scenario = demo_scenario(args.demo)
     try:
-        if args.scenario is not None:
-            port, duration = open_scenario(args.scenario, args.seed, block=args.block)
-            if args.seconds is None:
-
-                def stop_when() -> bool:
-                    return port.now >= duration
-        else:
-            port = open_system(
-                game=args.game,
-                install=args.install,
-                seed=args.seed or 0,
-                sample_rate=args.rate,
-                block=args.block,
-            )
-    except (PortError, OSError, ValueError) as exc:
+        port, stop_when = _open_port(args)
+    except (BarkbusError, PortError, OSError, ValueError) as exc:
         print(f"barkbus live: {exc}", file=sys.stderr)
         return 2
-    settings = LiveSettings(
-        sample_rate=port.sample_rate,
-        block=args.block,
-        ahead=args.ahead,
-        device=_device(args.device),
-        no_audio=args.no_audio,
-        keep_blocks=args.record is not None,
-    )
+    with StopSignals() as signals, _logging_off_the_audio_threads():
+        return _run(args, port, stop_when, signals)
+
+
+@contextlib.contextmanager
+def _logging_off_the_audio_threads() -> Iterator[None]:
+    """Route barkbus's log records through a queue to a listener thread, so a render or OSC
+    thread never blocks writing to a slow or full stderr (a pipe nobody reads)."""
+    logger = logging.getLogger("barkbus")
+    q: queue.SimpleQueue[logging.LogRecord] = queue.SimpleQueue()
+    handler = logging.handlers.QueueHandler(q)
+    stream = logging.StreamHandler(sys.stderr)
+    stream.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    listener = logging.handlers.QueueListener(q, stream)
+    old = logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    listener.start()
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = old
+        listener.stop()
+
+
+def _run(args: argparse.Namespace, port: Any, stop_when: Any, signals: StopSignals) -> int:
+    from audio.live.device import CaptureWriter, LiveSettings, NoDeviceError, RecordWriter
+
+    settings = LiveSettings(sample_rate=port.sample_rate, block=args.block, ahead=args.ahead,
+                            device=_device(args.device), no_audio=args.no_audio, keep_records=False)
     server = None
     if args.osc:
         from audio.port.osc import OscServer
@@ -138,46 +269,88 @@ def cmd_live(args: argparse.Namespace) -> int:
             print(f"barkbus live: cannot bind OSC {args.osc_host}:{args.osc_port}: {exc}", file=sys.stderr)
             return 2
         print(f"OSC listening on {server.address[0]}:{server.address[1]}", flush=True)
+    capture = record = None
+    if args.capture is not None:
+        header = {"source": "live", "sample_rate": port.sample_rate, "block": args.block,
+                  "start_sample": port.now_samples, **port.capture_header()}
+        capture = CaptureWriter(args.capture, header)
+        port.bus.on_post(capture.record)
+    if args.record is not None:
+        record = RecordWriter(args.record, port.sample_rate)
     try:
-        player = port.play(settings)
+        player = port.play(settings, on_block=record.push if record is not None else None)
     except NoDeviceError as exc:
         print(f"barkbus live: {exc} (use --no-audio to run without a device)", file=sys.stderr)
-        if server is not None:
-            server.stop()
+        _close_outputs(capture, record, server, 0)
         return 3
-    try:
+    if capture is not None:
+        capture.samples = lambda: player.samples_rendered
+    streaming = f", capture streaming to {args.capture}" if capture else ""
+    print(f"live: {port.game} running{streaming}", flush=True)
+    with signals.armed():
         if args.tui:
             from audio.live.tui import run_tui
 
             run_tui(port, player, seconds=args.seconds, osc=server)
         else:
-            player.wait(args.seconds, stop_when=stop_when)
-    finally:
+            player.wait(args.seconds, stop_when=lambda: signals.got is not None or (stop_when or bool)())
+    return _finish(args, port, player, server, capture, record, signals)
+
+
+def _close_outputs(capture: Any, record: Any, server: Any, samples: int) -> list[str]:
+    problems = []
+    if server is not None:
+        server.stop()
+    for out, close in ((capture, lambda: capture.close(samples)), (record, lambda: record.close())):
+        if out is not None:
+            try:
+                close()
+            except OSError as exc:
+                problems.append(str(exc))
+    return problems
+
+
+def _finish(args: argparse.Namespace, port: Any, player: Any, server: Any, capture: Any, record: Any,
+            signals: StopSignals) -> int:
+    """Stop, then write the metrics and close the capture and record (whatever stopped the run)."""
+    from audio.live.device import format_metrics
+
+    status = 0
+    try:
         port.stop()
-        if server is not None:
-            server.stop()
+    except RuntimeError as exc:  # the render thread died: still write what we have
+        print(f"barkbus live: {exc}", file=sys.stderr)
+        status = 1
+    problems = _close_outputs(capture, record, server, player.samples_rendered)
+    if signals.got is not None:
+        print(f"stopped by {signals.name}", flush=True)
     metrics = player.metrics()
+    faults = port.faults
+    metrics["faults"] = faults.count
+    metrics["disabled_systems"] = dict(getattr(port.engine, "disabled", {}))
     print(format_metrics(metrics), flush=True)
+    disabled = "".join(f"; system {n} disabled" for n in metrics["disabled_systems"])
+    print(f"faults: {faults.summary()}{disabled}")
     if server is not None:
         s = server.stats
-        print(
-            f"OSC: received {s.received}, accepted {s.accepted}, rejected {s.rejected}, dropped {s.dropped}"
-        )
+        print(f"OSC: received {s.received}, accepted {s.accepted}, rejected {s.rejected} (refused files "
+              f"{s.refused}), dropped {s.dropped}, errors {s.errors}")
+        metrics["osc"] = {k: getattr(s, k) for k in ("received", "accepted", "rejected", "dropped", "errors",
+                                                     "refused", "queries")}
     if args.metrics_json is not None:
-        args.metrics_json.write_text(json.dumps(metrics, indent=1, sort_keys=True), encoding="utf-8")
-    if args.record is not None:
-        import numpy as np
-        import soundfile as sf
-
-        audio = np.concatenate(player.rendered) if player.rendered else np.zeros((0, 2), np.float32)
-        sf.write(args.record, audio, port.sample_rate, subtype="FLOAT")
-        print(f"rendered audio written to {args.record} ({audio.shape[0]} samples)")
-    if args.capture is not None:
-        write_capture(args.capture, player.capture_header(**port.capture_header()), player.records)
-        print(
-            f"capture written to {args.capture} ({len(player.records)} events, {player.samples_rendered} samples)"
-        )
-    return 0
+        try:
+            args.metrics_json.write_text(json.dumps(metrics, indent=1, sort_keys=True), encoding="utf-8")
+        except OSError as exc:
+            problems.append(f"metrics {args.metrics_json}: {exc}")
+    if record is not None:
+        print(f"rendered audio written to {args.record} ({record.frames} samples"
+              + (", stopped at the 4 GiB WAV limit)" if record.full else ")"))
+    if capture is not None:
+        n = player.samples_rendered
+        print(f"capture written to {args.capture} ({capture.written} events, {n} samples)")
+    for p in problems:
+        print(f"barkbus live: {p}", file=sys.stderr)
+    return status or (1 if problems else 0)
 
 
 def main(argv: list[str] | None = None) -> int:

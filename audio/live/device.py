@@ -26,14 +26,24 @@ dropped.
 Settings that are ours (not from any game): ``ahead`` blocks, the inbox bound, and the
 interpreter thread switch interval used during a run (0.5 ms instead of Python's 5 ms,
 which is about one block).
+
+Outputs that survive a kill: :class:`CaptureWriter` appends every posted event to the capture
+file as it happens and, at least every ``flush_s`` (0.25 s), flushes it and rewrites the
+header's ``samples`` (the samples rendered when those events were written), so the file is a
+complete capture of the run up to its last flush; :class:`RecordWriter` streams the rendered
+blocks to a float32 WAV whose header it keeps up to date the same way. Both write on their own
+thread (never in the audio callback); the render thread only appends to a queue.
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import gc
 import json
+import os
 import queue
+import struct
 import sys
 import threading
 import time
@@ -51,10 +61,12 @@ from audio.core.ring import BlockRing
 
 __all__ = [
     "CallbackMetrics",
+    "CaptureWriter",
     "Inbox",
     "LivePlayer",
     "LiveSettings",
     "NoDeviceError",
+    "RecordWriter",
     "audio_device_problem",
     "format_metrics",
     "list_devices",
@@ -80,7 +92,9 @@ class LiveSettings:
     keep_blocks (keep a copy of every rendered block, for replay checks),
     freeze_gc (``gc.collect()`` then ``gc.freeze()`` at start, so the objects that exist
     before the run are never scanned again: shorter garbage-collection pauses in the
-    render thread; undone at stop).
+    render thread; undone at stop), keep_records (keep every posted event's capture record
+    and (sample, received) pair in memory: ``records``, ``posted``; a long run streams its
+    capture with :class:`CaptureWriter` instead).
     """
 
     sample_rate: int = SAMPLE_RATE
@@ -92,6 +106,7 @@ class LiveSettings:
     switch_interval_s: float = 0.0005
     keep_blocks: bool = False
     freeze_gc: bool = True
+    keep_records: bool = True
 
 
 @dataclass
@@ -288,7 +303,9 @@ class LivePlayer:
         self._old_switch = sys.getswitchinterval()
         self._running = False
         self.output_latency_s = 0.0
-        engine.bus.on_post(self.records.append)
+        self.events_posted = 0
+        if self.s.keep_records:
+            engine.bus.on_post(self.records.append)
 
     # -- controller side ---------------------------------------------------------------
     def post(self, event: Event, *, when: str = "now") -> bool:
@@ -304,7 +321,9 @@ class LivePlayer:
         eng = self.engine
         posted = self.inbox.post_all(eng)
         if posted:
-            self.posted.extend(posted)
+            self.events_posted += len(posted)
+            if self.s.keep_records:
+                self.posted.extend(posted)
         start = int(eng.now)
         t0 = time.perf_counter_ns()
         block = eng.render(self.s.block)
@@ -324,7 +343,7 @@ class LivePlayer:
                     time.sleep(nap)
                     continue
                 self._render_one()
-        except BaseException as exc:  # noqa: BLE001 - reported by stop()/metrics, never lost
+        except BaseException as exc:
             self.error = exc
             self._stop.set()
         finally:
@@ -491,7 +510,7 @@ class LivePlayer:
             "render_p50_us": r50,
             "render_p99_us": r99,
             "render_max_us": rmx,
-            "events_posted": len(self.posted),
+            "events_posted": self.events_posted,
             "events_dropped": self.inbox.dropped,
             "output_latency_s": self.output_latency_s,
         }
@@ -517,6 +536,158 @@ def write_capture(path: str | Path, header: dict[str, Any], records: list[dict[s
             cap.record(rec)
         cap.close()
     return path
+
+
+class _Streamer:
+    """A writer thread that calls ``_flush`` every ``flush_s`` seconds and once more at close."""
+
+    def __init__(self, name: str, flush_s: float) -> None:
+        if not 0 < flush_s <= 1.0:
+            raise ValueError(f"flush_s must be in (0, 1] s, got {flush_s}")
+        self.flush_s = flush_s
+        self.error: BaseException | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.flush_s):
+            self._safe_flush()
+
+    def _safe_flush(self) -> None:
+        try:
+            with self._lock:
+                self._flush()
+        except Exception as exc:
+            if self.error is None:
+                self.error = exc
+
+    def _flush(self) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _finish(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        self._safe_flush()
+
+
+class CaptureWriter(_Streamer):
+    """Streams a capture to ``path``: the header at once, then every posted event as it comes.
+
+    Attach it with ``bus.on_post(writer.record)`` (the render thread only appends to a queue).
+    ``samples()`` tells how many samples have been rendered; every ``flush_s`` seconds the
+    queued events are written, the file is flushed, and the header's ``samples`` (a
+    space-padded number, still valid JSON) is rewritten to the count read before those events
+    were taken, so every event that can affect those samples is in the file.
+    """
+
+    _WIDTH = 20
+
+    def __init__(self, path: str | Path, header: dict[str, Any], samples: Callable[[], int] = lambda: 0,
+                 flush_s: float = 0.25) -> None:
+        super().__init__("barkbus-capture", flush_s)
+        self.path = Path(path)
+        self.samples = samples
+        self.written = 0
+        self._q: collections.deque[dict[str, Any]] = collections.deque()
+        head = {k: v for k, v in header.items() if k != "samples"}
+        line = json.dumps({"capture": "barkbus", "version": 1, **head})[:-1] + ', "samples": '
+        self._fh = self.path.open("wb")
+        self._at = len(line.encode("utf-8"))
+        self._fh.write(line.encode("utf-8") + b"0".ljust(self._WIDTH) + b"}\n")
+        self._fh.flush()
+        self._thread.start()
+
+    def record(self, rec: dict[str, Any]) -> None:
+        """Queue one capture record (``bus.on_post`` callback; any thread)."""
+        self._q.append(rec)
+
+    def _flush(self, samples: int | None = None) -> None:
+        n = int(self.samples()) if samples is None else samples
+        lines = []
+        while self._q:
+            lines.append(json.dumps(self._q.popleft(), separators=(",", ":")))
+        if lines:
+            self._fh.write(("\n".join(lines) + "\n").encode("utf-8"))
+            self.written += len(lines)
+        self._fh.flush()
+        self._fh.seek(self._at)
+        self._fh.write(str(n).encode().ljust(self._WIDTH))
+        self._fh.seek(0, os.SEEK_END)
+        self._fh.flush()
+
+    def close(self, samples: int) -> Path:
+        """Write what is queued, set ``samples`` to the final count, and close the file."""
+        self._finish()
+        with self._lock:
+            self._flush(samples)
+            os.fsync(self._fh.fileno())
+            self._fh.close()
+        if self.error is not None:
+            raise OSError(f"capture {self.path}: {self.error}") from self.error
+        return self.path
+
+
+class RecordWriter(_Streamer):
+    """Streams rendered blocks to a float32 WAV at ``path`` (``push`` from the render thread).
+
+    Every ``flush_s`` seconds the queued blocks are appended and the RIFF, ``fact`` and
+    ``data`` sizes are rewritten, so the file on disk is always a valid WAV of what was
+    written. Stops recording (and says so in ``full``) before the 4 GiB RIFF limit.
+    """
+
+    _HEADER = 58  # RIFF(12) + fmt (8 + 18) + fact (8 + 4) + data header (8)
+
+    def __init__(self, path: str | Path, sample_rate: int, channels: int = 2, flush_s: float = 0.25) -> None:
+        super().__init__("barkbus-record", flush_s)
+        self.path = Path(path)
+        self.rate, self.channels = int(sample_rate), int(channels)
+        self.frames = 0
+        self.full = False
+        self._q: collections.deque[np.ndarray] = collections.deque()
+        self._fh = self.path.open("wb")
+        self._fh.write(self._header(0))
+        self._fh.flush()
+        self._thread.start()
+
+    def _header(self, frames: int) -> bytes:
+        ch, rate = self.channels, self.rate
+        data = frames * ch * 4
+        fmt = struct.pack("<HHIIHHH", 3, ch, rate, rate * ch * 4, ch * 4, 32, 0)
+        return (b"RIFF" + struct.pack("<I", self._HEADER - 8 + data) + b"WAVE"
+                + b"fmt " + struct.pack("<I", 18) + fmt + b"fact" + struct.pack("<II", 4, frames)
+                + b"data" + struct.pack("<I", data))
+
+    def push(self, start: int, block: np.ndarray) -> None:
+        """Queue a copy of ``block`` ((frames, channels) float32); ``on_block`` callback shape."""
+        self._q.append(np.array(block, dtype="<f4", copy=True))
+
+    def _flush(self) -> None:
+        limit = (2**32 - 1 - self._HEADER) // (self.channels * 4)
+        while self._q:
+            blk = self._q.popleft()
+            if self.frames + blk.shape[0] > limit:
+                self.full = True
+                self._q.clear()
+                break
+            self._fh.write(blk.tobytes())
+            self.frames += blk.shape[0]
+        self._fh.flush()
+        self._fh.seek(0)
+        self._fh.write(self._header(self.frames))
+        self._fh.seek(0, os.SEEK_END)
+        self._fh.flush()
+
+    def close(self) -> Path:
+        """Write what is queued, finish the header and close the file."""
+        self._finish()
+        with self._lock:
+            os.fsync(self._fh.fileno())
+            self._fh.close()
+        if self.error is not None:
+            raise OSError(f"record {self.path}: {self.error}") from self.error
+        return self.path
 
 
 def replay_records(

@@ -44,7 +44,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Callable, Literal
+from typing import Annotated, Any, Callable, ClassVar, Literal
 
 import msgspec
 
@@ -55,7 +55,9 @@ from audio.core.bus import Event, EventBus
 from audio.dsp.curves import PeakCurves, azimuth_to_raw
 from audio.dsp.graph import load_graph
 from audio.core.engine import Engine, EngineConfig
-from audio.core.errors import ScenarioError
+from audio.core.errors import BarkbusError, ScenarioError
+from audio.core.faults import describe, report_fault
+from audio.core.paths import PathPolicy
 from audio.core.schema import Struct, convert
 from audio.games import game, game_names
 from audio.core.voices import Voice
@@ -89,6 +91,7 @@ def demo_scenario(which: str) -> Path:
 class PlayEvent(Event, kind="play"):
     """Play an audio file at an emitter through ``play_voice`` (the Skate 3 stream chain under a neutral name)."""
 
+    FILE_FIELDS: ClassVar[tuple[str, ...]] = ("file",)
     emitter: str
     file: str
     gain: Annotated[float, msgspec.Meta(ge=0.0, le=64.0)] = 1.0
@@ -321,6 +324,8 @@ class PlaySystem:
         self._next_slot = 0
         self.voices: list[tuple[Voice, PlayEvent, dict[str, Any]]] = []
         self.peak = PeakCurves.from_graph(load_graph("play_voice"))
+        self.paths: PathPolicy | None = None
+        """Set by ports and live runs: files outside its roots are refused (a fault)."""
 
     def attach(self, engine: Engine) -> None:
         self.engine = engine
@@ -337,14 +342,27 @@ class PlaySystem:
             self.files[file] = (data.mean(axis=1).astype(np.float32), int(rate))
         return self.files[file]
 
+    def _where(self, file: str) -> Path:
+        path = Path(file)
+        return path if path.is_absolute() or self.base is None else self.base / path
+
     def handle(self, ev: Event, bus: EventBus) -> None:
         assert isinstance(ev, PlayEvent)
         eng = self.engine
-        pcm, rate = self.preload(ev.file)
+        state: dict[str, Any] = {"countdown": 0, "delay": None}
+        try:  # a file that is refused, missing or does not decode costs this voice only
+            if self.paths is not None:
+                self.paths.check(ev.file)
+            pcm, rate = self.preload(ev.file)
+            params = self._params(ev, state)
+        except (BarkbusError, OSError, RuntimeError, KeyError, ValueError) as exc:
+            kind, file, offset, reason = describe(exc, ev.file)
+            if kind != "refused" and not self._where(ev.file).is_file():
+                kind, reason = "missing", f"no such file: {ev.file}"
+            report_fault(bus, "play", kind, reason, file=file, offset=offset, emitter=ev.emitter)
+            return
         slot = self.slots[self._next_slot % len(self.slots)]
         self._next_slot += 1
-        state: dict[str, Any] = {"countdown": 0, "delay": None}
-        params = self._params(ev, state)
         v = eng.voices.start("play_voice", pcm, rate, slot=slot, params=params,
                              tag=f"play:{ev.emitter}:{Path(ev.file).name}")
         self.voices.append((v, ev, state))
@@ -395,7 +413,10 @@ def build_engine(scn: Scenario, *, block: int | None = None, post_events: bool =
     play = PlaySystem(base=scn.path.parent)
     for ev in scn.events:
         if isinstance(ev, PlayEvent):
-            play.preload(ev.file)
+            try:
+                play.preload(ev.file)
+            except (OSError, RuntimeError, ValueError):
+                pass  # reported as a fault when it plays; the rest of the scenario plays
     eng.add_system(play)
     for sec in scn.sections:
         section = scn.doc[sec]

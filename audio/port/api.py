@@ -22,10 +22,21 @@ otherwise follow the decision stream: a line is active from a decision with outc
 ``speaker`` and ``line``; aliases in :data:`SPEAKER_KEYS`, :data:`LINE_KEYS`).
 Subtitles: events of a kind ending in ``.subtitle`` (``sylpheed.subtitle``) and decisions
 whose detail carries ``text`` or ``subtitle``.
+
+Dependability: a port's engine isolates its game systems (one that raises in its tick is
+disabled and reported, the rest plays); a take or file that cannot be played costs one voice
+and is reported as a fault (:mod:`audio.core.faults`), delivered to ``on_fault(callback)``;
+an exception in a host's callback is logged and counted (``callback_errors``), never passed
+to the render thread. Files named by posted events (``play``) must lie under the port's
+allowed roots (:class:`audio.core.paths.PathPolicy`: barkbus's demo installs, the game
+install, the scenario's folder and the ``allow`` folders); others are refused
+(:class:`~audio.core.paths.PathRefused`, counted, and a ``refused`` fault).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +47,8 @@ import numpy as np
 from audio.core.bus import Decision, Event
 from audio.core.clock import BLOCK, SAMPLE_RATE, seconds_to_samples
 from audio.core.errors import BarkbusError
+from audio.core.faults import Fault
+from audio.core.paths import PathPolicy, PathRefused
 from audio.live.device import Inbox, LivePlayer, LiveSettings
 from audio.port.events import PortError, make_event
 
@@ -50,12 +63,14 @@ __all__ = [
     "engine_for_capture",
     "open_scenario",
     "open_system",
+    "port_paths",
 ]
 
 LINE_START = frozenset({"Started", "Playing", "LineStarted"})
-LINE_END = frozenset({"Finished", "Interrupted", "Stopped", "Cut", "Ended", "LineFinished"})
+LINE_END = frozenset({"Finished", "Interrupted", "Stopped", "Cut", "Ended", "LineFinished", "Fault"})
 SPEAKER_KEYS = ("speaker", "speaker_id", "ped", "crew")
 LINE_KEYS = ("line", "line_id", "event", "message", "cue")
+log = logging.getLogger("barkbus.port")
 
 
 def _first(detail: dict[str, Any], keys: tuple[str, ...]) -> Any:
@@ -127,6 +142,8 @@ class VoicePort:
         Recorded in capture headers so a run can be rebuilt (:func:`engine_for_capture`).
     inbox_size:
         Events waiting between blocks before new ones are dropped (counted).
+    paths:
+        Where files named by posted events may be (default: barkbus's demo installs only).
     """
 
     def __init__(
@@ -140,8 +157,16 @@ class VoicePort:
         inbox_size: int = 4096,
         doc: dict[str, Any] | None = None,
         scenario: str | None = None,
+        paths: PathPolicy | None = None,
     ) -> None:
         self.engine = engine
+        self.paths = paths or PathPolicy()
+        self.callback_errors = 0
+        if hasattr(engine, "isolate_systems"):
+            engine.isolate_systems = True
+        for system in getattr(engine, "systems", []):
+            if hasattr(system, "paths"):
+                system.paths = self.paths
         self.doc, self.scenario = doc, scenario
         self.bus = engine.bus
         self.sample_rate = int(getattr(engine.bus, "sample_rate", SAMPLE_RATE))
@@ -205,8 +230,30 @@ class VoicePort:
             self.bus.post(ev)
 
     def post(self, event: Event, *, when: str = "event") -> bool:
-        """Queue ``event`` (thread-safe); False if the inbox is full (dropped, counted)."""
-        return self.inbox.put(event, when=when)
+        """Queue ``event`` (thread-safe); False if the inbox is full (dropped, counted).
+
+        A file the event names (its class's ``FILE_FIELDS``) is checked against :attr:`paths`
+        and replaced by its resolved absolute path; outside them :class:`PathRefused` is raised,
+        counted and reported as a fault."""
+        return self.inbox.put(self.checked(event), when=when)
+
+    def checked(self, event: Event) -> Event:
+        """``event`` with its file fields resolved under the allowed roots (else PathRefused)."""
+        names = type(event).FILE_FIELDS
+        if not names:
+            return event
+        resolved = {}
+        for name in names:
+            value = getattr(event, name)
+            try:
+                resolved[name] = str(self.paths.check(value))
+            except PathRefused as exc:
+                faults = getattr(self.engine, "faults", None)
+                if faults is not None:
+                    faults.report_later("port", "refused", str(exc), file=str(value)[:300],
+                                        event_kind=event.KIND)
+                raise
+        return dataclasses.replace(event, **resolved)
 
     def emit(self, kind: str, /, *, when: str | None = None, **fields: Any) -> Event:
         """Build event ``kind`` from ``fields`` (validated) and post it.
@@ -236,14 +283,37 @@ class VoicePort:
         return {sp: v[0] for (_, sp), v in list(self.tracker.active.items())}
 
     # -- subscriptions -----------------------------------------------------------------
+    def _guard(self, callback: Callable[[Any], None]) -> Callable[[Any], None]:
+        """``callback`` wrapped so that an exception in it is logged and counted, not raised."""
+
+        def guarded(arg: Any) -> None:
+            try:
+                callback(arg)
+            except Exception:  # the host's bug must not stop the render thread
+                self.callback_errors += 1
+                if self.callback_errors <= 5 or self.callback_errors % 1000 == 0:
+                    log.exception("a port callback failed (%d so far; ignored)", self.callback_errors)
+
+        return guarded
+
+    @property
+    def faults(self) -> Any:
+        """The engine's :class:`~audio.core.faults.FaultLog` (counts, kinds, the last faults)."""
+        return self.engine.faults
+
+    def on_fault(self, callback: Callable[[Fault], None]) -> None:
+        """Call ``callback(fault)`` for every fault (a voice that could not start, a refused file,
+        a disabled system); render thread in live mode."""
+        self.engine.faults.on_fault(self._guard(callback))
+
     def on_decision(self, callback: Callable[[Decision], None]) -> None:
         """Call ``callback(decision)`` for every decision (render thread in live mode)."""
-        self.bus.on_decision(callback)
+        self.bus.on_decision(self._guard(callback))
 
     def on_subtitle(self, callback: Callable[[Subtitle], None]) -> None:
         """Call ``callback(subtitle)`` for every subtitle event (``*.subtitle``, e.g.
         ``sylpheed.subtitle``) and every decision that carries a ``text``/``subtitle``."""
-        self._subtitle_cbs.append(callback)
+        self._subtitle_cbs.append(self._guard(callback))
 
     def handle(self, event: Event, bus: Any) -> None:
         """Bus consumer: forwards subtitle events (kinds ending in ``.subtitle``)."""
@@ -280,8 +350,8 @@ class VoicePort:
         and renders a few blocks, so the first live voice does not pay numba compilation
         or bank allocation in the render thread. This engine is not touched.
         """
-        from audio.dsp.graph import available_graphs, load_graph
         from audio.core.engine import Engine
+        from audio.dsp.graph import available_graphs, load_graph
 
         scratch = Engine(sample_rate=self.sample_rate, block=self.block, seed=0)
         pcm = np.zeros(self.block * 2, dtype=np.float32)
@@ -338,6 +408,8 @@ class VoicePort:
             "seed": self.seed,
             "sample_rate": self.sample_rate,
             "block": self.block,
+            "isolate_systems": True,
+            "allow": self.paths.to_json(),
         }
         if self.doc is not None:
             h["doc"] = self.doc
@@ -356,6 +428,24 @@ def _engine_from_doc(doc: dict[str, Any], where: str, seed: int, block: int, sam
         raise PortError(str(exc)) from None
 
 
+def port_paths(install: str | None = None, scenario: str | Path | None = None,
+               doc: dict[str, Any] | None = None, allow: Any = ()) -> PathPolicy:
+    """The allowed roots of a port: barkbus's demo installs, ``install`` (a folder), the
+    scenario's folder and the installs its game sections name, and the ``allow`` folders."""
+    roots: list[Path] = []
+    base = Path(scenario).resolve().parent if scenario is not None else None
+    if install not in (None, "demo"):
+        roots.append(Path(str(install)))
+    if base is not None:
+        roots.append(base)
+        for section in (doc or {}).values():
+            inst = section.get("install") if isinstance(section, dict) else None
+            if isinstance(inst, str) and inst != "demo":
+                roots.append(base / inst)
+    roots.extend(Path(a) for a in allow)
+    return PathPolicy(roots, base=base)
+
+
 def open_system(
     game: str = "tone",
     install: str | None = "demo",
@@ -365,6 +455,7 @@ def open_system(
     block: int = BLOCK,
     section: dict[str, Any] | None = None,
     inbox_size: int = 4096,
+    allow: Any = (),
 ) -> VoicePort:
     """Create the voice system of a registered game and wrap it in a :class:`VoicePort`.
 
@@ -381,7 +472,8 @@ def open_system(
 
     The engine is built from a one-section scenario document, which the capture header
     carries (so ``barkbus render --replay`` rebuilds the same engine). The engine's world
-    follows ``world.listener`` / ``world.emitter`` events.
+    follows ``world.listener`` / ``world.emitter`` events. ``allow``: more folders posted
+    events may name files in (see :func:`port_paths`).
     """
     from audio.games import game as find_game
 
@@ -402,14 +494,16 @@ def open_system(
         inbox_size=inbox_size,
         doc=doc,
         scenario=where,
+        paths=port_paths(install, None, None, allow),
     )
 
 
 def open_scenario(
-    path: str | Path, seed: int | None = None, *, block: int = BLOCK, inbox_size: int = 4096
+    path: str | Path, seed: int | None = None, *, block: int = BLOCK, inbox_size: int = 4096, allow: Any = ()
 ) -> tuple[VoicePort, float]:
     """A port on the engine a scenario file describes, its events scheduled (posted when
-    the run starts); returns ``(port, duration_s)``."""
+    the run starts); returns ``(port, duration_s)``. Posted events may name files under the
+    scenario's folder, its installs and ``allow`` (see :func:`port_paths`)."""
     from audio.core.errors import ScenarioError
     from audio.offline.scenario import build_engine, load_scenario
 
@@ -426,6 +520,7 @@ def open_scenario(
         inbox_size=inbox_size,
         doc=scn.doc,
         scenario=str(scn.path),
+        paths=port_paths(None, scn.path, scn.doc, allow),
     )
     port.schedule(list(scn.events))
     return port, scn.duration
@@ -436,7 +531,21 @@ def engine_for_capture(header: dict[str, Any]) -> Any:
 
     A header with ``doc`` rebuilds from that scenario document (its events are not
     posted: the capture holds them); otherwise :func:`open_system` with the header's game.
+    Like the live engine it isolates systems when the header says so (``isolate_systems``),
+    and its ``play`` system opens files only under the header's ``allow`` roots.
     """
+    engine = _capture_engine(header)
+    engine.isolate_systems = bool(header.get("isolate_systems", False))
+    allow = header.get("allow")
+    if isinstance(allow, list) and all(isinstance(a, str) for a in allow):
+        policy = PathPolicy(allow, bundled=False)
+        for system in engine.systems:
+            if hasattr(system, "paths"):
+                system.paths = policy
+    return engine
+
+
+def _capture_engine(header: dict[str, Any]) -> Any:
     block = int(header.get("block", BLOCK))
     if "doc" in header:
         return _engine_from_doc(

@@ -19,16 +19,21 @@ Address space
 | `/query/speaking` | speaker:s | reply `/speaking speaker:s active:i` (0/1) |
 | `/query/line` | line:s | reply `/line line:s active:i` (0/1) |
 | `/query/actions` | | reply `/actions` with the usable addresses |
-| `/query/stats` | | reply `/stats received:i accepted:i rejected:i dropped:i` |
+| `/query/stats` | | reply `/stats received:i accepted:i rejected:i dropped:i errors:i faults:i` |
 
 Each registered game adds its own addresses (``/NAME/...``, from its ``actions.py``; the
 README lists them all and ``/query/actions`` replies with the usable ones).
 
-Robustness: an undecodable datagram, an unknown address, a wrong argument count or type,
-a non-finite or out-of-range number is rejected with a reason (``stats.rejected``,
-``stats.last_reasons``, logged at WARNING for the first 20 and then every 1000th) and
-never reaches the engine. Events wait in the port's bounded inbox; in a flood the excess
-is dropped and counted (``stats.dropped``), the kernel's socket buffer bounds the rest.
+Robustness: an undecodable datagram, a bundle nested more than :data:`MAX_BUNDLE_DEPTH`
+deep or holding more than :data:`MAX_BUNDLE_ELEMENTS` elements, an unknown address, a wrong
+argument count or type, a non-finite number or one outside the event class's field ranges
+(``/skate/value 1 999``, ``/sylpheed/phase 99``), a file outside the port's allowed roots
+(``stats.refused``, also a ``refused`` fault) is rejected with a reason (``stats.rejected``,
+``stats.last_reasons``, logged at WARNING for the first 20 and then every 1000th) and never
+reaches the engine. Any other exception while handling a datagram is a bug: it is caught,
+counted (``stats.errors``, in ``/query/stats``) and logged with its traceback, and receiving
+goes on. Events wait in the port's bounded inbox; in a flood the excess is dropped and
+counted (``stats.dropped``), the kernel's socket buffer bounds the rest.
 """
 
 from __future__ import annotations
@@ -44,17 +49,25 @@ from typing import Any, Self
 from pythonosc.osc_message_builder import OscMessageBuilder
 from pythonosc.osc_packet import OscPacket, ParseError
 
+from audio.core.errors import BarkbusError
+from audio.core.paths import PathRefused
 from audio.port.adapters import ACTIONS, load_game_actions
 from audio.port.api import VoicePort
 from audio.port.events import PortError, make_event
 
-__all__ = ["DEFAULT_PORT", "OscServer", "OscStats", "build_message"]
+__all__ = ["DEFAULT_PORT", "MAX_BUNDLE_DEPTH", "MAX_BUNDLE_ELEMENTS", "OscServer", "OscStats",
+           "build_message", "check_bundle"]
 
 DEFAULT_PORT = 9000
 _PREFIX = "/barkbus"
 _MAX_DATAGRAM = 65_536
 _JSON_MAX = 4096
 _MAX_STEP_S = 60.0
+MAX_BUNDLE_DEPTH = 8
+"""Deepest bundle nesting accepted (a bundle directly in the datagram is depth 1)."""
+MAX_BUNDLE_ELEMENTS = 1024
+"""Most messages and bundles in one datagram."""
+_BUNDLE = b"#bundle\x00"
 log = logging.getLogger("barkbus.osc")
 
 
@@ -72,7 +85,39 @@ class OscStats:
     dropped: int = 0
     queries: int = 0
     replies: int = 0
+    errors: int = 0
+    refused: int = 0
     last_reasons: collections.deque[str] = field(default_factory=lambda: collections.deque(maxlen=16))
+
+
+def check_bundle(data: bytes) -> None:
+    """Walk a datagram's bundle structure without recursion; PortError if it nests deeper than
+    :data:`MAX_BUNDLE_DEPTH`, holds more than :data:`MAX_BUNDLE_ELEMENTS` elements or has an
+    element size that does not fit (a plain message passes)."""
+    if not data.startswith(_BUNDLE):
+        return
+    stack = [(0, len(data), 1)]
+    count = 0
+    while stack:
+        start, end, depth = stack.pop()
+        if depth > MAX_BUNDLE_DEPTH:
+            raise PortError(f"OSC bundle nested deeper than {MAX_BUNDLE_DEPTH}")
+        pos = start + 16
+        if pos > end:
+            raise PortError("OSC bundle shorter than its 16-byte header")
+        while pos < end:
+            if pos + 4 > end:
+                raise PortError(f"OSC bundle element size cut at byte {pos}")
+            size = int.from_bytes(data[pos:pos + 4], "big", signed=True)
+            pos += 4
+            if size <= 0 or size % 4 or pos + size > end:
+                raise PortError(f"OSC bundle element at byte {pos - 4} has a bad size {size}")
+            count += 1
+            if count > MAX_BUNDLE_ELEMENTS:
+                raise PortError(f"OSC bundle holds more than {MAX_BUNDLE_ELEMENTS} elements")
+            if data.startswith(_BUNDLE, pos):
+                stack.append((pos, pos + size, depth + 1))
+            pos += size
 
 
 def build_message(address: str, *args: Any) -> bytes:
@@ -142,27 +187,52 @@ class OscServer:
         while not self._stop.is_set():
             try:
                 data, sender = self._sock.recvfrom(_MAX_DATAGRAM)
-            except (TimeoutError, BlockingIOError):
+            except (TimeoutError, BlockingIOError, InterruptedError):
                 continue
             except OSError:
-                return
+                if self._stop.is_set():
+                    return
+                self._error("receiving", None)
+                self._stop.wait(0.01)
+                continue
             self.handle_datagram(data, sender)
 
     def handle_datagram(self, data: bytes, sender: tuple[str, int] | None = None) -> None:
         """Decode and apply one datagram (message or bundle); never raises."""
         self.stats.received += 1
         try:
+            self._handle(data, sender)
+        except Exception as exc:
+            self._error(f"datagram of {len(data)} bytes", exc)
+
+    def _handle(self, data: bytes, sender: tuple[str, int] | None) -> None:
+        try:
+            check_bundle(data)
             messages = [m.message for m in OscPacket(data).messages]
-        except (ParseError, ValueError, IndexError, TypeError, OverflowError) as exc:
+        except PortError as exc:
+            self._reject(str(exc))
+            return
+        except (ParseError, ValueError, IndexError, TypeError, OverflowError, RecursionError) as exc:
             self._reject(f"undecodable OSC datagram ({len(data)} bytes): {exc}")
             return
         for msg in messages:
             try:
                 self._apply(msg.address, list(msg.params), sender)
-            except PortError as exc:
+            except PathRefused as exc:
+                self.stats.refused += 1
+                self._reject(str(exc))
+            except BarkbusError as exc:
                 self._reject(str(exc))
             except (ValueError, TypeError, OverflowError, RecursionError) as exc:
                 self._reject(f"{msg.address}: {exc}")
+            except Exception as exc:
+                self._error(f"message {str(msg.address)[:80]!r}", exc)
+
+    def _error(self, what: str, exc: BaseException | None) -> None:
+        self.stats.errors += 1
+        n = self.stats.errors
+        if n <= 5 or n % 1000 == 0:
+            log.error("OSC handler error %d while handling %s (server goes on)", n, what, exc_info=exc)
 
     def _reject(self, reason: str) -> None:
         self.stats.rejected += 1
@@ -197,12 +267,12 @@ class OscServer:
                 raise PortError(f"/event: JSON longer than {_JSON_MAX} characters")
             try:
                 fields = json.loads(args[1])
-            except json.JSONDecodeError as exc:
+            except (json.JSONDecodeError, RecursionError) as exc:
                 raise PortError(f"/event {args[0]}: bad JSON: {exc}") from None
             if not isinstance(fields, dict):
                 raise PortError(f"/event {args[0]}: JSON must be an object of fields")
             fields.pop("t", None)
-            self._post(make_event(args[0], **fields))
+            self._post(make_event(args[0], **{str(k): v for k, v in fields.items()}))
         elif address == "/time":
             self._time(args, sender)
         elif address == "/query/speaking":
@@ -218,7 +288,9 @@ class OscServer:
             self._reply(sender, "/actions", *usable)
         elif address == "/query/stats":
             s = self.stats
-            self._reply(sender, "/stats", s.received, s.accepted, s.rejected, s.dropped)
+            faults = getattr(getattr(self.port, "engine", None), "faults", None)
+            self._reply(sender, "/stats", s.received, s.accepted, s.rejected, s.dropped, s.errors,
+                        int(getattr(faults, "count", 0)))
         else:
             action = ACTIONS.get(address.lstrip("/"))
             if action is None:

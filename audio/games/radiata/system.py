@@ -68,12 +68,19 @@ class RmfSource:
         )
         return list(dict.fromkeys([*self._raw, *found]))
 
+    def _inside(self, path: Path) -> bool:
+        assert self.root is not None
+        real, root = path.resolve(), self.root.resolve()
+        return real.is_relative_to(root) and real.is_file()
+
     def file(self, name: str) -> RmfFile:
         if name not in self._parsed:
             if name in self._raw:
                 data = self._raw[name]
             elif self.root is not None:
                 path = self.root / name
+                if not self._inside(path):  # a name from OSC or a port stays in the install
+                    raise FormatError(path, None, "a regular .rmf file inside the RMF folder", name[:120])
                 try:
                     data = path.read_bytes()
                 except OSError as exc:

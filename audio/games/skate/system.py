@@ -60,7 +60,8 @@ import numpy as np
 from audio.core.bus import Decision, Event, EventBus
 from audio.core.schema import Struct, convert
 from msgspec import Meta
-from audio.core.errors import FormatError, ScenarioError
+from audio.core.errors import BarkbusError, FormatError, ScenarioError
+from audio.core.faults import describe, report_fault
 from audio.games.skate.events import (ChallengeChange, PedMove, PedSpawn, PhotoFlag, PlayerSpeed, SpeechValue,
                      ZombieMode)
 from audio.games.skate.speech.library import SpeechLibrary
@@ -177,6 +178,9 @@ class SkateSpeechSystem:
 
     name = SYSTEM
     frame_rate = FRAME_RATE
+    max_peds = 256
+    """Peds alive at once; a spawn of a new ped beyond it is refused (SpawnError). Ours: every
+    ped costs work each console frame, and a flood of spawns must not starve the audio."""
 
     def __init__(self, living: SpeechLibrary, tuning: SpeechTuning, source: TakeSource, *,
                  maincast: SpeechLibrary | None = None, maincast_source: TakeSource | None = None,
@@ -236,6 +240,9 @@ class SkateSpeechSystem:
             self.photo_flag = bool(event.on)
 
     def _spawn(self, ev: PedSpawn) -> None:
+        if ev.ped not in self.peds and len(self.peds) >= self.max_peds:
+            self._decide("SpawnError", ped=ev.ped, reason=f"already {len(self.peds)} peds (max_peds)")
+            return
         voice = ev.voice
         if isinstance(voice, str):
             if voice not in self.voice_names:
@@ -380,6 +387,15 @@ class SkateSpeechSystem:
         if cut is not None:
             self._player_event(cut, engine)
 
+    def _take_fault(self, line: Line, clip: str, take: int, exc: Exception, detail: dict[str, Any]) -> None:
+        """The line ends here: its stream is freed and one Fault decision says why."""
+        self.player.release(line)
+        self.voices.pop(line.slot, None)
+        kind, file, offset, reason = describe(exc)
+        if self.bus is not None:
+            report_fault(self.bus, SYSTEM, kind, reason, file=file, offset=offset, clip=clip, take=take,
+                         clip_index=line.clip_index, **{k: v for k, v in detail.items() if v is not None})
+
     def _player_event(self, pe: PlayerEvent, engine: Any) -> None:
         req = pe.request
         src = self.sources.get(req.channel)
@@ -390,8 +406,12 @@ class SkateSpeechSystem:
             line = next(ln for ln in self.player.lines() if ln.slot == pe.slot)
             if src is None:
                 return
-            pcm, rate = src.pcm(clip_id, take)
             name = src.clip_name(clip_id)
+            try:
+                pcm, rate = src.pcm(clip_id, take)
+            except (BarkbusError, OSError) as exc:  # a take that does not decode costs this line only
+                self._take_fault(line, name, take, exc, detail)
+                return
             block = self._block(line)
             params = block.voice_params() if block is not None else {}
             if block is not None:

@@ -22,6 +22,7 @@ import numpy as np
 
 from audio.core.bus import Event, EventBus
 from audio.core.errors import FormatError
+from audio.core.faults import report_fault
 from audio.games.sylpheed.chatter.queue import FRAME_RATE, ChatterQueue, Node, frames_of
 from audio.games.sylpheed.events import Bark, ChatterEnable, CrewSetup, PhaseChange, Subtitle
 from audio.games.sylpheed.formats.install import LineSource, TableSource
@@ -206,6 +207,9 @@ class SylpheedChatterSystem:
                                            meta={"speaker": node.speaker, "message": node.message,
                                                  "clip": node.message, "take": node.index,
                                                  "event": node.rule.event, "priority": node.priority})
+        elif self.lines is not None and node.message in getattr(self.lines, "line_errors", {}):
+            report_fault(eng.bus, self.name, "decode", self.lines.line_errors[node.message],
+                         speaker=node.speaker, message=node.message)
         if node.pattern >= 3:
             self._subtitle(node, max(frames, node.timer if self.hold_effective_time else 0))
         return frames

@@ -182,6 +182,10 @@ class SpeechPlayer:
                                reason=f"level <= {self.cut_level} for {line.low_frames} frames")
         return None
 
+    def release(self, line: Line) -> None:
+        """Free ``line``'s stream without an outcome (its clip could not be played: a fault)."""
+        self._free(line)
+
     def stop_ped(self, ped: int, reason: str = "new speech value") -> list[PlayerEvent]:
         """Stop every line ``ped`` is playing (Stopped)."""
         out = []
