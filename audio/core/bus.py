@@ -1,4 +1,4 @@
-"""The event bus: typed, timestamped events, consumers, decisions, capture and replay.
+"""The event bus: typed, timestamped events, consumers and decisions.
 
 Producers (the scenario player, the live controller, a port) :meth:`EventBus.post` events.
 Each event carries ``t`` (seconds on the engine clock); the bus stamps it with the sample
@@ -8,9 +8,9 @@ block there, so an event's effect does not depend on the block size. A live even
 stamped with the start of the block being rendered when it arrives (the block boundary),
 and the capture records that sample, so replay is exact.
 
-Consumers may post follow-up events (``origin="internal"``). A capture (JSON lines)
-records every posted event with its sample and origin; replay re-posts only the external
-ones, since the internal ones follow deterministically.
+Consumers may post follow-up events (``origin="internal"``). A capture
+(:mod:`audio.core.capture`) records every posted event with its sample and origin; replay
+re-posts only the external ones, since the internal ones follow deterministically.
 
 Decisions (what a speech system decided and why) are published as :class:`Decision`
 records to decision listeners and the decision log.
@@ -30,7 +30,7 @@ import msgspec
 from audio.core.clock import SAMPLE_RATE, seconds_to_samples
 from audio.core.errors import FormatError
 
-__all__ = ["Event", "Decision", "EventBus", "Consumer", "Capture", "CaptureHeader", "event_kinds", "event_from_json",
+__all__ = ["Event", "Decision", "EventBus", "Consumer", "event_kinds", "event_to_json", "to_jsonable",
            "event_to_json", "read_capture"]
 
 _KINDS: dict[str, type["Event"]] = {}
@@ -64,52 +64,20 @@ def event_kinds() -> dict[str, type[Event]]:
     return dict(_KINDS)
 
 
-def _jsonable(v: Any) -> Any:
+def to_jsonable(v: Any) -> Any:
     if isinstance(v, tuple):
-        return [_jsonable(x) for x in v]
+        return [to_jsonable(x) for x in v]
     if isinstance(v, list):
-        return [_jsonable(x) for x in v]
+        return [to_jsonable(x) for x in v]
     if isinstance(v, dict):
-        return {str(k): _jsonable(x) for k, x in v.items()}
+        return {str(k): to_jsonable(x) for k, x in v.items()}
     return v
 
 
 def event_to_json(ev: Event, at: int, origin: str = "external") -> dict[str, Any]:
     """Serialise ``ev`` (stamped at sample ``at``) to a JSON-ready dict."""
-    d = {f.name: _jsonable(getattr(ev, f.name)) for f in dataclasses.fields(ev)}
+    d = {f.name: to_jsonable(getattr(ev, f.name)) for f in dataclasses.fields(ev)}
     return {"kind": ev.KIND, "at": at, "origin": origin, **d}
-
-
-def _load_game_events() -> None:
-    """Register the event kinds of every game in :mod:`audio.games` (imported on demand)."""
-    from audio.games import all_games
-
-    for g in all_games():
-        g.load("events")
-
-
-def event_from_json(d: dict[str, Any], where: str = "<capture>") -> tuple[Event, int, str]:
-    """Inverse of :func:`event_to_json`: ``(event, at, origin)``; every field is checked
-    against its type hint (:func:`audio.core.fields.build_event`), so a corrupt capture raises
-    :class:`FormatError` instead of reaching the engine."""
-    from audio.core.fields import EventFieldError, build_event
-    if not isinstance(d, dict):
-        raise FormatError(where, None, "a JSON object per event", type(d).__name__)
-    kind = d.get("kind")
-    if isinstance(kind, str) and kind not in _KINDS:
-        _load_game_events()  # a live run may capture any game's events, whatever its own game
-    if not isinstance(kind, str) or kind not in _KINDS:
-        raise FormatError(where, None, "a known event kind", kind)
-    fields = {k: v for k, v in d.items() if k not in ("kind", "at", "origin")}
-    try:
-        ev = build_event(kind, **fields)
-    except EventFieldError as exc:
-        raise FormatError(where, None, f"valid fields of event {kind}", str(exc)) from None
-    at, origin = d.get("at", seconds_to_samples(ev.t)), d.get("origin", "external")
-    if isinstance(at, bool) or not isinstance(at, int) or at < 0 or origin not in ("external", "internal"):
-        raise FormatError(where, None, 'a sample "at" >= 0 and an origin of "external" or "internal"',
-                          (at, origin))
-    return ev, at, origin
 
 
 @dataclass(frozen=True)
@@ -128,7 +96,7 @@ class Decision:
 
     def to_json(self) -> dict[str, Any]:
         return {"at": self.at, "t": round(self.t, 6), "system": self.system, "outcome": self.outcome,
-                **_jsonable(self.detail)}
+                **to_jsonable(self.detail)}
 
 
 class Consumer(Protocol):
@@ -234,83 +202,3 @@ class EventBus:
     def on_post(self, callback: Callable[[dict[str, Any]], None]) -> None:
         """Call ``callback(record)`` for every posted event (the capture hook)."""
         self._capture.append(callback)
-
-
-class Capture:
-    """Writes every posted event as one JSON line (a header line first)."""
-
-    def __init__(self, out: TextIO, header: dict[str, Any]) -> None:
-        self._out = out
-        self._out.write(json.dumps({"capture": "barkbus", "version": 1, **header}) + "\n")
-
-    def attach(self, bus: EventBus) -> None:
-        bus.on_post(self.record)
-
-    def record(self, rec: dict[str, Any]) -> None:
-        self._out.write(json.dumps(rec, separators=(",", ":")) + "\n")
-
-    def close(self) -> None:
-        self._out.flush()
-
-
-class CaptureHeader(msgspec.Struct, kw_only=True):
-    """The first line of a capture; keys beyond these are kept for the front end that wrote them."""
-
-    capture: Literal["barkbus"]
-    version: Literal[1] = 1
-    sample_rate: Annotated[int, msgspec.Meta(ge=8000, le=384_000)] = SAMPLE_RATE
-    block: Annotated[int, msgspec.Meta(ge=1, le=65_536)] = 256
-    samples: Annotated[int, msgspec.Meta(ge=0, le=384_000 * 7 * 24 * 3600)] | None = None
-    start_sample: Annotated[int, msgspec.Meta(ge=0)] = 0
-    seed: Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)] = 0
-    scenario: str | None = None
-    doc: dict[str, Any] | None = None
-    game: str | None = None
-    install: str | None = None
-
-
-MAX_CAPTURE_BYTES = 1 << 30
-"""Largest capture file read (1 GiB)."""
-
-
-def _capture_error(source: str, where: str, problem: str) -> FormatError:
-    return FormatError(source, 0, f"a valid capture header ({where}: {problem})")
-
-
-def read_capture(path: str | Path) -> tuple[dict[str, Any], Iterator[tuple[Event, int, str]]]:
-    """Read a capture: its validated header and an iterator of ``(event, at, origin)``."""
-    from audio.core.schema import convert
-
-    path = Path(path)
-    try:
-        if path.stat().st_size > MAX_CAPTURE_BYTES:
-            raise FormatError(path, 0, f"a capture of at most {MAX_CAPTURE_BYTES} bytes")
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise FormatError(path, None, "a capture file (no such file)") from None
-    except UnicodeDecodeError as exc:
-        raise FormatError(path, exc.start, "UTF-8 JSON lines (is this a capture?)") from None
-    except OSError as exc:
-        raise FormatError(path, None, f"a readable capture file ({exc.strerror})") from None
-    if not lines:
-        raise FormatError(path, 0, "a barkbus capture header line")
-    try:
-        header = json.loads(lines[0])
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise FormatError(path, 0, "a JSON header line", str(exc)[:80]) from None
-    if not isinstance(header, dict) or header.get("capture") != "barkbus":
-        raise FormatError(path, 0, 'a header with "capture": "barkbus"', str(header)[:80])
-    convert(header, CaptureHeader, source=str(path), where="header", error=_capture_error)
-
-    def events() -> Iterator[tuple[Event, int, str]]:
-        offset = len(lines[0]) + 1
-        for i, line in enumerate(lines[1:], start=2):
-            if line.strip():
-                try:
-                    d = json.loads(line)
-                except (json.JSONDecodeError, RecursionError) as exc:
-                    raise FormatError(path, offset, f"a JSON event on line {i}", str(exc)) from None
-                yield event_from_json(d, f"{path}:{i}")
-            offset += len(line) + 1
-
-    return header, events()

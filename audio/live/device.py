@@ -54,7 +54,9 @@ from typing import Any
 
 import numpy as np
 
-from audio.core.bus import Capture, Event
+from audio.core.bus import Event
+
+from audio.core.capture import Capture
 from audio.core.clock import BLOCK, SAMPLE_RATE
 from audio.core.errors import RunFailure
 from audio.core.ring import BlockRing
@@ -71,7 +73,6 @@ __all__ = [
     "format_metrics",
     "list_devices",
     "metrics_json",
-    "replay_records",
     "rescan_devices",
     "write_capture",
 ]
@@ -528,7 +529,7 @@ class LivePlayer:
 
 
 def write_capture(path: str | Path, header: dict[str, Any], records: list[dict[str, Any]]) -> Path:
-    """Write a capture (JSON lines, :class:`audio.core.bus.Capture`) of ``records``."""
+    """Write a capture (JSON lines, :class:`audio.core.capture.Capture`) of ``records``."""
     path = Path(path)
     with path.open("w", encoding="utf-8") as fh:
         cap = Capture(fh, header)
@@ -688,30 +689,6 @@ class RecordWriter(_Streamer):
         if self.error is not None:
             raise OSError(f"record {self.path}: {self.error}") from self.error
         return self.path
-
-
-def replay_records(
-    engine: Any, records: list[dict[str, Any]] | Any, samples: int, block: int = BLOCK
-) -> np.ndarray:
-    """Re-post the external events of a capture at their samples and render ``samples``.
-
-    ``records`` are capture dicts (as kept by :class:`LivePlayer`) or ``(event, at,
-    origin)`` tuples (as :func:`audio.core.bus.read_capture` yields). ``engine`` must be built
-    like the recorded one (same systems, install and seed). Returns ``(samples, 2)``.
-    """
-    from audio.core.bus import event_from_json
-
-    for rec in records:
-        ev, at, origin = event_from_json(rec) if isinstance(rec, dict) else rec
-        if origin == "external":
-            engine.bus.post(ev, at=at)
-    out = np.zeros((samples, 2), dtype=np.float32)
-    done = 0
-    while done < samples:
-        n = min(block, samples - done)
-        out[done : done + n] = engine.render(n)
-        done += n
-    return out
 
 
 def format_metrics(m: dict[str, Any]) -> str:

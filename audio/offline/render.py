@@ -16,7 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from audio.core.bus import Capture, Decision, read_capture
+from audio.core.bus import Decision
+
+from audio.core.capture import Capture, configure_replay, read_capture
 from audio.core.engine import Engine
 from audio.core.errors import FormatError
 from audio.offline.outputs import AudioSink, AudioStats, atomic_path, audio_format, check_writable, terminate_as_interrupt
@@ -256,7 +258,7 @@ def render_replay(capture: str | Path, *, block: int | None = None, stems: list[
         outputs.stems = list(stems)
     outputs.check()
     keep = outputs.audio is None if keep_audio is None else keep_audio
-    eng = build_engine(scn, block=block, post_events=False)
+    eng = configure_replay(build_engine(scn, block=block, post_events=False), header)
     for ev, at, origin in events:
         if origin == "external":
             eng.bus.post(ev, at=at)

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from audio.core.bus import Decision, Event
+from audio.core.capture import configure_replay
 from audio.core.clock import BLOCK, SAMPLE_RATE, seconds_to_samples
 from audio.core.errors import BarkbusError
 from audio.core.faults import Fault
@@ -534,15 +535,7 @@ def engine_for_capture(header: dict[str, Any]) -> Any:
     Like the live engine it isolates systems when the header says so (``isolate_systems``),
     and its ``play`` system opens files only under the header's ``allow`` roots.
     """
-    engine = _capture_engine(header)
-    engine.isolate_systems = bool(header.get("isolate_systems", False))
-    allow = header.get("allow")
-    if isinstance(allow, list) and all(isinstance(a, str) for a in allow):
-        policy = PathPolicy(allow, bundled=False)
-        for system in engine.systems:
-            if hasattr(system, "paths"):
-                system.paths = policy
-    return engine
+    return configure_replay(_capture_engine(header), header)
 
 
 def _capture_engine(header: dict[str, Any]) -> Any:

@@ -6,7 +6,9 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from audio.core.bus import Capture, Event, EventBus, event_from_json, event_to_json, read_capture
+from audio.core.bus import Event, EventBus
+
+from audio.core.capture import Capture, event_from_json, event_to_json, read_capture
 from audio.core.clock import RngStreams
 from audio.core.errors import FormatError
 
@@ -116,3 +118,18 @@ def test_a_capture_moved_with_its_scenario_folder_replays_elsewhere(tmp_path):
     shutil.move(first, moved)
     again = render_replay(moved / "run.jsonl")
     assert again.audio is not None and again.audio.tobytes() == res.audio.tobytes()
+
+
+def test_a_5_1_capture_replays_through_the_one_capture_module(tmp_path):
+    from audio.core.capture import read_capture, replay
+    from audio.offline.render import render_scenario
+    from audio.offline.scenario import build_engine, demo_scenario, load_scenario
+
+    cap = tmp_path / "six.jsonl"
+    scn = load_scenario(demo_scenario("basic"))
+    scn.layout = "5.1"
+    first = render_scenario(scn, capture=cap)
+    assert first.audio is not None and first.audio.shape[1] == 6 and abs(first.audio).max() > 0.01
+    header, events = read_capture(cap)
+    again = replay(build_engine(scn, post_events=False), events, header["samples"])
+    assert again.shape == first.audio.shape and again.tobytes() == first.audio.tobytes()

@@ -8,7 +8,7 @@ import pytest
 from scipy import signal
 
 from audio.dsp.filters import highpass, lowpass, peaking
-from conftest import feed
+from bankfeed import feed
 
 
 def magnitude(ba, f_hz: float, fs: float = 48_000) -> float:

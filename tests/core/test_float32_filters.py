@@ -12,7 +12,7 @@ from fractions import Fraction
 import numba as nb
 import numpy as np
 import pytest
-from conftest import feed
+from bankfeed import feed
 from scipy import signal
 
 from audio.dsp.filters import highpass, lowpass, pass_coefs, peaking, peaking_coefs

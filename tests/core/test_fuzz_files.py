@@ -11,7 +11,7 @@ import tomli_w
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from audio.core.bus import read_capture
+from audio.core.capture import read_capture
 from audio.dsp.graph import load_graph
 from audio.core.errors import FormatError, GraphError, ScenarioError
 from audio.offline.scenario import build_engine, load_scenario

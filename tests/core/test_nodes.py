@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import feed
+from bankfeed import feed
 
 
 def test_gain_jumps_first_then_ramps_linearly_over_64_samples(chain):

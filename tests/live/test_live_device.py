@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from audio.core.bus import read_capture
-from audio.live.device import replay_records
+from audio.core.capture import read_capture
+from audio.core.capture import replay
 from audio.port.api import engine_for_capture
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,7 +85,7 @@ def test_osc_driven_live_run_keeps_the_device_clock_and_replays_to_the_identical
     header, events = read_capture(cap)
     played, rate = sf.read(wav, dtype="float32")
     assert rate == 48000 and played.shape == (header["samples"], 2) and np.abs(played).max() > 0.1
-    replayed = replay_records(engine_for_capture(header), list(events), header["samples"])
+    replayed = replay(engine_for_capture(header), list(events), header["samples"])
     assert replayed.tobytes() == played.tobytes()
 
 

@@ -8,8 +8,9 @@ import time
 import numpy as np
 import pytest
 
-from audio.core.bus import read_capture
-from audio.live.device import Inbox, LivePlayer, LiveSettings, replay_records, write_capture
+from audio.core.capture import read_capture
+from audio.core.capture import replay
+from audio.live.device import Inbox, LivePlayer, LiveSettings, write_capture
 from audio.port import open_system
 from audio.port.api import engine_for_capture
 from audio.games.tone.system import ToneOn
@@ -63,13 +64,13 @@ def test_live_events_take_effect_at_block_boundaries_and_the_capture_replays_bit
     )
     header, events = read_capture(path)
     events = list(events)
-    replayed = replay_records(engine_for_capture(header), events, header["samples"])
+    replayed = replay(engine_for_capture(header), events, header["samples"])
     assert replayed.tobytes() == live.tobytes()
 
     # the comparison can fail: the same capture with one event a block late differs
     moved = [dict(r) for r in player.records]
     moved[0]["at"] += BLOCK
-    shifted = replay_records(engine_for_capture(header), moved, header["samples"])
+    shifted = replay(engine_for_capture(header), moved, header["samples"])
     assert shifted.tobytes() != live.tobytes()
 
 

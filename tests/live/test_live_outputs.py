@@ -19,7 +19,7 @@ import soundfile as sf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audio.core.bus import read_capture
+from audio.core.capture import read_capture
 from audio.core.errors import BarkbusError
 from audio.live.device import CaptureWriter, RecordWriter
 from audio.offline.render import render_replay

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from audio.core.bus import read_capture
+from audio.core.capture import read_capture
 from audio.live.device import LiveSettings, write_capture
 from audio.port import open_system
 from audio.offline.render import render_replay

@@ -165,7 +165,7 @@ def test_timeline_png(tmp_path, engine):
 
 
 def test_skate_events_round_trip_through_a_capture_record():
-    from audio.core.bus import event_from_json, event_to_json
+    from audio.core.capture import event_from_json, event_to_json
     ev = PedSpawn(t=1.5, ped=4, voice="busm1", path=((0.0, 1.0, 0.0, 2.0), (3.0, 1.0, 0.0, 9.0)), voice_float=1.2)
     back, at, origin = event_from_json(event_to_json(ev, 72000))
     assert back == ev and at == 72000

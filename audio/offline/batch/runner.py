@@ -138,8 +138,12 @@ def run_one(key: str, path: str, seed: int, decisions_only: bool = True) -> list
         out = simulate(path, seed, decisions_only)
         extra, names = _system_rows(key, seed, out)
         rows = decision_rows(key, seed, out.decisions, names) + extra
+        faults = [d for d in out.decisions if d.outcome == "Fault"]
         run.update(status="ok", duration_s=out.duration, decisions=len(out.decisions),
-                   voices=len(out.engine.voices.history))
+                   voices=len(out.engine.voices.history), faults=len(faults))
+        if faults:  # a voice that could not play: the run went on; the first fault says why
+            first = faults[0].detail
+            run["error"] = f"{len(faults)} voice faults; first: {first.get('file', '')} {first.get('reason', '')}"
         if out.audio is not None:
             run.update(measure(out.audio, out.engine.sample_rate))
     except Exception as exc:

@@ -38,11 +38,11 @@ SCHEMA = pa.schema([
     ("clip", pa.string()), ("take", pa.int64()), ("detail", pa.string()), ("value", pa.float64()),
     ("mode", pa.string()), ("status", pa.string()), ("error", pa.string()), ("duration_s", pa.float64()),
     ("decisions", pa.int64()), ("voices", pa.int64()), ("peak_dbfs", pa.float64()),
-    ("loudness_lufs", pa.float64()), ("clipped", pa.int64()), ("wall_s", pa.float64()),
+    ("loudness_lufs", pa.float64()), ("clipped", pa.int64()), ("wall_s", pa.float64()), ("faults", pa.int64()),
 ])
 """Columns of every store file (nulls where a kind has no value)."""
 RUN_FIELDS = ("mode", "status", "error", "duration_s", "decisions", "voices", "peak_dbfs", "loudness_lufs",
-              "clipped", "wall_s")
+              "clipped", "wall_s", "faults")
 
 
 def table_from_rows(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
