@@ -6,4 +6,5 @@ EA-XMA, XAS1, PCM, XMA1/XMA2, XWB), :mod:`audio.games.skate` (Skate 3 speech),
 network interface). Core modules: :mod:`audio.core.bus`, :mod:`audio.core.clock`,
 :mod:`audio.core.engine`, :mod:`audio.offline.render`.
 """
+
 __version__ = "0.1.0"

@@ -4,6 +4,7 @@ Subcommands: ``demo`` (the main job: render the embedded demo installs), ``rende
 (scenarios and captures to WAV/FLAC), ``graph`` (list, show and plot DSP graphs), and
 the game and live groups (``skate``, ``sylpheed``, ``live``) when their modules load.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,11 +32,18 @@ _EPILOG = """examples:
 
 
 def _add_render_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-o", "--output", type=Path,
-                   help="audio file to write; the extension picks the format (.wav, .flac, .ogg, .aiff, .caf...)")
+    p.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        help="audio file to write; the extension picks the format (.wav, .flac, .ogg, .aiff, .caf...)",
+    )
     p.add_argument("--seed", type=_seed, help="scenario seed, 0..2^63-1 (overrides the file's)")
-    p.add_argument("--block", type=_positive_int,
-                   help="engine block in samples (output does not depend on it; default 256)")
+    p.add_argument(
+        "--block",
+        type=_positive_int,
+        help="engine block in samples (output does not depend on it; default 256)",
+    )
     p.add_argument("--stems", type=Path, metavar="DIR", help="also write one file per bus into DIR")
     p.add_argument("--log", type=Path, metavar="JSONL", help="write every decision as JSON lines")
     p.add_argument("--capture", type=Path, metavar="JSONL", help="write every posted event (for --replay)")
@@ -44,8 +52,11 @@ def _add_render_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--layout", choices=["stereo", "5.1"], help="output layout (overrides the scenario's)")
     p.add_argument("--subtype", default=None, help="soundfile subtype (default PCM_16; e.g. FLOAT, PCM_24)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--strict", action="store_true",
-                   help="exit with status 1 if any voice fault was logged (after writing everything)")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit with status 1 if any voice fault was logged (after writing everything)",
+    )
 
 
 def _outputs(args: argparse.Namespace) -> Any:
@@ -54,8 +65,13 @@ def _outputs(args: argparse.Namespace) -> Any:
     from audio.offline.render import Outputs
 
     stems = ["master", "environment"] if args.stems else []
-    out = Outputs(audio=args.output, stems_dir=args.stems, stems=stems, capture=getattr(args, "capture", None),
-                  subtype=args.subtype)
+    out = Outputs(
+        audio=args.output,
+        stems_dir=args.stems,
+        stems=stems,
+        capture=getattr(args, "capture", None),
+        subtype=args.subtype,
+    )
     out.check()
     check_writable(args.log, args.timeline, args.spectrogram)
     return out
@@ -69,10 +85,12 @@ def _finish_render(res: Any, args: argparse.Namespace) -> int:
         write_log(args.log, res.decisions)
     if args.timeline:
         from audio.offline.timeline import timeline_png
+
         with atomic_path(args.timeline) as tmp:
             timeline_png(res.decisions, tmp, res.duration, res.voices, res.sample_rate)
     if args.spectrogram:
         from audio.offline.plots import plot_spectrogram
+
         with atomic_path(args.spectrogram) as tmp:
             plot_spectrogram(res.audio, res.sample_rate, tmp, res.scenario)
     print(summary_text(res, args.output))
@@ -108,6 +126,7 @@ def _seed(text: str) -> int:
 def _scenario(path: Path, args: argparse.Namespace):
     """Load a scenario with the command line's --seed and --layout applied."""
     from audio.offline.scenario import load_scenario
+
     scn = load_scenario(path, args.seed)
     if args.layout:
         scn.layout = args.layout
@@ -116,25 +135,35 @@ def _scenario(path: Path, args: argparse.Namespace):
 
 def cmd_render(args: argparse.Namespace) -> int:
     from audio.offline.render import render_replay, render_scenario
+
     if args.replay:
         if args.scenario:
             raise InputError("give either a SCENARIO or --replay CAPTURE, not both")
         outputs = _outputs(args)
-        res = render_replay(args.replay, block=args.block, progress=not args.quiet, outputs=outputs,
-                            keep_audio=bool(args.spectrogram))
+        res = render_replay(
+            args.replay,
+            block=args.block,
+            progress=not args.quiet,
+            outputs=outputs,
+            keep_audio=bool(args.spectrogram),
+        )
     else:
         if not args.scenario:
             raise InputError("render needs a SCENARIO file (or --replay CAPTURE); see barkbus render --help")
         scn = _scenario(args.scenario, args)
-        res = render_scenario(scn, block=args.block, progress=not args.quiet, outputs=_outputs(args),
-                              keep_audio=bool(args.spectrogram))
+        res = render_scenario(
+            scn,
+            block=args.block,
+            progress=not args.quiet,
+            outputs=_outputs(args),
+            keep_audio=bool(args.spectrogram),
+        )
     return _finish_render(res, args)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from audio.offline.render import render_scenario
-    from audio.offline.scenario import demo_scenario
-    from audio.offline.scenario import demo_names
+    from audio.offline.scenario import demo_names, demo_scenario
 
     names = [n for n in demo_names() if n != "basic"] if args.which == "all" else [args.which]
     out = args.output or Path("out/demo.wav")
@@ -154,14 +183,20 @@ def cmd_demo(args: argparse.Namespace) -> int:
         if args.stems and len(names) > 1:
             sub.stems = args.stems / name
         scn = _scenario(path, args)
-        res = render_scenario(scn, block=args.block, progress=not args.quiet, outputs=_outputs(sub),
-                              keep_audio=bool(args.spectrogram))
+        res = render_scenario(
+            scn,
+            block=args.block,
+            progress=not args.quiet,
+            outputs=_outputs(sub),
+            keep_audio=bool(args.spectrogram),
+        )
         rc = max(rc, _finish_render(res, sub))
     return rc
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
     from audio.dsp.graph import NODE_KINDS, available_graphs, load_graph
+
     if args.action == "list":
         for name in available_graphs():
             spec = load_graph(name)
@@ -205,36 +240,51 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="barkbus",
         description="barkbus: a real-time audio middleware emulator for in-game speech ("
-                    + ", ".join(g.title for g in _games() if g.needs_install)
-                    + "). Renders scenarios deterministically, plays them live, and serves ports over "
-                    "Python and OSC.",
-        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        + ", ".join(g.title for g in _games() if g.needs_install)
+        + "). Renders scenarios deterministically, plays them live, and serves ports over "
+        "Python and OSC.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--version", action="version", version=f"barkbus {__version__}")
     p.add_argument("--debug", action="store_true", help="print the traceback of an error, not just its line")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    d = sub.add_parser("demo", help="render the embedded demo installs (the main job)",
-                       description="Render the bundled demo scenarios (one per game) from "
-                                   "the demo installs shipped in the games' own formats, print a summary.")
+    d = sub.add_parser(
+        "demo",
+        help="render the embedded demo installs (the main job)",
+        description="Render the bundled demo scenarios (one per game) from "
+        "the demo installs shipped in the games' own formats, print a summary.",
+    )
     from audio.offline.scenario import demo_names
 
-    d.add_argument("--which", choices=[*demo_names(), "all"], default="all",
-                   help="which demo (default: all the games' demos)")
+    d.add_argument(
+        "--which",
+        choices=[*demo_names(), "all"],
+        default="all",
+        help="which demo (default: all the games' demos)",
+    )
     _add_render_args(d)
     d.set_defaults(func=cmd_demo)
 
-    r = sub.add_parser("render", help="render a scenario or a capture to WAV/FLAC",
-                       description="Render SCENARIO.toml offline. The same scenario and seed give a "
-                                   "byte-identical file for any --block. --replay re-renders a capture "
-                                   "(from --capture or a live run) exactly.")
+    r = sub.add_parser(
+        "render",
+        help="render a scenario or a capture to WAV/FLAC",
+        description="Render SCENARIO.toml offline. The same scenario and seed give a "
+        "byte-identical file for any --block. --replay re-renders a capture "
+        "(from --capture or a live run) exactly.",
+    )
     r.add_argument("scenario", nargs="?", type=Path, help="scenario TOML file")
     r.add_argument("--replay", type=Path, metavar="CAPTURE", help="re-render a capture (JSON lines)")
     _add_render_args(r)
     r.set_defaults(func=cmd_render)
 
-    g = sub.add_parser("graph", help="list, show or plot DSP graphs (graphs/*.toml)",
-                       description="Inspect the DSP graph files. 'plot' draws the nodes, routing and, for "
-                                   "the stream voice, the PEAK head-shadow curves and responses as a PNG.")
+    g = sub.add_parser(
+        "graph",
+        help="list, show or plot DSP graphs (graphs/*.toml)",
+        description="Inspect the DSP graph files. 'plot' draws the nodes, routing and, for "
+        "the stream voice, the PEAK head-shadow curves and responses as a PNG.",
+    )
     g.add_argument("action", choices=["list", "show", "plot"])
     g.add_argument("name", nargs="?", help="graph name (e.g. skate_stream_voice)")
     g.add_argument("-o", "--output", type=Path, help="PNG path for plot (default NAME.png)")

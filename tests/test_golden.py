@@ -23,4 +23,6 @@ def test_every_demo_renders_to_its_golden_samples_and_decision_log():
     current = _golden_tool().demo_hashes()
     assert set(current) == set(golden), "a demo was added or removed: run python tools/golden.py --update"
     for name in sorted(golden):
-        assert current[name] == golden[name], f"demo {name!r} changed: run python tools/golden.py --update if intended"
+        assert current[name] == golden[name], (
+            f"demo {name!r} changed: run python tools/golden.py --update if intended"
+        )

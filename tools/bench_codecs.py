@@ -6,6 +6,7 @@ and our vectorised XAS1 decoder against pyvgmstream on a take we encode.
 
     python tools/bench_codecs.py [--fixture PATH] [--repeat N] [--seconds S]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,11 +23,11 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from audio.codecs import riff, vgmstream, xwb  # noqa: E402
-from audio.codecs.eaxma import encode_eaxma  # noqa: E402
-from audio.codecs.snr import CODEC_EAXMA, CODEC_XAS1, TYPE_STREAM, SnrHeader, decode_take  # noqa: E402
-from audio.codecs.xas1 import encode_xas1  # noqa: E402
-from audio.codecs.xma import xma2_extradata  # noqa: E402
+from audio.codecs import riff, vgmstream, xwb
+from audio.codecs.eaxma import encode_eaxma
+from audio.codecs.snr import CODEC_EAXMA, CODEC_XAS1, TYPE_STREAM, SnrHeader, decode_take
+from audio.codecs.xas1 import encode_xas1
+from audio.codecs.xma import xma2_extradata
 
 DEFAULT_FIXTURE = ROOT / ".." / "shared" / "fixtures" / "xmadroid.xwb"
 
@@ -53,7 +54,7 @@ def bench_eaxma(fixture: Path, repeat: int) -> list[tuple[str, float, float]]:
     takes, wavs, seconds = [], [], 0.0
     for e in bank.entries:
         raw = xwb.entry_data(bank, e.index)
-        packets = [raw[i:i + 2048] for i in range(0, len(raw), 2048)]
+        packets = [raw[i : i + 2048] for i in range(0, len(raw), 2048)]
         header = SnrHeader(0, CODEC_EAXMA, e.channels, e.sample_rate, TYPE_STREAM, False, e.num_samples)
         takes.append((header.pack(), encode_eaxma([packets])))
         ext = xma2_extradata(e.channels, samples_encoded=e.num_samples, block_count=-(-len(raw) // 0x10000))
@@ -61,35 +62,52 @@ def bench_eaxma(fixture: Path, repeat: int) -> list[tuple[str, float, float]]:
         seconds += e.num_samples / e.sample_rate
     t_ea = best_time(lambda: [decode_take(h, b) for h, b in takes], repeat)
     t_wav = best_time(lambda: [wav_demuxer_decode(w) for w in wavs], repeat)
-    return [("EA-XMA (SNS walk + FFmpeg xma2)", seconds, t_ea),
-            ("XMA via FFmpeg wav demuxer (0x0166)", seconds, t_wav)]
+    return [
+        ("EA-XMA (SNS walk + FFmpeg xma2)", seconds, t_ea),
+        ("XMA via FFmpeg wav demuxer (0x0166)", seconds, t_wav),
+    ]
 
 
 def bench_xas1(seconds: float, repeat: int) -> tuple[list[tuple[str, float, float]], str]:
     rate = 48000
     rng = np.random.default_rng(0)
     t = np.arange(int(seconds * rate)) / rate
-    x = (9000 * np.sin(2 * np.pi * 180 * t) * np.sin(2 * np.pi * 1.3 * t) + rng.normal(0, 800, t.size))
+    x = 9000 * np.sin(2 * np.pi * 180 * t) * np.sin(2 * np.pi * 1.3 * t) + rng.normal(0, 800, t.size)
     pcm = x.astype(np.int16)
     header = SnrHeader(0, CODEC_XAS1, 1, rate, TYPE_STREAM, False, len(pcm)).pack()
     body = encode_xas1(pcm)
     rows = [("XAS1 (ours, numpy)", seconds, best_time(lambda: decode_take(header, body), repeat))]
     ok, reason = vgmstream.available()
     if ok:
-        rows.append(("XAS1 (pyvgmstream, incl. WAV wrap)", seconds,
-                     best_time(lambda: vgmstream.decode_take_vgmstream(header, body), repeat)))
+        rows.append(
+            (
+                "XAS1 (pyvgmstream, incl. WAV wrap)",
+                seconds,
+                best_time(lambda: vgmstream.decode_take_vgmstream(header, body), repeat),
+            )
+        )
     return rows, reason
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog="Prints x real time (audio seconds / wall seconds) and ratios.")
-    parser.add_argument("--fixture", type=Path, default=DEFAULT_FIXTURE,
-                        help="XACT wave bank with XMA2 entries (default: shared/fixtures/xmadroid.xwb)")
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Prints x real time (audio seconds / wall seconds) and ratios.",
+    )
+    parser.add_argument(
+        "--fixture",
+        type=Path,
+        default=DEFAULT_FIXTURE,
+        help="XACT wave bank with XMA2 entries (default: shared/fixtures/xmadroid.xwb)",
+    )
     parser.add_argument("--repeat", type=int, default=5, help="runs per case; the best is kept (default 5)")
-    parser.add_argument("--seconds", type=float, default=60.0,
-                        help="length of the synthetic XAS1 take in seconds (default 60)")
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=60.0,
+        help="length of the synthetic XAS1 take in seconds (default 60)",
+    )
     args = parser.parse_args(argv)
     groups = []
     if args.fixture.is_file():

@@ -18,6 +18,7 @@ its own process). Targets at 256 voices: >= 15x the pedalboard chain and >= 2,50
 voices per core (stretch 5,000). ``--profile`` adds where the time goes: per node (node path),
 per graph (fused), per voice-sample, against the arithmetic count.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,15 +43,32 @@ def _source(seconds: float = 12.0) -> np.ndarray:
 
 def _engine(n: int, block: int):
     from audio.core.engine import Engine
+
     e = Engine(block=block, voice_budget=n, voice_headroom=0, submix_slots=n, start_silence=0)
     src = _source()
     for i in range(n):
-        e.voices.start("skate_stream_voice", src, RATE, slot=i, params={
-            "PI20.centre_hz": 1800.0 + i, "PI20.gain": 0.3, "PI20.q": 3.0, "Sen0_echo.level": 0.3,
-            "Gai0.gain": 0.8, "HI20.cutoff_hz": 120.0, "LI20.cutoff_hz": 9000.0, "Sen0_env.level": 0.2,
-            "Pn21.angle_deg": (i * 37) % 360})
-        e.mixer.set_submix("skate_echo_submix", i, **{"HI20.cutoff_hz": 200.0, "LI20.cutoff_hz": 6000.0,
-                                                        "Del0.seconds": 0.01 + (i % 10) * 0.01})
+        e.voices.start(
+            "skate_stream_voice",
+            src,
+            RATE,
+            slot=i,
+            params={
+                "PI20.centre_hz": 1800.0 + i,
+                "PI20.gain": 0.3,
+                "PI20.q": 3.0,
+                "Sen0_echo.level": 0.3,
+                "Gai0.gain": 0.8,
+                "HI20.cutoff_hz": 120.0,
+                "LI20.cutoff_hz": 9000.0,
+                "Sen0_env.level": 0.2,
+                "Pn21.angle_deg": (i * 37) % 360,
+            },
+        )
+        e.mixer.set_submix(
+            "skate_echo_submix",
+            i,
+            **{"HI20.cutoff_hz": 200.0, "LI20.cutoff_hz": 6000.0, "Del0.seconds": 0.01 + (i % 10) * 0.01},
+        )
     e.render(block * 8)  # compile + warm up
     return e
 
@@ -68,16 +86,19 @@ OPS = {"Rsp0": 4, "PI20": 6, "HI20": 6, "LI20": 6, "Gai0": 1, "Del0": 0, "Sub0":
 def profile(n: int, block: int, min_seconds: float) -> None:
     """Where the time goes: per node on the node path, per graph fused, per voice-sample."""
     from audio.dsp import kernels as K
+
     e = _engine(n, block)
     m = e.mixer
     vs = n * block
-    t = [10 ** 7]
+    t = [10**7]
 
     def step(fn):
         def run():
             t[0] += block
             fn(t[0])
+
         return run
+
     print(f"{n} voices x {block} samples = {vs} voice-samples per block")
     print(f"{'graph':>20} {'node':>10} {'ms/block':>9} {'ns/v-sample':>12} {'ops/v-sample':>13}")
     total_ops = 0
@@ -86,25 +107,48 @@ def profile(n: int, block: int, min_seconds: float) -> None:
         node_sum = 0.0
         for node in bank.nodes:
             if node.kind == "Rsp0":
-                fn = (lambda t0, b=bank, nd=node: K.rsp0(
-                    b.pool.data, b.src_off, b.src_len, b.act, nd.out, block, t0, nd.dirty, nd.params["pitch"],
-                    b.rate, float(b.sample_rate), b.rstep, b.ipos, b.frac, b.wait, b.rel_left, b.rel_total,
-                    b.ended_at))
+                fn = lambda t0, b=bank, nd=node: K.rsp0(  # noqa: E731
+                    b.pool.data,
+                    b.src_off,
+                    b.src_len,
+                    b.act,
+                    nd.out,
+                    block,
+                    t0,
+                    nd.dirty,
+                    nd.params["pitch"],
+                    b.rate,
+                    float(b.sample_rate),
+                    b.rstep,
+                    b.ipos,
+                    b.frac,
+                    b.wait,
+                    b.rel_left,
+                    b.rel_total,
+                    b.ended_at,
+                )
             else:
-                fn = (lambda t0, b=bank, nd=node: nd.run(b.act, block, t0))
+                fn = lambda t0, b=bank, nd=node: nd.run(b.act, block, t0)  # noqa: E731
             ms = _time(step(fn), min_seconds / 4)
             node_sum += ms
             ops = OPS.get(node.kind, 0)
             if node.kind == "Sen0":
-                ops = 2 * node.target.shape[1] + (1 if node.inp.shape[1] == 1 and node.target.shape[1] > 1 else 0)
+                ops = 2 * node.target.shape[1] + (
+                    1 if node.inp.shape[1] == 1 and node.target.shape[1] > 1 else 0
+                )
             total_ops += ops
-            print(f"{bank.spec.name[:20]:>20} {node.spec.id[:10]:>10} {ms:>9.3f} {ms * 1e6 / vs:>12.2f} {ops:>13}")
+            print(
+                f"{bank.spec.name[:20]:>20} {node.spec.id[:10]:>10} {ms:>9.3f} "
+                f"{ms * 1e6 / vs:>12.2f} {ops:>13}"
+            )
         print(f"{bank.spec.name[:20]:>20} {'nodes sum':>10} {node_sum:>9.3f} {node_sum * 1e6 / vs:>12.2f}")
         print(f"{bank.spec.name[:20]:>20} {'FUSED':>10} {fused_ms:>9.3f} {fused_ms * 1e6 / vs:>12.2f}")
     whole = _time(lambda: e.render(block), min_seconds)
     print(f"{'whole engine block':>31} {whole:>9.3f} {whole * 1e6 / vs:>12.2f} {total_ops:>13}")
-    print(f"arithmetic: {total_ops} float ops per voice-sample; at 16 float32 lanes x 2 FMA ports per cycle "
-          f"(~2.6 GHz) that is {total_ops / (16 * 2 * 2.6):.2f} ns per voice-sample")
+    print(
+        f"arithmetic: {total_ops} float ops per voice-sample; at 16 float32 lanes x 2 FMA ports per cycle "
+        f"(~2.6 GHz) that is {total_ops / (16 * 2 * 2.6):.2f} ns per voice-sample"
+    )
 
 
 def _time(fn, min_seconds: float) -> float:
@@ -128,22 +172,39 @@ def _lerp(src: np.ndarray, pos: float, step: float, idx: np.ndarray) -> np.ndarr
 
 def _biquads():
     from audio.dsp.filters import highpass, lowpass, peaking
+
     def sos(*ba):
         return np.array([np.concatenate([b, a]) for b, a in ba])
-    return (sos(peaking(1800.0, 0.3, 3.0)), sos(highpass(120.0), lowpass(9000.0)),
-            sos(highpass(200.0)), sos(lowpass(6000.0)))
+
+    return (
+        sos(peaking(1800.0, 0.3, 3.0)),
+        sos(highpass(120.0), lowpass(9000.0)),
+        sos(highpass(200.0)),
+        sos(lowpass(6000.0)),
+    )
 
 
 def run_scipy(n: int, block: int, min_seconds: float) -> float:
     from scipy import signal
+
     peak, main, ehp, elp = _biquads()
     src = _source()
     step = RATE / SR
     voices = []
     for i in range(n):
-        voices.append({"pos": 0.0, "zp": np.zeros((1, 2)), "zm": np.zeros((2, 2)), "zh": np.zeros((1, 2)),
-                       "zl": np.zeros((1, 2)), "dl": np.zeros(8192, np.float32), "w": 0,
-                       "d": int((0.01 + (i % 10) * 0.01) * SR), "g": np.array([0.7, 0.7])})
+        voices.append(
+            {
+                "pos": 0.0,
+                "zp": np.zeros((1, 2)),
+                "zm": np.zeros((2, 2)),
+                "zh": np.zeros((1, 2)),
+                "zl": np.zeros((1, 2)),
+                "dl": np.zeros(8192, np.float32),
+                "w": 0,
+                "d": int((0.01 + (i % 10) * 0.01) * SR),
+                "g": np.array([0.7, 0.7]),
+            }
+        )
     out = np.zeros((2, block))
     env = np.zeros(block)
     idx = np.arange(block)
@@ -164,24 +225,36 @@ def run_scipy(n: int, block: int, min_seconds: float) -> float:
             y, v["zm"] = signal.sosfilt(main, 0.8 * x, zi=v["zm"])
             env[:] += 0.2 * y + e
             out[:] += v["g"][:, None] * y
+
     one_block()
     return _time(one_block, min_seconds)
 
 
 def run_pedalboard(n: int, block: int, min_seconds: float) -> float:
     import pedalboard as pb
+
     src = _source()
     step = RATE / SR
     idx = np.arange(block)
     voices = []
     for i in range(n):
-        voices.append({
-            "pos": 0.0,
-            "peak": pb.Pedalboard([pb.PeakFilter(1800.0, 20 * np.log10(0.3), 3.0)]),
-            "main": pb.Pedalboard([pb.Gain(20 * np.log10(0.8)), pb.HighpassFilter(120.0), pb.LowpassFilter(9000.0)]),
-            "echo": pb.Pedalboard([pb.HighpassFilter(200.0), pb.Delay(0.01 + (i % 10) * 0.01, 0.0, 1.0),
-                                   pb.LowpassFilter(6000.0)]),
-            "g": np.array([0.7, 0.7], np.float32)})
+        voices.append(
+            {
+                "pos": 0.0,
+                "peak": pb.Pedalboard([pb.PeakFilter(1800.0, 20 * np.log10(0.3), 3.0)]),
+                "main": pb.Pedalboard(
+                    [pb.Gain(20 * np.log10(0.8)), pb.HighpassFilter(120.0), pb.LowpassFilter(9000.0)]
+                ),
+                "echo": pb.Pedalboard(
+                    [
+                        pb.HighpassFilter(200.0),
+                        pb.Delay(0.01 + (i % 10) * 0.01, 0.0, 1.0),
+                        pb.LowpassFilter(6000.0),
+                    ]
+                ),
+                "g": np.array([0.7, 0.7], np.float32),
+            }
+        )
     out = np.zeros((2, block), np.float32)
     env = np.zeros(block, np.float32)
 
@@ -196,6 +269,7 @@ def run_pedalboard(n: int, block: int, min_seconds: float) -> float:
             y = v["main"](x, SR, reset=False)
             env[:] += 0.2 * y[0] + e[0]
             out[:] += v["g"][:, None] * y[0]
+
     one_block()
     return _time(one_block, min_seconds)
 
@@ -227,7 +301,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     budget = args.block / SR * 1000
     print(f"block {args.block} samples = {budget:.2f} ms budget; one process per run; CPU ms per block")
-    print(f"{'N':>5} {'impl':>11} {'ms/block':>9} {'% core':>7} {'RT voices/core':>15} {'x barkbus':>10} {'RSS MB':>7}")
+    print(
+        f"{'N':>5} {'impl':>11} {'ms/block':>9} {'% core':>7} {'RT voices/core':>15} "
+        f"{'x barkbus':>10} {'RSS MB':>7}"
+    )
     at256: dict[str, float] = {}
     for n in args.voices:
         base = None
@@ -236,8 +313,22 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{n:>5} {impl:>11} {'skipped (N > --peer-max)':>40}")
                 continue
             env = dict(os.environ, BARKBUS_FUSED="0" if impl == "bb-nodes" else "1")
-            proc = subprocess.run([sys.executable, __file__, "--child", impl, str(n), "--block", str(args.block),
-                                   "--seconds", str(args.seconds)], capture_output=True, text=True, env=env)
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--child",
+                    impl,
+                    str(n),
+                    "--block",
+                    str(args.block),
+                    "--seconds",
+                    str(args.seconds),
+                ],
+                capture_output=True,
+                text=True,
+                env=env,
+            )
             if proc.returncode != 0:
                 print(f"{n:>5} {impl:>11} failed: {proc.stderr.strip().splitlines()[-1:]}")
                 continue
@@ -248,15 +339,22 @@ def main(argv: list[str] | None = None) -> int:
             if n == 256:
                 at256[impl] = ms
             ratio = f"{ms / base:.1f}x" if base else "-"
-            print(f"{n:>5} {impl:>11} {ms:>9.3f} {100 * ms / budget:>6.1f}% {n * budget / ms:>15.0f} "
-                  f"{ratio:>10} {r['rss_mb']:>7.0f}")
+            print(
+                f"{n:>5} {impl:>11} {ms:>9.3f} {100 * ms / budget:>6.1f}% {n * budget / ms:>15.0f} "
+                f"{ratio:>10} {r['rss_mb']:>7.0f}"
+            )
     if "barkbus" in at256:
         rt = 256 * budget / at256["barkbus"]
-        print(f"target >= 2,500 real-time voices per core at 256 voices (stretch 5,000): {rt:,.0f} -> "
-              f"{'met' if rt >= 2500 else 'NOT met'}")
+        print(
+            f"target >= 2,500 real-time voices per core at 256 voices (stretch 5,000): {rt:,.0f} -> "
+            f"{'met' if rt >= 2500 else 'NOT met'}"
+        )
         if "pedalboard" in at256:
             x = at256["pedalboard"] / at256["barkbus"]
-            print(f"target >= 15x the pedalboard chain at 256 voices: {x:.1f}x -> {'met' if x >= 15 else 'NOT met'}")
+            print(
+                f"target >= 15x the pedalboard chain at 256 voices: {x:.1f}x -> "
+                f"{'met' if x >= 15 else 'NOT met'}"
+            )
     return 0
 
 

@@ -35,10 +35,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from audio.core.engine import Engine
+from audio.games.tone.system import DEFAULT_GRAPH as DEFAULT_TONE_GRAPH
+from audio.games.tone.system import ToneOn, ToneSystem
 from audio.live.device import LiveSettings, format_metrics
 from audio.port.api import VoicePort
 from audio.port.osc import OscServer, build_message
-from audio.games.tone.system import DEFAULT_GRAPH as DEFAULT_TONE_GRAPH, ToneOn, ToneSystem
 
 PROBE_EVERY_S = 0.25
 PROBE_LEVEL = 0.9

@@ -6,6 +6,7 @@ int16 through a WAV in memory). The number of differing samples is printed too.
 
     python tools/bench_psadpcm.py [--seconds S] [--rate HZ] [--repeat N]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,9 +21,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from audio.codecs import vgmstream  # noqa: E402
-from audio.codecs.psadpcm import encode_psadpcm  # noqa: E402
-from audio.games.radiata.formats.vag import decode_vag, encode_vag  # noqa: E402
+from audio.codecs import vgmstream
+from audio.codecs.psadpcm import encode_psadpcm
+from audio.games.radiata.formats.vag import decode_vag, encode_vag
 
 
 def best_time(fn: Callable[[], object], repeat: int) -> float:
@@ -51,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     n = int(args.seconds * args.rate)
     x = voice_like(n, args.rate)
-    encode_psadpcm(x[:280])                                   # compile (or load the numba cache)
+    encode_psadpcm(x[:280])  # compile (or load the numba cache)
     t_enc = best_time(lambda: encode_psadpcm(x), max(1, args.repeat // 2))
     data = encode_vag(x, args.rate, "bench")
     decode_vag(data)

@@ -6,6 +6,7 @@ espeak-ng, a deterministic vowel-like signal (pulse train through resonances). C
 
     python tools/bench_ut.py [--seconds S] [--repeat N]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,16 +44,18 @@ def speech(seconds: float) -> tuple[np.ndarray, str]:
     if shutil.which("espeak-ng"):
         sys.path.insert(0, str(ROOT / "tools"))
         from speech_synth import speak
+
         with tempfile.TemporaryDirectory() as tmp:
             x = speak(TEXT, ["-v", "en-us"], Path(tmp), RATE)
         src = "espeak-ng"
     else:
         from scipy.signal import lfilter
+
         t = np.zeros(int(RATE * 2.0))
-        t[::RATE // 120] = 1.0
+        t[:: RATE // 120] = 1.0
         x = lfilter([1.0], [1.0, -1.3, 0.8], t)
         src = "synthetic vowel"
-    x = np.tile(x, int(np.ceil(seconds * RATE / x.size)))[:int(seconds * RATE)]
+    x = np.tile(x, int(np.ceil(seconds * RATE / x.size)))[: int(seconds * RATE)]
     return np.rint(x / np.abs(x).max() * 0.7 * 32767).astype(np.int16), src
 
 
@@ -63,16 +66,18 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     pcm, src = speech(args.seconds)
     dur = pcm.size / RATE
-    decode_ut_int16(encode_ut(pcm[:RATE]))                        # compile (or load the numba cache)
+    decode_ut_int16(encode_ut(pcm[:RATE]))  # compile (or load the numba cache)
     t0 = time.perf_counter()
     data = encode_ut(pcm)
     enc = time.perf_counter() - t0
     dec = best_time(lambda: decode_ut_int16(data), args.repeat)
     out = decode_ut_int16(data).astype(np.float64)
     ref = pcm.astype(np.float64)
-    snr = 10 * np.log10(np.sum(ref ** 2) / np.sum((ref - out) ** 2))
-    print(f"input: {src}, {dur:.1f} s at {RATE} Hz; file {len(data)} bytes "
-          f"({(len(data) - 12) * 8 / dur / 1000:.1f} kbit/s), waveform SNR {snr:.2f} dB")
+    snr = 10 * np.log10(np.sum(ref**2) / np.sum((ref - out) ** 2))
+    print(
+        f"input: {src}, {dur:.1f} s at {RATE} Hz; file {len(data)} bytes "
+        f"({(len(data) - 12) * 8 / dur / 1000:.1f} kbit/s), waveform SNR {snr:.2f} dB"
+    )
     print(f"decode: {dur / dec:8.1f} x real time ({dec * 1000:.1f} ms)")
     print(f"encode: {dur / enc:8.1f} x real time ({enc:.2f} s)")
     return 0

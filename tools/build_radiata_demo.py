@@ -34,11 +34,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from speech_synth import speak  # noqa: E402
+from speech_synth import speak
 
-from audio.games.radiata.formats import rmf  # noqa: E402
-from audio.games.radiata.formats.vag import encode_vag  # noqa: E402
-from audio.games.radiata.formats.voicetable import VoiceEntry, write_voicetable  # noqa: E402
+from audio.games.radiata.formats import rmf
+from audio.games.radiata.formats.vag import encode_vag
+from audio.games.radiata.formats.voicetable import VoiceEntry, write_voicetable
 
 OUT = ROOT / "audio" / "games" / "radiata" / "demo"
 RATE = 22_050

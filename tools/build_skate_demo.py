@@ -27,6 +27,7 @@ and priorities are demo choices. The build is reproducible: the same bytes on ev
 given espeak-ng (whose output may differ between versions; the generated files are committed and
 nothing here is needed at render time).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,17 +45,35 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from audio.codecs.pcm import encode_pcm16be  # noqa: E402
-from audio.codecs.snr import CODEC_PCM16BE, CODEC_XAS1, TYPE_STREAM, SnrHeader  # noqa: E402
-from audio.codecs.xas1 import encode_xas1  # noqa: E402
-from audio.games.skate.formats.big import COMPRESSIONS  # noqa: E402
-from audio.games.skate.formats.evt import ClipRef, EvtEvent, EvtRecord, EvtTable, event_id  # noqa: E402
-from audio.games.skate.formats.hdr import ClipHeader  # noqa: E402
-from audio.games.skate.formats.install import SPEECH_DIR, bank_paths, write_install  # noqa: E402
-from speech_synth import speak  # noqa: E402
+from speech_synth import speak
 
-__all__ = ["RATE", "BANK", "TAKE_PEAK", "VOICES", "EVENTS", "RADIO_SEQUENCE", "SCENARIO", "Voice", "EventDef",
-           "ClipDef", "clip_defs", "build_evt", "synthesize", "radio_chirp", "encode_take", "build", "main"]
+from audio.codecs.pcm import encode_pcm16be
+from audio.codecs.snr import CODEC_PCM16BE, CODEC_XAS1, TYPE_STREAM, SnrHeader
+from audio.codecs.xas1 import encode_xas1
+from audio.games.skate.formats.big import COMPRESSIONS
+from audio.games.skate.formats.evt import ClipRef, EvtEvent, EvtRecord, EvtTable, event_id
+from audio.games.skate.formats.hdr import ClipHeader
+from audio.games.skate.formats.install import SPEECH_DIR, bank_paths, write_install
+
+__all__ = [
+    "RATE",
+    "BANK",
+    "TAKE_PEAK",
+    "VOICES",
+    "EVENTS",
+    "RADIO_SEQUENCE",
+    "SCENARIO",
+    "Voice",
+    "EventDef",
+    "ClipDef",
+    "clip_defs",
+    "build_evt",
+    "synthesize",
+    "radio_chirp",
+    "encode_take",
+    "build",
+    "main",
+]
 
 RATE = 36_000
 """Take sample rate (Hz), like the retail living-world takes."""
@@ -63,25 +82,25 @@ BANK = 1
 OUT = ROOT / "audio" / "games" / "skate" / "demo"
 TAKE_PEAK = 0.5
 """Take peak level (linear, -6 dBFS): near the retail takes (a busm1 warn take peaks at -9 dBFS)."""
-WEIGHT_CODE = 0x39          # 4 x 25, every living-world record
+WEIGHT_CODE = 0x39  # 4 x 25, every living-world record
 RECORD_PROBABILITY = 100
-_TAKE_PITCH = (0, 6, -5, 3)      # espeak-ng -p offset per take (delivery)
-_TAKE_SPEED = (0, 12, -8, 6)     # espeak-ng -s offset per take (words per minute)
+_TAKE_PITCH = (0, 6, -5, 3)  # espeak-ng -p offset per take (delivery)
+_TAKE_SPEED = (0, 12, -8, 6)  # espeak-ng -s offset per take (words per minute)
 
 
 @dataclass(frozen=True)
 class Voice:
     """One ped voice: its real id and type bit, our variant bit, and how espeak-ng speaks it."""
 
-    name: str | None          # voice name in the clip names (None: a generic voice, e.g. 53)
+    name: str | None  # voice name in the clip names (None: a generic voice, e.g. 53)
     id: int
     type_bit: int
     variant_bit: int
     role: str
-    espeak: str               # espeak-ng -v
-    pitch: int                # espeak-ng -p (0..99)
-    speed: int                # espeak-ng -s (words per minute)
-    lines: dict[str, tuple[str, ...]]   # clip line ("501/Warn_n") -> one text per take
+    espeak: str  # espeak-ng -v
+    pitch: int  # espeak-ng -p (0..99)
+    speed: int  # espeak-ng -s (words per minute)
+    lines: dict[str, tuple[str, ...]]  # clip line ("501/Warn_n") -> one text per take
 
     @property
     def tag(self) -> str:
@@ -94,9 +113,9 @@ class EventDef:
 
     n: int
     name: str
-    words: tuple[int, ...]     # block words the request carries (spec 2.4), e.g. (0, 1, 2)
-    timeout: int = 90          # queue timeout, console frames (demo value)
-    priority: int = 520        # .evt priority 500-550 (demo value; the player uses the tuning's)
+    words: tuple[int, ...]  # block words the request carries (spec 2.4), e.g. (0, 1, 2)
+    timeout: int = 90  # queue timeout, console frames (demo value)
+    priority: int = 520  # .evt priority 500-550 (demo value; the player uses the tuning's)
 
     @property
     def id(self) -> int:
@@ -153,92 +172,181 @@ _BY_NUMBER = {e.number: e for e in EVENTS}
 
 RADIO_SEQUENCE = ("Radio_chirp_in", "Radio", "Radio_chirp_out")
 """The guard radio record's clips, played in this order (102_Radio)."""
-_CHIRP = {"Radio_chirp_in": 2, "Radio_chirp_out": 2}     # synthesised clips: line -> take count
+_CHIRP = {"Radio_chirp_in": 2, "Radio_chirp_out": 2}  # synthesised clips: line -> take count
 
 VOICES: tuple[Voice, ...] = (
-    Voice("busm1", 59, 0x1000, 1, "business man", "en-us+m3", 38, 180, {
-        "501/Warn_n": ("Hey! Watch it!", "Watch where you're going!",
-                       "Do you mind? This suit cost more than your board."),
-        "501/Warn_f": ("Hey! Slow down over there!", "Watch it, you hooligan!"),
-        "104/Slam_n": ("Ooh, that had to hurt.", "Serves you right.",
-                       "Somebody call an ambulance. Or don't."),
-        "101/SpecPos_n": ("Huh. Not bad, kid.", "Impressive. Now get a job."),
-        "205/SpecCol": ("Whoa! Everyone all right?", "Good grief!"),
-        "202/HImpRct": ("Oof!", "Ugh, my coffee!"),
-        "1901/Shout": ("Taxi!", "I'm on the phone here!"),
-    }),
-    Voice("adtf2", 47, 0x2, 2, "adult woman", "en-gb+f2", 58, 180, {
-        "501/Warn_n": ("Oi! Careful!", "Mind where you're going!", "Honestly, kids these days."),
-        "501/Warn_f": ("Careful over there!", "Oi! Slow down!"),
-        "104/Slam_n": ("Oh my goodness!", "Oh, that looked painful.", "Are you all right, love?"),
-        "104/Slam_f": ("Ooh, nasty fall!", "Did he just fall over?"),
-        "101/SpecPos_n": ("Oh, that was lovely!", "Brilliant!"),
-        "205/SpecCol": ("Oh no!", "Goodness me!"),
-        "203/Concern_n": ("Are you hurt, dear?", "Someone help him up."),
-        "108/ChsFlee": ("Get away from me!", "I'm leaving!"),
-        "1901/Shout": ("Yoo-hoo! Over here!", "Hello there!"),
-    }),
-    Voice("secg1", 75, 0x40, 1, "security guard", "en-us+m7", 30, 175, {
-        "501/Warn_n": ("Hey! No skating here!", "Step off the board, pal.", "Watch it, buddy!"),
-        "501/Warn_f": ("Hey you! No skateboarding!", "Off the board, now!"),
-        "104/Slam_n": ("Ha! That's what you get.", "Told you. Dangerous."),
-        "205/SpecCol": ("Everybody stay back!", "Nobody move!"),
-        "603/Chase_Start": ("Hey! Stop right there!", "You! Freeze!", "Get back here!"),
-        "607/ChsJoin": ("I'm on him!", "Coming through! Security!"),
-        "102/Radio": ("Dispatch, I've got a skater in the plaza.", "Copy that, moving in.",
-                      "Suspect on a board, heading north."),
-        "1901/Shout": ("Move along, people!", "Keep it moving!"),
-    }),
-    Voice("tenm1", 69, 0x20, 1, "teen boy", "en-us+m1", 70, 205, {
-        "501/Warn_n": ("Dude! Watch it!", "Whoa, watch it, man!", "Seriously, dude?"),
-        "501/Warn_f": ("Dude, watch out!", "Hey, watch it, man!"),
-        "104/Slam_n": ("Oh! Dude! Bail!", "Ha ha, epic fail!", "Oh man, that's gotta hurt!"),
-        "104/Slam_f": ("Yo, did you see that bail?", "Oh, he ate it!"),
-        "101/SpecPos_n": ("Sick!", "Dude, that was rad!"),
-        "205/SpecCol": ("Whoa!", "Oh snap!"),
-        "203/Concern_n": ("You okay, man?", "Dude, you alright?"),
-        "1901/Shout": ("Yo!", "Hey, wait up!"),
-    }),
-    Voice("grn1", 51, 0x4, 1, "granny", "en+f4", 75, 150, {
-        "501/Warn_n": ("Watch it, young man!", "Oh, you nearly knocked me over!", "Careful, kid!"),
-        "501/Warn_f": ("Slow down, young man!", "You'll break your neck!"),
-        "104/Slam_n": ("Oh dear, oh dear!", "I told you so!", "Goodness gracious!"),
-        "104/Slam_f": ("Oh my, he fell down!", "Somebody help that boy!"),
-        "101/SpecPos_n": ("Oh, how clever!", "My, my, very nice!"),
-        "205/SpecCol": ("Oh, heavens!", "Good lord!"),
-        "203/Concern_n": ("Are you hurt, sweetie?", "Oh, you poor thing."),
-        "108/ChsFlee": ("Oh, I'm going home!", "Not today, thank you!"),
-        "1901/Shout": ("Harold! Harold!", "Where are my glasses?"),
-    }),
-    Voice("sktm1", 89, 0x200, 1, "skater", "en-us+m2", 55, 210, {
-        "501/Warn_n": ("Watch it, bro!", "Hey, that's my line, man!", "Whoa, heads up!"),
-        "501/Warn_f": ("Heads up over there!", "Yo, clear the line!"),
-        "104/Slam_n": ("Ooh, slam!", "Shake it off, bro!", "Hardcore!"),
-        "101/SpecPos_n": ("Yeah! Stomped it!", "Sick trick, bro!"),
-        "205/SpecCol": ("Whoa, yard sale!", "Oh, dude!"),
-        "203/Concern_n": ("You good, bro?", "Walk it off, man."),
-        "108/ChsFlee": ("Security! Scatter!", "Later!"),
-        "1901/Shout": ("Let's session!", "Yo, over here!"),
-    }),
-    Voice("bum1", 87, 0x4000, 1, "bum", "en-gb-scotland+croak", 25, 155, {
-        "501/Warn_n": ("Hey! Watch it, pal!", "Careful, I'm walking here!", "Hey, you spilled my drink!"),
-        "501/Warn_f": ("Hey! Watch it!", "Slow down, ya punk!"),
-        "104/Slam_n": ("Ha! Ha! Ha!", "Been there, buddy.", "That's gotta sting."),
-        "101/SpecPos_n": ("Not bad, not bad.", "Do it again!"),
-        "205/SpecCol": ("Whoa there!", "Heh, nice one."),
-        "108/ChsFlee": ("I didn't do nothing!", "I'm going, I'm going!"),
-        "109/Help": ("Help! Help!", "They're after me!"),
-        "1901/Shout": ("Hey buddy!", "Nice day, huh?"),
-        "206/PanHandle": ("Spare a dollar, friend?", "Got any change?"),
-        "207/Ramble": ("The pigeons know everything.", "Back in my day we had real wheels."),
-    }),
-    Voice(None, 53, 0x100, 2, "tourist woman (generic voice, unnamed clips)", "en-us+f3", 62, 175, {
-        "501/Warn_n": ("Excuse me!", "Hey, careful!"),
-        "501/Warn_f": ("Watch out!", "Careful over there!"),
-        "104/Slam_n": ("Oh no!", "Is he okay?"),
-        "101/SpecPos_n": ("Wow! Can I take a picture?", "Amazing!"),
-        "1901/Shout": ("Look at this plaza!", "Honey, over here!"),
-    }),
+    Voice(
+        "busm1",
+        59,
+        0x1000,
+        1,
+        "business man",
+        "en-us+m3",
+        38,
+        180,
+        {
+            "501/Warn_n": (
+                "Hey! Watch it!",
+                "Watch where you're going!",
+                "Do you mind? This suit cost more than your board.",
+            ),
+            "501/Warn_f": ("Hey! Slow down over there!", "Watch it, you hooligan!"),
+            "104/Slam_n": (
+                "Ooh, that had to hurt.",
+                "Serves you right.",
+                "Somebody call an ambulance. Or don't.",
+            ),
+            "101/SpecPos_n": ("Huh. Not bad, kid.", "Impressive. Now get a job."),
+            "205/SpecCol": ("Whoa! Everyone all right?", "Good grief!"),
+            "202/HImpRct": ("Oof!", "Ugh, my coffee!"),
+            "1901/Shout": ("Taxi!", "I'm on the phone here!"),
+        },
+    ),
+    Voice(
+        "adtf2",
+        47,
+        0x2,
+        2,
+        "adult woman",
+        "en-gb+f2",
+        58,
+        180,
+        {
+            "501/Warn_n": ("Oi! Careful!", "Mind where you're going!", "Honestly, kids these days."),
+            "501/Warn_f": ("Careful over there!", "Oi! Slow down!"),
+            "104/Slam_n": ("Oh my goodness!", "Oh, that looked painful.", "Are you all right, love?"),
+            "104/Slam_f": ("Ooh, nasty fall!", "Did he just fall over?"),
+            "101/SpecPos_n": ("Oh, that was lovely!", "Brilliant!"),
+            "205/SpecCol": ("Oh no!", "Goodness me!"),
+            "203/Concern_n": ("Are you hurt, dear?", "Someone help him up."),
+            "108/ChsFlee": ("Get away from me!", "I'm leaving!"),
+            "1901/Shout": ("Yoo-hoo! Over here!", "Hello there!"),
+        },
+    ),
+    Voice(
+        "secg1",
+        75,
+        0x40,
+        1,
+        "security guard",
+        "en-us+m7",
+        30,
+        175,
+        {
+            "501/Warn_n": ("Hey! No skating here!", "Step off the board, pal.", "Watch it, buddy!"),
+            "501/Warn_f": ("Hey you! No skateboarding!", "Off the board, now!"),
+            "104/Slam_n": ("Ha! That's what you get.", "Told you. Dangerous."),
+            "205/SpecCol": ("Everybody stay back!", "Nobody move!"),
+            "603/Chase_Start": ("Hey! Stop right there!", "You! Freeze!", "Get back here!"),
+            "607/ChsJoin": ("I'm on him!", "Coming through! Security!"),
+            "102/Radio": (
+                "Dispatch, I've got a skater in the plaza.",
+                "Copy that, moving in.",
+                "Suspect on a board, heading north.",
+            ),
+            "1901/Shout": ("Move along, people!", "Keep it moving!"),
+        },
+    ),
+    Voice(
+        "tenm1",
+        69,
+        0x20,
+        1,
+        "teen boy",
+        "en-us+m1",
+        70,
+        205,
+        {
+            "501/Warn_n": ("Dude! Watch it!", "Whoa, watch it, man!", "Seriously, dude?"),
+            "501/Warn_f": ("Dude, watch out!", "Hey, watch it, man!"),
+            "104/Slam_n": ("Oh! Dude! Bail!", "Ha ha, epic fail!", "Oh man, that's gotta hurt!"),
+            "104/Slam_f": ("Yo, did you see that bail?", "Oh, he ate it!"),
+            "101/SpecPos_n": ("Sick!", "Dude, that was rad!"),
+            "205/SpecCol": ("Whoa!", "Oh snap!"),
+            "203/Concern_n": ("You okay, man?", "Dude, you alright?"),
+            "1901/Shout": ("Yo!", "Hey, wait up!"),
+        },
+    ),
+    Voice(
+        "grn1",
+        51,
+        0x4,
+        1,
+        "granny",
+        "en+f4",
+        75,
+        150,
+        {
+            "501/Warn_n": ("Watch it, young man!", "Oh, you nearly knocked me over!", "Careful, kid!"),
+            "501/Warn_f": ("Slow down, young man!", "You'll break your neck!"),
+            "104/Slam_n": ("Oh dear, oh dear!", "I told you so!", "Goodness gracious!"),
+            "104/Slam_f": ("Oh my, he fell down!", "Somebody help that boy!"),
+            "101/SpecPos_n": ("Oh, how clever!", "My, my, very nice!"),
+            "205/SpecCol": ("Oh, heavens!", "Good lord!"),
+            "203/Concern_n": ("Are you hurt, sweetie?", "Oh, you poor thing."),
+            "108/ChsFlee": ("Oh, I'm going home!", "Not today, thank you!"),
+            "1901/Shout": ("Harold! Harold!", "Where are my glasses?"),
+        },
+    ),
+    Voice(
+        "sktm1",
+        89,
+        0x200,
+        1,
+        "skater",
+        "en-us+m2",
+        55,
+        210,
+        {
+            "501/Warn_n": ("Watch it, bro!", "Hey, that's my line, man!", "Whoa, heads up!"),
+            "501/Warn_f": ("Heads up over there!", "Yo, clear the line!"),
+            "104/Slam_n": ("Ooh, slam!", "Shake it off, bro!", "Hardcore!"),
+            "101/SpecPos_n": ("Yeah! Stomped it!", "Sick trick, bro!"),
+            "205/SpecCol": ("Whoa, yard sale!", "Oh, dude!"),
+            "203/Concern_n": ("You good, bro?", "Walk it off, man."),
+            "108/ChsFlee": ("Security! Scatter!", "Later!"),
+            "1901/Shout": ("Let's session!", "Yo, over here!"),
+        },
+    ),
+    Voice(
+        "bum1",
+        87,
+        0x4000,
+        1,
+        "bum",
+        "en-gb-scotland+croak",
+        25,
+        155,
+        {
+            "501/Warn_n": ("Hey! Watch it, pal!", "Careful, I'm walking here!", "Hey, you spilled my drink!"),
+            "501/Warn_f": ("Hey! Watch it!", "Slow down, ya punk!"),
+            "104/Slam_n": ("Ha! Ha! Ha!", "Been there, buddy.", "That's gotta sting."),
+            "101/SpecPos_n": ("Not bad, not bad.", "Do it again!"),
+            "205/SpecCol": ("Whoa there!", "Heh, nice one."),
+            "108/ChsFlee": ("I didn't do nothing!", "I'm going, I'm going!"),
+            "109/Help": ("Help! Help!", "They're after me!"),
+            "1901/Shout": ("Hey buddy!", "Nice day, huh?"),
+            "206/PanHandle": ("Spare a dollar, friend?", "Got any change?"),
+            "207/Ramble": ("The pigeons know everything.", "Back in my day we had real wheels."),
+        },
+    ),
+    Voice(
+        None,
+        53,
+        0x100,
+        2,
+        "tourist woman (generic voice, unnamed clips)",
+        "en-us+f3",
+        62,
+        175,
+        {
+            "501/Warn_n": ("Excuse me!", "Hey, careful!"),
+            "501/Warn_f": ("Watch out!", "Careful over there!"),
+            "104/Slam_n": ("Oh no!", "Is he okay?"),
+            "101/SpecPos_n": ("Wow! Can I take a picture?", "Amazing!"),
+            "1901/Shout": ("Look at this plaza!", "Honey, over here!"),
+        },
+    ),
 )
 """The demo's voices (real ids and type bits, spec 1.4) and their lines (one text per take)."""
 
@@ -247,11 +355,11 @@ VOICES: tuple[Voice, ...] = (
 class ClipDef:
     """One clip to write: its name, event, voice, line and takes' (text, espeak args) or chirp."""
 
-    name: str                  # stem, e.g. "501_59_busm1_Warn_n"
+    name: str  # stem, e.g. "501_59_busm1_Warn_n"
     event: EventDef
     voice: Voice
     line: str
-    texts: tuple[str, ...]     # one per take ("" for synthesised chirps)
+    texts: tuple[str, ...]  # one per take ("" for synthesised chirps)
 
     @property
     def near_far(self) -> int:
@@ -307,12 +415,32 @@ def build_evt(clips: list[ClipDef], ids: dict[str, int]) -> EvtTable:
                     groups.append([by_line[s] for s in RADIO_SEQUENCE if s in by_line])
             else:
                 groups.append([c])
-        records = tuple(EvtRecord(weight_code=WEIGHT_CODE, probability=RECORD_PROBABILITY, mode=0, locals=0,
-                                  values=_values(ev, g), clips=tuple(ClipRef(ids[c.name]) for c in g))
-                        for g in groups)
-        fields = tuple(range(1, len(ev.words) + 1))   # field k reads request word k
-        events.append(EvtEvent(id=ev.id, timeout=ev.timeout, priority=ev.priority, flags=0, probability=100,
-                               flags2=0, byte11=0, fields=fields, records=records, name=ev.name))
+        records = tuple(
+            EvtRecord(
+                weight_code=WEIGHT_CODE,
+                probability=RECORD_PROBABILITY,
+                mode=0,
+                locals=0,
+                values=_values(ev, g),
+                clips=tuple(ClipRef(ids[c.name]) for c in g),
+            )
+            for g in groups
+        )
+        fields = tuple(range(1, len(ev.words) + 1))  # field k reads request word k
+        events.append(
+            EvtEvent(
+                id=ev.id,
+                timeout=ev.timeout,
+                priority=ev.priority,
+                flags=0,
+                probability=100,
+                flags2=0,
+                byte11=0,
+                fields=fields,
+                records=records,
+                name=ev.name,
+            )
+        )
     return EvtTable(bank=BANK, sub_bank=0, events=events)
 
 
@@ -325,6 +453,7 @@ def _finish(y: np.ndarray) -> np.ndarray:
 
 def _bandpass(x: np.ndarray, lo: float, hi: float) -> np.ndarray:
     from scipy.signal import butter, sosfilt
+
     return sosfilt(butter(4, [lo, hi], btype="bandpass", fs=RATE, output="sos"), x)
 
 
@@ -356,13 +485,20 @@ def encode_take(pcm: np.ndarray, codec: str) -> tuple[bytes, bytes]:
     """(8-byte SNR header, SNS body) of a mono 36 kHz take: codec "xas1" (4) or "pcm16be" (2)."""
     number = CODEC_XAS1 if codec == "xas1" else CODEC_PCM16BE
     body = encode_xas1(pcm) if codec == "xas1" else encode_pcm16be(pcm)
-    head = SnrHeader(version=0, codec=number, channels=1, sample_rate=RATE, type=TYPE_STREAM, loop=False,
-                     num_samples=int(pcm.size)).pack()
+    head = SnrHeader(
+        version=0,
+        codec=number,
+        channels=1,
+        sample_rate=RATE,
+        type=TYPE_STREAM,
+        loop=False,
+        num_samples=int(pcm.size),
+    ).pack()
     return head, body
 
 
 # -- the install ---------------------------------------------------------------------------------
-SCENARIO = '''# Skate 3 living-world speech demo: a skater (the listener / camera) rolls through a plaza.
+SCENARIO = """# Skate 3 living-world speech demo: a skater (the listener / camera) rolls through a plaza.
 # Built by tools/build_skate_demo.py together with the install beside it (install = "."); the
 # tuning is the [skate] default, barkbus's demo tuning audio/games/skate/demo/tuning.toml (NOT the
 # game's values). Render:
@@ -604,11 +740,12 @@ t = 26.0
 type = "skate.value"
 ped = 9
 value = 2
-'''
+"""
 
 
-def _readme(clips: list[ClipDef], compression: str, codec: str, sizes: dict[str, int], takes: int,
-            espeak_version: str) -> str:
+def _readme(
+    clips: list[ClipDef], compression: str, codec: str, sizes: dict[str, int], takes: int, espeak_version: str
+) -> str:
     lines = [
         "Skate 3 living-world speech demo install (barkbus)",
         "",
@@ -638,8 +775,10 @@ def _readme(clips: list[ClipDef], compression: str, codec: str, sizes: dict[str,
     lines += [f"  {size:>9}  {name}" for name, size in sorted(sizes.items())]
     lines += ["", "Voices (id, name, type bit, variant bit, role, espeak-ng voice / pitch / speed):"]
     for v in VOICES:
-        lines.append(f"  {v.id:>3}  {v.name or '-':<6} 0x{v.type_bit:04X}  {v.variant_bit:>2}  {v.role}  "
-                     f"[-v {v.espeak} -p {v.pitch} -s {v.speed}]")
+        lines.append(
+            f"  {v.id:>3}  {v.name or '-':<6} 0x{v.type_bit:04X}  {v.variant_bit:>2}  {v.role}  "
+            f"[-v {v.espeak} -p {v.pitch} -s {v.speed}]"
+        )
     lines += ["", "Events (id, name, records):"]
     for ev in EVENTS:
         n = sum(1 for c in clips if c.event is ev and c.line not in _CHIRP)
@@ -647,7 +786,7 @@ def _readme(clips: list[ClipDef], compression: str, codec: str, sizes: dict[str,
     lines += ["", "Takes (clip, take, espeak-ng arguments, text):"]
     for c in clips:
         for k, text in enumerate(c.texts):
-            what = "(synthesised chirp)" if not text else f"{' '.join(c.espeak_args(k))}  \"{text}\""
+            what = "(synthesised chirp)" if not text else f'{" ".join(c.espeak_args(k))}  "{text}"'
             lines.append(f"  {c.name}#{k}  {what}")
     return "\n".join(lines) + "\n"
 
@@ -668,8 +807,11 @@ def build(out: Path, *, voices: int | None = None, compression: str = "refpack",
         for c in clips:
             encoded = []
             for k, text in enumerate(c.texts):
-                pcm = radio_chirp(c.line, k) if c.line in _CHIRP else \
-                    synthesize(text, c.espeak_args(k), Path(tmp), radio=c.line == "Radio")
+                pcm = (
+                    radio_chirp(c.line, k)
+                    if c.line in _CHIRP
+                    else synthesize(text, c.espeak_args(k), Path(tmp), radio=c.line == "Radio")
+                )
                 encoded.append(encode_take(pcm, codec))
             takes += len(encoded)
             specs.append((c.name, ClipHeader.new(ids[c.name], len(encoded)), encoded))
@@ -678,34 +820,58 @@ def build(out: Path, *, voices: int | None = None, compression: str = "refpack",
     out.mkdir(parents=True, exist_ok=True)
     big = write_install(out, "livingworld", specs, build_evt(clips, ids), compression=compression)
     (out / "plaza.toml").write_text(SCENARIO, encoding="utf-8")
-    version = subprocess.run(["espeak-ng", "--version"], check=True, capture_output=True,
-                             text=True).stdout.strip()
+    version = subprocess.run(
+        ["espeak-ng", "--version"], check=True, capture_output=True, text=True
+    ).stdout.strip()
     sizes = {str(big.relative_to(out)): big.stat().st_size, "plaza.toml": (out / "plaza.toml").stat().st_size}
     readme = _readme(clips, compression, codec, sizes, takes, version)
     (out / "README.txt").write_text(readme, encoding="utf-8")
-    return {"speech_big": big, "bytes": big.stat().st_size, "clips": len(clips), "takes": takes,
-            "voices": len(chosen), "events": len(EVENTS)}
+    return {
+        "speech_big": big,
+        "bytes": big.stat().st_size,
+        "clips": len(clips),
+        "takes": takes,
+        "voices": len(chosen),
+        "events": len(EVENTS),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog="Writes OUT/data/... (replaced), OUT/plaza.toml and OUT/README.txt. "
-                                        "Needs espeak-ng on PATH. The same bytes on every run.")
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Writes OUT/data/... (replaced), OUT/plaza.toml and OUT/README.txt. "
+        "Needs espeak-ng on PATH. The same bytes on every run.",
+    )
     ap.add_argument("--out", type=Path, default=OUT, help=f"output folder (default {OUT})")
-    ap.add_argument("--voices", type=int, default=None, metavar="N",
-                    help=f"only the first N of the {len(VOICES)} voices (a quick reduced build)")
-    ap.add_argument("--compression", default="refpack", choices=sorted(COMPRESSIONS),
-                    help="compression of the .hdr/.sth/.evt entries and nested archives (default refpack)")
-    ap.add_argument("--codec", default="xas1", choices=("xas1", "pcm16be"),
-                    help="take codec: xas1 (EA codec 4, default) or pcm16be (codec 2, ~3.4x larger)")
+    ap.add_argument(
+        "--voices",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"only the first N of the {len(VOICES)} voices (a quick reduced build)",
+    )
+    ap.add_argument(
+        "--compression",
+        default="refpack",
+        choices=sorted(COMPRESSIONS),
+        help="compression of the .hdr/.sth/.evt entries and nested archives (default refpack)",
+    )
+    ap.add_argument(
+        "--codec",
+        default="xas1",
+        choices=("xas1", "pcm16be"),
+        help="take codec: xas1 (EA codec 4, default) or pcm16be (codec 2, ~3.4x larger)",
+    )
     args = ap.parse_args(argv)
     if args.voices is not None and not 1 <= args.voices <= len(VOICES):
         ap.error(f"--voices must be 1..{len(VOICES)}")
     s = build(args.out, voices=args.voices, compression=args.compression, codec=args.codec)
     print(f"{s['bytes']:>9} bytes  {s['speech_big']}")
-    print(f"{s['voices']} voices, {s['clips']} clips, {s['takes']} takes, {s['events']} events "
-          f"({SPEECH_DIR / bank_paths('livingworld')['speech']})")
+    print(
+        f"{s['voices']} voices, {s['clips']} clips, {s['takes']} takes, {s['events']} events "
+        f"({SPEECH_DIR / bank_paths('livingworld')['speech']})"
+    )
     return 0
 
 

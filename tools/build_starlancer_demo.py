@@ -17,6 +17,7 @@ Everything is written with barkbus's own writers in the game's layout (no game d
 Prints each line's waveform SNR (encoder output decoded vs the input). Reproducible for a given
 espeak-ng.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -50,7 +51,7 @@ from audio.games.starlancer.script.asm import Asm
 
 OUT = ROOT / "audio" / "games" / "starlancer" / "demo"
 RATE = 22_050
-LINES = {   # member -> (espeak voice args, text)
+LINES = {  # member -> (espeak voice args, text)
     "ms99_ins_001": (["-v", "en-us+m3", "-s", "165"], "Welcome back, pilot. Form up on the Reliant."),
     "ms99_rel_001": (["-v", "en+m1", "-s", "170"], "Reliant to Alpha, check in."),
     "ms99_nag_001": (["-v", "en+f2", "-s", "175"], "Alpha two, copy."),
@@ -76,25 +77,55 @@ class Pool:
 def routines() -> list[tuple[str, bytes]]:
     """(role, routine bytes) in script order: two trigger blocks, then the parts."""
     naginata, reliant, bandit = ("ship", 0), ("ship", 2), ("ship", 1)
-    on_bandit = (Asm().call("CommsFromShipOnce", naginata, ("byte", 1), "ms99_nag_003.ut").call("WaitForMovie")
-                 .push(("global", 0)).push(("byte", 1)).op("equal").branch_if_zero("end")
-                 .call("PlaySpeech", "ms99_rel_002.ut").call("WaitForSpeech").label("end").ret())
-    on_naginata = Asm().call("CommsFromShip", naginata, ("byte", 3), "ms99_nag_004.ut").call("WaitForMovie").ret()
-    start = (Asm().call("DisableGenericComms", ("byte", 1))
-             .call("CommsFromPilotOnce", ("byte", 20), ("byte", 0), "ms_speech\\ms99_ins_001.ut")
-             .call("WaitForMovie").call("DisableGenericComms", ("byte", 0))
-             .call("CreateTimer", ("byte", 1), ("byte", 1), ("const", 0), ("byte", 1)).ret())
-    stale = bytes.fromhex("2c00320a28002c01210b")        # SetAI-looking residue in the unused arm slots
-    reminder = (Asm().call("CommsFromShip", reliant, ("byte", 0), "ms99_rel_001.ut").call("WaitForMovie")
-                .call("Wait", ("byte", 1))
-                .random_branch("other", [("copy", 50)], reserve=10, stale=stale, unused=0x2C)
-                .label("copy").call("CommsFromShip", naginata, ("byte", 1), "ms99_nag_001.ut").jump("done")
-                .label("other").call("CommsFromShip", naginata, ("byte", 0), "ms99_nag_002.ut")
-                .label("done").call("WaitForMovie").push(bandit).call("SetPrimaryTarget").ret())
-    return [("t_bandit", write_routine(on_bandit.code(), pad=b"\x2c")),
-            ("t_naginata", write_routine(on_naginata.code(), pad=b"\x32")),
-            ("start", write_routine(start.code(), [19], pad=b"\x21", filler=b"\x08\x00\x22\x0d")),
-            ("reminder", write_routine(reminder.code(), pad=b"\x43"))]
+    on_bandit = (
+        Asm()
+        .call("CommsFromShipOnce", naginata, ("byte", 1), "ms99_nag_003.ut")
+        .call("WaitForMovie")
+        .push(("global", 0))
+        .push(("byte", 1))
+        .op("equal")
+        .branch_if_zero("end")
+        .call("PlaySpeech", "ms99_rel_002.ut")
+        .call("WaitForSpeech")
+        .label("end")
+        .ret()
+    )
+    on_naginata = (
+        Asm().call("CommsFromShip", naginata, ("byte", 3), "ms99_nag_004.ut").call("WaitForMovie").ret()
+    )
+    start = (
+        Asm()
+        .call("DisableGenericComms", ("byte", 1))
+        .call("CommsFromPilotOnce", ("byte", 20), ("byte", 0), "ms_speech\\ms99_ins_001.ut")
+        .call("WaitForMovie")
+        .call("DisableGenericComms", ("byte", 0))
+        .call("CreateTimer", ("byte", 1), ("byte", 1), ("const", 0), ("byte", 1))
+        .ret()
+    )
+    stale = bytes.fromhex("2c00320a28002c01210b")  # SetAI-looking residue in the unused arm slots
+    reminder = (
+        Asm()
+        .call("CommsFromShip", reliant, ("byte", 0), "ms99_rel_001.ut")
+        .call("WaitForMovie")
+        .call("Wait", ("byte", 1))
+        .random_branch("other", [("copy", 50)], reserve=10, stale=stale, unused=0x2C)
+        .label("copy")
+        .call("CommsFromShip", naginata, ("byte", 1), "ms99_nag_001.ut")
+        .jump("done")
+        .label("other")
+        .call("CommsFromShip", naginata, ("byte", 0), "ms99_nag_002.ut")
+        .label("done")
+        .call("WaitForMovie")
+        .push(bandit)
+        .call("SetPrimaryTarget")
+        .ret()
+    )
+    return [
+        ("t_bandit", write_routine(on_bandit.code(), pad=b"\x2c")),
+        ("t_naginata", write_routine(on_naginata.code(), pad=b"\x32")),
+        ("start", write_routine(start.code(), [19], pad=b"\x21", filler=b"\x08\x00\x22\x0d")),
+        ("reminder", write_routine(reminder.code(), pad=b"\x43")),
+    ]
 
 
 def mission() -> Dte:
@@ -104,23 +135,43 @@ def mission() -> Dte:
     for role, b in rs:
         offs[role] = (at, len(b))
         at += len(b)
-    ships = [Ship(object_id=0, name=pool.add("(A1)Naginata"), flight_group=0, pilot=7, kind=0x0F),
-             Ship(object_id=1, name=pool.add("Bandit"), flight_group=0xFF, pilot=0xFF, kind=0x2B),
-             Ship(object_id=2, name=pool.add("(C)Reliant"), flight_group=0xFF, pilot=12, kind=0x0C)]
-    triggers = [Trigger(condition=1, repeat=0, link=offs["t_bandit"][0] // 2),
-                Trigger(condition=0, repeat=1, link=offs["t_naginata"][0] // 2)]
-    objects = [ObjectEntry(kind=0, trigger_count=1, first_trigger=1), ObjectEntry(kind=0, trigger_count=1),
-               ObjectEntry(kind=0), ObjectEntry(kind=1)]
-    parts = [Part(name=pool.add("Start"), start=offs["start"][0] // 2, flags=1, extent=offs["start"][1] // 2),
-             Part(name=pool.add("Reliant check-in"), start=offs["reminder"][0] // 2,
-                  extent=offs["reminder"][1] // 2)]
+    ships = [
+        Ship(object_id=0, name=pool.add("(A1)Naginata"), flight_group=0, pilot=7, kind=0x0F),
+        Ship(object_id=1, name=pool.add("Bandit"), flight_group=0xFF, pilot=0xFF, kind=0x2B),
+        Ship(object_id=2, name=pool.add("(C)Reliant"), flight_group=0xFF, pilot=12, kind=0x0C),
+    ]
+    triggers = [
+        Trigger(condition=1, repeat=0, link=offs["t_bandit"][0] // 2),
+        Trigger(condition=0, repeat=1, link=offs["t_naginata"][0] // 2),
+    ]
+    objects = [
+        ObjectEntry(kind=0, trigger_count=1, first_trigger=1),
+        ObjectEntry(kind=0, trigger_count=1),
+        ObjectEntry(kind=0),
+        ObjectEntry(kind=1),
+    ]
+    parts = [
+        Part(name=pool.add("Start"), start=offs["start"][0] // 2, flags=1, extent=offs["start"][1] // 2),
+        Part(
+            name=pool.add("Reliant check-in"), start=offs["reminder"][0] // 2, extent=offs["reminder"][1] // 2
+        ),
+    ]
     fgs = [FlightGroup(object_id=3, name=pool.add("Alpha"))]
     gls = [Global(name=pool.add("(GV)convoykilled"), value=0)]
-    return Dte(path="mission99.dte", pool=bytes(pool.data), script=b"".join(b for _, b in rs), ships=ships,
-               flight_groups=fgs, globals=gls, triggers=triggers, objects=objects, parts=parts)
+    return Dte(
+        path="mission99.dte",
+        pool=bytes(pool.data),
+        script=b"".join(b for _, b in rs),
+        ships=ships,
+        flight_groups=fgs,
+        globals=gls,
+        triggers=triggers,
+        objects=objects,
+        parts=parts,
+    )
 
 
-SCENARIO = '''# Starlancer demo (built by tools/build_starlancer_demo.py): mission99 in the game's layout.
+SCENARIO = """# Starlancer demo (built by tools/build_starlancer_demo.py): mission99 in the game's layout.
 # The start part mutes generic chatter around the instructor's line (the remark at 1.5 s is
 # Gated), the Bandit's destruction plays a once-film line (dead-channel static while it lasts),
 # six queued lines arrive while a line plays (the sixth is Dropped), one of them with a short
@@ -193,7 +244,7 @@ t = 27.0
 type = "starlancer.trigger"
 condition = "ShotAt"
 subject = "Naginata"
-'''
+"""
 
 
 def main() -> int:

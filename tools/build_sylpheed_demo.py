@@ -18,6 +18,7 @@ recording on purpose, like the 17 the seed lists. Lines are synthesised with esp
 (deterministic), trimmed, resampled 22,050 -> 24,000 Hz and lightly saturated. The build is
 reproducible: the same bytes every run (for a given espeak-ng).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,41 +34,81 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from audio.codecs.xwb import NewWave, write_wavebank  # noqa: E402
-from audio.games.sylpheed.formats.cues import bank_path, cue_name, write_sounds  # noqa: E402
-from audio.games.sylpheed.formats.pak import write_pak  # noqa: E402
-from audio.games.sylpheed.formats.presets import (Crew, EventRecord, Message, MessagePage, MessageTable,  # noqa: E402
-                                    RuleTable, UnitMessageSet, message_table_path, rule_table_path,
-                                    write_message_table, write_rule_table, write_unit_message_set)
-from audio.games.sylpheed.formats.unitgroup import Member, Squadron, write_unit_group  # noqa: E402
-from speech_synth import speak  # noqa: E402
+from speech_synth import speak
+
+from audio.codecs.xwb import NewWave, write_wavebank
+from audio.games.sylpheed.formats.cues import bank_path, cue_name, write_sounds
+from audio.games.sylpheed.formats.pak import write_pak
+from audio.games.sylpheed.formats.presets import (
+    Crew,
+    EventRecord,
+    Message,
+    MessagePage,
+    MessageTable,
+    RuleTable,
+    UnitMessageSet,
+    message_table_path,
+    rule_table_path,
+    write_message_table,
+    write_rule_table,
+    write_unit_message_set,
+)
+from audio.games.sylpheed.formats.unitgroup import Member, Squadron, write_unit_group
 
 RATE = 24_000
 BANK_VERSION = 37
 OUT = ROOT / "audio" / "games" / "sylpheed" / "demo"
 
 EVENTS = (
-    [f"LOCKON_{i}" for i in range(1, 13)] + ["LOCKON_UP", "LOCKON_DOWN"]
-    + [f"PLAYER_HP_LESS_{n}" for n in (10, 30, 50)] + [f"PLAYER_AMMO_LESS_{n}" for n in ("00", "10", "40")]
-    + [f"{p}_{k}" for p in ("ORDER_WINGMAN", "ORDER_SQUAD", "ORDOR_SQUADRON")
-       for k in ("FORMATION", "ATTACK", "COVER", "EXTENDED")]
-    + ["DAMAGED", "DAMAGED_BY_PLAYER_GREATER_50", "DAMAGED_BY_PLAYER_50_30", "HP_LESS_10", "HP_LESS_30",
-       "HP_LESS_50", "KILLED", "KILL_UNIT", "KILL_PLAYER"]
+    [f"LOCKON_{i}" for i in range(1, 13)]
+    + ["LOCKON_UP", "LOCKON_DOWN"]
+    + [f"PLAYER_HP_LESS_{n}" for n in (10, 30, 50)]
+    + [f"PLAYER_AMMO_LESS_{n}" for n in ("00", "10", "40")]
+    + [
+        f"{p}_{k}"
+        for p in ("ORDER_WINGMAN", "ORDER_SQUAD", "ORDOR_SQUADRON")
+        for k in ("FORMATION", "ATTACK", "COVER", "EXTENDED")
+    ]
+    + [
+        "DAMAGED",
+        "DAMAGED_BY_PLAYER_GREATER_50",
+        "DAMAGED_BY_PLAYER_50_30",
+        "HP_LESS_10",
+        "HP_LESS_30",
+        "HP_LESS_50",
+        "KILLED",
+        "KILL_UNIT",
+        "KILL_PLAYER",
+    ]
     + [f"LOST_{k}_BY_PLAYER" for k in ("BRIDGE", "SHIELD", "THRUSTER", "TURRET")]
-    + ["SHIELD_DOWNED", "ATTACK_SUCCEEDED", "COUNTER", "COUNTER_TO_PLAYER", "FOUND_PLAYER", "AVOID_ATTACK",
-       "AVOIDED_BY_PLAYER", "AVOIDED_PLAYER_ATTACK", "ATTACK_IS_AVOIDED", "EXTENDED", "DAMAGED_TO_PLAYER",
-       "RETURNED", "TALK", "TM_TO_PLAYER"])
+    + [
+        "SHIELD_DOWNED",
+        "ATTACK_SUCCEEDED",
+        "COUNTER",
+        "COUNTER_TO_PLAYER",
+        "FOUND_PLAYER",
+        "AVOID_ATTACK",
+        "AVOIDED_BY_PLAYER",
+        "AVOIDED_PLAYER_ATTACK",
+        "ATTACK_IS_AVOIDED",
+        "EXTENDED",
+        "DAMAGED_TO_PLAYER",
+        "RETURNED",
+        "TALK",
+        "TM_TO_PLAYER",
+    ]
+)
 """The 59 publicly known event names (the game's tables have 64)."""
 
 
 @dataclass(frozen=True)
 class Speaker:
-    roster: str        # Sperkers entry
-    label: str         # display name in the _msg pages
-    family: str        # message id family: MSG_<family>_<NNN>
-    voice: str         # espeak-ng voice
-    speed: int         # words per minute
-    pitch: int         # espeak-ng pitch 0..99
+    roster: str  # Sperkers entry
+    label: str  # display name in the _msg pages
+    family: str  # message id family: MSG_<family>_<NNN>
+    voice: str  # espeak-ng voice
+    speed: int  # words per minute
+    pitch: int  # espeak-ng pitch 0..99
 
 
 @dataclass(frozen=True)
@@ -77,7 +118,7 @@ class Ev:
     priority: int
     interval: int
     fluctuation: int
-    lines: tuple[tuple[str, bool], ...]     # (text, one-shot?)
+    lines: tuple[tuple[str, bool], ...]  # (text, one-shot?)
     pattern: str = "Sound"
     effective: int = 0
 
@@ -93,8 +134,16 @@ RULES: dict[str, list[Ev]] = {
     "Ellen": [
         Ev("LOCKON_1", 100, 3, 5, 2, (("Target locked. Fire!", False), ("Lock confirmed, Katana!", False))),
         Ev("LOCKON_UP", 50, 2, 3, 0, (("More locks coming up.", False),)),
-        Ev("PLAYER_HP_LESS_50", 100, 5, 30, 2, (("Katana, you're taking hits!", False),
-                                               ("Your shields are failing!", False)), "Window", 3),
+        Ev(
+            "PLAYER_HP_LESS_50",
+            100,
+            5,
+            30,
+            2,
+            (("Katana, you're taking hits!", False), ("Your shields are failing!", False)),
+            "Window",
+            3,
+        ),
         Ev("PLAYER_HP_LESS_10", 100, 7, 120, 0, (("Katana! Get out of there!", True),), "Window", 5),
         Ev("PLAYER_AMMO_LESS_10", 100, 3, 30, 0, (("You're low on ammo.", False),)),
         Ev("ORDER_WINGMAN_ATTACK", 100, 4, 0, 0, (("Roger, engaging!", False), ("Copy, moving in.", False))),
@@ -106,8 +155,14 @@ RULES: dict[str, list[Ev]] = {
     "Raymond": [
         Ev("ORDER_SQUAD_ATTACK", 100, 5, 0, 0, (("Rhino flight, attack!", False),)),
         Ev("ORDER_SQUAD_FORMATION", 100, 4, 0, 0, (("Rhino flight, form up on me.", False),)),
-        Ev("ORDOR_SQUADRON_ATTACK", 100, 6, 0, 0, (("All squadrons, begin the assault!", True),
-                                                   ("All units, press the attack!", False))),
+        Ev(
+            "ORDOR_SQUADRON_ATTACK",
+            100,
+            6,
+            0,
+            0,
+            (("All squadrons, begin the assault!", True), ("All units, press the attack!", False)),
+        ),
         Ev("KILL_UNIT", 40, 2, 5, 2, (("Good kill.", False),)),
         Ev("DAMAGED", 25, 3, 5, 2, (("Taking fire!", False),)),
         Ev("HP_LESS_50", 100, 4, 30, 0, (("Rhino one, hull at half.", False),)),
@@ -122,13 +177,17 @@ RULES: dict[str, list[Ev]] = {
     "ADAN_plB": [
         Ev("FOUND_PLAYER", 100, 3, 30, 0, (("Delta Saber sighted. Engaging.", False),)),
         Ev("LOST_SHIELD_BY_PLAYER", 100, 3, 5, 0, (("Our shields are down!", False),), "Window", 3),
-        Ev("KILLED", 100, 2, 0, 0, (("For ADAN!", True), ("", False))),     # the "" line has no recording
+        Ev("KILLED", 100, 2, 0, 0, (("For ADAN!", True), ("", False))),  # the "" line has no recording
         Ev("HP_LESS_50", 50, 2, 30, 2, (("Damage critical!", False),)),
     ],
 }
 
-TABLES = {"Ellen": "PresetMessage_Ellen_S02-1", "Raymond": "PresetMessage_Raymond_S02-1",
-          "ADAN_plA": "PresetMessage_ADAN_plA", "ADAN_plB": "PresetMessage_ADAN_plB"}
+TABLES = {
+    "Ellen": "PresetMessage_Ellen_S02-1",
+    "Raymond": "PresetMessage_Raymond_S02-1",
+    "ADAN_plA": "PresetMessage_ADAN_plA",
+    "ADAN_plB": "PresetMessage_ADAN_plB",
+}
 ELLEN_PHASE2 = "PresetMessage_Ellen_S02-2"
 MISSING_ID = "MSG_ADAN_789"
 
@@ -158,8 +217,17 @@ def _ids() -> tuple[dict[str, list[EventRecord]], list[Line]]:
                 mid = f"MSG_{sp.family}_{10 * n:03d}"
                 pairs.append((mid, yes))
                 lines.append(Line(mid, text, who))
-            by_event[ev.event] = EventRecord(ev.event, ev.effective, ev.interval, ev.priority, ev.probability,
-                                             len(pairs), ev.fluctuation, ev.pattern, tuple(pairs))
+            by_event[ev.event] = EventRecord(
+                ev.event,
+                ev.effective,
+                ev.interval,
+                ev.priority,
+                ev.probability,
+                len(pairs),
+                ev.fluctuation,
+                ev.pattern,
+                tuple(pairs),
+            )
         recs = []
         for name in EVENTS:
             recs.append(by_event.get(name) or EventRecord(name, 0, 0, 1, 0, 0, 0, "Sound", ()))
@@ -173,11 +241,29 @@ def _phase2(recs: list[EventRecord]) -> list[EventRecord]:
     out = []
     for r in recs:
         if r.event == "LOCKON_1":
-            r = EventRecord(r.event, r.effective_time, r.interval, r.priority, r.probability, 1,
-                            r.interval_fluctuation, r.pattern, r.lines[1:])
+            r = EventRecord(
+                r.event,
+                r.effective_time,
+                r.interval,
+                r.priority,
+                r.probability,
+                1,
+                r.interval_fluctuation,
+                r.pattern,
+                r.lines[1:],
+            )
         elif r.event == "ORDER_WINGMAN_ATTACK":
-            r = EventRecord(r.event, r.effective_time, r.interval, 5, r.probability, r.message_count,
-                            r.interval_fluctuation, r.pattern, r.lines)
+            r = EventRecord(
+                r.event,
+                r.effective_time,
+                r.interval,
+                5,
+                r.probability,
+                r.message_count,
+                r.interval_fluctuation,
+                r.pattern,
+                r.lines,
+            )
         out.append(r)
     return out
 
@@ -195,36 +281,89 @@ def build_tables() -> tuple[dict[str, bytes], dict[str, bytes], list[Line]]:
         for name, recs in variants:
             game[rule_table_path(name)] = write_rule_table(RuleTable(name, tuple(recs), (sp.roster,)))
             ids = list(dict.fromkeys(m for r in recs for m, _ in r.lines))
-            msgs = tuple(Message(f"Message_{i:03d}", mid, (MessagePage(
-                (texts[mid].text if mid in texts else "(no recording)", sp.label) + ("0",) * 7),))
-                for i, mid in enumerate(ids))
+            msgs = tuple(
+                Message(
+                    f"Message_{i:03d}",
+                    mid,
+                    (
+                        MessagePage(
+                            (texts[mid].text if mid in texts else "(no recording)", sp.label) + ("0",) * 7
+                        ),
+                    ),
+                )
+                for i, mid in enumerate(ids)
+            )
             game[message_table_path(name)] = write_message_table(MessageTable(name + "_msg", (), msgs))
-    ums = UnitMessageSet((
-        Crew("MessageSet_Katana", 1, ("", "", "")),
-        Crew("MessageSet_Ellen", 1, (TABLES["Ellen"], ELLEN_PHASE2, TABLES["Ellen"])),
-        Crew("MessageSet_Raymond", 1, (TABLES["Raymond"], TABLES["Raymond"], "")),
-        Crew("MessageSet_ADAN_plA", 4, (TABLES["ADAN_plA"], "", "")),
-        Crew("MessageSet_ADAN_plB", 1, (TABLES["ADAN_plB"], TABLES["ADAN_plB"], TABLES["ADAN_plB"])),
-    ))
+    ums = UnitMessageSet(
+        (
+            Crew("MessageSet_Katana", 1, ("", "", "")),
+            Crew("MessageSet_Ellen", 1, (TABLES["Ellen"], ELLEN_PHASE2, TABLES["Ellen"])),
+            Crew("MessageSet_Raymond", 1, (TABLES["Raymond"], TABLES["Raymond"], "")),
+            Crew("MessageSet_ADAN_plA", 4, (TABLES["ADAN_plA"], "", "")),
+            Crew("MessageSet_ADAN_plB", 1, (TABLES["ADAN_plB"], TABLES["ADAN_plB"], TABLES["ADAN_plB"])),
+        )
+    )
     game["message\\UnitMessageSet_S02.tbl"] = write_unit_message_set(ums)
     squads = [
-        Squadron("TCN001", 0x659AFF47, 3, "TCAF", "AI_TCAF_RhinoFlight", "Formation_4_Bird", False, (
-            Member("UN_f001_TCAF_DeltaSaber_T", "MessageSet_Raymond", 1, "RAYMOND"),
-            Member("UN_f001_TCAF_DeltaSaber_T", "MessageSet_Raymond", 2, ""),
-            Member("UN_f001_TCAF_DeltaSaber_T", "MessageSet_Raymond", 1, "")), 0),
-        Squadron("TCN004", 0x659B0046, 2, "TCAF", "AI_TCAF_RhinoFlight", "Formation_2_Rhino1", False, (
-            Member("UN_f001_TCAF_DeltaSaber_T_Player", "MessageSet_Katana", 1, "Character_Player_Test"),
-            Member("UN_f001_TCAF_DeltaSaber_T", "MessageSet_Ellen", 1, "ELLEN")), 0),
-        Squadron("ADN101", 0x669B0047, 1, "ADAN", "AI_ADAN_CraftSquadron_Veteran", "Formation_4_Bird",
-                 False, (Member("UN_e010_ADAN_Attacker_S", "MessageSet_ADAN_plA", 4, ""),), 0),
-        Squadron("ADN102", 0x679B0048, 2, "ADAN", "AI_ADAN_CraftSquadron_Veteran",
-                 "Formation_ADAN_Turret07_30", True,
-                 (Member("UN_e004_ADAN_ElanPlus_N", "MessageSet_ADAN_plB", 1, ""),
-                  Member("UN_e010_ADAN_Attacker_S", "MessageSet_ADAN_plA", 9, "")), 0),
+        Squadron(
+            "TCN001",
+            0x659AFF47,
+            3,
+            "TCAF",
+            "AI_TCAF_RhinoFlight",
+            "Formation_4_Bird",
+            False,
+            (
+                Member("UN_f001_TCAF_DeltaSaber_T", "MessageSet_Raymond", 1, "RAYMOND"),
+                Member("UN_f001_TCAF_DeltaSaber_T", "MessageSet_Raymond", 2, ""),
+                Member("UN_f001_TCAF_DeltaSaber_T", "MessageSet_Raymond", 1, ""),
+            ),
+            0,
+        ),
+        Squadron(
+            "TCN004",
+            0x659B0046,
+            2,
+            "TCAF",
+            "AI_TCAF_RhinoFlight",
+            "Formation_2_Rhino1",
+            False,
+            (
+                Member("UN_f001_TCAF_DeltaSaber_T_Player", "MessageSet_Katana", 1, "Character_Player_Test"),
+                Member("UN_f001_TCAF_DeltaSaber_T", "MessageSet_Ellen", 1, "ELLEN"),
+            ),
+            0,
+        ),
+        Squadron(
+            "ADN101",
+            0x669B0047,
+            1,
+            "ADAN",
+            "AI_ADAN_CraftSquadron_Veteran",
+            "Formation_4_Bird",
+            False,
+            (Member("UN_e010_ADAN_Attacker_S", "MessageSet_ADAN_plA", 4, ""),),
+            0,
+        ),
+        Squadron(
+            "ADN102",
+            0x679B0048,
+            2,
+            "ADAN",
+            "AI_ADAN_CraftSquadron_Veteran",
+            "Formation_ADAN_Turret07_30",
+            True,
+            (
+                Member("UN_e004_ADAN_ElanPlus_N", "MessageSet_ADAN_plB", 1, ""),
+                Member("UN_e010_ADAN_Attacker_S", "MessageSet_ADAN_plA", 9, ""),
+            ),
+            0,
+        ),
     ]
     game["stage\\UnitGroup_S02.tbl"] = write_unit_group(squads, roster_at=2)
-    cues = [(cue_name(ln.message_id), 1000 + i, bank_path(cue_name(ln.message_id)))
-            for i, ln in enumerate(lines)]
+    cues = [
+        (cue_name(ln.message_id), 1000 + i, bank_path(cue_name(ln.message_id))) for i, ln in enumerate(lines)
+    ]
     tables = {"eng\\sounds.tbl": write_sounds(cues)}
     return game, tables, lines
 
@@ -238,7 +377,7 @@ def synthesize(line: Line, workdir: Path) -> np.ndarray:
 
 
 def scenario_text() -> str:
-    return '''# Demo dogfight for Project Sylpheed chatter (built by tools/build_sylpheed_demo.py).
+    return """# Demo dogfight for Project Sylpheed chatter (built by tools/build_sylpheed_demo.py).
 # Stage S02 crews: the player's flight (TCN004: Katana + wingman ELLEN), Rhino leader RAYMOND,
 # and two ADAN squadrons (generic pilots ADANPLA, the ace ADANPLB).
 [scenario]
@@ -395,7 +534,7 @@ t = 35.0
 type = "sylpheed.bark"
 speaker = "ELLEN"
 event = "LOCKON_1"
-'''
+"""
 
 
 def build(out: Path) -> list[Path]:
@@ -408,8 +547,12 @@ def build(out: Path) -> list[Path]:
         for ln in lines:
             pcm = synthesize(ln, Path(tmp))
             cue = cue_name(ln.message_id)
-            bank = write_wavebank([NewWave.pcm16(pcm, RATE, big_endian=True, name=cue)], big_endian=True,
-                                  version=BANK_VERSION, name=cue)
+            bank = write_wavebank(
+                [NewWave.pcm16(pcm, RATE, big_endian=True, name=cue)],
+                big_endian=True,
+                version=BANK_VERSION,
+                name=cue,
+            )
             sound[bank_path(cue)] = bank
     if out.exists():
         shutil.rmtree(out)
@@ -423,9 +566,11 @@ def build(out: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog="The output folder is replaced. Needs espeak-ng on PATH.")
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="The output folder is replaced. Needs espeak-ng on PATH.",
+    )
     ap.add_argument("-o", "--out", type=Path, default=OUT, help=f"output folder (default {OUT})")
     args = ap.parse_args(argv)
     files = build(args.out)

@@ -42,7 +42,9 @@ def demo_hashes() -> dict[str, dict[str, str]]:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--update", action="store_true", help="write the current hashes to tests/golden/demos.json")
+    p.add_argument(
+        "--update", action="store_true", help="write the current hashes to tests/golden/demos.json"
+    )
     args = p.parse_args()
     current = demo_hashes()
     if args.update:

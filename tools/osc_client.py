@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 sys.path.insert(0, str(ROOT))  # this tree's barkbus, wherever the client is started from
 
-from audio.port.adapters import parse_arg  # noqa: E402
+from audio.port.adapters import parse_arg
 
 
 def encode(address: str, *args: Any) -> bytes:
@@ -129,13 +129,43 @@ class Row:
 
 _ARG = re.compile(r"(\w+):([a-z\-]+)")
 SAMPLES: dict[str, Any] = {
-    "speaker": "ann", "line": "hello", "freq_hz": 440.0, "seconds": 0.3, "level": 0.3, "fade_ms": 5.0,
-    "x": 1.0, "y": 0.0, "z": 4.0, "yaw_deg": 10.0, "id": "radio", "ped": 1, "voice": 41, "model": "regular",
-    "value": 14, "speed": 2.0, "on": 1, "event": "LOCKON_1", "phase": 2, "kind": "tone.on",
+    "speaker": "ann",
+    "line": "hello",
+    "freq_hz": 440.0,
+    "seconds": 0.3,
+    "level": 0.3,
+    "fade_ms": 5.0,
+    "x": 1.0,
+    "y": 0.0,
+    "z": 4.0,
+    "yaw_deg": 10.0,
+    "id": "radio",
+    "ped": 1,
+    "voice": 41,
+    "model": "regular",
+    "value": 14,
+    "speed": 2.0,
+    "on": 1,
+    "event": "LOCKON_1",
+    "phase": 2,
+    "kind": "tone.on",
     "json": '{"speaker": "ann", "seconds": 0.2}',
-    "t": 0.0, "speech": "hello", "mode": "queued", "film_flags": 5, "expiry": -1, "remark": "",
-    "condition": 1, "subject": 2, "component": 255, "gate": "generic", "disabled": 1, "restart": 0,
-    "file": "talk.rmf", "packet": 0, "auto_advance": 0, "option": 0,
+    "t": 0.0,
+    "speech": "hello",
+    "mode": "queued",
+    "film_flags": 5,
+    "expiry": -1,
+    "remark": "",
+    "condition": 1,
+    "subject": 2,
+    "component": 255,
+    "gate": "generic",
+    "disabled": 1,
+    "restart": 0,
+    "file": "talk.rmf",
+    "packet": 0,
+    "auto_advance": 0,
+    "option": 0,
 }
 """A valid value for every argument name the table uses."""
 OVERRIDES: dict[str, dict[str, Any]] = {"/radiata/talk": {"voice": 1}}
@@ -232,7 +262,7 @@ class TableCheck:
         full = [_value(a, row.address) for a in row.args]
         if row.address == "/time":
             full = required  # `/time t` renders only with drive_clock: not for a live run
-        for args in ([required, full] if full != required else [required]):
+        for args in [required, full] if full != required else [required]:
             if row.reply is not None:
                 self._asked(row, args)
             else:

@@ -41,7 +41,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from audio.port.osc import build_message  # noqa: E402
+from audio.port.osc import build_message
 
 VOICES = ("busm1", "adtf2", "tenm1", "grn1", "sktm1", "secg1", "bum1")
 VALUES = (1, 2, 3, 4, 6, 7, 10, 11, 12, 14, 17, 18, 19, 20, 22, 23, 25, 29, 49, 51, 53, 63, 64, 66)
@@ -79,9 +79,14 @@ def make_files(tmp: Path) -> dict[str, str]:
     (allowed / "bad.wav").write_bytes(b"RIFF\x24\x00\x00\x00WAVEfmt " + os.urandom(64))
     sf.write(outside / "secret.wav", np.zeros(480, np.float32), 48000)
     (allowed / "link.wav").symlink_to(outside / "secret.wav")
-    return {"good": str(allowed / "good.wav"), "bad": str(allowed / "bad.wav"), "allowed": str(allowed),
-            "dotdot": str(allowed / ".." / "outside" / "secret.wav"), "link": str(allowed / "link.wav"),
-            "passwd": "/etc/passwd"}
+    return {
+        "good": str(allowed / "good.wav"),
+        "bad": str(allowed / "bad.wav"),
+        "allowed": str(allowed),
+        "dotdot": str(allowed / ".." / "outside" / "secret.wav"),
+        "link": str(allowed / "link.wav"),
+        "passwd": "/etc/passwd",
+    }
 
 
 # -- the flood ------------------------------------------------------------------------------
@@ -100,8 +105,11 @@ class Flood:
         self.rng = random.Random(seed)
         self.files = files
         self.sent: dict[str, int] = {}
-        self.crafted = [nested_bundle(3000), nested_bundle(9),
-                        b"#bundle\x00" + b"\x00" * 8 + struct.pack(">i", 10_000) + b"/x\x00\x00,\x00\x00\x00"]
+        self.crafted = [
+            nested_bundle(3000),
+            nested_bundle(9),
+            b"#bundle\x00" + b"\x00" * 8 + struct.pack(">i", 10_000) + b"/x\x00\x00,\x00\x00\x00",
+        ]
 
     def _count(self, kind: str) -> None:
         self.sent[kind] = self.sent.get(kind, 0) + 1
@@ -111,8 +119,9 @@ class Flood:
         ped = r.randint(1, 8)
         pick = r.random()
         if pick < 0.05:
-            return build_message("/skate/spawn", ped, r.choice(VOICES), r.uniform(-8, 8), 0.0,
-                                 r.uniform(1, 12))
+            return build_message(
+                "/skate/spawn", ped, r.choice(VOICES), r.uniform(-8, 8), 0.0, r.uniform(1, 12)
+            )
         if pick < 0.55:
             return build_message("/skate/value", ped, r.choice(VALUES))
         if pick < 0.80:
@@ -198,10 +207,30 @@ def ask(sock: socket.socket, target: tuple[str, int], address: str, timeout: flo
 
 # -- the run --------------------------------------------------------------------------------
 def start_live(tmp: Path, files: dict[str, str], block: int) -> tuple[subprocess.Popen, tuple[str, int]]:
-    cmd = [sys.executable, "-m", "audio.live.cli", "live", "--no-audio", "--game", "skate",
-           "--install", str(tmp / "install"), "--osc", "--osc-port", "0", "--allow", files["allowed"],
-           "--capture", str(tmp / "run.jsonl"), "--record", str(tmp / "run.wav"),
-           "--metrics-json", str(tmp / "metrics.json"), "--block", str(block)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "audio.live.cli",
+        "live",
+        "--no-audio",
+        "--game",
+        "skate",
+        "--install",
+        str(tmp / "install"),
+        "--osc",
+        "--osc-port",
+        "0",
+        "--allow",
+        files["allowed"],
+        "--capture",
+        str(tmp / "run.jsonl"),
+        "--record",
+        str(tmp / "run.wav"),
+        "--metrics-json",
+        str(tmp / "metrics.json"),
+        "--block",
+        str(block),
+    ]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     # stderr to a file: a pipe nobody reads fills up and blocks the run's logging (and its threads)
     with (tmp / "live.stderr").open("w") as err:
@@ -215,8 +244,15 @@ def start_live(tmp: Path, files: dict[str, str], block: int) -> tuple[subprocess
     return proc, (host, int(port))
 
 
-def flood(target: tuple[str, int], files: dict[str, str], seconds: float, rate: int, max_messages: int,
-          seed: int, pid: int) -> dict[str, Any]:
+def flood(
+    target: tuple[str, int],
+    files: dict[str, str],
+    seconds: float,
+    rate: int,
+    max_messages: int,
+    seed: int,
+    pid: int,
+) -> dict[str, Any]:
     """Send the flood; every second ask ``/query/stats`` (a query stuck behind a full socket
     buffer may go unanswered: counted in ``stats_unanswered``)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -237,8 +273,14 @@ def flood(target: tuple[str, int], files: dict[str, str], seconds: float, rate: 
         delay = t0 + total / rate - time.monotonic()
         if delay > 0:
             time.sleep(delay)
-    return {"sent": total, "sent_by_kind": f.sent, "seconds": time.monotonic() - t0,
-            "stats_unanswered": unanswered, "rss_peak_kib": rss_peak, "socket": sock}
+    return {
+        "sent": total,
+        "sent_by_kind": f.sent,
+        "seconds": time.monotonic() - t0,
+        "stats_unanswered": unanswered,
+        "rss_peak_kib": rss_peak,
+        "socket": sock,
+    }
 
 
 def replay_matches(tmp: Path) -> tuple[bool, int, int]:
@@ -256,8 +298,9 @@ def replay_matches(tmp: Path) -> tuple[bool, int, int]:
     return bool(same), int(res.audio.shape[0]), int(rec.shape[0])
 
 
-def soak(seconds: float, rate: int, max_messages: int, seed: int = 1, block: int = 256,
-         keep: Path | None = None) -> dict[str, Any]:
+def soak(
+    seconds: float, rate: int, max_messages: int, seed: int = 1, block: int = 256, keep: Path | None = None
+) -> dict[str, Any]:
     """Run the whole soak; returns the report (see the module docstring)."""
     tmp = Path(tempfile.mkdtemp(prefix="barkbus-soak-"))
     try:
@@ -281,16 +324,27 @@ def soak(seconds: float, rate: int, max_messages: int, seed: int = 1, block: int
         metrics = json.loads((tmp / "metrics.json").read_text())
         same, n_cap, n_rec = replay_matches(tmp)
         report = {
-            **sent, "broken_takes": broken, "server": metrics.get("osc"), "last_stats_reply": stats,
-            "faults_logged": metrics.get("faults"), "disabled_systems": metrics.get("disabled_systems"),
-            "rss_start_mib": rss_start / 1024, "rss_end_mib": rss_end / 1024,
+            **sent,
+            "broken_takes": broken,
+            "server": metrics.get("osc"),
+            "last_stats_reply": stats,
+            "faults_logged": metrics.get("faults"),
+            "disabled_systems": metrics.get("disabled_systems"),
+            "rss_start_mib": rss_start / 1024,
+            "rss_end_mib": rss_end / 1024,
             "rss_peak_mib": sent["rss_peak_kib"] / 1024,
-            "deadline_misses": metrics["deadline_misses"], "underruns": metrics["underruns"],
-            "callbacks": metrics["callbacks"], "expected_callbacks": metrics["expected_callbacks"],
-            "render_p99_us": metrics["render_p99_us"], "load_average": os.getloadavg(),
+            "deadline_misses": metrics["deadline_misses"],
+            "underruns": metrics["underruns"],
+            "callbacks": metrics["callbacks"],
+            "expected_callbacks": metrics["expected_callbacks"],
+            "render_p99_us": metrics["render_p99_us"],
+            "load_average": os.getloadavg(),
             "engine_alive": alive and stats is not None and abs(metrics["callback_ratio"] - 1.0) < 0.05,
-            "exit_status": proc.returncode, "stopped_by_sigterm": "stopped by SIGTERM" in out,
-            "replay_identical": same, "capture_samples": n_cap, "record_samples": n_rec,
+            "exit_status": proc.returncode,
+            "stopped_by_sigterm": "stopped by SIGTERM" in out,
+            "replay_identical": same,
+            "capture_samples": n_cap,
+            "record_samples": n_rec,
             "stderr_tail": err.strip().splitlines()[-3:],
         }
         report.pop("rss_peak_kib")

@@ -2,6 +2,7 @@
 
 The builders run once and their output is committed; espeak-ng is needed only to rebuild.
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -25,6 +26,6 @@ def speak(text: str, espeak_args: list[str], workdir: Path, rate: int) -> np.nda
     loud = np.flatnonzero(np.abs(x) > 0.01)
     if loud.size:
         pad = int(0.03 * src)
-        x = x[max(0, loud[0] - pad):loud[-1] + pad]
+        x = x[max(0, loud[0] - pad) : loud[-1] + pad]
     g = int(np.gcd(rate, src))
     return resample_poly(x, rate // g, src // g)

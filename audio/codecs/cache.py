@@ -5,6 +5,7 @@ non-blocking look-up) and schedules upcoming takes with :meth:`TakeCache.prefetc
 which decodes on a worker thread so the audio thread never decodes. A pinned take (one
 that is playing) is never evicted; the budget may be exceeded while pins hold it.
 """
+
 from __future__ import annotations
 
 import threading
@@ -142,8 +143,9 @@ class TakeCache:
 
     def stats(self) -> CacheStats:
         with self._lock:
-            return CacheStats(self._hits, self._misses, self._evictions, self._bytes, len(self._data),
-                              len(self._pins))
+            return CacheStats(
+                self._hits, self._misses, self._evictions, self._bytes, len(self._data), len(self._pins)
+            )
 
     def close(self) -> None:
         """Stop the worker thread (waits for running decodes)."""

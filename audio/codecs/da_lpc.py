@@ -24,9 +24,11 @@ reflection coefficients ``st[64:76]``, filter memory ``st[76:88]`` (``[76]`` = m
 output), excitation history ``st[88:]`` (324 past + 432 this frame). A pitch lag past the history's
 start (q < 0) reads ``st[88 + q]``, i.e. the gains, coefficients and memory, as the game does.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numba as nb
 import numpy as np
@@ -70,7 +72,8 @@ _LEVEL_HEX = (
     "411004bf e5b6edbe 274dd3be 8ae3b8be ee799ebe 521084be 274d53be ee791ebe 6a4dd3bd e44c53bd 00000000 "
     "e44c533d 6a4dd33d ee791e3e 274d533e 5210843e ee799e3e 8ae3b83e 274dd33e e5b6ed3e 4110043f 0f45113f "
     "ee791e3f bcae2b3f 2cd8323f 9b72393f fa0c403f 69a7463f d9414d3f 38dc533f a7765a3f 1711613f 75ab673f "
-    "e5456e3f 7c9e733f 0f45753f b3eb763f 4792783f eb387a3f 7fdf7b3f 12867d3f b62c7f3f")
+    "e5456e3f 7c9e733f 0f45753f b3eb763f 4792783f eb387a3f 7fdf7b3f 12867d3f b62c7f3f"
+)
 LEVELS = np.frombuffer(bytes.fromhex(_LEVEL_HEX.replace(" ", "")), "<f4").astype(np.float32)
 """The 64 reflection-coefficient levels (exact f32 bit patterns from the spec, 8.4)."""
 
@@ -79,8 +82,8 @@ def _f32_bits(hexbits: str) -> np.float32:
     return np.frombuffer(bytes.fromhex(hexbits)[::-1], "<f4")[0]
 
 
-_PITCH_STEP = _f32_bits("3D888889")          # f32(1/15): pitch = f32(pg) x this (a product, not pg / 15)
-_W1, _W3, _W5 = _f32_bits("3F18EE49"), _f32_bits("BDEAAEFB"), _f32_bits("3C93B945")   # fill filter weights
+_PITCH_STEP = _f32_bits("3D888889")  # f32(1/15): pitch = f32(pg) x this (a product, not pg / 15)
+_W1, _W3, _W5 = _f32_bits("3F18EE49"), _f32_bits("BDEAAEFB"), _f32_bits("3C93B945")  # fill filter weights
 _QUARTER = np.float32(0.25)
 _HALF = np.float32(0.5)
 _ONE = np.float32(1.0)
@@ -90,12 +93,14 @@ _PLAIN = np.float32(2.0)
 _K_VALUE, _K_ESCAPE, _K_RUN = 0, 1, 2
 _CODES = (
     [("00", 0, 0, 0), ("01", 0, -1, 0), ("10", 0, 1, 0)]
-    + [(f"{'1' * mag}0{s}", 0, v, 1) for mag in (2, 3, 4, 5, 6)
-       for s, v in (("0", -mag), ("1", mag))]
+    + [(f"{'1' * mag}0{s}", 0, v, 1) for mag in (2, 3, 4, 5, 6) for s, v in (("0", -mag), ("1", mag))]
     + [("11111110", 1, 0, 1), ("11111111", 2, 0, 0)],
     [("00", 0, 0, 0), ("010", 0, -1, 0), ("011", 0, 1, 0), ("100", 0, -2, 1), ("101", 0, 2, 1)]
-    + [(f"{'1' * m}0{s}", 0, v, 1) for m, mag in ((2, 3), (3, 4), (4, 5), (5, 6))
-       for s, v in (("0", -mag), ("1", mag))]
+    + [
+        (f"{'1' * m}0{s}", 0, v, 1)
+        for m, mag in ((2, 3), (3, 4), (4, 5), (5, 6))
+        for s, v in (("0", -mag), ("1", mag))
+    ]
     + [("1111110", 1, 0, 1), ("1111111", 2, 0, 0)],
 )
 
@@ -175,7 +180,7 @@ def frames_for(num_samples: int) -> int:
 
 
 # ------------------------------------------------------------------------------------------- kernels
-_FLAGS = {"cache": True, "nogil": True, "fastmath": False, "boundscheck": False}
+_FLAGS: Any = {"cache": True, "nogil": True, "fastmath": False, "boundscheck": False}
 
 
 @nb.njit(**_FLAGS)
@@ -329,8 +334,8 @@ def _synth(exc, n0, n, wsets, mem, out):
 def _finish(st, steps, wsets, lat, resp, out):
     """End of a frame: keep the last 324 excitation samples, step R, synthesise 432 samples into out."""
     _frame_weights(st, steps, wsets, lat, resp)
-    _synth(st[_H0 + HISTORY:], 0, FRAME_SAMPLES, wsets, st[76:88], out)
-    st[_H0:_H0 + HISTORY] = st[_H0 + FRAME_SAMPLES:].copy()
+    _synth(st[_H0 + HISTORY :], 0, FRAME_SAMPLES, wsets, st[76:88], out)
+    st[_H0 : _H0 + HISTORY] = st[_H0 + FRAME_SAMPLES :].copy()
 
 
 @nb.njit(**_FLAGS)
@@ -373,7 +378,7 @@ def _decode_kernel(data, nframes, stepped, coded_levels, gains, levels, kind, va
                 alone = _read(data, bs, 1)
             _read_pulses(data, bs, coded, xb, offset, 2 if stepped else 1, kind, value, length, nxt)
             _build_subframe(st, s, lag, pg, gi, stepped, offset, alone, xb)
-        _finish(st, steps, wsets, lat, resp, out[f * FRAME_SAMPLES:(f + 1) * FRAME_SAMPLES])
+        _finish(st, steps, wsets, lat, resp, out[f * FRAME_SAMPLES : (f + 1) * FRAME_SAMPLES])
 
 
 # ------------------------------------------------------------------------------------------- decoder
@@ -387,8 +392,19 @@ def decode_float(stream: bytes, num_samples: int) -> np.ndarray:
     out = np.zeros(nframes * FRAME_SAMPLES, np.float32)
     if nframes:
         data = np.frombuffer(bytes(stream), np.uint8)
-        _decode_kernel(data, nframes, header.stepped, header.coded_levels, gain_table(header), LEVELS,
-                       _SYM_KIND, _SYM_VALUE, _SYM_LEN, _SYM_NEXT, out)
+        _decode_kernel(
+            data,
+            nframes,
+            header.stepped,
+            header.coded_levels,
+            gain_table(header),
+            LEVELS,
+            _SYM_KIND,
+            _SYM_VALUE,
+            _SYM_LEN,
+            _SYM_NEXT,
+            out,
+        )
     return out[:num_samples]
 
 
@@ -400,7 +416,7 @@ def to_int16(y: np.ndarray, *, wrap17: bool = False) -> np.ndarray:
     with np.errstate(invalid="ignore", over="ignore"):
         r = np.rint(y.astype(np.float64))
         nan = np.isnan(r)
-        r = np.where(nan, -32768.0, np.clip(r, -2.0 ** 40, 2.0 ** 40))
+        r = np.where(nan, -32768.0, np.clip(r, -(2.0**40), 2.0**40))
         v = r.astype(np.int64)
         if wrap17:
             v = ((v + 65536) & 0x1FFFF) - 65536
@@ -496,7 +512,7 @@ def _pitch_search(st, s, target, wsets, zero, cand):
     best_lag, best_pg, best = 0, 0, 0.0
     for lag in range(min(255, HISTORY - SUBFRAME_SAMPLES + n0) + 1):
         src = _H0 + HISTORY - SUBFRAME_SAMPLES + n0 - lag
-        _filt(st[src:src + SUBFRAME_SAMPLES].astype(np.float64), n0, SUBFRAME_SAMPLES, wsets, zero, cand)
+        _filt(st[src : src + SUBFRAME_SAMPLES].astype(np.float64), n0, SUBFRAME_SAMPLES, wsets, zero, cand)
         cross = np.dot(target, cand)
         energy = np.dot(cand, cand)
         if cross <= 0.0 or energy <= 0.0:
@@ -529,7 +545,9 @@ def _try_pulses(e, t2, n0, gain, offset, step, alone, coded, wsets, zero, xb, ex
     if step == 2 and not alone:
         for j in range(1 - offset, SUBFRAME_SAMPLES, 2):
             c = j + 5
-            xb[c] = ((xb[c - 5] + xb[c + 5]) * _W5 + (xb[c - 3] + xb[c + 3]) * _W3) + (xb[c - 1] + xb[c + 1]) * _W1
+            xb[c] = ((xb[c - 5] + xb[c + 5]) * _W5 + (xb[c - 3] + xb[c + 3]) * _W3) + (
+                xb[c - 1] + xb[c + 1]
+            ) * _W1
     for i in range(SUBFRAME_SAMPLES):
         ex[i] = gain * xb[5 + i]
     _filt(ex, n0, SUBFRAME_SAMPLES, wsets, zero, fz)
@@ -596,7 +614,7 @@ def _encode_subframe(st, s, target, wsets, stepped, coded, sub, pulses):
     _filt(cand, n0, n, wsets, zero, fp)
     for i in range(n):
         t2[i] = target[i] - fp[i]
-    for t in range(n):                           # residual through the inverse filter, zero state
+    for t in range(n):  # residual through the inverse filter, zero state
         w = wsets[min((n0 + t) // BLOCK, 3)]
         acc = t2[t]
         for j in range(min(ORDER, t)):
@@ -648,7 +666,7 @@ def _encode_frame(st, x, stepped, coded_levels, levels, idx, subs, pulses, steps
             xb[5 + i] = np.float32(pulses[s, i])
         sub = subs[s]
         _build_subframe(st, s, sub[0], sub[1], sub[2], stepped, sub[3], sub[4], xb)
-        _synth(st[_H0 + HISTORY + n0:], n0, SUBFRAME_SAMPLES, wsets, mem, sy)
+        _synth(st[_H0 + HISTORY + n0 :], n0, SUBFRAME_SAMPLES, wsets, mem, sy)
     _finish(st, steps, wsets, lat, resp, y)
     return coded
 
@@ -668,8 +686,21 @@ def _encode_kernel(x, nframes, stepped, coded_levels, gains, levels, code, lengt
     step = 2 if stepped else 1
     for f in range(nframes):
         f0 = f * FRAME_SAMPLES
-        coded = _encode_frame(st, x[f0:f0 + FRAME_SAMPLES], stepped, coded_levels, levels, idx, subs, pulses,
-                              steps, wsets, lat, resp, y[f0:f0 + FRAME_SAMPLES])
+        coded = _encode_frame(
+            st,
+            x[f0 : f0 + FRAME_SAMPLES],
+            stepped,
+            coded_levels,
+            levels,
+            idx,
+            subs,
+            pulses,
+            steps,
+            wsets,
+            lat,
+            resp,
+            y[f0 : f0 + FRAME_SAMPLES],
+        )
         for k in range(ORDER):
             pos = _put(out, pos, idx[k], 6) if k < 4 else _put(out, pos, idx[k] - 16, 5)
         for s in range(4):
@@ -696,9 +727,21 @@ def encode_frames(pcm16: np.ndarray, header: StreamHeader = SHIPPED_HEADER) -> t
     out = np.zeros(2 + nframes * (64 + 4 * (20 + 108 * 44)) // 8 + 8, np.uint8)
     out[:2] = np.frombuffer(write_header_bits(header), np.uint8)
     y = np.zeros(nframes * FRAME_SAMPLES, np.float32)
-    nbits = _encode_kernel(xp, nframes, header.stepped, header.coded_levels, gain_table(header), LEVELS,
-                           _ENC_CODE, _ENC_LEN, _ENC_NEXT, out, 15, y)
-    return out[:(nbits + 7) // 8].tobytes(), y[:n]
+    nbits = _encode_kernel(
+        xp,
+        nframes,
+        header.stepped,
+        header.coded_levels,
+        gain_table(header),
+        LEVELS,
+        _ENC_CODE,
+        _ENC_LEN,
+        _ENC_NEXT,
+        out,
+        15,
+        y,
+    )
+    return out[: (nbits + 7) // 8].tobytes(), y[:n]
 
 
 def encode(pcm16: np.ndarray, header: StreamHeader = SHIPPED_HEADER) -> bytes:

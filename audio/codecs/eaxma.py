@@ -9,6 +9,7 @@ blocks and runs one FFmpeg ``xma2`` decoder per stream (real sample rate, flushe
 result is trimmed or zero-padded to the SNR sample count; no packet header is changed.
 Real XMA2 frames never cross a 64 KiB block, which is why the padding can be cut.
 """
+
 from __future__ import annotations
 
 import struct
@@ -16,10 +17,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from audio.core.errors import FormatError
 from audio.codecs.sns import walk_blocks, write_blocks
-from audio.codecs.xma import XMA_LENGTH_SLACK, XMA_PACKET_SIZE, XmaPacketHeader, decode_xma, xma2_extradata, \
-    xma_stream_channels
+from audio.codecs.xma import (
+    XMA_LENGTH_SLACK,
+    XMA_PACKET_SIZE,
+    XmaPacketHeader,
+    decode_xma,
+    xma2_extradata,
+    xma_stream_channels,
+)
+from audio.core.errors import FormatError
 
 __all__ = ["eaxma_extradata", "split_streams", "decode_eaxma", "encode_eaxma"]
 
@@ -29,8 +36,9 @@ def eaxma_extradata(stream_channels: int) -> bytes:
     return xma2_extradata(stream_channels)
 
 
-def split_streams(body: bytes, channels: int, *, path: str = "<buffer>", version: int = 0,
-                  base_offset: int = 0) -> list[list[tuple[int, bytes]]]:
+def split_streams(
+    body: bytes, channels: int, *, path: str = "<buffer>", version: int = 0, base_offset: int = 0
+) -> list[list[tuple[int, bytes]]]:
     """Per XMA stream, its ``(file offset, 2048-byte packet)`` list, re-padded with 0xFF."""
     streams = xma_stream_channels(channels)
     out: list[list[tuple[int, bytes]]] = [[] for _ in streams]
@@ -40,22 +48,32 @@ def split_streams(body: bytes, channels: int, *, path: str = "<buffer>", version
         for s in range(len(streams)):
             at = base_offset + pos
             if pos + 4 > end:
-                raise FormatError(path, at, f"an EA-XMA chunk header for stream {s}",
-                                  f"{end - pos} bytes left")
+                raise FormatError(
+                    path, at, f"an EA-XMA chunk header for stream {s}", f"{end - pos} bytes left"
+                )
             word = struct.unpack_from(">I", body, pos)[0]
             size = word // 4
             if word % 4 or size < 4 or pos + size > end:
                 raise FormatError(path, at, f"an EA-XMA chunk word F (F/4 = 4..{end - pos} bytes)", word)
-            data = body[pos + 4:pos + size]
+            data = body[pos + 4 : pos + size]
             for p in range(0, len(data), XMA_PACKET_SIZE):
-                pkt = data[p:p + XMA_PACKET_SIZE]
+                pkt = data[p : p + XMA_PACKET_SIZE]
                 out[s].append((at + 4 + p, pkt + b"\xff" * (XMA_PACKET_SIZE - len(pkt))))
             pos += size
     return out
 
 
-def decode_eaxma(body: bytes, channels: int, sample_rate: int, num_samples: int, *, path: str = "<buffer>",
-                 version: int = 0, base_offset: int = 0, slack: int = XMA_LENGTH_SLACK) -> np.ndarray:
+def decode_eaxma(
+    body: bytes,
+    channels: int,
+    sample_rate: int,
+    num_samples: int,
+    *,
+    path: str = "<buffer>",
+    version: int = 0,
+    base_offset: int = 0,
+    slack: int = XMA_LENGTH_SLACK,
+) -> np.ndarray:
     """Decode EA-XMA SNS blocks to float32 ``(num_samples, channels)``.
 
     Each stream's decoded length must be within ``slack`` samples of ``num_samples``
@@ -67,16 +85,24 @@ def decode_eaxma(body: bytes, channels: int, sample_rate: int, num_samples: int,
     for s, (ch, pk) in enumerate(zip(per_stream, packets)):
         if not pk:
             raise FormatError(path, base_offset, f"XMA packets for EA-XMA stream {s}", "none")
-        decoded.append(decode_xma(pk, sample_rate, ch, extradata=eaxma_extradata(ch), path=path,
-                                  base_offset=pk[0][0],
-                                  samples_range=(max(0, num_samples - slack), num_samples + slack)))
+        decoded.append(
+            decode_xma(
+                pk,
+                sample_rate,
+                ch,
+                extradata=eaxma_extradata(ch),
+                path=path,
+                base_offset=pk[0][0],
+                samples_range=(max(0, num_samples - slack), num_samples + slack),
+            )
+        )
     if len(decoded) == 1 and decoded[0].shape[0] >= num_samples:
         return decoded[0][:num_samples]
     out = np.zeros((num_samples, channels), np.float32)  # bounded: every stream decoded near num_samples
     col = 0
     for ch, pcm in zip(per_stream, decoded):
         n = min(num_samples, pcm.shape[0])
-        out[:n, col:col + ch] = pcm[:n]
+        out[:n, col : col + ch] = pcm[:n]
         col += ch
     return out
 
@@ -85,11 +111,12 @@ def _cut(chunk: bytes, packets: int) -> bytes:
     """Remove trailing 0xFF from the last packet only (at least one of its bytes stays)."""
     keep = (packets - 1) * XMA_PACKET_SIZE + 1
     stripped = chunk.rstrip(b"\xff")
-    return chunk[:max(len(stripped), keep)]
+    return chunk[: max(len(stripped), keep)]
 
 
-def encode_eaxma(stream_packets: Sequence[Sequence[bytes]], *, packets_per_block: int = 32,
-                 version: int = 0) -> bytes:
+def encode_eaxma(
+    stream_packets: Sequence[Sequence[bytes]], *, packets_per_block: int = 32, version: int = 0
+) -> bytes:
     """SNS blocks of EA-XMA from each stream's 2048-byte XMA2 packets.
 
     Each block carries up to ``packets_per_block`` packets per stream (32 = one XMA2
@@ -107,11 +134,12 @@ def encode_eaxma(stream_packets: Sequence[Sequence[bytes]], *, packets_per_block
         body = bytearray()
         samples = 0
         for s, pk in enumerate(stream_packets):
-            part = list(pk[b * packets_per_block:(b + 1) * packets_per_block])
+            part = list(pk[b * packets_per_block : (b + 1) * packets_per_block])
             chunk = _cut(b"".join(part), len(part)) if part else b""
             body += struct.pack(">I", 4 * (4 + len(chunk))) + chunk
             if s == 0:
-                samples = 512 * sum(XmaPacketHeader.unpack(struct.unpack_from(">I", p)[0]).frame_count
-                                    for p in part)
+                samples = 512 * sum(
+                    XmaPacketHeader.unpack(struct.unpack_from(">I", p)[0]).frame_count for p in part
+                )
         payloads.append((samples, bytes(body)))
     return write_blocks(payloads or [(0, b"")], version=version)

@@ -15,6 +15,7 @@ decodes raises one :class:`FormatError` (or :class:`UnsupportedError` when one o
 codecs recognised it as well-formed but unimplemented) naming the file and every step's
 reason. Files above :data:`MAX_FILE_BYTES` are refused before reading.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -82,7 +83,11 @@ _OWN: list[tuple[str, Callable[[bytes, Path], bool], Callable[[bytes, Path], Dec
     ("barkbus VAG", lambda d, p: d[:3] == b"VAG" or d[:4] == b"pGAV", _vag),
     ("barkbus XWB", lambda d, p: d[:4] in (b"WBND", b"DNBW"), _xwb),
     ("barkbus SPS", lambda d, p: d[:1] == b"\x48", _sps),
-    ("barkbus SNR+SNS", lambda d, p: p.suffix.lower() == ".snr" and p.with_suffix(".sns").is_file(), _snr_sns),
+    (
+        "barkbus SNR+SNS",
+        lambda d, p: p.suffix.lower() == ".snr" and p.with_suffix(".sns").is_file(),
+        _snr_sns,
+    ),
 ]
 
 
@@ -149,8 +154,9 @@ def decode_file_step(path: str | PathLike[str]) -> tuple[np.ndarray, int, str]:
     if got is not None:
         return got[0], got[1], "vgmstream"
     kind = UnsupportedError if any(": unsupported: " in t for t in tried) else FormatError
-    raise kind(str(p), None, "an audio file that soundfile, barkbus's codecs or vgmstream decodes",
-               "; ".join(tried))
+    raise kind(
+        str(p), None, "an audio file that soundfile, barkbus's codecs or vgmstream decodes", "; ".join(tried)
+    )
 
 
 def decode_file(path: str | PathLike[str]) -> tuple[np.ndarray, int]:

@@ -36,6 +36,7 @@ shift and flag):
 Flags the encoder writes (:data:`FLAG_END` etc.): 1 on the last frame of a one-shot; with
 a loop, 6 on its first frame, 2 inside, 3 on its last frame.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -70,12 +71,12 @@ FRAME_BYTES = 16
 FRAME_SAMPLES = 28
 COEFS = np.array([(0, 0), (60, 0), (115, -52), (98, -55), (122, -60)], np.int64)
 """Filter pairs (c1, c2) in 1/64 units, by filter index 0..4."""
-FLAG_END = 0x01          # end mark, frame decoded
+FLAG_END = 0x01  # end mark, frame decoded
 FLAG_LOOP_REGION = 0x02  # inside a loop
-FLAG_LOOP_END = 0x03     # last frame of a loop (end mark + repeat)
-FLAG_START = 0x04        # start mark
-FLAG_LOOP_START = 0x06   # first frame of a loop
-FLAG_END_MUTE = 0x07     # end mark, frame decoded as silence
+FLAG_LOOP_END = 0x03  # last frame of a loop (end mark + repeat)
+FLAG_START = 0x04  # start mark
+FLAG_LOOP_START = 0x06  # first frame of a loop
+FLAG_END_MUTE = 0x07  # end mark, frame decoded as silence
 _ROUNDINGS = {"floor": 0, "trunc": 1, "vgmstream": 2}
 _HISTORIES = ("raw", "clamped")
 _BAD_FILTERS = ("vgmstream", "zero", "error")
@@ -135,7 +136,7 @@ def _step(s: int, h1: int, h2: int, c1: int, c2: int, mode: int, raw_hist: bool)
     prediction floored (mode 0), the exact sum truncated (mode 1) or the prediction summed in
     float32 then floored (mode 2); the history is ``v`` when ``raw_hist``, else the output."""
     if mode == 0 or (mode == 2 and -65536 < h1 < 65536 and -65536 < h2 < 65536):
-        v = s + ((c1 * h1 + c2 * h2) >> 6)      # mode 2 too: |c1*h1| + |c2*h2| < 2**24 is exact in float32
+        v = s + ((c1 * h1 + c2 * h2) >> 6)  # mode 2 too: |c1*h1| + |c2*h2| < 2**24 is exact in float32
     elif mode == 1:
         p = (s << 6) + c1 * h1 + c2 * h2
         v = p >> 6 if p >= 0 else -((-p) >> 6)
@@ -166,7 +167,7 @@ def _decode_frames(frames, coefs, shifts, mode, raw_hist, mute7, stop_at_end, ou
             if not mute:
                 byte = frames[f, 2 + (i >> 1)]
                 nib = np.int64((byte >> 4) if (i & 1) else (byte & 0xF))
-                s = (((nib - 16) if nib >= 8 else nib) << 12) >> shift     # int16(nibble << 12) >> shift
+                s = (((nib - 16) if nib >= 8 else nib) << 12) >> shift  # int16(nibble << 12) >> shift
                 v, h = _step(s, h1, h2, c1, c2, mode, raw_hist)
             out[base + i] = v
             h2 = h1
@@ -188,9 +189,12 @@ def _split_channels(data: bytes | memoryview, channels: int, interleave: int, pa
         return [raw[:usable].reshape(-1, FRAME_BYTES)]
     row = interleave * channels
     if raw.size % row:
-        raise FormatError(path, raw.size - raw.size % row,
-                          f"whole rows of {channels} x {interleave}-byte interleave blocks",
-                          f"{raw.size % row} trailing bytes")
+        raise FormatError(
+            path,
+            raw.size - raw.size % row,
+            f"whole rows of {channels} x {interleave}-byte interleave blocks",
+            f"{raw.size % row} trailing bytes",
+        )
     blocks = raw.reshape(-1, channels, interleave)
     return [np.ascontiguousarray(blocks[:, c, :]).reshape(-1, FRAME_BYTES) for c in range(channels)]
 
@@ -204,9 +208,15 @@ def _check_filters(frames: np.ndarray, path: str, channel: int, interleave: int,
         raise UnsupportedError(path, offset, "a PS-ADPCM filter index 0..4", int(frames[f, 0] >> 4))
 
 
-def decode_psadpcm_int16(data: bytes | memoryview, channels: int = 1, *, interleave: int = FRAME_BYTES,
-                         num_samples: int | None = None, settings: PsxSettings = VGMSTREAM,
-                         path: str = "<buffer>") -> np.ndarray:
+def decode_psadpcm_int16(
+    data: bytes | memoryview,
+    channels: int = 1,
+    *,
+    interleave: int = FRAME_BYTES,
+    num_samples: int | None = None,
+    settings: PsxSettings = VGMSTREAM,
+    path: str = "<buffer>",
+) -> np.ndarray:
     """Decode PS-ADPCM frames to int16 ``(samples, channels)``.
 
     ``channels`` > 1: blocks of ``interleave`` bytes per channel, in turn. Trailing bytes
@@ -218,24 +228,39 @@ def decode_psadpcm_int16(data: bytes | memoryview, channels: int = 1, *, interle
         if settings.bad_filter == "error":
             _check_filters(frames, path, c, interleave, channels)
         out = np.zeros(frames.shape[0] * FRAME_SAMPLES, np.int16)
-        used = _decode_frames(frames, coefs, shifts, settings.mode, settings.raw_history, settings.mute_flag7,
-                              settings.stop_at_end, out)
-        decoded.append(out[:used * FRAME_SAMPLES])
+        used = _decode_frames(
+            frames,
+            coefs,
+            shifts,
+            settings.mode,
+            settings.raw_history,
+            settings.mute_flag7,
+            settings.stop_at_end,
+            out,
+        )
+        decoded.append(out[: used * FRAME_SAMPLES])
     n = min(len(d) for d in decoded)
     if num_samples is not None:
         n = min(n, max(0, int(num_samples)))
     return np.stack([d[:n] for d in decoded], axis=1)
 
 
-def decode_psadpcm(data: bytes | memoryview, channels: int = 1, *, interleave: int = FRAME_BYTES,
-                   num_samples: int | None = None, settings: PsxSettings = VGMSTREAM,
-                   path: str = "<buffer>") -> np.ndarray:
+def decode_psadpcm(
+    data: bytes | memoryview,
+    channels: int = 1,
+    *,
+    interleave: int = FRAME_BYTES,
+    num_samples: int | None = None,
+    settings: PsxSettings = VGMSTREAM,
+    path: str = "<buffer>",
+) -> np.ndarray:
     """Decode PS-ADPCM frames to float32 ``(samples, channels)`` in [-1, 1) (int16 / 32768).
 
     Arguments as :func:`decode_psadpcm_int16`.
     """
-    pcm = decode_psadpcm_int16(data, channels, interleave=interleave, num_samples=num_samples,
-                               settings=settings, path=path)
+    pcm = decode_psadpcm_int16(
+        data, channels, interleave=interleave, num_samples=num_samples, settings=settings, path=path
+    )
     return np.multiply(pcm, np.float32(1.0 / 32768.0), dtype=np.float32)
 
 
@@ -285,8 +310,9 @@ def _encode_channel(x, coefs, mode, raw_hist, out):
         best_h2 = 0
         for filt in range(5):
             for shift in range(13):
-                err, n1, n2 = _try_frame(x, f * 28, h1, h2, coefs[filt, 0], coefs[filt, 1], shift, mode,
-                                         raw_hist, best_err, nibs)
+                err, n1, n2 = _try_frame(
+                    x, f * 28, h1, h2, coefs[filt, 0], coefs[filt, 1], shift, mode, raw_hist, best_err, nibs
+                )
                 if err < best_err:
                     best_err, best_filt, best_shift, best_h1, best_h2 = err, filt, shift, n1, n2
                     best_nibs[:] = nibs
@@ -319,7 +345,7 @@ def encode_frames(samples: np.ndarray, *, settings: PsxSettings = VGMSTREAM) -> 
     x = np.asarray(samples, np.int16).reshape(-1)
     nfr = -(-x.size // FRAME_SAMPLES)
     padded = np.zeros(nfr * FRAME_SAMPLES, np.int64)
-    padded[:x.size] = x
+    padded[: x.size] = x
     out = np.zeros((nfr, FRAME_BYTES), np.uint8)
     _encode_channel(padded, COEFS, settings.mode, settings.raw_history, out)
     return out
@@ -331,16 +357,22 @@ def _mark_flags(frames: np.ndarray, loop_start: int | None, loop_end: int | None
     if loop_start is not None:
         last = n - 1 if loop_end is None else min(n - 1, max(0, -(-int(loop_end) // FRAME_SAMPLES) - 1))
         first = min(max(0, int(loop_start) // FRAME_SAMPLES), last)
-        frames[first:last + 1, 1] = FLAG_LOOP_REGION
+        frames[first : last + 1, 1] = FLAG_LOOP_REGION
         frames[first, 1] = FLAG_LOOP_START
         frames[last, 1] = FLAG_LOOP_END
     elif end_flag and n:
         frames[n - 1, 1] = FLAG_END
 
 
-def encode_psadpcm(pcm: np.ndarray, *, loop_start: int | None = None, loop_end: int | None = None,
-                   end_flag: bool = True, interleave: int = FRAME_BYTES,
-                   settings: PsxSettings = VGMSTREAM) -> bytes:
+def encode_psadpcm(
+    pcm: np.ndarray,
+    *,
+    loop_start: int | None = None,
+    loop_end: int | None = None,
+    end_flag: bool = True,
+    interleave: int = FRAME_BYTES,
+    settings: PsxSettings = VGMSTREAM,
+) -> bytes:
     """PS-ADPCM frames from ``pcm`` (float full scale 1.0, or int16; 1-D mono or ``(n, channels)``).
 
     Flags: without a loop the last frame is marked end (1) when ``end_flag``; with
@@ -363,14 +395,14 @@ def encode_psadpcm(pcm: np.ndarray, *, loop_start: int | None = None, loop_end: 
     size = -(-per[0].size // interleave) * interleave
     blocks = np.zeros((arr.shape[1], size), np.uint8)
     for c, body in enumerate(per):
-        blocks[c, :body.size] = body
+        blocks[c, : body.size] = body
     return blocks.reshape(arr.shape[1], -1, interleave).transpose(1, 0, 2).tobytes()
 
 
 def frame_flags(data: bytes | memoryview) -> np.ndarray:
     """The flag byte of every whole 16-byte frame (one channel)."""
     raw = np.frombuffer(data, np.uint8)
-    return raw[:raw.size // FRAME_BYTES * FRAME_BYTES].reshape(-1, FRAME_BYTES)[:, 1].copy()
+    return raw[: raw.size // FRAME_BYTES * FRAME_BYTES].reshape(-1, FRAME_BYTES)[:, 1].copy()
 
 
 def loop_points(data: bytes | memoryview) -> tuple[int, int] | None:
@@ -380,7 +412,7 @@ def loop_points(data: bytes | memoryview) -> tuple[int, int] | None:
     starts = np.flatnonzero(flags == FLAG_LOOP_START)
     if not starts.size:
         return None
-    ends = np.flatnonzero(flags[starts[0]:] == FLAG_LOOP_END)
+    ends = np.flatnonzero(flags[starts[0] :] == FLAG_LOOP_END)
     if not ends.size:
         return None
     return int(starts[0]) * FRAME_SAMPLES, (int(starts[0]) + int(ends[0]) + 1) * FRAME_SAMPLES

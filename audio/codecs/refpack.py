@@ -18,6 +18,7 @@ The decoder is a plain Python loop over commands with slice copies (overlapping 
 period with one slice, so there is no per-byte loop); it decodes ~100 KB in about 9 ms, well under
 the 50 ms budget, so no JIT is used (measure with ``tools/bench_skate_index.py --refpack``).
 """
+
 from __future__ import annotations
 
 from array import array
@@ -46,8 +47,9 @@ def header_info(data: bytes | memoryview, path: str = "<refpack>") -> tuple[int,
         raise FormatError(path, 0, "RefPack header (flags, 0xFB)", f"{len(data)} bytes")
     flags, magic = data[0], data[1]
     if magic != MAGIC or (flags & ~0xC1) != 0x10:
-        raise FormatError(path, 0, "RefPack magic xxFB with flags 0x10/0x11/0x50/0x90/... ",
-                          f"{flags:02X}{magic:02X}")
+        raise FormatError(
+            path, 0, "RefPack magic xxFB with flags 0x10/0x11/0x50/0x90/... ", f"{flags:02X}{magic:02X}"
+        )
     width = 4 if flags & 0x80 else 3
     pos = 2
     packed: int | None = None
@@ -55,9 +57,9 @@ def header_info(data: bytes | memoryview, path: str = "<refpack>") -> tuple[int,
     if len(data) < need:
         raise FormatError(path, len(data), f"RefPack header of {need} bytes", "end of data")
     if flags & 1:
-        packed = int.from_bytes(data[pos:pos + width], "big")
+        packed = int.from_bytes(data[pos : pos + width], "big")
         pos += width
-    size = int.from_bytes(data[pos:pos + width], "big")
+    size = int.from_bytes(data[pos : pos + width], "big")
     return pos + width, size, packed
 
 
@@ -90,15 +92,19 @@ def _copy(out: bytearray, pos: int, n: int, off: int, size: int, path: str, i: i
         raise FormatError(path, i, f"output within the declared size {size}", pos + n)
     start = pos - off
     if off >= n:
-        out[pos:pos + n] = out[start:start + n]
+        out[pos : pos + n] = out[start : start + n]
     else:
         period = out[start:pos]
-        out[pos:pos + n] = (period * (n // off + 1))[:n]
+        out[pos : pos + n] = (period * (n // off + 1))[:n]
     return pos + n
 
 
-def decode(data: bytes | memoryview, path: str = "<refpack>", expected_size: int | None = None,
-           limit: int = MAX_UNPACKED) -> bytes:
+def decode(
+    data: bytes | memoryview,
+    path: str = "<refpack>",
+    expected_size: int | None = None,
+    limit: int = MAX_UNPACKED,
+) -> bytes:
     """Decode one RefPack stream.
 
     Parameters
@@ -123,8 +129,13 @@ def decode(data: bytes | memoryview, path: str = "<refpack>", expected_size: int
     if expected_size is not None and size != expected_size:
         raise FormatError(path, 2, f"RefPack unpacked size {expected_size}", size)
     if size > limit or size > _MAX_RATIO * len(src) + 16:
-        raise FormatError(path, 2, f"RefPack unpacked size at most {min(limit, _MAX_RATIO * len(src) + 16)}"
-                          f" for {len(src)} input bytes", size)
+        raise FormatError(
+            path,
+            2,
+            f"RefPack unpacked size at most {min(limit, _MAX_RATIO * len(src) + 16)}"
+            f" for {len(src)} input bytes",
+            size,
+        )
     out = bytearray(size)
     end = len(src)
     pos = 0
@@ -139,7 +150,7 @@ def decode(data: bytes | memoryview, path: str = "<refpack>", expected_size: int
                 raise FormatError(path, i, f"{lit} RefPack literal bytes", "end of data")
             if pos + lit > size:
                 raise FormatError(path, i, f"output within the declared size {size}", pos + lit)
-            out[pos:pos + lit] = src[i:i + lit]
+            out[pos : pos + lit] = src[i : i + lit]
             pos += lit
             i += lit
         if stop:
@@ -159,7 +170,7 @@ def _flush_literals(out: bytearray, data: bytes, start: int, stop: int) -> int:
     while stop - start >= 4:
         k = min((stop - start) & ~3, 112)
         out.append(0xE0 | ((k - 4) >> 2))
-        out += data[start:start + k]
+        out += data[start : start + k]
         start += k
     return start
 
@@ -177,16 +188,16 @@ def encode(data: bytes | memoryview, *, chain_depth: int = 24) -> bytes:
         raise ValueError("RefPack holds at most 4 GiB")
     out = bytearray()
     if n < 1 << 24:
-        out += b"\x10\xFB" + n.to_bytes(3, "big")
+        out += b"\x10\xfb" + n.to_bytes(3, "big")
     else:
-        out += b"\x90\xFB" + n.to_bytes(4, "big")
+        out += b"\x90\xfb" + n.to_bytes(4, "big")
     head: dict[bytes, int] = {}
-    prev = array('q', [-1]) * n
+    prev = array("q", [-1]) * n
     lit_start = 0
     i = 0
     last = n - 3
     while i <= last:
-        key = src[i:i + 3]
+        key = src[i : i + 3]
         cand = head.get(key, -1)
         head[key] = i
         prev[i] = cand
@@ -196,16 +207,18 @@ def encode(data: bytes | memoryview, *, chain_depth: int = 24) -> bytes:
         limit = min(_MAX_MATCH, n - i)
         while cand >= 0 and depth > 0 and i - cand <= _WINDOW:
             depth -= 1
-            if src[cand + best_len:cand + best_len + 1] == src[i + best_len:i + best_len + 1]:
+            if src[cand + best_len : cand + best_len + 1] == src[i + best_len : i + best_len + 1]:
                 length = 3
                 # extend in 16-byte steps, then bytewise
-                while length + 16 <= limit and src[cand + length:cand + length + 16] == \
-                        src[i + length:i + length + 16]:
+                while (
+                    length + 16 <= limit
+                    and src[cand + length : cand + length + 16] == src[i + length : i + length + 16]
+                ):
                     length += 16
                 while length < limit and src[cand + length] == src[i + length]:
                     length += 1
                 off = i - cand
-                ok = (length >= 5 or (length == 4 and off <= 16384) or (length == 3 and off <= 1024))
+                ok = length >= 5 or (length == 4 and off <= 16384) or (length == 3 and off <= 1024)
                 if ok and length > best_len:
                     best_len, best_off = length, off
                     if length == limit:
@@ -223,14 +236,15 @@ def encode(data: bytes | memoryview, *, chain_depth: int = 24) -> bytes:
         elif m <= 67 and best_off <= 16384:
             out += bytes((0x80 | (m - 4), lit << 6 | o >> 8, o & 0xFF))
         else:
-            out += bytes((0xC0 | (o >> 16) << 4 | ((m - 5) >> 8) << 2 | lit, (o >> 8) & 0xFF, o & 0xFF,
-                          (m - 5) & 0xFF))
+            out += bytes(
+                (0xC0 | (o >> 16) << 4 | ((m - 5) >> 8) << 2 | lit, (o >> 8) & 0xFF, o & 0xFF, (m - 5) & 0xFF)
+            )
         out += src[lit_start:i]
         # index the positions inside the match so later data can refer to them (only the last 32
         # of a long match: the skipped ones would mostly repeat the same keys)
         stop = min(i + m, last + 1)
         for j in range(max(i + 1, stop - 32), stop):
-            k2 = src[j:j + 3]
+            k2 = src[j : j + 3]
             prev[j] = head.get(k2, -1)
             head[k2] = j
         i += m

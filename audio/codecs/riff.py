@@ -5,6 +5,7 @@ Format tags understood: 0x0001 PCM (8/16-bit), 0x0002 MS-ADPCM, 0x0165 XMA1
 demuxer only parses little-endian fmt chunks, so XMA is decoded here through
 :func:`~audio.codecs.xma.decode_xma` with extradata taken from the fmt chunk.
 """
+
 from __future__ import annotations
 
 import io
@@ -15,13 +16,24 @@ import av
 import av.error
 import numpy as np
 
+from audio.codecs.xma import decode_xma, split_packets
 from audio.core.binary import Reader
 from audio.core.errors import FormatError, UnsupportedError
-from audio.codecs.xma import decode_xma, split_packets
 
 __all__ = [
-    "TAG_PCM", "TAG_MSADPCM", "TAG_XMA1", "TAG_XMA2", "MSADPCM_COEFS", "RiffWave", "read_riff",
-    "decode_riff", "build_wav", "pcm_fmt", "msadpcm_fmt", "xma2_fmt", "decode_with_ffmpeg",
+    "TAG_PCM",
+    "TAG_MSADPCM",
+    "TAG_XMA1",
+    "TAG_XMA2",
+    "MSADPCM_COEFS",
+    "RiffWave",
+    "read_riff",
+    "decode_riff",
+    "build_wav",
+    "pcm_fmt",
+    "msadpcm_fmt",
+    "xma2_fmt",
+    "decode_with_ffmpeg",
 ]
 
 TAG_PCM, TAG_MSADPCM, TAG_XMA1, TAG_XMA2 = 0x0001, 0x0002, 0x0165, 0x0166
@@ -57,7 +69,7 @@ class RiffWave:
         if len(self.fmt) < 18:
             return b""
         size = struct.unpack_from(">H" if self.big_endian else "<H", self.fmt, 16)[0]
-        return self.fmt[18:18 + size]
+        return self.fmt[18 : 18 + size]
 
 
 def read_riff(data: bytes | memoryview, path: str = "<buffer>", base_offset: int = 0) -> RiffWave:
@@ -101,13 +113,25 @@ def read_riff(data: bytes | memoryview, path: str = "<buffer>", base_offset: int
         block_align, bits = r.u16(fo + 12, "block align"), r.u16(fo + 14, "bits per sample")
     if not 1 <= channels <= 16 or not 1 <= rate <= 384_000:
         raise FormatError(path, fo, "1..16 channels and a 1..384000 Hz rate", (channels, rate))
-    return RiffWave(path, magic == b"RIFX", tag, channels, rate, block_align, bits, fmt, data_at, data_size,
-                    chunks, streams)
+    return RiffWave(
+        path,
+        magic == b"RIFX",
+        tag,
+        channels,
+        rate,
+        block_align,
+        bits,
+        fmt,
+        data_at,
+        data_size,
+        chunks,
+        streams,
+    )
 
 
 def decode_riff(wave: RiffWave, data: bytes | memoryview) -> tuple[np.ndarray, int]:
     """Decode ``wave`` (read from ``data``) to float32 ``(frames, channels)`` and its rate in Hz."""
-    body = bytes(data[wave.data_offset:wave.data_offset + wave.data_size])
+    body = bytes(data[wave.data_offset : wave.data_offset + wave.data_size])
     if wave.format_tag == TAG_PCM:
         if wave.bits_per_sample == 16:
             usable = len(body) // (2 * wave.channels) * 2 * wave.channels
@@ -124,20 +148,33 @@ def decode_riff(wave: RiffWave, data: bytes | memoryview) -> tuple[np.ndarray, i
             raise FormatError(wave.path, wave.data_offset, "a 34-byte XMA2 fmt extension", len(ext))
         if wave.big_endian:
             ext = struct.pack("<HIIIIIIIBBH", *struct.unpack(">HIIIIIIIBBH", ext[:34]))
-        out = decode_xma(split_packets(body, wave.data_offset, path=wave.path), wave.sample_rate,
-                         wave.channels, extradata=ext[:34], path=wave.path, base_offset=wave.data_offset)
+        out = decode_xma(
+            split_packets(body, wave.data_offset, path=wave.path),
+            wave.sample_rate,
+            wave.channels,
+            extradata=ext[:34],
+            path=wave.path,
+            base_offset=wave.data_offset,
+        )
         return out, wave.sample_rate
     if wave.format_tag == TAG_XMA1:
         if wave.big_endian:
             raise UnsupportedError(wave.path, wave.data_offset, "a little-endian XMA1 fmt chunk", "RIFX")
-        out = decode_xma(split_packets(body, wave.data_offset, path=wave.path), wave.sample_rate,
-                         wave.channels, version=1, extradata=wave.fmt[4:4 + 8 + 20 * len(wave.xma_streams)],
-                         path=wave.path, base_offset=wave.data_offset)
+        out = decode_xma(
+            split_packets(body, wave.data_offset, path=wave.path),
+            wave.sample_rate,
+            wave.channels,
+            version=1,
+            extradata=wave.fmt[4 : 4 + 8 + 20 * len(wave.xma_streams)],
+            path=wave.path,
+            base_offset=wave.data_offset,
+        )
         return out, wave.sample_rate
     if wave.format_tag == TAG_MSADPCM and not wave.big_endian:
         return decode_with_ffmpeg(build_wav(wave.fmt, body), path=wave.path), wave.sample_rate
-    raise UnsupportedError(wave.path, wave.data_offset, "PCM, MS-ADPCM, XMA1 or XMA2",
-                           f"format tag {wave.format_tag:#06x}")
+    raise UnsupportedError(
+        wave.path, wave.data_offset, "PCM, MS-ADPCM, XMA1 or XMA2", f"format tag {wave.format_tag:#06x}"
+    )
 
 
 def build_wav(fmt: bytes, data: bytes, extra_chunks: dict[str, bytes] | None = None) -> bytes:
@@ -162,14 +199,29 @@ def msadpcm_fmt(channels: int, sample_rate: int, block_align: int) -> bytes:
     spb = (block_align - 7 * channels) * 2 // channels + 2
     coefs = b"".join(struct.pack("<hh", *c) for c in MSADPCM_COEFS)
     ext = struct.pack("<HH", spb, len(MSADPCM_COEFS)) + coefs
-    return struct.pack("<HHIIHHH", TAG_MSADPCM, channels, sample_rate, sample_rate * block_align // spb,
-                       block_align, 4, len(ext)) + ext
+    return (
+        struct.pack(
+            "<HHIIHHH",
+            TAG_MSADPCM,
+            channels,
+            sample_rate,
+            sample_rate * block_align // spb,
+            block_align,
+            4,
+            len(ext),
+        )
+        + ext
+    )
 
 
 def xma2_fmt(channels: int, sample_rate: int, extension: bytes) -> bytes:
     """An XMA2 WAVEFORMATEX (tag 0x0166) carrying the 34-byte ``extension``."""
-    return struct.pack("<HHIIHHH", TAG_XMA2, channels, sample_rate, sample_rate * 2 * channels,
-                       2048, 16, len(extension)) + extension
+    return (
+        struct.pack(
+            "<HHIIHHH", TAG_XMA2, channels, sample_rate, sample_rate * 2 * channels, 2048, 16, len(extension)
+        )
+        + extension
+    )
 
 
 def decode_with_ffmpeg(wav: bytes, path: str = "<buffer>") -> np.ndarray:

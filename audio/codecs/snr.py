@@ -10,6 +10,7 @@ Two big-endian words, then optional words:
 
 Example: ``02 00 8c a0 40 00 27 10`` = mono 36000 Hz PCM16BE STREAM, 10000 samples.
 """
+
 from __future__ import annotations
 
 import struct
@@ -17,20 +18,43 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from audio.core.binary import Reader
-from audio.core.errors import FormatError, UnsupportedError
 from audio.codecs import eaxma, pcm, xas1
 from audio.codecs.sns import SPS_HEADER
+from audio.core.binary import Reader
+from audio.core.errors import FormatError, UnsupportedError
 
 __all__ = [
-    "CODEC_NAMES", "CODEC_PCM16BE", "CODEC_EAXMA", "CODEC_XAS1", "TYPE_RAM", "TYPE_STREAM", "TYPE_GIGASAMPLE",
-    "SnrHeader", "parse_snr", "split_sps", "write_sps", "decode_take",
+    "CODEC_NAMES",
+    "CODEC_PCM16BE",
+    "CODEC_EAXMA",
+    "CODEC_XAS1",
+    "TYPE_RAM",
+    "TYPE_STREAM",
+    "TYPE_GIGASAMPLE",
+    "SnrHeader",
+    "parse_snr",
+    "split_sps",
+    "write_sps",
+    "decode_take",
 ]
 
 CODEC_NAMES = {
-    0: "none", 1: "reserved", 2: "PCM16BE", 3: "EA-XMA", 4: "XAS1", 5: "EALayer3 v1", 6: "EALayer3 v2 PCM",
-    7: "EALayer3 v2 Spike", 8: "GC DSP", 9: "EASpeex", 0xA: "EATrax", 0xB: "EAMP3", 0xC: "EAOpus",
-    0xD: "EA-ATRAC9", 0xE: "EAOpus multistream", 0xF: "EAOpus multistream (uncoupled)",
+    0: "none",
+    1: "reserved",
+    2: "PCM16BE",
+    3: "EA-XMA",
+    4: "XAS1",
+    5: "EALayer3 v1",
+    6: "EALayer3 v2 PCM",
+    7: "EALayer3 v2 Spike",
+    8: "GC DSP",
+    9: "EASpeex",
+    0xA: "EATrax",
+    0xB: "EAMP3",
+    0xC: "EAOpus",
+    0xD: "EA-ATRAC9",
+    0xE: "EAOpus multistream",
+    0xF: "EAOpus multistream (uncoupled)",
 }
 CODEC_PCM16BE, CODEC_EAXMA, CODEC_XAS1 = 2, 3, 4
 TYPE_RAM, TYPE_STREAM, TYPE_GIGASAMPLE = 0, 1, 2
@@ -69,9 +93,14 @@ class SnrHeader:
 
     def pack(self) -> bytes:
         """The header bytes (inverse of :func:`parse_snr`)."""
-        if not (0 <= self.version <= 1 and 0 <= self.codec <= 15 and 1 <= self.channels <= 64
-                and 1 <= self.sample_rate <= MAX_RATE and self.type in _TYPE_NAMES
-                and 0 <= self.num_samples < 1 << 29):
+        if not (
+            0 <= self.version <= 1
+            and 0 <= self.codec <= 15
+            and 1 <= self.channels <= 64
+            and 1 <= self.sample_rate <= MAX_RATE
+            and self.type in _TYPE_NAMES
+            and 0 <= self.num_samples < 1 << 29
+        ):
             raise ValueError(f"SNR header fields out of range: {self}")
         w1 = self.version << 28 | self.codec << 24 | (self.channels - 1) << 18 | self.sample_rate
         w2 = self.type << 30 | int(self.loop) << 29 | self.num_samples
@@ -137,8 +166,9 @@ def write_sps(header: SnrHeader, blocks: bytes) -> bytes:
     return struct.pack(">I", SPS_HEADER << 24 | (4 + len(snr))) + snr + blocks
 
 
-def decode_take(header_bytes: bytes | memoryview, body_bytes: bytes | memoryview,
-                path: str = "<buffer>") -> tuple[np.ndarray, int]:
+def decode_take(
+    header_bytes: bytes | memoryview, body_bytes: bytes | memoryview, path: str = "<buffer>"
+) -> tuple[np.ndarray, int]:
     """Decode one take: its SNR header and its SNS data (v0 blocks, or v1 'D'/'E' blocks).
 
     Bytes of ``header_bytes`` after the header (a RAM take's block stored in the .snr)
@@ -150,10 +180,14 @@ def decode_take(header_bytes: bytes | memoryview, body_bytes: bytes | memoryview
     Raises UnsupportedError("unsupported codec N (name)") for other codecs.
     """
     h = parse_snr(header_bytes, path)
-    inline = bytes(header_bytes[h.size:])
+    inline = bytes(header_bytes[h.size :])
     if inline and h.type == TYPE_GIGASAMPLE:
-        raise UnsupportedError(path, h.size, "a GIGASAMPLE header without prefetched data",
-                               f"{len(inline)} bytes of prefetch data")
+        raise UnsupportedError(
+            path,
+            h.size,
+            "a GIGASAMPLE header without prefetched data",
+            f"{len(inline)} bytes of prefetch data",
+        )
     body = inline + bytes(body_bytes)
     if h.codec == CODEC_PCM16BE:
         out = pcm.decode_pcm16be(body, h.channels, h.num_samples, path=path, version=h.version)
@@ -162,6 +196,10 @@ def decode_take(header_bytes: bytes | memoryview, body_bytes: bytes | memoryview
     elif h.codec == CODEC_EAXMA:
         out = eaxma.decode_eaxma(body, h.channels, h.sample_rate, h.num_samples, path=path, version=h.version)
     else:
-        raise UnsupportedError(path, 0, "a supported codec (2 PCM16BE, 3 EA-XMA, 4 XAS1)",
-                               f"unsupported codec {h.codec} ({h.codec_name})")
+        raise UnsupportedError(
+            path,
+            0,
+            "a supported codec (2 PCM16BE, 3 EA-XMA, 4 XAS1)",
+            f"unsupported codec {h.codec} ({h.codec_name})",
+        )
     return out, h.sample_rate

@@ -5,6 +5,7 @@ samples in the block, then the codec payload. Version 0 (SNR/SNS) flags: 0x00 da
 0x80 last block (the end marker is optional). Version 1 (SPS) ids: 0x48 'H' header
 block, 0x44 'D' data, 0x45 'E' end. Size 0 or 0xFFFFFF and any other flag are errors.
 """
+
 from __future__ import annotations
 
 import struct
@@ -14,8 +15,15 @@ from dataclasses import dataclass
 from audio.core.errors import FormatError
 
 __all__ = [
-    "FLAG_DATA", "FLAG_LAST", "SPS_HEADER", "SPS_DATA", "SPS_END", "SnsBlock", "walk_blocks",
-    "write_blocks", "MAX_BLOCKS",
+    "FLAG_DATA",
+    "FLAG_LAST",
+    "SPS_HEADER",
+    "SPS_DATA",
+    "SPS_END",
+    "SnsBlock",
+    "walk_blocks",
+    "write_blocks",
+    "MAX_BLOCKS",
 ]
 
 FLAG_DATA, FLAG_LAST = 0x00, 0x80
@@ -37,8 +45,9 @@ class SnsBlock:
     payload_size: int
 
 
-def walk_blocks(data: bytes | memoryview, path: str = "<buffer>", *, version: int = 0,
-                base_offset: int = 0) -> list[SnsBlock]:
+def walk_blocks(
+    data: bytes | memoryview, path: str = "<buffer>", *, version: int = 0, base_offset: int = 0
+) -> list[SnsBlock]:
     """The data blocks of an SNS body (version 0) or of SPS data (version 1).
 
     Version 0 stops after the 0x80 block or at the end of ``data``; version 1 stops at
@@ -61,8 +70,9 @@ def walk_blocks(data: bytes | memoryview, path: str = "<buffer>", *, version: in
         if size == 0 or size == 0xFFFFFF or size < 8:
             raise FormatError(path, at, "an SNS block size of 8..0xFFFFFE bytes", size)
         if pos + size > n:
-            raise FormatError(path, at, f"an SNS block of {size} bytes inside the data",
-                              f"{n - pos} bytes left")
+            raise FormatError(
+                path, at, f"an SNS block of {size} bytes inside the data", f"{n - pos} bytes left"
+            )
         samples = struct.unpack_from(">I", data, pos + 4)[0]
         blocks.append(SnsBlock(at, flag, size, samples, at + 8, size - 8))
         if len(blocks) > MAX_BLOCKS:

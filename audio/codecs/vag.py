@@ -17,6 +17,7 @@ The container is Sony's SDK format, shared by many PS1/PS2/PS3 games, so it live
 codecs (the fallback decoder reads it without importing a game);
 ``audio.games.radiata.formats.vag`` re-exports it for Radiata's voice clips.
 """
+
 from __future__ import annotations
 
 import struct
@@ -54,8 +55,12 @@ HEADER_SIZE = 0x30
 VERSION = 0x20
 MAX_RATE = 192_000
 NAME_SIZE = 16
-_VARIANTS = {b"VAGi": "interleaved stereo VAGi", b"VAG1": "VAG1", b"VAG2": "VAG2",
-             b"pGAV": "little-endian pGAV"}
+_VARIANTS = {
+    b"VAGi": "interleaved stereo VAGi",
+    b"VAG1": "VAG1",
+    b"VAG2": "VAG2",
+    b"pGAV": "little-endian pGAV",
+}
 _HEVAG = {0x00020001, 0x00030000}
 
 
@@ -130,7 +135,9 @@ def read_vag(data: bytes | memoryview, path: str = "<buffer>") -> VagFile:
     size = r.u32(0x0C, "data size")
     room = len(r) - HEADER_SIZE
     if size > room:
-        raise FormatError(path, 0x0C, f"a data size of at most {room} bytes (the bytes after the header)", size)
+        raise FormatError(
+            path, 0x0C, f"a data size of at most {room} bytes (the bytes after the header)", size
+        )
     rate = r.u32(0x10, "sample rate")
     if not 1 <= rate <= MAX_RATE:
         raise FormatError(path, 0x10, f"a sample rate of 1..{MAX_RATE} Hz", rate)
@@ -150,8 +157,9 @@ def _name_bytes(name: str) -> bytes:
     return raw.ljust(NAME_SIZE, b"\0")
 
 
-def write_vag(frames: bytes, sample_rate: int, name: str = "", *, version: int = VERSION,
-              reserved: bytes = bytes(16)) -> bytes:
+def write_vag(
+    frames: bytes, sample_rate: int, name: str = "", *, version: int = VERSION, reserved: bytes = bytes(16)
+) -> bytes:
     """A ``.vag`` file around PS-ADPCM ``frames`` (a whole number of 16-byte frames)."""
     if len(frames) % FRAME_BYTES:
         raise ValueError(f"PS-ADPCM data is whole 16-byte frames, not {len(frames)} bytes")
@@ -163,16 +171,24 @@ def write_vag(frames: bytes, sample_rate: int, name: str = "", *, version: int =
     return head + reserved[4:] + _name_bytes(name) + bytes(frames)
 
 
-def decode_vag(data: bytes | memoryview, path: str = "<buffer>",
-               settings: PsxSettings = VGMSTREAM) -> tuple[np.ndarray, int]:
+def decode_vag(
+    data: bytes | memoryview, path: str = "<buffer>", settings: PsxSettings = VGMSTREAM
+) -> tuple[np.ndarray, int]:
     """A ``.vag`` file to float32 ``(samples, 1)`` and its sample rate in Hz."""
     vag = read_vag(data, path)
     return vag.decode(settings), vag.sample_rate
 
 
-def encode_vag(pcm: np.ndarray, sample_rate: int, name: str = "", *, lead_in: bool = True,
-               loop_start: int | None = None, loop_end: int | None = None,
-               settings: PsxSettings = VGMSTREAM) -> bytes:
+def encode_vag(
+    pcm: np.ndarray,
+    sample_rate: int,
+    name: str = "",
+    *,
+    lead_in: bool = True,
+    loop_start: int | None = None,
+    loop_end: int | None = None,
+    settings: PsxSettings = VGMSTREAM,
+) -> bytes:
     """A mono ``.vag`` from ``pcm`` (float full scale 1.0 or int16, 1-D or ``(n, 1)``).
 
     ``lead_in`` puts the conventional all-zero frame first (28 samples of silence on

@@ -7,6 +7,7 @@ so it cannot decode EA-XMA; PCM16BE and XAS1 takes decode through a single-buffe
 ``.snu`` wrapper (16-byte header whose u32 at 0x08 is the body offset, the SNR header
 at 0x10, then the SNS data).
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -17,8 +18,8 @@ from types import ModuleType
 
 import numpy as np
 
-from audio.core.errors import FormatError
 from audio.codecs.riff import read_riff
+from audio.core.errors import FormatError
 
 __all__ = ["available", "snu_wrap", "decode_buffer", "decode_path", "decode_take_vgmstream"]
 
@@ -38,6 +39,7 @@ def _load() -> tuple[ModuleType | None, str]:
                         raise OSError(f"lib{name} not found (Debian: libogg0, libvorbis0a, libvorbisfile3)")
                     ctypes.CDLL(found, mode=ctypes.RTLD_GLOBAL)
                 import pyvgmstream
+
                 module = pyvgmstream
             except (OSError, ImportError) as exc:
                 reason = f"pyvgmstream unavailable: {exc}"
@@ -66,7 +68,7 @@ def _module() -> ModuleType:
 def _wav_pcm(wav: bytes, what: str) -> tuple[np.ndarray, int]:
     """int16 ``(frames, channels)`` and the rate of the WAV vgmstream wrote."""
     info = read_riff(wav, f"vgmstream output of {what}")
-    body = wav[info.data_offset:info.data_offset + info.data_size]
+    body = wav[info.data_offset : info.data_offset + info.data_size]
     usable = len(body) // (2 * info.channels) * 2 * info.channels
     pcm = np.frombuffer(body[:usable], "<i2").astype(np.int16).reshape(-1, info.channels)
     return pcm, info.sample_rate

@@ -12,16 +12,24 @@ zero and clamped to int16. In a block, channel ``c``'s frame ``i`` is at
 Groups restart from their header, so every group of every frame decodes independently:
 the 30-step recursion runs once over all groups at once.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from audio.core.errors import FormatError
 from audio.codecs.pcm import fit_length
 from audio.codecs.sns import walk_blocks, write_blocks
+from audio.core.errors import FormatError
 
-__all__ = ["FRAME_BYTES", "FRAME_SAMPLES", "XAS_COEFS", "decode_frames", "encode_frames", "decode_xas1",
-           "encode_xas1"]
+__all__ = [
+    "FRAME_BYTES",
+    "FRAME_SAMPLES",
+    "XAS_COEFS",
+    "decode_frames",
+    "encode_frames",
+    "decode_xas1",
+    "encode_xas1",
+]
 
 FRAME_BYTES = 0x4C
 FRAME_SAMPLES = 128
@@ -52,15 +60,15 @@ def decode_frames(frames: np.ndarray) -> np.ndarray:
     rows = frames[:, 16:].reshape(n, 15, 4).transpose(0, 2, 1).astype(np.int32)  # (n, group, row)
     nib = np.stack([rows >> 4, rows & 0xF], axis=-1).reshape(n, 4, 30)
     s = (((nib << 28) >> 16) >> shift[..., None]).astype(np.float32)  # int16(n << 12) >> shift
-    out = np.empty((30 + 2, n, 4), np.float32)        # step-major: each step writes one contiguous slab
+    out = np.empty((30 + 2, n, 4), np.float32)  # step-major: each step writes one contiguous slab
     out[0], out[1] = h2, h1
     f1, f2 = out[1], out[0]
     s = np.moveaxis(s, -1, 0).copy()
     for k in range(30):
         v = out[k + 2]
         np.multiply(f1, c1, out=v)
-        np.add(s[k], v, out=v)                          # (s + h1*c1) ...
-        v += f2 * c2                                    # ... + h2*c2, float32 as the reference
+        np.add(s[k], v, out=v)  # (s + h1*c1) ...
+        v += f2 * c2  # ... + h2*c2, float32 as the reference
         np.trunc(v, out=v)
         np.clip(v, -32768, 32767, out=v)
         f2, f1 = f1, v
@@ -111,8 +119,15 @@ def encode_frames(pcm: np.ndarray) -> np.ndarray:
     return out
 
 
-def decode_xas1(body: bytes, channels: int, num_samples: int, *, path: str = "<buffer>", version: int = 0,
-                base_offset: int = 0) -> np.ndarray:
+def decode_xas1(
+    body: bytes,
+    channels: int,
+    num_samples: int,
+    *,
+    path: str = "<buffer>",
+    version: int = 0,
+    base_offset: int = 0,
+) -> np.ndarray:
     """Decode XAS1 SNS blocks to int16 ``(num_samples, channels)``."""
     blocks = walk_blocks(body, path, version=version, base_offset=base_offset)
     frames, kept = [], []
@@ -120,22 +135,23 @@ def decode_xas1(body: bytes, channels: int, num_samples: int, *, path: str = "<b
         nfr = -(-blk.samples // FRAME_SAMPLES)
         need = nfr * FRAME_BYTES * channels
         if need > blk.payload_size:
-            raise FormatError(path, blk.offset, f"{need} bytes of XAS1 frames for {blk.samples} samples",
-                              blk.payload_size)
+            raise FormatError(
+                path, blk.offset, f"{need} bytes of XAS1 frames for {blk.samples} samples", blk.payload_size
+            )
         start = blk.payload_offset - base_offset
-        frames.append(body[start:start + need])
+        frames.append(body[start : start + need])
         kept.append(blk.samples)
-    stripped = b"".join(frames)                      # every block's frames, block headers cut out
+    stripped = b"".join(frames)  # every block's frames, block headers cut out
     pcm = decode_frames(np.frombuffer(stripped, np.uint8).reshape(-1, FRAME_BYTES))
     # (frame, channel, 128) -> samples x channels
     pcm = pcm.reshape(-1, channels, FRAME_SAMPLES).transpose(0, 2, 1).reshape(-1, channels)
     held = np.asarray(kept, np.int64)
     room = -(-held // FRAME_SAMPLES) * FRAME_SAMPLES
-    if held.size and not np.array_equal(held[:-1], room[:-1]):   # a partial frame before the end
+    if held.size and not np.array_equal(held[:-1], room[:-1]):  # a partial frame before the end
         starts = np.repeat(np.cumsum(room) - room, held)
         pcm = pcm[starts + np.arange(held.sum()) - np.repeat(np.cumsum(held) - held, held)]
     else:
-        pcm = pcm[:int(held.sum())]
+        pcm = pcm[: int(held.sum())]
     return fit_length(pcm, num_samples, path, "XAS1")
 
 
@@ -159,5 +175,5 @@ def encode_xas1(samples: np.ndarray, *, block_samples: int = 2048, version: int 
     payloads = []
     for b in range(0, nfr, fpb):
         samples_here = min(block_samples, frames_total - b * FRAME_SAMPLES)
-        payloads.append((samples_here, enc[b:b + fpb].tobytes()))
+        payloads.append((samples_here, enc[b : b + fpb].tobytes()))
     return write_blocks(payloads or [(0, b"")], version=version)

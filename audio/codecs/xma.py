@@ -13,6 +13,7 @@ samples far out of range and checks the decoded length when the caller knows it;
 failure becomes a :class:`~audio.core.errors.FormatError` naming the file and the packet's
 byte offset.
 """
+
 from __future__ import annotations
 
 import struct
@@ -26,9 +27,17 @@ import numpy as np
 from audio.core.errors import FormatError
 
 __all__ = [
-    "XMA_PACKET_SIZE", "XMA2_BLOCK_SIZE", "XMA_LENGTH_SLACK", "MAX_ABS_SAMPLE", "XmaPacketHeader",
+    "XMA_PACKET_SIZE",
+    "XMA2_BLOCK_SIZE",
+    "XMA_LENGTH_SLACK",
+    "MAX_ABS_SAMPLE",
+    "XmaPacketHeader",
     "xma2_extradata",
-    "xma1_extradata", "parse_xma2_packet_header", "split_packets", "xma_stream_channels", "decode_xma",
+    "xma1_extradata",
+    "parse_xma2_packet_header",
+    "split_packets",
+    "xma_stream_channels",
+    "decode_xma",
 ]
 
 XMA_PACKET_SIZE = 2048
@@ -54,10 +63,21 @@ def xma_stream_channels(channels: int) -> list[int]:
     return [2] * (channels // 2) + [1] * (channels % 2)
 
 
-def xma2_extradata(channels: int, *, samples_encoded: int = 0, bytes_per_block: int = XMA2_BLOCK_SIZE,
-                   block_count: int = 1, play_begin: int = 0, play_length: int = 0, loop_begin: int = 0,
-                   loop_length: int = 0, loop_count: int = 0, encoder_version: int = 4,
-                   streams: int | None = None, channel_mask: int | None = None) -> bytes:
+def xma2_extradata(
+    channels: int,
+    *,
+    samples_encoded: int = 0,
+    bytes_per_block: int = XMA2_BLOCK_SIZE,
+    block_count: int = 1,
+    play_begin: int = 0,
+    play_length: int = 0,
+    loop_begin: int = 0,
+    loop_length: int = 0,
+    loop_count: int = 0,
+    encoder_version: int = 4,
+    streams: int | None = None,
+    channel_mask: int | None = None,
+) -> bytes:
     """The 34-byte little-endian XMA2WAVEFORMATEX extension FFmpeg's ``xma2`` decoder reads.
 
     Parameters
@@ -73,13 +93,31 @@ def xma2_extradata(channels: int, *, samples_encoded: int = 0, bytes_per_block: 
     """
     n_streams = len(xma_stream_channels(channels)) if streams is None else streams
     mask = _MASKS.get(channels, 0) if channel_mask is None else channel_mask
-    return struct.pack("<HIIIIIIIBBH", n_streams, mask, samples_encoded, bytes_per_block, play_begin,
-                       play_length, loop_begin, loop_length, loop_count, encoder_version,
-                       min(max(block_count, 1), 0xFFFF))
+    return struct.pack(
+        "<HIIIIIIIBBH",
+        n_streams,
+        mask,
+        samples_encoded,
+        bytes_per_block,
+        play_begin,
+        play_length,
+        loop_begin,
+        loop_length,
+        loop_count,
+        encoder_version,
+        min(max(block_count, 1), 0xFFFF),
+    )
 
 
-def xma1_extradata(sample_rate: int, channels: int, *, loop_start: int = 0, loop_end: int = 0,
-                   loop_count: int = 0, bytes_per_second: int = 0) -> bytes:
+def xma1_extradata(
+    sample_rate: int,
+    channels: int,
+    *,
+    loop_start: int = 0,
+    loop_end: int = 0,
+    loop_count: int = 0,
+    bytes_per_second: int = 0,
+) -> bytes:
     """XMA1 extradata: an XMAWAVEFORMAT without its first 4 bytes (``8 + 20 * streams`` bytes).
 
     One XMASTREAMFORMAT per stream (stereo pairs, last one mono if odd); ``sample_rate``
@@ -87,8 +125,10 @@ def xma1_extradata(sample_rate: int, channels: int, *, loop_start: int = 0, loop
     """
     per = xma_stream_channels(channels)
     head = struct.pack("<HHHBB", 0, 0, len(per), loop_count, 0)
-    body = b"".join(struct.pack("<IIIIBBH", bytes_per_second, sample_rate, loop_start, loop_end, 0, ch,
-                                _MASKS.get(ch, 0)) for ch in per)
+    body = b"".join(
+        struct.pack("<IIIIBBH", bytes_per_second, sample_rate, loop_start, loop_end, 0, ch, _MASKS.get(ch, 0))
+        for ch in per
+    )
     return head + body
 
 
@@ -112,8 +152,12 @@ class XmaPacketHeader:
 
     def pack(self) -> int:
         """The header as a 32-bit word (inverse of :meth:`unpack`)."""
-        return ((self.frame_count & 0x3F) << 26 | (self.first_frame_bit_offset & 0x7FFF) << 11
-                | (self.metadata & 0x7) << 8 | (self.packet_skip & 0xFF))
+        return (
+            (self.frame_count & 0x3F) << 26
+            | (self.first_frame_bit_offset & 0x7FFF) << 11
+            | (self.metadata & 0x7) << 8
+            | (self.packet_skip & 0xFF)
+        )
 
 
 def parse_xma2_packet_header(packet: bytes, path: str = "<buffer>", offset: int = 0) -> XmaPacketHeader:
@@ -126,24 +170,27 @@ def parse_xma2_packet_header(packet: bytes, path: str = "<buffer>", offset: int 
         raise FormatError(path, offset, "an XMA2 packet header (4 bytes)", f"{len(packet)} bytes")
     hdr = XmaPacketHeader.unpack(struct.unpack_from(">I", packet, 0)[0])
     if hdr.frame_count and 32 + hdr.first_frame_bit_offset >= XMA_PACKET_SIZE * 8:
-        raise FormatError(path, offset, "an XMA2 first-frame bit offset inside the packet",
-                          hdr.first_frame_bit_offset)
+        raise FormatError(
+            path, offset, "an XMA2 first-frame bit offset inside the packet", hdr.first_frame_bit_offset
+        )
     return hdr
 
 
-def split_packets(data: bytes | memoryview, base_offset: int = 0, *, pad: bool = True,
-                  path: str = "<buffer>") -> list[tuple[int, bytes]]:
+def split_packets(
+    data: bytes | memoryview, base_offset: int = 0, *, pad: bool = True, path: str = "<buffer>"
+) -> list[tuple[int, bytes]]:
     """Cut ``data`` into ``(file offset, 2048-byte packet)`` pairs.
 
     A short tail is padded with 0xFF when ``pad`` is true, else it is an error.
     """
     out = []
     for pos in range(0, len(data), XMA_PACKET_SIZE):
-        pkt = bytes(data[pos:pos + XMA_PACKET_SIZE])
+        pkt = bytes(data[pos : pos + XMA_PACKET_SIZE])
         if len(pkt) < XMA_PACKET_SIZE:
             if not pad:
-                raise FormatError(path, base_offset + pos, "a whole 2048-byte XMA packet",
-                                  f"{len(pkt)} bytes")
+                raise FormatError(
+                    path, base_offset + pos, "a whole 2048-byte XMA packet", f"{len(pkt)} bytes"
+                )
             pkt += b"\xff" * (XMA_PACKET_SIZE - len(pkt))
         out.append((base_offset + pos, pkt))
     return out
@@ -158,10 +205,18 @@ def _make_context(version: int, sample_rate: int, channels: int, extradata: byte
     return ctx
 
 
-def decode_xma(packets: Iterable[bytes | tuple[int, bytes]], sample_rate: int, channels: int, *,
-               version: int = 2, extradata: bytes | None = None, path: str = "<buffer>",
-               base_offset: int = 0, samples_range: tuple[int, int] | None = None,
-               max_abs: float = MAX_ABS_SAMPLE) -> np.ndarray:
+def decode_xma(
+    packets: Iterable[bytes | tuple[int, bytes]],
+    sample_rate: int,
+    channels: int,
+    *,
+    version: int = 2,
+    extradata: bytes | None = None,
+    path: str = "<buffer>",
+    base_offset: int = 0,
+    samples_range: tuple[int, int] | None = None,
+    max_abs: float = MAX_ABS_SAMPLE,
+) -> np.ndarray:
     """Decode XMA packets with one fresh FFmpeg decoder, flushed at the end.
 
     Parameters
@@ -189,10 +244,11 @@ def decode_xma(packets: Iterable[bytes | tuple[int, bytes]], sample_rate: int, c
     if version not in (1, 2):
         raise ValueError(f"XMA version must be 1 or 2, got {version}")
     if not 1 <= channels <= 8 or not 1 <= sample_rate <= 200_000:
-        raise FormatError(path, base_offset, "XMA with 1-8 channels and a 1-200000 Hz rate",
-                          (channels, sample_rate))
+        raise FormatError(
+            path, base_offset, "XMA with 1-8 channels and a 1-200000 Hz rate", (channels, sample_rate)
+        )
     if extradata is None:
-        extradata = (xma2_extradata(channels) if version == 2 else xma1_extradata(sample_rate, channels))
+        extradata = xma2_extradata(channels) if version == 2 else xma1_extradata(sample_rate, channels)
     ctx = _make_context(version, sample_rate, channels, extradata)
     chunks: list[np.ndarray] = []
     offset = base_offset
@@ -205,7 +261,7 @@ def decode_xma(packets: Iterable[bytes | tuple[int, bytes]], sample_rate: int, c
             if arr.ndim != 2 or arr.shape[0] != channels:
                 raise FormatError(path, at, f"decoded XMA with {channels} planar channels", arr.shape)
             peak = float(np.abs(arr).max()) if arr.size else 0.0
-            if not peak <= max_abs:                  # also rejects NaN
+            if not peak <= max_abs:  # also rejects NaN
                 raise FormatError(path, at, f"decoded XMA samples within +-{max_abs}", peak)
             chunks.append(arr)
 
@@ -233,8 +289,12 @@ def decode_xma(packets: Iterable[bytes | tuple[int, bytes]], sample_rate: int, c
         raise FormatError(path, offset, f"a decodable end of XMA{version} stream", str(exc)) from exc
     n = sum(c.shape[1] for c in chunks)
     if samples_range is not None and not samples_range[0] <= n <= samples_range[1]:
-        raise FormatError(path, base_offset if first_offset is None else first_offset,
-                          f"{samples_range[0]}..{samples_range[1]} decoded XMA samples", n)
+        raise FormatError(
+            path,
+            base_offset if first_offset is None else first_offset,
+            f"{samples_range[0]}..{samples_range[1]} decoded XMA samples",
+            n,
+        )
     if not chunks:
         return np.zeros((0, channels), np.float32)
     planar = np.concatenate(chunks, axis=1)

@@ -11,6 +11,7 @@ Codec tags: 0 PCM (8-bit unsigned or 16-bit in the bank's byte order), 1 XMA (XM
 to ``xma1_max_version``, by default 38 as our codecs spec states, XMA2 after), 2
 MS-ADPCM, 3 xWMA (recognised, not decoded: :class:`~audio.core.errors.UnsupportedError`).
 """
+
 from __future__ import annotations
 
 import struct
@@ -19,15 +20,26 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from audio.core.binary import Reader, align
-from audio.core.errors import FormatError, UnsupportedError
 from audio.codecs import riff
 from audio.codecs.xma import XMA2_BLOCK_SIZE, XMA_LENGTH_SLACK, decode_xma, split_packets, xma2_extradata
+from audio.core.binary import Reader, align
+from audio.core.errors import FormatError, UnsupportedError
 
 __all__ = [
-    "CODEC_PCM", "CODEC_XMA1", "CODEC_XMA2", "CODEC_MSADPCM", "CODEC_XWMA",
-    "WaveEntry", "WaveBank", "NewWave", "read_wavebank", "entry_data", "decode_entry", "write_wavebank",
-    "pack_miniwaveformat", "unpack_miniwaveformat",
+    "CODEC_PCM",
+    "CODEC_XMA1",
+    "CODEC_XMA2",
+    "CODEC_MSADPCM",
+    "CODEC_XWMA",
+    "WaveEntry",
+    "WaveBank",
+    "NewWave",
+    "read_wavebank",
+    "entry_data",
+    "decode_entry",
+    "write_wavebank",
+    "pack_miniwaveformat",
+    "unpack_miniwaveformat",
 ]
 
 CODEC_PCM, CODEC_XMA1, CODEC_XMA2, CODEC_MSADPCM, CODEC_XWMA = "pcm", "xma1", "xma2", "msadpcm", "xwma"
@@ -51,8 +63,13 @@ def unpack_miniwaveformat(word: int, version: int) -> tuple[int, int, int, int, 
 def pack_miniwaveformat(tag: int, channels: int, rate: int, block_align: int, bits: int, version: int) -> int:
     """Inverse of :func:`unpack_miniwaveformat` (fields are checked against their widths)."""
     tag_bits, rate_bits = (1, 19) if version <= 34 else (2, 18)
-    if not (0 <= tag < 1 << tag_bits and 0 <= channels < 8 and 0 <= rate < 1 << rate_bits
-            and 0 <= block_align < 256 and bits in (0, 1)):
+    if not (
+        0 <= tag < 1 << tag_bits
+        and 0 <= channels < 8
+        and 0 <= rate < 1 << rate_bits
+        and 0 <= block_align < 256
+        and bits in (0, 1)
+    ):
         raise ValueError(f"MINIWAVEFORMAT fields out of range: {(tag, channels, rate, block_align, bits)}")
     return (tag | channels << tag_bits | rate << (tag_bits + 3) | block_align << 23 | bits << 31) & 0xFFFFFFFF
 
@@ -115,8 +132,9 @@ class WaveBank:
         return bool(self.flags & FLAG_COMPACT)
 
 
-def read_wavebank(data: bytes | memoryview, path: str = "<buffer>", base_offset: int = 0, *,
-                  xma1_max_version: int = 38) -> WaveBank:
+def read_wavebank(
+    data: bytes | memoryview, path: str = "<buffer>", base_offset: int = 0, *, xma1_max_version: int = 38
+) -> WaveBank:
     """Parse a wave bank starting at ``base_offset`` of ``data`` (segment offsets are relative to it).
 
     Raises FormatError (with file and absolute offset) for anything truncated or inconsistent.
@@ -139,8 +157,12 @@ def read_wavebank(data: bytes | memoryview, path: str = "<buffer>", base_offset:
     for k in range(5):
         off, size = r.u32(seg_at + 8 * k, "segment offset"), r.u32(seg_at + 8 * k + 4, "segment size")
         if size and b + off + size > len(data):
-            raise FormatError(path, seg_at + 8 * k, f"segment {k} inside the data",
-                              f"{off:#x}+{size:#x} past {len(data) - b:#x}")
+            raise FormatError(
+                path,
+                seg_at + 8 * k,
+                f"segment {k} inside the data",
+                f"{off:#x}+{size:#x} past {len(data) - b:#x}",
+            )
         segs.append((b + off, size))
     bank_seg, meta_seg = segs[0], segs[1]
     names_seg, extra_seg = (segs[2], segs[3]) if version <= 38 else (segs[3], segs[2])
@@ -159,8 +181,9 @@ def read_wavebank(data: bytes | memoryview, path: str = "<buffer>", base_offset:
     if compact and entry_size != 4 or not compact and not _ENTRY_SIZE <= entry_size <= 256:
         raise FormatError(path, bo + 0x48, "entry size 4 (compact) or 24..256", entry_size)
     if count > _MAX_ENTRIES or count * entry_size > meta_seg[1]:
-        raise FormatError(path, bo + 4, f"an entry count fitting the {meta_seg[1]}-byte metadata segment",
-                          count)
+        raise FormatError(
+            path, bo + 4, f"an entry count fitting the {meta_seg[1]}-byte metadata segment", count
+        )
     if compact and not 1 <= alignment <= 0x800:
         raise FormatError(path, bo + 0x50, "a compact-bank alignment of 1..2048 bytes", alignment)
     names = _read_names(r, names_seg, name_size, count)
@@ -181,20 +204,37 @@ def read_wavebank(data: bytes | memoryview, path: str = "<buffer>", base_offset:
             flags_duration, fmt, start, size = (r.u32(eo + 4 * k, "entry field") for k in range(4))
             loop = (r.u32(eo + 16, "loop start"), r.u32(eo + 20, "loop length"))
         if size < 0 or start + size > wave_size:
-            raise FormatError(path, eo, f"wave data inside the {wave_size}-byte wave segment",
-                              f"{start:#x}+{size:#x}")
+            raise FormatError(
+                path, eo, f"wave data inside the {wave_size}-byte wave segment", f"{start:#x}+{size:#x}"
+            )
         tag, channels, rate, block_align, bits = unpack_miniwaveformat(fmt, version)
         if not 1 <= channels <= 7 or not 1 <= rate <= 200_000:
-            raise FormatError(path, eo + (0 if compact else 4), "1..7 channels and a 1..200000 Hz rate",
-                              (channels, rate))
-        entries.append(WaveEntry(
-            index=i, codec=_codec_of(tag, version, xma1_max_version), tag=tag, channels=channels,
-            sample_rate=rate, block_align=block_align, bits_flag=bits, flags=flags_duration & 0xF,
-            num_samples=flags_duration >> 4, loop_start=loop[0], loop_length=loop[1],
-            loop_in_samples=version >= 39, data_offset=wave_at + start, data_size=size,
-            name=names[i], seek_table=seeks[i]))
-    return WaveBank(path, big, version, header_version, flags, bank_name, alignment, tuple(entries),
-                    data, base_offset)
+            raise FormatError(
+                path, eo + (0 if compact else 4), "1..7 channels and a 1..200000 Hz rate", (channels, rate)
+            )
+        entries.append(
+            WaveEntry(
+                index=i,
+                codec=_codec_of(tag, version, xma1_max_version),
+                tag=tag,
+                channels=channels,
+                sample_rate=rate,
+                block_align=block_align,
+                bits_flag=bits,
+                flags=flags_duration & 0xF,
+                num_samples=flags_duration >> 4,
+                loop_start=loop[0],
+                loop_length=loop[1],
+                loop_in_samples=version >= 39,
+                data_offset=wave_at + start,
+                data_size=size,
+                name=names[i],
+                seek_table=seeks[i],
+            )
+        )
+    return WaveBank(
+        path, big, version, header_version, flags, bank_name, alignment, tuple(entries), data, base_offset
+    )
 
 
 def _read_names(r: Reader, seg: tuple[int, int], name_size: int, count: int) -> list[str | None]:
@@ -203,8 +243,10 @@ def _read_names(r: Reader, seg: tuple[int, int], name_size: int, count: int) -> 
         return [None] * count
     if not 1 <= name_size <= 256 or name_size * count > size:
         raise FormatError(r.path, at, f"{count} entry names fitting {size} bytes", name_size)
-    return [r.bytes(at + i * name_size, name_size, "entry name").split(b"\0", 1)[0].decode("latin-1")
-            for i in range(count)]
+    return [
+        r.bytes(at + i * name_size, name_size, "entry name").split(b"\0", 1)[0].decode("latin-1")
+        for i in range(count)
+    ]
 
 
 def _read_seek_tables(r: Reader, seg: tuple[int, int], count: int) -> list[tuple[int, ...]]:
@@ -235,7 +277,7 @@ def _read_seek_tables(r: Reader, seg: tuple[int, int], count: int) -> list[tuple
 def entry_data(bank: WaveBank, index: int) -> bytes:
     """The raw stored bytes of entry ``index``."""
     e = _entry(bank, index)
-    return bank.data[e.data_offset:e.data_offset + e.data_size]
+    return bank.data[e.data_offset : e.data_offset + e.data_size]
 
 
 def _entry(bank: WaveBank, index: int) -> WaveEntry:
@@ -266,21 +308,30 @@ def decode_entry(bank: WaveBank, index: int) -> tuple[np.ndarray, int]:
         version = 1 if e.codec == CODEC_XMA1 else 2
         extradata = None
         if version == 2:
-            extradata = xma2_extradata(e.channels, samples_encoded=e.num_samples,
-                                       block_count=-(-e.data_size // XMA2_BLOCK_SIZE))
+            extradata = xma2_extradata(
+                e.channels, samples_encoded=e.num_samples, block_count=-(-e.data_size // XMA2_BLOCK_SIZE)
+            )
         bounds = None
         if e.num_samples:
             bounds = (max(1, e.num_samples - XMA_LENGTH_SLACK), e.num_samples + XMA_LENGTH_SLACK)
-        out = decode_xma(split_packets(raw, e.data_offset, path=where), e.sample_rate, e.channels,
-                         version=version, extradata=extradata, path=bank.path, base_offset=e.data_offset,
-                         samples_range=bounds)
+        out = decode_xma(
+            split_packets(raw, e.data_offset, path=where),
+            e.sample_rate,
+            e.channels,
+            version=version,
+            extradata=extradata,
+            path=bank.path,
+            base_offset=e.data_offset,
+            samples_range=bounds,
+        )
         return out, e.sample_rate
     if e.codec == CODEC_MSADPCM:
         block = (e.block_align + 22) * e.channels
         wav = riff.build_wav(riff.msadpcm_fmt(e.channels, e.sample_rate, block), raw)
         return riff.decode_with_ffmpeg(wav, path=where), e.sample_rate
-    raise UnsupportedError(bank.path, e.data_offset, "a decodable codec (PCM, XMA, MS-ADPCM)",
-                           f"{e.codec} (tag {e.tag})")
+    raise UnsupportedError(
+        bank.path, e.data_offset, "a decodable codec (PCM, XMA, MS-ADPCM)", f"{e.codec} (tag {e.tag})"
+    )
 
 
 @dataclass(frozen=True)
@@ -306,22 +357,36 @@ class NewWave:
     bits_flag: int = 1
 
     @classmethod
-    def pcm16(cls, samples: np.ndarray, sample_rate: int, *, big_endian: bool = True,
-              name: str | None = None) -> NewWave:
+    def pcm16(
+        cls, samples: np.ndarray, sample_rate: int, *, big_endian: bool = True, name: str | None = None
+    ) -> NewWave:
         """A PCM16 wave from int16 ``(frames, channels)`` (or 1-D mono) samples."""
         arr = np.asarray(samples, np.int16)
         arr = arr if arr.ndim == 2 else arr.reshape(-1, 1)
-        return cls(CODEC_PCM, arr.shape[1], sample_rate, arr.astype(">i2" if big_endian else "<i2").tobytes(),
-                   arr.shape[0], name=name)
+        return cls(
+            CODEC_PCM,
+            arr.shape[1],
+            sample_rate,
+            arr.astype(">i2" if big_endian else "<i2").tobytes(),
+            arr.shape[0],
+            name=name,
+        )
 
 
 def _tag_of(codec: str) -> int:
     return {CODEC_PCM: 0, CODEC_XMA1: 1, CODEC_XMA2: 1, CODEC_MSADPCM: 2, CODEC_XWMA: 3}[codec]
 
 
-def write_wavebank(waves: Sequence[NewWave], *, big_endian: bool = True, version: int = 46,
-                   name: str = "Wave Bank", alignment: int = 0x800, compact: bool = False,
-                   header_version: int = 44) -> bytes:
+def write_wavebank(
+    waves: Sequence[NewWave],
+    *,
+    big_endian: bool = True,
+    version: int = 46,
+    name: str = "Wave Bank",
+    alignment: int = 0x800,
+    compact: bool = False,
+    header_version: int = 44,
+) -> bytes:
     """Build a wave bank holding ``waves`` (each aligned to ``alignment`` in the wave segment).
 
     Writes entry names when any wave has one and XMA seek tables (version >= 39) when any
@@ -336,8 +401,9 @@ def write_wavebank(waves: Sequence[NewWave], *, big_endian: bool = True, version
     fmts = []
     for w in waves:
         ba = w.block_align if w.block_align is not None else (2 * w.channels if w.codec == CODEC_PCM else 0)
-        fmts.append(pack_miniwaveformat(_tag_of(w.codec), w.channels, w.sample_rate, ba & 0xFF, w.bits_flag,
-                                        version))
+        fmts.append(
+            pack_miniwaveformat(_tag_of(w.codec), w.channels, w.sample_rate, ba & 0xFF, w.bits_flag, version)
+        )
     if compact and len(set(fmts)) > 1:
         raise ValueError("a compact bank needs one shared format")
     offsets, cursor = [], 0
@@ -346,19 +412,32 @@ def write_wavebank(waves: Sequence[NewWave], *, big_endian: bool = True, version
         cursor = align(cursor + len(w.data), alignment)
     wave_blob = bytearray(cursor)
     for w, o in zip(waves, offsets):
-        wave_blob[o:o + len(w.data)] = w.data
+        wave_blob[o : o + len(w.data)] = w.data
     if compact:
-        meta = b"".join(struct.pack(e + "I", (o // alignment) | ((align(len(w.data), alignment) - len(w.data))
-                                                                 % alignment) << 21)
-                        for w, o in zip(waves, offsets))
+        meta = b"".join(
+            struct.pack(
+                e + "I", (o // alignment) | ((align(len(w.data), alignment) - len(w.data)) % alignment) << 21
+            )
+            for w, o in zip(waves, offsets)
+        )
     else:
-        meta = b"".join(struct.pack(e + "6I", (w.num_samples << 4 | w.flags & 0xF) & 0xFFFFFFFF, f, o,
-                                    len(w.data), w.loop_start, w.loop_length)
-                        for w, f, o in zip(waves, fmts, offsets))
+        meta = b"".join(
+            struct.pack(
+                e + "6I",
+                (w.num_samples << 4 | w.flags & 0xF) & 0xFFFFFFFF,
+                f,
+                o,
+                len(w.data),
+                w.loop_start,
+                w.loop_length,
+            )
+            for w, f, o in zip(waves, fmts, offsets)
+        )
     names = b""
     if any(w.name for w in waves):
-        names = b"".join((w.name or "").encode("latin-1")[:_NAME_SIZE - 1].ljust(_NAME_SIZE, b"\0")
-                         for w in waves)
+        names = b"".join(
+            (w.name or "").encode("latin-1")[: _NAME_SIZE - 1].ljust(_NAME_SIZE, b"\0") for w in waves
+        )
     extra = b""
     if version >= 39 and any(w.seek_table for w in waves):
         idx, body = [], b""
@@ -372,8 +451,9 @@ def write_wavebank(waves: Sequence[NewWave], *, big_endian: bool = True, version
     bank_flags = (FLAG_COMPACT if compact else 0) | (FLAG_SEEKTABLES if extra else 0)
     bank = struct.pack(e + "II", bank_flags, len(waves))
     bank += name.encode("latin-1")[:63].ljust(64, b"\0")
-    bank += struct.pack(e + "IIII", 4 if compact else _ENTRY_SIZE, _NAME_SIZE, alignment,
-                        fmts[0] if compact and fmts else 0)
+    bank += struct.pack(
+        e + "IIII", 4 if compact else _ENTRY_SIZE, _NAME_SIZE, alignment, fmts[0] if compact and fmts else 0
+    )
     bank += b"\0" * (_BANKDATA_SIZE - len(bank))
     head_len = (0x0C if version >= 42 else 0x08) + 5 * 8
     pos = head_len
@@ -390,9 +470,9 @@ def write_wavebank(waves: Sequence[NewWave], *, big_endian: bool = True, version
         head += struct.pack(e + "II", *blobs[key])
     head += struct.pack(e + "II", wave_at, len(wave_blob))
     out = bytearray(wave_at + len(wave_blob))
-    out[:len(head)] = head
+    out[: len(head)] = head
     for key, blob in (("bank", bank), ("meta", meta), ("extra", extra), ("names", names)):
         if blob:
-            out[blobs[key][0]:blobs[key][0] + len(blob)] = blob
+            out[blobs[key][0] : blobs[key][0] + len(blob)] = blob
     out[wave_at:] = wave_blob
     return bytes(out)

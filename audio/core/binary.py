@@ -4,6 +4,7 @@
 count that would allocate more than the buffer can hold, raises :class:`FormatError`
 with the file and the offset instead of an ``IndexError`` or a huge allocation.
 """
+
 from __future__ import annotations
 
 import builtins
@@ -37,8 +38,7 @@ class Reader:
     def need(self, offset: int, size: int, what: str) -> None:
         """Raise unless ``size`` bytes of ``what`` lie inside the buffer at ``offset``."""
         if offset < 0 or size < 0 or offset + size > len(self.data):
-            raise FormatError(self.path, offset, f"{what} ({size} bytes)",
-                              f"end of data at {len(self.data)}")
+            raise FormatError(self.path, offset, f"{what} ({size} bytes)", f"end of data at {len(self.data)}")
 
     def _num(self, kind: str, offset: int, what: str) -> int | float:
         fmt = (">" if self.big else "<") + _FMT[kind]
@@ -72,16 +72,15 @@ class Reader:
 
     def bytes(self, offset: int, size: int, what: str = "bytes") -> bytes:
         self.need(offset, size, what)
-        return bytes(self.data[offset:offset + size])
+        return bytes(self.data[offset : offset + size])
 
-    def cstring(self, offset: int, what: str = "string", limit: int = 4096,
-                encoding: str = "latin-1") -> str:
+    def cstring(self, offset: int, what: str = "string", limit: int = 4096, encoding: str = "latin-1") -> str:
         """A NUL-terminated string starting at ``offset`` (at most ``limit`` bytes)."""
         self.need(offset, 1, what)
-        end = bytes(self.data[offset:offset + limit]).find(b"\0")
+        end = bytes(self.data[offset : offset + limit]).find(b"\0")
         if end < 0:
             raise FormatError(self.path, offset, f"NUL-terminated {what} within {limit} bytes")
-        return bytes(self.data[offset:offset + end]).decode(encoding)
+        return bytes(self.data[offset : offset + end]).decode(encoding)
 
     def count(self, offset: int, value: int, item_size: int, what: str, limit: int | None = None) -> int:
         """Check that ``value`` items of ``item_size`` bytes can fit after ``offset``.
@@ -90,9 +89,13 @@ class Reader:
         """
         room = max(0, len(self.data) - offset)
         if value < 0 or value * max(item_size, 1) > room or (limit is not None and value > limit):
-            raise FormatError(self.path, offset, f"{what} that fits the data "
-                              f"({room} bytes left" + (f", at most {limit}" if limit else "") + ")",
-                              value)
+            raise FormatError(
+                self.path,
+                offset,
+                f"{what} that fits the data "
+                f"({room} bytes left" + (f", at most {limit}" if limit else "") + ")",
+                value,
+            )
         return value
 
     def magic(self, offset: int, expected: builtins.bytes, what: str = "magic") -> None:

@@ -15,25 +15,29 @@ re-posts only the external ones, since the internal ones follow deterministicall
 Decisions (what a speech system decided and why) are published as :class:`Decision`
 records to decision listeners and the decision log.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import heapq
-import json
 from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Annotated, Any, Callable, ClassVar, Iterable, Iterator, Literal, Protocol, TextIO
-
-import msgspec
+from typing import Any, ClassVar, Protocol
 
 from audio.core.clock import SAMPLE_RATE, seconds_to_samples
-from audio.core.errors import FormatError
 
-__all__ = ["Event", "Decision", "EventBus", "Consumer", "event_kinds", "event_to_json", "to_jsonable",
-           "event_to_json", "read_capture"]
+__all__ = [
+    "Event",
+    "Decision",
+    "EventBus",
+    "Consumer",
+    "event_kinds",
+    "event_to_json",
+    "to_jsonable",
+]
 
-_KINDS: dict[str, type["Event"]] = {}
+_KINDS: dict[str, type[Event]] = {}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,14 +99,19 @@ class Decision:
     detail: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"at": self.at, "t": round(self.t, 6), "system": self.system, "outcome": self.outcome,
-                **to_jsonable(self.detail)}
+        return {
+            "at": self.at,
+            "t": round(self.t, 6),
+            "system": self.system,
+            "outcome": self.outcome,
+            **to_jsonable(self.detail),
+        }
 
 
 class Consumer(Protocol):
     """Anything that receives events: ``handle(event, bus)``."""
 
-    def handle(self, event: Event, bus: "EventBus") -> None: ...
+    def handle(self, event: Event, bus: EventBus) -> None: ...
 
 
 @dataclass(order=True)

@@ -10,7 +10,6 @@ re-posted: they follow deterministically.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -48,6 +47,7 @@ def event_from_json(d: dict[str, Any], where: str = "<capture>") -> tuple[Event,
     against its type hint (:func:`audio.core.fields.build_event`), so a corrupt capture raises
     :class:`FormatError` instead of reaching the engine."""
     from audio.core.fields import EventFieldError, build_event
+
     if not isinstance(d, dict):
         raise FormatError(where, None, "a JSON object per event", type(d).__name__)
     kind = d.get("kind")
@@ -62,8 +62,9 @@ def event_from_json(d: dict[str, Any], where: str = "<capture>") -> tuple[Event,
         raise FormatError(where, None, f"valid fields of event {kind}", str(exc)) from None
     at, origin = d.get("at", seconds_to_samples(ev.t)), d.get("origin", "external")
     if isinstance(at, bool) or not isinstance(at, int) or at < 0 or origin not in ("external", "internal"):
-        raise FormatError(where, None, 'a sample "at" >= 0 and an origin of "external" or "internal"',
-                          (at, origin))
+        raise FormatError(
+            where, None, 'a sample "at" >= 0 and an origin of "external" or "internal"', (at, origin)
+        )
     return ev, at, origin
 
 
@@ -163,8 +164,9 @@ def configure_replay(engine: Any, header: dict[str, Any]) -> Any:
     return engine
 
 
-def replay(engine: Any, records: Iterable[dict[str, Any] | tuple[Event, int, str]], samples: int,
-           block: int = BLOCK) -> np.ndarray:
+def replay(
+    engine: Any, records: Iterable[dict[str, Any] | tuple[Event, int, str]], samples: int, block: int = BLOCK
+) -> np.ndarray:
     """Re-post the external events of a capture at their samples and render ``samples``.
 
     ``records`` are capture dicts (as a live player keeps them) or ``(event, at, origin)``

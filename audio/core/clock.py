@@ -5,6 +5,7 @@ tick on their own clocks derived exactly from the sample clock, without drift: f
 of a ``rate`` Hz clock starts at sample ``ceil(k * sample_rate / rate)`` (integer maths),
 so a 30 Hz console frame is exactly 1,600 samples at 48 kHz and a 60 Hz frame 800.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -55,7 +56,7 @@ class FrameClock:
 
 def _name_words(name: str) -> list[int]:
     digest = hashlib.sha256(name.encode("utf-8")).digest()
-    return [int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4)]
+    return [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
 
 
 class RngStreams:

@@ -7,6 +7,7 @@ renders audio up to the next control point. Parameters set at a control point th
 apply atomically from that sample on, and the output is identical whatever block size the
 caller uses (64, 256, 1000 samples...).
 """
+
 from __future__ import annotations
 
 import logging
@@ -16,12 +17,12 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from audio.core.bus import Consumer, Event, EventBus
-from audio.core.faults import FaultLog, SystemFault, report_fault
 from audio.core.clock import BLOCK, SAMPLE_RATE, FrameClock, RngStreams
-from audio.dsp.mixer import Mixer
-from audio.dsp.skip import advance_sources
+from audio.core.faults import FaultLog, SystemFault, report_fault
 from audio.core.voices import VoiceManager
 from audio.core.world import World
+from audio.dsp.mixer import Mixer
+from audio.dsp.skip import advance_sources
 
 __all__ = ["Engine", "System", "EngineConfig"]
 log = logging.getLogger("barkbus.engine")
@@ -34,9 +35,9 @@ class System(Protocol):
     name: str
     frame_rate: int
 
-    def attach(self, engine: "Engine") -> None: ...
+    def attach(self, engine: Engine) -> None: ...
 
-    def tick(self, frame: int, engine: "Engine") -> None: ...
+    def tick(self, frame: int, engine: Engine) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -98,9 +99,14 @@ class Engine:
         self.bus = EventBus(cfg.sample_rate)
         self.rng = RngStreams(cfg.seed)
         self.max_block = max_block
-        self.mixer = Mixer(cfg.sample_rate, cfg.layout, max_block,
-                           voice_capacity=cfg.voice_budget + cfg.voice_headroom, submix_slots=cfg.submix_slots,
-                           pool_samples=cfg.pool_samples)
+        self.mixer = Mixer(
+            cfg.sample_rate,
+            cfg.layout,
+            max_block,
+            voice_capacity=cfg.voice_budget + cfg.voice_headroom,
+            submix_slots=cfg.submix_slots,
+            pool_samples=cfg.pool_samples,
+        )
         self.voices = VoiceManager(self.mixer, cfg.voice_budget, cfg.release_samples, cfg.start_silence)
         self.world = World(self)
         self.systems: list[System] = []
@@ -148,16 +154,20 @@ class Engine:
         """Recorded bus outputs as (samples, channels) float32 arrays."""
         if self._taps is None:
             return {}
-        return {n: (np.concatenate(v, axis=0) if v else np.zeros((0, self.channels), np.float32))
-                for n, v in self._taps.items()}
+        return {
+            n: (np.concatenate(v, axis=0) if v else np.zeros((0, self.channels), np.float32))
+            for n, v in self._taps.items()
+        }
 
     def drain_taps(self) -> dict[str, np.ndarray]:
         """The tapped buses' output since the last call, ``(samples, channels)`` float32, and
         forget it (a streaming render writes stems block by block)."""
         if self._taps is None:
             return {}
-        out = {n: (np.concatenate(v, axis=0) if v else np.zeros((0, self.channels), np.float32))
-               for n, v in self._taps.items()}
+        out = {
+            n: (np.concatenate(v, axis=0) if v else np.zeros((0, self.channels), np.float32))
+            for n, v in self._taps.items()
+        }
         for v in self._taps.values():
             v.clear()
         return out
@@ -173,7 +183,7 @@ class Engine:
             if c.next_at == now:
                 try:
                     c.system.tick(c.frame, self)
-                except Exception as exc:  # noqa: BLE001 - isolated (live) or a SystemFault (offline)
+                except Exception as exc:
                     self._system_failed(c.system, f"tick of frame {c.frame}", exc)
                 c.frame += 1
                 c.next_at = c.clock.start(c.frame)
@@ -201,8 +211,13 @@ class Engine:
             raise SystemFault(name, f"handling {event.KIND}", self.bus.now / self.sample_rate, exc) from exc
         if name in self.disabled:
             return
-        report_fault(self.bus, name, "event", f"{event.KIND} not applied: {type(exc).__name__}: {exc}",
-                     event_kind=event.KIND)
+        report_fault(
+            self.bus,
+            name,
+            "event",
+            f"{event.KIND} not applied: {type(exc).__name__}: {exc}",
+            event_kind=event.KIND,
+        )
 
     def _next_control(self, limit: int) -> int:
         nxt = limit
@@ -228,10 +243,10 @@ class Engine:
                 nxt = t + 1
             m = nxt - t
             if self.config.dsp:
-                out[i:i + m] = self.mixer.process(m, t).T
+                out[i : i + m] = self.mixer.process(m, t).T
             else:
                 advance_sources(self.mixer, m, t)
-                out[i:i + m] = 0.0
+                out[i : i + m] = 0.0
             if self._taps is not None:
                 for name, chunks in self._taps.items():
                     chunks.append(self.mixer.buses[name].output[0, :, :m].T.copy())

@@ -14,6 +14,7 @@ error                  cause                                                    
 Every parser raises :class:`FormatError` for bad input: it names the file, the byte
 offset and what was expected there, so a user can report a real file's layout.
 """
+
 from __future__ import annotations
 
 from os import PathLike
@@ -66,8 +67,9 @@ class FormatError(BarkbusError, ValueError):
         What was there instead (optional).
     """
 
-    def __init__(self, path: str | PathLike[str] | None, offset: int | None, expected: str,
-                 found: object = None) -> None:
+    def __init__(
+        self, path: str | PathLike[str] | None, offset: int | None, expected: str, found: object = None
+    ) -> None:
         self.path = str(path) if path is not None else "<buffer>"
         self.offset = offset
         self.expected = expected

@@ -14,6 +14,7 @@ keeps the last few, and calls ``on_fault`` callbacks. A thread that is not the e
 OSC receiver refusing a file) uses :meth:`FaultLog.report_later`: the decision is published
 at the engine's next control point.
 """
+
 from __future__ import annotations
 
 import collections
@@ -43,8 +44,9 @@ class SystemFault(BarkbusError, RuntimeError):
 
     def __init__(self, system: str, where: str, t: float, exc: BaseException) -> None:
         self.system, self.where, self.t, self.cause = system, where, t, exc
-        super().__init__(f"game system {system!r} failed in {where} at {t:.3f} s: "
-                         f"{type(exc).__name__}: {exc}")
+        super().__init__(
+            f"game system {system!r} failed in {where} at {t:.3f} s: {type(exc).__name__}: {exc}"
+        )
 
 
 @dataclass(frozen=True)
@@ -63,9 +65,15 @@ class Fault:
     def from_decision(cls, d: Decision) -> Fault:
         off = d.detail.get("offset")
         file = d.detail.get("file")
-        return cls(d.at, d.t, d.system, str(d.detail.get("kind", "decode")),
-                   None if file is None else str(file), off if isinstance(off, int) else None,
-                   str(d.detail.get("reason", "")))
+        return cls(
+            d.at,
+            d.t,
+            d.system,
+            str(d.detail.get("kind", "decode")),
+            None if file is None else str(file),
+            off if isinstance(off, int) else None,
+            str(d.detail.get("reason", "")),
+        )
 
 
 def describe(exc: BaseException, file: str | None = None) -> tuple[str, str | None, int | None, str]:
@@ -85,8 +93,16 @@ def describe(exc: BaseException, file: str | None = None) -> tuple[str, str | No
     return "event", file, None, f"{type(exc).__name__}: {exc}"
 
 
-def report_fault(bus: EventBus, system: str, kind: str, reason: str, *, file: str | None = None,
-                 offset: int | None = None, **detail: Any) -> Decision:
+def report_fault(
+    bus: EventBus,
+    system: str,
+    kind: str,
+    reason: str,
+    *,
+    file: str | None = None,
+    offset: int | None = None,
+    **detail: Any,
+) -> Decision:
     """Publish one fault decision now (on the engine's thread)."""
     if kind not in KINDS:
         raise ValueError(f"fault kind must be one of {', '.join(KINDS)}, got {kind!r}")
@@ -109,7 +125,8 @@ class FaultLog:
         self.callback_errors = 0
         self._callbacks: list[Callable[[Fault], None]] = []
         self._pending: collections.deque[tuple[str, str, str, dict[str, Any]]] = collections.deque(
-            maxlen=1024)
+            maxlen=1024
+        )
         self._lock = threading.Lock()
         bus.on_decision(self._seen)
 

@@ -34,7 +34,9 @@ def event_fields(kind: str) -> dict[str, Any]:
     cls = event_kinds().get(kind)
     if cls is None:
         known = ", ".join(sorted(event_kinds())) or "none"
-        raise EventFieldError(f"unknown event kind {kind!r}{did_you_mean(kind, event_kinds())} (known: {known})")
+        raise EventFieldError(
+            f"unknown event kind {kind!r}{did_you_mean(kind, event_kinds())} (known: {known})"
+        )
     hints = typing.get_type_hints(cls, include_extras=True)
     return {f.name: hints.get(f.name, Any) for f in dataclasses.fields(cls) if f.name != "t"}
 
@@ -58,9 +60,9 @@ def build_event(kind: str, /, **fields: Any) -> Event:
     for name, v in fields.items():  # OSC has no portable bool: 0/1 stand for false/true
         if hints.get(name) is bool and type(v) is int and v in (0, 1):
             fields[name] = bool(v)
-    if "t" in fields and isinstance(fields["t"], (int, float)) and not isinstance(fields["t"], bool):
-        if fields["t"] < 0:
-            raise EventFieldError(f"{kind}.t: expected a time >= 0 s, got {fields['t']}")
+    t = fields.get("t")
+    if isinstance(t, (int, float)) and not isinstance(t, bool) and t < 0:
+        raise EventFieldError(f"{kind}.t: expected a time >= 0 s, got {t}")
     try:
         return convert(fields, cls, source="<event>", where=kind, error=_field_error, limits=UNTRUSTED)
     except (TypeError, ValueError) as exc:

@@ -8,6 +8,7 @@ resolved, it lies inside one of the (equally resolved) roots; anything else rais
 ``base`` (the scenario's folder, else the first root), and the resolved absolute path is
 what gets opened, so a capture records where the file really was.
 """
+
 from __future__ import annotations
 
 import os
@@ -46,8 +47,13 @@ def _resolve(p: str | os.PathLike[str]) -> Path:
 class PathPolicy:
     """Allowed roots for files named by untrusted input; thread-safe counters."""
 
-    def __init__(self, roots: Iterable[str | os.PathLike[str]] = (), *,
-                 base: str | os.PathLike[str] | None = None, bundled: bool = True) -> None:
+    def __init__(
+        self,
+        roots: Iterable[str | os.PathLike[str]] = (),
+        *,
+        base: str | os.PathLike[str] | None = None,
+        bundled: bool = True,
+    ) -> None:
         self.roots: list[Path] = []
         self.refused = 0
         self.allowed = 0

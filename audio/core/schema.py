@@ -119,7 +119,11 @@ def field_names(tp: Any) -> list[str]:
 
 
 def reject_unknown(
-    value: dict[str, Any], known: typing.Iterable[str], source: str, where: str, error: ErrorFactory | None = None
+    value: dict[str, Any],
+    known: typing.Iterable[str],
+    source: str,
+    where: str,
+    error: ErrorFactory | None = None,
 ) -> None:
     """Refuse keys of ``value`` that are not in ``known``, suggesting the closest one."""
     known = list(known)

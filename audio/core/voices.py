@@ -6,6 +6,7 @@ render shares, whatever its block size), and a new voice takes the lowest free i
 When the budget is full the oldest voice is stolen with the release fade (Unreal's
 StopOldest / FMOD's "oldest"): the steal rule is a setting, not any game's documented rule.
 """
+
 from __future__ import annotations
 
 import math
@@ -38,10 +39,10 @@ class Voice:
     band: int
     tag: str
     rate: float
-    frames: int                 # source length in samples at ``rate``
-    started_at: int             # engine sample of the start event
+    frames: int  # source length in samples at ``rate``
+    started_at: int  # engine sample of the start event
     _bank: GraphBank = field(repr=False)
-    stopped: bool = False       # a stop (release fade) was requested
+    stopped: bool = False  # a stop (release fade) was requested
     meta: dict[str, Any] = field(default_factory=dict)
     _ended: int = -1
 
@@ -87,8 +88,9 @@ class VoiceManager:
         256-sample block of a new voice is silent).
     """
 
-    def __init__(self, mixer: "Mixer", budget: int = 128, release_samples: int = 16,
-                 start_silence: int = 256) -> None:
+    def __init__(
+        self, mixer: Mixer, budget: int = 128, release_samples: int = 16, start_silence: int = 256
+    ) -> None:
         self.mixer = mixer
         self.budget = budget
         self.release_samples = release_samples
@@ -109,8 +111,18 @@ class VoiceManager:
                 bank.free(inst)
                 del live[inst]
 
-    def start(self, graph: str, pcm: np.ndarray, rate: float, *, params: dict[str, float] | None = None,
-              slot: int = 0, band: int = 0, tag: str = "", meta: dict[str, Any] | None = None) -> Voice:
+    def start(
+        self,
+        graph: str,
+        pcm: np.ndarray,
+        rate: float,
+        *,
+        params: dict[str, float] | None = None,
+        slot: int = 0,
+        band: int = 0,
+        tag: str = "",
+        meta: dict[str, Any] | None = None,
+    ) -> Voice:
         """Start ``pcm`` (mono float32, -1..1, ``rate`` Hz) through voice graph ``graph``.
 
         ``slot`` selects the instance of every submix the graph sends to; ``band`` is the
@@ -143,8 +155,19 @@ class VoiceManager:
                 node.dest[inst] = slot
         for k, val in (params or {}).items():
             bank.set(inst, k, val)
-        v = Voice(self._next_id, graph, inst, slot, band, tag, float(rate), int(pcm.shape[0]),
-                  self.now, bank, meta=dict(meta or {}))
+        v = Voice(
+            self._next_id,
+            graph,
+            inst,
+            slot,
+            band,
+            tag,
+            float(rate),
+            int(pcm.shape[0]),
+            self.now,
+            bank,
+            meta=dict(meta or {}),
+        )
         self._next_id += 1
         live[inst] = v
         if self.keep_history:

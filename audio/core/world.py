@@ -5,6 +5,7 @@ yaw is in degrees, counter-clockwise seen from above, so at yaw 0 it faces +z an
 yaw 90 it faces -x. Azimuths are relative to the listener's facing, + = left; the raw
 16-bit azimuth maps 360 degrees to 65536 (16384 = the left side).
 """
+
 from __future__ import annotations
 
 import math
@@ -23,10 +24,10 @@ __all__ = ["World", "Path3", "ListenerPose", "EmitterMove"]
 Vec3 = tuple[float, float, float]
 
 
-
 def _vec3(v: Vec3 | tuple[float, ...] | list[float]) -> Vec3:
     """A position as three floats (metres)."""
     return (float(v[0]), float(v[1]), float(v[2]))
+
 
 @dataclass(frozen=True, kw_only=True)
 class ListenerPose(Event, kind="world.listener"):
@@ -65,7 +66,7 @@ class Path3:
 class World:
     """Where the listener and the emitters are, at the engine's current time."""
 
-    def __init__(self, engine: "Engine") -> None:
+    def __init__(self, engine: Engine) -> None:
         self._engine = engine
         self.listener = Path3([(0.0, (0.0, 0.0, 0.0))])
         self.listener_yaw = 0.0
@@ -82,8 +83,9 @@ class World:
     def t(self) -> float:
         return self._engine.now / self._engine.sample_rate
 
-    def set_listener(self, position: Vec3 = (0.0, 0.0, 0.0), yaw_deg: float = 0.0,
-                     path: Path3 | None = None) -> None:
+    def set_listener(
+        self, position: Vec3 = (0.0, 0.0, 0.0), yaw_deg: float = 0.0, path: Path3 | None = None
+    ) -> None:
         self.listener = path if path is not None else Path3([(0.0, _vec3(position))])
         self.listener_yaw = float(yaw_deg)
 
@@ -94,7 +96,9 @@ class World:
         try:
             return self.emitters[emitter].at(self.t)
         except KeyError:
-            raise KeyError(f"no emitter {emitter!r} (known: {', '.join(sorted(self.emitters)) or 'none'})") from None
+            raise KeyError(
+                f"no emitter {emitter!r} (known: {', '.join(sorted(self.emitters)) or 'none'})"
+            ) from None
 
     def listener_position(self) -> Vec3:
         return self.listener.at(self.t)

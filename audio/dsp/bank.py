@@ -7,14 +7,19 @@ kernels apply them at the start of their next call, i.e. atomically at a block b
 A submix or bus zeroes its inputs once it has read them, so the next block's sends start
 from silence (an instance's input is also zeroed when it is allocated).
 """
+
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from audio.dsp import kernels as K
 from audio.dsp.graph import NODE_KINDS, GraphSpec, NodeSpec
 from audio.dsp.pool import SamplePool
+
+if TYPE_CHECKING:
+    from audio.dsp.fused import FusedProgram
 
 __all__ = ["GraphBank", "LAYOUTS"]
 
@@ -27,8 +32,17 @@ _NO_DUCK = np.ones((0, 1), dtype=np.float32)
 class _Node:
     """Runtime state of one node across all instances."""
 
-    def __init__(self, spec: NodeSpec, cap: int, ch_in: int, ch_out: int, fs: int,
-                 layout: int, max_block: int, inp: np.ndarray | None) -> None:
+    def __init__(
+        self,
+        spec: NodeSpec,
+        cap: int,
+        ch_in: int,
+        ch_out: int,
+        fs: int,
+        layout: int,
+        max_block: int,
+        inp: np.ndarray | None,
+    ) -> None:
         self.spec = spec
         self.kind = spec.kind
         self.ch_out = ch_out
@@ -40,12 +54,13 @@ class _Node:
         self.dirty = np.ones(cap, dtype=np.bool_)
         self.inp = inp
         if spec.kind == "Sen0":
-            self.out = inp                       # pass-through: the input is the output
+            assert inp is not None, "a Sen0 always has an input"
+            self.out: np.ndarray = inp  # pass-through: the input is the output
         else:
             self.out = np.zeros((cap, ch_out, max_block), dtype=np.float32)
         k = spec.kind
         if k in ("PI20", "HI20", "LI20"):
-            self.coefs = np.zeros((cap, 5), dtype=np.float32)     # b0, b1, b2, a1, a2
+            self.coefs = np.zeros((cap, 5), dtype=np.float32)  # b0, b1, b2, a1, a2
             self.bypass = np.ones(cap, dtype=np.bool_)
             self.state = np.zeros((cap, ch_in, 4), dtype=np.float32)  # x1, x2, y1, y2
         elif k in ("Gai0", "Sen0"):
@@ -93,24 +108,82 @@ class _Node:
         k = self.kind
         p = self.params
         if k == "PI20":
-            K.refresh_peak(act, self.dirty, p["centre_hz"], p["gain"], p["q"], float(self.fs),
-                           self.coefs, self.bypass, self.state)
+            K.refresh_peak(
+                act,
+                self.dirty,
+                p["centre_hz"],
+                p["gain"],
+                p["q"],
+                float(self.fs),
+                self.coefs,
+                self.bypass,
+                self.state,
+            )
             K.biquad(act, self.inp, self.out, n, t0, self.coefs, self.bypass, self.state)
         elif k in ("HI20", "LI20"):
-            K.refresh_pass(act, self.dirty, p["cutoff_hz"], float(self.fs), k == "HI20",
-                           self.coefs, self.bypass, self.state)
+            K.refresh_pass(
+                act,
+                self.dirty,
+                p["cutoff_hz"],
+                float(self.fs),
+                k == "HI20",
+                self.coefs,
+                self.bypass,
+                self.state,
+            )
             K.biquad(act, self.inp, self.out, n, t0, self.coefs, self.bypass, self.state)
         elif k == "Gai0":
-            K.gai0(act, self.inp, self.out, n, self.dirty, p["gain"], self.cur, self.step, self.left, self.init)
+            K.gai0(
+                act, self.inp, self.out, n, self.dirty, p["gain"], self.cur, self.step, self.left, self.init
+            )
         elif k == "Sen0":
-            K.sen0(act, self.inp, n, self.dirty, p["level"], self.cur, self.step, self.left, self.init,
-                   self.dest, self.target, self.duck, self.band)
+            K.sen0(
+                act,
+                self.inp,
+                n,
+                self.dirty,
+                p["level"],
+                self.cur,
+                self.step,
+                self.left,
+                self.init,
+                self.dest,
+                self.target,
+                self.duck,
+                self.band,
+            )
         elif k == "Del0":
-            K.del0(act, self.inp, self.out, n, self.dirty, p["seconds"], float(self.fs), self.buf,
-                   self.widx, self.dcur, self.dold, self.left)
+            K.del0(
+                act,
+                self.inp,
+                self.out,
+                n,
+                self.dirty,
+                p["seconds"],
+                float(self.fs),
+                self.buf,
+                self.widx,
+                self.dcur,
+                self.dold,
+                self.left,
+            )
         elif k == "Pn21":
-            K.pn21(act, self.inp, self.out, n, self.dirty, p["angle_deg"], p["level"], self.layout,
-                   self.cur, self.goal, self.step, self.left, self.init, self.scratch)
+            K.pn21(
+                act,
+                self.inp,
+                self.out,
+                n,
+                self.dirty,
+                p["angle_deg"],
+                p["level"],
+                self.layout,
+                self.cur,
+                self.goal,
+                self.step,
+                self.left,
+                self.init,
+                self.scratch,
+            )
         elif k == "Sub0":
             K.copy_rows(act, self.inp, self.out, n)
 
@@ -131,8 +204,16 @@ class GraphBank:
         other than the last (``bank.output``) are only kept by the node path.
     """
 
-    def __init__(self, spec: GraphSpec, capacity: int, sample_rate: int, layout: str = "stereo",
-                 max_block: int = 4096, pool: SamplePool | None = None, fused: bool = False) -> None:
+    def __init__(
+        self,
+        spec: GraphSpec,
+        capacity: int,
+        sample_rate: int,
+        layout: str = "stereo",
+        max_block: int = 4096,
+        pool: SamplePool | None = None,
+        fused: bool = False,
+    ) -> None:
         self.spec = spec
         self.capacity = capacity
         self.sample_rate = sample_rate
@@ -174,7 +255,7 @@ class GraphBank:
             self.rel_total = np.ones(capacity, dtype=np.int64)
             self.ended_at = np.full(capacity, -1, dtype=np.int64)
         self._pack()
-        self._program = None
+        self._program: FusedProgram | None = None
         self._args: tuple | None = None
         self._args_pool: np.ndarray | None = None
         if fused:
@@ -218,6 +299,7 @@ class GraphBank:
 
     def _setup_fused(self, max_block: int) -> None:
         from audio.dsp import fused as F
+
         names = F.plan_graph(self)
         if names is None:
             return
@@ -225,13 +307,19 @@ class GraphBank:
         for name in names:
             if name[0] in "SP" and name[1:].isdigit():
                 n = self.nodes[int(name[1:])]
-                shape = ((F.LANES, n.ch_out, max_block + F.ROW_PAD) if name[0] == "S"
-                         else (n.ch_out, max_block, F.LANES))
+                shape = (
+                    (F.LANES, n.ch_out, max_block + F.ROW_PAD)
+                    if name[0] == "S"
+                    else (n.ch_out, max_block, F.LANES)
+                )
                 self.slots[name] = np.zeros(shape, dtype=np.float32)
-        self.lane_scratch = {"CO": np.zeros((5, F.LANES), np.float32),
-                             "ST": np.zeros((4, F.LANES), np.float32), "BY": np.zeros(F.LANES, np.bool_),
-                             "GB": np.zeros((max_block, F.LANES), np.float64),
-                             "GV": np.zeros(F.LANES, np.float64)}
+        self.lane_scratch = {
+            "CO": np.zeros((5, F.LANES), np.float32),
+            "ST": np.zeros((4, F.LANES), np.float32),
+            "BY": np.zeros(F.LANES, np.bool_),
+            "GB": np.zeros((max_block, F.LANES), np.float64),
+            "GV": np.zeros(F.LANES, np.float64),
+        }
         self._pack()
         self._program = F.compile_graph(self, names)
 
@@ -249,7 +337,7 @@ class GraphBank:
         """Activate instance ``v`` with default parameters and cleared state."""
         for node in self.nodes:
             node.reset(v)
-        self.input[v] = 0.0          # sends may have reached the instance while it was idle
+        self.input[v] = 0.0  # sends may have reached the instance while it was idle
         self.active[v] = True
         self.band[v] = 0
         self.act = np.flatnonzero(self.active).astype(np.int64)
@@ -292,8 +380,10 @@ class GraphBank:
             node = self.by_id[node_id]
             arr = node.params[param]
         except KeyError:
-            raise KeyError(f"graph {self.spec.name!r} has no parameter {key!r} "
-                           f"(it has: {', '.join(self.spec.param_keys())})") from None
+            raise KeyError(
+                f"graph {self.spec.name!r} has no parameter {key!r} "
+                f"(it has: {', '.join(self.spec.param_keys())})"
+            ) from None
         value = float(value)
         if arr[v] != value or not node.dirty[v]:
             arr[v] = value
@@ -325,16 +415,33 @@ class GraphBank:
             return
         if self._rsp is not None:
             node = self._rsp
-            K.rsp0(self.pool.data, self.src_off, self.src_len, act, node.out, n, t0, node.dirty, node.params["pitch"], self.rate,
-                   float(self.sample_rate), self.rstep, self.ipos, self.frac, self.wait,
-                   self.rel_left, self.rel_total, self.ended_at)
+            K.rsp0(
+                self.pool.data,
+                self.src_off,
+                self.src_len,
+                act,
+                node.out,
+                n,
+                t0,
+                node.dirty,
+                node.params["pitch"],
+                self.rate,
+                float(self.sample_rate),
+                self.rstep,
+                self.ipos,
+                self.frac,
+                self.wait,
+                self.rel_left,
+                self.rel_total,
+                self.ended_at,
+            )
             rest = self.nodes[1:]
         else:
             rest = self.nodes
         for node in rest:
             node.run(act, n, t0)
         if self._rsp is None:
-            K.clear_rows(act, self.input, n)   # consumed: ready for the next block's sends
+            K.clear_rows(act, self.input, n)  # consumed: ready for the next block's sends
 
     def clear_input(self, n: int) -> None:
         """Zero the active instances' inputs (:meth:`process` does it once it has read them)."""
@@ -343,5 +450,3 @@ class GraphBank:
     def routes(self) -> list[tuple[_Node, str]]:
         """Each send node with its destination string."""
         return [(s, s.spec.to) for s in self.sends]  # type: ignore[misc]
-
-

@@ -4,12 +4,13 @@ The game's curve points are float32 and so is its evaluation: :func:`interp_f32`
 every step, ``y0 + (y1 - y0) * (v - x0) / (x1 - x0)`` in that order (the association is
 OUR documented choice; the retail one is not traced).
 """
+
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
 
 import numpy as np
 
@@ -39,8 +40,9 @@ def interp_f32(xs: Sequence[float], ys: Sequence[float], v: float | np.ndarray) 
 
 
 @lru_cache(maxsize=64)
-def _points_f32(xs: tuple[float, ...],
-                ys: tuple[float, ...]) -> tuple[list[np.float32], list[np.float32], list[float]]:
+def _points_f32(
+    xs: tuple[float, ...], ys: tuple[float, ...]
+) -> tuple[list[np.float32], list[np.float32], list[float]]:
     x = [np.float32(a) for a in xs]
     return x, [np.float32(b) for b in ys], [float(a) for a in x]
 
@@ -67,13 +69,13 @@ class Curve:
     y: tuple[float, ...]
 
     @classmethod
-    def from_spec(cls, spec: CurveSpec) -> "Curve":
+    def from_spec(cls, spec: CurveSpec) -> Curve:
         return cls(spec.x, spec.y)
 
     def __call__(self, v: float | np.ndarray) -> float | np.ndarray:
         """The curve at ``v``, evaluated in float32 (:func:`interp_f32`)."""
         out = interp_f32(self.x, self.y, v)
-        return float(out) if np.ndim(out) == 0 else out
+        return float(out) if np.ndim(out) == 0 else np.asarray(out)
 
 
 def fold_azimuth(raw: int | np.ndarray) -> int | np.ndarray:
@@ -97,7 +99,7 @@ class PeakCurves:
     q: Curve
 
     @classmethod
-    def from_graph(cls, spec: GraphSpec) -> "PeakCurves":
+    def from_graph(cls, spec: GraphSpec) -> PeakCurves:
         try:
             return cls(*(Curve.from_spec(spec.curves[k]) for k in ("peak_centre_hz", "peak_gain", "peak_q")))
         except KeyError as exc:

@@ -20,15 +20,28 @@ rounded once); every other step is one float32 operation. ``b``/``a`` are normal
   filters': this operation order is OUR documented choice. Also ours: a NaN angle, Q or gain
   bypasses; a gain <= 0 (A = 0, where the formulas give 0 * inf) mutes: every coefficient 0.
 """
+
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numba as nb
 import numpy as np
 
-__all__ = ["peaking", "highpass", "lowpass", "magnitude", "angle", "HPF_BYPASS_W", "LPF_BYPASS_W",
-           "TWO_PI_F32", "DENORMAL_BIAS", "Q_MIN", "Q_MAX"]
+__all__ = [
+    "peaking",
+    "highpass",
+    "lowpass",
+    "magnitude",
+    "angle",
+    "HPF_BYPASS_W",
+    "LPF_BYPASS_W",
+    "TWO_PI_F32",
+    "DENORMAL_BIAS",
+    "Q_MIN",
+    "Q_MAX",
+]
 
 F32 = np.float32
 TWO_PI_F32 = F32(2.0 * math.pi)
@@ -43,7 +56,7 @@ DENORMAL_BIAS = F32(1e-18)
 Q_MIN = F32(0.2)
 Q_MAX = F32(20.0)
 
-_FLAGS = dict(cache=True, nogil=True, fastmath=False, _nrt=False)
+_FLAGS: Any = dict(cache=True, nogil=True, fastmath=False, _nrt=False)
 
 
 @nb.njit(**_FLAGS)
@@ -133,7 +146,9 @@ def _ba(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return c[:3].astype(np.float64), np.array([1.0, float(c[3]), float(c[4])])
 
 
-def peaking(centre_hz: float, gain: float, q: float, fs: float = 48_000) -> tuple[np.ndarray, np.ndarray] | None:
+def peaking(
+    centre_hz: float, gain: float, q: float, fs: float = 48_000
+) -> tuple[np.ndarray, np.ndarray] | None:
     """``(b, a)`` of PI20 (its float32 values, as float64 arrays), or None when it bypasses."""
     c = np.zeros(5, dtype=np.float32)
     return _ba(c) if peaking_coefs(float(centre_hz), float(gain), float(q), float(fs), c) else None
@@ -151,8 +166,9 @@ def lowpass(cutoff_hz: float, fs: float = 48_000) -> tuple[np.ndarray, np.ndarra
     return _ba(c) if pass_coefs(float(cutoff_hz), float(fs), False, c) else None
 
 
-def magnitude(ba: tuple[np.ndarray, np.ndarray] | None, freq_hz: float | np.ndarray,
-              fs: float = 48_000) -> np.ndarray:
+def magnitude(
+    ba: tuple[np.ndarray, np.ndarray] | None, freq_hz: float | np.ndarray, fs: float = 48_000
+) -> np.ndarray:
     """|H(f)| of a biquad's coefficients (1.0 for a bypassed one), for plots."""
     f = np.atleast_1d(np.asarray(freq_hz, dtype=float))
     if ba is None:

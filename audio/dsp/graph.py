@@ -33,20 +33,30 @@ mono until ``Pn21``, after which they have the master's channel count; buses are
 multichannel throughout. A graph's signal leaves only through ``Sen0`` nodes, except the
 ``master`` bus, whose last node is the engine's output.
 """
+
 from __future__ import annotations
 
 import os
-from importlib import resources
 import tomllib
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from audio.core.errors import GraphError
 from audio.core.schema import check_value
 
-__all__ = ["NODE_KINDS", "NodeKind", "NodeSpec", "GraphSpec", "CurveSpec", "DuckerSpec",
-           "graphs_dir", "load_graph", "available_graphs"]
+__all__ = [
+    "NODE_KINDS",
+    "NodeKind",
+    "NodeSpec",
+    "GraphSpec",
+    "CurveSpec",
+    "DuckerSpec",
+    "graphs_dir",
+    "load_graph",
+    "available_graphs",
+]
 
 
 @dataclass(frozen=True)
@@ -54,31 +64,58 @@ class NodeKind:
     """A node kind: its parameters with defaults and valid ranges, and what it does."""
 
     name: str
-    params: dict[str, tuple[float, float, float]]   # name -> (default, min, max)
+    params: dict[str, tuple[float, float, float]]  # name -> (default, min, max)
     doc: str
 
 
-NODE_KINDS: dict[str, NodeKind] = {k.name: k for k in [
-    NodeKind("Rsp0", {"pitch": (4096.0, 0.0, 1 << 20)},
-             "Linear 16.16 resampler from the source rate to the engine rate; pitch 4096 = 1.0."),
-    NodeKind("PI20", {"centre_hz": (96000.0, 0.0, 1e6), "gain": (1.0, 0.0, 64.0), "q": (3.0, 0.0, 100.0)},
-             "RBJ peaking EQ (the PEAK head shadow); gain is linear and equals the response at the centre."),
-    NodeKind("HI20", {"cutoff_hz": (0.0, 0.0, 1e6)},
-             "RBJ high-pass at Q = 1; exact bypass at w <= pi/1000 (<= 24 Hz at 48 kHz)."),
-    NodeKind("LI20", {"cutoff_hz": (96000.0, 0.0, 1e6)},
-             "RBJ low-pass at Q = 1; exact bypass at w >= 0.999*pi (>= 23,976 Hz at 48 kHz)."),
-    NodeKind("Gai0", {"gain": (1.0, 0.0, 64.0)},
-             "Linear gain; a change ramps linearly over 64 samples; the first value jumps."),
-    NodeKind("Sen0", {"level": (1.0, 0.0, 64.0)},
-             "Send to a bus or to the voice's submix slot; the level moves 64/65 of the way over 64 "
-             "samples, then holds; the first value jumps. Passes its input through."),
-    NodeKind("Del0", {"seconds": (0.0, 0.0, 10.0), "max_seconds": (0.17, 0.001, 10.0)},
-             "Whole-sample delay; a change crossfades old and new taps over 128 samples; 0 bypasses."),
-    NodeKind("Pn21", {"angle_deg": (0.0, -3600.0, 3600.0), "level": (1.0, 0.0, 64.0)},
-             "Constant-power pairwise pan of a mono signal to the output layout (+ angle = left); "
-             "matrix changes ramp over 64 samples."),
-    NodeKind("Sub0", {}, "Submix/bus input: the sum of everything sent to this instance."),
-]}
+NODE_KINDS: dict[str, NodeKind] = {
+    k.name: k
+    for k in [
+        NodeKind(
+            "Rsp0",
+            {"pitch": (4096.0, 0.0, 1 << 20)},
+            "Linear 16.16 resampler from the source rate to the engine rate; pitch 4096 = 1.0.",
+        ),
+        NodeKind(
+            "PI20",
+            {"centre_hz": (96000.0, 0.0, 1e6), "gain": (1.0, 0.0, 64.0), "q": (3.0, 0.0, 100.0)},
+            "RBJ peaking EQ (the PEAK head shadow); gain is linear and equals the response at the centre.",
+        ),
+        NodeKind(
+            "HI20",
+            {"cutoff_hz": (0.0, 0.0, 1e6)},
+            "RBJ high-pass at Q = 1; exact bypass at w <= pi/1000 (<= 24 Hz at 48 kHz).",
+        ),
+        NodeKind(
+            "LI20",
+            {"cutoff_hz": (96000.0, 0.0, 1e6)},
+            "RBJ low-pass at Q = 1; exact bypass at w >= 0.999*pi (>= 23,976 Hz at 48 kHz).",
+        ),
+        NodeKind(
+            "Gai0",
+            {"gain": (1.0, 0.0, 64.0)},
+            "Linear gain; a change ramps linearly over 64 samples; the first value jumps.",
+        ),
+        NodeKind(
+            "Sen0",
+            {"level": (1.0, 0.0, 64.0)},
+            "Send to a bus or to the voice's submix slot; the level moves 64/65 of the way over 64 "
+            "samples, then holds; the first value jumps. Passes its input through.",
+        ),
+        NodeKind(
+            "Del0",
+            {"seconds": (0.0, 0.0, 10.0), "max_seconds": (0.17, 0.001, 10.0)},
+            "Whole-sample delay; a change crossfades old and new taps over 128 samples; 0 bypasses.",
+        ),
+        NodeKind(
+            "Pn21",
+            {"angle_deg": (0.0, -3600.0, 3600.0), "level": (1.0, 0.0, 64.0)},
+            "Constant-power pairwise pan of a mono signal to the output layout (+ angle = left); "
+            "matrix changes ramp over 64 samples.",
+        ),
+        NodeKind("Sub0", {}, "Submix/bus input: the sum of everything sent to this instance."),
+    ]
+}
 
 _GRAPH_KINDS = ("voice", "submix", "bus")
 
@@ -153,7 +190,9 @@ def _read_graph_doc(p: Path) -> dict[str, Any]:
     try:
         doc = tomllib.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise GraphError(path, None, None, f"no such graph (available: {', '.join(available_graphs())})") from None
+        raise GraphError(
+            path, None, None, f"no such graph (available: {', '.join(available_graphs())})"
+        ) from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise GraphError(path, None, None, f"not valid TOML: {exc}") from None
     problems = check_value(doc, "")
@@ -191,8 +230,12 @@ def _params(path: str, nid: str, nk: str, rn: dict[str, Any]) -> dict[str, float
         raise GraphError(path, nid, "params", "must be a table")
     for k, v in rp.items():
         if k not in spec.params:
-            raise GraphError(path, nid, f"params.{k}", f"{nk} has no parameter {k!r} "
-                             f"(it has: {', '.join(spec.params) or 'none'})")
+            raise GraphError(
+                path,
+                nid,
+                f"params.{k}",
+                f"{nk} has no parameter {k!r} (it has: {', '.join(spec.params) or 'none'})",
+            )
         val = _num(path, nid, f"params.{k}", v)
         lo, hi = spec.params[k][1], spec.params[k][2]
         if not lo <= val <= hi:

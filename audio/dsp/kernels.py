@@ -7,9 +7,11 @@ count. Arrays are instance-major: signals ``(N, channels, max_block)`` float32, 
 start of the call (a block boundary); ramps are counted in samples, so the output is
 the same whatever the block size.
 """
+
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numba as nb
 import numpy as np
@@ -19,7 +21,7 @@ from numba.extending import intrinsic
 
 from audio.dsp.filters import DENORMAL_BIAS, pass_coefs, peaking_coefs
 
-_FLAGS = dict(cache=True, nogil=True, fastmath=False, boundscheck=False, _nrt=False)
+_FLAGS: Any = dict(cache=True, nogil=True, fastmath=False, boundscheck=False, _nrt=False)
 """``_nrt=False``: no reference counting of array views across calls (it cost ~100 ns per
 per-voice call); the kernels never allocate."""
 
@@ -73,8 +75,26 @@ def round_half_away(x: float) -> int:
 
 # --------------------------------------------------------------------------------------- Rsp0
 @nb.njit(inline="always", **_FLAGS)
-def rsp0_voice(v, pool, src_off, src_len, out, n, t0, dirty, pitch, rate, fs, step, ipos, frac, wait,
-               rel_left, rel_total, ended_at):
+def rsp0_voice(
+    v,
+    pool,
+    src_off,
+    src_len,
+    out,
+    n,
+    t0,
+    dirty,
+    pitch,
+    rate,
+    fs,
+    step,
+    ipos,
+    frac,
+    wait,
+    rel_left,
+    rel_total,
+    ended_at,
+):
     """:func:`rsp0` for instance ``v`` into the 1-D ``out`` (the node kernels and the fused
     kernels share this code, so both compute the same bits)."""
     if dirty[v]:
@@ -124,8 +144,26 @@ def rsp0_voice(v, pool, src_off, src_len, out, n, t0, dirty, pitch, rate, fs, st
 
 
 @nb.njit(**_FLAGS)
-def rsp0(pool, src_off, src_len, act, y, n, t0, dirty, pitch, rate, fs, step, ipos, frac, wait,
-         rel_left, rel_total, ended_at):
+def rsp0(
+    pool,
+    src_off,
+    src_len,
+    act,
+    y,
+    n,
+    t0,
+    dirty,
+    pitch,
+    rate,
+    fs,
+    step,
+    ipos,
+    frac,
+    wait,
+    rel_left,
+    rel_total,
+    ended_at,
+):
     """Linear 16.16 resampler: ``out = a + (b - a) * frac / 65536``.
 
     step = round-half-away(f32(rate / fs) * pitch / 4096 * 65536), clamped to 2^18.
@@ -134,8 +172,26 @@ def rsp0(pool, src_off, src_len, act, y, n, t0, dirty, pitch, rate, fs, step, ip
     ``ended_at`` receives the sample at which the instance went silent for good.
     """
     for v in act:
-        rsp0_voice(v, pool, src_off, src_len, y[v, 0], n, t0, dirty, pitch, rate, fs, step, ipos, frac, wait,
-                   rel_left, rel_total, ended_at)
+        rsp0_voice(
+            v,
+            pool,
+            src_off,
+            src_len,
+            y[v, 0],
+            n,
+            t0,
+            dirty,
+            pitch,
+            rate,
+            fs,
+            step,
+            ipos,
+            frac,
+            wait,
+            rel_left,
+            rel_total,
+            ended_at,
+        )
 
 
 # -------------------------------------------------------------------------------- biquads
@@ -274,10 +330,26 @@ def biquad(act, x, y, n, t0, coefs, bypass, state):
             elif k == 2:
                 v2, c2 = v, c
             else:
-                _biquad_four(x[v0, c0], x[v1, c1], x[v2, c2], x[v, c],
-                             y[v0, c0], y[v1, c1], y[v2, c2], y[v, c], n, t0,
-                             coefs[v0], coefs[v1], coefs[v2], coefs[v],
-                             state[v0, c0], state[v1, c1], state[v2, c2], state[v, c])
+                _biquad_four(
+                    x[v0, c0],
+                    x[v1, c1],
+                    x[v2, c2],
+                    x[v, c],
+                    y[v0, c0],
+                    y[v1, c1],
+                    y[v2, c2],
+                    y[v, c],
+                    n,
+                    t0,
+                    coefs[v0],
+                    coefs[v1],
+                    coefs[v2],
+                    coefs[v],
+                    state[v0, c0],
+                    state[v1, c1],
+                    state[v2, c2],
+                    state[v, c],
+                )
                 k = -1
             k += 1
     if k > 0:
@@ -310,7 +382,7 @@ def _retarget(v, dirty, target, cur, step, left, init, divisor):
 def _scale_rows(x, y, r, n, g):
     """``y[c, i] = x[c, i] * g`` for i in r..n-1 (float64 product rounded to float32)."""
     for c in range(x.shape[0]):
-        xc = x[c, r:n]   # slices indexed from 0: numba then knows i >= 0 and LLVM vectorises
+        xc = x[c, r:n]  # slices indexed from 0: numba then knows i >= 0 and LLVM vectorises
         yc = y[c, r:n]
         for i in range(n - r):
             yc[i] = xc[i] * g
@@ -441,7 +513,7 @@ def sen0(act, x, n, dirty, target, cur, step, left, init, dest, tgt, duck, band)
 def _ring_write(b, w, x, n, size):
     """``b[(w + i) % size] = x[i]`` for i < n, as two contiguous copies."""
     first = min(n, size - w)
-    bs = b[w:w + first]
+    bs = b[w : w + first]
     for i in range(first):
         bs[i] = x[i]
     xs = x[first:n]
@@ -453,7 +525,7 @@ def _ring_write(b, w, x, n, size):
 def _ring_read(b, r, y, n, size):
     """``y[i] = b[(r + i) % size]`` for i < n, as two contiguous copies."""
     first = min(n, size - r)
-    bs = b[r:r + first]
+    bs = b[r : r + first]
     for i in range(first):
         y[i] = bs[i]
     ys = y[first:n]

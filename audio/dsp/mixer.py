@@ -4,6 +4,7 @@ Processing order per block: ducking envelopes, voice banks, submix banks, then b
 dependency order, the ``master`` bus last. Every send adds into its destination's input in
 instance order, so the sum is the same for the same set of voices whatever the block size.
 """
+
 from __future__ import annotations
 
 import os
@@ -49,15 +50,16 @@ class Ducker:
             self.keys.pop(key, None)
         self.held[:] = 0
         for kb in self.keys.values():
-            self.held[:max(0, min(kb, self.held.shape[0]))] += 1
+            self.held[: max(0, min(kb, self.held.shape[0]))] += 1
 
     def gain(self, band: int) -> float:
         """Current linear gain of ``band``."""
         return float(self.env[band])
 
     def run(self, n: int) -> None:
-        K.duck_envelope(self.env, self.held, self.hold_left, n, self.floor, self.down, self.up,
-                        self.recovery, self.buf)
+        K.duck_envelope(
+            self.env, self.held, self.hold_left, n, self.floor, self.down, self.up, self.recovery, self.buf
+        )
 
 
 class Mixer:
@@ -75,9 +77,16 @@ class Mixer:
         ``fused=False`` or ``$BARKBUS_FUSED=0`` selects).
     """
 
-    def __init__(self, sample_rate: int = 48_000, layout: str = "stereo", max_block: int = 4096,
-                 voice_capacity: int = 144, submix_slots: int = 16, pool_samples: int = 1 << 22,
-                 fused: bool | None = None) -> None:
+    def __init__(
+        self,
+        sample_rate: int = 48_000,
+        layout: str = "stereo",
+        max_block: int = 4096,
+        voice_capacity: int = 144,
+        submix_slots: int = 16,
+        pool_samples: int = 1 << 22,
+        fused: bool | None = None,
+    ) -> None:
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {list(LAYOUTS)}, got {layout!r}")
         self.sample_rate = sample_rate
@@ -156,8 +165,9 @@ class Mixer:
         if name not in self.submix_banks:
             spec = load_graph(name)
             self._check_kind(spec, "submix")
-            bank = GraphBank(spec, self.submix_slots, self.sample_rate, self.layout, self.max_block,
-                             fused=self.fused)
+            bank = GraphBank(
+                spec, self.submix_slots, self.sample_rate, self.layout, self.max_block, fused=self.fused
+            )
             self.submix_banks[name] = bank
             self._wire(bank)
         return self.submix_banks[name]
@@ -166,8 +176,15 @@ class Mixer:
         if name not in self.voice_banks:
             spec = load_graph(name)
             self._check_kind(spec, "voice")
-            bank = GraphBank(spec, self.voice_capacity, self.sample_rate, self.layout, self.max_block,
-                             self.pool, fused=self.fused)
+            bank = GraphBank(
+                spec,
+                self.voice_capacity,
+                self.sample_rate,
+                self.layout,
+                self.max_block,
+                self.pool,
+                fused=self.fused,
+            )
             self.voice_banks[name] = bank
             self._wire(bank)
         return self.voice_banks[name]
@@ -175,7 +192,9 @@ class Mixer:
     @staticmethod
     def _check_kind(spec: GraphSpec, kind: str) -> None:
         if spec.kind != kind:
-            raise GraphError(spec.path, None, "graph.kind", f"used as a {kind} graph but declares {spec.kind!r}")
+            raise GraphError(
+                spec.path, None, "graph.kind", f"used as a {kind} graph but declares {spec.kind!r}"
+            )
 
     # -- control -----------------------------------------------------------------------
     def submix_instance(self, name: str, slot: int) -> GraphBank:

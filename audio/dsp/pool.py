@@ -6,6 +6,7 @@ doubles when nothing fits. Growth happens when a voice starts, never inside a ke
 The same array object added twice (a take playing on several voices, as handed out by the
 decoded-take cache) is stored once and reference-counted.
 """
+
 from __future__ import annotations
 
 from bisect import insort
@@ -20,9 +21,9 @@ class SamplePool:
 
     def __init__(self, capacity: int = 1 << 20) -> None:
         self.data = np.zeros(capacity, dtype=np.float32)
-        self._free: list[tuple[int, int]] = [(0, capacity)]   # sorted (offset, length)
+        self._free: list[tuple[int, int]] = [(0, capacity)]  # sorted (offset, length)
         self._used: dict[int, int] = {}
-        self._shared: dict[int, tuple[int, int, np.ndarray]] = {}   # id(array) -> (offset, refs, array)
+        self._shared: dict[int, tuple[int, int, np.ndarray]] = {}  # id(array) -> (offset, refs, array)
         self._by_offset: dict[int, int] = {}
 
     @property
@@ -44,7 +45,7 @@ class SamplePool:
 
     def _place(self, pcm: np.ndarray) -> int:
         n = max(int(pcm.shape[0]), 1)
-        for i, (off, length) in enumerate(self._free):
+        for i, (off, length) in enumerate(self._free):  # noqa: B007  (used after the break)
             if length >= n:
                 break
         else:
@@ -54,7 +55,7 @@ class SamplePool:
             del self._free[i]
         else:
             self._free[i] = (off + n, length - n)
-        self.data[off:off + pcm.shape[0]] = pcm
+        self.data[off : off + pcm.shape[0]] = pcm
         self._used[off] = n
         return off
 

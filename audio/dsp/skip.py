@@ -7,9 +7,10 @@ pitch (plus the first-block silence, or sooner by a release fade). Nothing is re
 the sample pool and no node after ``Rsp0`` runs. :func:`advance_sources` applies it to
 every voice bank of a mixer (the engine's ``dsp=False`` switch).
 """
+
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numba as nb
 import numpy as np
@@ -21,12 +22,13 @@ if TYPE_CHECKING:
 
 __all__ = ["advance_sources", "rsp0_skip"]
 
-_FLAGS = {"cache": True, "nogil": True, "fastmath": False, "boundscheck": False}
+_FLAGS: Any = {"cache": True, "nogil": True, "fastmath": False, "boundscheck": False}
 
 
 @nb.njit(**_FLAGS)
-def rsp0_skip(src_len, act, n, t0, dirty, pitch, rate, fs, step, ipos, frac, wait,
-              rel_left, rel_total, ended_at):
+def rsp0_skip(
+    src_len, act, n, t0, dirty, pitch, rate, fs, step, ipos, frac, wait, rel_left, rel_total, ended_at
+):
     """Advance ``n`` samples of every active voice from sample ``t0`` (no audio).
 
     Same arguments and state as ``rsp0`` minus the pool and the output buffer.
@@ -42,24 +44,24 @@ def rsp0_skip(src_len, act, n, t0, dirty, pitch, rate, fs, step, ipos, frac, wai
             continue
         i = min(wait[v], n)
         wait[v] -= i
-        r = n - i                          # samples left in this call after the silence
+        r = n - i  # samples left in this call after the silence
         if r <= 0:
             continue
         pos = ipos[v] * one + frac[v]
         end = src_len[v] * one
         if pos >= end:
-            j_end = 0                      # the very next sample finds the source exhausted
+            j_end = 0  # the very next sample finds the source exhausted
         elif step[v] > 0:
             j_end = (end - pos + step[v] - 1) // step[v]
         else:
-            j_end = r + 1                  # pitch 0: never reaches the end
+            j_end = r + 1  # pitch 0: never reaches the end
         rl = rel_left[v]
         if rl > 0 and rl <= r and rl <= j_end:
-            adv = rl                       # the fade's last sample ends the voice
+            adv = rl  # the fade's last sample ends the voice
             ended_at[v] = t0 + i + rl
             rel_left[v] = 0
         elif j_end < r:
-            adv = j_end                    # sample i + j_end reads past the source
+            adv = j_end  # sample i + j_end reads past the source
             ended_at[v] = t0 + i + j_end
             if rl > 0:
                 rel_left[v] = rl - j_end
@@ -78,6 +80,20 @@ def advance_sources(mixer: Mixer, n: int, t0: int) -> None:
         rsp = bank._rsp
         if rsp is None or bank.act.shape[0] == 0:
             continue
-        rsp0_skip(bank.src_len, bank.act, n, t0, rsp.dirty, rsp.params["pitch"], bank.rate,
-                  float(bank.sample_rate), bank.rstep, bank.ipos, bank.frac, bank.wait,
-                  bank.rel_left, bank.rel_total, bank.ended_at)
+        rsp0_skip(
+            bank.src_len,
+            bank.act,
+            n,
+            t0,
+            rsp.dirty,
+            rsp.params["pitch"],
+            bank.rate,
+            float(bank.sample_rate),
+            bank.rstep,
+            bank.ipos,
+            bank.frac,
+            bank.wait,
+            bank.rel_left,
+            bank.rel_total,
+            bank.ended_at,
+        )

@@ -35,8 +35,16 @@ from typing import Any
 
 from audio.core.errors import InputError
 
-__all__ = ["GENERIC_OUTCOMES", "REGISTRY", "Game", "all_games", "game", "game_names", "install_section",
-           "outcome_classes"]
+__all__ = [
+    "GENERIC_OUTCOMES",
+    "REGISTRY",
+    "Game",
+    "all_games",
+    "game",
+    "game_names",
+    "install_section",
+    "outcome_classes",
+]
 
 REGISTRY: tuple[str, ...] = (
     "audio.games.tone.game",
@@ -147,4 +155,3 @@ def outcome_classes() -> dict[str, frozenset[str]]:
         for cls, names in g.outcomes:
             out.setdefault(cls, set()).update(names)
     return {cls: frozenset(names) for cls, names in out.items()}
-

@@ -48,12 +48,16 @@ def register(subparsers: Any) -> None:
     p.add_argument("--install", default="demo", help='game install folder or "demo" (default: demo)')
     p.add_argument("--seed", type=int, help="seed (default: the scenario's, else 0)")
     p.add_argument(
-        "scenario_pos", nargs="?", type=Path, metavar="SCENARIO",
+        "scenario_pos",
+        nargs="?",
+        type=Path,
+        metavar="SCENARIO",
         help="scenario file to play in real time (its engine, world and events)",
     )
     p.add_argument("--scenario", type=Path, help="the same as the positional SCENARIO")
     p.add_argument(
-        "--demo", choices=demo_names(),
+        "--demo",
+        choices=demo_names(),
         help="play a bundled demo scenario (a game's demo install, or basic: no game)",
     )
     p.add_argument(
@@ -75,12 +79,20 @@ def register(subparsers: Any) -> None:
         "--osc-port", type=int, default=9000, help="OSC UDP port (default 9000; 0 = any free port)"
     )
     p.add_argument("--tui", action="store_true", help="interactive keyboard audition (curses)")
-    p.add_argument("--capture", type=Path,
-                   help="stream the capture (JSON lines) here as events arrive (flushed 4 times a second)")
+    p.add_argument(
+        "--capture",
+        type=Path,
+        help="stream the capture (JSON lines) here as events arrive (flushed 4 times a second)",
+    )
     p.add_argument("--record", type=Path, help="also stream the rendered audio here (float32 WAV)")
-    p.add_argument("--allow", type=Path, action="append", metavar="DIR",
-                   help="let OSC/port events open files under DIR too (repeatable; default: the demo "
-                        "installs, the game install and the scenario's folder)")
+    p.add_argument(
+        "--allow",
+        type=Path,
+        action="append",
+        metavar="DIR",
+        help="let OSC/port events open files under DIR too (repeatable; default: the demo "
+        "installs, the game install and the scenario's folder)",
+    )
     p.add_argument("--metrics-json", type=Path, help="write the timing metrics (JSON) here at the end")
     p.set_defaults(func=cmd_live)
 
@@ -179,8 +191,14 @@ def _open_port(args: argparse.Namespace) -> tuple[Any, Any]:
         if args.seconds is None:
             return port, lambda: port.now >= duration
         return port, None
-    port = open_system(game=args.game, install=args.install, seed=args.seed or 0, sample_rate=args.rate,
-                       block=args.block, allow=allow)
+    port = open_system(
+        game=args.game,
+        install=args.install,
+        seed=args.seed or 0,
+        sample_rate=args.rate,
+        block=args.block,
+        allow=allow,
+    )
     return port, None
 
 
@@ -222,6 +240,7 @@ def cmd_live(args: argparse.Namespace) -> int:
             print("give either a SCENARIO or --demo, not both", file=sys.stderr)
             return 2
         from audio.offline.scenario import demo_scenario
+
         args.scenario = demo_scenario(args.demo)
     try:
         port, stop_when = _open_port(args)
@@ -257,8 +276,14 @@ def _logging_off_the_audio_threads() -> Iterator[None]:
 def _run(args: argparse.Namespace, port: Any, stop_when: Any, signals: StopSignals) -> int:
     from audio.live.device import CaptureWriter, LiveSettings, NoDeviceError, RecordWriter
 
-    settings = LiveSettings(sample_rate=port.sample_rate, block=args.block, ahead=args.ahead,
-                            device=_device(args.device), no_audio=args.no_audio, keep_records=False)
+    settings = LiveSettings(
+        sample_rate=port.sample_rate,
+        block=args.block,
+        ahead=args.ahead,
+        device=_device(args.device),
+        no_audio=args.no_audio,
+        keep_records=False,
+    )
     server = None
     if args.osc:
         from audio.port.osc import OscServer
@@ -271,8 +296,13 @@ def _run(args: argparse.Namespace, port: Any, stop_when: Any, signals: StopSigna
         print(f"OSC listening on {server.address[0]}:{server.address[1]}", flush=True)
     capture = record = None
     if args.capture is not None:
-        header = {"source": "live", "sample_rate": port.sample_rate, "block": args.block,
-                  "start_sample": port.now_samples, **port.capture_header()}
+        header = {
+            "source": "live",
+            "sample_rate": port.sample_rate,
+            "block": args.block,
+            "start_sample": port.now_samples,
+            **port.capture_header(),
+        }
         capture = CaptureWriter(args.capture, header)
         port.bus.on_post(capture.record)
     if args.record is not None:
@@ -310,8 +340,15 @@ def _close_outputs(capture: Any, record: Any, server: Any, samples: int) -> list
     return problems
 
 
-def _finish(args: argparse.Namespace, port: Any, player: Any, server: Any, capture: Any, record: Any,
-            signals: StopSignals) -> int:
+def _finish(
+    args: argparse.Namespace,
+    port: Any,
+    player: Any,
+    server: Any,
+    capture: Any,
+    record: Any,
+    signals: StopSignals,
+) -> int:
     """Stop, then write the metrics and close the capture and record (whatever stopped the run)."""
     from audio.live.device import format_metrics
 
@@ -333,18 +370,24 @@ def _finish(args: argparse.Namespace, port: Any, player: Any, server: Any, captu
     print(f"faults: {faults.summary()}{disabled}")
     if server is not None:
         s = server.stats
-        print(f"OSC: received {s.received}, accepted {s.accepted}, rejected {s.rejected} (refused files "
-              f"{s.refused}), dropped {s.dropped}, errors {s.errors}")
-        metrics["osc"] = {k: getattr(s, k) for k in ("received", "accepted", "rejected", "dropped", "errors",
-                                                     "refused", "queries")}
+        print(
+            f"OSC: received {s.received}, accepted {s.accepted}, rejected {s.rejected} (refused files "
+            f"{s.refused}), dropped {s.dropped}, errors {s.errors}"
+        )
+        metrics["osc"] = {
+            k: getattr(s, k)
+            for k in ("received", "accepted", "rejected", "dropped", "errors", "refused", "queries")
+        }
     if args.metrics_json is not None:
         try:
             args.metrics_json.write_text(json.dumps(metrics, indent=1, sort_keys=True), encoding="utf-8")
         except OSError as exc:
             problems.append(f"metrics {args.metrics_json}: {exc}")
     if record is not None:
-        print(f"rendered audio written to {args.record} ({record.frames} samples"
-              + (", stopped at the 4 GiB WAV limit)" if record.full else ")"))
+        print(
+            f"rendered audio written to {args.record} ({record.frames} samples"
+            + (", stopped at the 4 GiB WAV limit)" if record.full else ")")
+        )
     if capture is not None:
         n = player.samples_rendered
         print(f"capture written to {args.capture} ({capture.written} events, {n} samples)")

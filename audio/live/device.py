@@ -55,7 +55,6 @@ from typing import Any
 import numpy as np
 
 from audio.core.bus import Event
-
 from audio.core.capture import Capture
 from audio.core.clock import BLOCK, SAMPLE_RATE
 from audio.core.errors import RunFailure
@@ -585,8 +584,13 @@ class CaptureWriter(_Streamer):
 
     _WIDTH = 20
 
-    def __init__(self, path: str | Path, header: dict[str, Any], samples: Callable[[], int] = lambda: 0,
-                 flush_s: float = 0.25) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        header: dict[str, Any],
+        samples: Callable[[], int] = lambda: 0,
+        flush_s: float = 0.25,
+    ) -> None:
         super().__init__("barkbus-capture", flush_s)
         self.path = Path(path)
         self.samples = samples
@@ -656,9 +660,18 @@ class RecordWriter(_Streamer):
         ch, rate = self.channels, self.rate
         data = frames * ch * 4
         fmt = struct.pack("<HHIIHHH", 3, ch, rate, rate * ch * 4, ch * 4, 32, 0)
-        return (b"RIFF" + struct.pack("<I", self._HEADER - 8 + data) + b"WAVE"
-                + b"fmt " + struct.pack("<I", 18) + fmt + b"fact" + struct.pack("<II", 4, frames)
-                + b"data" + struct.pack("<I", data))
+        return (
+            b"RIFF"
+            + struct.pack("<I", self._HEADER - 8 + data)
+            + b"WAVE"
+            + b"fmt "
+            + struct.pack("<I", 18)
+            + fmt
+            + b"fact"
+            + struct.pack("<II", 4, frames)
+            + b"data"
+            + struct.pack("<I", data)
+        )
 
     def push(self, start: int, block: np.ndarray) -> None:
         """Queue a copy of ``block`` ((frames, channels) float32); ``on_block`` callback shape."""
@@ -707,7 +720,8 @@ def format_metrics(m: dict[str, Any]) -> str:
                 f"render time per block p50 {m['render_p50_us']:.0f} us, p99 {m['render_p99_us']:.0f} us, "
                 f"max {m['render_max_us']:.0f} us"
             ),
-            f"deadline misses {m['deadline_misses']}, underruns {m['underruns']}, underflows {m['underflows']}",
+            f"deadline misses {m['deadline_misses']}, underruns {m['underruns']}, "
+            f"underflows {m['underflows']}",
             f"events posted {m['events_posted']}, dropped {m['events_dropped']}",
         ]
     )

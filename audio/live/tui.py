@@ -27,7 +27,6 @@ import shlex
 import time
 from typing import Any
 
-
 from audio.core.bus import Decision
 from audio.port.adapters import ACTIONS, Action, load_game_actions, parse_arg
 from audio.port.events import PortError, make_event
@@ -178,11 +177,19 @@ class Audition:
 
     def legend(self) -> str:
         """The keys line: the common keys and the ones the running game answers."""
-        optional = [("n spawn", "spawn"), ("s stop", "stop"), ("+/- speed", "speed"), ("z zombie", "zombie"),
-                    ("p phase", "phase")]
+        optional = [
+            ("n spawn", "spawn"),
+            ("s stop", "stop"),
+            ("+/- speed", "speed"),
+            ("z zombie", "zombie"),
+            ("p phase", "phase"),
+        ]
         extra = "  ".join(label for label, f in optional if f in self.adapter.features)
-        return ("keys: Tab speaker  1-9 fire  <-/-> azimuth  up/down distance  " + (extra + "  " if extra else "")
-                + ": command (:help)  q quit")
+        return (
+            "keys: Tab speaker  1-9 fire  <-/-> azimuth  up/down distance  "
+            + (extra + "  " if extra else "")
+            + ": command (:help)  q quit"
+        )
 
     def run_command(self, text: str) -> str:
         """Apply ``:``-line ``text``: ``ACTION args...``, ``event KIND JSON`` or ``help``."""
@@ -286,8 +293,11 @@ class Audition:
                 f"emitter {sp}: azimuth {self.azimuth.get(sp, 0.0):+.0f} deg  "
                 f"distance {self.distance.get(sp, 5.0):.1f} m  speaking {port.is_speaking(sp)}"
             )
-        state = [(f"player speed {self.speed_mps:.0f} m/s", "speed"),
-                 (f"zombie {'on' if self.zombie_on else 'off'}", "zombie"), (f"phase {self.phase_no}", "phase")]
+        state = [
+            (f"player speed {self.speed_mps:.0f} m/s", "speed"),
+            (f"zombie {'on' if self.zombie_on else 'off'}", "zombie"),
+            (f"phase {self.phase_no}", "phase"),
+        ]
         shown = "  ".join(s for s, f in state if f in ad.features)
         if shown:
             out.append(shown)

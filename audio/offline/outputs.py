@@ -30,7 +30,14 @@ import soundfile as sf
 
 from audio.core.errors import OutputError
 
-__all__ = ["AudioSink", "AudioStats", "atomic_path", "audio_format", "check_writable", "terminate_as_interrupt"]
+__all__ = [
+    "AudioSink",
+    "AudioStats",
+    "atomic_path",
+    "audio_format",
+    "check_writable",
+    "terminate_as_interrupt",
+]
 
 _FORMATS = {
     ".wav": ("WAV", "PCM_16"),
@@ -53,14 +60,18 @@ def audio_format(path: str | Path, subtype: str | None = None) -> tuple[str, str
     """``(format, subtype)`` libsndfile writes ``path`` with; :class:`OutputError` if none."""
     suffix = Path(path).suffix.lower()
     if suffix not in _FORMATS:
-        raise OutputError(f"{path}: cannot write audio with extension {suffix or '(none)'!r} "
-                          f"(use one of {', '.join(sorted(_FORMATS))})")
+        raise OutputError(
+            f"{path}: cannot write audio with extension {suffix or '(none)'!r} "
+            f"(use one of {', '.join(sorted(_FORMATS))})"
+        )
     fmt, default = _FORMATS[suffix]
     if fmt not in sf.available_formats():
         raise OutputError(f"{path}: this libsndfile cannot write {fmt} files")
     sub = subtype or default
     if not sf.check_format(fmt, sub):
-        raise OutputError(f"{path}: {fmt} cannot hold subtype {sub} (try {', '.join(sf.available_subtypes(fmt))})")
+        raise OutputError(
+            f"{path}: {fmt} cannot hold subtype {sub} (try {', '.join(sf.available_subtypes(fmt))})"
+        )
     return fmt, sub
 
 
@@ -168,7 +179,9 @@ class AudioSink:
         self._tmp = _partial(self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._file: Any = sf.SoundFile(str(self._tmp), "w", sample_rate, channels, self.subtype, format=fmt)
+            self._file: Any = sf.SoundFile(
+                str(self._tmp), "w", sample_rate, channels, self.subtype, format=fmt
+            )
         except (sf.LibsndfileError, OSError) as exc:
             raise OutputError(f"{self.path}: cannot write: {exc}") from None
         self._int16 = self.subtype == "PCM_16"

@@ -4,6 +4,7 @@ The same scenario and seed give a byte-identical file whatever ``block`` is. A c
 (JSON lines, see :mod:`audio.core.bus`) stores the scenario document and every posted event,
 so ``render_replay`` reproduces a run — offline or live — exactly.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,14 +18,28 @@ from pathlib import Path
 import numpy as np
 
 from audio.core.bus import Decision
-
 from audio.core.capture import Capture, configure_replay, read_capture
 from audio.core.engine import Engine
 from audio.core.errors import FormatError
-from audio.offline.outputs import AudioSink, AudioStats, atomic_path, audio_format, check_writable, terminate_as_interrupt
+from audio.offline.outputs import (
+    AudioSink,
+    AudioStats,
+    atomic_path,
+    audio_format,
+    check_writable,
+    terminate_as_interrupt,
+)
 from audio.offline.scenario import Scenario, build_engine, load_scenario, scenario_from_doc
 
-__all__ = ["Outputs", "RenderResult", "render_scenario", "render_replay", "write_audio", "write_log", "summary_text"]
+__all__ = [
+    "Outputs",
+    "RenderResult",
+    "render_scenario",
+    "render_replay",
+    "write_audio",
+    "write_log",
+    "summary_text",
+]
 
 
 @dataclass
@@ -146,9 +161,17 @@ def _run(eng: Engine, total: int, run: _Run, progress: bool, label: str) -> None
     bar = None
     if progress and total > 10 * eng.sample_rate:
         from tqdm import tqdm
-        bar = tqdm(total=round(total / eng.sample_rate, 1), unit="s", desc=label, file=sys.stderr,
-                   mininterval=0.5, disable=None,
-                   bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.1f}/{total:.1f} s audio [{elapsed}<{remaining}]")
+
+        bar = tqdm(
+            total=round(total / eng.sample_rate, 1),
+            unit="s",
+            desc=label,
+            file=sys.stderr,
+            mininterval=0.5,
+            disable=None,
+            bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.1f}/{total:.1f} s audio "
+            "[{elapsed}<{remaining}]",
+        )
     out = np.empty((eng.block, eng.channels), dtype=np.float32)
     i = 0
     while i < total:
@@ -163,8 +186,16 @@ def _run(eng: Engine, total: int, run: _Run, progress: bool, label: str) -> None
         bar.close()
 
 
-def _render(eng: Engine, scn: Scenario, total: int, outputs: Outputs, keep_audio: bool, progress: bool,
-            label: str, t0: float) -> RenderResult:
+def _render(
+    eng: Engine,
+    scn: Scenario,
+    total: int,
+    outputs: Outputs,
+    keep_audio: bool,
+    progress: bool,
+    label: str,
+    t0: float,
+) -> RenderResult:
     if outputs.stems:
         eng.tap_buses(outputs.stems)
     run = _Run(eng, outputs, keep_audio)
@@ -175,23 +206,49 @@ def _render(eng: Engine, scn: Scenario, total: int, outputs: Outputs, keep_audio
         ok = True
     finally:
         run.close(ok)
-    voices = [(v.tag, v.slot, v.started_at + eng.voices.start_silence, v.ended_at) for v in eng.voices.history]
+    voices = [
+        (v.tag, v.slot, v.started_at + eng.voices.start_silence, v.ended_at) for v in eng.voices.history
+    ]
     decisions = list(eng.bus.decisions)
-    audio = np.concatenate(run.keep) if run.keep else (np.zeros((0, eng.channels), np.float32)
-                                                        if run.keep is not None else None)
-    stems = {n: np.concatenate(c) if c else np.zeros((0, eng.channels), np.float32) for n, c in run.stem_keep.items()}
+    audio = (
+        np.concatenate(run.keep)
+        if run.keep
+        else (np.zeros((0, eng.channels), np.float32) if run.keep is not None else None)
+    )
+    stems = {
+        n: np.concatenate(c) if c else np.zeros((0, eng.channels), np.float32)
+        for n, c in run.stem_keep.items()
+    }
     return RenderResult(
-        eng.sample_rate, total, eng.channels, decisions, time.perf_counter() - t0, scn.name, scn.seed,
-        len(voices), run.stats.peak, run.stats.rms, audio, stems, voices,
+        eng.sample_rate,
+        total,
+        eng.channels,
+        decisions,
+        time.perf_counter() - t0,
+        scn.name,
+        scn.seed,
+        len(voices),
+        run.stats.peak,
+        run.stats.rms,
+        audio,
+        stems,
+        voices,
         {s.name: s.summary(decisions) for s in eng.systems if hasattr(s, "summary")},
         sum(1 for d in decisions if d.outcome == "Fault"),
     )
 
 
-def render_scenario(scenario: str | Path | Scenario, *, seed: int | None = None, block: int | None = None,
-                    stems: list[str] | None = None, capture: str | Path | None = None,
-                    progress: bool = False, outputs: Outputs | None = None,
-                    keep_audio: bool | None = None) -> RenderResult:
+def render_scenario(
+    scenario: str | Path | Scenario,
+    *,
+    seed: int | None = None,
+    block: int | None = None,
+    stems: list[str] | None = None,
+    capture: str | Path | None = None,
+    progress: bool = False,
+    outputs: Outputs | None = None,
+    keep_audio: bool | None = None,
+) -> RenderResult:
     """Render a scenario (a path or a loaded :class:`Scenario`).
 
     Parameters
@@ -222,8 +279,17 @@ def render_scenario(scenario: str | Path | Scenario, *, seed: int | None = None,
             eng.bus.post(ev)
         return _render(eng, scn, total, outputs, keep, progress, scn.name, t0)
     with atomic_path(outputs.capture) as tmp, open(tmp, "w", encoding="utf-8") as fh:
-        cap = Capture(fh, {"scenario": _relative(scn.path, outputs.capture), "seed": scn.seed, "sample_rate": eng.sample_rate,
-                           "layout": scn.layout, "samples": total, "doc": scn.doc})
+        cap = Capture(
+            fh,
+            {
+                "scenario": _relative(scn.path, outputs.capture),
+                "seed": scn.seed,
+                "sample_rate": eng.sample_rate,
+                "layout": scn.layout,
+                "samples": total,
+                "doc": scn.doc,
+            },
+        )
         cap.attach(eng.bus)
         for ev in scn.events:
             eng.bus.post(ev)
@@ -240,9 +306,15 @@ def _relative(path: Path, capture: Path) -> str:
         return str(path.resolve())
 
 
-def render_replay(capture: str | Path, *, block: int | None = None, stems: list[str] | None = None,
-                  progress: bool = False, outputs: Outputs | None = None,
-                  keep_audio: bool | None = None) -> RenderResult:
+def render_replay(
+    capture: str | Path,
+    *,
+    block: int | None = None,
+    stems: list[str] | None = None,
+    progress: bool = False,
+    outputs: Outputs | None = None,
+    keep_audio: bool | None = None,
+) -> RenderResult:
     """Re-render a capture: the scenario's systems, the captured external events at their samples."""
     t0 = time.perf_counter()
     header, events = read_capture(capture)
@@ -274,19 +346,25 @@ def write_log(path: str | Path, decisions: list[Decision]) -> None:
 
 def summary_text(res: RenderResult, out: str | Path | None = None) -> str:
     """A short human summary: file, duration, levels, speed, decisions by system and outcome."""
+
     def db(x: float) -> str:
         return f"{20 * np.log10(x):.1f} dBFS" if x > 0 else "-inf dBFS"
 
-    lines = [f"{res.scenario}: {res.duration:.2f} s, {res.channels} ch @ {res.sample_rate} Hz, seed {res.seed}"
-             + (f" -> {out}" if out else ""),
-             f"  peak {db(res.peak)}, rms {db(res.rms)}, {res.voices_started} voices started, "
-             + (f"{res.faults} faults, " if res.faults else "") + 
-             f"rendered in {res.seconds_taken:.2f} s ({res.duration / max(res.seconds_taken, 1e-9):.1f}x real time)"]
+    lines = [
+        f"{res.scenario}: {res.duration:.2f} s, {res.channels} ch @ {res.sample_rate} Hz, seed {res.seed}"
+        + (f" -> {out}" if out else ""),
+        f"  peak {db(res.peak)}, rms {db(res.rms)}, {res.voices_started} voices started, "
+        + (f"{res.faults} faults, " if res.faults else "")
+        + f"rendered in {res.seconds_taken:.2f} s "
+        f"({res.duration / max(res.seconds_taken, 1e-9):.1f}x real time)",
+    ]
     by_sys: dict[str, Counter[str]] = {}
     for (system, outcome), n in sorted(res.outcome_counts().items()):
         by_sys.setdefault(system, Counter())[outcome] = n
     for system, c in by_sys.items():
-        lines.append(f"  {system}: " + ", ".join(f"{k} {v}" for k, v in sorted(c.items(), key=lambda kv: -kv[1])))
+        lines.append(
+            f"  {system}: " + ", ".join(f"{k} {v}" for k, v in sorted(c.items(), key=lambda kv: -kv[1]))
+        )
     for system, text in res.system_summaries.items():
         if text.strip():
             lines.append(f"  {system} by event:")

@@ -39,32 +39,42 @@ Azimuth drives the PEAK head shadow through the three curves of
 follows an inverse-distance rolloff clamped at ``min_distance`` (1 m) — our choice, not a
 game's rule.
 """
+
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Callable, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
-
 import numpy as np
 
 from audio.codecs.fallback import decode_file
 from audio.core.bus import Event, EventBus
-from audio.dsp.curves import PeakCurves, azimuth_to_raw
-from audio.dsp.graph import load_graph
 from audio.core.engine import Engine, EngineConfig
 from audio.core.errors import BarkbusError, ScenarioError
 from audio.core.faults import describe, report_fault
 from audio.core.paths import PathPolicy
 from audio.core.schema import Struct, convert
-from audio.games import game, game_names
 from audio.core.voices import Voice
 from audio.core.world import EmitterMove, ListenerPose, Path3
+from audio.dsp.curves import PeakCurves, azimuth_to_raw
+from audio.dsp.graph import load_graph
+from audio.games import game, game_names
 
-__all__ = ["Scenario", "ScenarioContext", "PlayEvent", "PlaySystem", "load_scenario", "build_engine",
-           "BASIC_DEMO", "demo_names", "demo_scenario"]
+__all__ = [
+    "Scenario",
+    "ScenarioContext",
+    "PlayEvent",
+    "PlaySystem",
+    "load_scenario",
+    "build_engine",
+    "BASIC_DEMO",
+    "demo_names",
+    "demo_scenario",
+]
 
 BASIC_DEMO = Path(__file__).resolve().parent / "demo" / "basic.toml"
 """The generic demo: ``play`` events of an espeak-ng line at moving emitters (no game)."""
@@ -89,7 +99,8 @@ def demo_scenario(which: str) -> Path:
 
 @dataclass(frozen=True, kw_only=True)
 class PlayEvent(Event, kind="play"):
-    """Play an audio file at an emitter through ``play_voice`` (the Skate 3 stream chain under a neutral name)."""
+    """Play an audio file at an emitter through ``play_voice`` (the Skate 3 stream chain under a
+    neutral name)."""
 
     FILE_FIELDS: ClassVar[tuple[str, ...]] = ("file",)
     emitter: str
@@ -219,7 +230,9 @@ def _generic_events() -> dict[str, Callable[[dict, ScenarioContext], Event]]:
             raise ctx.error(f"{ctx.where}.file", f"audio file not found: {f}")
         if ev.emitter not in ctx.emitters:
             known = ", ".join(sorted(ctx.emitters)) or "none declared"
-            raise ctx.error(f"{ctx.where}.emitter", f"no [[emitter]] with id {ev.emitter!r} (declared: {known})")
+            raise ctx.error(
+                f"{ctx.where}.emitter", f"no [[emitter]] with id {ev.emitter!r} (declared: {known})"
+            )
         return ev
 
     def listener(d: dict, ctx: ScenarioContext) -> Event:
@@ -241,13 +254,17 @@ def _read_doc(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise ScenarioError(str(path), None, f"cannot read: {exc.strerror}") from None
     if len(raw) > MAX_FILE_BYTES:
-        raise ScenarioError(str(path), None, f"{len(raw)} bytes; scenarios are limited to {MAX_FILE_BYTES} bytes")
+        raise ScenarioError(
+            str(path), None, f"{len(raw)} bytes; scenarios are limited to {MAX_FILE_BYTES} bytes"
+        )
     if raw.count(b"[[event]]") > MAX_EVENTS:
         raise ScenarioError(str(path), "event", f"more than {MAX_EVENTS} events; split the scenario")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ScenarioError(str(path), None, f"not UTF-8 text (byte {exc.start}); is this a scenario TOML file?") from None
+        raise ScenarioError(
+            str(path), None, f"not UTF-8 text (byte {exc.start}); is this a scenario TOML file?"
+        ) from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -292,7 +309,9 @@ def scenario_from_doc(doc: dict[str, Any], path: Path, seed: int | None = None) 
         typ = entry.get("type")
         ctx.where = f"event[{i}]"
         if typ not in builders:
-            raise ctx.error(f"event[{i}].type", f"unknown event type {typ!r} (known here: {', '.join(sorted(builders))})")
+            raise ctx.error(
+                f"event[{i}].type", f"unknown event type {typ!r} (known here: {', '.join(sorted(builders))})"
+            )
         ev = builders[typ](entry, ctx)
         if ev.t > head.duration:
             raise ctx.error(f"event[{i}].t", f"t = {ev.t} s is after the end ({head.duration} s)")
@@ -302,7 +321,8 @@ def scenario_from_doc(doc: dict[str, Any], path: Path, seed: int | None = None) 
 
 
 class PlaySystem:
-    """Plays ``play`` events at emitters through ``play_voice`` (the Skate 3 stream chain under a neutral name) (30 Hz console frames).
+    """Plays ``play`` events at emitters through ``play_voice`` (the Skate 3 stream chain under a
+    neutral name), on 30 Hz console frames.
 
     Each play voice takes its own echo-submix slot, round-robin over ``slots`` (24-31, clear
     of the Skate speech streams, which use slot ``channel * streams_per_channel + k``).
@@ -314,8 +334,13 @@ class PlaySystem:
     SPEED_OF_SOUND = 344.0
     MAX_DELAY = 0.15
 
-    def __init__(self, files: dict[str, tuple[np.ndarray, int]] | None = None, slots: range = range(24, 32),
-                 min_distance: float = 1.0, base: Path | None = None) -> None:
+    def __init__(
+        self,
+        files: dict[str, tuple[np.ndarray, int]] | None = None,
+        slots: range = range(24, 32),
+        min_distance: float = 1.0,
+        base: Path | None = None,
+    ) -> None:
         self.files = dict(files or {})
         self.base = base
         """Folder relative ``file`` names are read from (the scenario's; captures keep them relative)."""
@@ -363,8 +388,9 @@ class PlaySystem:
             return
         slot = self.slots[self._next_slot % len(self.slots)]
         self._next_slot += 1
-        v = eng.voices.start("play_voice", pcm, rate, slot=slot, params=params,
-                             tag=f"play:{ev.emitter}:{Path(ev.file).name}")
+        v = eng.voices.start(
+            "play_voice", pcm, rate, slot=slot, params=params, tag=f"play:{ev.emitter}:{Path(ev.file).name}"
+        )
         self.voices.append((v, ev, state))
         bus.decide("play", "Started", emitter=ev.emitter, file=Path(ev.file).name, slot=slot, voice=v.id)
 
@@ -381,9 +407,16 @@ class PlaySystem:
             if delay != state["delay"]:
                 state["delay"] = delay
                 state["delay_changed"] = True
-        return {"Rsp0.pitch": 4096.0 * ev.pitch, "PI20.centre_hz": centre, "PI20.gain": gain, "PI20.q": q,
-                "Sen0_echo.level": ev.echo_send, "Gai0.gain": ev.gain * roll, "Sen0_env.level": ev.env_send,
-                "Pn21.angle_deg": angle}
+        return {
+            "Rsp0.pitch": 4096.0 * ev.pitch,
+            "PI20.centre_hz": centre,
+            "PI20.gain": gain,
+            "PI20.q": q,
+            "Sen0_echo.level": ev.echo_send,
+            "Gai0.gain": ev.gain * roll,
+            "Sen0_env.level": ev.env_send,
+            "Pn21.angle_deg": angle,
+        }
 
     def tick(self, frame: int, engine: Engine) -> None:
         keep = []
@@ -398,10 +431,13 @@ class PlaySystem:
         self.voices = keep
 
 
-def build_engine(scn: Scenario, *, block: int | None = None, post_events: bool = True,
-                 **config: Any) -> Engine:
+def build_engine(
+    scn: Scenario, *, block: int | None = None, post_events: bool = True, **config: Any
+) -> Engine:
     """An engine with the scenario's world, systems and (unless replaying) its events."""
-    cfg = EngineConfig(seed=scn.seed, layout=scn.layout, **({"block": block} if block else {}), **config)
+    if block:
+        config["block"] = block
+    cfg = EngineConfig(seed=scn.seed, layout=scn.layout, **config)
     eng = Engine(cfg)
     ctx = ScenarioContext(scn.path, scn.seed, scn.doc)
     tables = scn.tables if scn.tables is not None else scenario_from_doc(scn.doc, scn.path, scn.seed).tables

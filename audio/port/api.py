@@ -243,7 +243,7 @@ class VoicePort:
         names = type(event).FILE_FIELDS
         if not names:
             return event
-        resolved = {}
+        resolved: dict[str, Any] = {}
         for name in names:
             value = getattr(event, name)
             try:
@@ -251,8 +251,9 @@ class VoicePort:
             except PathRefused as exc:
                 faults = getattr(self.engine, "faults", None)
                 if faults is not None:
-                    faults.report_later("port", "refused", str(exc), file=str(value)[:300],
-                                        event_kind=event.KIND)
+                    faults.report_later(
+                        "port", "refused", str(exc), file=str(value)[:300], event_kind=event.KIND
+                    )
                 raise
         return dataclasses.replace(event, **resolved)
 
@@ -383,7 +384,7 @@ class VoicePort:
         # (listeners such as the speech tracker and the TUI still see every decision)
         self.engine.bus.bound_decisions(10_000)
         self.engine.voices.keep_history = False
-        for system in self.engine.systems:   # decode takes ahead of need on the cache's worker
+        for system in self.engine.systems:  # decode takes ahead of need on the cache's worker
             if hasattr(system, "prefetch"):
                 system.prefetch = True
         player = LivePlayer(self.engine, s, inbox=self.inbox, **kw)
@@ -429,8 +430,12 @@ def _engine_from_doc(doc: dict[str, Any], where: str, seed: int, block: int, sam
         raise PortError(str(exc)) from None
 
 
-def port_paths(install: str | None = None, scenario: str | Path | None = None,
-               doc: dict[str, Any] | None = None, allow: Any = ()) -> PathPolicy:
+def port_paths(
+    install: str | None = None,
+    scenario: str | Path | None = None,
+    doc: dict[str, Any] | None = None,
+    allow: Any = (),
+) -> PathPolicy:
     """The allowed roots of a port: barkbus's demo installs, ``install`` (a folder), the
     scenario's folder and the installs its game sections name, and the ``allow`` folders."""
     roots: list[Path] = []

@@ -10,12 +10,12 @@ Address space
 -------------
 | address | arguments | effect / reply |
 |---|---|---|
-| `/event` | kind:s json:s | any registered event kind (`audio.core.bus.event_kinds()`, e.g. `skate.value`) built from a JSON object of its fields |
+| `/event` | kind:s json:s | any registered event kind (`audio.core.bus.event_kinds()`) from a JSON object |
 | `/tone/on` | speaker:s [line:s freq_hz:f seconds:f level:f fade_ms:f] | test-tone line (event `tone.on`) |
 | `/tone/stop` | speaker:s | stop the speaker's tone line (`tone.stop`) |
 | `/listener` | x:f y:f z:f [yaw_deg:f] | move the listener (`world.listener`, metres, degrees) |
 | `/emitter` | id:s x:f y:f z:f | place an emitter (`world.emitter`) |
-| `/time` | [t:f] | reply `/time now_s:f now_samples:i`; with `t` and `drive_clock`, first render up to `t` s (at most 60 s ahead) |
+| `/time` | [t:f] | reply `/time now_s:f now_samples:i`; with `t` and `drive_clock`, render to `t` s first |
 | `/query/speaking` | speaker:s | reply `/speaking speaker:s active:i` (0/1) |
 | `/query/line` | line:s | reply `/line line:s active:i` (0/1) |
 | `/query/actions` | | reply `/actions` with the usable addresses |
@@ -55,8 +55,15 @@ from audio.port.adapters import ACTIONS, load_game_actions
 from audio.port.api import VoicePort
 from audio.port.events import PortError, make_event
 
-__all__ = ["DEFAULT_PORT", "MAX_BUNDLE_DEPTH", "MAX_BUNDLE_ELEMENTS", "OscServer", "OscStats",
-           "build_message", "check_bundle"]
+__all__ = [
+    "DEFAULT_PORT",
+    "MAX_BUNDLE_DEPTH",
+    "MAX_BUNDLE_ELEMENTS",
+    "OscServer",
+    "OscStats",
+    "build_message",
+    "check_bundle",
+]
 
 DEFAULT_PORT = 9000
 _PREFIX = "/barkbus"
@@ -108,7 +115,7 @@ def check_bundle(data: bytes) -> None:
         while pos < end:
             if pos + 4 > end:
                 raise PortError(f"OSC bundle element size cut at byte {pos}")
-            size = int.from_bytes(data[pos:pos + 4], "big", signed=True)
+            size = int.from_bytes(data[pos : pos + 4], "big", signed=True)
             pos += 4
             if size <= 0 or size % 4 or pos + size > end:
                 raise PortError(f"OSC bundle element at byte {pos - 4} has a bad size {size}")
@@ -164,7 +171,7 @@ class OscServer:
         """The bound (host, port)."""
         return self._sock.getsockname()
 
-    def start(self) -> OscServer:
+    def start(self) -> Self:
         self._thread = threading.Thread(target=self._serve, name="barkbus-osc", daemon=True)
         self._thread.start()
         return self
@@ -289,8 +296,16 @@ class OscServer:
         elif address == "/query/stats":
             s = self.stats
             faults = getattr(getattr(self.port, "engine", None), "faults", None)
-            self._reply(sender, "/stats", s.received, s.accepted, s.rejected, s.dropped, s.errors,
-                        int(getattr(faults, "count", 0)))
+            self._reply(
+                sender,
+                "/stats",
+                s.received,
+                s.accepted,
+                s.rejected,
+                s.dropped,
+                s.errors,
+                int(getattr(faults, "count", 0)),
+            )
         else:
             action = ACTIONS.get(address.lstrip("/"))
             if action is None:

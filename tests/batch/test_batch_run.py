@@ -1,4 +1,5 @@
 """The batch path on an in-process Dask cluster: runs, failures recorded, resume, report."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,8 +16,10 @@ DEMOS = {"plaza": str(demo_scenario("skate")), "dogfight": str(demo_scenario("sy
 def _corrupt_scenario(tmp_path) -> str:
     (tmp_path / "take.wav").write_bytes(b"RIFF\x10\x00\x00\x00WAVEnot a real take")
     p = tmp_path / "broken.toml"
-    p.write_text('[scenario]\nduration = 1.0\n[[emitter]]\nid = "e"\nposition = [0, 0, 1]\n'
-                 '[[event]]\nt = 0.1\ntype = "play"\nemitter = "e"\nfile = "take.wav"\n')
+    p.write_text(
+        '[scenario]\nduration = 1.0\n[[emitter]]\nid = "e"\nposition = [0, 0, 1]\n'
+        '[[event]]\nt = 0.1\ntype = "play"\nemitter = "e"\nfile = "take.wav"\n'
+    )
     return str(p)
 
 
@@ -53,6 +56,7 @@ def test_batch_records_failures_goes_on_and_resumes_without_redoing(tmp_path):
 
 def test_a_second_batch_into_a_used_directory_needs_resume(tmp_path):
     from audio.core.errors import BarkbusError
+
     store = BatchStore(tmp_path)
     with open_client(1, processes=False, quiet=True) as client:
         run_batch(client, store, {"dogfight": DEMOS["dogfight"]}, [0], progress=False)

@@ -1,4 +1,5 @@
 """``barkbus batch``: seeds parsing, scenario names, report command, the full command on a LocalCluster."""
+
 from __future__ import annotations
 
 import pytest
@@ -44,8 +45,18 @@ def test_report_of_a_directory_without_a_batch_is_one_error_line(tmp_path, capsy
 @pytest.mark.slow
 def test_batch_command_runs_resumes_and_reports(tmp_path, capsys):
     out = tmp_path / "runs"
-    args = ["batch", "sylpheed", "--seeds", "0:3", "-o", str(out), "--workers", "1", "--decisions-only",
-            "--quiet"]
+    args = [
+        "batch",
+        "sylpheed",
+        "--seeds",
+        "0:3",
+        "-o",
+        str(out),
+        "--workers",
+        "1",
+        "--decisions-only",
+        "--quiet",
+    ]
     assert main(args) == 0
     assert "3 runs ok, 0 failed" in capsys.readouterr().out
     assert main([*args[:3], "0:4", *args[4:], "--resume"]) == 0

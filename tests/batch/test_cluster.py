@@ -1,4 +1,5 @@
 """On a 2-worker LocalCluster (processes): same report bytes as 1 worker; a killed worker costs nothing."""
+
 from __future__ import annotations
 
 import os
@@ -49,8 +50,16 @@ def test_a_worker_killed_mid_batch_has_its_tasks_retried_and_nothing_counted_twi
         os.kill(pids[busy[0]], signal.SIGKILL)
 
     seeds = range(14)
-    s = run_batch(two_workers, BatchStore(tmp_path / "full"), {"dogfight": DEMOS["dogfight"]}, seeds,
-                  decisions_only=False, chunk=1, progress=False, on_task=kill_one)
+    s = run_batch(
+        two_workers,
+        BatchStore(tmp_path / "full"),
+        {"dogfight": DEMOS["dogfight"]},
+        seeds,
+        decisions_only=False,
+        chunk=1,
+        progress=False,
+        on_task=kill_one,
+    )
     assert killed, "the test never killed a worker"
     assert (s.done, s.failed) == (14, 0)
     full = load_frames(tmp_path / "full")
@@ -59,6 +68,17 @@ def test_a_worker_killed_mid_batch_has_its_tasks_retried_and_nothing_counted_twi
     with open_client(1, processes=False, quiet=True) as one:
         run_batch(one, BatchStore(tmp_path / "dry"), {"dogfight": DEMOS["dogfight"]}, seeds, progress=False)
     dry = load_frames(tmp_path / "dry")
-    cols = ["scenario", "seed", "seq", "at", "system", "outcome", "speaker", "event", "clip", "take",
-            "detail"]
+    cols = [
+        "scenario",
+        "seed",
+        "seq",
+        "at",
+        "system",
+        "outcome",
+        "speaker",
+        "event",
+        "clip",
+        "take",
+        "detail",
+    ]
     assert full["decision"][cols].equals(dry["decision"][cols])

@@ -1,4 +1,5 @@
 """--decisions-only gives a full render's decisions (and voice lifetimes) for both demos."""
+
 from __future__ import annotations
 
 import pytest

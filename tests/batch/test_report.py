@@ -1,4 +1,5 @@
 """Report aggregation on hand-made decisions: counts, shares, repeats, refusals, never played, bytes."""
+
 from __future__ import annotations
 
 import random
@@ -16,27 +17,76 @@ def _skate_run(takes: list[int], clip: str = "501_59_Warn_n") -> list[Decision]:
     out = [Decision(0, 0.0, SK, "Spawned", {"ped": 1, "speaker": 59})]
     for i, take in enumerate(takes):
         at = 1000 * (i + 1)
-        out.append(Decision(at, at / 48000, SK, "Accepted", {"ped": 1, "speaker": 59, "event": 8210,
-                                                             "record": 0, "words": [4096, 1, 2]}))
-        out.append(Decision(at, at / 48000, SK, "Started", {"ped": 1, "speaker": 59, "event": 8210,
-                                                            "clip": clip, "take": take, "clip_index": 0}))
-        out.append(Decision(at + 1, at / 48000, SK, "Started", {"ped": 1, "speaker": 59, "event": 8210,
-                                                                "clip": "tail", "take": 0, "clip_index": 1}))
-    out.append(Decision(99_000, 2.0, SK, "Repeat", {"ped": 1, "speaker": 59, "event": 8210,
-                                                    "reason": "1.000 s < repeat 6.0 s"}))
-    out.append(Decision(99_000, 2.0, "sylpheed.chatter", "NotLoaded", {"speaker": "X", "event": "E",
-                                                                      "reason": "phase"}))
+        out.append(
+            Decision(
+                at,
+                at / 48000,
+                SK,
+                "Accepted",
+                {"ped": 1, "speaker": 59, "event": 8210, "record": 0, "words": [4096, 1, 2]},
+            )
+        )
+        out.append(
+            Decision(
+                at,
+                at / 48000,
+                SK,
+                "Started",
+                {"ped": 1, "speaker": 59, "event": 8210, "clip": clip, "take": take, "clip_index": 0},
+            )
+        )
+        out.append(
+            Decision(
+                at + 1,
+                at / 48000,
+                SK,
+                "Started",
+                {"ped": 1, "speaker": 59, "event": 8210, "clip": "tail", "take": 0, "clip_index": 1},
+            )
+        )
+    out.append(
+        Decision(
+            99_000,
+            2.0,
+            SK,
+            "Repeat",
+            {"ped": 1, "speaker": 59, "event": 8210, "reason": "1.000 s < repeat 6.0 s"},
+        )
+    )
+    out.append(
+        Decision(
+            99_000, 2.0, "sylpheed.chatter", "NotLoaded", {"speaker": "X", "event": "E", "reason": "phase"}
+        )
+    )
     return out
 
 
 def _rows(key: str, seed: int, takes: list[int]) -> list[dict]:
-    rows = [{"scenario": key, "seed": seed, "kind": "run", "status": "ok", "mode": "decisions",
-             "decisions": 9, "voices": 3, "wall_s": random.random()}]
+    rows = [
+        {
+            "scenario": key,
+            "seed": seed,
+            "kind": "run",
+            "status": "ok",
+            "mode": "decisions",
+            "decisions": 9,
+            "voices": 3,
+            "wall_s": random.random(),
+        }
+    ]
     rows += decision_rows(key, seed, _skate_run(takes), {SK: {"8210": "501_warn"}})
-    rows += [{"scenario": key, "seed": seed, "kind": "expect", "system": SK, "event": "8210",
-              "clip": "501_59_Warn_n", "value": float(len(takes))},
-             {"scenario": key, "seed": seed, "kind": "catalog", "system": SK, "event": "8210",
-              "clip": "never"}]
+    rows += [
+        {
+            "scenario": key,
+            "seed": seed,
+            "kind": "expect",
+            "system": SK,
+            "event": "8210",
+            "clip": "501_59_Warn_n",
+            "value": float(len(takes)),
+        },
+        {"scenario": key, "seed": seed, "kind": "catalog", "system": SK, "event": "8210", "clip": "never"},
+    ]
     return rows
 
 

@@ -1,4 +1,5 @@
 """The Parquet store: atomic files, resume bookkeeping, one copy per run."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,8 +12,9 @@ def _rows(key: str, seeds: list[int], tag: str = "x") -> list[dict]:
     out = []
     for s in seeds:
         out.append({"scenario": key, "seed": s, "kind": "run", "status": "ok", "mode": "decisions"})
-        out.append({"scenario": key, "seed": s, "kind": "decision", "seq": 0, "system": "sys",
-                    "outcome": tag})
+        out.append(
+            {"scenario": key, "seed": s, "kind": "decision", "seq": 0, "system": "sys", "outcome": tag}
+        )
     return out
 
 
@@ -53,6 +55,7 @@ def test_a_used_directory_needs_resume_and_the_same_mode_and_paths(tmp_path):
 
 def test_a_damaged_store_file_is_one_format_error(tmp_path):
     from audio.core.errors import FormatError
+
     store = BatchStore(tmp_path)
     store.open({"a": "/a.toml"}, "decisions", resume=False)
     (store.runs / "a-00000000-00000000.parquet").write_bytes(b"not parquet at all")

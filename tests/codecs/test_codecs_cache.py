@@ -1,4 +1,5 @@
 """TakeCache: megabyte budget, LRU order, pins, background prefetch, stats."""
+
 from __future__ import annotations
 
 import threading
@@ -20,7 +21,7 @@ def test_budget_evicts_least_recently_used_and_counts_bytes():
         s = cache.stats()
         assert (s.entries, s.evictions, s.bytes) == (2, 1, 2_000_000)
         assert "a" not in cache and "b" in cache and "c" in cache
-        cache.get("b")                                  # b becomes most recent
+        cache.get("b")  # b becomes most recent
         cache.get_or_decode("d", take(1.0))
         assert "c" not in cache and "b" in cache
 
@@ -47,7 +48,7 @@ def test_pinned_take_is_not_evicted_until_unpinned():
         cache.get_or_decode("next", take(1.0))
         assert "playing" in cache and "next" not in cache
         cache.unpin("playing")
-        assert "playing" in cache                       # within budget again
+        assert "playing" in cache  # within budget again
         cache.get_or_decode("other", take(1.0))
         assert "playing" not in cache and "other" in cache and cache.stats().bytes <= 1_500_000
 

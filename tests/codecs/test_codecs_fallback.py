@@ -1,5 +1,6 @@
 """The runtime fallback decoder: each step of the chain (soundfile, our codecs by signature, vgmstream)
 is the one that decodes the files meant for it; nobody's file is one FormatError; play events use it."""
+
 from __future__ import annotations
 
 import struct
@@ -21,8 +22,18 @@ from audio.core.errors import BarkbusError, FormatError, UnsupportedError
 from audio.games.radiata.formats.vag import decode_vag, encode_vag
 
 _ROOT = Path(__file__).resolve().parents[2]
-FIXTURE = next((p for p in (_ROOT / ".." / "shared", _ROOT / ".." / ".." / "shared")   # checkout or worktree
-                if (p / "fixtures" / "xmadroid.xwb").is_file()), _ROOT) / "fixtures" / "xmadroid.xwb"
+FIXTURE = (
+    next(
+        (
+            p
+            for p in (_ROOT / ".." / "shared", _ROOT / ".." / ".." / "shared")  # checkout or worktree
+            if (p / "fixtures" / "xmadroid.xwb").is_file()
+        ),
+        _ROOT,
+    )
+    / "fixtures"
+    / "xmadroid.xwb"
+)
 needs_vgmstream = pytest.mark.skipif(not vgmstream.available()[0], reason="pyvgmstream unavailable")
 
 _rng = np.random.default_rng(5)
@@ -61,8 +72,10 @@ def test_vag_is_declined_by_soundfile_and_decoded_by_our_vag_reader(tmp_path: Pa
 
 def test_xwb_gives_its_first_entry_through_our_reader(tmp_path: Path) -> None:
     p = tmp_path / "bank.xwb"
-    waves = [xwb.NewWave.pcm16(_PCM16.reshape(-1, 1), 22050, name="first"),
-             xwb.NewWave.pcm16(_PCM16[:100].reshape(-1, 1), 8000, name="second")]
+    waves = [
+        xwb.NewWave.pcm16(_PCM16.reshape(-1, 1), 22050, name="first"),
+        xwb.NewWave.pcm16(_PCM16[:100].reshape(-1, 1), 8000, name="second"),
+    ]
     p.write_bytes(xwb.write_wavebank(waves, alignment=64))
     assert soundfile_declines(p)
     pcm, rate, step = decode_file_step(p)
@@ -95,7 +108,7 @@ def test_ea_snr_with_sibling_sns_is_decoded_by_our_take_decoder(tmp_path: Path) 
 @needs_vgmstream
 def test_vgmstream_is_the_last_step_for_a_little_endian_vag(tmp_path: Path) -> None:
     body = bytes(16) + encode_psadpcm(_TONE)
-    head = b"pGAV" + struct.pack("<IIII", 3, 0, len(body), 22050) + bytes(28)   # PS2 little-endian VAG
+    head = b"pGAV" + struct.pack("<IIII", 3, 0, len(body), 22050) + bytes(28)  # PS2 little-endian VAG
     p = tmp_path / "jak.vag"
     p.write_bytes(head + body)
     assert soundfile_declines(p)
@@ -125,7 +138,7 @@ def test_a_file_nobody_decodes_is_one_format_error_naming_every_step(tmp_path: P
 
 def test_a_corrupt_vag_reports_our_readers_reason(tmp_path: Path) -> None:
     data = bytearray(encode_vag(_TONE, 22050))
-    data[0x0C:0x10] = struct.pack(">I", 10 ** 8)                   # data size far past the end
+    data[0x0C:0x10] = struct.pack(">I", 10**8)  # data size far past the end
     p = tmp_path / "cut.vag"
     p.write_bytes(bytes(data))
     with pytest.raises(FormatError) as info:
@@ -135,8 +148,8 @@ def test_a_corrupt_vag_reports_our_readers_reason(tmp_path: Path) -> None:
 
 def test_an_unsupported_vag_variant_is_an_unsupported_error(tmp_path: Path) -> None:
     data = bytearray(encode_vag(_TONE, 22050))
-    data[4:8] = struct.pack(">I", 0x00020001)                     # Vita HEVAG: not PS-ADPCM
-    data[0x0C:0x10] = struct.pack(">I", 10 ** 8)                  # and broken for vgmstream too
+    data[4:8] = struct.pack(">I", 0x00020001)  # Vita HEVAG: not PS-ADPCM
+    data[0x0C:0x10] = struct.pack(">I", 10**8)  # and broken for vgmstream too
     p = tmp_path / "hevag.vag"
     p.write_bytes(bytes(data))
     with pytest.raises(UnsupportedError):
@@ -162,12 +175,19 @@ def test_play_events_preload_vag_files_through_the_chain(tmp_path: Path) -> None
     assert np.array_equal(wav_mono, before.mean(axis=1).astype(np.float32))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                 HealthCheck.function_scoped_fixture])
-@given(st.binary(max_size=300), st.sampled_from([".vag", ".wav", ".xwb", ".sps", ".bin"]),
-       st.sampled_from([b"", b"VAGp", b"RIFF\x00\x01\x00\x00WAVE", b"WBND", b"H\x00\x00\x30"]))
-def test_fuzz_decode_file_only_raises_barkbus_errors(tmp_path: Path, data: bytes, ext: str,
-                                                      prefix: bytes) -> None:
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    st.binary(max_size=300),
+    st.sampled_from([".vag", ".wav", ".xwb", ".sps", ".bin"]),
+    st.sampled_from([b"", b"VAGp", b"RIFF\x00\x01\x00\x00WAVE", b"WBND", b"H\x00\x00\x30"]),
+)
+def test_fuzz_decode_file_only_raises_barkbus_errors(
+    tmp_path: Path, data: bytes, ext: str, prefix: bytes
+) -> None:
     p = tmp_path / f"fuzz{ext}"
     p.write_bytes(prefix + data)
     try:
@@ -184,9 +204,10 @@ def test_a_scenario_play_event_renders_a_vag_clip(tmp_path: Path) -> None:
     (tmp_path / "s.toml").write_text(
         '[scenario]\nname = "vag"\nduration = 1.0\n\n[listener]\nposition = [0.0, 1.7, 0.0]\n\n'
         '[[emitter]]\nid = "e"\nposition = [0.0, 1.7, 2.0]\n\n'
-        '[[event]]\nt = 0.1\ntype = "play"\nemitter = "e"\nfile = "line.vag"\n')
+        '[[event]]\nt = 0.1\ntype = "play"\nemitter = "e"\nfile = "line.vag"\n'
+    )
     res = render_scenario(tmp_path / "s.toml")
     rate = res.sample_rate
     assert any(d.system == "play" and d.outcome == "Started" for d in res.decisions)
-    assert np.abs(res.audio[int(0.15 * rate):int(0.25 * rate)]).max() > 0.01
-    assert np.abs(res.audio[:int(0.05 * rate)]).max() < 1e-4
+    assert np.abs(res.audio[int(0.15 * rate) : int(0.25 * rate)]).max() > 0.01
+    assert np.abs(res.audio[: int(0.05 * rate)]).max() < 1e-4

@@ -1,5 +1,6 @@
 """Truncated and corrupted input: every parser raises FormatError only (never IndexError, struct.error,
 MemoryError or a hang)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -26,10 +27,17 @@ _PCM = _rng.integers(-20000, 20000, size=(900, 2), dtype=np.int16)
 _PCM_TAKE = (SnrHeader(0, 2, 2, 32000, 1, False, 900).pack(), encode_pcm16be(_PCM, block_samples=256))
 _XAS_TAKE = (SnrHeader(0, 4, 2, 32000, 1, True, 900, 0, 0).pack(), encode_xas1(_PCM, block_samples=256))
 _SPS = write_sps(SnrHeader(0, 4, 2, 32000, 0, False, 900), encode_xas1(_PCM, block_samples=256, version=1))
-_BANK = xwb.write_wavebank([xwb.NewWave.pcm16(_PCM[:300], 22050, name="a"),
-                            xwb.NewWave.pcm16(_PCM[:100, :1], 8000, name="b")], alignment=64)
-_COMPACT = xwb.write_wavebank([xwb.NewWave.pcm16(_PCM[:300], 22050), xwb.NewWave.pcm16(_PCM[:50], 22050)],
-                              big_endian=False, version=40, compact=True, alignment=64)
+_BANK = xwb.write_wavebank(
+    [xwb.NewWave.pcm16(_PCM[:300], 22050, name="a"), xwb.NewWave.pcm16(_PCM[:100, :1], 8000, name="b")],
+    alignment=64,
+)
+_COMPACT = xwb.write_wavebank(
+    [xwb.NewWave.pcm16(_PCM[:300], 22050), xwb.NewWave.pcm16(_PCM[:50], 22050)],
+    big_endian=False,
+    version=40,
+    compact=True,
+    alignment=64,
+)
 _WAV = riff.build_wav(riff.pcm_fmt(2, 8000), _PCM[:200].astype("<i2").tobytes())
 
 
@@ -37,11 +45,13 @@ def _xma_inputs():
     if not FIXTURE.is_file():
         return None
     bank = xwb.read_wavebank(FIXTURE.read_bytes(), "xmadroid.xwb")
-    e = bank.entries[3]                                        # 9216 samples, one packet
+    e = bank.entries[3]  # 9216 samples, one packet
     raw = xwb.entry_data(bank, 3)
     small = xwb.write_wavebank([xwb.NewWave(e.codec, 1, e.sample_rate, raw, e.num_samples)])
-    take = (SnrHeader(0, 3, 1, e.sample_rate, 1, False, e.num_samples).pack(),
-            encode_eaxma([[raw[i:i + 2048] for i in range(0, len(raw), 2048)]]))
+    take = (
+        SnrHeader(0, 3, 1, e.sample_rate, 1, False, e.num_samples).pack(),
+        encode_eaxma([[raw[i : i + 2048] for i in range(0, len(raw), 2048)]]),
+    )
     return small, take
 
 
@@ -58,7 +68,7 @@ def mutate(data: bytes, draw) -> bytes:
         pos = draw(st.integers(0, limit - 1))
         buf[pos] = draw(st.integers(0, 255))
     if draw(st.booleans()):
-        buf = buf[:draw(st.integers(0, len(buf)))]
+        buf = buf[: draw(st.integers(0, len(buf)))]
     return bytes(buf)
 
 
@@ -98,6 +108,7 @@ def test_sps_fuzz(data):
     def run(blob):
         h, at = split_sps(blob, "f.sps")
         decode_take(h.pack(), blob[at:], "f.sps")
+
     only_format_errors(run, mutate(_SPS, data.draw))
 
 
@@ -108,6 +119,7 @@ def test_wavebank_fuzz(data, compact):
         bank = xwb.read_wavebank(blob, "f.xwb")
         for e in bank.entries:
             xwb.decode_entry(bank, e.index)
+
     only_format_errors(run, mutate(_COMPACT if compact else _BANK, data.draw))
 
 
@@ -117,6 +129,7 @@ def test_riff_fuzz(data):
     def run(blob):
         info = riff.read_riff(blob, "f.wav")
         riff.decode_riff(info, blob)
+
     only_format_errors(run, mutate(_WAV, data.draw))
 
 
@@ -135,8 +148,10 @@ def test_xma_bank_and_eaxma_take_fuzz(data, take):
     if take:
         only_format_errors(decode_take, header, mutate(body, data.draw), "take")
     else:
+
         def run(blob):
             bank = xwb.read_wavebank(blob, "f.xwb")
             for e in bank.entries:
                 xwb.decode_entry(bank, e.index)
+
         only_format_errors(run, mutate(small, data.draw))

@@ -1,5 +1,6 @@
 """PS-ADPCM and .vag: the decoder against a per-sample reference from the spec and against vgmstream;
 the encoder's quality on synthetic and espeak-ng speech; the VAGp header; fuzzing."""
+
 from __future__ import annotations
 
 import shutil
@@ -29,7 +30,7 @@ from audio.games.radiata.formats.vag import decode_vag, encode_vag, read_vag, wr
 ROOT = Path(__file__).resolve().parents[2]
 FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 needs_vgmstream = pytest.mark.skipif(not vgmstream.available()[0], reason="pyvgmstream unavailable")
-SPEC_COEFS = [(0, 0), (60, 0), (115, -52), (98, -55), (122, -60)]     # spec: (c1, c2) in 1/64 units
+SPEC_COEFS = [(0, 0), (60, 0), (115, -52), (98, -55), (122, -60)]  # spec: (c1, c2) in 1/64 units
 
 
 # ------------------------------------------------------------------------------------------- helpers
@@ -39,7 +40,7 @@ def reference_decode(data: bytes, rounding: str = "floor", clamp_history: bool =
     h1 = h2 = 0
     out = []
     for f in range(len(data) // 16):
-        frame = data[16 * f:16 * f + 16]
+        frame = data[16 * f : 16 * f + 16]
         filt, shift, flag = frame[0] >> 4, frame[0] & 0xF, frame[1]
         c1, c2 = SPEC_COEFS[filt] if filt < 5 else ((30, 0) if filt == 5 else (0, 0))
         shift = 9 if shift > 12 else shift
@@ -51,7 +52,7 @@ def reference_decode(data: bytes, rounding: str = "floor", clamp_history: bool =
                 if rounding == "floor":
                     raw = s + (c1 * h1 + c2 * h2) // 64
                 else:
-                    raw = int(s + (c1 * h1 + c2 * h2) / 64)        # exact in double, int() truncates
+                    raw = int(s + (c1 * h1 + c2 * h2) / 64)  # exact in double, int() truncates
                 v = max(-32768, min(32767, raw))
             out.append(v)
             h2, h1 = h1, (v if clamp_history else raw)
@@ -60,8 +61,14 @@ def reference_decode(data: bytes, rounding: str = "floor", clamp_history: bool =
 
 def vag_bytes(body: bytes, rate: int = 22050, name: bytes = b"probe") -> bytes:
     """A VAGp file built field by field from the spec (big-endian, 48-byte header)."""
-    return (b"VAGp" + struct.pack(">III", 0x20, 0, len(body)) + struct.pack(">I", rate) + bytes(12)
-            + name.ljust(16, b"\0") + body)
+    return (
+        b"VAGp"
+        + struct.pack(">III", 0x20, 0, len(body))
+        + struct.pack(">I", rate)
+        + bytes(12)
+        + name.ljust(16, b"\0")
+        + body
+    )
 
 
 def random_frames(seed: int, n: int, filters: int = 5, shifts: int = 13, flag_rate: float = 0.0) -> bytes:
@@ -74,12 +81,13 @@ def random_frames(seed: int, n: int, filters: int = 5, shifts: int = 13, flag_ra
 
 def snr_db(ref: np.ndarray, test: np.ndarray) -> float:
     ref, test = np.asarray(ref, np.float64), np.asarray(test, np.float64)
-    return float(10 * np.log10(np.sum(ref ** 2) / max(np.sum((ref - test) ** 2), 1e-20)))
+    return float(10 * np.log10(np.sum(ref**2) / max(np.sum((ref - test) ** 2), 1e-20)))
 
 
 def speech_like(n: int, rate: int, seed: int) -> np.ndarray:
     """A 90-220 Hz pulse train through two formant resonances with pauses and noise, float64 +-0.6."""
     from scipy.signal import lfilter
+
     rng = np.random.default_rng(seed)
     t = np.arange(n) / rate
     f0 = 90 + 130 * (0.5 + 0.5 * np.sin(2 * np.pi * 0.9 * t + seed))
@@ -101,8 +109,12 @@ def espeak_line(tmp_path_factory: pytest.TempPathFactory) -> np.ndarray:
         from speech_synth import speak
     finally:
         sys.path.remove(str(ROOT / "tools"))
-    x = speak("The bridge is out. We go round by the old mill.", ["-v", "en", "-s", "150"],
-              tmp_path_factory.mktemp("speech"), 22050)
+    x = speak(
+        "The bridge is out. We go round by the old mill.",
+        ["-v", "en", "-s", "150"],
+        tmp_path_factory.mktemp("speech"),
+        22050,
+    )
     return x / np.abs(x).max() * 0.7
 
 
@@ -166,7 +178,7 @@ def test_bad_filter_error_setting_names_the_frame_offset() -> None:
 
 def test_interleaved_channels_split_by_block() -> None:
     a, b = random_frames(8, 4, shifts=8), random_frames(9, 4, shifts=8)
-    inter = b"".join(a[32 * i:32 * i + 32] + b[32 * i:32 * i + 32] for i in range(2))
+    inter = b"".join(a[32 * i : 32 * i + 32] + b[32 * i : 32 * i + 32] for i in range(2))
     pcm = decode_psadpcm_int16(inter, 2, interleave=32)
     assert np.array_equal(pcm[:, 0], decode_psadpcm_int16(a)[:, 0])
     assert np.array_equal(pcm[:, 1], decode_psadpcm_int16(b)[:, 0])
@@ -187,7 +199,7 @@ def test_every_filter_and_shift_matches_vgmstream(filt: int) -> None:
     rng = np.random.default_rng(filt)
     frames = rng.integers(0, 256, (16 * 3, 16), dtype=np.uint8)
     frames[:, 1] = 0
-    frames[:, 0] = 0x14                           # warm the history up with filter 1 ...
+    frames[:, 0] = 0x14  # warm the history up with filter 1 ...
     frames[16:32, 0] = (filt << 4) | np.arange(16)  # ... then every shift 0..15 with this filter
     data = frames.tobytes()
     theirs, rate = vgmstream.decode_buffer(vag_bytes(data), "probe.vag")
@@ -211,7 +223,7 @@ def test_random_frames_with_clipping_match_vgmstream_only_in_its_rounding() -> N
     theirs, _ = vgmstream.decode_buffer(vag_bytes(data), "probe.vag")
     assert np.count_nonzero(decode_psadpcm_int16(data) != theirs) == 0
     spec_clamped = decode_psadpcm_int16(data, settings=PsxSettings(rounding="floor", history="clamped"))
-    assert np.count_nonzero(spec_clamped != theirs) > 0          # the documented difference is real
+    assert np.count_nonzero(spec_clamped != theirs) > 0  # the documented difference is real
 
 
 @needs_vgmstream
@@ -227,6 +239,7 @@ def test_our_encoded_vag_decodes_identically_in_vgmstream(espeak_line: np.ndarra
 @needs_vgmstream
 def test_loop_flags_give_vgmstreams_loop_points() -> None:
     import pyvgmstream
+
     x = speech_like(6000, 22050, 1)
     data = encode_vag(x, 22050, "loop", loop_start=1000, loop_end=4000)
     info = pyvgmstream.probe_buffer(data, filename_hint="loop.vag")
@@ -238,20 +251,20 @@ def test_loop_flags_give_vgmstreams_loop_points() -> None:
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_round_trip_snr_on_synthetic_speech(seed: int) -> None:
     x = speech_like(22050, 22050, seed)
-    y = decode_psadpcm(encode_psadpcm(x))[:len(x), 0]
+    y = decode_psadpcm(encode_psadpcm(x))[: len(x), 0]
     assert snr_db(x, y) > 30.0
 
 
 def test_round_trip_snr_on_a_sine_sweep() -> None:
     t = np.arange(16000) / 16000
     x = 0.5 * np.sin(2 * np.pi * (100 + 1500 * t) * t)
-    assert snr_db(x, decode_psadpcm(encode_psadpcm(x))[:len(x), 0]) > 28.0
+    assert snr_db(x, decode_psadpcm(encode_psadpcm(x))[: len(x), 0]) > 28.0
 
 
 def test_round_trip_snr_on_espeak_speech(espeak_line: np.ndarray) -> None:
     y, rate = decode_vag(encode_vag(espeak_line, 22050), "line.vag")
     assert rate == 22050
-    assert snr_db(espeak_line, y[28:28 + len(espeak_line), 0]) > 30.0     # after the lead-in frame
+    assert snr_db(espeak_line, y[28 : 28 + len(espeak_line), 0]) > 30.0  # after the lead-in frame
 
 
 def test_silence_encodes_to_zero_nibbles_and_decodes_to_silence() -> None:
@@ -266,10 +279,10 @@ def test_encoder_is_deterministic_and_pads_to_whole_frames() -> None:
 
 
 def test_encoder_uses_the_history_setting_it_is_given() -> None:
-    x = np.clip(speech_like(4000, 22050, 4) * 3, -1, 1)             # clipped: raw and clamped part ways
+    x = np.clip(speech_like(4000, 22050, 4) * 3, -1, 1)  # clipped: raw and clamped part ways
     for history in ("raw", "clamped"):
         s = PsxSettings(history=history)
-        y = decode_psadpcm(encode_psadpcm(x, settings=s), settings=s)[:len(x), 0]
+        y = decode_psadpcm(encode_psadpcm(x, settings=s), settings=s)[: len(x), 0]
         assert snr_db(x, y) > 15.0
 
 
@@ -313,12 +326,15 @@ def test_vag_round_trip_keeps_every_field() -> None:
     assert vag.data[:16] == bytes(16) and vag.end_frame == vag.frame_count - 1
 
 
-@pytest.mark.parametrize("data, offset", [
-    (b"VAGp" + bytes(20), 0),                                   # header cut short
-    (b"RIFF" + bytes(60), 0),                                   # not a VAG
-    (vag_bytes(bytes(32))[:-16], 0x0C),                         # data size past the end
-    (vag_bytes(bytes(32), rate=0), 0x10),                       # no sample rate
-])
+@pytest.mark.parametrize(
+    "data, offset",
+    [
+        (b"VAGp" + bytes(20), 0),  # header cut short
+        (b"RIFF" + bytes(60), 0),  # not a VAG
+        (vag_bytes(bytes(32))[:-16], 0x0C),  # data size past the end
+        (vag_bytes(bytes(32), rate=0), 0x10),  # no sample rate
+    ],
+)
 def test_malformed_vag_raises_format_error_with_offset(data: bytes, offset: int) -> None:
     with pytest.raises(FormatError) as info:
         read_vag(data, "bad.vag")
@@ -352,8 +368,10 @@ def test_fuzz_read_vag_arbitrary_bytes(data: bytes) -> None:
 
 
 @FUZZ
-@given(st.lists(st.tuples(st.integers(0, len(_VALID) - 1), st.integers(0, 255)), max_size=12),
-       st.integers(0, len(_VALID)))
+@given(
+    st.lists(st.tuples(st.integers(0, len(_VALID) - 1), st.integers(0, 255)), max_size=12),
+    st.integers(0, len(_VALID)),
+)
 def test_fuzz_read_vag_mutated_file(edits: list[tuple[int, int]], cut: int) -> None:
     data = bytearray(_VALID)
     for pos, val in edits:
@@ -362,7 +380,7 @@ def test_fuzz_read_vag_mutated_file(edits: list[tuple[int, int]], cut: int) -> N
         pcm, rate = decode_vag(bytes(data[:cut]), "fuzz.vag")
     except BarkbusError:
         return
-    assert pcm.dtype == np.float32 and pcm.shape[1] == 1 and 1 <= rate
+    assert pcm.dtype == np.float32 and pcm.shape[1] == 1 and rate >= 1
 
 
 @FUZZ

@@ -1,4 +1,5 @@
 """SNR header bit fields, SNS block walking and the PCM16BE codec (codec 2)."""
+
 from __future__ import annotations
 
 import struct
@@ -9,9 +10,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from audio.codecs.pcm import decode_pcm16be, encode_pcm16be
+from audio.codecs.snr import (
+    CODEC_PCM16BE,
+    TYPE_GIGASAMPLE,
+    TYPE_RAM,
+    TYPE_STREAM,
+    SnrHeader,
+    decode_take,
+    parse_snr,
+    split_sps,
+    write_sps,
+)
 from audio.codecs.sns import walk_blocks, write_blocks
-from audio.codecs.snr import (CODEC_PCM16BE, TYPE_GIGASAMPLE, TYPE_RAM, TYPE_STREAM, SnrHeader, decode_take,
-                              parse_snr, split_sps, write_sps)
 from audio.core.errors import FormatError, UnsupportedError
 
 
@@ -37,29 +47,50 @@ def test_ram_loop_has_only_loop_start_and_gigasample_has_prefetch():
     assert (giga.type_name, giga.prefetch_samples, giga.size) == ("GIGASAMPLE", 4096, 12)
 
 
-@pytest.mark.parametrize("blob, what", [
-    (struct.pack(">II", 0x22008CA0, 10), "version"),
-    (struct.pack(">II", 0x02000000, 10), "sample rate"),
-    (struct.pack(">II", 0x02030D41, 10), "sample rate"),       # 200001 Hz
-    (struct.pack(">II", 0x02008CA0, 3 << 30), "type"),
-    (struct.pack(">II", 0x02008CA0, 1 << 30 | 1 << 29), "loop start"),  # loop word missing
-    (b"\x02\x00\x8c", "word 1"),
-])
+@pytest.mark.parametrize(
+    "blob, what",
+    [
+        (struct.pack(">II", 0x22008CA0, 10), "version"),
+        (struct.pack(">II", 0x02000000, 10), "sample rate"),
+        (struct.pack(">II", 0x02030D41, 10), "sample rate"),  # 200001 Hz
+        (struct.pack(">II", 0x02008CA0, 3 << 30), "type"),
+        (struct.pack(">II", 0x02008CA0, 1 << 30 | 1 << 29), "loop start"),  # loop word missing
+        (b"\x02\x00\x8c", "word 1"),
+    ],
+)
 def test_bad_headers_raise_format_error_naming_the_field(blob, what):
     with pytest.raises(FormatError, match=what):
         parse_snr(blob, "take.snr")
 
 
 @settings(max_examples=100, deadline=None)
-@given(version=st.integers(0, 1), codec=st.integers(0, 15), channels=st.integers(1, 64),
-       rate=st.integers(1, 200000), kind=st.sampled_from([0, 1, 2]), loop=st.booleans(),
-       samples=st.integers(0, (1 << 29) - 1), loop_start=st.integers(-2**31, 2**31 - 1),
-       loop_offset=st.integers(0, 2**32 - 1), prefetch=st.integers(0, 2**32 - 1))
-def test_header_pack_parse_round_trip(version, codec, channels, rate, kind, loop, samples, loop_start,
-                                      loop_offset, prefetch):
-    h = SnrHeader(version, codec, channels, rate, kind, loop, samples,
-                  loop_start if loop else None, loop_offset if loop and kind == 1 else None,
-                  prefetch if kind == 2 else None)
+@given(
+    version=st.integers(0, 1),
+    codec=st.integers(0, 15),
+    channels=st.integers(1, 64),
+    rate=st.integers(1, 200000),
+    kind=st.sampled_from([0, 1, 2]),
+    loop=st.booleans(),
+    samples=st.integers(0, (1 << 29) - 1),
+    loop_start=st.integers(-(2**31), 2**31 - 1),
+    loop_offset=st.integers(0, 2**32 - 1),
+    prefetch=st.integers(0, 2**32 - 1),
+)
+def test_header_pack_parse_round_trip(
+    version, codec, channels, rate, kind, loop, samples, loop_start, loop_offset, prefetch
+):
+    h = SnrHeader(
+        version,
+        codec,
+        channels,
+        rate,
+        kind,
+        loop,
+        samples,
+        loop_start if loop else None,
+        loop_offset if loop and kind == 1 else None,
+        prefetch if kind == 2 else None,
+    )
     assert parse_snr(h.pack()) == h
     assert len(h.pack()) == h.size
 
@@ -70,8 +101,9 @@ def test_unsupported_codec_names_the_codec():
         decode_take(header, write_blocks([(10, b"\0" * 40)]), "x.snr")
 
 
-@pytest.mark.parametrize("word, what", [(0x00000000, "size"), (0x00FFFFFF, "size"), (0x40000010, "flag"),
-                                        (0x00000004, "size")])
+@pytest.mark.parametrize(
+    "word, what", [(0x00000000, "size"), (0x00FFFFFF, "size"), (0x40000010, "flag"), (0x00000004, "size")]
+)
 def test_bad_sns_blocks_are_rejected(word, what):
     body = struct.pack(">II", word, 4) + b"\0" * 8
     with pytest.raises(FormatError, match=what) as err:
@@ -107,7 +139,7 @@ def test_pcm16be_round_trip_is_exact_and_trims_to_num_samples():
     y, rate = decode_take(header, body)
     assert rate == 22050 and y.dtype == np.int16
     np.testing.assert_array_equal(y, x[:5000])
-    assert body[8:12] == struct.pack(">hh", x[0, 0], x[0, 1])     # big-endian, channel-interleaved
+    assert body[8:12] == struct.pack(">hh", x[0, 0], x[0, 1])  # big-endian, channel-interleaved
 
 
 def test_pcm16be_short_take_is_a_format_error():

@@ -1,4 +1,5 @@
 """EA-XAS v1 (codec 4): vectorised decoder vs a straightforward reference and vgmstream; encoder quality."""
+
 from __future__ import annotations
 
 import struct
@@ -32,7 +33,7 @@ def reference_frame(frame: bytes) -> list[int]:
             for nib in (byte >> 4, byte & 0xF):
                 s = struct.unpack("<h", struct.pack("<H", (nib << 12) & 0xFFFF))[0] >> shift
                 v = np.float32(np.float32(s) + np.float32(hist1) * c1) + np.float32(hist2) * c2
-                v = max(-32768, min(32767, int(v)))          # int() truncates toward zero
+                v = max(-32768, min(32767, int(v)))  # int() truncates toward zero
                 out.append(v)
                 hist2, hist1 = hist1, v
     return out
@@ -51,7 +52,7 @@ def speech_like(n: int, rate: int, seed: int) -> np.ndarray:
         a1, a2 = 2 * r * np.cos(2 * np.pi * formant / rate), -r * r
         y1 = y2 = 0.0
         y = np.empty(n)
-        for i in range(n):              # test-side signal generator, not a decoder
+        for i in range(n):  # test-side signal generator, not a decoder
             y0 = src[i] + a1 * y1 + a2 * y2
             y[i], y2, y1 = y0, y1, y0
         out += y
@@ -62,7 +63,7 @@ def speech_like(n: int, rate: int, seed: int) -> np.ndarray:
 
 def snr_db(x: np.ndarray, y: np.ndarray) -> float:
     x, y = x.astype(float), y.astype(float)
-    return 10 * np.log10((x ** 2).sum() / max(((x - y) ** 2).sum(), 1e-9))
+    return 10 * np.log10((x**2).sum() / max(((x - y) ** 2).sum(), 1e-9))
 
 
 def test_vectorised_decoder_matches_reference_on_random_frames_including_bad_coef_indexes():
@@ -85,7 +86,7 @@ def test_block_layout_interleaves_channel_frames_and_trims_partial_frames():
     body = encode_xas1(x, block_samples=256)
     y = decode_xas1(body, 2, 700)
     # frame 0 of channel 1 sits right after frame 0 of channel 0
-    ch1_frame0 = np.frombuffer(body[8 + FRAME_BYTES:8 + 2 * FRAME_BYTES], np.uint8)
+    ch1_frame0 = np.frombuffer(body[8 + FRAME_BYTES : 8 + 2 * FRAME_BYTES], np.uint8)
     np.testing.assert_array_equal(y[:128, 1], reference_frame(ch1_frame0.tobytes()))
     assert y.shape == (700, 2)
 
@@ -95,12 +96,16 @@ def test_encoder_round_trip_snr_on_speech_like_signal_is_at_least_35_db():
     body = encode_xas1(x)
     y, rate = decode_take(SnrHeader(0, CODEC_XAS1, 1, 48000, TYPE_STREAM, False, len(x)).pack(), body)
     assert rate == 48000 and y.shape == (len(x), 1)
-    assert snr_db(x, y[:, 0]) >= 35.0     # measured 40-44 dB
+    assert snr_db(x, y[:, 0]) >= 35.0  # measured 40-44 dB
 
 
 @settings(max_examples=15, deadline=None)
-@given(n=st.integers(1, 3000), channels=st.integers(1, 3), seed=st.integers(0, 1000),
-       amp=st.sampled_from([50, 2000, 30000]))
+@given(
+    n=st.integers(1, 3000),
+    channels=st.integers(1, 3),
+    seed=st.integers(0, 1000),
+    amp=st.sampled_from([50, 2000, 30000]),
+)
 def test_encoder_round_trip_on_random_lengths_keeps_length_and_quality(n, channels, seed, amp):
     rng = np.random.default_rng(seed)
     t = np.arange(n)[:, None]
@@ -113,7 +118,7 @@ def test_encoder_round_trip_on_random_lengths_keeps_length_and_quality(n, channe
 
 def test_truncated_xas1_block_is_a_format_error():
     body = bytearray(encode_xas1(np.zeros(300, np.int16)))
-    struct.pack_into(">I", body, 4, 1000)          # claims more samples than its frames hold
+    struct.pack_into(">I", body, 4, 1000)  # claims more samples than its frames hold
     with pytest.raises(FormatError, match="XAS1 frames"):
         decode_xas1(bytes(body), 1, 1000, path="t")
 
@@ -137,6 +142,7 @@ def test_pcm16be_decode_is_bit_exact_with_vgmstream():
     if not ok:
         pytest.skip(reason)
     from audio.codecs.pcm import encode_pcm16be
+
     rng = np.random.default_rng(5)
     x = rng.integers(-32768, 32767, size=(5000, 2), dtype=np.int16)
     header = SnrHeader(0, 2, 2, 44100, TYPE_STREAM, False, 5000).pack()
@@ -152,7 +158,7 @@ def test_partial_frame_in_a_middle_block_keeps_only_that_blocks_samples():
     a = rng.integers(-5000, 5000, size=(300, 2)).astype(np.int16)
     b = rng.integers(-5000, 5000, size=(500, 2)).astype(np.int16)
     first = bytearray(encode_xas1(a, block_samples=256))
-    first[256 // 128 * 2 * FRAME_BYTES + 8] = 0x00   # clear the 0x80 flag of a's last (44-sample) block
+    first[256 // 128 * 2 * FRAME_BYTES + 8] = 0x00  # clear the 0x80 flag of a's last (44-sample) block
     joined = bytes(first) + encode_xas1(b, block_samples=256)
     got = decode_xas1(joined, 2, 800)
     np.testing.assert_array_equal(got[:300], decode_xas1(encode_xas1(a, block_samples=256), 2, 300))

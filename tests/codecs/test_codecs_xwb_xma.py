@@ -1,4 +1,5 @@
 """XACT wave banks, XMA through FFmpeg and EA-XMA, on the real Xbox 360 fixture and on written banks."""
+
 from __future__ import annotations
 
 import io
@@ -14,8 +15,14 @@ from hypothesis import strategies as st
 from audio.codecs import riff, xwb
 from audio.codecs.eaxma import decode_eaxma, eaxma_extradata, encode_eaxma, split_streams
 from audio.codecs.snr import CODEC_EAXMA, TYPE_STREAM, SnrHeader, decode_take
-from audio.codecs.xma import (XmaPacketHeader, decode_xma, parse_xma2_packet_header, split_packets,
-                              xma1_extradata, xma2_extradata)
+from audio.codecs.xma import (
+    XmaPacketHeader,
+    decode_xma,
+    parse_xma2_packet_header,
+    split_packets,
+    xma1_extradata,
+    xma2_extradata,
+)
 from audio.core.errors import FormatError, UnsupportedError
 
 FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures"
@@ -40,7 +47,7 @@ def test_fixture_parses_as_v46_big_endian_bank_of_14_xma2_entries(bank):
     assert {e.codec for e in bank.entries} == {xwb.CODEC_XMA2}
     assert sorted({e.channels for e in bank.entries}) == [1, 2]
     assert all(43000 < e.sample_rate < 45000 for e in bank.entries)
-    for e in bank.entries:          # the XMA seek table ends at the entry's duration
+    for e in bank.entries:  # the XMA seek table ends at the entry's duration
         assert e.seek_table and e.seek_table[-1] == e.num_samples
         assert e.data_offset % 0x800 == 0 and e.data_size % 2048 == 0
 
@@ -54,42 +61,72 @@ def test_every_fixture_entry_decodes_to_raw_duration_minus_384_to_768(bank):
 
 
 def test_bank_embedded_at_an_offset_reads_the_same(bank, bank_bytes):
-    inner = xwb.read_wavebank(b"\xAA" * 777 + bank_bytes, "outer.slb", base_offset=777)
+    inner = xwb.read_wavebank(b"\xaa" * 777 + bank_bytes, "outer.slb", base_offset=777)
     assert inner.entries[5].data_offset == bank.entries[5].data_offset + 777
     np.testing.assert_array_equal(xwb.decode_entry(inner, 5)[0], xwb.decode_entry(bank, 5)[0])
 
 
 def test_written_bank_of_fixture_entries_reads_back_and_decodes_identically(bank):
-    waves = [xwb.NewWave(e.codec, e.channels, e.sample_rate, xwb.entry_data(bank, e.index), e.num_samples,
-                         seek_table=e.seek_table, name=f"wave{e.index}") for e in bank.entries[:6]]
+    waves = [
+        xwb.NewWave(
+            e.codec,
+            e.channels,
+            e.sample_rate,
+            xwb.entry_data(bank, e.index),
+            e.num_samples,
+            seek_table=e.seek_table,
+            name=f"wave{e.index}",
+        )
+        for e in bank.entries[:6]
+    ]
     for big in (True, False):
         again = xwb.read_wavebank(xwb.write_wavebank(waves, big_endian=big), "rewritten")
         assert [e.name for e in again.entries] == [f"wave{i}" for i in range(6)]
         for e in again.entries:
             assert e.seek_table == bank.entries[e.index].seek_table
-            np.testing.assert_array_equal(xwb.decode_entry(again, e.index)[0],
-                                          xwb.decode_entry(bank, e.index)[0])
+            np.testing.assert_array_equal(
+                xwb.decode_entry(again, e.index)[0], xwb.decode_entry(bank, e.index)[0]
+            )
 
 
 def test_writer_reproduces_the_fixture_segment_layout(bank, bank_bytes):
-    waves = [xwb.NewWave(e.codec, e.channels, e.sample_rate, xwb.entry_data(bank, e.index), e.num_samples,
-                         seek_table=e.seek_table, block_align=e.block_align) for e in bank.entries]
+    waves = [
+        xwb.NewWave(
+            e.codec,
+            e.channels,
+            e.sample_rate,
+            xwb.entry_data(bank, e.index),
+            e.num_samples,
+            seek_table=e.seek_table,
+            block_align=e.block_align,
+        )
+        for e in bank.entries
+    ]
     out = xwb.write_wavebank(waves)
-    assert out[:0x8C] == bank_bytes[:0x8C]            # header, segment table, bank data up to the build time
-    assert out[0x94:0x1e4] == bank_bytes[0x94:0x1e4]  # entry metadata, word for word
-    assert out[0x1e4:0x30c] == bank_bytes[0x1e4:0x30c]  # seek tables
+    assert out[:0x8C] == bank_bytes[:0x8C]  # header, segment table, bank data up to the build time
+    assert out[0x94:0x1E4] == bank_bytes[0x94:0x1E4]  # entry metadata, word for word
+    assert out[0x1E4:0x30C] == bank_bytes[0x1E4:0x30C]  # seek tables
     assert out[0x800:] == bank_bytes[0x800:]
 
 
 @settings(max_examples=60, deadline=None)
-@given(version=st.integers(34, 46), big=st.booleans(), compact=st.booleans(), named=st.booleans(),
-       lengths=st.lists(st.integers(0, 3000), min_size=1, max_size=5), rate=st.integers(8000, 96000),
-       channels=st.integers(1, 3), seed=st.integers(0, 99))
+@given(
+    version=st.integers(34, 46),
+    big=st.booleans(),
+    compact=st.booleans(),
+    named=st.booleans(),
+    lengths=st.lists(st.integers(0, 3000), min_size=1, max_size=5),
+    rate=st.integers(8000, 96000),
+    channels=st.integers(1, 3),
+    seed=st.integers(0, 99),
+)
 def test_pcm_bank_write_read_round_trip(version, big, compact, named, lengths, rate, channels, seed):
     rng = np.random.default_rng(seed)
     clips = [rng.integers(-32768, 32767, size=(n, channels), dtype=np.int16) for n in lengths]
-    waves = [xwb.NewWave.pcm16(c, rate, big_endian=big, name=f"c{i}" if named else None)
-             for i, c in enumerate(clips)]
+    waves = [
+        xwb.NewWave.pcm16(c, rate, big_endian=big, name=f"c{i}" if named else None)
+        for i, c in enumerate(clips)
+    ]
     blob = xwb.write_wavebank(waves, big_endian=big, version=version, compact=compact, alignment=0x200)
     got = xwb.read_wavebank(blob, "rt.xwb")
     assert (got.version, got.big_endian, got.compact, len(got.entries)) == (version, big, compact, len(clips))
@@ -126,7 +163,7 @@ def test_msadpcm_entry_decodes_through_ffmpeg():
     ctx.open()
     packets = []
     for i in range(0, n, ctx.frame_size):
-        frame = av.AudioFrame.from_ndarray(x[None, i:i + ctx.frame_size], format="s16", layout="mono")
+        frame = av.AudioFrame.from_ndarray(x[None, i : i + ctx.frame_size], format="s16", layout="mono")
         frame.sample_rate = rate
         packets += [bytes(p) for p in ctx.encode(frame)]
     packets += [bytes(p) for p in ctx.encode(None)]
@@ -135,7 +172,7 @@ def test_msadpcm_entry_decodes_through_ffmpeg():
     pcm, got_rate = xwb.decode_entry(bank, 0)
     err = pcm[:n, 0] * 32768 - x
     assert got_rate == rate and pcm.shape[0] >= n
-    assert 10 * np.log10((x.astype(float) ** 2).sum() / (err ** 2).sum()) > 20
+    assert 10 * np.log10((x.astype(float) ** 2).sum() / (err**2).sum()) > 20
 
 
 def test_xma2_packet_header_fields_round_trip():
@@ -171,8 +208,13 @@ def test_corrupt_xma_packet_is_a_format_error_with_its_offset(bank):
     raw = bytearray(xwb.entry_data(bank, 0))
     raw[4:2048] = np.random.default_rng(3).integers(0, 256, 2044, dtype=np.uint8).tobytes()
     with pytest.raises(FormatError) as err:
-        decode_xma(split_packets(bytes(raw), e.data_offset), e.sample_rate, 1, path="xmadroid.xwb",
-                   samples_range=(e.num_samples - 2048, e.num_samples))
+        decode_xma(
+            split_packets(bytes(raw), e.data_offset),
+            e.sample_rate,
+            1,
+            path="xmadroid.xwb",
+            samples_range=(e.num_samples - 2048, e.num_samples),
+        )
     assert err.value.path == "xmadroid.xwb"
     assert e.data_offset <= err.value.offset < e.data_offset + len(raw)
 
@@ -181,13 +223,17 @@ def test_truncated_stream_is_a_format_error(bank):
     e = bank.entries[1]
     raw = xwb.entry_data(bank, 1)
     with pytest.raises(FormatError, match="XMA"):
-        decode_xma(split_packets(raw[:len(raw) // 2]), e.sample_rate, 1,
-                   samples_range=(e.num_samples - 2048, e.num_samples + 2048))
+        decode_xma(
+            split_packets(raw[: len(raw) // 2]),
+            e.sample_rate,
+            1,
+            samples_range=(e.num_samples - 2048, e.num_samples + 2048),
+        )
 
 
 def _entry_packets(bank, i):
     raw = xwb.entry_data(bank, i)
-    return [raw[p:p + 2048] for p in range(0, len(raw), 2048)]
+    return [raw[p : p + 2048] for p in range(0, len(raw), 2048)]
 
 
 @pytest.mark.parametrize("per_block", [32, 5])
@@ -197,12 +243,12 @@ def test_eaxma_of_fixture_entries_equals_ffmpeg_on_the_raw_stream(bank, per_bloc
             continue
         packets = _entry_packets(bank, e.index)
         body = encode_eaxma([packets], packets_per_block=per_block)
-        assert len(body) < len(b"".join(packets)) + 64          # padding was cut
+        assert len(body) < len(b"".join(packets)) + 64  # padding was cut
         header = SnrHeader(0, CODEC_EAXMA, e.channels, e.sample_rate, TYPE_STREAM, False, e.num_samples)
         got, rate = decode_take(header.pack(), body, "take")
         ref = decode_xma(packets, e.sample_rate, e.channels, extradata=eaxma_extradata(e.channels))
         want = np.zeros((e.num_samples, e.channels), np.float32)
-        want[:min(len(ref), e.num_samples)] = ref[:e.num_samples]
+        want[: min(len(ref), e.num_samples)] = ref[: e.num_samples]
         assert rate == e.sample_rate
         np.testing.assert_array_equal(got, want)
 
@@ -218,8 +264,8 @@ def test_eaxma_three_channels_are_two_streams(bank):
     got = decode_eaxma(body, 3, e6.sample_rate, n, slack=200000)
     ref = decode_xma(mono, e7.sample_rate, 1)
     assert len(ref) < n
-    np.testing.assert_array_equal(got[:len(ref), 2], ref[:, 0])
-    assert not got[len(ref):, 2].any()
+    np.testing.assert_array_equal(got[: len(ref), 2], ref[:, 0])
+    assert not got[len(ref) :, 2].any()
 
 
 def test_eaxma_bad_chunk_word_is_rejected(bank):
@@ -255,7 +301,7 @@ def test_riff_pcm_round_trip():
 
 @pytest.mark.parametrize("channels", [1, 2, 3])
 def test_xma1_extradata_opens_ffmpegs_xma1_decoder(channels):
-    out = decode_xma([b"\xff" * 2048] * 2, 36000, channels, version=1)   # padding only: no frames
+    out = decode_xma([b"\xff" * 2048] * 2, 36000, channels, version=1)  # padding only: no frames
     assert out.shape == (0, channels)
 
 

@@ -1,4 +1,5 @@
 """Event bus ordering, follow-ups, seeded streams, capture and replay."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,7 +8,6 @@ import numpy as np
 import pytest
 
 from audio.core.bus import Event, EventBus
-
 from audio.core.capture import Capture, event_from_json, event_to_json, read_capture
 from audio.core.clock import RngStreams
 from audio.core.errors import FormatError
@@ -97,6 +97,7 @@ def test_rng_streams_are_independent_of_each_other():
 def test_replay_of_a_capture_gives_the_identical_render(tmp_path):
     from audio.offline.render import render_replay, render_scenario
     from audio.offline.scenario import demo_scenario
+
     cap = tmp_path / "c.jsonl"
     first = render_scenario(demo_scenario("basic"), capture=cap)
     again = render_replay(cap, block=1000)

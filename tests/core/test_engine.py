@@ -1,4 +1,5 @@
 """Engine timing, voices, ducking and block-size invariance."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -65,6 +66,7 @@ def test_systems_tick_on_exact_frame_starts():
 
 def test_frame_clock_does_not_drift_over_a_day():
     from audio.core.clock import FrameClock
+
     c = FrameClock(60)
     day = 24 * 3600 * 60
     assert c.start(day) == 24 * 3600 * 48_000
@@ -78,7 +80,9 @@ def test_events_take_effect_at_their_sample_whatever_the_block():
     for block in (64, 256, 1000):
         e = Engine(block=block)
         got = []
-        e.bus.subscribe(type("C", (), {"handle": lambda self, ev, bus: got.append(bus.now)})(), [Mark])
+        e.bus.subscribe(
+            type("C", (), {"handle": lambda self, ev, bus, got=got: got.append(bus.now)})(), [Mark]
+        )
         e.bus.post(Mark(t=0.5))
         e.bus.post(Mark(t=0.0104))
         while e.now < 30_000:
@@ -93,14 +97,31 @@ class _Mover:
 
     def attach(self, engine):
         self.v = engine.voices.start(
-            "skate_stream_voice", _tone(), 36_000, slot=2,
-            params={"PI20.gain": 0.3, "PI20.centre_hz": 1800.0, "Sen0_echo.level": 0.5,
-                    "HI20.cutoff_hz": 300.0, "LI20.cutoff_hz": 3000.0, "Sen0_env.level": 0.3})
+            "skate_stream_voice",
+            _tone(),
+            36_000,
+            slot=2,
+            params={
+                "PI20.gain": 0.3,
+                "PI20.centre_hz": 1800.0,
+                "Sen0_echo.level": 0.5,
+                "HI20.cutoff_hz": 300.0,
+                "LI20.cutoff_hz": 3000.0,
+                "Sen0_env.level": 0.3,
+            },
+        )
         engine.mixer.set_submix("skate_echo_submix", 2, **{"Del0.seconds": 0.0145})
 
     def tick(self, frame, engine):
-        engine.voices.set(self.v, **{"Gai0.gain": 1.0 - frame / 40, "Pn21.angle_deg": 7.0 * frame,
-                                     "Rsp0.pitch": 4096.0 + 40 * frame, "PI20.centre_hz": 600.0 + 100 * frame})
+        engine.voices.set(
+            self.v,
+            **{
+                "Gai0.gain": 1.0 - frame / 40,
+                "Pn21.angle_deg": 7.0 * frame,
+                "Rsp0.pitch": 4096.0 + 40 * frame,
+                "PI20.centre_hz": 600.0 + 100 * frame,
+            },
+        )
         if frame % 4 == 0:
             engine.mixer.set_submix("skate_echo_submix", 2, **{"Del0.seconds": 0.001 * frame})
 
@@ -118,6 +139,7 @@ def test_render_with_frame_driven_changes_is_block_size_invariant():
 def test_scenario_events_make_output_block_size_invariant(tmp_path):
     from audio.offline.render import render_scenario
     from audio.offline.scenario import demo_scenario
+
     outs = [render_scenario(demo_scenario("basic"), block=b).audio for b in (64, 256, 1000)]
     assert np.abs(outs[0]).max() > 0.05
     assert np.array_equal(outs[0], outs[1]) and np.array_equal(outs[0], outs[2])
@@ -133,9 +155,9 @@ def test_ducker_fades_lower_bands_and_recovers_after_release():
     d.set("hi", band=5, on=True)
     e.render(48 * 60 + 10)  # fade_out 60 ms
     assert d.gain(1) == pytest.approx(10 ** (-9 / 20))
-    assert d.gain(6) == 1.0   # bands at or above the trigger are not ducked
+    assert d.gain(6) == 1.0  # bands at or above the trigger are not ducked
     d.set("hi", band=5, on=False)
-    e.render(48 * 150 - 20)   # recovery 150 ms: still ducked
+    e.render(48 * 150 - 20)  # recovery 150 ms: still ducked
     assert d.gain(1) == pytest.approx(10 ** (-9 / 20))
     e.render(48 * (250 + 10) + 40)
     assert d.gain(1) == 1.0
@@ -173,8 +195,13 @@ def test_python_calls_per_block_do_not_grow_with_the_voice_count():
     def calls_per_block(voices: int) -> int:
         e = Engine(voice_budget=128)
         for i in range(voices):
-            e.voices.start("skate_stream_voice", _tone(), 36_000, slot=i % 8,
-                           params={"PI20.gain": 0.3, "Sen0_echo.level": 0.2, "Gai0.gain": 0.5})
+            e.voices.start(
+                "skate_stream_voice",
+                _tone(),
+                36_000,
+                slot=i % 8,
+                params={"PI20.gain": 0.3, "Sen0_echo.level": 0.2, "Gai0.gain": 0.5},
+            )
         e.render(512)  # everything started, kernels compiled
         count = 0
 
@@ -195,18 +222,19 @@ def test_python_calls_per_block_do_not_grow_with_the_voice_count():
 
 def test_sample_pool_shares_one_array_and_reuses_freed_space():
     from audio.dsp.pool import SamplePool
+
     pool = SamplePool(1000)
     a = np.arange(300, dtype=np.float32)
     o1 = pool.add(a)
-    assert pool.add(a) == o1 and pool.used == 300          # the same array is stored once
+    assert pool.add(a) == o1 and pool.used == 300  # the same array is stored once
     o2 = pool.add(np.ones(600, np.float32))
-    assert np.array_equal(pool.data[o1:o1 + 300], a) and np.all(pool.data[o2:o2 + 600] == 1)
+    assert np.array_equal(pool.data[o1 : o1 + 300], a) and np.all(pool.data[o2 : o2 + 600] == 1)
     pool.release(o1)
-    assert pool.used == 900                                  # one reference left
+    assert pool.used == 900  # one reference left
     pool.release(o1)
-    pool.add(np.zeros(2000, np.float32))                     # does not fit: the pool grows
-    assert pool.data.shape[0] >= 2600 and np.all(pool.data[o2:o2 + 600] == 1)
+    pool.add(np.zeros(2000, np.float32))  # does not fit: the pool grows
+    assert pool.data.shape[0] >= 2600 and np.all(pool.data[o2 : o2 + 600] == 1)
     pool.reserve(50_000)
     size = pool.data.shape[0]
     pool.add(np.zeros(50_000, np.float32))
-    assert pool.data.shape[0] == size                        # reserved: no growth while playing
+    assert pool.data.shape[0] == size  # reserved: no growth while playing

@@ -57,8 +57,14 @@ def test_a_fault_is_one_decision_with_file_offset_and_reason_and_is_counted():
     report_fault(eng.bus, "skate.speech", "decode", "bad block", file="x.big", offset=48, clip="c", take=1)
     (d,) = eng.bus.decisions
     assert (d.system, d.outcome) == ("skate.speech", FAULT)
-    assert d.detail == {"kind": "decode", "file": "x.big", "offset": 48, "reason": "bad block", "clip": "c",
-                        "take": 1}
+    assert d.detail == {
+        "kind": "decode",
+        "file": "x.big",
+        "offset": 48,
+        "reason": "bad block",
+        "clip": "c",
+        "take": 1,
+    }
     assert eng.faults.count == 1 and eng.faults.by_kind == {"decode": 1}
     assert eng.faults.by_system == {"skate.speech": 1}
     assert seen == [Fault(0, 0.0, "skate.speech", "decode", "x.big", 48, "bad block")]

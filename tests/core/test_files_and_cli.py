@@ -1,41 +1,60 @@
 """Scenario and graph files: clear errors; the CLI renders byte-identical files."""
+
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
-
-import numpy as np
 from pathlib import Path
 
-import re
-
+import numpy as np
 import pytest
 
 from audio.cli import main
+from audio.core.errors import GraphError, ScenarioError
 from audio.dsp.curves import PeakCurves, fold_azimuth
 from audio.dsp.graph import load_graph
-from audio.core.errors import GraphError, ScenarioError
 from audio.offline.scenario import demo_scenario, load_scenario
 
 GOOD_NODE = '[[node]]\nid = "Rsp0"\nkind = "Rsp0"\n'
 
 
-@pytest.mark.parametrize("body,match", [
-    ('[graph]\nname="x"\nkind="voice"\n', "at least one"),
-    ('[graph]\nname="x"\nkind="organ"\n' + GOOD_NODE, "graph.kind"),
-    ('[graph]\nname="x"\nkind="voice"\n' + GOOD_NODE + '[[node]]\nid="a"\nkind="FOO"\n', "node 'a', field 'kind'"),
-    ('[graph]\nname="x"\nkind="voice"\n' + GOOD_NODE + '[[node]]\nid="a"\nkind="PI20"\nparams={gian=1}\n',
-     "field 'params.gian'"),
-    ('[graph]\nname="x"\nkind="voice"\n' + GOOD_NODE + '[[node]]\nid="a"\nkind="PI20"\nparams={gain="1"}\n',
-     "must be a number"),
-    ('[graph]\nname="x"\nkind="voice"\n' + GOOD_NODE + '[[node]]\nid="a"\nkind="Sen0"\n', "field 'to'"),
-    ('[graph]\nname="x"\nkind="voice"\n' + GOOD_NODE + '[[node]]\nid="a"\nkind="Gai0"\ninput="zz"\n',
-     "not an earlier node"),
-    ('[graph]\nname="x"\nkind="voice"\n' + GOOD_NODE + GOOD_NODE, "duplicate"),
-    ('[graph]\nname="x"\nkind="voice"\n' + GOOD_NODE + '[[node]]\nid="p"\nkind="Pn21"\n[[node]]\nid="q"\nkind="Pn21"\n',
-     "multichannel"),
-    ('[graph\n', "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "body,match",
+    [
+        ('[graph]\nname="x"\nkind="voice"\n', "at least one"),
+        ('[graph]\nname="x"\nkind="organ"\n' + GOOD_NODE, "graph.kind"),
+        (
+            '[graph]\nname="x"\nkind="voice"\n' + GOOD_NODE + '[[node]]\nid="a"\nkind="FOO"\n',
+            "node 'a', field 'kind'",
+        ),
+        (
+            '[graph]\nname="x"\nkind="voice"\n'
+            + GOOD_NODE
+            + '[[node]]\nid="a"\nkind="PI20"\nparams={gian=1}\n',
+            "field 'params.gian'",
+        ),
+        (
+            '[graph]\nname="x"\nkind="voice"\n'
+            + GOOD_NODE
+            + '[[node]]\nid="a"\nkind="PI20"\nparams={gain="1"}\n',
+            "must be a number",
+        ),
+        ('[graph]\nname="x"\nkind="voice"\n' + GOOD_NODE + '[[node]]\nid="a"\nkind="Sen0"\n', "field 'to'"),
+        (
+            '[graph]\nname="x"\nkind="voice"\n' + GOOD_NODE + '[[node]]\nid="a"\nkind="Gai0"\ninput="zz"\n',
+            "not an earlier node",
+        ),
+        ('[graph]\nname="x"\nkind="voice"\n' + GOOD_NODE + GOOD_NODE, "duplicate"),
+        (
+            '[graph]\nname="x"\nkind="voice"\n'
+            + GOOD_NODE
+            + '[[node]]\nid="p"\nkind="Pn21"\n[[node]]\nid="q"\nkind="Pn21"\n',
+            "multichannel",
+        ),
+        ("[graph\n", "not valid TOML"),
+    ],
+)
 def test_bad_graph_files_name_file_node_and_field(tmp_path, body, match):
     p = tmp_path / "bad.toml"
     p.write_text(body)
@@ -47,29 +66,58 @@ def test_bad_graph_files_name_file_node_and_field(tmp_path, body, match):
 _PLAY = '[[emitter]]\nid = "a"\n[[event]]\nt = 1\ntype = "play"\nemitter = "a"\nfile = "nope.wav"\n'
 
 
-@pytest.mark.parametrize("body,where,match", [
-    ('[scenario]\nseed = 1\n', "scenario", "missing required field `duration`"),
-    ('[scenario]\nduration = "long"\n', "scenario.duration", "expected `float`, got `str`"),
-    ('[scenario]\nduration = 5\nsed = 1\n', "scenario.sed", "did you mean 'seed'"),
-    ('[scenario]\nduration = 5\nseed = 1.5\n', "scenario.seed", "expected `int`, got `float`"),
-    ('[scenario]\nduration = nan\n', "scenario.duration", "finite number"),
-    ('[scenario]\nduration = 5\n[listener]\nposition = [0, inf, 0]\n', r"listener.position\[1\]", "finite"),
-    ('[scenario]\nduration = 5\n[listener]\nposition = [0, 0]\n', "listener.position", "length 3"),
-    ('[scenario]\nduration = 5\n[[event]]\nt = 1\ntype = "dance"\n', r"event\[0\].type", "unknown event type 'dance'"),
-    ('[scenario]\nduration = 5\n[[event]]\nt = 9\ntype = "listener"\nposition = [0, 0, 0]\n', r"event\[0\].t",
-     "after the end"),
-    ('[scenario]\nduration = 5\n' + _PLAY, r"event\[1\].file|event\[0\].file", "not found"),
-    ('[scenario]\nduration = 5\n[[event]]\nt = 1\ntype = "play"\nemitter = "b"\nfile = "s.toml"\n',
-     r"event\[0\].emitter", "no \\[\\[emitter\\]\\] with id 'b'"),
-    ('[scenario]\nduration = 5\n[[emitter]]\nid = "a"\n[[event]]\nt = 1\ntype = "play"\nemitter = "a"\n'
-     'file = "s.toml"\necho_sned = 1.0\n', r"event\[0\].echo_sned", "did you mean 'echo_send'"),
-    ('[scenario]\nduration = 5\n[[emitter]]\nid = "a"\n[[emitter]]\nid = "a"\n', r"emitter\[1\].id", "duplicate"),
-    ('[scenario]\nduration = 5\n[[emitter]]\nid = "a"\npath = [{t = 2, position = [0,0,0]}, {t = 1, position = [0,0,0]}]\n',
-     r"emitter\[0\].path\[1\].t", "must not decrease"),
-    ('[scenario]\nduration = 5\n[mystery]\n', "mystery", "unknown field"),
-    ('[scenario]\nduration = 5\nlayout = "mono"\n', "scenario.layout", "invalid enum value"),
-    ('[scenario]\nduration = 5\nx = ' + "[" * 40 + "]" * 40 + '\n', "scenario", "nested|unknown"),
-])
+@pytest.mark.parametrize(
+    "body,where,match",
+    [
+        ("[scenario]\nseed = 1\n", "scenario", "missing required field `duration`"),
+        ('[scenario]\nduration = "long"\n', "scenario.duration", "expected `float`, got `str`"),
+        ("[scenario]\nduration = 5\nsed = 1\n", "scenario.sed", "did you mean 'seed'"),
+        ("[scenario]\nduration = 5\nseed = 1.5\n", "scenario.seed", "expected `int`, got `float`"),
+        ("[scenario]\nduration = nan\n", "scenario.duration", "finite number"),
+        (
+            "[scenario]\nduration = 5\n[listener]\nposition = [0, inf, 0]\n",
+            r"listener.position\[1\]",
+            "finite",
+        ),
+        ("[scenario]\nduration = 5\n[listener]\nposition = [0, 0]\n", "listener.position", "length 3"),
+        (
+            '[scenario]\nduration = 5\n[[event]]\nt = 1\ntype = "dance"\n',
+            r"event\[0\].type",
+            "unknown event type 'dance'",
+        ),
+        (
+            '[scenario]\nduration = 5\n[[event]]\nt = 9\ntype = "listener"\nposition = [0, 0, 0]\n',
+            r"event\[0\].t",
+            "after the end",
+        ),
+        ("[scenario]\nduration = 5\n" + _PLAY, r"event\[1\].file|event\[0\].file", "not found"),
+        (
+            '[scenario]\nduration = 5\n[[event]]\nt = 1\ntype = "play"\nemitter = "b"\nfile = "s.toml"\n',
+            r"event\[0\].emitter",
+            "no \\[\\[emitter\\]\\] with id 'b'",
+        ),
+        (
+            '[scenario]\nduration = 5\n[[emitter]]\nid = "a"\n[[event]]\nt = 1\ntype = "play"\n'
+            'emitter = "a"\nfile = "s.toml"\necho_sned = 1.0\n',
+            r"event\[0\].echo_sned",
+            "did you mean 'echo_send'",
+        ),
+        (
+            '[scenario]\nduration = 5\n[[emitter]]\nid = "a"\n[[emitter]]\nid = "a"\n',
+            r"emitter\[1\].id",
+            "duplicate",
+        ),
+        (
+            '[scenario]\nduration = 5\n[[emitter]]\nid = "a"\n'
+            "path = [{t = 2, position = [0,0,0]}, {t = 1, position = [0,0,0]}]\n",
+            r"emitter\[0\].path\[1\].t",
+            "must not decrease",
+        ),
+        ("[scenario]\nduration = 5\n[mystery]\n", "mystery", "unknown field"),
+        ('[scenario]\nduration = 5\nlayout = "mono"\n', "scenario.layout", "invalid enum value"),
+        ("[scenario]\nduration = 5\nx = " + "[" * 40 + "]" * 40 + "\n", "scenario", "nested|unknown"),
+    ],
+)
 def test_bad_scenarios_name_the_file_and_the_path_to_the_field(tmp_path, body, where, match):
     p = tmp_path / "s.toml"
     p.write_text(body)
@@ -95,7 +143,9 @@ def test_peak_curves_hit_the_retail_points_and_fold_azimuth():
     pc = PeakCurves.from_graph(spec)
     for x, y in zip(spec.curves["peak_centre_hz"].x, spec.curves["peak_centre_hz"].y):
         assert pc.centre_hz(x) == pytest.approx(y)
-    assert pc(16384)[0] == pytest.approx(4000.0 - (4000 - 2676.428) * (16384 - 15796.47) / (21666.78 - 15796.47))
+    assert pc(16384)[0] == pytest.approx(
+        4000.0 - (4000 - 2676.428) * (16384 - 15796.47) / (21666.78 - 15796.47)
+    )
     f32 = lambda v: float(np.float32(v))  # noqa: E731  (the game's curve points are float32)
     assert pc(0) == (600.0, f32(0.4), 3.0)
     assert pc(32767)[:2] == (600.0, f32(0.1))
@@ -135,10 +185,22 @@ def test_stems_and_log_are_written(tmp_path):
     scn_dir = tmp_path / "scn"
     shutil.copytree(demo_scenario("basic").parent, scn_dir)
     out = tmp_path / "o.flac"
-    rc = main(["render", str(scn_dir / "basic.toml"), "-o", str(out), "--stems", str(tmp_path / "st"),
-               "--log", str(tmp_path / "l.jsonl"), "--quiet"])
+    rc = main(
+        [
+            "render",
+            str(scn_dir / "basic.toml"),
+            "-o",
+            str(out),
+            "--stems",
+            str(tmp_path / "st"),
+            "--log",
+            str(tmp_path / "l.jsonl"),
+            "--quiet",
+        ]
+    )
     assert rc == 0 and out.stat().st_size > 1000
     import soundfile as sf
+
     master, _ = sf.read(tmp_path / "st" / "master.wav")
     env, _ = sf.read(tmp_path / "st" / "environment.wav")
     assert master.shape == env.shape and abs(env).max() > 0
@@ -147,6 +209,7 @@ def test_stems_and_log_are_written(tmp_path):
 
 def test_seed_changes_nothing_where_nothing_is_random():
     from audio.offline.render import render_scenario
+
     a = render_scenario(demo_scenario("basic"), seed=1).audio
     b = render_scenario(demo_scenario("basic"), seed=999).audio
     assert np.array_equal(a, b)
@@ -156,16 +219,23 @@ def test_51_layout_renders_six_channels(tmp_path):
     out = tmp_path / "s.wav"
     assert main(["render", str(demo_scenario("basic")), "-o", str(out), "--layout", "5.1", "--quiet"]) == 0
     import soundfile as sf
+
     data, rate = sf.read(out)
     assert data.shape[1] == 6 and rate == 48_000
     assert np.all(data[:, 3] == 0)  # nothing is routed to the LFE
     assert np.abs(data[:, 2]).max() > 0  # the centre speaker carries the frontal source
 
 
-@pytest.mark.parametrize("body,match", [
-    ('[graph]\nname="x"\nkind="voice"\n' + GOOD_NODE.replace("[[node]]", "[[node]]\nx = nan"), "finite number"),
-    (b'[graph]\nname="\xff"\n', "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "body,match",
+    [
+        (
+            '[graph]\nname="x"\nkind="voice"\n' + GOOD_NODE.replace("[[node]]", "[[node]]\nx = nan"),
+            "finite number",
+        ),
+        (b'[graph]\nname="\xff"\n', "not valid TOML"),
+    ],
+)
 def test_graph_files_refuse_nan_and_bad_text(tmp_path, body, match):
     p = tmp_path / "g.toml"
     p.write_bytes(body if isinstance(body, bytes) else body.encode())

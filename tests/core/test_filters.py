@@ -1,14 +1,15 @@
 """The voice chain's filters against physical facts (RBJ cookbook, spec section 5.4)."""
+
 from __future__ import annotations
 
 import math
 
 import numpy as np
 import pytest
+from bankfeed import feed
 from scipy import signal
 
 from audio.dsp.filters import highpass, lowpass, peaking
-from bankfeed import feed
 
 
 def magnitude(ba, f_hz: float, fs: float = 48_000) -> float:
@@ -48,8 +49,7 @@ def test_peaking_clamps_q_and_frequency():
 
 
 def test_bypassed_node_is_an_exact_pass_through(chain):
-    bank = chain([("HI20", {"cutoff_hz": 24.0}), ("LI20", {"cutoff_hz": 23_976.0}),
-                  ("PI20", {"gain": 1.0})])
+    bank = chain([("HI20", {"cutoff_hz": 24.0}), ("LI20", {"cutoff_hz": 23_976.0}), ("PI20", {"gain": 1.0})])
     x = np.random.default_rng(1).uniform(-1, 1, 3000).astype(np.float32)
     assert np.array_equal(feed(bank, x, "n2")[0], x)
 
@@ -88,4 +88,4 @@ def test_filter_response_measured_through_the_node(chain):
     x = np.sin(2 * math.pi * fc * t).astype(np.float32)
     y = feed(bank, x, "n0")[0]
     steady = y[24_000:]
-    assert np.sqrt(np.mean(steady ** 2)) / np.sqrt(0.5) == pytest.approx(0.25, rel=2e-3)
+    assert np.sqrt(np.mean(steady**2)) / np.sqrt(0.5) == pytest.approx(0.25, rel=2e-3)

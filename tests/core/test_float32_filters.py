@@ -4,6 +4,7 @@ Every expected value here is computed independently: coefficients with numpy flo
 step, fused multiply-adds with exact rational arithmetic (``fractions.Fraction``) rounded to
 float32 by hand, the kernel's association by a plain-Python Direct Form I.
 """
+
 from __future__ import annotations
 
 import math
@@ -53,8 +54,10 @@ def ref_peak(fc: float, gain: float, q: float, fs: float = 48_000.0) -> np.ndarr
     alpha = s / (f32(2) * q32)
     inv = f32(1) / (f32(1) + alpha / a)
     b1 = (f32(-2) * c) * inv
-    return np.array([(f32(1) + alpha * a) * inv, b1, (f32(1) - alpha * a) * inv, b1,
-                     (f32(1) - alpha / a) * inv], dtype=np.float32)
+    return np.array(
+        [(f32(1) + alpha * a) * inv, b1, (f32(1) - alpha * a) * inv, b1, (f32(1) - alpha / a) * inv],
+        dtype=np.float32,
+    )
 
 
 def round_f32(x: Fraction) -> np.float32:
@@ -103,9 +106,18 @@ def test_public_ba_carries_the_float32_coefficients():
     assert a[0] == 1.0
 
 
-@pytest.mark.parametrize("fc,gain,q", [(600.0, 0.4, 3.0), (4000.0, 0.222143, 3.0), (1838.571, 0.143929, 3.0),
-                                       (1000.0, 2.0, 1.0), (1000.0, 0.5, 100.0), (5.0, 0.5, 0.01),
-                                       (96_000.0, 0.3, 3.0)])
+@pytest.mark.parametrize(
+    "fc,gain,q",
+    [
+        (600.0, 0.4, 3.0),
+        (4000.0, 0.222143, 3.0),
+        (1838.571, 0.143929, 3.0),
+        (1000.0, 2.0, 1.0),
+        (1000.0, 0.5, 100.0),
+        (5.0, 0.5, 0.01),
+        (96_000.0, 0.3, 3.0),
+    ],
+)
 def test_peak_coefficients_follow_the_documented_float32_order(fc, gain, q):
     assert np.array_equal(_coefs(peaking_coefs, fc, gain, q, 48_000.0), ref_peak(fc, gain, q))
 
@@ -158,7 +170,8 @@ def _triples(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray, 
     c = (rng.standard_normal(n) * scale()).astype(np.float32)
     near = rng.random(n) < 0.5  # half of them with c near -a*b: heavy cancellation
     c[near] = (-(a[near].astype(np.float64) * b[near]) * (1 + rng.standard_normal(near.sum()) * 1e-6)).astype(
-        np.float32)
+        np.float32
+    )
     return a, b, c
 
 
@@ -171,19 +184,19 @@ def test_float32_fma_is_correctly_rounded_against_an_exact_reference():
 
 def test_float32_fma_survives_the_double_rounding_case():
     # (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24 is a float32 midpoint; + 2^-80 must round UP.
-    a = np.array([1 + 2 ** -12], np.float32)
-    c = np.array([2.0 ** -80], np.float32)
-    naive = f32(float(a[0]) * float(a[0]) + float(c[0]))   # float64 sum, then float32: wrong
+    a = np.array([1 + 2**-12], np.float32)
+    c = np.array([2.0**-80], np.float32)
+    naive = f32(float(a[0]) * float(a[0]) + float(c[0]))  # float64 sum, then float32: wrong
     right = exact_fma(a[0], a[0], c[0])
-    assert naive != right and right == f32(1 + 2 ** -11 + 2 ** -23)
+    assert naive != right and right == f32(1 + 2**-11 + 2**-23)
     assert _fma_hw(a, a, c)[0] == right and _fma_sw(a, a, c)[0] == right
     assert _fma_sw(-a, a, -c)[0] == -right
 
 
 def test_float32_fma_handles_subnormal_results():
-    a = np.array([2.0 ** -75, 3e-39], np.float32)
-    b = np.array([2.0 ** -74 * 1.5, 0.5], np.float32)
-    c = np.array([2.0 ** -149, -1e-45], np.float32)
+    a = np.array([2.0**-75, 3e-39], np.float32)
+    b = np.array([2.0**-74 * 1.5, 0.5], np.float32)
+    c = np.array([2.0**-149, -1e-45], np.float32)
     ref = np.array([exact_fma(*t) for t in zip(a, b, c, strict=True)], dtype=np.float32)
     assert np.array_equal(_fma_hw(a, b, c), ref) and np.array_equal(_fma_sw(a, b, c), ref)
 
@@ -209,8 +222,14 @@ def ref_df1(x: np.ndarray, co: np.ndarray, t0: int = 0) -> np.ndarray:
     return out
 
 
-@pytest.mark.parametrize("kind,params", [("LI20", {"cutoff_hz": 3489.0}), ("HI20", {"cutoff_hz": 379.0}),
-                                         ("PI20", {"centre_hz": 2336.429, "gain": 0.2575, "q": 3.0})])
+@pytest.mark.parametrize(
+    "kind,params",
+    [
+        ("LI20", {"cutoff_hz": 3489.0}),
+        ("HI20", {"cutoff_hz": 379.0}),
+        ("PI20", {"centre_hz": 2336.429, "gain": 0.2575, "q": 3.0}),
+    ],
+)
 def test_kernel_association_by_position_in_the_group_of_8(kind, params, chain):
     bank = chain([(kind, params)])
     x = np.random.default_rng(5).uniform(-1, 1, 300).astype(np.float32)
@@ -243,7 +262,7 @@ def test_the_association_is_observable():
 def test_float32_filters_keep_the_cookbook_response(fc):
     for ba in (lowpass(fc), highpass(fc)):
         h = signal.freqz(*ba, worN=[fc, fc / 8, min(fc * 8, 23_000.0)], fs=48_000)[1]
-        assert abs(h[0]) == pytest.approx(1.0, rel=2e-4)      # Q = 1: 0 dB at the cutoff
+        assert abs(h[0]) == pytest.approx(1.0, rel=2e-4)  # Q = 1: 0 dB at the cutoff
     lp = np.abs(signal.freqz(*lowpass(fc), worN=[fc / 8], fs=48_000)[1][0])
     hp = np.abs(signal.freqz(*highpass(fc), worN=[fc / 8], fs=48_000)[1][0])
     assert lp == pytest.approx(1.0, abs=0.02) and hp < 0.03
@@ -253,6 +272,7 @@ def test_float32_filters_keep_the_cookbook_response(fc):
 def test_peak_curves_evaluate_in_float32_step_by_step():
     from audio.dsp.curves import interp_f32
     from audio.games.skate.speech.mixcurves import PEAK_CENTRE, PEAK_GAIN, peak
+
     for raw in (0, 1000, 2614, 9000, 16384, 30000, 32767, 40000, 60000):
         a = raw if raw <= 32767 else 65536 - raw
         want = []
@@ -273,5 +293,6 @@ def test_peak_curves_evaluate_in_float32_step_by_step():
 
 def test_distance_delay_is_float32():
     from audio.games.skate.speech.voice import DelayCountdown
+
     d, _ = DelayCountdown(factor=1.3).step(17.77)
     assert d == float(f32(f32(f32(1.3) * f32(17.77)) / f32(344.0)))

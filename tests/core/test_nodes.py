@@ -1,10 +1,9 @@
 """Ramps, resampler, delay and pan: the counted-in-samples rules of spec section 5.4."""
-from __future__ import annotations
 
+from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from bankfeed import feed
 
 
@@ -65,7 +64,9 @@ def test_voice_end_is_reported_at_the_exact_sample(chain):
     assert bank.ended_at[0] == 100 + 480
 
 
-@pytest.mark.parametrize("distance,samples", [(0.0, 0), (3.44, 480), (10.0, 1395), (51.6, 7200), (500.0, 7200)])
+@pytest.mark.parametrize(
+    "distance,samples", [(0.0, 0), (3.44, 480), (10.0, 1395), (51.6, 7200), (500.0, 7200)]
+)
 def test_distance_delay_in_samples(chain, distance, samples):
     bank = chain([("Del0", {"max_seconds": 0.17})])
     seconds = min(distance / 344.0, 0.15)
@@ -89,7 +90,7 @@ def test_held_delay_is_the_input_shifted_whatever_the_block(chain, block):
     x = np.random.default_rng(4).uniform(-1, 1, 30_000).astype(np.float32)
     y = feed(bank, x, "n0", block=block)[0]
     d = 7200
-    assert np.array_equal(y[d + 128:], x[128:-d])
+    assert np.array_equal(y[d + 128 :], x[128:-d])
 
 
 def test_delay_change_crossfades_over_128_samples(chain):
@@ -119,9 +120,12 @@ def test_pan_is_constant_power_and_ramps_over_64_samples(chain):
 def test_51_pan_puts_speaker_angles_on_their_speaker(tmp_path, angle, loud):
     from audio.dsp.bank import GraphBank
     from audio.dsp.graph import load_graph
+
     p = tmp_path / "p.toml"
-    p.write_text('[graph]\nname="p"\nkind="voice"\n[[node]]\nid="Rsp0"\nkind="Rsp0"\n'
-                 f'[[node]]\nid="P"\nkind="Pn21"\nparams={{angle_deg={angle}}}\n')
+    p.write_text(
+        '[graph]\nname="p"\nkind="voice"\n[[node]]\nid="Rsp0"\nkind="Rsp0"\n'
+        f'[[node]]\nid="P"\nkind="Pn21"\nparams={{angle_deg={angle}}}\n'
+    )
     bank = GraphBank(load_graph(p), 1, 48_000, "5.1")
     bank.alloc(0)
     y = feed(bank, np.ones(10, np.float32), "P")
@@ -146,9 +150,16 @@ class _Busy:
         vs = engine.voices
         if frame < 22:
             graph = "sylpheed_radio_voice" if frame % 5 == 4 else "skate_stream_voice"
-            self.voices.append(vs.start(graph, self.src[frame % 3], 36_000 if frame % 2 else 24_000,
-                                        slot=frame % 8, band=frame % 4,
-                                        params={"Pn21.angle_deg": 17.0 * frame}))
+            self.voices.append(
+                vs.start(
+                    graph,
+                    self.src[frame % 3],
+                    36_000 if frame % 2 else 24_000,
+                    slot=frame % 8,
+                    band=frame % 4,
+                    params={"Pn21.angle_deg": 17.0 * frame},
+                )
+            )
         for i, v in enumerate(self.voices):
             k = (frame + i) % 7
             p = {"Pn21.angle_deg": 11.0 * frame + i, "Gai0.gain": 0.5 + 0.4 * np.sin(frame / 3 + i)}
@@ -160,21 +171,28 @@ class _Busy:
             vs.set(v, **{key: val for key, val in p.items() if key in v._bank.spec.param_keys()})
             if frame == 40 + i:
                 vs.stop(v)
-        engine.mixer.set_submix("skate_echo_submix", frame % 8, **{
-            "Del0.seconds": 0.002 * (frame % 9), "HI20.cutoff_hz": 0.0 if frame % 3 == 0 else 150.0,
-            "LI20.cutoff_hz": 5000.0 - 30 * frame})
+        engine.mixer.set_submix(
+            "skate_echo_submix",
+            frame % 8,
+            **{
+                "Del0.seconds": 0.002 * (frame % 9),
+                "HI20.cutoff_hz": 0.0 if frame % 3 == 0 else 150.0,
+                "LI20.cutoff_hz": 5000.0 - 30 * frame,
+            },
+        )
         engine.mixer.duck("radio", "t", band=3, on=frame % 20 < 10)
 
 
 def _render_busy(block: int, fused: bool) -> np.ndarray:
     from audio.core.engine import Engine
+
     e = Engine(block=block, voice_budget=40, submix_slots=8)
     e.add_system(_Busy())
     n = 48_000
     out = np.concatenate([e.render(min(block, n - t)) for t in range(0, n, block)])
     banks = [*e.mixer.voice_banks.values(), *e.mixer.submix_banks.values(), *e.mixer.buses.values()]
     assert len(banks) >= 6 and all(b.fused == fused for b in banks)
-    assert max(len(b.act) for b in banks) > 16          # more than one lane group
+    assert max(len(b.act) for b in banks) > 16  # more than one lane group
     return out
 
 
@@ -197,9 +215,12 @@ def test_fused_output_is_block_size_invariant(monkeypatch):
 def test_a_graph_with_two_sends_to_one_destination_keeps_the_node_path(tmp_path):
     from audio.dsp.bank import GraphBank
     from audio.dsp.graph import load_graph
+
     p = tmp_path / "two.toml"
-    p.write_text('[graph]\nname = "two"\nkind = "voice"\n[[node]]\nid = "Rsp0"\nkind = "Rsp0"\n'
-                 '[[node]]\nid = "a"\nkind = "Sen0"\nto = "bus:master"\n'
-                 '[[node]]\nid = "b"\nkind = "Sen0"\nto = "bus:master"\n')
+    p.write_text(
+        '[graph]\nname = "two"\nkind = "voice"\n[[node]]\nid = "Rsp0"\nkind = "Rsp0"\n'
+        '[[node]]\nid = "a"\nkind = "Sen0"\nto = "bus:master"\n'
+        '[[node]]\nid = "b"\nkind = "Sen0"\nto = "bus:master"\n'
+    )
     assert not GraphBank(load_graph(p), 2, 48_000, fused=True).fused
     assert GraphBank(load_graph("skate_stream_voice"), 2, 48_000, fused=True).fused

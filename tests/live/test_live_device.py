@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from audio.core.capture import read_capture
-from audio.core.capture import replay
+from audio.core.capture import read_capture, replay
 from audio.port.api import engine_for_capture
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,12 +8,11 @@ import time
 import numpy as np
 import pytest
 
-from audio.core.capture import read_capture
-from audio.core.capture import replay
+from audio.core.capture import read_capture, replay
+from audio.games.tone.system import ToneOn
 from audio.live.device import Inbox, LivePlayer, LiveSettings, write_capture
 from audio.port import open_system
 from audio.port.api import engine_for_capture
-from audio.games.tone.system import ToneOn
 
 BLOCK = 256
 

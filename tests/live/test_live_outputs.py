@@ -34,12 +34,27 @@ class Live:
 
     def __init__(self, folder: Path, *extra: str) -> None:
         self.folder = folder
-        cmd = [sys.executable, "-m", "audio.live.cli", "live", "--no-audio", "--osc", "--osc-port", "0",
-               "--capture", str(folder / "run.jsonl"), "--record", str(folder / "run.wav"),
-               "--metrics-json", str(folder / "metrics.json"), *extra]
+        cmd = [
+            sys.executable,
+            "-m",
+            "audio.live.cli",
+            "live",
+            "--no-audio",
+            "--osc",
+            "--osc-port",
+            "0",
+            "--capture",
+            str(folder / "run.jsonl"),
+            "--record",
+            str(folder / "run.wav"),
+            "--metrics-json",
+            str(folder / "metrics.json"),
+            *extra,
+        ]
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True)
+        self.proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         line = self.proc.stdout.readline()
         assert line.startswith("OSC listening on "), line + self.proc.stderr.read()
         host, port = line.split()[-1].rsplit(":", 1)
@@ -50,8 +65,9 @@ class Live:
 
     def tones(self, n: int, gap: float = 0.1) -> None:
         for i in range(n):
-            self.sock.sendto(build_message("/tone/on", f"s{i % 3}", f"l{i}", 200.0 + 40 * i, 0.15, 0.4),
-                             self.target)
+            self.sock.sendto(
+                build_message("/tone/on", f"s{i % 3}", f"l{i}", 200.0 + 40 * i, 0.15, 0.4), self.target
+            )
             time.sleep(gap)
 
     def stop(self, sig: int) -> tuple[str, str]:
@@ -123,9 +139,13 @@ def test_live_refuses_bad_numbers_and_unwritable_outputs_with_one_line(tmp_path)
     base = [sys.executable, "-m", "audio.live.cli", "live", "--no-audio", "--seconds", "0.1"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     (tmp_path / "dir.jsonl").mkdir()
-    for extra, msg in ((["--block", "0"], "--block must be"), (["--block", "-5"], "--block must be"),
-                       (["--seed", "-1"], "--seed must be"), (["--ahead", "0"], "--ahead must be"),
-                       (["--capture", str(tmp_path / "dir.jsonl")], "is a folder")):
+    for extra, msg in (
+        (["--block", "0"], "--block must be"),
+        (["--block", "-5"], "--block must be"),
+        (["--seed", "-1"], "--seed must be"),
+        (["--ahead", "0"], "--ahead must be"),
+        (["--capture", str(tmp_path / "dir.jsonl")], "is a folder"),
+    ):
         r = subprocess.run(base + extra, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
         assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr, r.stderr
         assert len(r.stderr.strip().splitlines()) == 1
@@ -133,10 +153,26 @@ def test_live_refuses_bad_numbers_and_unwritable_outputs_with_one_line(tmp_path)
 
 def test_outputs_in_a_missing_folder_are_created(tmp_path):
     out = tmp_path / "a" / "b"
-    r = subprocess.run([sys.executable, "-m", "audio.live.cli", "live", "--no-audio", "--seconds", "0.3",
-                        "--capture", str(out / "c.jsonl"), "--record", str(out / "r.wav")],
-                       cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
-                       timeout=60)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "audio.live.cli",
+            "live",
+            "--no-audio",
+            "--seconds",
+            "0.3",
+            "--capture",
+            str(out / "c.jsonl"),
+            "--record",
+            str(out / "r.wav"),
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     assert read_capture(out / "c.jsonl")[0]["samples"] == sf.info(str(out / "r.wav")).frames > 0
 
@@ -178,7 +214,7 @@ def mutated_capture(draw) -> bytes:
         if op == "flip" and text:
             text[i] = draw(st.integers(0, 255))
         elif op == "cut":
-            del text[i: i + draw(st.integers(1, 40))]
+            del text[i : i + draw(st.integers(1, 40))]
         else:
             junk = [b"nan", b"-1", b"1e999", b"[[[[[[", b"\xff\xfe", b'"', b"\n{}", b"null"]
             text[i:i] = draw(st.sampled_from(junk))

@@ -12,9 +12,9 @@ import soundfile as sf
 
 from audio.core.capture import read_capture
 from audio.live.device import LiveSettings, write_capture
-from audio.port import open_system
 from audio.offline.render import render_replay
 from audio.offline.scenario import demo_scenario
+from audio.port import open_system
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -24,8 +24,13 @@ def test_a_twenty_second_flood_with_faults_leaves_the_engine_alive_and_the_captu
     r = _soak_module().soak(seconds=20.0, rate=2000, max_messages=60_000, seed=7)
     s = r["server"]
     assert r["engine_alive"] and r["exit_status"] == 0 and r["stopped_by_sigterm"], r
-    assert r["sent"] >= 20_000 and set(r["sent_by_kind"]) == {"valid", "malformed", "refused", "play_corrupt",
-                                                               "crafted"}
+    assert r["sent"] >= 20_000 and set(r["sent_by_kind"]) == {
+        "valid",
+        "malformed",
+        "refused",
+        "play_corrupt",
+        "crafted",
+    }
     assert s["errors"] == 0 and s["rejected"] > 0 and s["accepted"] > 0 and s["received"] <= r["sent"] + 40
     assert r["faults_logged"] > 0 and r["disabled_systems"] == {}
     assert r["replay_identical"] and r["capture_samples"] == r["record_samples"] > 20 * 48000

@@ -8,10 +8,10 @@ import pytest
 
 import audio.games.skate.events as sk
 import audio.games.sylpheed.events as sy
-from audio.port import open_system
 from audio.games.skate.tui import Adapter as SkateAdapter
 from audio.games.sylpheed.tui import Adapter as SylpheedAdapter
 from audio.live.tui import Audition
+from audio.port import open_system
 
 
 @pytest.fixture

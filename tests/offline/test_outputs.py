@@ -71,8 +71,17 @@ def test_an_unwritable_output_is_found_before_rendering(tmp_path, capsys):
     blocker.write_text("not a folder")
     with pytest.raises(OutputError, match="cannot write here"):
         check_writable(blocker / "x.wav")
-    rc = main(["render", str(demo_scenario("basic")), "-o", str(tmp_path / "ok.wav"),
-               "--log", str(blocker / "log.jsonl"), "--quiet"])
+    rc = main(
+        [
+            "render",
+            str(demo_scenario("basic")),
+            "-o",
+            str(tmp_path / "ok.wav"),
+            "--log",
+            str(blocker / "log.jsonl"),
+            "--quiet",
+        ]
+    )
     assert rc == 2 and not (tmp_path / "ok.wav").exists()
 
 
@@ -88,8 +97,12 @@ def test_a_render_killed_with_sigkill_leaves_no_file_under_the_final_name(tmp_pa
     scn = tmp_path / "long.toml"
     scn.write_text("[scenario]\nduration = 600.0\n[tone]\n")
     out = tmp_path / "long.wav"
-    proc = subprocess.Popen([sys.executable, "-m", "audio", "render", str(scn), "-o", str(out), "--quiet"],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "audio", "render", str(scn), "-o", str(out), "--quiet"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.time() + 60
     while time.time() < deadline and not any(p.name.startswith(".long.partial") for p in tmp_path.iterdir()):
         time.sleep(0.05)
@@ -106,8 +119,12 @@ def test_a_render_stopped_with_sigterm_removes_its_partial_file(tmp_path):
     scn = tmp_path / "long.toml"
     scn.write_text("[scenario]\nduration = 600.0\n[tone]\n")
     out = tmp_path / "long.wav"
-    proc = subprocess.Popen([sys.executable, "-m", "audio", "render", str(scn), "-o", str(out), "--quiet"],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "audio", "render", str(scn), "-o", str(out), "--quiet"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.time() + 60
     while time.time() < deadline and not any(p.name.startswith(".long.partial") for p in tmp_path.iterdir()):
         time.sleep(0.05)

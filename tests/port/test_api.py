@@ -136,6 +136,7 @@ def test_wait_for_speech_on_a_skate_ped_in_the_demo_install():
 def test_readme_embedding_example_speaks():
     import re
     from pathlib import Path
+
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     code = re.search(r"```python\n(from audio.port import open_system.*?)```", readme, re.S).group(1)
     code = code.replace("print(port.is_speaking(1))", "speaking = port.is_speaking(1)")

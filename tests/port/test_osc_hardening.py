@@ -71,14 +71,17 @@ def test_bundles_within_the_limits_deliver_every_message():
     srv.stop()
 
 
-@pytest.mark.parametrize("data,reason", [
-    (b"#bundle\x00" + b"\x00" * 4, "shorter than its 16-byte header"),
-    (bundle(b"") , "bad size 0"),
-    (b"#bundle\x00" + b"\x00" * 8 + struct.pack(">i", 1 << 20) + b"/x\x00\x00", "bad size"),
-    (b"#bundle\x00" + b"\x00" * 8 + struct.pack(">i", -4) + b"/x\x00\x00", "bad size -4"),
-    (b"#bundle\x00" + b"\x00" * 8 + b"\x00\x00", "size cut"),
-    (bundle(*[build_message("/a")] * 1100), "more than 1024 elements"),
-])
+@pytest.mark.parametrize(
+    "data,reason",
+    [
+        (b"#bundle\x00" + b"\x00" * 4, "shorter than its 16-byte header"),
+        (bundle(b""), "bad size 0"),
+        (b"#bundle\x00" + b"\x00" * 8 + struct.pack(">i", 1 << 20) + b"/x\x00\x00", "bad size"),
+        (b"#bundle\x00" + b"\x00" * 8 + struct.pack(">i", -4) + b"/x\x00\x00", "bad size -4"),
+        (b"#bundle\x00" + b"\x00" * 8 + b"\x00\x00", "size cut"),
+        (bundle(*[build_message("/a")] * 1100), "more than 1024 elements"),
+    ],
+)
 def test_bundles_with_lying_structure_are_rejected_with_a_reason(data, reason):
     with pytest.raises(PortError, match=reason):
         check_bundle(data)
@@ -99,17 +102,20 @@ def test_a_bug_in_a_handler_is_counted_as_an_error_and_the_server_goes_on(server
     assert _ask(server, "/time", 0.1)[0] == pytest.approx(0.1) and server.port.is_speaking("bob")
 
 
-@pytest.mark.parametrize("address,args,reason", [
-    ("/skate/value", [1, 999], "<= 255"),
-    ("/skate/value", [1, -1], ">= 0"),
-    ("/sylpheed/phase", [99], "<= 3"),
-    ("/sylpheed/phase", [0], ">= 1"),
-    ("/skate/speed", [1e6], "<= 1000"),
-    ("/event", ["sylpheed.phase", json.dumps({"phase": 4})], "<= 3"),
-    ("/event", ["skate.value", "[" * 3000], "bad JSON"),
-    ("/event", ["play", json.dumps({"emitter": "x", "file": "/etc/passwd"})], "file refused"),
-    ("/event", ["play", json.dumps({"emitter": "x", "file": "../../../../etc/passwd"})], "file refused"),
-])
+@pytest.mark.parametrize(
+    "address,args,reason",
+    [
+        ("/skate/value", [1, 999], "<= 255"),
+        ("/skate/value", [1, -1], ">= 0"),
+        ("/sylpheed/phase", [99], "<= 3"),
+        ("/sylpheed/phase", [0], ">= 1"),
+        ("/skate/speed", [1e6], "<= 1000"),
+        ("/event", ["sylpheed.phase", json.dumps({"phase": 4})], "<= 3"),
+        ("/event", ["skate.value", "[" * 3000], "bad JSON"),
+        ("/event", ["play", json.dumps({"emitter": "x", "file": "/etc/passwd"})], "file refused"),
+        ("/event", ["play", json.dumps({"emitter": "x", "file": "../../../../etc/passwd"})], "file refused"),
+    ],
+)
 def test_out_of_range_and_refused_messages_are_rejected_with_a_reason(address, args, reason):
     import re
 
@@ -132,9 +138,22 @@ def test_refused_files_are_counted_and_reported_as_faults():
 
 
 # -- fuzzing raw datagrams --------------------------------------------------------------
-_ADDRESSES = ["/tone/on", "/tone/stop", "/listener", "/emitter", "/skate/spawn", "/skate/value",
-              "/skate/move", "/sylpheed/bark", "/sylpheed/phase", "/event", "/time", "/query/stats",
-              "/query/speaking", "/x"]
+_ADDRESSES = [
+    "/tone/on",
+    "/tone/stop",
+    "/listener",
+    "/emitter",
+    "/skate/spawn",
+    "/skate/value",
+    "/skate/move",
+    "/sylpheed/bark",
+    "/sylpheed/phase",
+    "/event",
+    "/time",
+    "/query/stats",
+    "/query/speaking",
+    "/x",
+]
 
 
 def _pad(b: bytes) -> bytes:

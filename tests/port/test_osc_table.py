@@ -59,8 +59,9 @@ def test_every_documented_address_is_accepted_or_answered_as_documented(server, 
 
 
 def _dump(port: int, seconds: float) -> subprocess.Popen:
-    proc = subprocess.Popen(["oscdump", "-L", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        ["oscdump", "-L", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     time.sleep(0.3)  # let it bind
     return proc
 
@@ -91,12 +92,20 @@ def test_liblo_oscsend_messages_with_the_documented_types_are_accepted(server):
         args = [a for a in row.args if not a.optional]
         tags = "".join("i" if a.tag.startswith("i") else a.tag for a in args)
         values = [str(osc_client._value(a, row.address)) for a in args]
-        r = subprocess.run(["oscsend", host, str(port), row.address, tags, *values], capture_output=True,
-                           text=True, timeout=10)
+        r = subprocess.run(
+            ["oscsend", host, str(port), row.address, tags, *values],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         assert r.returncode == 0, r.stderr
         sent += 1
-    r = subprocess.run(["oscsend", host, str(port), "/event", "ss", "tone.on", '{"speaker": "liblo"}'],
-                       capture_output=True, text=True, timeout=10)
+    r = subprocess.run(
+        ["oscsend", host, str(port), "/event", "ss", "tone.on", '{"speaker": "liblo"}'],
+        capture_output=True,
+        text=True,
+        timeout=10,
+    )
     assert r.returncode == 0, r.stderr
     sent += 1
     end = time.monotonic() + 5

@@ -60,9 +60,9 @@ def test_takes_that_do_not_decode_cost_their_voice_only_and_reach_on_fault(tmp_p
         assert "livingworldspeech.big+" in d.detail["file"] and "SNS block flag" in d.detail["reason"]
         assert {"ped", "clip", "take"} <= set(d.detail)
     if every == 1:
-        assert started == [] and not audio.any()          # nothing decodes: silence, no crash
+        assert started == [] and not audio.any()  # nothing decodes: silence, no crash
     else:
-        assert started and np.abs(audio).max() > 0.01       # the good takes still play
+        assert started and np.abs(audio).max() > 0.01  # the good takes still play
     assert port.engine.disabled == {}
     assert not any(port.is_speaking(p) for p in (1, 2, 3)) or started
 
@@ -109,8 +109,9 @@ def test_play_of_a_file_under_an_allowed_folder_plays(files):
     assert np.abs(audio).max() > 0.05 and port.faults.count == 0
 
 
-@pytest.mark.parametrize("name", ["/etc/passwd", "../outside/secret.wav", "link.wav",
-                                  "outside/../../outside/secret.wav"])
+@pytest.mark.parametrize(
+    "name", ["/etc/passwd", "../outside/secret.wav", "link.wav", "outside/../../outside/secret.wav"]
+)
 def test_files_outside_the_allowed_roots_are_refused_logged_and_counted(files, name):
     port = _play_port(files)
     path = name if name.startswith("/") else str(files["allowed"] / name)

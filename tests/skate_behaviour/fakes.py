@@ -1,4 +1,5 @@
 """Shared builders for the Skate 3 speech behaviour tests: synthetic tables and a fake engine."""
+
 from __future__ import annotations
 
 import math
@@ -6,12 +7,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-
 from audio.core.bus import EventBus
 from audio.games.skate.formats.evt import ClipRef, EvtEvent, EvtRecord, EvtTable
 
-BUSM = 0x1000          # business m type bit (voices 59-61)
-SECURITY = 0x40        # voices 75-77
+BUSM = 0x1000  # business m type bit (voices 59-61)
+SECURITY = 0x40  # voices 75-77
 
 
 @dataclass
@@ -23,21 +23,44 @@ class Hdr:
 
 
 def rec(clips, values=(), weight_code=0x39, probability=100, mode=0, locals=0):
-    return EvtRecord(weight_code, probability, mode, locals, tuple(values),
-                     tuple(c if isinstance(c, ClipRef) else ClipRef(c) for c in clips))
+    return EvtRecord(
+        weight_code,
+        probability,
+        mode,
+        locals,
+        tuple(values),
+        tuple(c if isinstance(c, ClipRef) else ClipRef(c) for c in clips),
+    )
 
 
 def event(eid, records, fields=(1, 2, 3), probability=100, timeout=90, flags2=0, conditions=()):
-    return EvtEvent(eid, timeout, 500, len(fields) << 4, probability, flags2, 0, tuple(fields), tuple(records),
-                    tuple(conditions))
+    return EvtEvent(
+        eid,
+        timeout,
+        500,
+        len(fields) << 4,
+        probability,
+        flags2,
+        0,
+        tuple(fields),
+        tuple(records),
+        tuple(conditions),
+    )
 
 
 CLIP_NAMES = {
-    10: "501_59_busm1_Warn_n", 11: "501_59_busm1_Warn_f",
-    12: "104_59_busm1_Slam_n", 13: "104_59_busm1_Slam_f",
-    14: "202_59_busm1_HImpRct", 15: "205_59_busm1_SpecCol", 16: "203_59_busm1_Concern",
-    20: "102_75_secg1_RadioChirpA", 21: "102_75_secg1_Radio", 22: "102_75_secg1_RadioChirpB",
-    30: "501_75_secg1_Warn_n", 31: "501_75_secg1_Warn_f",
+    10: "501_59_busm1_Warn_n",
+    11: "501_59_busm1_Warn_f",
+    12: "104_59_busm1_Slam_n",
+    13: "104_59_busm1_Slam_f",
+    14: "202_59_busm1_HImpRct",
+    15: "205_59_busm1_SpecCol",
+    16: "203_59_busm1_Concern",
+    20: "102_75_secg1_RadioChirpA",
+    21: "102_75_secg1_Radio",
+    22: "102_75_secg1_RadioChirpB",
+    30: "501_75_secg1_Warn_n",
+    31: "501_75_secg1_Warn_f",
 }
 TAKES = {10: 4, 11: 3, 12: 2, 13: 2, 14: 3, 15: 2, 16: 2, 20: 1, 21: 5, 22: 1, 30: 2, 31: 2}
 
@@ -45,8 +68,16 @@ TAKES = {10: 4, 11: 3, 12: 2, 13: 2, 14: 3, 15: 2, 16: 2, 20: 1, 21: 5, 22: 1, 3
 def demo_table() -> EvtTable:
     """A small living-world table: warn / slam with near-far records, collisions, guard radio."""
     evs = [
-        event(8210, [rec([10], (BUSM, 1, 2)), rec([11], (BUSM, 1, 1)),
-                     rec([30], (SECURITY, 1, 2)), rec([31], (SECURITY, 1, 1))], timeout=60),
+        event(
+            8210,
+            [
+                rec([10], (BUSM, 1, 2)),
+                rec([11], (BUSM, 1, 1)),
+                rec([30], (SECURITY, 1, 2)),
+                rec([31], (SECURITY, 1, 1)),
+            ],
+            timeout=60,
+        ),
         event(8204, [rec([12], (BUSM, 1, 2)), rec([13], (BUSM, 1, 1))]),
         event(8207, [rec([14], (BUSM, 1, 0))]),
         event(8209, [rec([15], (BUSM, 1, 0))]),
@@ -106,7 +137,7 @@ class FakeVoice:
     tag: str
     params: dict
     started_at: int
-    engine: "FakeEngine" = field(repr=False)
+    engine: FakeEngine = field(repr=False)
     stopped: bool = False
 
     @property
@@ -117,15 +148,24 @@ class FakeVoice:
 
 
 class FakeVoices:
-    def __init__(self, engine: "FakeEngine") -> None:
+    def __init__(self, engine: FakeEngine) -> None:
         self.engine = engine
         self.started: list[FakeVoice] = []
         self.sets: list[tuple[int, dict]] = []
         self.stops: list[int] = []
 
     def start(self, graph, pcm, rate, *, params=None, slot=0, band=0, tag="", meta=None):
-        v = FakeVoice(len(self.started), graph, len(pcm), rate, slot, tag, dict(params or {}), self.engine.now,
-                      self.engine)
+        v = FakeVoice(
+            len(self.started),
+            graph,
+            len(pcm),
+            rate,
+            slot,
+            tag,
+            dict(params or {}),
+            self.engine.now,
+            self.engine,
+        )
         self.started.append(v)
         return v
 

@@ -1,4 +1,5 @@
 """Integration: the speech system through the real engine, and a scenario over a written install."""
+
 import numpy as np
 import pytest
 
@@ -6,16 +7,20 @@ from audio.core.engine import Engine
 from audio.games.skate.events import PedSpawn, SpeechValue
 from audio.games.skate.speech.library import SpeechLibrary
 from audio.games.skate.speech.rand import AwcGenerator, MsvcRand
-from audio.games.skate.system import SkateSpeechSystem, system_from_scenario
 from audio.games.skate.speech.tuning import SpeechTuning
+from audio.games.skate.system import SkateSpeechSystem, system_from_scenario
 
-from .fakes import TAKES, CLIP_NAMES, SynthSource, demo_headers, demo_table
+from .fakes import CLIP_NAMES, TAKES, SynthSource, demo_headers, demo_table
 
 
 def render(block):
     eng = Engine(seed=0, block=block)
-    system = SkateSpeechSystem(SpeechLibrary(demo_table(), demo_headers(), AwcGenerator()), SpeechTuning(),
-                               SynthSource(), rng=MsvcRand(1))
+    system = SkateSpeechSystem(
+        SpeechLibrary(demo_table(), demo_headers(), AwcGenerator()),
+        SpeechTuning(),
+        SynthSource(),
+        rng=MsvcRand(1),
+    )
     eng.add_system(system)
     eng.bus.post(PedSpawn(t=0.0, ped=1, voice=59, position=(3.0, 0.0, 5.0)))
     eng.bus.post(PedSpawn(t=0.0, ped=2, voice=75, position=(-4.0, 0.0, 25.0)))
@@ -28,10 +33,14 @@ def test_lines_render_through_the_engine_block_size_invariant():
     a, eng = render(256)
     b, _ = render(100)
     assert np.array_equal(a, b)
-    assert np.abs(a[:int(0.2 * 48000)]).max() == 0.0               # nothing before the first line
-    assert np.abs(a[int(0.3 * 48000):int(0.8 * 48000)]).max() > 0.01
+    assert np.abs(a[: int(0.2 * 48000)]).max() == 0.0  # nothing before the first line
+    assert np.abs(a[int(0.3 * 48000) : int(0.8 * 48000)]).max() > 0.01
     started = [d.detail["clip"] for d in eng.bus.decisions if d.outcome == "Started"]
-    assert started[0] == "501_59_busm1_Warn_n" and started[1:] == [CLIP_NAMES[20], CLIP_NAMES[21], CLIP_NAMES[22]]
+    assert started[0] == "501_59_busm1_Warn_n" and started[1:] == [
+        CLIP_NAMES[20],
+        CLIP_NAMES[21],
+        CLIP_NAMES[22],
+    ]
 
 
 def _write_game(tmp_path):
@@ -53,7 +62,9 @@ def _write_game(tmp_path):
 
 def test_scenario_section_over_an_install_in_the_games_layout(tmp_path):
     _write_game(tmp_path)
-    (tmp_path / "tune.toml").write_text('format = "barkbus-skate-tuning"\nversion = 1\n[default]\nrepeat = 0.0\n')
+    (tmp_path / "tune.toml").write_text(
+        'format = "barkbus-skate-tuning"\nversion = 1\n[default]\nrepeat = 0.0\n'
+    )
     ctx = type("Ctx", (), {"path": tmp_path / "s.toml", "seed": 5})()
     system = system_from_scenario({"install": "game", "tuning": "tune.toml", "streams_per_channel": 2}, ctx)
     eng = Engine(seed=5)
@@ -67,6 +78,7 @@ def test_scenario_section_over_an_install_in_the_games_layout(tmp_path):
 
 def test_prefetch_decodes_a_spawned_voices_takes_on_the_worker_once(tmp_path):
     import time
+
     _write_game(tmp_path)
     ctx = type("Ctx", (), {"path": tmp_path / "s.toml", "seed": 5})()
     system = system_from_scenario({"install": "game", "prefetch": True, "cache_mb": 8}, ctx)
@@ -88,6 +100,7 @@ def test_prefetch_decodes_a_spawned_voices_takes_on_the_worker_once(tmp_path):
 
 def test_scenario_section_errors(tmp_path):
     from audio.core.errors import ScenarioError
+
     ctx = type("Ctx", (), {"path": tmp_path / "s.toml", "seed": 0})()
     with pytest.raises(ScenarioError, match=r"volume: unknown field"):
         system_from_scenario({"volume": 3}, ctx)

@@ -4,6 +4,7 @@
 generator, tested on its own): random tables exercising every rule are run through both, and
 the outcome, record, picks and the generator state must agree after every request.
 """
+
 from __future__ import annotations
 
 import random
@@ -86,7 +87,7 @@ class SpecModel:
         ring, n, takes = self.hist[cid], len(self.hist[cid]), self.hdr[cid].take_count
         if n == 0:
             return list(range(takes))
-        back = [ring[(self.cur[cid] - 1 - j) % n] for j in range(n)]   # cursor-1 backwards
+        back = [ring[(self.cur[cid] - 1 - j) % n] for j in range(n)]  # cursor-1 backwards
         free = [t for t in range(takes) if t not in back]
         if free or takes == 0:
             return free
@@ -115,18 +116,22 @@ class SpecModel:
                     ok = False
             if not ok or len(r.clips) > 12 or r.mode not in (0, 2) or r.locals:
                 continue
-            if any(c.lookup_mode or c.param_count or c.clip_id not in self.hdr or self.hdr[c.clip_id].flags
-                   for c in r.clips):
+            if any(
+                c.lookup_mode or c.param_count or c.clip_id not in self.hdr or self.hdr[c.clip_id].flags
+                for c in r.clips
+            ):
                 continue
             lists, total = [], 0
             for c in r.clips:
-                cl = self.candidates(c.clip_id)[:255 - total]
+                cl = self.candidates(c.clip_id)[: 255 - total]
                 total += len(cl)
                 lists.append(cl)
             if any(not cl for cl in lists):
                 continue
-            picks = tuple((c.clip_id, cl[self.recent(len(cl), self.hidx[c.clip_id])])
-                          for c, cl in zip(r.clips, lists, strict=True))
+            picks = tuple(
+                (c.clip_id, cl[self.recent(len(cl), self.hidx[c.clip_id])])
+                for c, cl in zip(r.clips, lists, strict=True)
+            )
             return ("Picked", i, picks)
         return ("NoRecord", None, ())
 
@@ -149,16 +154,35 @@ def _random_table(rnd: random.Random) -> tuple[EvtTable, list[Hdr]]:
         records = []
         for _ in range(rnd.randint(1, 4)):
             n = rnd.choice([1, 1, 2, 3, 12, 13])
-            clips = [ClipRef(rnd.randint(1, 17),
-                             lookup_mode=1 if rnd.random() < 0.03 else 0,
-                             param_count=2 if rnd.random() < 0.03 else 0) for _ in range(n)]
+            clips = [
+                ClipRef(
+                    rnd.randint(1, 17),
+                    lookup_mode=1 if rnd.random() < 0.03 else 0,
+                    param_count=2 if rnd.random() < 0.03 else 0,
+                )
+                for _ in range(n)
+            ]
             values = tuple(rnd.choice([0, 0, 1, 2, 3]) for _ in range(rnd.randint(0, 4)))
-            records.append(rec(clips, values, weight_code=rnd.choice([0, 0x21, 0x39, 0x45]),
-                               probability=rnd.choice([100, 100, 60]), mode=rnd.choice([0, 0, 2, 1, 3]),
-                               locals=1 if rnd.random() < 0.05 else 0))
+            records.append(
+                rec(
+                    clips,
+                    values,
+                    weight_code=rnd.choice([0, 0x21, 0x39, 0x45]),
+                    probability=rnd.choice([100, 100, 60]),
+                    mode=rnd.choice([0, 0, 2, 1, 3]),
+                    locals=1 if rnd.random() < 0.05 else 0,
+                )
+            )
         fields = tuple(rnd.choice([0, 1, 2, 3]) for _ in range(rnd.randint(0, 3)))
-        events.append(event(eid, records, fields=fields, probability=rnd.choice([100, 100, 95]),
-                            flags2=0x10 if rnd.random() < 0.05 else 0))
+        events.append(
+            event(
+                eid,
+                records,
+                fields=fields,
+                probability=rnd.choice([100, 100, 95]),
+                flags2=0x10 if rnd.random() < 0.05 else 0,
+            )
+        )
     return EvtTable(1, 2, events, "rand.evt"), headers
 
 
@@ -189,8 +213,16 @@ def lib_of(events, headers, gen=None):
 
 def test_unported_record_features_skip_only_that_record():
     hdrs = [Hdr(1, 2, 2), Hdr(2, 2, 2, flags=0x80), Hdr(3, 2, 2)]
-    bad = [rec([1] * 13, ()), rec([2], ()), rec([99], ()), rec([1], (), mode=1), rec([1], (), mode=3),
-           rec([1], (), locals=1), rec([ClipRef(1, lookup_mode=1)], ()), rec([ClipRef(1, param_count=2)], ())]
+    bad = [
+        rec([1] * 13, ()),
+        rec([2], ()),
+        rec([99], ()),
+        rec([1], (), mode=1),
+        rec([1], (), mode=3),
+        rec([1], (), locals=1),
+        rec([ClipRef(1, lookup_mode=1)], ()),
+        rec([ClipRef(1, param_count=2)], ()),
+    ]
     expect = ["13 clips", "flags", "missing clip 99", "mode 1", "mode 3", "locals", "lookup", "parameter"]
     for r, word in zip(bad, expect, strict=True):
         lib = lib_of([event(8300, [r, rec([3], (), weight_code=0)], fields=())], hdrs)
@@ -200,8 +232,13 @@ def test_unported_record_features_skip_only_that_record():
 
 
 def test_event_level_features_still_fail_the_event():
-    lib = lib_of([event(8301, [rec([1], ())], fields=(), conditions=(b"\0\0\0",)),
-                  event(8302, [rec([1], ())], fields=(), flags2=0x08)], [Hdr(1, 2, 2)])
+    lib = lib_of(
+        [
+            event(8301, [rec([1], ())], fields=(), conditions=(b"\0\0\0",)),
+            event(8302, [rec([1], ())], fields=(), flags2=0x08),
+        ],
+        [Hdr(1, 2, 2)],
+    )
     assert lib.start(8301, []).outcome == "Unsupported" and lib.start(8302, []).outcome == "Unsupported"
 
 
@@ -225,7 +262,7 @@ def test_candidates_are_capped_at_255_across_a_record():
         c = nine.start(8300, [])
         assert c.ok
         seen.add(c.picks[8][1])
-    assert max(seen) == 14                      # 8 x 30 = 240: clip 9 keeps 15 candidates (takes 0-14)
+    assert max(seen) == 14  # 8 x 30 = 240: clip 9 keeps 15 candidates (takes 0-14)
     twelve = lib_of([event(8300, [rec(list(range(1, 13)), ())], fields=())], hdrs)
     c = twelve.start(8300, [])
     assert c.outcome == "NoRecord" and "255" in c.skipped[0][1]
@@ -252,15 +289,19 @@ class _Count:
 
 def test_the_gate_draws_before_the_library_reports_an_unknown_event():
     rng = _Count()
-    m = SpeechManager(SpeechTuning(events={8207: EventTuning()}), SpeechLibrary(demo_table(), demo_headers()),
-                      rng=rng)
+    m = SpeechManager(
+        SpeechTuning(events={8207: EventTuning()}), SpeechLibrary(demo_table(), demo_headers()), rng=rng
+    )
     r = m.request(59, 1234, [BUSM, 1, 2], 100.0)
     assert r.outcome == "UnknownEvent" and r.stage == "library" and rng.calls == 1
     m.line_started(59, 1234, 100.0)
-    r = m.request(59, 1234, [BUSM, 1, 2], 100.5)        # default repeat 0: gap/not-follow pass
+    r = m.request(59, 1234, [BUSM, 1, 2], 100.5)  # default repeat 0: gap/not-follow pass
     assert rng.calls == 2
-    rep = SpeechManager(SpeechTuning(default=EventTuning(repeat=5.0)),
-                        SpeechLibrary(demo_table(), demo_headers()), rng=_Count())
+    rep = SpeechManager(
+        SpeechTuning(default=EventTuning(repeat=5.0)),
+        SpeechLibrary(demo_table(), demo_headers()),
+        rng=_Count(),
+    )
     rep.line_started(59, 1234, 10.0)
     r = rep.request(59, 1234, [BUSM, 1, 2], 11.0)
     assert r.outcome == "Repeat" and r.stage == "gate"  # the gate refuses first, even for an unknown event

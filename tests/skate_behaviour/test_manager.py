@@ -1,9 +1,15 @@
 """The speech manager: value -> event, request words, the nine-step gate, timers."""
+
 import pytest
 
 from audio.games.skate.speech.library import SpeechLibrary
-from audio.games.skate.speech.manager import (SpeechManager, living_events_for_value, living_request_words,
-                                 maincast_events_for_value, maincast_request_words)
+from audio.games.skate.speech.manager import (
+    SpeechManager,
+    living_events_for_value,
+    living_request_words,
+    maincast_events_for_value,
+    maincast_request_words,
+)
 from audio.games.skate.speech.tuning import EventTuning, SpeechTuning
 
 from .fakes import BUSM, demo_headers, demo_table
@@ -74,11 +80,11 @@ def test_timers_start_at_zero_so_repeat_holds_from_the_start():
 
 def test_repeat_counts_from_the_line_start_only():
     m = mgr(EventTuning(repeat=3.0))
-    assert m.request(59, 8207, WORDS, 5.0).accepted      # not started: timers unchanged
+    assert m.request(59, 8207, WORDS, 5.0).accepted  # not started: timers unchanged
     assert m.request(59, 8207, WORDS, 5.5).accepted
     m.line_started(59, 8207, 6.0)
     assert m.request(59, 8207, WORDS, 8.9).outcome == "Repeat"
-    assert m.request(60, 8207, WORDS, 8.9).accepted      # another speaker slot
+    assert m.request(60, 8207, WORDS, 8.9).accepted  # another speaker slot
     assert m.request(59, 8207, WORDS, 9.0).accepted
 
 
@@ -97,9 +103,19 @@ def test_not_follow_needs_strictly_more_than_its_time_and_skips_listed_ids():
     assert m.request(59, 8209, WORDS, 11.01).accepted
 
 
-@pytest.mark.parametrize("p, value, ok", [(0.0, 998, False), (0.0, 999, True), (0.0, 1999, True),
-                                          (50.0, 499, True), (50.0, 500, False), (100.0, 998, True),
-                                          (10.0, 99, True), (10.0, 100, False)])
+@pytest.mark.parametrize(
+    "p, value, ok",
+    [
+        (0.0, 998, False),
+        (0.0, 999, True),
+        (0.0, 1999, True),
+        (50.0, 499, True),
+        (50.0, 500, False),
+        (100.0, 998, True),
+        (10.0, 99, True),
+        (10.0, 100, False),
+    ],
+)
 def test_probability_roll_edges(p, value, ok):
     m = mgr(EventTuning(probability=p), Scripted(value))
     assert m.request(59, 8207, WORDS, 100.0).accepted is ok
@@ -143,13 +159,15 @@ def test_gate_order_repeat_before_probability_draw():
 def test_unknown_event_and_library_outcomes():
     m = mgr(EventTuning())
     assert m.request(59, 1234, WORDS, 100.0).outcome == "UnknownEvent"
-    r = m.request(59, 8207, [0x2, 1, 2], 100.0)          # no record for this type
+    r = m.request(59, 8207, [0x2, 1, 2], 100.0)  # no record for this type
     assert r.outcome == "NoRecord" and r.stage == "library"
 
 
 def test_maincast_repeat_for_slots_30_and_31():
     from audio.games.skate.formats.evt import EvtTable
+
     from .fakes import Hdr, event, rec
+
     lib = SpeechLibrary(EvtTable(0, 0, [event(77, [rec([1], ())], fields=())], "mc.evt"), [Hdr(1, 2, 2)])
     t = SpeechTuning(events={77: EventTuning(repeat=1.0, maincast_repeat_31=5.0, maincast_repeat_30=2.0)})
     m = SpeechManager(t, None, lib, rng=Scripted())

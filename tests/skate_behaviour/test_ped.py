@@ -1,4 +1,5 @@
 """PedSpeech: changes only, 7/8 remap, phone ring, photographer repeat, near/far flag, block words."""
+
 from audio.games.skate.speech.ped import PedModel, PedSpeech
 
 DT = 1 / 30
@@ -48,7 +49,8 @@ def test_block_words():
     assert PedSpeech(m).block(30.0, zombie=True) == [0x1000, 4, 1, 0x2, 4, 2, 0, 0, 0, 2]
     f = PedModel(47, type_bit=0x2, variant_bit=2, female=True)
     assert PedSpeech(f).block(3.0, zombie=False) == [0x2, 2, 2, 0, 0, 1, 0, 0, 0, 1]
-    pro = PedModel(200, kind="pro", cast_bit=8, cast_word=77, other_cast_bit=2, other_cast_word=55,
-                   far_threshold=30.0)
+    pro = PedModel(
+        200, kind="pro", cast_bit=8, cast_word=77, other_cast_bit=2, other_cast_word=55, far_threshold=30.0
+    )
     b = PedSpeech(pro).block(40.0, zombie=False)
     assert len(b) == 14 and b[:6] == [8, 77, 2, 0, 2, 55]

@@ -1,13 +1,22 @@
 """The player: free streams, interrupts, the 16-request queue, expiry, sequences, cuts."""
+
 from collections import Counter
 
 from audio.games.skate.speech.player import LineRequest, SpeechPlayer
 
 
 def req(ped, priority=50, timeout=60, clips=1, interrupt=False, when_full=False, channel=1, event=8210):
-    return LineRequest(ped=ped, speaker=ped, event=event, channel=channel, priority=priority,
-                       picks=tuple((c, 0) for c in range(clips)), timeout=timeout, interrupt=interrupt,
-                       interrupt_when_full=when_full)
+    return LineRequest(
+        ped=ped,
+        speaker=ped,
+        event=event,
+        channel=channel,
+        priority=priority,
+        picks=tuple((c, 0) for c in range(clips)),
+        timeout=timeout,
+        interrupt=interrupt,
+        interrupt_when_full=when_full,
+    )
 
 
 def outcomes(events):
@@ -17,7 +26,7 @@ def outcomes(events):
 def test_first_free_stream_k0_first_then_queue_then_drop():
     p = SpeechPlayer()
     a, b = p.request(req(1)), p.request(req(2))
-    assert a[0].slot == 2 and b[0].slot == 3          # channel 1: slots 2, 3
+    assert a[0].slot == 2 and b[0].slot == 3  # channel 1: slots 2, 3
     got = Counter()
     for i in range(20):
         got.update(outcomes(p.request(req(10 + i))))
@@ -28,7 +37,7 @@ def test_interrupt_takes_the_lowest_priority_stream_only_when_allowed_and_higher
     p = SpeechPlayer()
     p.request(req(1, priority=40))
     p.request(req(2, priority=30))
-    assert outcomes(p.request(req(3, priority=60))) == ["Queued"]                 # no interrupt flag
+    assert outcomes(p.request(req(3, priority=60))) == ["Queued"]  # no interrupt flag
     assert outcomes(p.request(req(4, priority=30, interrupt=True))) == ["Queued"]  # not higher
     ev = p.request(req(5, priority=60, when_full=True))
     assert outcomes(ev) == ["Interrupted", "Started"]
@@ -37,7 +46,7 @@ def test_interrupt_takes_the_lowest_priority_stream_only_when_allowed_and_higher
     p2.request(req(1, priority=30))
     p2.request(req(2, priority=30))
     ev = p2.request(req(3, priority=31, interrupt=True))
-    assert ev[0].request.ped == 1 and ev[1].slot == 2                              # ties -> lowest k
+    assert ev[0].request.ped == 1 and ev[1].slot == 2  # ties -> lowest k
 
 
 def test_queued_requests_expire_after_their_timeout_in_frames():
@@ -81,7 +90,7 @@ def test_cut_after_more_than_60_low_frames():
     p.request(req(1))
     line = next(p.lines())
     assert p.level(line, 150) is None
-    assert p.level(line, 201) is None                     # a loud frame resets the count
+    assert p.level(line, 201) is None  # a loud frame resets the count
     results = [p.level(line, 200) for _ in range(61)]
     assert all(r is None for r in results[:60]) and results[60].outcome == "Cut"
 

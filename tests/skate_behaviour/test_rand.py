@@ -1,8 +1,9 @@
 """The add-with-carry generator and the manager's rand()."""
+
 from audio.core.clock import RngStreams
 from audio.games.skate.speech.rand import SEED_TABLE, AwcGenerator, AwcRand, MsvcRand, manager_rand
 
-M = 2 ** 32
+M = 2**32
 
 
 class SpecAwc:
@@ -20,7 +21,7 @@ class SpecAwc:
             s[i], c = total % M, total // M
         s[5] = (s[5] + 1) % M
         i = 5
-        while s[i] == 0 and i > 0:       # ripple while the word wrapped to 0
+        while s[i] == 0 and i > 0:  # ripple while the word wrapped to 0
             i -= 1
             s[i] = (s[i] + 1) % M
         return s[0]

@@ -1,4 +1,5 @@
 """The speech system on a fake engine: lines, sequences, stops, cuts, submix posts, determinism."""
+
 from collections import Counter
 
 import pytest
@@ -7,15 +8,19 @@ from audio.core.errors import ScenarioError
 from audio.games.skate.events import PedMove, PedSpawn, PhotoFlag, PlayerSpeed, SpeechValue, ZombieMode
 from audio.games.skate.speech.library import SpeechLibrary
 from audio.games.skate.speech.rand import AwcGenerator, MsvcRand
-from audio.games.skate.system import SkateSpeechSystem, format_summary, scenario_events, summarize
 from audio.games.skate.speech.tuning import EventTuning, SpeechTuning
+from audio.games.skate.system import SkateSpeechSystem, format_summary, scenario_events, summarize
 
 from .fakes import FakeEngine, SynthSource, demo_headers, demo_table
 
 
 def make(engine, tuning=None, source=None, seed=0):
-    system = SkateSpeechSystem(SpeechLibrary(demo_table(), demo_headers(), AwcGenerator.from_table(seed)),
-                               tuning or SpeechTuning(), source or SynthSource(), rng=MsvcRand(seed + 1))
+    system = SkateSpeechSystem(
+        SpeechLibrary(demo_table(), demo_headers(), AwcGenerator.from_table(seed)),
+        tuning or SpeechTuning(),
+        source or SynthSource(),
+        rng=MsvcRand(seed + 1),
+    )
     engine.add_system(system)
     return system
 
@@ -85,9 +90,18 @@ def test_echo_submix_posted_only_when_changed(engine):
     dels = [p["Del0.seconds"] for g, s, p in engine.mixer.submix if "Del0.seconds" in p]
     assert dels[-1] == pytest.approx(20.0 / 344) and len(dels) == 2
     sets = [p for _, p in engine.voices.sets]
-    assert sets and set(sets[0]) == {"Rsp0.pitch", "PI20.centre_hz", "PI20.gain", "PI20.q", "Sen0_echo.level",
-                                     "Gai0.gain", "HI20.cutoff_hz", "LI20.cutoff_hz", "Sen0_env.level",
-                                     "Pn21.angle_deg"}
+    assert sets and set(sets[0]) == {
+        "Rsp0.pitch",
+        "PI20.centre_hz",
+        "PI20.gain",
+        "PI20.q",
+        "Sen0_echo.level",
+        "Gai0.gain",
+        "HI20.cutoff_hz",
+        "LI20.cutoff_hz",
+        "Sen0_env.level",
+        "Pn21.angle_deg",
+    }
 
 
 def test_queue_and_gate_decisions_are_logged(engine):
@@ -104,7 +118,7 @@ def test_queue_and_gate_decisions_are_logged(engine):
     engine.run(4.5)
     c = Counter(d.outcome for d in engine.bus.decisions)
     assert c["Accepted"] == 4 and c["Queued"] == 2 and c["Repeat"] == 1 and c["Zombie"] == 1
-    assert c["Expired"] == 2           # 60-frame timeout while 3 s lines hold both streams
+    assert c["Expired"] == 2  # 60-frame timeout while 3 s lines hold both streams
     summary = summarize(engine.bus.decisions)
     assert summary[8210]["Accepted"] == 4 and "8210" in format_summary(engine.bus.decisions)
 
@@ -113,7 +127,9 @@ def scenario(seed):
     eng = FakeEngine()
     make(eng, seed=seed, source=SynthSource())
     for p in range(6):
-        eng.bus.post(PedSpawn(t=0.0, ped=p, voice=59 if p % 2 else 75, position=(p * 4.0 - 10, 0.0, 8.0 + p * 3)))
+        eng.bus.post(
+            PedSpawn(t=0.0, ped=p, voice=59 if p % 2 else 75, position=(p * 4.0 - 10, 0.0, 8.0 + p * 3))
+        )
     for k in range(30):
         eng.bus.post(SpeechValue(t=0.2 + 0.3 * k, ped=k % 6, value=(53, 10, 1, 6, 25)[k % 5]))
     eng.run(10.0)
@@ -128,11 +144,20 @@ def test_same_seed_same_decisions():
 
 def test_scenario_event_factories_and_errors():
     f = scenario_events()
-    assert set(f) == {"skate.spawn", "skate.value", "skate.move", "skate.speed", "skate.zombie",
-                      "skate.challenge", "skate.photo"}
+    assert set(f) == {
+        "skate.spawn",
+        "skate.value",
+        "skate.move",
+        "skate.speed",
+        "skate.zombie",
+        "skate.challenge",
+        "skate.photo",
+    }
     ctx = type("Ctx", (), {"path": "s.toml"})()
-    ev = f["skate.spawn"]({"type": "skate.spawn", "t": 1.0, "ped": 3, "voice": "busm1",
-                           "path": [[0, 1, 2, 3], [2, 5, 2, 3]]}, ctx)
+    ev = f["skate.spawn"](
+        {"type": "skate.spawn", "t": 1.0, "ped": 3, "voice": "busm1", "path": [[0, 1, 2, 3], [2, 5, 2, 3]]},
+        ctx,
+    )
     assert ev.path == ((0.0, 1.0, 2.0, 3.0), (2.0, 5.0, 2.0, 3.0)) and ev.voice == "busm1"
     assert f["skate.value"]({"t": 0.5, "ped": 1, "value": 53}, ctx).value == 53
     assert f["skate.challenge"]({"t": 0.5}, ctx).challenge is None
@@ -160,13 +185,17 @@ def test_timeline_png(tmp_path, engine):
     engine.bus.post(SpeechValue(t=1.0, ped=1, value=25))
     engine.run(2.0)
     from audio.offline.timeline import timeline_png
+
     out = timeline_png(engine.bus.decisions, tmp_path / "t.png", 2.0)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_skate_events_round_trip_through_a_capture_record():
     from audio.core.capture import event_from_json, event_to_json
-    ev = PedSpawn(t=1.5, ped=4, voice="busm1", path=((0.0, 1.0, 0.0, 2.0), (3.0, 1.0, 0.0, 9.0)), voice_float=1.2)
+
+    ev = PedSpawn(
+        t=1.5, ped=4, voice="busm1", path=((0.0, 1.0, 0.0, 2.0), (3.0, 1.0, 0.0, 9.0)), voice_float=1.2
+    )
     back, at, origin = event_from_json(event_to_json(ev, 72000))
     assert back == ev and at == 72000
 
@@ -197,28 +226,45 @@ def test_phone_ring_then_greet_and_photographer_repeats(engine):
     assert len(ring) == 1 and ring[0].t == pytest.approx(0.5, abs=0.04)
     greet = [d for d in engine.bus.decisions if d.detail.get("value") == 64]
     assert len(greet) == 1 and greet[0].t == pytest.approx(1.5, abs=0.04)
-    assert greet[0].outcome == "UnknownEvent" and greet[0].detail["event"] == 8215   # not in the demo table
+    assert greet[0].outcome == "UnknownEvent" and greet[0].detail["event"] == 8215  # not in the demo table
     photo = [d.t for d in decisions(engine, "NoEvent") if d.detail.get("value") == 29]
     assert photo == pytest.approx([0.5, 1.5, 2.5], abs=0.04)
 
 
 def test_pros_take_the_main_cast_path(engine):
     from audio.games.skate.formats.evt import EvtTable
+
     from .fakes import Hdr, event, rec
-    mc = SpeechLibrary(EvtTable(0, 0, [event(77, [rec([501], (4,)), rec([500], (8,))], fields=(1,)),
-                                       event(115, [rec([502], ())], fields=()),
-                                       event(6, [rec([503], ())], fields=())], "mc.evt"),
-                       [Hdr(500, 2, 2), Hdr(501, 2, 2), Hdr(502, 1, 1), Hdr(503, 1, 1)])
+
+    mc = SpeechLibrary(
+        EvtTable(
+            0,
+            0,
+            [
+                event(77, [rec([501], (4,)), rec([500], (8,))], fields=(1,)),
+                event(115, [rec([502], ())], fields=()),
+                event(6, [rec([503], ())], fields=()),
+            ],
+            "mc.evt",
+        ),
+        [Hdr(500, 2, 2), Hdr(501, 2, 2), Hdr(502, 1, 1), Hdr(503, 1, 1)],
+    )
     src = SynthSource(seconds=2.0)
-    system = SkateSpeechSystem(SpeechLibrary(demo_table(), demo_headers()), SpeechTuning(), SynthSource(),
-                               maincast=mc, maincast_source=src, rng=MsvcRand(1))
+    system = SkateSpeechSystem(
+        SpeechLibrary(demo_table(), demo_headers()),
+        SpeechTuning(),
+        SynthSource(),
+        maincast=mc,
+        maincast_source=src,
+        rng=MsvcRand(1),
+    )
     engine.add_system(system)
     engine.bus.post(PedSpawn(t=0.0, ped=9, voice=31, model="pro", cast_bit=8, position=(0.0, 0.0, 10.0)))
     engine.bus.post(SpeechValue(t=0.2, ped=9, value=53))
     engine.bus.post(SpeechValue(t=1.0, ped=9, value=30))
     engine.run(1.5)
     started = decisions(engine, "Started")
-    assert [c for c, _ in src.calls][0] == 500                 # the record of this pro's cast bit
+    assert [c for c, _ in src.calls][0] == 500  # the record of this pro's cast bit
     assert started[0].detail["stream"] == 0 and started[0].detail["event"] == 77
     assert decisions(engine, "Stopped")[0].detail["ped"] == 9
     assert started[1].detail["event"] in (115, 6)

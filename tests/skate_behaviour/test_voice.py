@@ -1,8 +1,17 @@
 """Voice block: PEAK curves, azimuth folding, levels by speaker kind, delay countdown, params."""
+
 import numpy as np
 import pytest
 
-from audio.games.skate.speech.mixcurves import PEAK_CENTRE, PEAK_GAIN, Curve, MixCurves, fold_azimuth, level_outputs, peak
+from audio.games.skate.speech.mixcurves import (
+    PEAK_CENTRE,
+    PEAK_GAIN,
+    Curve,
+    MixCurves,
+    fold_azimuth,
+    level_outputs,
+    peak,
+)
 from audio.games.skate.speech.voice import DelayCountdown, VoiceMixer, azimuth_degrees
 
 CX = [0.0, 2614.956, 5603.478, 8325.166, 15796.47, 21666.78, 25829.36, 32767.0]
@@ -22,12 +31,18 @@ def test_peak_curves_hit_their_points_and_interpolate():
 
 
 def test_azimuth_folding():
-    assert [fold_azimuth(a) for a in (0, 16384, 32767, 32768, 49152, 65535)] == [0, 16384, 32767, 32768,
-                                                                                   16384, 1]
+    assert [fold_azimuth(a) for a in (0, 16384, 32767, 32768, 49152, 65535)] == [
+        0,
+        16384,
+        32767,
+        32768,
+        16384,
+        1,
+    ]
     assert peak(49152) == peak(16384)
     c, g, q = peak(15796)
     assert c == pytest.approx(4000.0, abs=0.5) and q == 3.0
-    assert peak(0)[:2] == (600.0, float(np.float32(0.4)))   # the game's points are float32
+    assert peak(0)[:2] == (600.0, float(np.float32(0.4)))  # the game's points are float32
 
 
 def test_pan_angle_positive_left():
@@ -53,7 +68,7 @@ def test_delay_countdown_recomputes_every_4_frames_and_reports_changes():
     assert d == pytest.approx(0.1) and changed
     results = [cd.step(68.8) for _ in range(8)]
     assert [r[1] for r in results] == [False, False, False, True, False, False, False, False]
-    assert results[3][0] == float(np.float32(0.15))                # clamped (float32 in the game)
+    assert results[3][0] == float(np.float32(0.15))  # clamped (float32 in the game)
     assert all(r[0] == pytest.approx(0.1) for r in results[:3])
     cd2 = DelayCountdown(factor=2.0)
     assert cd2.step(17.2)[0] == pytest.approx(0.1)
@@ -61,8 +76,16 @@ def test_delay_countdown_recomputes_every_4_frames_and_reports_changes():
 
 def test_voice_params_from_the_block():
     mix = VoiceMixer(MixCurves({**MixCurves().outputs, 2: Curve((0.0,), (16383.5,))}))
-    b = mix.block(kind="regular", event=8210, clip_name="501_59_busm1_Warn_n", distance=3.0, azimuth=16384,
-                  delay=0.01, voice_float=1.2, pitch=4096)
+    b = mix.block(
+        kind="regular",
+        event=8210,
+        clip_name="501_59_busm1_Warn_n",
+        distance=3.0,
+        azimuth=16384,
+        delay=0.01,
+        voice_float=1.2,
+        pitch=4096,
+    )
     p = b.voice_params()
     assert p["Gai0.gain"] == pytest.approx(0.5 * 1.2)
     assert p["PI20.centre_hz"] == pytest.approx(PEAK_CENTRE(16384)) and p["Pn21.angle_deg"] == 90.0
@@ -70,8 +93,15 @@ def test_voice_params_from_the_block():
     assert p["Sen0_env.level"] == pytest.approx(MixCurves()(15, 3.0) * 1.2)
     assert p["Sen0_echo.level"] == pytest.approx(MixCurves()(21, 3.0) * 1.2)
     assert set(b.submix_params()) == {"HI20.cutoff_hz", "LI20.cutoff_hz", "Del0.seconds"}
-    far = mix.block(kind="regular", event=8210, clip_name="501_59_busm1_Warn_f", distance=3.0, azimuth=0,
-                    delay=0.0, voice_float=None)
+    far = mix.block(
+        kind="regular",
+        event=8210,
+        clip_name="501_59_busm1_Warn_f",
+        distance=3.0,
+        azimuth=0,
+        delay=0.0,
+        voice_float=None,
+    )
     assert far.far and far.outputs == (3, 15) and far.voice_float == 1.0
 
 

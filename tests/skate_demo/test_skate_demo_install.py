@@ -1,4 +1,5 @@
 """The embedded Skate 3 demo install (audio/games/skate/demo): layout, event table, records, takes."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,16 +13,66 @@ from audio.games.skate.formats.names import parse_clip_name
 DEMO = Path(__file__).resolve().parents[2] / "audio" / "games" / "skate" / "demo"
 
 #: Speaker type bits of the voices, from the spec's table (shared/specs/skate3-speech.md 1.4).
-SPEC_TYPE_BITS = {41: 0x1, 42: 0x1, 43: 0x1, 46: 0x2, 47: 0x2, 49: 0x2, 51: 0x4, 52: 0x4, 55: 0x8, 56: 0x8,
-                  72: 0x10, 73: 0x10, 74: 0x10, 69: 0x20, 70: 0x20, 71: 0x20, 75: 0x40, 76: 0x40, 77: 0x40,
-                  82: 0x80, 83: 0x80, 84: 0x80, 85: 0x100, 53: 0x100, 89: 0x200, 91: 0x200, 92: 0x200,
-                  90: 0x200, 94: 0x400, 95: 0x400, 96: 0x400, 93: 0x400, 59: 0x1000, 60: 0x1000, 61: 0x1000,
-                  64: 0x2000, 65: 0x2000, 66: 0x2000, 87: 0x4000, 88: 0x4000, 86: 0x4000}
+SPEC_TYPE_BITS = {
+    41: 0x1,
+    42: 0x1,
+    43: 0x1,
+    46: 0x2,
+    47: 0x2,
+    49: 0x2,
+    51: 0x4,
+    52: 0x4,
+    55: 0x8,
+    56: 0x8,
+    72: 0x10,
+    73: 0x10,
+    74: 0x10,
+    69: 0x20,
+    70: 0x20,
+    71: 0x20,
+    75: 0x40,
+    76: 0x40,
+    77: 0x40,
+    82: 0x80,
+    83: 0x80,
+    84: 0x80,
+    85: 0x100,
+    53: 0x100,
+    89: 0x200,
+    91: 0x200,
+    92: 0x200,
+    90: 0x200,
+    94: 0x400,
+    95: 0x400,
+    96: 0x400,
+    93: 0x400,
+    59: 0x1000,
+    60: 0x1000,
+    61: 0x1000,
+    64: 0x2000,
+    65: 0x2000,
+    66: 0x2000,
+    87: 0x4000,
+    88: 0x4000,
+    86: 0x4000,
+}
 #: Real living-world event ids and names (spec 2.3).
-SPEC_EVENTS = {8210: "501_warn", 8204: "104_spec_slam", 8207: "202_impact_react", 8209: "205_spec_collision",
-               8220: "203_concern", 8202: "101_pos", 8194: "603_Chase_Start", 8198: "607_chase_join",
-               8224: "108_flee", 8217: "109_help", 8214: "1901_shout", 8277: "102_Radio", 8208: "204_gasp",
-               8206: "201_grunt"}
+SPEC_EVENTS = {
+    8210: "501_warn",
+    8204: "104_spec_slam",
+    8207: "202_impact_react",
+    8209: "205_spec_collision",
+    8220: "203_concern",
+    8202: "101_pos",
+    8194: "603_Chase_Start",
+    8198: "607_chase_join",
+    8224: "108_flee",
+    8217: "109_help",
+    8214: "1901_shout",
+    8277: "102_Radio",
+    8208: "204_gasp",
+    8206: "201_grunt",
+}
 #: Events whose third request word is the near/far flag (spec 2.4).
 NEAR_FAR_EVENTS = {8194, 8202, 8204, 8207, 8210, 8220}
 

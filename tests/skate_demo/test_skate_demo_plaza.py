@@ -1,4 +1,5 @@
 """The demo scenario audio/games/skate/demo/plaza.toml renders and shows the speech system at work."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -30,7 +31,7 @@ def test_plaza_renders_finite_unclipped_audio_for_its_whole_duration(result):
     assert 25.0 <= a.shape[0] / result.sample_rate <= 30.0
     assert np.isfinite(a).all()
     assert np.abs(a).max() < 1.0
-    assert np.sqrt(np.mean(a ** 2)) > 10 ** (-40 / 20)
+    assert np.sqrt(np.mean(a**2)) > 10 ** (-40 / 20)
 
 
 def test_lines_start_with_their_clip_and_take_and_finish(speech):
@@ -62,7 +63,7 @@ def test_guard_radio_lines_play_chirp_line_chirp_on_one_stream(speech):
     radio = [d for d in speech if d.outcome == "Started" and d.detail.get("event") == 8277]
     assert radio, "the guard never radioed"
     for k in range(0, len(radio) - len(radio) % 3, 3):
-        three = radio[k:k + 3]
+        three = radio[k : k + 3]
         lines = [d.detail["clip"].split("secg1_")[1] for d in three]
         assert lines == ["Radio_chirp_in", "Radio", "Radio_chirp_out"]
         assert len({d.detail["stream"] for d in three}) == 1

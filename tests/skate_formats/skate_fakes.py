@@ -1,4 +1,5 @@
 """Small Skate 3 speech banks for the format tests (real PCM16BE takes, so they decode)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,12 +20,29 @@ def pcm_take(seed: int, n: int = 900, rate: int = RATE) -> tuple[bytes, bytes, n
     return snr, encode_pcm16be(pcm, block_samples=256), pcm
 
 
-def event(n: int, name: str, records: list[tuple[tuple[int, ...], tuple[int, ...]]],
-          fields: tuple[int, ...] = (1, 2), **kw) -> EvtEvent:
+def event(
+    n: int,
+    name: str,
+    records: list[tuple[tuple[int, ...], tuple[int, ...]]],
+    fields: tuple[int, ...] = (1, 2),
+    **kw,
+) -> EvtEvent:
     """A living-world event ``n`` whose records are (values, clip ids)."""
-    recs = tuple(EvtRecord(0x39, 100, 0, 0, vals, tuple(ClipRef(c) for c in clips)) for vals, clips in records)
-    base = dict(id=event_id(1, n), timeout=90, priority=520, flags=len(fields) << 4, probability=100,
-                flags2=0, byte11=0, fields=fields, records=recs, name=name)
+    recs = tuple(
+        EvtRecord(0x39, 100, 0, 0, vals, tuple(ClipRef(c) for c in clips)) for vals, clips in records
+    )
+    base = dict(
+        id=event_id(1, n),
+        timeout=90,
+        priority=520,
+        flags=len(fields) << 4,
+        probability=100,
+        flags2=0,
+        byte11=0,
+        fields=fields,
+        records=recs,
+        name=name,
+    )
     base.update(kw)
     return EvtEvent(**base)
 
@@ -46,10 +64,17 @@ def small_bank():
             takes.append((snr, sns))
             samples[(name, t)] = pcm
         clips.append((name, ClipHeader.new(hid, n), takes))
-    evt = EvtTable(bank=1, sub_bank=0, events=[
-        event(0x12, "501_warn", [((0x1000, 1), (10,)), ((0x1000, 1), (11,)), ((0x2, 2), (12,)),
-                                 ((0x4, 8), (99,))]),      # 99: a reference to a missing clip
-        event(0x30, "497_silence", [((0x40, 4), (13,)), ((0x40, 4), (13,))]),
-        event(0x06, "1901_shout", [((0x100, 1), (14, 14))]),
-    ])
+    evt = EvtTable(
+        bank=1,
+        sub_bank=0,
+        events=[
+            event(
+                0x12,
+                "501_warn",
+                [((0x1000, 1), (10,)), ((0x1000, 1), (11,)), ((0x2, 2), (12,)), ((0x4, 8), (99,))],
+            ),  # 99: a reference to a missing clip
+            event(0x30, "497_silence", [((0x40, 4), (13,)), ((0x40, 4), (13,))]),
+            event(0x06, "1901_shout", [((0x100, 1), (14, 14))]),
+        ],
+    )
     return clips, evt, samples

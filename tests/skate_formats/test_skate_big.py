@@ -1,4 +1,5 @@
 """EB v3 and legacy BIGF/BIG4 archives: round trips, chunkref layout, nesting, guards."""
+
 from __future__ import annotations
 
 import os
@@ -10,10 +11,20 @@ from hypothesis import strategies as st
 
 from audio.core.errors import FormatError
 from audio.games.skate.formats import big
-from audio.games.skate.formats.big import BigArchive, chunkref_decode, chunkref_encode, write_big, write_legacy_big
+from audio.games.skate.formats.big import (
+    BigArchive,
+    chunkref_decode,
+    chunkref_encode,
+    write_big,
+    write_legacy_big,
+)
 
-FILES = [("a.txt", b"hello world " * 300), ("sub/b.bin", os.urandom(5000)), ("sub/c.dat", b"x" * 70_000),
-         ("empty", b"")]
+FILES = [
+    ("a.txt", b"hello world " * 300),
+    ("sub/b.bin", os.urandom(5000)),
+    ("sub/c.dat", b"x" * 70_000),
+    ("empty", b""),
+]
 
 
 @pytest.mark.parametrize("compression", sorted(big.COMPRESSIONS))
@@ -49,13 +60,13 @@ def test_stored_entries_are_zero_copy_views():
 
 @pytest.mark.parametrize("method,alignment", [(0, 16), (4, 1), (2, 64), (3, 4096)])
 def test_chunkref_chunks_are_aligned_and_round_trip(method, alignment):
-    data = os.urandom(3000) * 30                                # 90 KB -> 2 chunks of 64 KB
+    data = os.urandom(3000) * 30  # 90 KB -> 2 chunks of 64 KB
     packed = chunkref_encode(data, method, chunk_size=0x10000, alignment=alignment)
     assert packed[:8] == b"chunkref"
     total, chunk, count, align_ = struct.unpack_from(">4I", packed, 12)
     assert (total, chunk, count, align_) == (len(data), 0x10000, 2, alignment)
     cursor = 28
-    for _ in range(count):                                      # walk the layout the spec gives
+    for _ in range(count):  # walk the layout the spec gives
         payload = -(-(cursor + 8) // alignment) * alignment
         size, m = struct.unpack_from(">II", packed, payload - 8)
         assert m == method and payload % alignment == 0
@@ -83,7 +94,7 @@ def test_nested_archive_opens_on_a_slice_of_its_parent(tmp_path):
     p.write_bytes(outer)
     with BigArchive.open(p) as arc:
         nested = arc.open_nested("inner.big")
-        assert nested.data.obj is arc.data.obj              # the same mapped file, no copy
+        assert nested.data.obj is arc.data.obj  # the same mapped file, no copy
         assert nested.base == arc.entry("inner.big").offset
         assert nested.read("y.hdr") == b"\4\5"
         assert nested.path.endswith("outer.big+inner.big")
@@ -98,7 +109,7 @@ def test_compressed_nested_archive_opens_from_memory():
 
 def test_an_archive_containing_itself_is_a_cycle_error():
     data = bytearray(write_big([("self.big", b"\0" * 64)]))
-    struct.pack_into(">III", data, 48, 0, len(data), len(data))     # entry 0 = the whole archive
+    struct.pack_into(">III", data, 48, 0, len(data), len(data))  # entry 0 = the whole archive
     arc = BigArchive.from_buffer(bytes(data), "self.big")
     with pytest.raises(FormatError, match="cycle"):
         arc.open_nested("self.big")
@@ -116,15 +127,15 @@ def test_nesting_deeper_than_the_limit_is_an_error():
 
 def test_huge_counts_and_sizes_are_rejected_before_allocating():
     data = bytearray(write_big([("a", b"abc")]))
-    struct.pack_into(">I", data, 4, 0x7FFFFFFF)                     # entry count
+    struct.pack_into(">I", data, 4, 0x7FFFFFFF)  # entry count
     with pytest.raises(FormatError, match="entry table"):
         BigArchive.from_buffer(bytes(data), "huge.big")
     data = bytearray(write_big([("a", b"abc", "refpack")]))
-    struct.pack_into(">I", data, 48 + 8, 0xFFFFFFF0)                # unpacked size 4 GB
+    struct.pack_into(">I", data, 48 + 8, 0xFFFFFFF0)  # unpacked size 4 GB
     with pytest.raises(FormatError, match="unpacked size"):
         BigArchive.from_buffer(bytes(data), "huge.big")
     data = bytearray(write_big([("a", b"abc")]))
-    struct.pack_into(">I", data, 48 + 4, 0x10000000)                # stored past the end
+    struct.pack_into(">I", data, 48 + 4, 0x10000000)  # stored past the end
     with pytest.raises(FormatError, match="inside the archive"):
         BigArchive.from_buffer(bytes(data), "huge.big")
 
@@ -155,8 +166,11 @@ names = st.text(st.sampled_from("abcdefxyz_0123."), min_size=1, max_size=20)
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(names, st.binary(max_size=300)), max_size=8, unique_by=lambda f: f[0]),
-       st.sampled_from(sorted(big.COMPRESSIONS)), st.integers(0, 6))
+@given(
+    st.lists(st.tuples(names, st.binary(max_size=300)), max_size=8, unique_by=lambda f: f[0]),
+    st.sampled_from(sorted(big.COMPRESSIONS)),
+    st.integers(0, 6),
+)
 def test_eb3_round_trip_property(files, compression, shift):
     arc = BigArchive.from_buffer(write_big(files, compression=compression, alignment_shift=shift))
     assert [(e.path, arc.read(e)) for e in arc.entries] == files

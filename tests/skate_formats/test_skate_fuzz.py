@@ -1,4 +1,5 @@
 """Fuzz every container parser: truncated or bit-flipped valid files raise only FormatError."""
+
 from __future__ import annotations
 
 import os
@@ -6,15 +7,21 @@ import os
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from skate_fakes import small_bank
 
-from audio.core.errors import FormatError
 from audio.codecs import refpack
-from audio.games.skate.formats.big import BigArchive, chunkref_decode, chunkref_encode, write_big, write_legacy_big
+from audio.core.errors import FormatError
+from audio.games.skate.formats.big import (
+    BigArchive,
+    chunkref_decode,
+    chunkref_encode,
+    write_big,
+    write_legacy_big,
+)
 from audio.games.skate.formats.evt import parse_evt, write_evt
 from audio.games.skate.formats.hdr import ClipHeader, parse_hdr, write_hdr
 from audio.games.skate.formats.install import SkateInstall, write_install
 from audio.games.skate.formats.sth import parse_sth, write_sth
-from skate_fakes import small_bank
 
 FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 _CLIPS, _EVT, _ = small_bank()
@@ -24,8 +31,9 @@ _PAYLOAD = b"speech " * 40 + os.urandom(64)
 def mutations(data: bytes):
     """A valid file truncated at a random length and/or with random bytes xor-ed."""
     n = len(data)
-    return st.tuples(st.integers(0, n), st.lists(st.tuples(st.integers(0, max(n - 1, 0)), st.integers(1, 255)),
-                                                 max_size=6))
+    return st.tuples(
+        st.integers(0, n), st.lists(st.tuples(st.integers(0, max(n - 1, 0)), st.integers(1, 255)), max_size=6)
+    )
 
 
 def mutate(data: bytes, m) -> bytes:
@@ -65,8 +73,14 @@ SAMPLES = {
     "refpack": refpack.encode(_PAYLOAD * 3),
     "chunkref": chunkref_encode(_PAYLOAD * 30, 2, chunk_size=4096, alignment=32),
     "chunkref-zlib": chunkref_encode(_PAYLOAD * 30, 3, chunk_size=4096),
-    "eb3": write_big([("a.dat", _PAYLOAD), ("d/b.dat", _PAYLOAD[:50], "refpack"),
-                      ("c.dat", _PAYLOAD, "chunkref-zlib"), ("n.big", write_big([("x", b"xyz" * 9)]))]),
+    "eb3": write_big(
+        [
+            ("a.dat", _PAYLOAD),
+            ("d/b.dat", _PAYLOAD[:50], "refpack"),
+            ("c.dat", _PAYLOAD, "chunkref-zlib"),
+            ("n.big", write_big([("x", b"xyz" * 9)])),
+        ]
+    ),
     "eb3-wide": write_big([("a", _PAYLOAD, "chunkref-refpack")], wide_entries=True, alignment_shift=7),
     "bigf": write_legacy_big([("a\\b.dat", _PAYLOAD, "refpack"), ("c", b"cc")]),
     "big4": write_legacy_big([("a", _PAYLOAD)], magic=b"BIG4"),

@@ -1,4 +1,5 @@
 """Clip headers (.hdr), take rows (.sth) and clip names."""
+
 from __future__ import annotations
 
 import struct
@@ -12,11 +13,16 @@ from audio.games.skate.formats.hdr import ClipHeader, parse_hdr, write_hdr
 from audio.games.skate.formats.names import ClipName, format_clip_name, parse_clip_name
 from audio.games.skate.formats.sth import Take, parse_sth, write_sth
 
-SNR = bytes.fromhex("03008ca040002710")   # EA-XMA, mono, 36 kHz, STREAM, 10000 samples
+SNR = bytes.fromhex("03008ca040002710")  # EA-XMA, mono, 36 kHz, STREAM, 10000 samples
 
 
 def test_hdr_fields_are_read_from_their_offsets():
-    raw = struct.pack(">HBB4sB", 0x1234, 0x80, 5, b"\1\2\3\4", 0) + b"\7\7" + bytes(5) + struct.pack(">5H", *range(0, 60, 12))
+    raw = (
+        struct.pack(">HBB4sB", 0x1234, 0x80, 5, b"\1\2\3\4", 0)
+        + b"\7\7"
+        + bytes(5)
+        + struct.pack(">5H", *range(0, 60, 12))
+    )
     h = parse_hdr(raw, "a.hdr")
     assert (h.id, h.flags, h.take_count, h.history_len, h.runtime) == (0x1234, 0x80, 5, 0, b"\1\2\3\4")
     assert h.sth_row_offsets == (0, 12, 24, 36, 48)
@@ -28,7 +34,7 @@ def test_new_header_has_row_offsets_and_an_empty_history_ring():
     raw = write_hdr(h)
     assert raw[:4] == b"\x00\x4d\x00\x03" and raw[8] == 3
     assert parse_hdr(raw).sth_row_offsets == (0, 12, 24)
-    assert raw[16 + 6:16 + 6 + 4] == b"\x00\xFF\xFF\xFF"     # cursor 0, three empty entries
+    assert raw[16 + 6 : 16 + 6 + 4] == b"\x00\xff\xff\xff"  # cursor 0, three empty entries
     assert ClipHeader.new(1, 4, history_len=0).history_len == 0
 
 
@@ -73,17 +79,22 @@ def test_sth_round_trip(rows):
     assert all(isinstance(t, Take) for t in takes)
 
 
-@pytest.mark.parametrize("name,parts", [
-    ("501_59_busm1_Warn_n.dat", (501, 59, "busm1", "Warn_n")),
-    ("1901_53_Shout.dat", (1901, 53, None, "Shout")),
-    ("806_47_adtf2_Int_c14_tour.dat", (806, 47, "adtf2", "Int_c14_tour")),
-    ("some/dir/104_51_grn1_Slam_far.dat", (104, 51, "grn1", "Slam_far")),
-])
+@pytest.mark.parametrize(
+    "name,parts",
+    [
+        ("501_59_busm1_Warn_n.dat", (501, 59, "busm1", "Warn_n")),
+        ("1901_53_Shout.dat", (1901, 53, None, "Shout")),
+        ("806_47_adtf2_Int_c14_tour.dat", (806, 47, "adtf2", "Int_c14_tour")),
+        ("some/dir/104_51_grn1_Slam_far.dat", (104, 51, "grn1", "Slam_far")),
+    ],
+)
 def test_clip_names_parse(name, parts):
     assert parse_clip_name(name) == ClipName(*parts)
 
 
-@pytest.mark.parametrize("name", ["livingworld_Events.evt", "501_warn.dat", "501_59_busm1_Warn_n.hdr", "x_1_y.dat"])
+@pytest.mark.parametrize(
+    "name", ["livingworld_Events.evt", "501_warn.dat", "501_59_busm1_Warn_n.hdr", "x_1_y.dat"]
+)
 def test_other_names_are_not_clips(name):
     assert parse_clip_name(name) is None
 

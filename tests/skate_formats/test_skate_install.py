@@ -1,4 +1,5 @@
 """Finding and indexing speech banks in an install, take access and decoding, the CLI."""
+
 from __future__ import annotations
 
 import argparse
@@ -6,12 +7,12 @@ import argparse
 import numpy as np
 import pytest
 import soundfile as sf
+from skate_fakes import pcm_take, small_bank
 
 from audio.core.errors import FormatError
 from audio.games.skate import cli
 from audio.games.skate.formats.hdr import ClipHeader
-from audio.games.skate.formats.install import MissingEntry, SPEECH_DIR, SkateInstall, write_install
-from skate_fakes import pcm_take, small_bank
+from audio.games.skate.formats.install import SPEECH_DIR, MissingEntry, SkateInstall, write_install
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +43,13 @@ def test_index_lists_every_clip_with_its_parts_header_and_takes(install):
         bank = inst.bank()
         assert [c.name for c in bank.clips] == sorted(name for name, _, _ in clips)
         warn = bank.clip("501_59_busm1_Warn_n.dat")
-        assert (warn.event, warn.voice_id, warn.voice_name, warn.line, warn.hdr_id) == (501, 59, "busm1", "Warn_n", 10)
+        assert (warn.event, warn.voice_id, warn.voice_name, warn.line, warn.hdr_id) == (
+            501,
+            59,
+            "busm1",
+            "Warn_n",
+            10,
+        )
         assert len(warn.takes) == 3 and warn.header.take_count == 3
         assert sum(t.size for t in warn.takes) == warn.dat_size
         assert bank.take_count == sum(len(t) for _, _, t in clips)
@@ -112,22 +119,24 @@ def test_compressed_installs_index_the_same(tmp_path, compression):
 def test_write_install_rejects_bad_clip_names(tmp_path):
     snr, sns, _ = pcm_take(0)
     with pytest.raises(ValueError, match="clip name"):
-        write_install(tmp_path, "livingworld", [("noname", ClipHeader.new(1, 1), [(snr, sns)])], small_bank()[1])
+        write_install(
+            tmp_path, "livingworld", [("noname", ClipHeader.new(1, 1), [(snr, sns)])], small_bank()[1]
+        )
 
 
 def test_a_corrupt_nested_archive_is_a_format_error(tmp_path):
     clips, evt, _ = small_bank()
     path = write_install(tmp_path, "livingworld", clips, evt)
     data = bytearray(path.read_bytes())
-    at = data.find(b"EB\x00\x03", 4)                       # the first nested archive's header
-    data[at + 2:at + 4] = b"\x00\x09"
+    at = data.find(b"EB\x00\x03", 4)  # the first nested archive's header
+    data[at + 2 : at + 4] = b"\x00\x09"
     path.write_bytes(bytes(data))
-    with SkateInstall.open(tmp_path) as inst:
-        with pytest.raises(FormatError, match="version 3"):
-            inst.bank().clips
+    with SkateInstall.open(tmp_path) as inst, pytest.raises(FormatError, match="version 3"):
+        inst.bank().clips
 
 
 # -- CLI -----------------------------------------------------------------------------------------
+
 
 def run_cli(*argv: str) -> int:
     parser = argparse.ArgumentParser(prog="barkbus")

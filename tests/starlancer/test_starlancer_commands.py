@@ -1,4 +1,5 @@
 """The 95-command catalogue: every argument count, and the disassembler popping exactly that many."""
+
 from __future__ import annotations
 
 import pytest
@@ -46,18 +47,24 @@ def test_argument_count(idx, name, argc):
 @pytest.mark.parametrize("idx, name, argc", ROWS)
 def test_disassembler_pops_exactly_argc(idx, name, argc):
     code = bytes([0x32, 0xEE]) + b"".join(bytes([0x32, k]) for k in range(argc)) + bytes([0x21, idx])
-    code += bytes([0x21, 0x05, 0x32, 0x01, 0x43])   # Wait(the sentinel); push_byte 1; return
+    code += bytes([0x21, 0x05, 0x32, 0x01, 0x43])  # Wait(the sentinel); push_byte 1; return
     d = disassemble(write_routine(code))
     assert not d.errors
     call = d.calls[0]
     assert call.name == name and [str(a) for a in call.args] == [f"byte({k})" for k in range(argc)]
-    assert [str(a) for a in d.calls[1].args] == ["byte(238)"]     # the sentinel was left below them
+    assert [str(a) for a in d.calls[1].args] == ["byte(238)"]  # the sentinel was left below them
 
 
 def test_flag_word_on_seven_commands():
-    assert {c.name for c in COMMANDS if c.flagged} == {"Wait", "WaitForSpeech", "WaitForMovie",
-                                                       "ResetAfterBurners", "PlayFostersLastStand",
-                                                       "WaitForKey", "TerminateMission"}
+    assert {c.name for c in COMMANDS if c.flagged} == {
+        "Wait",
+        "WaitForSpeech",
+        "WaitForMovie",
+        "ResetAfterBurners",
+        "PlayFostersLastStand",
+        "WaitForKey",
+        "TerminateMission",
+    }
 
 
 def test_index_past_the_catalogue_is_an_error():

@@ -1,4 +1,5 @@
 """The comms extraction recipe and the ``barkbus starlancer`` commands."""
+
 from __future__ import annotations
 
 import argparse
@@ -25,20 +26,35 @@ def test_comms_events_of_the_small_mission():
     hog = read_hog(write_hog([("MS1_BAN_001", b"x"), ("ms1_ins_001", b"y")]))
     res = mission_comms(dte, "mission99", hog)
     by = [(e.routine, e.command) for e in res.events]
-    assert by[:4] == [("part Start", "DisableGenericComms"), ("part Start", "CommsFromPilotOnce"),
-                      ("part Start", "WaitForMovie"), ("part Start", "DisableGenericComms")]
+    assert by[:4] == [
+        ("part Start", "DisableGenericComms"),
+        ("part Start", "CommsFromPilotOnce"),
+        ("part Start", "WaitForMovie"),
+        ("part Start", "DisableGenericComms"),
+    ]
     pilot = res.events[1]
     assert (pilot.speaker, pilot.member, pilot.member_found, pilot.film_flags, pilot.mode) == (
-        "pilot 20", "ms1_ins_001", True, 6, "now")
+        "pilot 20",
+        "ms1_ins_001",
+        True,
+        6,
+        "now",
+    )
     t0 = [e for e in res.events if e.routine == "trigger 0"]
     assert (t0[0].condition, t0[0].subject, t0[0].speaker, t0[0].film_flags) == (
-        "Destroyed", "(A1)Naginata", "ship(0)=(A1)Naginata", 5)
+        "Destroyed",
+        "(A1)Naginata",
+        "ship(0)=(A1)Naginata",
+        5,
+    )
     once = next(e for e in t0 if e.command == "CommsFromShipOnce")
     assert once.guard == ["equal(global(0)=(GV)convoykilled, byte(1))"] and once.member_found is False
     t1 = [e for e in res.events if e.routine == "trigger 1"]
     assert t1[1].speaker.startswith("the triggering event's ship") and t1[1].subject == "Bandit"
-    assert [(e.routine, e.kind, e.part) for e in res.edges] == [("part Start", "spawn", "Later"),
-                                                                 ("trigger 0", "call", "Later")]
+    assert [(e.routine, e.kind, e.part) for e in res.edges] == [
+        ("part Start", "spawn", "Later"),
+        ("trigger 0", "call", "Later"),
+    ]
 
 
 def test_cli_disasm_raw_json(tmp_path, capsys):
@@ -64,7 +80,9 @@ def test_cli_comms_json(tmp_path, capsys):
     m.write_bytes(write_dte(small_mission()))
     assert run("comms", m, "--json") == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["mission"] == "mission99.dte" and any(e["command"] == "CommsFromShipOnce" for e in doc["events"])
+    assert doc["mission"] == "mission99.dte" and any(
+        e["command"] == "CommsFromShipOnce" for e in doc["events"]
+    )
 
 
 def test_cli_hog_lists_members(tmp_path, capsys):
@@ -77,6 +95,7 @@ def test_cli_hog_lists_members(tmp_path, capsys):
 def test_cli_encode_then_decode_a_wav(tmp_path, capsys):
     import numpy as np
     import soundfile as sf
+
     t = np.arange(4410) / 22050
     x = (0.3 * np.sin(2 * np.pi * 220 * t) * np.hanning(len(t))).astype(np.float32)
     src, ut, out = tmp_path / "in.wav", tmp_path / "x.ut", tmp_path / "out.wav"
@@ -90,6 +109,7 @@ def test_cli_encode_then_decode_a_wav(tmp_path, capsys):
 
 def test_cli_comms_on_the_demo_install(capsys):
     from audio.games.starlancer.scenario import demo_root
+
     res = demo_root() / "resource.hog"
     if not res.exists():
         return

@@ -1,4 +1,5 @@
 """.DTE missions: directory, sections, triggers and subjects, parts, routine tiling, writer."""
+
 from __future__ import annotations
 
 import itertools
@@ -61,7 +62,10 @@ def test_spec_routine_is_64_bytes_with_its_constant():
 def test_writer_reproduces_the_spec_block_and_mission1_block():
     code = SPEC_BLOCK[2:55]
     assert write_routine(code, [2], pad=b"\x32") == SPEC_BLOCK
-    assert write_routine(MISSION1_BLOCK[2:26], [1], pad=b"\x32\x01", filler=b"\x08\x00\x22\x0d") == MISSION1_BLOCK
+    assert (
+        write_routine(MISSION1_BLOCK[2:26], [1], pad=b"\x32\x01", filler=b"\x08\x00\x22\x0d")
+        == MISSION1_BLOCK
+    )
 
 
 def test_constant_table_rounds_to_8_bytes():
@@ -98,13 +102,13 @@ def test_write_read_write_is_stable_and_refpack_missions_load():
     b = write_dte(small_mission())
     assert write_dte(read_dte(b)) == b
     packed = refpack.encode(b)
-    assert packed[:2] == b"\x10\xFB"
+    assert packed[:2] == b"\x10\xfb"
     assert write_dte(load_mission(packed)) == b
 
 
 def test_section_past_the_end_is_a_format_error():
     b = bytearray(_hand_dte())
-    struct.pack_into("<H", b, 3 * 8, 500)           # 500 ships
+    struct.pack_into("<H", b, 3 * 8, 500)  # 500 ships
     with pytest.raises(FormatError, match="section 3"):
         read_dte(bytes(b))
 
@@ -117,8 +121,10 @@ def test_bad_block_length_is_a_format_error():
 
 
 @settings(max_examples=120, deadline=None)
-@given(st.binary(max_size=300), st.lists(st.tuples(st.integers(0, 26), st.integers(0, 40),
-                                                   st.integers(0, 1500)), max_size=8))
+@given(
+    st.binary(max_size=300),
+    st.lists(st.tuples(st.integers(0, 26), st.integers(0, 40), st.integers(0, 1500)), max_size=8),
+)
 def test_fuzz_dte_only_barkbus_errors(tail, slots):
     data = bytearray(struct.pack("<HBBI", 0, 0, 15, 0xFFFF) * 128) + tail
     for i, count, off in slots:

@@ -1,4 +1,5 @@
 """BIGF .hog archives: layout, the filler record, the member-name rule, RefPack'd members."""
+
 from __future__ import annotations
 
 import struct
@@ -20,7 +21,13 @@ def _hand_hog(entries: list[tuple[str, bytes]], filler: bytes = b"", extra_count
     for n, b in entries:
         d += struct.pack(">II", data_off + len(body), len(b)) + n.encode() + b"\0"
         body += b
-    return b"BIGF" + struct.pack(">III", data_off + len(body), len(entries) + extra_count, data_off) + d + filler + body
+    return (
+        b"BIGF"
+        + struct.pack(">III", data_off + len(body), len(entries) + extra_count, data_off)
+        + d
+        + filler
+        + body
+    )
 
 
 def test_header_and_directory_are_big_endian():
@@ -30,7 +37,7 @@ def test_header_and_directory_are_big_endian():
 
 
 def test_filler_record_of_cd_bytes_is_not_an_entry():
-    data = _hand_hog([("MS1_BAN_001", b"abc")], filler=b"\xCD" * 12, extra_count=1)
+    data = _hand_hog([("MS1_BAN_001", b"abc")], filler=b"\xcd" * 12, extra_count=1)
     h = read_hog(data)
     assert h.declared == 2 and len(h.entries) == 1 and h.filler == 1
     with pytest.raises(FormatError):
@@ -39,12 +46,21 @@ def test_filler_record_of_cd_bytes_is_not_an_entry():
 
 def test_writer_filler_matches_the_hand_layout():
     assert write_hog([("MS1_BAN_001", b"abc")], filler=True) == _hand_hog(
-        [("MS1_BAN_001", b"abc")], filler=b"\xCD" * 12, extra_count=1)
+        [("MS1_BAN_001", b"abc")], filler=b"\xcd" * 12, extra_count=1
+    )
 
 
-@pytest.mark.parametrize("asked, member", [
-    ("ms_speech\\ms1_ban_001.ut", "ms1_ban_001"), ("x.ut.wav", "x"), ("name.UT", "name.UT"),
-    ("a.b.ut", "a.b.ut"), ("pilots\\face.fm8", "face.fm8"), ("dir/x.ut", "dir/x")])
+@pytest.mark.parametrize(
+    "asked, member",
+    [
+        ("ms_speech\\ms1_ban_001.ut", "ms1_ban_001"),
+        ("x.ut.wav", "x"),
+        ("name.UT", "name.UT"),
+        ("a.b.ut", "a.b.ut"),
+        ("pilots\\face.fm8", "face.fm8"),
+        ("dir/x.ut", "dir/x"),
+    ],
+)
 def test_member_name_rule(asked, member):
     assert member_name(asked) == member
 
@@ -61,8 +77,8 @@ def test_duplicate_names_take_the_first_and_are_reported():
 
 def test_only_10fb_members_are_expanded():
     packed = refpack.encode(b"mission data " * 50)
-    assert packed[:2] == b"\x10\xFB"
-    other = b"\x11\xFB" + packed[2:]             # valid RefPack flags, but not exactly 10 FB
+    assert packed[:2] == b"\x10\xfb"
+    other = b"\x11\xfb" + packed[2:]  # valid RefPack flags, but not exactly 10 FB
     h = read_hog(write_hog([("m.dte", packed), ("o.dte", other)]))
     assert h.read("m.dte", game_name=False) == b"mission data " * 50
     assert h.read("o.dte", game_name=False) == other
@@ -76,7 +92,7 @@ def test_missing_member_is_one_format_error():
 
 def test_member_outside_the_file_stops_the_walk():
     data = bytearray(_hand_hog([("A", b"1"), ("B", b"2")]))
-    struct.pack_into(">I", data, 16 + 10 + 4, 10_000)    # entry B's size
+    struct.pack_into(">I", data, 16 + 10 + 4, 10_000)  # entry B's size
     h = read_hog(bytes(data))
     assert [e.name for e in h.entries] == ["A"] and h.filler == 1
 
@@ -99,8 +115,13 @@ def test_fuzz_hog_only_barkbus_errors(blob):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.text("abcXYZ_.\\ 01", min_size=1, max_size=12), st.binary(max_size=40)),
-                max_size=6), st.booleans(), st.booleans())
+@given(
+    st.lists(
+        st.tuples(st.text("abcXYZ_.\\ 01", min_size=1, max_size=12), st.binary(max_size=40)), max_size=6
+    ),
+    st.booleans(),
+    st.booleans(),
+)
 def test_writer_round_trips(members, filler, compress):
     h = read_hog(write_hog(members, filler=filler, compress=compress))
     assert [e.name for e in h.entries] == [n for n, _ in members]

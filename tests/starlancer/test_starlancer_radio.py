@@ -1,4 +1,5 @@
 """The radio: modes, the 5-line queue, expiry, pre-roll, film flags, gates, volume."""
+
 from __future__ import annotations
 
 import pytest
@@ -65,7 +66,7 @@ def test_line_starts_at_once_when_a_film_is_already_playing():
 def test_line_end_closes_the_window_and_stops_the_film():
     r, log = make(seconds={"a.ut": 1.0})
     r.say(ship("a.ut"), "now")
-    run(r, 0, 92 + 100)                      # 1 s = 100 ticks of speech
+    run(r, 0, 92 + 100)  # 1 s = 100 ticks of speech
     assert r.speech_playing() and r.film_playing()
     run(r, 192, 193)
     assert not r.speech_playing() and not r.film_playing()
@@ -93,15 +94,15 @@ def test_queued_lines_play_in_order_after_the_window_shuts():
 
 def test_if_idle_appends_only_when_nothing_plays_or_waits():
     r, log = make()
-    assert r.say(ship("a.ut"), "if_idle") == "Queued"       # idle: appended
-    assert r.say(ship("b.ut"), "if_idle") == "Dropped"      # the queue is not empty: busy
+    assert r.say(ship("a.ut"), "if_idle") == "Queued"  # idle: appended
+    assert r.say(ship("b.ut"), "if_idle") == "Dropped"  # the queue is not empty: busy
     assert log.outcomes("Dropped")[0]["reason"].startswith("not idle")
 
 
 def test_expired_line_is_dropped_when_taken():
     r, log = make(seconds={"long.ut": 3.0})
     r.say(ship("long.ut"), "now")
-    r.say(ship("late.ut", expiry=200), "queued")             # expires at tick 200; long.ut ends at 392
+    r.say(ship("late.ut", expiry=200), "queued")  # expires at tick 200; long.ut ends at 392
     r.say(ship("next.ut"), "queued")
     run(r, 0, 900)
     assert [d["file"] for d in log.outcomes("Expired")] == ["late.ut"]
@@ -133,11 +134,11 @@ def test_remark_gates_mute_remarks_but_never_script_comms():
     r, log = make()
     r.set_gate("generic", True)
     assert r.remark(ship("g.ut"), "generic") == "Gated"
-    assert r.remark(ship("j.ut"), "jump") == "Queued"        # jump reminders pass DisableGenericComms
+    assert r.remark(ship("j.ut"), "jump") == "Queued"  # jump reminders pass DisableGenericComms
     assert r.remark(ship("t.ut"), "taunt") == "Queued"
     r.set_gate("taunts", True)
     assert r.remark(ship("t2.ut"), "taunt") == "Gated"
-    assert r.say(ship("script.ut"), "now") == "Said"         # a script line ignores both gates
+    assert r.say(ship("script.ut"), "now") == "Said"  # a script line ignores both gates
     assert "DisableGenericComms" in log.outcomes("Gated")[0]["reason"]
 
 
@@ -149,7 +150,9 @@ def test_reset_clears_queue_and_gates():
     assert not r.queue and not r.generic_disabled and not r.busy()
 
 
-@pytest.mark.parametrize("speech, master, volume", [(127, 127, 127), (100, 64, 50), (64, 64, 32), (0, 127, 0)])
+@pytest.mark.parametrize(
+    "speech, master, volume", [(127, 127, 127), (100, 64, 50), (64, 64, 32), (0, 127, 0)]
+)
 def test_volume_is_speech_times_master_over_127(speech, master, volume):
     assert RadioSettings(speech_volume=speech, master_volume=master).volume() == volume
 

@@ -1,4 +1,5 @@
 """The engine system and the scenario hooks, on the demo install (built by tools/build_starlancer_demo.py)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -44,7 +45,7 @@ def test_trigger_by_name_and_port_queries_differ_in_the_preroll():
     eng, s = engine_with({"start": False})
     eng.bus.post(Trigger(t=0.5, condition="Destroyed", subject="Bandit"))
     eng.run_until(int(48_000 * 0.6))
-    assert s.film_playing() and not s.speech_playing()          # the pre-roll holds the film
+    assert s.film_playing() and not s.speech_playing()  # the pre-roll holds the film
     eng.run_until(int(48_000 * 1.5))
     assert s.speech_playing()
     assert any(o == "TriggerFired" and d["subject"] == "Bandit" for o, d in outcomes(eng, "starlancer.vm"))
@@ -81,7 +82,9 @@ def test_scenario_rejects_bad_entries():
 @needs_demo
 def test_scenario_global_override_must_name_a_mission_global():
     with pytest.raises(ScenarioError, match="no such global"):
-        system_from_scenario({"install": "demo", "globals": {"(GV)nothing": 1}}, {"path": DEMO / "mission.toml"})
+        system_from_scenario(
+            {"install": "demo", "globals": {"(GV)nothing": 1}}, {"path": DEMO / "mission.toml"}
+        )
 
 
 def test_port_actions_build_events():
@@ -96,11 +99,13 @@ def test_port_actions_build_events():
 @pytest.mark.slow
 def test_demo_renders_with_a_drop_an_expiry_and_a_gate():
     import tomllib
+
     path = DEMO / "mission.toml"
     doc = tomllib.loads(path.read_text())
     doc["scenario"]["duration"] = 16.0
     doc["event"] = [e for e in doc["event"] if e["t"] < 16.0]
     from audio.offline.scenario import build_engine
+
     scn = scenario_from_doc(doc, Path(path))
     eng = build_engine(scn)
     eng.run_until(48_000 * 16)

@@ -1,4 +1,5 @@
 """The script VM: clocks, waits, WaitForMovie vs WaitForSpeech, random_branch, timers, triggers, caps."""
+
 from __future__ import annotations
 
 import time
@@ -26,12 +27,23 @@ class Harness:
         for b in blocks:
             offs.append(at)
             at += len(b)
-        ps = [Part(name=pool.add(f"P{i}"), start=offs[i] // 2, flags=int(i == 0), extent=len(blocks[i]) // 2)
-              for i in range(len(parts))]
-        trig = [Trigger(condition=1, repeat=repeat, link=offs[-1] // 2, count_a=2)] if trigger is not None else []
-        self.dte = Dte(pool=bytes(pool.data), script=b"".join(blocks), parts=ps, triggers=trig,
-                       ships=[Ship(object_id=0, name=pool.add("Naginata"), pilot=3)],
-                       objects=[ObjectEntry(kind=0, trigger_count=len(trig), first_trigger=0)])
+        ps = [
+            Part(name=pool.add(f"P{i}"), start=offs[i] // 2, flags=int(i == 0), extent=len(blocks[i]) // 2)
+            for i in range(len(parts))
+        ]
+        trig = (
+            [Trigger(condition=1, repeat=repeat, link=offs[-1] // 2, count_a=2)]
+            if trigger is not None
+            else []
+        )
+        self.dte = Dte(
+            pool=bytes(pool.data),
+            script=b"".join(blocks),
+            parts=ps,
+            triggers=trig,
+            ships=[Ship(object_id=0, name=pool.add("Naginata"), pilot=3)],
+            objects=[ObjectEntry(kind=0, trigger_count=len(trig), first_trigger=0)],
+        )
         self.log = []
         self.tick_now = 0
         self.radio = Radio(NullPresenter(default=seconds), self.decide)
@@ -68,14 +80,14 @@ def test_wait_for_speech_right_after_comms_returns_during_the_preroll():
     a = marker(Asm().call("CommsFromShip", ("ship", 0), ("byte", 0), "a.ut").call("WaitForSpeech")).ret()
     h = Harness([(a, [])], seconds=1.0).run(400)
     gate, started = h.when("Gate"), h.when("Started")
-    assert gate[0] < 92 == started[0]             # it returned while the pre-roll held the film
+    assert gate[0] < 92 == started[0]  # it returned while the pre-roll held the film
 
 
 def test_wait_for_movie_waits_through_preroll_and_line():
     a = marker(Asm().call("CommsFromShip", ("ship", 0), ("byte", 0), "a.ut").call("WaitForMovie")).ret()
     h = Harness([(a, [])], seconds=1.0).run(400)
     end = h.when("Ended")[0]
-    assert end == 92 + 100 and h.when("Gate") == [-(-end // 4) * 4]     # the first frame from the end on
+    assert end == 92 + 100 and h.when("Gate") == [-(-end // 4) * 4]  # the first frame from the end on
 
 
 def test_wait_sleeps_on_the_script_clock():
@@ -90,10 +102,19 @@ def test_wait_wake_comparison_is_a_setting():
 
 def test_random_branch_rolls_msvc_rand_mod_100():
     # srand(1): the first rand() is 41, so roll 41: arm 0 (threshold 30) fails, arm 1 (70) wins
-    a = (Asm().random_branch("d", [("a0", 30), ("a1", 70)], reserve=10, stale=b"\x21\x18")
-         .label("a0").call("PlaySpeech", "zero.ut").ret()
-         .label("a1").call("PlaySpeech", "one.ut").ret()
-         .label("d").call("PlaySpeech", "default.ut").ret())
+    a = (
+        Asm()
+        .random_branch("d", [("a0", 30), ("a1", 70)], reserve=10, stale=b"\x21\x18")
+        .label("a0")
+        .call("PlaySpeech", "zero.ut")
+        .ret()
+        .label("a1")
+        .call("PlaySpeech", "one.ut")
+        .ret()
+        .label("d")
+        .call("PlaySpeech", "default.ut")
+        .ret()
+    )
     h = Harness([(a, [])], seed=1).run(10)
     assert [d["file"] for _t, o, d in h.log if o == "Started"] == ["one.ut"]
     assert h.when("RandomBranch", roll=41)
@@ -127,11 +148,22 @@ def test_call_part_is_synchronous_and_returns_its_value():
 
 
 def test_globals_drive_branches_and_assign_through_select():
-    a = (Asm().op("select_global", 0).push(("byte", 5)).op("assign")
-         .push(("global", 0)).push(("byte", 5)).op("equal").branch_if_zero("no")
-         .call("PlaySpeech", "yes.ut").label("no").ret())
+    a = (
+        Asm()
+        .op("select_global", 0)
+        .push(("byte", 5))
+        .op("assign")
+        .push(("global", 0))
+        .push(("byte", 5))
+        .op("equal")
+        .branch_if_zero("no")
+        .call("PlaySpeech", "yes.ut")
+        .label("no")
+        .ret()
+    )
     h = Harness([(a, [])])
     from audio.games.starlancer.formats.dte import Global
+
     h.dte.globals = [Global(value=0)]
     h.vm = Vm(h.dte, h.radio, h.decide, MsvcRand(1))
     h.run(10)
@@ -139,18 +171,35 @@ def test_globals_drive_branches_and_assign_through_select():
 
 
 def test_global_override_changes_the_branch():
-    a = (Asm().push(("global", 0)).push(("byte", 1)).op("equal").branch_if_zero("no")
-         .call("PlaySpeech", "yes.ut").jump("end").label("no").call("PlaySpeech", "no.ut").label("end").ret())
+    a = (
+        Asm()
+        .push(("global", 0))
+        .push(("byte", 1))
+        .op("equal")
+        .branch_if_zero("no")
+        .call("PlaySpeech", "yes.ut")
+        .jump("end")
+        .label("no")
+        .call("PlaySpeech", "no.ut")
+        .label("end")
+        .ret()
+    )
     h = Harness([(a, [])])
     from audio.games.starlancer.formats.dte import Global
+
     h.dte.globals = [Global(value=0)]
     h.vm = Vm(h.dte, h.radio, h.decide, MsvcRand(1), globals_={0: 1})
     assert h.run(10).when("Started", file="yes.ut")
 
 
 def test_trigger_runs_at_once_and_interrupt_parks_until_it_fires_again():
-    trig = (Asm().call("PlaySpeech", "first.ut").call("InterruptTriggerCode")
-            .call("PlaySpeech", "second.ut").ret())
+    trig = (
+        Asm()
+        .call("PlaySpeech", "first.ut")
+        .call("InterruptTriggerCode")
+        .call("PlaySpeech", "second.ut")
+        .ret()
+    )
     h = Harness([(Asm().ret(), [])], trig).run(10)
     h.vm.fire(1, 0)
     assert h.when("Started", file="first.ut") == [10] and h.vm.running()[0].parked
@@ -204,12 +253,16 @@ def test_recursion_ends_in_a_stack_overflow_not_a_hang():
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.binary(min_size=1, max_size=80), st.integers(0, 2 ** 32 - 1))
+@given(st.binary(min_size=1, max_size=80), st.integers(0, 2**32 - 1))
 def test_fuzz_hostile_scripts_cannot_hang_the_vm(code, seed):
     blk = write_routine(code, [1, 2, 3])
-    dte = Dte(script=blk + write_routine(code[::-1]), parts=[Part(start=0, flags=1, extent=len(blk) // 2),
-                                                             Part(start=len(blk) // 2, argc=code[0] % 3)],
-              ships=[Ship()], objects=[ObjectEntry(trigger_count=1)], triggers=[Trigger(link=0, condition=1)])
+    dte = Dte(
+        script=blk + write_routine(code[::-1]),
+        parts=[Part(start=0, flags=1, extent=len(blk) // 2), Part(start=len(blk) // 2, argc=code[0] % 3)],
+        ships=[Ship()],
+        objects=[ObjectEntry(trigger_count=1)],
+        triggers=[Trigger(link=0, condition=1)],
+    )
     radio = Radio(NullPresenter(default=0.2), lambda *a, **k: None)
     vm = Vm(dte, radio, lambda *a, **k: None, MsvcRand(seed), VmSettings(instruction_cap=500))
     t0 = time.perf_counter()

@@ -7,6 +7,7 @@ without using the module under test:
   its reader and prefix matching for the variable code;
 - ``VAR_CODES``: the variable-code symbol tables as printed in the spec.
 """
+
 from __future__ import annotations
 
 import math
@@ -18,7 +19,8 @@ LEVEL_HEX = (
     "411004bf e5b6edbe 274dd3be 8ae3b8be ee799ebe 521084be 274d53be ee791ebe 6a4dd3bd e44c53bd 00000000 "
     "e44c533d 6a4dd33d ee791e3e 274d533e 5210843e ee799e3e 8ae3b83e 274dd33e e5b6ed3e 4110043f 0f45113f "
     "ee791e3f bcae2b3f 2cd8323f 9b72393f fa0c403f 69a7463f d9414d3f 38dc533f a7765a3f 1711613f 75ab673f "
-    "e5456e3f 7c9e733f 0f45753f b3eb763f 4792783f eb387a3f 7fdf7b3f 12867d3f b62c7f3f")
+    "e5456e3f 7c9e733f 0f45753f b3eb763f 4792783f eb387a3f 7fdf7b3f 12867d3f b62c7f3f"
+)
 
 
 def f32(x: float) -> float:
@@ -40,12 +42,40 @@ ONE_FIFTEENTH = from_bits("3D888889")
 
 # (code in read order, symbol, next context); symbol an int, "esc" or "run".
 VAR_CODES = (
-    [("00", 0, 0), ("01", -1, 0), ("10", 1, 0), ("1100", -2, 1), ("1101", 2, 1), ("11100", -3, 1),
-     ("11101", 3, 1), ("111100", -4, 1), ("111101", 4, 1), ("1111100", -5, 1), ("1111101", 5, 1),
-     ("11111100", -6, 1), ("11111101", 6, 1), ("11111110", "esc", 1), ("11111111", "run", 0)],
-    [("00", 0, 0), ("010", -1, 0), ("011", 1, 0), ("100", -2, 1), ("101", 2, 1), ("1100", -3, 1),
-     ("1101", 3, 1), ("11100", -4, 1), ("11101", 4, 1), ("111100", -5, 1), ("111101", 5, 1),
-     ("1111100", -6, 1), ("1111101", 6, 1), ("1111110", "esc", 1), ("1111111", "run", 0)],
+    [
+        ("00", 0, 0),
+        ("01", -1, 0),
+        ("10", 1, 0),
+        ("1100", -2, 1),
+        ("1101", 2, 1),
+        ("11100", -3, 1),
+        ("11101", 3, 1),
+        ("111100", -4, 1),
+        ("111101", 4, 1),
+        ("1111100", -5, 1),
+        ("1111101", 5, 1),
+        ("11111100", -6, 1),
+        ("11111101", 6, 1),
+        ("11111110", "esc", 1),
+        ("11111111", "run", 0),
+    ],
+    [
+        ("00", 0, 0),
+        ("010", -1, 0),
+        ("011", 1, 0),
+        ("100", -2, 1),
+        ("101", 2, 1),
+        ("1100", -3, 1),
+        ("1101", 3, 1),
+        ("11100", -4, 1),
+        ("11101", 4, 1),
+        ("111100", -5, 1),
+        ("111101", 5, 1),
+        ("1111100", -6, 1),
+        ("1111101", 6, 1),
+        ("1111110", "esc", 1),
+        ("1111111", "run", 0),
+    ],
 )
 
 
@@ -149,8 +179,10 @@ def _subframe_excitation(rd, hdr, coded, s, hist, pre):
         for k, v in enumerate(_pulses(rd, coded, 2)):
             x[offset + 2 * k] = v
         if not alone:
+
             def at(i):
                 return x[i] if 0 <= i < 108 else 0.0
+
             for j in range(1 - offset, 108, 2):
                 a = f32(f32(at(j - 5) + at(j + 5)) * W5)
                 b = f32(f32(at(j - 3) + at(j + 3)) * W3)
@@ -176,7 +208,7 @@ def reference_decode(stream: bytes, frames: int) -> list[float]:
     for _ in range(frames):
         idx = [rd.get(6) for _ in range(4)] + [16 + rd.get(5) for _ in range(8)]
         coded = idx[0] < 32 - n
-        pre = G + R + M                      # what lies before the history in the game's state
+        pre = G + R + M  # what lies before the history in the game's state
         h = hist[:]
         for s in range(4):
             _subframe_excitation(rd, (stepped, G), coded, s, h, pre)

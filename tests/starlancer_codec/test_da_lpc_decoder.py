@@ -1,5 +1,6 @@
 """Digital Anvil LPC decoder: the spec's worked frame, tables, bit reader, and bit-exact agreement with
 an independent plain-Python float32 reference (slcodec_ref)."""
+
 from __future__ import annotations
 
 import random
@@ -12,13 +13,14 @@ from audio.codecs import da_lpc
 
 WORKED = bytes.fromhex(
     "f1 38 16 04 41 08 21 84 10 42 00 00 1c 00 00 00 00 00 00 00 00 20 00 00 00 00 00 00 00 00 80 00 00 00 00"
-    " 00 00 00 00 00 02 00 00 00 00 00 00")
+    " 00 00 00 00 00 02 00 00 00 00 00 00"
+)
 
 
 def _worked_fields(alone0: int = 1) -> bytes:
     """The spec's worked frame, built field by field (8.10)."""
     w = BitWriter()
-    w.put(1, 1), w.put(8, 4), w.put(7, 4), w.put(28, 6)           # stepped, n, g, r
+    w.put(1, 1), w.put(8, 4), w.put(7, 4), w.put(28, 6)  # stepped, n, g, r
     for i in (44, 32, 32, 32):
         w.put(i, 6)
     for _ in range(8):
@@ -26,7 +28,7 @@ def _worked_fields(alone0: int = 1) -> bytes:
     for s in range(4):
         w.put(0, 8), w.put(0, 4), w.put(0, 6), w.put(0, 1), w.put(alone0 if s == 0 else 1, 1)
         if s == 0:
-            w.code("11")                                            # +2 at position 0
+            w.code("11")  # +2 at position 0
             w.put(0, 53)
         else:
             w.put(0, 54)
@@ -65,7 +67,9 @@ def test_level_table_is_mirrored_and_has_the_spec_values():
     lv = da_lpc.LEVELS
     assert lv.shape == (64,) and lv[0] == 0 and lv[32] == 0
     assert all(lv[64 - i] == -lv[i] for i in range(1, 32))
-    assert np.allclose(lv[[1, 16, 17, 44, 47]], [-0.996776, -0.750198, -0.724405, 0.619048, 0.724405], atol=1e-6)
+    assert np.allclose(
+        lv[[1, 16, 17, 44, 47]], [-0.996776, -0.750198, -0.724405, 0.619048, 0.724405], atol=1e-6
+    )
     assert list(lv) == L
 
 
@@ -113,7 +117,7 @@ def test_long_lags_read_the_gains_coefficients_and_memory():
     """Subframe 0 with lag 255 reads q = 216 - 255 + i < 0, i.e. the state before the history."""
     w = BitWriter()
     w.put(1, 1), w.put(8, 4), w.put(7, 4), w.put(28, 6)
-    for _ in range(2):                                   # two frames
+    for _ in range(2):  # two frames
         for i in (44, 32, 32, 32):
             w.put(i, 6)
         for _ in range(8):
@@ -142,8 +146,9 @@ def test_output_length_is_exactly_the_sample_count():
 
 
 def test_to_int16_rounds_ties_to_even_holds_and_maps_nan():
-    y = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 32767.4, 32767.6, -40000, 70000, np.nan, np.inf, -np.inf],
-                 np.float32)
+    y = np.array(
+        [0.5, 1.5, 2.5, -0.5, -1.5, 32767.4, 32767.6, -40000, 70000, np.nan, np.inf, -np.inf], np.float32
+    )
     assert list(da_lpc.to_int16(y)) == [0, 2, 2, 0, -2, 32767, 32767, -32768, 32767, -32768, 32767, -32768]
 
 
@@ -168,17 +173,17 @@ def test_variable_code_symbols_runs_and_escapes_give_the_pulses_written():
     w = BitWriter()
     w.put(1, 1), w.put(8, 4), w.put(7, 4), w.put(28, 6)
     _flat_frame(w, 0)
-    w.put(0, 8), w.put(0, 4), w.put(0, 6), w.put(1, 1), w.put(1, 1)     # offset 1, alone
-    w.code("10")                     # ctx0: +1 -> ctx0
-    w.code("1100")                   # ctx0: -2 -> ctx1
-    w.code("010")                    # ctx1: -1 -> ctx0
-    w.code("11111101")               # ctx0: +6 -> ctx1
-    w.code("00")                     # ctx1: 0 -> ctx0
-    w.code("11111110"), w.code("1101")     # ctx0: escape, magnitude 9, positive -> ctx1
-    w.code("1111110"), w.code("00")        # ctx1: escape, magnitude 7, negative -> ctx1
-    w.code("1111111"), w.put(3, 6)   # ctx1: run of 10 -> ctx0
+    w.put(0, 8), w.put(0, 4), w.put(0, 6), w.put(1, 1), w.put(1, 1)  # offset 1, alone
+    w.code("10")  # ctx0: +1 -> ctx0
+    w.code("1100")  # ctx0: -2 -> ctx1
+    w.code("010")  # ctx1: -1 -> ctx0
+    w.code("11111101")  # ctx0: +6 -> ctx1
+    w.code("00")  # ctx1: 0 -> ctx0
+    w.code("11111110"), w.code("1101")  # ctx0: escape, magnitude 9, positive -> ctx1
+    w.code("1111110"), w.code("00")  # ctx1: escape, magnitude 7, negative -> ctx1
+    w.code("1111111"), w.put(3, 6)  # ctx1: run of 10 -> ctx0
     w.code("11111111"), w.put(63, 6)  # ctx0: run of 70, cut to the 37 positions left
-    for _ in range(3):               # subframes 1..3: one cut run each
+    for _ in range(3):  # subframes 1..3: one cut run each
         w.put(0, 8), w.put(0, 4), w.put(0, 6), w.put(0, 1), w.put(1, 1)
         w.code("11111111"), w.put(63, 6)
     stream = bytes(w)
@@ -193,9 +198,9 @@ def test_variable_code_symbols_runs_and_escapes_give_the_pulses_written():
 def test_plain_code_gives_minus_and_plus_two():
     """First level index 32 (>= 24: plain code): 0 -> 0, 10 -> -2, 11 -> +2; not stepped."""
     w = BitWriter()
-    w.put(0, 1), w.put(8, 4), w.put(7, 4), w.put(28, 6)                 # not stepped
+    w.put(0, 1), w.put(8, 4), w.put(7, 4), w.put(28, 6)  # not stepped
     _flat_frame(w, 32)
-    w.put(0, 8), w.put(0, 4), w.put(1, 6)                                # gain index 1: 68.352
+    w.put(0, 8), w.put(0, 4), w.put(1, 6)  # gain index 1: 68.352
     w.code("10"), w.code("0"), w.code("11")
     stream = bytes(w)
     y = da_lpc.decode_float(stream, 432)

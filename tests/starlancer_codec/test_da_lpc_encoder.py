@@ -1,5 +1,6 @@
 """The analysis-by-synthesis encoder (spec 8.11): round trips on espeak-ng speech, decoder-state parity,
 the shipped header, determinism, and encode_ut's input handling."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -14,8 +15,11 @@ from audio.codecs import da_lpc
 from audio.games.starlancer.formats.ut import decode_ut, decode_ut_int16, encode_ut, read_ut
 
 ROOT = Path(__file__).resolve().parents[2]
-LINES = ["Alpha wing, form up on me.", "Enemy fighters inbound, break and attack.",
-         "Reliant, this is Delta one, request permission to land."]
+LINES = [
+    "Alpha wing, form up on me.",
+    "Enemy fighters inbound, break and attack.",
+    "Reliant, this is Delta one, request permission to land.",
+]
 
 
 def _speak_module():
@@ -41,7 +45,7 @@ def speech(tmp_path_factory) -> list[np.ndarray]:
 
 def snr_db(ref: np.ndarray, got: np.ndarray) -> float:
     ref, got = np.asarray(ref, np.float64), np.asarray(got, np.float64)
-    return float(10 * np.log10(np.sum(ref ** 2) / np.sum((ref - got) ** 2)))
+    return float(10 * np.log10(np.sum(ref**2) / np.sum((ref - got) ** 2)))
 
 
 @pytest.mark.slow
@@ -56,8 +60,10 @@ def test_round_trip_waveform_snr_on_espeak_lines(speech, lowpass_hz):
         assert got.shape == x.shape
         snrs.append(snr_db(x, got))
         rates.append((len(data) - 12) * 8 / (x.size / 22050) / 1000)
-    print(f"\nlowpass {lowpass_hz}: waveform SNR per line (dB): {[round(s, 2) for s in snrs]}; "
-          f"kbit/s: {[round(r, 1) for r in rates]}")
+    print(
+        f"\nlowpass {lowpass_hz}: waveform SNR per line (dB): {[round(s, 2) for s in snrs]}; "
+        f"kbit/s: {[round(r, 1) for r in rates]}"
+    )
     assert min(snrs) > (4.0 if lowpass_hz is None else 6.0)
     assert all(15 < r < 35 for r in rates)
 
@@ -94,7 +100,7 @@ def test_float_input_is_scaled_and_resampled():
     data = encode_ut(tone, sample_rate=16000)
     out = decode_ut(data)
     assert out.shape == (22050,) and out.dtype == np.float32
-    assert 0.15 < np.sqrt(np.mean(out[2000:-2000] ** 2)) < 0.35          # tone RMS 0.3 / sqrt(2) = 0.21
+    assert 0.15 < np.sqrt(np.mean(out[2000:-2000] ** 2)) < 0.35  # tone RMS 0.3 / sqrt(2) = 0.21
     stereo = np.stack([tone, tone], axis=1)
     assert encode_ut(stereo, sample_rate=16000) == data
 

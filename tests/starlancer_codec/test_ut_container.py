@@ -1,5 +1,6 @@
 """The .ut container (spec 7): the worked file byte for byte, both tags, the scramble rule, plain marks,
 the game's tail bug, the length-field rule and bad input."""
+
 from __future__ import annotations
 
 import struct
@@ -13,10 +14,12 @@ from audio.games.starlancer.formats.ut import KEY, decode_ut, decode_ut_int16, r
 
 STREAM = bytes.fromhex(
     "f1 38 16 04 41 08 21 84 10 42 00 00 1c 00 00 00 00 00 00 00 00 20 00 00 00 00 00 00 00 00 80 00 00 00 00"
-    " 00 00 00 00 00 02 00 00 00 00 00 00")
+    " 00 00 00 00 00 02 00 00 00 00 00 00"
+)
 FILE = bytes.fromhex(
     "37 00 00 00 43 42 30 30 60 03 00 00 5a 15 8c ae ea 25 bb 2e bb 6f 9a aa b7 2d 9a aa ab 2d 9a aa ab 0d"
-    " 9a aa ab 2d 9a aa ab 2d 1a aa ab 2d 9a aa ab 2d 9a 00 02 00 00 00 00 00 00")
+    " 9a aa ab 2d 9a aa ab 2d 1a aa ab 2d 9a aa ab 2d 9a 00 02 00 00 00 00 00 00"
+)
 
 
 def _xor(stream: bytes, n: int) -> bytes:
@@ -54,7 +57,7 @@ def test_scramble_covers_all_but_the_last_8_bytes():
     s = bytes(range(40))
     assert scramble(s) == _xor(s, 32)
     assert scramble(scramble(s)) == s
-    assert scramble(b"\x01\x02\x03") == b"\x01\x02\x03"       # shorter than the plain tail
+    assert scramble(b"\x01\x02\x03") == b"\x01\x02\x03"  # shorter than the plain tail
 
 
 def test_files_marked_man_or_cb_are_taken_as_plain():
@@ -69,7 +72,7 @@ def test_game_faithful_tail_leaves_8_more_bytes_scrambled():
     n = 55 - 0x18
     assert n == len(STREAM) - 16
     assert ut.payload == _xor(_xor(STREAM, len(STREAM) - 8), n)
-    assert ut.payload[:n] == STREAM[:n] and ut.payload[n:len(STREAM) - 8] != STREAM[n:len(STREAM) - 8]
+    assert ut.payload[:n] == STREAM[:n] and ut.payload[n : len(STREAM) - 8] != STREAM[n : len(STREAM) - 8]
 
 
 def test_length_field_never_begins_cb_or_man():

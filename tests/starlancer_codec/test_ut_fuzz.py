@@ -1,4 +1,5 @@
 """Fuzzing read_ut / decode_ut: only barkbus errors escape, and decoding stays bounded."""
+
 from __future__ import annotations
 
 import struct
@@ -42,7 +43,7 @@ def test_mutated_files_raise_only_barkbus_errors(data):
         pos = data.draw(st.integers(0, min(len(buf), data.draw(st.sampled_from([16, 64, len(buf)]))) - 1))
         buf[pos] = data.draw(st.integers(0, 255))
     if data.draw(st.booleans()):
-        buf = buf[:data.draw(st.integers(0, len(buf)))]
+        buf = buf[: data.draw(st.integers(0, len(buf)))]
     _decode_ok(bytes(buf))
 
 

@@ -1,4 +1,5 @@
 """Test doubles for the Sylpheed chatter tests: a fake engine and table builders."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -20,8 +21,9 @@ DEMO = ROOT / "audio" / "games" / "sylpheed" / "demo"
 
 def load_demo_tool() -> Any:
     """Import tools/build_sylpheed_demo.py (not a package) as a module."""
-    spec = importlib.util.spec_from_file_location("build_sylpheed_demo",
-                                                  ROOT / "tools" / "build_sylpheed_demo.py")
+    spec = importlib.util.spec_from_file_location(
+        "build_sylpheed_demo", ROOT / "tools" / "build_sylpheed_demo.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     assert spec.loader is not None
     sys.modules[spec.name] = mod
@@ -29,13 +31,31 @@ def load_demo_tool() -> Any:
     return mod
 
 
-def ev(event: str, lines: list[tuple[str, bool]] | None = None, *, probability: int = 100, priority: int = 3,
-       interval: int = 0, fluctuation: int = 0, effective: int = 0, pattern: str = "Sound",
-       count: int | None = None) -> EventRecord:
+def ev(
+    event: str,
+    lines: list[tuple[str, bool]] | None = None,
+    *,
+    probability: int = 100,
+    priority: int = 3,
+    interval: int = 0,
+    fluctuation: int = 0,
+    effective: int = 0,
+    pattern: str = "Sound",
+    count: int | None = None,
+) -> EventRecord:
     """An event record (times in seconds, as on the disc)."""
     lines = lines if lines is not None else [(f"MSG_TEST_{event}", False)]
-    return EventRecord(event, effective, interval, priority, probability,
-                       len(lines) if count is None else count, fluctuation, pattern, tuple(lines))
+    return EventRecord(
+        event,
+        effective,
+        interval,
+        priority,
+        probability,
+        len(lines) if count is None else count,
+        fluctuation,
+        pattern,
+        tuple(lines),
+    )
 
 
 def table(name: str, events: list[EventRecord], speakers: tuple[str, ...] = ("CharacterTEST",)) -> RuleTable:
@@ -57,9 +77,18 @@ class FakeVoices:
     started: list[tuple[str, int, int, str]] = field(default_factory=list)
     stopped: list[int] = field(default_factory=list)
 
-    def start(self, graph: str, pcm: np.ndarray, rate: int, *, band: int = 0, tag: str = "",
-              params: dict[str, float] | None = None, slot: int = 0,
-              meta: dict[str, Any] | None = None) -> FakeVoice:
+    def start(
+        self,
+        graph: str,
+        pcm: np.ndarray,
+        rate: int,
+        *,
+        band: int = 0,
+        tag: str = "",
+        params: dict[str, float] | None = None,
+        slot: int = 0,
+        meta: dict[str, Any] | None = None,
+    ) -> FakeVoice:
         self.started.append((graph, band, len(pcm), tag))
         return FakeVoice(len(self.started), len(pcm), rate, band, tag)
 

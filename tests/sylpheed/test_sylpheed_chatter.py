@@ -1,17 +1,23 @@
 """The chatter queue: roll, pick, enqueue, tick, cooldown, one-shot lines, pool (seed 000)."""
+
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
 
 import pytest
+from sylpheed_fakes import ev, table
 
-from audio.games.sylpheed.chatter.queue import (STATE_COOLING, ChatterQueue, Node, cooldown_frames, frames_of,
-                                    pick_index)
+from audio.games.sylpheed.chatter.queue import (
+    STATE_COOLING,
+    ChatterQueue,
+    Node,
+    cooldown_frames,
+    frames_of,
+    pick_index,
+)
 from audio.games.sylpheed.chatter.rand import GameRand
 from audio.games.sylpheed.chatter.rules import load_rules
-
-from sylpheed_fakes import ev, table
 
 
 @dataclass
@@ -68,8 +74,9 @@ def test_rand_settings_are_validated():
 
 def test_roll_fires_at_the_rule_percentage_over_many_draws():
     n = 4000
-    q, rec, _ = make_queue([ev("DAMAGED", probability=30)], speakers=[f"S{i}" for i in range(n)],
-                           pool_size=n + 1)
+    q, rec, _ = make_queue(
+        [ev("DAMAGED", probability=30)], speakers=[f"S{i}" for i in range(n)], pool_size=n + 1
+    )
     outcomes = Counter(q.fire(f"S{i}", "DAMAGED") for i in range(n))
     assert set(outcomes) == {"Queued", "RollFailed"}
     assert abs(outcomes["Queued"] / n - 0.30) < 0.03
@@ -77,8 +84,9 @@ def test_roll_fires_at_the_rule_percentage_over_many_draws():
 
 
 def test_probability_100_always_passes_the_roll():
-    q, rec, _ = make_queue([ev("DAMAGED", probability=100)], speakers=[f"S{i}" for i in range(500)],
-                           pool_size=600)
+    q, rec, _ = make_queue(
+        [ev("DAMAGED", probability=100)], speakers=[f"S{i}" for i in range(500)], pool_size=600
+    )
     assert {q.fire(f"S{i}", "DAMAGED") for i in range(500)} == {"Queued"}
 
 
@@ -98,13 +106,13 @@ def test_unknown_speaker_event_phase_or_disabled_is_not_loaded():
 def test_duplicate_suppressed_while_pending_and_while_cooling():
     q, rec, _ = make_queue([ev("DAMAGED", interval=1)], frames=10)
     assert q.fire("TEST", "DAMAGED") == "Queued"
-    assert q.fire("TEST", "DAMAGED") == "Duplicate"          # pending, before it plays
+    assert q.fire("TEST", "DAMAGED") == "Duplicate"  # pending, before it plays
     q.tick(0)
-    assert q.fire("TEST", "DAMAGED") == "Duplicate"          # playing
+    assert q.fire("TEST", "DAMAGED") == "Duplicate"  # playing
     for f in range(1, 11):
         q.tick(f)
     assert q.nodes[0].state == STATE_COOLING
-    assert q.fire("TEST", "DAMAGED") == "Duplicate"          # cooling down
+    assert q.fire("TEST", "DAMAGED") == "Duplicate"  # cooling down
     assert [d["detail"] for d in rec.outcomes("Duplicate")] == ["pending", "pending", "cooling"]
 
 
@@ -122,14 +130,14 @@ def test_cooldown_lasts_interval_plus_jitter_frames_per_speaker_and_event():
         if any(o == "Finished" and d["event"] == "DAMAGED" for o, d in rec.decisions[seen:]):
             finished_at = frame
         if finished_at is not None:
-            other[q.fire("TEST", "KILLED")] += 1          # another event of the same speaker
+            other[q.fire("TEST", "KILLED")] += 1  # another event of the same speaker
         if q.fire("TEST", "DAMAGED") == "Queued" and finished_at is not None:
             gaps.append(frame - finished_at)
             finished_at = None
         frame += 1
     assert all(300 <= g < 420 for g in gaps)
-    assert len(set(gaps)) > 10                      # the jitter is really drawn
-    assert other["Queued"] > 40                     # KILLED is not held by DAMAGED's cooldown
+    assert len(set(gaps)) > 10  # the jitter is really drawn
+    assert other["Queued"] > 40  # KILLED is not held by DAMAGED's cooldown
     cooldowns = [d["frames"] for o, d in rec.decisions if o == "Cooldown" and d["event"] == "DAMAGED"]
     assert sorted(cooldowns[:40]) == sorted(gaps)
 
@@ -142,7 +150,7 @@ def test_cooldown_formula_is_interval_plus_fluctuation_times_rand01():
 
 
 def test_pick_walk_is_uniform_over_eligible_lines():
-    used = 0b0101                                      # lines 0 and 2 are spent
+    used = 0b0101  # lines 0 and 2 are spent
     counts = Counter(pick_index(used, 6, k / 65536) for k in range(65536))
     assert set(counts) == {1, 3, 4, 5}
     assert max(counts.values()) - min(counts.values()) <= 4
@@ -182,7 +190,7 @@ def test_cooling_node_keeps_its_pool_slot_until_the_cooldown_ends():
     q, rec, _ = make_queue([ev("DAMAGED", interval=1), ev("KILLED")], speakers=("A",), frames=1, pool_size=1)
     q.fire("A", "DAMAGED")
     q.tick(0)
-    q.tick(1)                                          # finished, now cooling for 60 frames
+    q.tick(1)  # finished, now cooling for 60 frames
     assert q.fire("A", "KILLED") == "PoolFull"
     for f in range(2, 62):
         q.tick(f)
@@ -200,13 +208,14 @@ def test_queue_orders_by_priority_with_front_push_at_10_and_above():
 
 
 def test_lines_play_one_at_a_time_per_path_in_queue_order():
-    q, rec, _ = make_queue([ev("LOW", priority=1), ev("HIGH", priority=6), ev("WIN", priority=2,
-                                                                               pattern="Window")], frames=5)
+    q, rec, _ = make_queue(
+        [ev("LOW", priority=1), ev("HIGH", priority=6), ev("WIN", priority=2, pattern="Window")], frames=5
+    )
     q.fire("TEST", "LOW")
     q.fire("TEST", "HIGH")
     q.fire("TEST", "WIN")
     q.tick(0)
-    assert rec.started == ["MSG_TEST_HIGH", "MSG_TEST_WIN"]        # sound path busy with HIGH
+    assert rec.started == ["MSG_TEST_HIGH", "MSG_TEST_WIN"]  # sound path busy with HIGH
     for f in range(1, 6):
         q.tick(f)
     assert rec.started[-1] == "MSG_TEST_LOW"
@@ -220,7 +229,7 @@ def test_a_line_lasts_its_audio_frames_or_effective_time():
     while not rec.outcomes("Finished"):
         q.tick(f)
         f += 1
-    assert f - 1 == 60                                 # held for EffectiveTime (60 frames) > audio (10)
+    assert f - 1 == 60  # held for EffectiveTime (60 frames) > audio (10)
 
 
 def test_ducking_raised_for_a_higher_priority_waiting_line_and_released_when_it_retires():
@@ -260,5 +269,6 @@ def test_same_seed_same_decisions_different_seed_differs():
                 q.fire("X", "A")
                 q.fire("Y", "B")
         return rec.decisions
+
     assert run(5) == run(5)
     assert run(5) != run(6)

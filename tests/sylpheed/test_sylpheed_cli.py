@@ -1,4 +1,5 @@
 """`barkbus sylpheed ...` commands and the demo on the real engine."""
+
 from __future__ import annotations
 
 import argparse
@@ -10,8 +11,10 @@ from sylpheed_fakes import DEMO, FIXTURES
 
 from audio.games.sylpheed.cli import register
 
-needs_demo = pytest.mark.skipif(not (DEMO / "dat" / "sound.pak").exists(),
-                                reason="demo install not built (python tools/build_sylpheed_demo.py)")
+needs_demo = pytest.mark.skipif(
+    not (DEMO / "dat" / "sound.pak").exists(),
+    reason="demo install not built (python tools/build_sylpheed_demo.py)",
+)
 
 
 def run(*argv):
@@ -109,10 +112,24 @@ def test_slb_probe_and_decode_take_an_install_member_by_name(tmp_path, capsys):
 
 @needs_demo
 def test_a_misspelled_member_gets_one_line_with_a_suggestion(capsys):
-    one_line_error(capsys, "slb-probe", "--root", "demo", "eng\\Voice\\VOICE_ADAN_01.slb",
-                   want="(did you mean 'eng\\Voice\\VOICE_ADAN_010.slb'?)")
-    one_line_error(capsys, "slb-decode", "--root", "demo", "dat\\sond.pak+eng\\x.slb", "-o", "x.wav",
-                   want="(did you mean 'dat\\sound.pak'?)")
+    one_line_error(
+        capsys,
+        "slb-probe",
+        "--root",
+        "demo",
+        "eng\\Voice\\VOICE_ADAN_01.slb",
+        want="(did you mean 'eng\\Voice\\VOICE_ADAN_010.slb'?)",
+    )
+    one_line_error(
+        capsys,
+        "slb-decode",
+        "--root",
+        "demo",
+        "dat\\sond.pak+eng\\x.slb",
+        "-o",
+        "x.wav",
+        want="(did you mean 'dat\\sound.pak'?)",
+    )
     one_line_error(capsys, "ls", "sounds", want="(did you mean 'sound'?)")
 
 

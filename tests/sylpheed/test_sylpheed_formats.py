@@ -1,23 +1,41 @@
 """Project Sylpheed containers and tables: hashes, IPFB paks, IDXD/IXUD, chatter tables, cue join."""
+
 from __future__ import annotations
 
 import struct
 import zlib
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sylpheed_fakes import ev, load_demo_tool, table
 
 from audio.core.errors import FormatError
-from audio.games.sylpheed.formats.cues import SoundsTable, bank_path, cue_name, join_cues, read_sounds, write_sounds
+from audio.games.sylpheed.formats.cues import (
+    SoundsTable,
+    bank_path,
+    cue_name,
+    join_cues,
+    read_sounds,
+    write_sounds,
+)
 from audio.games.sylpheed.formats.hashes import name_hash, tag_hash
 from audio.games.sylpheed.formats.pak import PakArchive, build_pak, inflate_z1, read_install_path, write_pak
-from audio.games.sylpheed.formats.presets import (Crew, Message, MessagePage, MessageTable, UnitMessageSet,
-                                    read_message_table, read_rule_table, read_unit_message_set,
-                                    write_message_table, write_rule_table, write_unit_message_set)
+from audio.games.sylpheed.formats.presets import (
+    Crew,
+    Message,
+    MessagePage,
+    MessageTable,
+    UnitMessageSet,
+    read_message_table,
+    read_rule_table,
+    read_unit_message_set,
+    write_message_table,
+    write_rule_table,
+    write_unit_message_set,
+)
 from audio.games.sylpheed.formats.table import Field, Record, Table, make_record, read_table, write_table
 from audio.games.sylpheed.formats.unitgroup import Member, Squadron, read_unit_group, write_unit_group
-
-from sylpheed_fakes import ev, load_demo_tool, table
 
 
 # -- hashes -------------------------------------------------------------------------------
@@ -79,8 +97,12 @@ def test_z1_size_mismatch_is_a_format_error():
 
 
 def test_unsorted_toc_is_rejected():
-    toc = b"IPFB" + struct.pack(">III", 2, 0x800, 0x10000000) + struct.pack(">III", 9, 0, 1) \
+    toc = (
+        b"IPFB"
+        + struct.pack(">III", 2, 0x800, 0x10000000)
+        + struct.pack(">III", 9, 0, 1)
         + struct.pack(">III", 5, 0x800, 1)
+    )
     with pytest.raises(FormatError, match="sorted"):
         PakArchive(toc, [b"\0" * 4096])
 
@@ -94,8 +116,14 @@ def test_pak_plus_inner_path_opens_from_disk(tmp_path):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.dictionaries(st.text("abcdefghijklmnopqrstuvwxyz\\._0123456789", min_size=1, max_size=24),
-                       st.binary(max_size=3000), max_size=8), st.booleans())
+@given(
+    st.dictionaries(
+        st.text("abcdefghijklmnopqrstuvwxyz\\._0123456789", min_size=1, max_size=24),
+        st.binary(max_size=3000),
+        max_size=8,
+    ),
+    st.booleans(),
+)
 def test_pak_round_trip_property(entries, compress):
     ids = {name_hash(k) for k in entries}
     if len(ids) != len(entries) or 0 in ids:
@@ -126,9 +154,11 @@ def tables(draw, wide=None):
     wide = draw(st.booleans()) if wide is None else wide
     recs = []
     for _ in range(draw(st.integers(0, 5))):
-        fields = tuple(Field(draw(st.integers(0, 2 ** 32 - 1)), draw(st.one_of(st.none(), _TEXT)),
-                             draw(_TEXT)) for _ in range(draw(st.integers(0, 6))))
-        recs.append(Record(draw(st.integers(0, 2 ** 32 - 1)), draw(_TEXT), fields))
+        fields = tuple(
+            Field(draw(st.integers(0, 2**32 - 1)), draw(st.one_of(st.none(), _TEXT)), draw(_TEXT))
+            for _ in range(draw(st.integers(0, 6)))
+        )
+        recs.append(Record(draw(st.integers(0, 2**32 - 1)), draw(_TEXT), fields))
     return Table(tuple(recs), wide)
 
 
@@ -167,8 +197,9 @@ def test_hash_report_flags_a_field_whose_tag_disagrees_with_its_name():
     bad = Record(good.key, good.name, (good.fields[0], Field(0x12345678, "Interval", "5")))
     rep = read_table(write_table(Table((bad,)))).hash_report()
     assert rep.named_fields == 2
-    assert [(m.field, m.stored, m.computed) for m in rep.field_mismatches] == \
-        [("Interval", 0x12345678, tag_hash("Interval"))]
+    assert [(m.field, m.stored, m.computed) for m in rep.field_mismatches] == [
+        ("Interval", 0x12345678, tag_hash("Interval"))
+    ]
     assert read_table(write_table(Table((good,)))).hash_report().fields_ok
 
 
@@ -184,8 +215,9 @@ def test_table_fuzz_random_bytes_only_format_errors(data):
 @settings(max_examples=200, deadline=None)
 @given(st.integers(0, 10_000), st.integers(0, 255))
 def test_table_fuzz_mutated_valid_table_only_format_errors(pos, value):
-    data = bytearray(write_table(Table((make_record("A", [("x", "1")], ["p", "q"]),
-                                        make_record("B", [("y", "2")])))))
+    data = bytearray(
+        write_table(Table((make_record("A", [("x", "1")], ["p", "q"]), make_record("B", [("y", "2")]))))
+    )
     data[pos % len(data)] = value
     try:
         read_table(bytes(data))
@@ -202,9 +234,21 @@ def test_truncated_table_names_the_offset():
 
 # -- chatter tables ------------------------------------------------------------------------------
 def test_rule_table_round_trip_with_pairs_and_roster():
-    rt = table("PresetMessage_X", [ev("LOCKON_1", [("MSG_BIRD_020", False), ("MSG_BIRD_030", True)],
-                                      interval=5, fluctuation=2, pattern="Window", effective=3),
-                                   ev("TALK", [], probability=0)], ("CharacterELLEN", "CharacterSANDRA"))
+    rt = table(
+        "PresetMessage_X",
+        [
+            ev(
+                "LOCKON_1",
+                [("MSG_BIRD_020", False), ("MSG_BIRD_030", True)],
+                interval=5,
+                fluctuation=2,
+                pattern="Window",
+                effective=3,
+            ),
+            ev("TALK", [], probability=0),
+        ],
+        ("CharacterELLEN", "CharacterSANDRA"),
+    )
     back = read_rule_table(write_rule_table(rt), "message\\PresetMessage_X.tbl")
     assert back.name == "PresetMessage_X"
     assert back.speakers == ("CharacterELLEN", "CharacterSANDRA")
@@ -215,25 +259,55 @@ def test_rule_table_round_trip_with_pairs_and_roster():
 
 
 def test_rule_table_reports_message_count_not_matching_pairs():
-    rec = make_record("DAMAGED", [("EffectiveTime", "0"), ("Interval", "0"), ("Priority", "1"),
-                                  ("Probability", "10"), ("MessageCount", "2"), ("IntervalFluctuation", "0"),
-                                  ("Pattern", "Sound")], ["MSG_A_1", "No"])
+    rec = make_record(
+        "DAMAGED",
+        [
+            ("EffectiveTime", "0"),
+            ("Interval", "0"),
+            ("Priority", "1"),
+            ("Probability", "10"),
+            ("MessageCount", "2"),
+            ("IntervalFluctuation", "0"),
+            ("Pattern", "Sound"),
+        ],
+        ["MSG_A_1", "No"],
+    )
     rt = read_rule_table(write_table(Table((rec,))))
     assert rt.pair_failures() == ["DAMAGED"]
 
 
 def test_rule_table_bad_number_is_a_format_error():
-    rec = make_record("DAMAGED", [("EffectiveTime", "zero"), ("Interval", "0"), ("Priority", "1"),
-                                  ("Probability", "10"), ("MessageCount", "0"), ("IntervalFluctuation", "0"),
-                                  ("Pattern", "Sound")])
+    rec = make_record(
+        "DAMAGED",
+        [
+            ("EffectiveTime", "zero"),
+            ("Interval", "0"),
+            ("Priority", "1"),
+            ("Probability", "10"),
+            ("MessageCount", "0"),
+            ("IntervalFluctuation", "0"),
+            ("Pattern", "Sound"),
+        ],
+    )
     with pytest.raises(FormatError, match="EffectiveTime"):
         read_rule_table(write_table(Table((rec,))), "x.tbl")
 
 
 def test_message_table_round_trip_nine_fields_per_page():
-    mt = MessageTable("PresetMessage_X_msg", (), (Message("Message_000", "MSG_BIRD_020", (
-        MessagePage(("Target locked!", "ELLEN", "0", "0", "0", "0", "0", "0", "0")),
-        MessagePage(("Fire!", "ELLEN", "0", "0", "0", "0", "0", "0", "0")))),))
+    mt = MessageTable(
+        "PresetMessage_X_msg",
+        (),
+        (
+            Message(
+                "Message_000",
+                "MSG_BIRD_020",
+                (
+                    MessagePage(("Target locked!", "ELLEN", "0", "0", "0", "0", "0", "0", "0")),
+                    MessagePage(("Fire!", "ELLEN", "0", "0", "0", "0", "0", "0", "0")),
+                ),
+            ),
+        ),
+    )
     back = read_message_table(write_message_table(mt))
     assert back.generic == (("Count", "1"),)
     m = back.by_id("MSG_BIRD_020")
@@ -248,15 +322,24 @@ def test_unit_message_set_round_trip():
 
 
 def _squad(sid, key, members):
-    return Squadron(sid, key, len(members), "TCAF", "AI_TCAF_RhinoFlight", "Formation_2_Rhino1", False,
-                    tuple(members), 0)
+    return Squadron(
+        sid, key, len(members), "TCAF", "AI_TCAF_RhinoFlight", "Formation_2_Rhino1", False, tuple(members), 0
+    )
 
 
 def test_unit_group_roster_found_by_missing_count_not_position():
     ellen = Member("UN_f001_TCAF_DeltaSaber_T", "MessageSet_Ellen", 1, "ELLEN")
-    squads = [_squad("TCN004", 0x659AFF47, [Member("UN_f001_TCAF_DeltaSaber_T_Player", "MessageSet_Katana", 1,
-                                                   "Character_Player_Test"), ellen]),
-              _squad("TCN005", 0x659B0046, [Member("UN_x", "MessageSet_Y", 9, "")])]
+    squads = [
+        _squad(
+            "TCN004",
+            0x659AFF47,
+            [
+                Member("UN_f001_TCAF_DeltaSaber_T_Player", "MessageSet_Katana", 1, "Character_Player_Test"),
+                ellen,
+            ],
+        ),
+        _squad("TCN005", 0x659B0046, [Member("UN_x", "MessageSet_Y", 9, "")]),
+    ]
     ug = read_unit_group(write_unit_group(squads, roster_at=0))
     assert ug.roster_name == "Enumerate_Squadrons"
     assert [s.id for s in ug.squadrons] == ["TCN004", "TCN005"]
@@ -306,18 +389,25 @@ def test_sounds_table_read_in_either_orientation():
     ours = read_sounds(read_table(write_sounds([("VOICE_BIRD_020", 7, "eng\\Voice\\VOICE_BIRD_020.slb")])))
     assert ours.cue_ids == {"VOICE_BIRD_020": 7} and ours.files == {7: "eng\\Voice\\VOICE_BIRD_020.slb"}
     assert ours.version == "0x060809"
-    flipped = Table((make_record("FILES", [("eng\\Voice\\VOICE_BIRD_020.slb", "7")]),
-                     make_record("SOUNDS", [("7", "VOICE_BIRD_020")])))
+    flipped = Table(
+        (
+            make_record("FILES", [("eng\\Voice\\VOICE_BIRD_020.slb", "7")]),
+            make_record("SOUNDS", [("7", "VOICE_BIRD_020")]),
+        )
+    )
     other = read_sounds(flipped)
     assert other.cue_ids == ours.cue_ids and other.files == ours.files
 
 
 def test_join_counts_unresolved_ids_without_crashing():
-    sounds = SoundsTable({"VOICE_BIRD_020": 1, "VOICE_D_443": 2, "VOICE_RHIN_001": 3},
-                         {1: "eng\\Voice\\VOICE_BIRD_020.slb", 2: "eng\\etc\\VOICE_D_443.slb"})
+    sounds = SoundsTable(
+        {"VOICE_BIRD_020": 1, "VOICE_D_443": 2, "VOICE_RHIN_001": 3},
+        {1: "eng\\Voice\\VOICE_BIRD_020.slb", 2: "eng\\etc\\VOICE_D_443.slb"},
+    )
     banks = {name_hash("eng\\Voice\\VOICE_BIRD_020.slb"), name_hash("eng\\etc\\VOICE_D_443.slb")}
-    rep = join_cues(["MSG_BIRD_020", "MSG_VOICE_D_443", "MSG_RHIN_001", "MSG_ADAN_789", "MSG_BIRD_020"],
-                    sounds, banks)
+    rep = join_cues(
+        ["MSG_BIRD_020", "MSG_VOICE_D_443", "MSG_RHIN_001", "MSG_ADAN_789", "MSG_BIRD_020"], sounds, banks
+    )
     assert (rep.total, rep.resolved) == (4, 2)
     assert rep.results["MSG_VOICE_D_443"].ok
     assert rep.reasons() == {"no SOUNDS cue": 1, "no sound.pak entry": 1}
@@ -327,19 +417,23 @@ def test_join_counts_unresolved_ids_without_crashing():
 def _valid_chatter_tables():
     tool = load_demo_tool()
     game, tables_pak, _ = tool.build_tables()
-    return [(read_rule_table, game["message\\PresetMessage_ADAN_plB.tbl"]),
-            (read_message_table, game["message\\PresetMessage_ADAN_plB_msg.tbl"]),
-            (read_unit_message_set, game["message\\UnitMessageSet_S02.tbl"]),
-            (read_unit_group, game["stage\\UnitGroup_S02.tbl"]),
-            (lambda d: read_sounds(read_table(d)), tables_pak["eng\\sounds.tbl"])]
+    return [
+        (read_rule_table, game["message\\PresetMessage_ADAN_plB.tbl"]),
+        (read_message_table, game["message\\PresetMessage_ADAN_plB_msg.tbl"]),
+        (read_unit_message_set, game["message\\UnitMessageSet_S02.tbl"]),
+        (read_unit_group, game["stage\\UnitGroup_S02.tbl"]),
+        (lambda d: read_sounds(read_table(d)), tables_pak["eng\\sounds.tbl"]),
+    ]
 
 
 _CHATTER = _valid_chatter_tables()
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.integers(0, len(_CHATTER) - 1), st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(0, 255)),
-                                                     min_size=1, max_size=4))
+@given(
+    st.integers(0, len(_CHATTER) - 1),
+    st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(0, 255)), min_size=1, max_size=4),
+)
 def test_chatter_table_readers_fuzz_only_format_errors(which, edits):
     reader, data = _CHATTER[which]
     buf = bytearray(data)

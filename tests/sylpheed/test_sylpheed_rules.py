@@ -1,9 +1,10 @@
 """The rule loader and the phase merge (seed 000)."""
+
 from __future__ import annotations
 
-from audio.games.sylpheed.chatter.rules import load_rules, merge_phases, pattern_code
-
 from sylpheed_fakes import ev, table
+
+from audio.games.sylpheed.chatter.rules import load_rules, merge_phases, pattern_code
 
 
 def test_loader_converts_seconds_to_60_hz_frames():
@@ -40,7 +41,7 @@ def test_phase_one_wins_every_collision_and_a_mismatch_clears_the_flag():
     res = merge_phases([p1, p2])
     assert res.rules["LOCKON_1"].messages == ("MSG_A_1",) and res.rules["LOCKON_1"].priority == 3
     assert res.rules["LOCKON_1"].source == "P1"
-    assert "KILL_UNIT" in res.rules                     # new keys from later phases still load
+    assert "KILL_UNIT" in res.rules  # new keys from later phases still load
     assert not res.flag
     assert [c.event for c in res.mismatches] == ["LOCKON_1"]
     assert len(res.collisions) == 2
@@ -63,8 +64,14 @@ def test_comparator_ignores_the_yes_mask():
 
 def test_each_comparator_field_alone_clears_the_flag():
     base = dict(probability=50, priority=3, interval=5, fluctuation=2, effective=3, pattern="Sound")
-    for key, value in [("probability", 60), ("priority", 4), ("interval", 30), ("fluctuation", 0),
-                       ("effective", 5), ("pattern", "Window")]:
+    for key, value in [
+        ("probability", 60),
+        ("priority", 4),
+        ("interval", 30),
+        ("fluctuation", 0),
+        ("effective", 5),
+        ("pattern", "Window"),
+    ]:
         other = {**base, key: value}
         res = merge_phases([table("A", [ev("E", **base)]), table("B", [ev("E", **other)])])
         assert not res.flag, key

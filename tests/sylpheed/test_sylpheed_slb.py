@@ -1,28 +1,31 @@
 """The .slb probing reader over the codec layer."""
+
 from __future__ import annotations
 
 import struct
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sylpheed_fakes import FIXTURES
 
 from audio.codecs.riff import build_wav, pcm_fmt
 from audio.codecs.xwb import NewWave, write_wavebank
 from audio.core.errors import FormatError, UnsupportedError
 from audio.games.sylpheed.formats.slb import decode_slb, probe_slb
 
-from sylpheed_fakes import FIXTURES
-
 XWB = FIXTURES / "xmadroid.xwb"
-needs_fixture = pytest.mark.skipif(not XWB.exists(),
-                                   reason=f"fixture {XWB} absent (shared/ not beside the repo)")
+needs_fixture = pytest.mark.skipif(
+    not XWB.exists(), reason=f"fixture {XWB} absent (shared/ not beside the repo)"
+)
 
 
 def _pcm_bank(version=37, big=True):
     x = (np.sin(np.arange(2400) * 0.05) * 12000).astype(np.int16)
-    return write_wavebank([NewWave.pcm16(x, 24_000, big_endian=big, name="VOICE_BIRD_020")], big_endian=big,
-                          version=version), x
+    return write_wavebank(
+        [NewWave.pcm16(x, 24_000, big_endian=big, name="VOICE_BIRD_020")], big_endian=big, version=version
+    ), x
 
 
 @needs_fixture
@@ -88,8 +91,8 @@ def test_garbage_is_reported_as_unrecognised():
 
 def test_raw_xma_needs_a_rate_and_bad_packets_are_rejected():
     pkt = bytearray(b"\0" * 2048)
-    struct.pack_into(">I", pkt, 0, (1 << 26) | (0 << 11))          # 1 frame, offset 0
-    pkt[4:6] = b"\x40\x00"                                            # 15-bit frame length 0x2000
+    struct.pack_into(">I", pkt, 0, (1 << 26) | (0 << 11))  # 1 frame, offset 0
+    pkt[4:6] = b"\x40\x00"  # 15-bit frame length 0x2000
     rep = probe_slb(bytes(pkt))
     assert rep.findings and rep.findings[0].kind == "xma"
     with pytest.raises(UnsupportedError, match="raw_rate"):

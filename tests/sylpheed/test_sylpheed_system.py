@@ -1,7 +1,9 @@
 """The engine system: events in, voices and ducks out; scenario hooks; the demo install."""
+
 from __future__ import annotations
 
 import pytest
+from sylpheed_fakes import DEMO, FakeEngine, SilentLines, ev, table
 
 from audio.core.bus import Event
 from audio.core.errors import ScenarioError
@@ -9,8 +11,6 @@ from audio.games.sylpheed.events import Bark, ChatterEnable, CrewSetup, PhaseCha
 from audio.games.sylpheed.formats.presets import Message, MessagePage, MessageTable
 from audio.games.sylpheed.scenario import scenario_events, system_from_scenario
 from audio.games.sylpheed.system import SylpheedChatterSystem
-
-from sylpheed_fakes import DEMO, FakeEngine, SilentLines, ev, table
 
 
 class Tables:
@@ -35,8 +35,9 @@ class Tables:
 
 def make_system(events, lines=None, seed=0, msgs=()):
     t = table("PresetMessage_T", events, ("CharacterELLEN", "CharacterBOB"))
-    sysm = SylpheedChatterSystem(lines or SilentLines(0.5), Tables(t, msgs=msgs),
-                                 crews=[CrewSetup(tables=("PresetMessage_T",))])
+    sysm = SylpheedChatterSystem(
+        lines or SilentLines(0.5), Tables(t, msgs=msgs), crews=[CrewSetup(tables=("PresetMessage_T",))]
+    )
     eng = FakeEngine(seed)
     eng.add_system(sysm)
     return eng, sysm
@@ -67,8 +68,13 @@ def test_line_finishes_after_its_audio_and_logs_cooldown():
 
 def test_ducking_applied_while_a_higher_priority_line_plays_and_released_after():
     lines = SilentLines({"MSG_LOW": 2.0, "MSG_HIGH": 0.5})
-    eng, sysm = make_system([ev("LOW", [("MSG_LOW", False)], priority=2),
-                             ev("HIGH", [("MSG_HIGH", False)], priority=6, pattern="Window")], lines)
+    eng, sysm = make_system(
+        [
+            ev("LOW", [("MSG_LOW", False)], priority=2),
+            ev("HIGH", [("MSG_HIGH", False)], priority=6, pattern="Window"),
+        ],
+        lines,
+    )
     post(eng, Bark(t=0.0, speaker="ELLEN", event="LOW"))
     post(eng, Bark(t=0.2, speaker="BOB", event="HIGH"))
     eng.run_frames(20)
@@ -82,8 +88,19 @@ def test_ducking_applied_while_a_higher_priority_line_plays_and_released_after()
 
 
 def test_window_line_emits_a_subtitle_with_the_msg_table_text():
-    msgs = [MessageTable("PresetMessage_T_msg", (), (Message("Message_000", "MSG_W", (
-        MessagePage(("Shields are failing!", "ELLEN", "0", "0", "0", "0", "0", "0", "0")),)),))]
+    msgs = [
+        MessageTable(
+            "PresetMessage_T_msg",
+            (),
+            (
+                Message(
+                    "Message_000",
+                    "MSG_W",
+                    (MessagePage(("Shields are failing!", "ELLEN", "0", "0", "0", "0", "0", "0", "0")),),
+                ),
+            ),
+        )
+    ]
     eng, sysm = make_system([ev("PLAYER_HP_LESS_50", [("MSG_W", False)], pattern="Window")], msgs=msgs)
     post(eng, Bark(t=0.0, speaker="ELLEN", event="PLAYER_HP_LESS_50"))
     eng.run_frames(3)
@@ -117,6 +134,7 @@ def test_missing_audio_still_plays_silently_for_the_documented_time():
     class NoLines:
         def line(self, message_id):
             return None
+
     eng, sysm = make_system([ev("DAMAGED")], lines=NoLines())
     post(eng, Bark(t=0.0, speaker="ELLEN", event="DAMAGED"))
     eng.run_frames(3)
@@ -137,6 +155,7 @@ def test_system_is_deterministic_per_engine_seed():
             post(eng, Bark(t=k * 0.25, speaker="ELLEN", event="A"))
         eng.run_frames(60 * 16)
         return [(d.outcome, d.at, tuple(sorted(d.detail.items(), key=str))) for d in eng.bus.decisions]
+
     assert run(1) == run(1)
     assert run(1) != run(2)
 
@@ -144,8 +163,9 @@ def test_system_is_deterministic_per_engine_seed():
 # -- scenario hooks --------------------------------------------------------------------------------
 def test_scenario_event_builders_make_sylpheed_events():
     b = scenario_events()
-    assert b["sylpheed.bark"]({"t": 1.5, "speaker": "ELLEN", "event": "LOCKON_1"}, None) == \
-        Bark(t=1.5, speaker="ELLEN", event="LOCKON_1")
+    assert b["sylpheed.bark"]({"t": 1.5, "speaker": "ELLEN", "event": "LOCKON_1"}, None) == Bark(
+        t=1.5, speaker="ELLEN", event="LOCKON_1"
+    )
     assert b["sylpheed.phase"]({"t": 2.0, "phase": 2}, None) == PhaseChange(t=2.0, phase=2)
     assert b["sylpheed.disable"]({"t": 3.0}, None) == ChatterEnable(t=3.0, enabled=False)
     crew = b["sylpheed.crew"]({"t": 0.0, "stage": 2, "crew": "MessageSet_Ellen"}, None)
@@ -168,13 +188,16 @@ def test_subtitle_event_kind():
 
 
 # -- the demo install (built by tools/build_sylpheed_demo.py) -------------------------------------
-needs_demo = pytest.mark.skipif(not (DEMO / "dat" / "sound.pak").exists(),
-                                reason="demo install not built (python tools/build_sylpheed_demo.py)")
+needs_demo = pytest.mark.skipif(
+    not (DEMO / "dat" / "sound.pak").exists(),
+    reason="demo install not built (python tools/build_sylpheed_demo.py)",
+)
 
 
 @needs_demo
 def test_demo_install_resolves_all_but_the_deliberately_missing_line():
     from audio.games.sylpheed.formats.install import SylpheedInstall
+
     inst = SylpheedInstall(DEMO)
     ids = [m for n in inst.reachable_rule_tables() for e in inst.rule_table(n).events for m, _ in e.lines]
     rep = inst.cues(ids)
@@ -187,6 +210,7 @@ def test_demo_install_resolves_all_but_the_deliberately_missing_line():
 @needs_demo
 def test_demo_scenario_runs_on_the_fake_engine():
     import tomllib
+
     doc = tomllib.loads((DEMO / "dogfight.toml").read_text())
     sysm = system_from_scenario(doc["sylpheed"], {"path": str(DEMO / "dogfight.toml")})
     eng = FakeEngine(7)

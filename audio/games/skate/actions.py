@@ -27,12 +27,22 @@ ACTIONS = (
         (Param("ped", int, _PED), Param("value", int, ("value", "speech_value", "speechvalue"))),
         "send a speech value (SendSpeechEvent speechvalue=N) for a ped",
     ),
-    Action("skate/move", "skate.move", (Param("ped", int, _PED), Param("position", VEC3, POS)), "move a ped (metres)"),
+    Action(
+        "skate/move",
+        "skate.move",
+        (Param("ped", int, _PED), Param("position", VEC3, POS)),
+        "move a ped (metres)",
+    ),
     Action(
         "skate/speed",
         "skate.speed",
         (Param("speed", float, ("speed", "speed_ms", "mps", "player_speed")),),
         "set the player's speed (m/s)",
     ),
-    Action("skate/zombie", "skate.zombie", (Param("on", bool, ("on", "zombie", "enabled")),), "toggle zombie mode (0/1)"),
+    Action(
+        "skate/zombie",
+        "skate.zombie",
+        (Param("on", bool, ("on", "zombie", "enabled")),),
+        "toggle zombie mode (0/1)",
+    ),
 )

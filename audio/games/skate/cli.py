@@ -3,6 +3,7 @@
 :func:`register` adds the ``skate`` command group to an argparse sub-parser set; every command sets
 ``func`` (``args.func(args) -> int`` exit code).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,31 +31,45 @@ DEMO_ROOT = Path(__file__).resolve().parent / "demo"
 
 
 def _add_root(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--root", type=Path, default=DEMO_ROOT,
-                   help="install root holding data/audio/english/<bank>speech.big (default: the demo install)")
-    p.add_argument("--bank", default="livingworld", choices=BANK_PREFIXES,
-                   help="speech bank (default livingworld)")
+    p.add_argument(
+        "--root",
+        type=Path,
+        default=DEMO_ROOT,
+        help="install root holding data/audio/english/<bank>speech.big (default: the demo install)",
+    )
+    p.add_argument(
+        "--bank", default="livingworld", choices=BANK_PREFIXES, help="speech bank (default livingworld)"
+    )
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``skate`` command group."""
-    top = subparsers.add_parser("skate", help="Skate 3 speech banks: index, ls, info, decode, export, curves",
-                                description="Read Skate 3 speech banks (livingworld/maincast/announcer "
-                                            "speech.big with their .hdr/.sth/.evt).")
+    top = subparsers.add_parser(
+        "skate",
+        help="Skate 3 speech banks: index, ls, info, decode, export, curves",
+        description="Read Skate 3 speech banks (livingworld/maincast/announcer "
+        "speech.big with their .hdr/.sth/.evt).",
+    )
     sub = top.add_subparsers(dest="skate_command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("curves", help="plot the voice's level, send and filter curves over distance (PNG)",
-                       description="Draw the speech voice's mix curves (level outputs, sends, HPF/LPF cutoffs "
-                                   "over distance; barkbus's documented defaults, or a scenario's [skate.mix] "
-                                   "overrides) and the PEAK head-shadow curves over azimuth.")
+    p = sub.add_parser(
+        "curves",
+        help="plot the voice's level, send and filter curves over distance (PNG)",
+        description="Draw the speech voice's mix curves (level outputs, sends, HPF/LPF cutoffs "
+        "over distance; barkbus's documented defaults, or a scenario's [skate.mix] "
+        "overrides) and the PEAK head-shadow curves over azimuth.",
+    )
     p.add_argument("-o", "--output", type=Path, default=Path("skate-curves.png"), help="PNG to write")
     p.add_argument("--scenario", type=Path, help="take [skate.mix] overrides from this scenario")
     p.set_defaults(func=cmd_curves)
 
-    p = sub.add_parser("tuning", help="check a speech tuning file and write it out in full (or the demo's)",
-                       description="Read a tuning file (per-event tSpeechTuning fields, default inheritance, "
-                                   "not-follow lists, challenge exclusions), report problems, and write the "
-                                   "normalised file: a template for exporting your own game's values.")
+    p = sub.add_parser(
+        "tuning",
+        help="check a speech tuning file and write it out in full (or the demo's)",
+        description="Read a tuning file (per-event tSpeechTuning fields, default inheritance, "
+        "not-follow lists, challenge exclusions), report problems, and write the "
+        "normalised file: a template for exporting your own game's values.",
+    )
     p.add_argument("file", nargs="?", type=Path, help="tuning TOML (default: the demo's)")
     p.add_argument("-o", "--output", type=Path, help="write the normalised tuning here (default: stdout)")
     p.set_defaults(func=cmd_tuning)
@@ -65,7 +80,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("ls", help="list clips (name, .hdr id, takes, seconds)")
     _add_root(p)
-    p.add_argument("--event", type=int, help="only clips of this event number (the name's first field, e.g. 501)")
+    p.add_argument(
+        "--event", type=int, help="only clips of this event number (the name's first field, e.g. 501)"
+    )
     p.add_argument("--voice", help="only clips of this voice id (59) or voice name (busm1)")
     p.set_defaults(func=cmd_ls)
 
@@ -83,8 +100,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", help="decode every take of a bank to DIR/<clip>/<take>.wav")
     _add_root(p)
     p.add_argument("-o", "--output", type=Path, required=True, help="output directory")
-    p.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
-                   help="worker processes (default: min(2, CPUs)); 1 = in this process")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=min(2, os.cpu_count() or 1),
+        help="worker processes (default: min(2, CPUs)); 1 = in this process",
+    )
     p.add_argument("--event", type=int, help="only clips of this event number")
     p.add_argument("--voice", help="only clips of this voice id or name")
     p.set_defaults(func=cmd_export)
@@ -119,9 +140,11 @@ def cmd_index(args: argparse.Namespace) -> int:
         dt = time.perf_counter() - t0
         seconds = sum(t.duration for c in clips for t in c.takes)
         print(f"{bank.path}")
-        print(f"  clips {len(clips)}  takes {bank.take_count}  headers {len(bank.headers)}  "
-              f"events {len(events.events)} (bank {events.bank}, sub-bank {events.sub_bank})  "
-              f"voices {len(bank.voice_ids())}  audio {seconds / 3600:.2f} h")
+        print(
+            f"  clips {len(clips)}  takes {bank.take_count}  headers {len(bank.headers)}  "
+            f"events {len(events.events)} (bank {events.bank}, sub-bank {events.sub_bank})  "
+            f"voices {len(bank.voice_ids())}  audio {seconds / 3600:.2f} h"
+        )
         print(f"  indexed in {dt * 1e3:.1f} ms")
         for p in bank.problems[:20]:
             print(f"  problem: {p}")
@@ -157,16 +180,20 @@ def cmd_info(args: argparse.Namespace) -> int:
         if bits:
             print(f"  voice bits: type 0x{bits[0]:X}, variant 0x{bits[1]:X}")
         for t in c.takes:
-            print(f"  take {t.index:2d}: offset {t.offset:8d} size {t.size:8d} codec {t.codec} "
-                  f"{t.channels} ch {t.sample_rate} Hz {t.num_samples} samples ({t.duration:.2f} s)")
+            print(
+                f"  take {t.index:2d}: offset {t.offset:8d} size {t.size:8d} codec {t.codec} "
+                f"{t.channels} ch {t.sample_rate} Hz {t.num_samples} samples ({t.duration:.2f} s)"
+            )
         names = {x.hdr_id: x.name for x in bank.clips if x.hdr_id is not None}
         for ev in bank.events.events:
             for k, rec in enumerate(ev.records):
                 if c.hdr_id is not None and any(r.clip_id == c.hdr_id for r in rec.clips):
                     seq = ", ".join(names.get(r.clip_id, f"<missing {r.clip_id}>") for r in rec.clips)
                     vals = " ".join(f"w{f}&0x{v:X}" for f, v in zip(ev.fields, rec.values))
-                    print(f"  event {ev.id} {ev.name} record {k}: weight {rec.weight}, p {rec.probability}%, "
-                          f"mode {rec.mode}, [{vals}] -> {seq}")
+                    print(
+                        f"  event {ev.id} {ev.name} record {k}: weight {rec.weight}, p {rec.probability}%, "
+                        f"mode {rec.mode}, [{vals}] -> {seq}"
+                    )
     return 0
 
 
@@ -229,17 +256,18 @@ def cmd_export(args: argparse.Namespace) -> int:
         if args.jobs <= 1:
             _worker_init(str(args.root), args.bank)
             results = (_export_clip(c.name, str(args.output)) for c in clips)
-            for name, n, errs in results:
+            for _name, n, errs in results:
                 written += n
                 errors += errs
                 bar.update(n + len(errs))
-            inst = _WORKER.pop("install")
+            worker_install = _WORKER.pop("install")
             _WORKER.pop("bank")
-            assert isinstance(inst, SkateInstall)
-            inst.close()
+            assert isinstance(worker_install, SkateInstall)
+            worker_install.close()
         else:
-            with ProcessPoolExecutor(args.jobs, initializer=_worker_init,
-                                     initargs=(str(args.root), args.bank)) as pool:
+            with ProcessPoolExecutor(
+                args.jobs, initializer=_worker_init, initargs=(str(args.root), args.bank)
+            ) as pool:
                 futures = [pool.submit(_export_clip, c.name, str(args.output)) for c in clips]
                 for f in as_completed(futures):
                     name, n, errs = f.result()
@@ -248,17 +276,33 @@ def cmd_export(args: argparse.Namespace) -> int:
                     bar.update(n + len(errs))
     for e in errors[:20]:
         print(f"error: {e}", file=sys.stderr)
-    print(f"wrote {written} of {total} takes to {args.output} in {time.perf_counter() - t0:.1f} s"
-          + (f"; {len(errors)} failed" if errors else ""))
+    print(
+        f"wrote {written} of {total} takes to {args.output} in {time.perf_counter() - t0:.1f} s"
+        + (f"; {len(errors)} failed" if errors else "")
+    )
     return 1 if errors else 0
 
 
-_OUT_NAMES = {2: "out2 ped near clip", 3: "out3 ped far clip", 4: "out4 guard near", 5: "out5 guard far",
-              6: "out6 guard radio", 13: "out13 stream HPF", 14: "out14 stream LPF", 15: "out15 env send ped",
-              16: "out16 env send guard", 17: "out17 env send radio", 21: "out21 echo send",
-              22: "out22 echo HPF", 23: "out23 echo LPF"}
-_OUT_GROUPS = (("main level (0..32767)", (2, 3, 4, 5, 6)), ("sends (linear)", (15, 16, 17, 21)),
-               ("filter cutoffs (Hz)", (13, 14, 22, 23)))
+_OUT_NAMES = {
+    2: "out2 ped near clip",
+    3: "out3 ped far clip",
+    4: "out4 guard near",
+    5: "out5 guard far",
+    6: "out6 guard radio",
+    13: "out13 stream HPF",
+    14: "out14 stream LPF",
+    15: "out15 env send ped",
+    16: "out16 env send guard",
+    17: "out17 env send radio",
+    21: "out21 echo send",
+    22: "out22 echo HPF",
+    23: "out23 echo LPF",
+}
+_OUT_GROUPS = (
+    ("main level (0..32767)", (2, 3, 4, 5, 6)),
+    ("sends (linear)", (15, 16, 17, 21)),
+    ("filter cutoffs (Hz)", (13, 14, 22, 23)),
+)
 _STYLES = ("-", "--", "-.", ":", (0, (5, 1, 1, 1)))
 _MARKERS = ("o", "s", "^", "D", "v")
 
@@ -292,8 +336,14 @@ def curves_figure(curves: MixCurves) -> Figure:
     for ax, (title, outs) in zip(axes[0], _OUT_GROUPS):
         for k, group in enumerate(_same_curves(curves, outs)):
             c = curves.outputs[group[0]]
-            ax.plot(d, [c(x) for x in d], ls=_STYLES[k % len(_STYLES)], color=f"C{k}", lw=1.6,
-                    label=" = ".join(_OUT_NAMES[o] for o in group))
+            ax.plot(
+                d,
+                [c(x) for x in d],
+                ls=_STYLES[k % len(_STYLES)],
+                color=f"C{k}",
+                lw=1.6,
+                label=" = ".join(_OUT_NAMES[o] for o in group),
+            )
             ax.plot(c.xs, c.ys, ls="none", marker=_MARKERS[k % len(_MARKERS)], color=f"C{k}", ms=4)
         ax.set(title=title, xlabel="distance (m)")
         if "Hz" in title:
@@ -301,15 +351,18 @@ def curves_figure(curves: MixCurves) -> Figure:
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7.5)
     az = range(0, 32768, 64)
-    for k, (ax, curve, what) in enumerate(zip(axes[1], (PEAK_CENTRE, PEAK_GAIN, PEAK_Q),
-                                              ("PEAK centre (Hz)", "PEAK gain (linear)", "PEAK Q"))):
+    for k, (ax, curve, what) in enumerate(
+        zip(axes[1], (PEAK_CENTRE, PEAK_GAIN, PEAK_Q), ("PEAK centre (Hz)", "PEAK gain (linear)", "PEAK Q"))
+    ):
         ax.plot([a * 360 / 65536 for a in az], [curve(a) for a in az], color=f"C{k}", label=what)
         ax.plot(np.array(curve.xs) * 360 / 65536, curve.ys, ls="none", marker="o", ms=4, color=f"C{k}")
         ax.set(title=f"{what}: the game's curve", xlabel="folded azimuth (deg, 0 front, 180 behind)")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7.5)
-    fig.suptitle("Skate 3 speech voice curves (level/send/filter: barkbus defaults, not the game's tables; "
-                 "markers are the curves' points)")
+    fig.suptitle(
+        "Skate 3 speech voice curves (level/send/filter: barkbus defaults, not the game's tables; "
+        "markers are the curves' points)"
+    )
     fig.tight_layout()
     return fig
 
@@ -344,6 +397,7 @@ def cmd_tuning(args: argparse.Namespace) -> int:
     """Validate a tuning file and write it back in full."""
     from audio.games.skate.speech.tuning import dump_tuning, load_tuning
     from audio.games.skate.system import DEMO_TUNING
+
     tuning = load_tuning(args.file or DEMO_TUNING)
     text = dump_tuning(tuning, args.output)
     if args.output is None:

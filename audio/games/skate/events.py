@@ -1,4 +1,5 @@
 """Bus events of the Skate 3 speech system (kinds ``skate.*``). Times ``t`` in seconds."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,8 +9,16 @@ from msgspec import Meta
 
 from audio.core.bus import Event
 
-__all__ = ["PedSpawn", "SpeechValue", "PedMove", "PlayerSpeed", "ZombieMode", "ChallengeChange", "PhotoFlag",
-           "MODEL_KINDS"]
+__all__ = [
+    "PedSpawn",
+    "SpeechValue",
+    "PedMove",
+    "PlayerSpeed",
+    "ZombieMode",
+    "ChallengeChange",
+    "PhotoFlag",
+    "MODEL_KINDS",
+]
 
 MODEL_KINDS = ("regular", "security", "bum", "pro")
 """Ped model kinds: ``pro`` takes the main-cast path; ``security`` / ``bum`` are regular peds

@@ -48,33 +48,60 @@ Scenario events (``[[event]]`` with ``t`` seconds and ``type``)::
     type = "skate.challenge" challenge (int; omit for none)
     type = "skate.photo"     on (bool)
 """
+
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Callable, Iterable, Literal, Mapping, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
 import numpy as np
+from msgspec import Meta
 
 from audio.core.bus import Decision, Event, EventBus
-from audio.core.schema import Struct, convert
-from msgspec import Meta
 from audio.core.errors import BarkbusError, FormatError, ScenarioError
 from audio.core.faults import describe, report_fault
-from audio.games.skate.events import (ChallengeChange, PedMove, PedSpawn, PhotoFlag, PlayerSpeed, SpeechValue,
-                     ZombieMode)
+from audio.core.schema import Struct, convert
+from audio.games.skate.events import (
+    ChallengeChange,
+    PedMove,
+    PedSpawn,
+    PhotoFlag,
+    PlayerSpeed,
+    SpeechValue,
+    ZombieMode,
+)
 from audio.games.skate.speech.library import SpeechLibrary
 from audio.games.skate.speech.manager import CHANNEL_LIVING, CHANNEL_MAINCAST, ManagerResult, SpeechManager
 from audio.games.skate.speech.mixcurves import MixCurves
-from audio.games.skate.speech.ped import INITIAL_VALUE, FEMALE_TYPES, PedModel, PedSpeech, far_threshold_for, voice_type_bit
+from audio.games.skate.speech.ped import (
+    FEMALE_TYPES,
+    INITIAL_VALUE,
+    PedModel,
+    PedSpeech,
+    far_threshold_for,
+    voice_type_bit,
+)
 from audio.games.skate.speech.player import Line, LineRequest, PlayerEvent, SpeechPlayer
 from audio.games.skate.speech.rand import AwcGenerator, ManagerRand, manager_rand
 from audio.games.skate.speech.tuning import SpeechTuning, load_tuning
 from audio.games.skate.speech.voice import VoiceBlock, VoiceMixer
 
-__all__ = ["TakeSource", "BankTakeSource", "SkateSpeechSystem", "scenario_events", "system_from_scenario",
-           "summarize", "format_summary", "VOICE_GRAPH", "ECHO_GRAPH", "DEMO_TUNING", "DEMO_INSTALL"]
+__all__ = [
+    "TakeSource",
+    "BankTakeSource",
+    "SkateSpeechSystem",
+    "scenario_events",
+    "system_from_scenario",
+    "summarize",
+    "format_summary",
+    "VOICE_GRAPH",
+    "ECHO_GRAPH",
+    "DEMO_TUNING",
+    "DEMO_INSTALL",
+]
 
 VOICE_GRAPH = "skate_stream_voice"
 ECHO_GRAPH = "skate_echo_submix"
@@ -103,6 +130,7 @@ class BankTakeSource:
 
     def __init__(self, bank: Any, budget_mb: float = 96.0) -> None:
         from audio.codecs.cache import TakeCache
+
         self.bank = bank
         self._clips = bank.clips_by_hdr_id()
         self.cache = TakeCache(budget_mb)
@@ -123,8 +151,12 @@ class BankTakeSource:
 
     def prefetch_voice(self, voice_id: int) -> int:
         """Queue every take of ``voice_id``'s clips for decoding; returns how many were queued."""
-        jobs = [((cid, k), self._decoder(cid, k)) for cid, c in self._clips.items() if c.voice_id == voice_id
-                for k in range(len(c.takes))]
+        jobs = [
+            ((cid, k), self._decoder(cid, k))
+            for cid, c in self._clips.items()
+            if c.voice_id == voice_id
+            for k in range(len(c.takes))
+        ]
         return len(self.cache.prefetch(jobs))
 
 
@@ -142,7 +174,9 @@ class _Ped:
     delay: float = 0.0
 
 
-def _path_position(path: tuple[tuple[float, float, float, float], ...], t: float) -> tuple[float, float, float]:
+def _path_position(
+    path: tuple[tuple[float, float, float, float], ...], t: float
+) -> tuple[float, float, float]:
     if t <= path[0][0]:
         return path[0][1:]
     for a, b in zip(path, path[1:]):
@@ -168,7 +202,8 @@ class SkateSpeechSystem:
     rng:
         The manager's ``rand()`` (default :class:`~audio.games.skate.speech.rand.MsvcRand` seeded 1).
     streams_per_channel, phone_ring_seconds, curves, delay_factor, delay_frames:
-        Settings (see :mod:`audio.games.skate.speech.player`, :mod:`audio.games.skate.speech.ped`, :mod:`audio.games.skate.speech.voice`).
+        Settings (see :mod:`audio.games.skate.speech.player`, :mod:`audio.games.skate.speech.ped`,
+        :mod:`audio.games.skate.speech.voice`).
     voice_bits:
         ``voice id -> (type bit, variant bit)`` (e.g. ``SpeechBank.voice_bits``); None entries
         fall back to the spec's voice table with variant 1.
@@ -182,17 +217,36 @@ class SkateSpeechSystem:
     """Peds alive at once; a spawn of a new ped beyond it is refused (SpawnError). Ours: every
     ped costs work each console frame, and a flood of spawns must not starve the audio."""
 
-    def __init__(self, living: SpeechLibrary, tuning: SpeechTuning, source: TakeSource, *,
-                 maincast: SpeechLibrary | None = None, maincast_source: TakeSource | None = None,
-                 rng: ManagerRand | None = None, streams_per_channel: int = 2, phone_ring_seconds: float = 1.0,
-                 curves: MixCurves | None = None, delay_factor: float = 1.0, delay_frames: int = 4,
-                 voice_bits: Callable[[int], tuple[int, int] | None] | None = None,
-                 voice_names: Mapping[str, int] | None = None, prefetch: bool = False, console_start: float = 0.0) -> None:
+    def __init__(
+        self,
+        living: SpeechLibrary,
+        tuning: SpeechTuning,
+        source: TakeSource,
+        *,
+        maincast: SpeechLibrary | None = None,
+        maincast_source: TakeSource | None = None,
+        rng: ManagerRand | None = None,
+        streams_per_channel: int = 2,
+        phone_ring_seconds: float = 1.0,
+        curves: MixCurves | None = None,
+        delay_factor: float = 1.0,
+        delay_frames: int = 4,
+        voice_bits: Callable[[int], tuple[int, int] | None] | None = None,
+        voice_names: Mapping[str, int] | None = None,
+        prefetch: bool = False,
+        console_start: float = 0.0,
+    ) -> None:
         self.prefetch = prefetch
-        self.manager = SpeechManager(tuning, living, maincast) if rng is None else \
-            SpeechManager(tuning, living, maincast, rng=rng)
+        self.manager = (
+            SpeechManager(tuning, living, maincast)
+            if rng is None
+            else SpeechManager(tuning, living, maincast, rng=rng)
+        )
         self.libraries = {CHANNEL_LIVING: living, CHANNEL_MAINCAST: maincast}
-        self.sources: dict[int, TakeSource | None] = {CHANNEL_LIVING: source, CHANNEL_MAINCAST: maincast_source}
+        self.sources: dict[int, TakeSource | None] = {
+            CHANNEL_LIVING: source,
+            CHANNEL_MAINCAST: maincast_source,
+        }
         self.player = SpeechPlayer(streams_per_channel)
         self.mixer = VoiceMixer(curves, delay_factor, delay_frames)
         self.phone_ring_seconds = phone_ring_seconds
@@ -200,7 +254,7 @@ class SkateSpeechSystem:
         self.voice_names = dict(voice_names or {})
         self.peds: dict[int, _Ped] = {}
         self.photo_flag = False
-        self.voices: dict[int, Any] = {}          # stream slot -> engine Voice
+        self.voices: dict[int, Any] = {}  # stream slot -> engine Voice
         self.submix_posted: dict[int, dict[str, float]] = {}
         self.bus: EventBus | None = None
         self.now = 0.0
@@ -209,8 +263,9 @@ class SkateSpeechSystem:
     # -- engine ------------------------------------------------------------------------
     def attach(self, engine: Any) -> None:
         self.bus = engine.bus
-        engine.bus.subscribe(self, (PedSpawn, SpeechValue, PedMove, PlayerSpeed, ZombieMode, ChallengeChange,
-                                    PhotoFlag))
+        engine.bus.subscribe(
+            self, (PedSpawn, SpeechValue, PedMove, PlayerSpeed, ZombieMode, ChallengeChange, PhotoFlag)
+        )
 
     def _decide(self, outcome: str, **detail: Any) -> None:
         if self.bus is not None:
@@ -223,7 +278,9 @@ class SkateSpeechSystem:
         elif isinstance(event, SpeechValue):
             ped = self.peds.get(event.ped)
             if ped is None:
-                self._decide("UnknownPed", ped=event.ped, value=event.value, reason="value for a ped not spawned")
+                self._decide(
+                    "UnknownPed", ped=event.ped, value=event.value, reason="value for a ped not spawned"
+                )
             else:
                 ped.value = event.value
         elif isinstance(event, PedMove):
@@ -255,16 +312,33 @@ class SkateSpeechSystem:
         kind = ev.model
         if kind == "regular":
             kind = "security" if type_bit & 0x40 else "bum" if type_bit & 0x4000 else "regular"
-        model = PedModel(voice_id=voice, kind=kind, type_bit=0 if kind == "pro" else type_bit, variant_bit=variant,
-                         partner_type=ev.partner_type, conversation=ev.conversation,
-                         female=bool(type_bit & FEMALE_TYPES),
-                         far_threshold=ev.far_threshold if ev.far_threshold is not None else far_threshold_for(kind),
-                         voice_float=1.0 if ev.voice_float is None else ev.voice_float, pitch=ev.pitch,
-                         cast_bit=ev.cast_bit, cast_word=ev.cast_word, other_cast_bit=ev.other_cast_bit,
-                         other_cast_word=ev.other_cast_word)
-        self.peds[ev.ped] = _Ped(ev.ped, model, PedSpeech(model, self.phone_ring_seconds), f"skate.ped.{ev.ped}",
-                                 position=tuple(ev.position), path=tuple(ev.path))  # type: ignore[arg-type]
-        self._decide("Spawned", ped=ev.ped, speaker=voice, reason=f"{kind} type 0x{type_bit:X} variant {variant}")
+        model = PedModel(
+            voice_id=voice,
+            kind=kind,
+            type_bit=0 if kind == "pro" else type_bit,
+            variant_bit=variant,
+            partner_type=ev.partner_type,
+            conversation=ev.conversation,
+            female=bool(type_bit & FEMALE_TYPES),
+            far_threshold=ev.far_threshold if ev.far_threshold is not None else far_threshold_for(kind),
+            voice_float=1.0 if ev.voice_float is None else ev.voice_float,
+            pitch=ev.pitch,
+            cast_bit=ev.cast_bit,
+            cast_word=ev.cast_word,
+            other_cast_bit=ev.other_cast_bit,
+            other_cast_word=ev.other_cast_word,
+        )
+        self.peds[ev.ped] = _Ped(
+            ev.ped,
+            model,
+            PedSpeech(model, self.phone_ring_seconds),
+            f"skate.ped.{ev.ped}",
+            position=(float(ev.position[0]), float(ev.position[1]), float(ev.position[2])),
+            path=tuple(ev.path),
+        )
+        self._decide(
+            "Spawned", ped=ev.ped, speaker=voice, reason=f"{kind} type 0x{type_bit:X} variant {variant}"
+        )
         source = self.sources[CHANNEL_MAINCAST if kind == "pro" else CHANNEL_LIVING]
         if self.prefetch and source is not None and hasattr(source, "prefetch_voice"):
             source.prefetch_voice(voice)
@@ -285,12 +359,18 @@ class SkateSpeechSystem:
                     clip, take = line.clip
                     src = self.sources.get(ch)
                     name = src.clip_name(clip) if src is not None else str(clip)
-                    streams.append(f"ch{ch} k{k}: ped {line.request.ped} {name}#{take} "
-                                   f"prio {line.request.priority} clip {line.clip_index + 1}/{len(line.request.picks)}")
-        queue = [f"ped {r.ped} event {r.event} prio {r.priority} age {r.age}/{r.timeout} frames"
-                 for r in self.player.queue]
-        timers = [f"speaker {spk}: last line {self.console_now - t:.1f} s ago"
-                  for spk, t in sorted(self.manager.last_any.items())]
+                    streams.append(
+                        f"ch{ch} k{k}: ped {line.request.ped} {name}#{take} "
+                        f"prio {line.request.priority} clip {line.clip_index + 1}/{len(line.request.picks)}"
+                    )
+        queue = [
+            f"ped {r.ped} event {r.event} prio {r.priority} age {r.age}/{r.timeout} frames"
+            for r in self.player.queue
+        ]
+        timers = [
+            f"speaker {spk}: last line {self.console_now - t:.1f} s ago"
+            for spk, t in sorted(self.manager.last_any.items())
+        ]
         return {"streams": streams, "queue": queue or ["(empty)"], "timers": timers or ["(no line yet)"]}
 
     @property
@@ -334,7 +414,9 @@ class SkateSpeechSystem:
         for value in pf.values:
             block = ped.speech.block(ped.distance, self.manager.zombie)
             if m.maincast:
-                stop, results = self.manager.request_maincast_value(m.voice_id, value, block, self.console_now)
+                stop, results = self.manager.request_maincast_value(
+                    m.voice_id, value, block, self.console_now
+                )
                 if stop:
                     for pe in self.player.stop_ped(ped.id, "main-cast impact"):
                         self._player_event(pe, engine)
@@ -346,13 +428,29 @@ class SkateSpeechSystem:
                 self._request(ped, value, r, engine)
 
     def _request(self, ped: _Ped, value: int, r: ManagerResult, engine: Any) -> None:
-        self._decide(r.outcome, ped=ped.id, speaker=r.speaker, event=r.event, value=value, reason=r.reason,
-                     record=r.choice.record if r.choice else None, words=list(r.words))
+        self._decide(
+            r.outcome,
+            ped=ped.id,
+            speaker=r.speaker,
+            event=r.event,
+            value=value,
+            reason=r.reason,
+            record=r.choice.record if r.choice else None,
+            words=list(r.words),
+        )
         if not r.accepted or r.choice is None or r.tuning is None:
             return
-        req = LineRequest(ped=ped.id, speaker=r.speaker, event=r.event, channel=r.channel,
-                          priority=r.tuning.priority, picks=r.choice.picks, timeout=r.timeout,
-                          interrupt=r.tuning.interrupt, interrupt_when_full=r.tuning.interrupt_when_full)
+        req = LineRequest(
+            ped=ped.id,
+            speaker=r.speaker,
+            event=r.event,
+            channel=r.channel,
+            priority=r.tuning.priority,
+            picks=r.choice.picks,
+            timeout=r.timeout,
+            interrupt=r.tuning.interrupt,
+            interrupt_when_full=r.tuning.interrupt_when_full,
+        )
         for pe in self.player.request(req):
             self._player_event(pe, engine)
 
@@ -364,9 +462,16 @@ class SkateSpeechSystem:
         if ped is None or src is None:
             return None
         m = ped.model
-        return self.mixer.block(kind=m.kind, event=req.event, clip_name=src.clip_name(line.clip[0]),
-                                distance=ped.distance, azimuth=ped.azimuth, delay=ped.delay,
-                                voice_float=m.voice_float, pitch=m.pitch)
+        return self.mixer.block(
+            kind=m.kind,
+            event=req.event,
+            clip_name=src.clip_name(line.clip[0]),
+            distance=ped.distance,
+            azimuth=ped.azimuth,
+            delay=ped.delay,
+            voice_float=m.voice_float,
+            pitch=m.pitch,
+        )
 
     def _post_submix(self, slot: int, block: VoiceBlock, engine: Any) -> None:
         params = block.submix_params()
@@ -393,14 +498,25 @@ class SkateSpeechSystem:
         self.voices.pop(line.slot, None)
         kind, file, offset, reason = describe(exc)
         if self.bus is not None:
-            report_fault(self.bus, SYSTEM, kind, reason, file=file, offset=offset, clip=clip, take=take,
-                         clip_index=line.clip_index, **{k: v for k, v in detail.items() if v is not None})
+            report_fault(
+                self.bus,
+                SYSTEM,
+                kind,
+                reason,
+                file=file,
+                offset=offset,
+                clip=clip,
+                take=take,
+                clip_index=line.clip_index,
+                **{k: v for k, v in detail.items() if v is not None},
+            )
 
     def _player_event(self, pe: PlayerEvent, engine: Any) -> None:
         req = pe.request
         src = self.sources.get(req.channel)
-        detail: dict[str, Any] = dict(ped=req.ped, speaker=req.speaker, event=req.event, stream=pe.slot,
-                                      reason=pe.reason or None)
+        detail: dict[str, Any] = dict(
+            ped=req.ped, speaker=req.speaker, event=req.event, stream=pe.slot, reason=pe.reason or None
+        )
         if pe.outcome == "Started":
             clip_id, take = req.picks[pe.clip_index or 0]
             line = next(ln for ln in self.player.lines() if ln.slot == pe.slot)
@@ -416,11 +532,15 @@ class SkateSpeechSystem:
             params = block.voice_params() if block is not None else {}
             if block is not None:
                 self._post_submix(pe.slot or 0, block, engine)
-            self.voices[line.slot] = engine.voices.start(VOICE_GRAPH, np.asarray(pcm, np.float32), int(rate),
-                                                         params=params, slot=line.slot,
-                                                         tag=f"skate:{req.ped}:{name}#{take}",
-                                                         meta={"ped": req.ped, "clip": name, "take": take,
-                                                               "event": req.event, "stream": line.slot})
+            self.voices[line.slot] = engine.voices.start(
+                VOICE_GRAPH,
+                np.asarray(pcm, np.float32),
+                int(rate),
+                params=params,
+                slot=line.slot,
+                tag=f"skate:{req.ped}:{name}#{take}",
+                meta={"ped": req.ped, "clip": name, "take": take, "event": req.event, "stream": line.slot},
+            )
             if pe.clip_index == 0:
                 self.manager.line_started(req.speaker, req.event, self.console_now)
                 lib = self.libraries.get(req.channel)
@@ -445,15 +565,19 @@ def _where(ctx: Any) -> str:
 def _event_factory(cls: type[Event]) -> Callable[[dict, Any], Event]:
     def make(d: dict, ctx: Any) -> Event:
         fields = {k: v for k, v in d.items() if k != "type"}
-        return convert(fields, cls, source=_where(ctx), where=getattr(ctx, "where", "") or f"event {cls.KIND}")
+        return convert(
+            fields, cls, source=_where(ctx), where=getattr(ctx, "where", "") or f"event {cls.KIND}"
+        )
 
     return make
 
 
 def scenario_events() -> dict[str, Callable[[dict, Any], Event]]:
     """Factories for the scenario's ``[[event]]`` types ``skate.*`` (keys: see the module docstring)."""
-    return {cls.KIND: _event_factory(cls) for cls in (PedSpawn, SpeechValue, PedMove, PlayerSpeed, ZombieMode,
-                                                       ChallengeChange, PhotoFlag)}
+    return {
+        cls.KIND: _event_factory(cls)
+        for cls in (PedSpawn, SpeechValue, PedMove, PlayerSpeed, ZombieMode, ChallengeChange, PhotoFlag)
+    }
 
 
 class SkateSection(Struct, kw_only=True):
@@ -482,7 +606,9 @@ def _library_generator(setting: Any, streams: Any, path: str) -> AwcGenerator:
         return AwcGenerator.from_streams(streams, "skate.library")
     if isinstance(setting, int) and not isinstance(setting, bool):
         return AwcGenerator.from_table(setting)
-    raise ScenarioError(path, "[skate] library_seed", f'expected "scenario", "table" or an integer, got {setting!r}')
+    raise ScenarioError(
+        path, "[skate] library_seed", f'expected "scenario", "table" or an integer, got {setting!r}'
+    )
 
 
 def system_from_scenario(section: dict, ctx: Any) -> SkateSpeechSystem:
@@ -497,6 +623,7 @@ def system_from_scenario(section: dict, ctx: Any) -> SkateSpeechSystem:
     streams = getattr(ctx, "rng", None)
     if streams is None:
         from audio.core.clock import RngStreams
+
         streams = RngStreams(int(getattr(ctx, "seed", 0)))
     try:
         tuning = load_tuning(base / cfg.tuning if cfg.tuning else DEMO_TUNING)
@@ -505,6 +632,7 @@ def system_from_scenario(section: dict, ctx: Any) -> SkateSpeechSystem:
     install = cfg.install
     root = _install_root(install, base, path)
     from audio.games.skate.formats.install import SkateInstall
+
     try:
         inst = SkateInstall.open(root)
         living_bank = inst.bank("livingworld")
@@ -531,10 +659,22 @@ def system_from_scenario(section: dict, ctx: Any) -> SkateSpeechSystem:
     source = BankTakeSource(living_bank, cache_mb)
     spc, frames = cfg.streams_per_channel, cfg.delay_frames
     nums = {"phone_ring_seconds": cfg.phone_ring_seconds, "delay_factor": cfg.delay_factor}
-    return SkateSpeechSystem(living, tuning, source, maincast=maincast, maincast_source=maincast_source, rng=rng,
-                             streams_per_channel=spc, curves=curves, delay_frames=frames,
-                             voice_bits=living_bank.voice_bits, voice_names=source.voice_names(),
-                             prefetch=prefetch, console_start=cfg.console_start, **nums)
+    return SkateSpeechSystem(
+        living,
+        tuning,
+        source,
+        maincast=maincast,
+        maincast_source=maincast_source,
+        rng=rng,
+        streams_per_channel=spc,
+        curves=curves,
+        delay_frames=frames,
+        voice_bits=living_bank.voice_bits,
+        voice_names=source.voice_names(),
+        prefetch=prefetch,
+        console_start=cfg.console_start,
+        **nums,
+    )
 
 
 def _install_root(install: str, base: Path, path: str) -> Path:
@@ -560,5 +700,7 @@ def format_summary(decisions: Iterable[Decision], names: Mapping[int, str] | Non
     lines = []
     for ev, counts in sorted(summarize(decisions).items()):
         label = f"{ev:6d} {(names or {}).get(ev, ''):<20s}"
-        lines.append(f"{label} " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items(), key=lambda kv: -kv[1])))
+        lines.append(
+            f"{label} " + ", ".join(f"{k} {n}" for k, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+        )
     return "\n".join(lines)

@@ -6,6 +6,7 @@
 ``decode FILE.ut -o out.wav`` / ``encode IN.wav -o FILE.ut`` the Digital Anvil LPC codec.
 A mission may be a loose file (RefPack'd or not) or ``ARCHIVE.hog`` with ``--member``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,6 +24,7 @@ def load_mission_arg(path: Path, member: str | None = None) -> tuple[Any, str]:
     """``(Dte, mission name)`` from a loose ``.dte`` or a ``.hog`` (``member``, or its only ``.dte``)."""
     from audio.games.starlancer.formats.dte import load_mission
     from audio.games.starlancer.formats.hog import read_hog
+
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -32,15 +34,18 @@ def load_mission_arg(path: Path, member: str | None = None) -> tuple[Any, str]:
         if member is None:
             dtes = [n for n in hog.names() if n.lower().endswith(".dte")]
             if len(dtes) != 1:
-                raise FormatError(path, None, "--member NAME (the archive holds "
-                                  f"{len(dtes)} .dte members: {', '.join(dtes[:8])})")
+                raise FormatError(
+                    path,
+                    None,
+                    f"--member NAME (the archive holds {len(dtes)} .dte members: {', '.join(dtes[:8])})",
+                )
             member = dtes[0]
         return load_mission(hog.read(member, game_name=False), f"{path}:{member}"), member
     return load_mission(data, str(path)), path.name
 
 
 def _hexbytes(buf: bytes, ip: int, size: int) -> str:
-    b = buf[ip:ip + min(size, 6)].hex(" ").upper()
+    b = buf[ip : ip + min(size, 6)].hex(" ").upper()
     return b + (" .." if size > 6 else "")
 
 
@@ -66,13 +71,20 @@ def _print_dis(title: str, dis: Any, buf: bytes) -> None:
 
 
 def _dis_json(label: str, dis: Any, extra: dict[str, Any]) -> dict[str, Any]:
-    return {"routine": label, **extra, "length": dis.length, "constants": list(dis.constants),
-            "instructions": [i.to_json() for i in dis.ordered()],
-            "slack": [list(s) for s in dis.slack], "errors": [{"ip": ip, "error": m} for ip, m in dis.errors]}
+    return {
+        "routine": label,
+        **extra,
+        "length": dis.length,
+        "constants": list(dis.constants),
+        "instructions": [i.to_json() for i in dis.ordered()],
+        "slack": [list(s) for s in dis.slack],
+        "errors": [{"ip": ip, "error": m} for ip, m in dis.errors],
+    }
 
 
 def _disasm(args: argparse.Namespace) -> int:
     from audio.games.starlancer.script.disasm import disassemble, disassemble_routine
+
     if args.raw is not None:
         buf = args.raw.read_bytes()
         dis = disassemble(buf, path=str(args.raw))
@@ -93,14 +105,18 @@ def _disasm(args: argparse.Namespace) -> int:
         if r.kind == "trigger":
             t = dte.triggers[r.index]
             from audio.games.starlancer.script.commands import condition_name
+
             oid = dte.trigger_subject(r.index)
-            extra.update(condition=condition_name(t.condition),
-                         subject=None if oid is None else dte.object_name(oid))
+            extra.update(
+                condition=condition_name(t.condition), subject=None if oid is None else dte.object_name(oid)
+            )
         if args.json:
             out.append(_dis_json(r.label, dis, extra))
         else:
-            head = r.label + (f" [{extra['condition']} on {extra['subject']}]" if "condition" in extra else "")
-            _print_dis(f"{head} at script+0x{r.block:X}", dis, dte.script[r.block:r.end])
+            head = r.label + (
+                f" [{extra['condition']} on {extra['subject']}]" if "condition" in extra else ""
+            )
+            _print_dis(f"{head} at script+0x{r.block:X}", dis, dte.script[r.block : r.end])
     if args.json:
         print(json.dumps({"mission": str(args.mission), "routines": out, "errors": errors}))
     for e in errors:
@@ -111,16 +127,34 @@ def _disasm(args: argparse.Namespace) -> int:
 def _comms(args: argparse.Namespace) -> int:
     from audio.games.starlancer.formats.hog import open_hog
     from audio.games.starlancer.script.comms import mission_comms
+
     dte, name = load_mission_arg(args.mission, args.member)
     hog = None
-    speech = args.speech or next((p for p in (args.mission.parent / "ms_speech" / "msspeech.hog",
-                                              args.mission.parent / "msspeech.hog") if p.exists()), None)
+    speech = args.speech or next(
+        (
+            p
+            for p in (
+                args.mission.parent / "ms_speech" / "msspeech.hog",
+                args.mission.parent / "msspeech.hog",
+            )
+            if p.exists()
+        ),
+        None,
+    )
     if speech is not None:
         hog = open_hog(speech)
     res = mission_comms(dte, name, hog)
     if args.json:
-        print(json.dumps({"mission": name, "events": [e.to_json() for e in res.events],
-                          "edges": [vars(e) for e in res.edges], "errors": res.errors}))
+        print(
+            json.dumps(
+                {
+                    "mission": name,
+                    "events": [e.to_json() for e in res.events],
+                    "edges": [vars(e) for e in res.edges],
+                    "errors": res.errors,
+                }
+            )
+        )
     else:
         for e in res.events:
             print(e.text())
@@ -133,18 +167,23 @@ def _comms(args: argparse.Namespace) -> int:
 
 def _hog(args: argparse.Namespace) -> int:
     from audio.games.starlancer.formats.hog import expand, open_hog
+
     hog = open_hog(args.file)
-    print(f"{args.file}: {len(hog.entries)} members (header counts {hog.declared}"
-          + (f", {hog.filler} filler record(s) skipped" if hog.filler else "") + ")")
+    print(
+        f"{args.file}: {len(hog.entries)} members (header counts {hog.declared}"
+        + (f", {hog.filler} filler record(s) skipped" if hog.filler else "")
+        + ")"
+    )
     for d in hog.duplicates:
         print(f"  duplicate name {d!r}: the first in directory order is used")
     for e in hog.entries:
-        packed = hog.raw(e)[:2] == b"\x10\xFB"
+        packed = hog.raw(e)[:2] == b"\x10\xfb"
         print(f"  {e.offset:10d} {e.size:9d} {'R' if packed else ' '} {e.name}")
         if args.extract:
             args.extract.mkdir(parents=True, exist_ok=True)
             (args.extract / e.name.replace("/", "_").replace("\\", "_")).write_bytes(
-                expand(hog.raw(e), f"{args.file}:{e.name}"))
+                expand(hog.raw(e), f"{args.file}:{e.name}")
+            )
     return 0
 
 
@@ -153,6 +192,7 @@ def _decode(args: argparse.Namespace) -> int:
     import soundfile as sf
 
     from audio.games.starlancer.formats.ut import decode_ut
+
     pcm = decode_ut(args.file.read_bytes(), str(args.file))
     sf.write(args.output, np.clip(np.asarray(pcm, np.float32), -1.0, 1.0), 22050, subtype="PCM_16")
     print(f"{args.output}: {len(pcm)} samples at 22050 Hz ({len(pcm) / 22050:.3f} s)")
@@ -164,23 +204,29 @@ def _encode(args: argparse.Namespace) -> int:
     import soundfile as sf
 
     from audio.games.starlancer.formats.ut import decode_ut, encode_ut
+
     x, rate = sf.read(args.file, dtype="float32", always_2d=True)
     data = encode_ut(x.mean(axis=1), int(rate), tag=args.tag)
     args.output.write_bytes(data)
     y = decode_ut(data, str(args.output))
     ref = np.asarray(sf.read(args.file, dtype="float32", always_2d=True)[0].mean(axis=1))
-    msg = f"{args.output}: {len(data)} bytes for {len(y) / 22050:.3f} s ({8 * len(data) / max(len(y) / 22050, 1e-9) / 1000:.1f} kbit/s)"
+    seconds = len(y) / 22050
+    kbps = 8 * len(data) / max(seconds, 1e-9) / 1000
+    msg = f"{args.output}: {len(data)} bytes for {seconds:.3f} s ({kbps:.1f} kbit/s)"
     if int(rate) == 22050 and len(ref) == len(y):
         err = float(np.sum((ref - y) ** 2))
-        msg += f", waveform SNR {10 * np.log10(float(np.sum(ref ** 2)) / max(err, 1e-20)):.2f} dB"
+        msg += f", waveform SNR {10 * np.log10(float(np.sum(ref**2)) / max(err, 1e-20)):.2f} dB"
     print(msg)
     return 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``starlancer`` command group."""
-    p = subparsers.add_parser("starlancer", help="Starlancer: mission scripts (.DTE), radio, .ut speech",
-                              description="Inspect Starlancer mission scripts and speech in the game's layout.")
+    p = subparsers.add_parser(
+        "starlancer",
+        help="Starlancer: mission scripts (.DTE), radio, .ut speech",
+        description="Inspect Starlancer mission scripts and speech in the game's layout.",
+    )
     sub = p.add_subparsers(dest="starlancer_cmd", required=True)
     a = sub.add_parser("disasm", help="disassemble a mission's routines (control flow, symbolic stack)")
     a.add_argument("mission", type=Path, nargs="?", help="MISSION.dte (loose) or resource.hog")

@@ -1,4 +1,5 @@
 """Bus events of the Starlancer radio system (kinds ``starlancer.*``)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

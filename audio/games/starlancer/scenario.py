@@ -28,6 +28,7 @@
     { t = 4.0, type = "starlancer.gate", gate = "generic", disabled = true }
     { t = 0.0, type = "starlancer.reset", restart = false }
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -145,9 +146,21 @@ def _say(e: dict[str, Any], ctx: Any) -> Event:
     if v.mode not in MODES:
         raise ScenarioError(_where(ctx), f"{w}.mode", f"must be one of {sorted(MODES)}, got {v.mode!r}")
     if v.speaker.partition(":")[0] not in ("ship", "pilot", "nobody"):
-        raise ScenarioError(_where(ctx), f"{w}.speaker", f"must be ship[:NAME], pilot[:N] or nobody, got {v.speaker!r}")
-    return Say(t=v.t, speech=v.speech, speaker=v.speaker, ship=v.ship, pilot=v.pilot, head=v.head, mode=v.mode,
-               film_flags=v.film_flags, expiry=v.expiry, remark=v.remark)
+        raise ScenarioError(
+            _where(ctx), f"{w}.speaker", f"must be ship[:NAME], pilot[:N] or nobody, got {v.speaker!r}"
+        )
+    return Say(
+        t=v.t,
+        speech=v.speech,
+        speaker=v.speaker,
+        ship=v.ship,
+        pilot=v.pilot,
+        head=v.head,
+        mode=v.mode,
+        film_flags=v.film_flags,
+        expiry=v.expiry,
+        remark=v.remark,
+    )
 
 
 def _gate(e: dict[str, Any], ctx: Any) -> Event:
@@ -162,15 +175,24 @@ def _reset(e: dict[str, Any], ctx: Any) -> Event:
 
 def scenario_events() -> dict[str, Callable[[dict[str, Any], Any], Event]]:
     """Scenario ``[[event]]`` type -> builder ``(entry, ctx) -> Event``."""
-    return {"starlancer.trigger": _trigger, "starlancer.say": _say, "starlancer.gate": _gate,
-            "starlancer.reset": _reset}
+    return {
+        "starlancer.trigger": _trigger,
+        "starlancer.say": _say,
+        "starlancer.gate": _gate,
+        "starlancer.reset": _reset,
+    }
 
 
 def _globals(cfg: StarlancerSection, dte: Any, where: str) -> dict[int, int]:
     out: dict[int, int] = {}
     for k, v in cfg.globals.items():
-        idx = int(k) if k.isdigit() else next((i for i in range(len(dte.globals))
-                                               if (dte.global_name(i) or "").lower() == k.lower()), None)
+        idx = (
+            int(k)
+            if k.isdigit()
+            else next(
+                (i for i in range(len(dte.globals)) if (dte.global_name(i) or "").lower() == k.lower()), None
+            )
+        )
         if idx is None or not 0 <= idx < len(dte.globals):
             raise ScenarioError(where, f"starlancer.globals.{k}", "no such global in the mission")
         out[idx] = v
@@ -191,21 +213,41 @@ def system_from_scenario(section: dict[str, Any], ctx: Any) -> StarlancerSystem:
         else:
             res = root / "resource.hog"
             if not res.is_file():
-                raise ScenarioError(where, "[starlancer].install", f"no resource.hog under {root}"
-                                    + (" (run tools/build_starlancer_demo.py)" if inst == "demo" else ""))
+                raise ScenarioError(
+                    where,
+                    "[starlancer].install",
+                    f"no resource.hog under {root}"
+                    + (" (run tools/build_starlancer_demo.py)" if inst == "demo" else ""),
+                )
             dte = load_mission(open_hog(res).read(mission, game_name=False), f"{res}:{mission}")
-        sp = next((p for p in (root / "ms_speech" / "msspeech.hog", root / "msspeech.hog") if p.is_file()), None)
+        sp = next(
+            (p for p in (root / "ms_speech" / "msspeech.hog", root / "msspeech.hog") if p.is_file()), None
+        )
         bank = SpeechBank(open_hog(sp) if sp is not None else None)
-        radio = RadioSettings(preroll_ticks=cfg.preroll_ticks, queue_size=cfg.queue_size,
-                              once_film_ticks=cfg.once_film_ticks, speech_volume=cfg.speech_volume,
-                              master_volume=cfg.master_volume)
-        vm = VmSettings(frame_ticks=cfg.frame_ticks, wake_compare=cfg.wake_compare,
-                        instruction_cap=cfg.instruction_cap)
+        radio = RadioSettings(
+            preroll_ticks=cfg.preroll_ticks,
+            queue_size=cfg.queue_size,
+            once_film_ticks=cfg.once_film_ticks,
+            speech_volume=cfg.speech_volume,
+            master_volume=cfg.master_volume,
+        )
+        vm = VmSettings(
+            frame_ticks=cfg.frame_ticks, wake_compare=cfg.wake_compare, instruction_cap=cfg.instruction_cap
+        )
         if not all(k.isdigit() for k in cfg.pilots):
             raise ScenarioError(where, "starlancer.pilots", "keys must be pilot numbers")
         pilots = {int(k): v for k, v in cfg.pilots.items()}
-        return StarlancerSystem(dte, bank, radio=radio, vm=vm, globals_=_globals(cfg, dte, where),
-                                pilot_names=pilots, graph=cfg.graph, static_level=cfg.static_level, start=cfg.start)
+        return StarlancerSystem(
+            dte,
+            bank,
+            radio=radio,
+            vm=vm,
+            globals_=_globals(cfg, dte, where),
+            pilot_names=pilots,
+            graph=cfg.graph,
+            static_level=cfg.static_level,
+            start=cfg.start,
+        )
     except (FormatError, ValueError, TypeError) as exc:
         if isinstance(exc, ScenarioError):
             raise

@@ -13,6 +13,7 @@ WindowClosed, Static, FilmEnded, Gated, Gate, MissingSpeech, Reset) and ``starla
 (ThreadStarted/Ended/Refused/Error, TriggerFired/Ignored/Resumed, Wait, TimerCreated/Fired,
 RandomBranch, Skipped, InstructionCap, StackUnderflow, ...), each with its reason.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -30,7 +31,14 @@ from audio.games.starlancer.radio.radio import MODES, NOBODY, SPEECH_RATE, TICK_
 from audio.games.starlancer.script.commands import condition_code
 from audio.games.starlancer.script.vm import MsvcRand, Vm, VmSettings
 
-__all__ = ["RNG_STREAM", "SYSTEM", "SpeechBank", "StarlancerSystem", "scenario_events", "system_from_scenario"]
+__all__ = [
+    "RNG_STREAM",
+    "SYSTEM",
+    "SpeechBank",
+    "StarlancerSystem",
+    "scenario_events",
+    "system_from_scenario",
+]
 
 SYSTEM = "starlancer"
 RNG_STREAM = "starlancer.rand"
@@ -40,6 +48,7 @@ STATIC_LOOP_S = 0.5
 
 def _decode_ut(data: bytes, path: str) -> np.ndarray:
     from audio.games.starlancer.formats.ut import decode_ut
+
     return decode_ut(data, path)
 
 
@@ -62,7 +71,9 @@ class SpeechBank:
             return None
         try:
             data = self.hog.read(speech)
-            return np.asarray(self.decode(data, f"{self.hog.path}:{member_name(speech)}"), np.float32).reshape(-1)
+            return np.asarray(
+                self.decode(data, f"{self.hog.path}:{member_name(speech)}"), np.float32
+            ).reshape(-1)
         except FormatError as exc:
             self.errors[speech] = str(exc)
             return None
@@ -78,9 +89,14 @@ class _Presenter:
     def start_speech(self, line: Line, pcm: np.ndarray, volume: int) -> Any:
         s = self.sys
         who = member_name(line.speech)
-        return s.engine.voices.start(s.graph, pcm, SPEECH_RATE, params={"Sen0.level": volume / 127},
-                                     tag=f"starlancer:{line.speaker}:{who}",
-                                     meta={"speaker": line.speaker, "clip": who, "flags": line.flags})
+        return s.engine.voices.start(
+            s.graph,
+            pcm,
+            SPEECH_RATE,
+            params={"Sen0.level": volume / 127},
+            tag=f"starlancer:{line.speaker}:{who}",
+            meta={"speaker": line.speaker, "clip": who, "flags": line.flags},
+        )
 
     def stop_speech(self, handle: Any) -> None:
         if handle is not None:
@@ -90,9 +106,14 @@ class _Presenter:
         s = self.sys
         n = max(1, ticks * SPEECH_RATE // TICK_HZ)
         pcm = np.resize(s.static_loop, n)
-        return s.engine.voices.start(s.graph, pcm, SPEECH_RATE,
-                                     params={"Sen0.level": s.radio_settings.volume() / 127 * s.static_level},
-                                     tag=f"starlancer:{line.speaker}:static", meta={"speaker": line.speaker})
+        return s.engine.voices.start(
+            s.graph,
+            pcm,
+            SPEECH_RATE,
+            params={"Sen0.level": s.radio_settings.volume() / 127 * s.static_level},
+            tag=f"starlancer:{line.speaker}:static",
+            meta={"speaker": line.speaker},
+        )
 
     def stop_static(self, handle: Any) -> None:
         self.stop_speech(handle)
@@ -104,10 +125,20 @@ class StarlancerSystem:
     name = SYSTEM
     frame_rate = TICK_HZ
 
-    def __init__(self, mission: Dte, bank: SpeechBank | None, *, radio: RadioSettings | None = None,
-                 vm: VmSettings | None = None, globals_: dict[int, int] | None = None,
-                 pilot_names: dict[int, str] | None = None, graph: str = "starlancer_radio_voice",
-                 seed: int | None = None, static_level: float = 0.3, start: bool = True) -> None:
+    def __init__(
+        self,
+        mission: Dte,
+        bank: SpeechBank | None,
+        *,
+        radio: RadioSettings | None = None,
+        vm: VmSettings | None = None,
+        globals_: dict[int, int] | None = None,
+        pilot_names: dict[int, str] | None = None,
+        graph: str = "starlancer_radio_voice",
+        seed: int | None = None,
+        static_level: float = 0.3,
+        start: bool = True,
+    ) -> None:
         self.mission, self.bank = mission, bank
         self.radio_settings, self.vm_settings = radio or RadioSettings(), vm or VmSettings()
         if self.vm_settings.frame_ticks < 1:
@@ -127,20 +158,30 @@ class StarlancerSystem:
         seed = engine.rng.seed32(RNG_STREAM) if self.seed is None else self.seed
         self.rand = MsvcRand(seed)
         noise = np.random.default_rng(seed).standard_normal(int(STATIC_LOOP_S * SPEECH_RATE))
-        crackle = np.repeat(np.random.default_rng(seed + 1).random(int(STATIC_LOOP_S * 50)) ** 3, SPEECH_RATE // 50)
-        self.static_loop = (0.25 * noise[:len(crackle)] * (0.3 + crackle)).astype(np.float32)
+        crackle = np.repeat(
+            np.random.default_rng(seed + 1).random(int(STATIC_LOOP_S * 50)) ** 3, SPEECH_RATE // 50
+        )
+        self.static_loop = (0.25 * noise[: len(crackle)] * (0.3 + crackle)).astype(np.float32)
         self.radio = Radio(_Presenter(self), self._decider("starlancer.radio"), self.radio_settings)
         self._new_vm()
         engine.bus.subscribe(self, [Trigger, Say, Gate, Reset])
 
     def _new_vm(self) -> None:
         assert self.radio is not None
-        self.vm = Vm(self.mission, self.radio, self._decider("starlancer.vm"), self.rand, self.vm_settings,
-                     self.globals_, self.pilot_names)
+        self.vm = Vm(
+            self.mission,
+            self.radio,
+            self._decider("starlancer.vm"),
+            self.rand,
+            self.vm_settings,
+            self.globals_,
+            self.pilot_names,
+        )
 
     def _decider(self, system: str) -> Callable[..., Any]:
         def decide(outcome: str, **detail: Any) -> None:
             self.engine.bus.decide(system, outcome, tick=self.tick_now, **detail)
+
         return decide
 
     def tick(self, frame: int, engine: Any) -> None:
@@ -204,12 +245,18 @@ class StarlancerSystem:
         try:
             cond = condition_code(ev.condition)
         except KeyError as exc:
-            self.engine.bus.decide("starlancer.vm", "TriggerIgnored", reason=str(exc), subject=str(ev.subject))
+            self.engine.bus.decide(
+                "starlancer.vm", "TriggerIgnored", reason=str(exc), subject=str(ev.subject)
+            )
             return 0
         oid = self.resolve_subject(ev.subject)
         if oid is None:
-            self.engine.bus.decide("starlancer.vm", "TriggerIgnored", subject=str(ev.subject),
-                                   reason="no object of that name or ID")
+            self.engine.bus.decide(
+                "starlancer.vm",
+                "TriggerIgnored",
+                subject=str(ev.subject),
+                reason="no object of that name or ID",
+            )
             return 0
         return self.vm.fire(cond, oid, tuple(ev.locals) if ev.locals else None, ev.component)
 
@@ -218,25 +265,40 @@ class StarlancerSystem:
         assert self.radio is not None
         kind, _, value = ev.speaker.partition(":")
         who: str | int = value or ev.ship
-        line = Line(ev.speech, flags=int(ev.film_flags), head=int(ev.head), source="port",
-                    expiry=-1 if ev.expiry < 0 else self.radio.now + int(ev.expiry))
+        line = Line(
+            ev.speech,
+            flags=int(ev.film_flags),
+            head=int(ev.head),
+            source="port",
+            expiry=-1 if ev.expiry < 0 else self.radio.now + int(ev.expiry),
+        )
         if kind == "ship":
             slot = self._ship_slot(who)
             if slot is None:
-                self.engine.bus.decide("starlancer.radio", "BadEvent", reason=f"no ship {who!r}", file=ev.speech)
+                self.engine.bus.decide(
+                    "starlancer.radio", "BadEvent", reason=f"no ship {who!r}", file=ev.speech
+                )
                 return "BadEvent"
-            line.speaker, line.speaker_kind, line.speaker_object = (self.mission.ship_name(slot) or f"ship({slot})",
-                                                                    "ship", slot)
+            line.speaker, line.speaker_kind, line.speaker_object = (
+                self.mission.ship_name(slot) or f"ship({slot})",
+                "ship",
+                slot,
+            )
             line.film = f"pilots\\face{self.mission.ships[slot].pilot:03d}_{ev.head}.fm8"
         elif kind == "pilot":
             n = int(value) if value else int(ev.pilot)
-            line.speaker, line.speaker_kind, line.speaker_object = (self.pilot_names.get(n, f"pilot {n}"), "pilot",
-                                                                    0xFFFF + n)
+            line.speaker, line.speaker_kind, line.speaker_object = (
+                self.pilot_names.get(n, f"pilot {n}"),
+                "pilot",
+                0xFFFF + n,
+            )
             line.film = f"pilots\\face{n & 0xFF:03d}_{ev.head}.fm8"
         else:
             line.speaker_object = NOBODY
         if ev.mode not in MODES:
-            self.engine.bus.decide("starlancer.radio", "BadEvent", reason=f"mode {ev.mode!r} (now|queued|if_idle)")
+            self.engine.bus.decide(
+                "starlancer.radio", "BadEvent", reason=f"mode {ev.mode!r} (now|queued|if_idle)"
+            )
             return "BadEvent"
         if ev.remark:
             return self.radio.remark(line, ev.remark, ev.mode)
@@ -273,8 +335,11 @@ class StarlancerSystem:
         for t in self.vm.running():
             state = "parked" if t.parked else (f"sleeps until {t.wake} s" if t.wake is not None else "runs")
             threads.append(f"[{t.slot}] {t.label} @{t.ip - t.block} {state}")
-        return {"threads": threads or ["(none)"], **self.radio.snapshot(),
-                "clock": [f"script clock {self.vm.clock} s, tick {self.tick_now}"]}
+        return {
+            "threads": threads or ["(none)"],
+            **self.radio.snapshot(),
+            "clock": [f"script clock {self.vm.clock} s, tick {self.tick_now}"],
+        }
 
     def summary(self, decisions: Any) -> str:
         """Outcome counts of the radio's and the VM's decisions."""
@@ -282,17 +347,20 @@ class StarlancerSystem:
         for d in decisions:
             if d.system.startswith("starlancer."):
                 per.setdefault(d.system, Counter())[d.outcome] += 1
-        return "\n".join(f"  {s:<18s} " + ", ".join(f"{k} {n}" for k, n in c.most_common())
-                         for s, c in sorted(per.items()))
+        return "\n".join(
+            f"  {s:<18s} " + ", ".join(f"{k} {n}" for k, n in c.most_common()) for s, c in sorted(per.items())
+        )
 
 
 def scenario_events() -> dict[str, Any]:
     """Scenario ``[[event]]`` builders (see :mod:`audio.games.starlancer.scenario`)."""
     from audio.games.starlancer import scenario
+
     return scenario.scenario_events()
 
 
 def system_from_scenario(section: dict[str, Any], ctx: Any) -> StarlancerSystem:
     """Build the system for a ``[starlancer]`` section (see :mod:`audio.games.starlancer.scenario`)."""
     from audio.games.starlancer import scenario
+
     return scenario.system_from_scenario(section, ctx)

@@ -18,8 +18,20 @@ class Adapter(GameAdapter):
 
     game = "starlancer"
     fire_action = "starlancer/trigger"
-    choices = tuple((c, c) for c in ("Destroyed", "ShotAt", "Launched", "JumpedIn", "ProximityClose",
-                                     "PlayerReadyToJump", "Targetted", "Docked", "GameTimerExpired"))
+    choices = tuple(
+        (c, c)
+        for c in (
+            "Destroyed",
+            "ShotAt",
+            "Launched",
+            "JumpedIn",
+            "ProximityClose",
+            "PlayerReadyToJump",
+            "Targetted",
+            "Docked",
+            "GameTimerExpired",
+        )
+    )
 
     def __init__(self, port: Any) -> None:
         super().__init__(port)

@@ -14,5 +14,10 @@ ACTIONS = (
         (Param("speaker", str, ("speaker", "crew", "who")), Param("event", str, ("event", "rule", "name"))),
         "fire a chatter event (speaker, rule name such as LOCKON_1)",
     ),
-    Action("sylpheed/phase", "sylpheed.phase", (Param("phase", int, ("phase",)),), "change the mission phase (1-3)"),
+    Action(
+        "sylpheed/phase",
+        "sylpheed.phase",
+        (Param("phase", int, ("phase",)),),
+        "change the mission phase (1-3)",
+    ),
 )

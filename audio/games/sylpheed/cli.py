@@ -1,4 +1,5 @@
 """``barkbus sylpheed ...``: inspect Project Sylpheed data (banks, tables, cue join)."""
+
 from __future__ import annotations
 
 import argparse
@@ -27,7 +28,7 @@ def _root(value: str | None) -> Path:
 
 def _install(args: argparse.Namespace) -> SylpheedInstall:
     inst = SylpheedInstall(_root(args.root), getattr(args, "lang", "eng"))
-    inst.paks()                                   # InputError when root is not an install
+    inst.paks()  # InputError when root is not an install
     return inst
 
 
@@ -95,14 +96,13 @@ def _slb_probe(args: argparse.Namespace) -> int:
         try:
             arc = PakArchive.open(pak)
         except FormatError:
-            arc = None                           # not an archive after all: probe the bytes
+            arc = None  # not an archive after all: probe the bytes
         if arc is not None:
             return _probe_archive(arc, _names_for(pak), str(pak))
     if args.root is not None:
         inst = _install(args)
         if (pak_name := _match_pak(inst.paks(), args.file)) is not None:
-            return _probe_archive(inst.pak(pak_name), inst.member_names().get(pak_name.lower(), {}),
-                                  pak_name)
+            return _probe_archive(inst.pak(pak_name), inst.member_names().get(pak_name.lower(), {}), pak_name)
     data, label = _member(args)
     rep = probe_slb(data, label)
     print(rep.text())
@@ -119,8 +119,10 @@ def _slb_decode(args: argparse.Namespace) -> int:
     pcm, rate = decode_slb(data, label, args.entry, raw_rate=args.rate)
     with atomic_path(args.output) as tmp:
         sf.write(tmp, np.clip(pcm, -1.0, 1.0), rate, subtype="PCM_16", format="WAV")
-    print(f"{args.output}: {pcm.shape[0]} samples x {pcm.shape[1]} ch at {rate} Hz "
-          f"({pcm.shape[0] / rate:.3f} s)")
+    print(
+        f"{args.output}: {pcm.shape[0]} samples x {pcm.shape[1]} ch at {rate} Hz "
+        f"({pcm.shape[0] / rate:.3f} s)"
+    )
     return 0
 
 
@@ -146,8 +148,9 @@ def _ls(args: argparse.Namespace) -> int:
             pak = _match_pak(paks, want)
             if pak is None:
                 short = [p.removeprefix("dat\\").removesuffix(".pak") for p in paks]
-                raise InputError(f"{inst.root}: no archive '{want}' (have {', '.join(paks)})"
-                                 + _suggest(want, short))
+                raise InputError(
+                    f"{inst.root}: no archive '{want}' (have {', '.join(paks)})" + _suggest(want, short)
+                )
             chosen.append(pak)
     names = inst.member_names()
     for pak in chosen:
@@ -156,12 +159,17 @@ def _ls(args: argparse.Namespace) -> int:
 
 
 def _ls_pak(arc: PakArchive, pak: str, names: dict[int, str]) -> None:
-    print(f"{pak}: {len(arc.entries)} entries ({sum(e.id in names for e in arc.entries)} named by the "
-          f"install's tables), {len(arc.parts)} part file(s)")
+    print(
+        f"{pak}: {len(arc.entries)} entries ({sum(e.id in names for e in arc.entries)} named by the "
+        f"install's tables), {len(arc.parts)} part file(s)"
+    )
     for e in sorted(arc.entries, key=lambda e: (e.id not in names, names.get(e.id, "").lower(), e.id)):
-        head = arc.parts[e.part][e.offset:e.offset + 6] if e.part < len(arc.parts) else b""
-        packed = (f"Z1 -> {int.from_bytes(head[2:6], 'big'):8d}" if head[:2] == b"Z1" and len(head) == 6
-                  else "raw" + " " * 12)
+        head = arc.parts[e.part][e.offset : e.offset + 6] if e.part < len(arc.parts) else b""
+        packed = (
+            f"Z1 -> {int.from_bytes(head[2:6], 'big'):8d}"
+            if head[:2] == b"Z1" and len(head) == 6
+            else "raw" + " " * 12
+        )
         print(f"  0x{e.id:08X}  p{e.part:02d}+0x{e.offset:07X}  {e.size:8d} {packed}  {names.get(e.id, '?')}")
 
 
@@ -186,20 +194,30 @@ def _tables(args: argparse.Namespace) -> int:
             ug = None
         if ug is not None:
             ugrep = read_table(inst.pak(inst.game_pak).read(f"stage\\UnitGroup_{st}.tbl")).hash_report()
-            print(f"  UnitGroup tag_hash: {ugrep.named_fields - len(ugrep.field_mismatches)}/"
-                  f"{ugrep.named_fields} named fields agree")
+            print(
+                f"  UnitGroup tag_hash: {ugrep.named_fields - len(ugrep.field_mismatches)}/"
+                f"{ugrep.named_fields} named fields agree"
+            )
             ok &= ugrep.fields_ok
             wf, rf = ug.width_failures(), ug.roster_failures()
             ok &= not wf and not rf
-            print(f"  UnitGroup: {len(ug.squadrons)} squadrons, roster {ug.roster_name!r} "
-                  f"({len(ug.roster)} entries)")
-            print(f"  self-check len(fields) == Count*4+5: {len(ug.squadrons) - len(wf)}/{len(ug.squadrons)}"
-                  + (f" FAIL {wf}" if wf else ""))
-            print(f"  self-check roster agreement: {len(ug.squadrons) - len(rf)}/{len(ug.squadrons)}"
-                  + (f" FAIL {rf}" if rf else ""))
+            print(
+                f"  UnitGroup: {len(ug.squadrons)} squadrons, roster {ug.roster_name!r} "
+                f"({len(ug.roster)} entries)"
+            )
+            print(
+                f"  self-check len(fields) == Count*4+5: {len(ug.squadrons) - len(wf)}/{len(ug.squadrons)}"
+                + (f" FAIL {wf}" if wf else "")
+            )
+            print(
+                f"  self-check roster agreement: {len(ug.squadrons) - len(rf)}/{len(ug.squadrons)}"
+                + (f" FAIL {rf}" if rf else "")
+            )
             for s in ug.squadrons:
-                print(f"    {s.id} {s.side} Count={s.count} {s.formation} {s.ai} "
-                      f"DisableInterval={'Yes' if s.disable_interval else 'No'}")
+                print(
+                    f"    {s.id} {s.side} Count={s.count} {s.formation} {s.ai} "
+                    f"DisableInterval={'Yes' if s.disable_interval else 'No'}"
+                )
                 for m in s.members:
                     print(f"      unit={m.unit} msg={m.message_set} n={m.n} id={m.identity}")
         ums = inst.unit_message_set(st)
@@ -210,12 +228,16 @@ def _tables(args: argparse.Namespace) -> int:
             ok &= not pair_bad
             print(f"  crew {crew.name} CrewCount={crew.crew_count} phases={list(crew.phases)}")
             if tabs:
-                print(f"    merged {len(res.rules)} rules, {len(res.collisions)} collisions, "
-                      f"flag={'set' if res.flag else 'CLEARED'}"
-                      + (f", mismatches {[c.event for c in res.mismatches]}" if res.mismatches else ""))
+                print(
+                    f"    merged {len(res.rules)} rules, {len(res.collisions)} collisions, "
+                    f"flag={'set' if res.flag else 'CLEARED'}"
+                    + (f", mismatches {[c.event for c in res.mismatches]}" if res.mismatches else "")
+                )
                 who = list(dict.fromkeys(s for t in tabs for s in t.speakers))
-                print(f"    speakers {who}; MessageCount*2 == positional: "
-                      + ("ok" if not pair_bad else f"FAIL {pair_bad}"))
+                print(
+                    f"    speakers {who}; MessageCount*2 == positional: "
+                    + ("ok" if not pair_bad else f"FAIL {pair_bad}")
+                )
             for n in dict.fromkeys(crew.tables):
                 for inner in (rule_table_path(n), message_table_path(n)):
                     arc = inst.pak(inst.game_pak)
@@ -223,22 +245,30 @@ def _tables(args: argparse.Namespace) -> int:
                         rep = read_table(arc.read(inner), inner).hash_report()
                         ok &= rep.fields_ok
                         if not rep.fields_ok or args.verbose:
-                            print(f"    tag_hash {inner}: {rep.named_fields - len(rep.field_mismatches)}/"
-                                  f"{rep.named_fields} named fields agree"
-                                  + "".join(f"; {m.record}.{m.field} stored 0x{m.stored:08X} computed "
-                                            f"0x{m.computed:08X}" for m in rep.field_mismatches[:5]))
+                            print(
+                                f"    tag_hash {inner}: {rep.named_fields - len(rep.field_mismatches)}/"
+                                f"{rep.named_fields} named fields agree"
+                                + "".join(
+                                    f"; {m.record}.{m.field} stored 0x{m.stored:08X} computed "
+                                    f"0x{m.computed:08X}"
+                                    for m in rep.field_mismatches[:5]
+                                )
+                            )
             if args.verbose:
                 for r in res.rules.values():
-                    print(f"      {r.event}: P={r.probability}% pri={r.priority} pat={r.pattern} "
-                          f"int={r.interval}f fl={r.fluctuation}f eff={r.effective_time}f "
-                          f"yes=0x{r.yes_mask:X} {list(r.messages)}")
+                    print(
+                        f"      {r.event}: P={r.probability}% pri={r.priority} pat={r.pattern} "
+                        f"int={r.interval}f fl={r.fluctuation}f eff={r.effective_time}f "
+                        f"yes=0x{r.yes_mask:X} {list(r.messages)}"
+                    )
     return 0 if ok else 1
 
 
 def _cues(args: argparse.Namespace) -> int:
     inst = _install(args)
-    ids = [m for name in inst.reachable_rule_tables() for e in inst.rule_table(name).events
-           for m, _ in e.lines]
+    ids = [
+        m for name in inst.reachable_rule_tables() for e in inst.rule_table(name).events for m, _ in e.lines
+    ]
     rep = inst.cues(ids)
     print(rep.summary())
     for r in rep.unresolved():
@@ -255,36 +285,51 @@ _ROOT_HELP = 'install folder holding dat/, or "demo" (default: the embedded demo
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``sylpheed`` command group."""
-    p = subparsers.add_parser("sylpheed", help="Project Sylpheed data: paks, .slb banks, tables, cue join",
-                              description="Inspect Project Sylpheed chatter data in the game's own layout "
-                                          "(the embedded demo install unless --root is given).")
+    p = subparsers.add_parser(
+        "sylpheed",
+        help="Project Sylpheed data: paks, .slb banks, tables, cue join",
+        description="Inspect Project Sylpheed chatter data in the game's own layout "
+        "(the embedded demo install unless --root is given).",
+    )
     sub = p.add_subparsers(dest="sylpheed_cmd", required=True, metavar="COMMAND")
-    a = sub.add_parser("ls", help="list the members of the install's .pak archives",
-                       description="List every member of the install's archives (or of the ones named): "
-                                   "id, part and offset, stored size, Z1 compression, and the inner name "
-                                   "where the install's own tables give it ('?' otherwise).")
+    a = sub.add_parser(
+        "ls",
+        help="list the members of the install's .pak archives",
+        description="List every member of the install's archives (or of the ones named): "
+        "id, part and offset, stored size, Z1 compression, and the inner name "
+        "where the install's own tables give it ('?' otherwise).",
+    )
     a.add_argument("pak", nargs="*", help="archives to list (sound, dat\\sound.pak...; default: all)")
     a.add_argument("--root", default=None, help=_ROOT_HELP)
     a.add_argument("--lang", default="eng", choices=("eng", "jpn"), help="voice language (default eng)")
     a.set_defaults(func=_ls)
-    member = ("FILE: a file on disk (a .pak or .p00 probes every entry), or with --root an install member "
-              "such as 'eng\\Voice\\VOICE_ADAN_010.slb' or 'dat\\sound.pak+eng\\Voice\\...'")
-    a = sub.add_parser("slb-probe", help="say what an .slb (or any bank, or every entry of a pak) holds",
-                       description="Probe an .slb: XACT wave bank at 0 or embedded, RIFF/WAVE, "
-                                   "raw XMA packets. " + member)
+    member = (
+        "FILE: a file on disk (a .pak or .p00 probes every entry), or with --root an install member "
+        "such as 'eng\\Voice\\VOICE_ADAN_010.slb' or 'dat\\sound.pak+eng\\Voice\\...'"
+    )
+    a = sub.add_parser(
+        "slb-probe",
+        help="say what an .slb (or any bank, or every entry of a pak) holds",
+        description="Probe an .slb: XACT wave bank at 0 or embedded, RIFF/WAVE, raw XMA packets. " + member,
+    )
     a.add_argument("file", help="file, or install member with --root")
     a.add_argument("--root", default=None, help='install folder or "demo": FILE names a member of it')
     a.set_defaults(func=_slb_probe)
-    a = sub.add_parser("slb-decode", help="decode one entry of an .slb / .xwb / RIFF XMA to WAV",
-                       description="Decode an entry through the codec layer to a 16-bit WAV. " + member)
+    a = sub.add_parser(
+        "slb-decode",
+        help="decode one entry of an .slb / .xwb / RIFF XMA to WAV",
+        description="Decode an entry through the codec layer to a 16-bit WAV. " + member,
+    )
     a.add_argument("file", help="file, or install member with --root")
     a.add_argument("--root", default=None, help='install folder or "demo": FILE names a member of it')
     a.add_argument("--entry", type=int, default=0, help="wave bank entry index (default 0)")
     a.add_argument("--rate", type=int, default=None, help="sample rate (Hz) for raw XMA packets")
     a.add_argument("-o", "--output", type=Path, required=True, help="output .wav")
     a.set_defaults(func=_slb_decode)
-    for name, fn, helptext in (("tables", _tables, "dump rule tables, the squadron roster and self-checks"),
-                               ("cues", _cues, "the message id -> cue -> bank join with resolution counts")):
+    for name, fn, helptext in (
+        ("tables", _tables, "dump rule tables, the squadron roster and self-checks"),
+        ("cues", _cues, "the message id -> cue -> bank join with resolution counts"),
+    ):
         a = sub.add_parser(name, help=helptext, description=helptext)
         a.add_argument("--root", default=None, help=_ROOT_HELP)
         a.add_argument("--lang", default="eng", choices=("eng", "jpn"), help="voice language (default eng)")

@@ -1,4 +1,5 @@
 """Bus events of the Sylpheed chatter system (kinds ``sylpheed.*``)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

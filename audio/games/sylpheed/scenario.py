@@ -8,7 +8,7 @@
     lang = "eng"                # voice language: eng | jpn (GP_MAIN_GAME_E / _J)
     phase = 1                   # initial mission phase (rule slot phase - 1)
     enabled = true              # initial enable flag
-    generator = "msvc"          # rand(): msvc | ansi            (our choice, see audio.games.sylpheed.chatter.rand)
+    generator = "msvc"          # rand(): msvc | ansi (our choice, see audio.games.sylpheed.chatter.rand)
     fold = "hi8lo8"             # rand01 fold: hi8lo8 | xor16    (our choice)
     missing_line_s = 2.0        # how long a line with no recording holds its path (s)
     hold_effective_time = true  # lines hold their path >= EffectiveTime (our reading)
@@ -33,6 +33,7 @@
 
 A speaker may be given with or without the roster's ``Character`` prefix.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -49,7 +50,6 @@ from audio.games.sylpheed.formats.install import SylpheedInstall, stage_tag
 from audio.games.sylpheed.system import SylpheedChatterSystem
 
 __all__ = ["CrewTable", "SylpheedSection", "demo_root", "scenario_events", "system_from_scenario"]
-
 
 
 def demo_root() -> Path:
@@ -111,8 +111,15 @@ def _crew_setup(c: CrewTable, ctx: Any, what: str) -> CrewSetup:
             raise ScenarioError(_where(ctx), f"{what}.stage", str(exc)) from None
     if not c.tables and not stage:
         raise ScenarioError(_where(ctx), what, "crew and squadron need a stage")
-    return CrewSetup(t=c.t, crew=c.crew, stage=stage, squadron=c.squadron, tables=tuple(c.tables),
-                     speakers=tuple(c.speakers), phases=tuple(c.phases))
+    return CrewSetup(
+        t=c.t,
+        crew=c.crew,
+        stage=stage,
+        squadron=c.squadron,
+        tables=tuple(c.tables),
+        speakers=tuple(c.speakers),
+        phases=tuple(c.phases),
+    )
 
 
 def _event(cls: type[Event], **fixed: Any) -> Callable[[dict[str, Any], Any], Event]:
@@ -125,9 +132,13 @@ def _event(cls: type[Event], **fixed: Any) -> Callable[[dict[str, Any], Any], Ev
 
 def scenario_events() -> dict[str, Callable[[dict[str, Any], Any], Event]]:
     """Scenario ``[[event]]`` type -> builder ``(entry, ctx) -> Event``."""
-    return {"sylpheed.bark": _event(Bark), "sylpheed.phase": _event(PhaseChange),
-            "sylpheed.enable": _event(ChatterEnable), "sylpheed.disable": _event(ChatterEnable, enabled=False),
-            "sylpheed.crew": lambda e, c: _crew(e, c, "sylpheed.crew")}
+    return {
+        "sylpheed.bark": _event(Bark),
+        "sylpheed.phase": _event(PhaseChange),
+        "sylpheed.enable": _event(ChatterEnable),
+        "sylpheed.disable": _event(ChatterEnable, enabled=False),
+        "sylpheed.crew": lambda e, c: _crew(e, c, "sylpheed.crew"),
+    }
 
 
 def system_from_scenario(section: dict[str, Any], ctx: Any) -> SylpheedChatterSystem:
@@ -141,17 +152,32 @@ def system_from_scenario(section: dict[str, Any], ctx: Any) -> SylpheedChatterSy
         base = _ctx(ctx, "base") or (Path(where).parent if _ctx(ctx, "path") else Path.cwd())
         root = Path(inst) if Path(inst).is_absolute() else Path(base) / inst
     if not (root / "dat").is_dir():
-        raise ScenarioError(where, "[sylpheed].install", f"no dat/ folder under {root}"
-                            + (" (run tools/build_sylpheed_demo.py)" if inst == "demo" else ""))
+        raise ScenarioError(
+            where,
+            "[sylpheed].install",
+            f"no dat/ folder under {root}"
+            + (" (run tools/build_sylpheed_demo.py)" if inst == "demo" else ""),
+        )
     crews = [_crew_setup(c, ctx, f"sylpheed.crew[{i}]") for i, c in enumerate(cfg.crew or [])]
     install = SylpheedInstall(root, cfg.lang)
     try:
         if cfg.crew is None:
-            crews = [CrewSetup(stage=st, crew=c.name) for st in install.stages()
-                     for c in install.unit_message_set(st).crews]
+            crews = [
+                CrewSetup(stage=st, crew=c.name)
+                for st in install.stages()
+                for c in install.unit_message_set(st).crews
+            ]
         return SylpheedChatterSystem(
-            install, install, crews=crews, generator=cfg.generator, fold=cfg.fold,
-            missing_line_s=cfg.missing_line_s, hold_effective_time=cfg.hold_effective_time,
-            pool_size=cfg.pool_size, phase=cfg.phase, enabled=cfg.enabled)
+            install,
+            install,
+            crews=crews,
+            generator=cfg.generator,
+            fold=cfg.fold,
+            missing_line_s=cfg.missing_line_s,
+            hold_effective_time=cfg.hold_effective_time,
+            pool_size=cfg.pool_size,
+            phase=cfg.phase,
+            enabled=cfg.enabled,
+        )
     except (ValueError, FormatError) as exc:
         raise ScenarioError(where, "[sylpheed]", str(exc)) from None

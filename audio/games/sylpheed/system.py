@@ -13,6 +13,7 @@ Every decision goes to ``engine.bus.decide("sylpheed.chatter", outcome, ...)``: 
 cooling), NoEligible, PoolFull, Queued, Started (message, line), Ducked, Finished,
 OneShotSpent, Cooldown (frames); crew setup logs CrewLoaded or CrewError.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -24,11 +25,11 @@ from audio.core.bus import Event, EventBus
 from audio.core.errors import FormatError
 from audio.core.faults import report_fault
 from audio.games.sylpheed.chatter.queue import FRAME_RATE, ChatterQueue, Node, frames_of
+from audio.games.sylpheed.chatter.rand import GameRand
+from audio.games.sylpheed.chatter.rules import MergeResult, merge_phases
 from audio.games.sylpheed.events import Bark, ChatterEnable, CrewSetup, PhaseChange, Subtitle
 from audio.games.sylpheed.formats.install import LineSource, TableSource
 from audio.games.sylpheed.formats.presets import RuleTable
-from audio.games.sylpheed.chatter.rand import GameRand
-from audio.games.sylpheed.chatter.rules import MergeResult, merge_phases
 
 __all__ = ["RNG_STREAM", "SYSTEM", "SylpheedChatterSystem"]
 
@@ -62,11 +63,23 @@ class SylpheedChatterSystem:
     name = SYSTEM
     frame_rate = FRAME_RATE
 
-    def __init__(self, lines: LineSource | None = None, tables: TableSource | None = None, *,
-                 crews: Sequence[CrewSetup] = (), graph: str = "sylpheed_radio_voice", bus: str = "radio",
-                 generator: str = "msvc", fold: str = "hi8lo8", seed: int | None = None,
-                 pool_size: int = 128, hold_effective_time: bool = True, missing_line_s: float = 2.0,
-                 phase: int = 1, enabled: bool = True) -> None:
+    def __init__(
+        self,
+        lines: LineSource | None = None,
+        tables: TableSource | None = None,
+        *,
+        crews: Sequence[CrewSetup] = (),
+        graph: str = "sylpheed_radio_voice",
+        bus: str = "radio",
+        generator: str = "msvc",
+        fold: str = "hi8lo8",
+        seed: int | None = None,
+        pool_size: int = 128,
+        hold_effective_time: bool = True,
+        missing_line_s: float = 2.0,
+        phase: int = 1,
+        enabled: bool = True,
+    ) -> None:
         self.lines, self.tables = lines, tables
         self.crews = list(crews)
         self.graph, self.bus_name = graph, bus
@@ -77,15 +90,21 @@ class SylpheedChatterSystem:
         self.engine: Any = None
         self.queue: ChatterQueue | None = None
         self.merges: dict[str, MergeResult] = {}
-        GameRand(0, generator, fold)   # validate the settings now
+        GameRand(0, generator, fold)  # validate the settings now
 
     # -- System protocol -------------------------------------------------------------------
     def attach(self, engine: Any) -> None:
         self.engine = engine
         seed = engine.rng.seed32(RNG_STREAM) if self.seed is None else self.seed
-        self.queue = ChatterQueue(GameRand(seed, self.generator, self.fold), self, self._decide,
-                                  pool_size=self.pool_size, hold_effective_time=self.hold_effective_time,
-                                  enabled=self._enabled, phase=self._phase)
+        self.queue = ChatterQueue(
+            GameRand(seed, self.generator, self.fold),
+            self,
+            self._decide,
+            pool_size=self.pool_size,
+            hold_effective_time=self.hold_effective_time,
+            enabled=self._enabled,
+            phase=self._phase,
+        )
         engine.bus.subscribe(self, [CrewSetup, Bark, PhaseChange, ChatterEnable])
         for crew in self.crews:
             self.setup_crew(crew)
@@ -93,29 +112,41 @@ class SylpheedChatterSystem:
     def summary(self, decisions: Any) -> str:
         """Per chatter event (rule name): outcome counts of this system's decisions."""
         from collections import Counter
+
         per: dict[str, Counter[str]] = {}
         for d in decisions:
             if d.system == SYSTEM and "event" in d.detail:
                 per.setdefault(str(d.detail["event"]), Counter())[d.outcome] += 1
-        return "\n".join(f"  {ev:<30s} " + ", ".join(f"{k} {n}" for k, n in c.most_common())
-                         for ev, c in sorted(per.items()))
+        return "\n".join(
+            f"  {ev:<30s} " + ", ".join(f"{k} {n}" for k, n in c.most_common())
+            for ev, c in sorted(per.items())
+        )
 
     def snapshot(self) -> dict[str, list[str]]:
         """Panels for a live UI: the queue (pending, playing) and the cooling nodes' timers."""
         from audio.games.sylpheed.chatter.queue import STATE_COOLING, STATE_PLAYING
+
         if self.queue is None:
             return {}
         queue, cooling = [], []
         for n in self.queue.nodes:
             if n.state == STATE_COOLING:
-                cooling.append(f"{n.speaker} {n.message}: {n.timer} frames ({n.timer / FRAME_RATE:.1f} s) left")
+                cooling.append(
+                    f"{n.speaker} {n.message}: {n.timer} frames ({n.timer / FRAME_RATE:.1f} s) left"
+                )
             else:
                 state = "playing" if n.state == STATE_PLAYING else "pending"
-                queue.append(f"{n.speaker} {n.message} prio {n.priority} {state}"
-                             + (" ducked" if n.ducked else ""))
-        return {"queue": queue or ["(empty)"], "cooldowns": cooling or ["(none)"],
-                "pool": [f"{self.queue.live}/{self.queue.pool_size} nodes in use, phase {self.queue.phase}, "
-                         f"{'enabled' if self.queue.enabled else 'disabled'}"]}
+                queue.append(
+                    f"{n.speaker} {n.message} prio {n.priority} {state}" + (" ducked" if n.ducked else "")
+                )
+        return {
+            "queue": queue or ["(empty)"],
+            "cooldowns": cooling or ["(none)"],
+            "pool": [
+                f"{self.queue.live}/{self.queue.pool_size} nodes in use, phase {self.queue.phase}, "
+                f"{'enabled' if self.queue.enabled else 'disabled'}"
+            ],
+        }
 
     def tick(self, frame: int, engine: Any) -> None:
         assert self.queue is not None, "attach() first"
@@ -140,8 +171,13 @@ class SylpheedChatterSystem:
         return list(self.queue.speakers) if self.queue is not None else []
 
     # -- crews -----------------------------------------------------------------------------
-    def load_crew(self, name: str, tables: Sequence[RuleTable], speakers: Sequence[str] = (),
-                  phases: Sequence[int] = (1, 2, 3)) -> MergeResult:
+    def load_crew(
+        self,
+        name: str,
+        tables: Sequence[RuleTable],
+        speakers: Sequence[str] = (),
+        phases: Sequence[int] = (1, 2, 3),
+    ) -> MergeResult:
         """Merge ``tables`` (phase order) into one map and give it to ``speakers``
         (default: the union of the tables' ``Sperkers`` rosters, in order)."""
         assert self.queue is not None, "attach() first"
@@ -155,9 +191,16 @@ class SylpheedChatterSystem:
         for s in who:
             self.queue.set_speaker(s, slots)
         self.merges[name] = res
-        self._decide("CrewLoaded", crew=name, tables=[t.name for t in tables], speakers=who,
-                     rules=len(res.rules), flag=res.flag, collisions=len(res.collisions),
-                     mismatches=[c.event for c in res.mismatches])
+        self._decide(
+            "CrewLoaded",
+            crew=name,
+            tables=[t.name for t in tables],
+            speakers=who,
+            rules=len(res.rules),
+            flag=res.flag,
+            collisions=len(res.collisions),
+            mismatches=[c.event for c in res.mismatches],
+        )
         return res
 
     def setup_crew(self, ev: CrewSetup) -> MergeResult | None:
@@ -202,14 +245,30 @@ class SylpheedChatterSystem:
             pcm, rate = got
             pcm = np.asarray(pcm, np.float32).reshape(-1)
             frames = frames_of(len(pcm), rate)
-            node.handle = eng.voices.start(self.graph, pcm, rate, band=node.priority,
-                                           tag=f"sylpheed:{node.speaker}:{node.message}",
-                                           meta={"speaker": node.speaker, "message": node.message,
-                                                 "clip": node.message, "take": node.index,
-                                                 "event": node.rule.event, "priority": node.priority})
+            node.handle = eng.voices.start(
+                self.graph,
+                pcm,
+                rate,
+                band=node.priority,
+                tag=f"sylpheed:{node.speaker}:{node.message}",
+                meta={
+                    "speaker": node.speaker,
+                    "message": node.message,
+                    "clip": node.message,
+                    "take": node.index,
+                    "event": node.rule.event,
+                    "priority": node.priority,
+                },
+            )
         elif self.lines is not None and node.message in getattr(self.lines, "line_errors", {}):
-            report_fault(eng.bus, self.name, "decode", self.lines.line_errors[node.message],
-                         speaker=node.speaker, message=node.message)
+            report_fault(
+                eng.bus,
+                self.name,
+                "decode",
+                self.lines.line_errors[node.message],
+                speaker=node.speaker,
+                message=node.message,
+            )
         if node.pattern >= 3:
             self._subtitle(node, max(frames, node.timer if self.hold_effective_time else 0))
         return frames
@@ -224,8 +283,16 @@ class SylpheedChatterSystem:
             msg = mt.by_id(node.message) if mt is not None else None
             pages = tuple(p.text for p in msg.pages) if msg is not None else ()
         bus = self.engine.bus
-        bus.post_now(Subtitle(t=bus.now / bus.sample_rate, speaker=node.speaker, message=node.message,
-                              pages=pages, priority=node.priority, seconds=frames / FRAME_RATE))
+        bus.post_now(
+            Subtitle(
+                t=bus.now / bus.sample_rate,
+                speaker=node.speaker,
+                message=node.message,
+                pages=pages,
+                priority=node.priority,
+                seconds=frames / FRAME_RATE,
+            )
+        )
 
     def stop_line(self, node: Node) -> None:
         v = node.handle

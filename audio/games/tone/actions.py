@@ -21,5 +21,7 @@ ACTIONS = (
         ),
         "start a test-tone line for a speaker",
     ),
-    Action("tone/stop", "tone.stop", (Param("speaker", str, ("speaker",)),), "stop a speaker's test-tone line"),
+    Action(
+        "tone/stop", "tone.stop", (Param("speaker", str, ("speaker",)),), "stop a speaker's test-tone line"
+    ),
 )

@@ -4,6 +4,7 @@
 [--decisions-only] [--resume] [--chunk K]`` runs every (scenario, seed) on Dask;
 ``barkbus batch report DIR`` writes ``DIR/report/index.html`` with its CSV tables and plots.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,6 +41,7 @@ def parse_seeds(text: str) -> list[int]:
 def resolve_scenarios(names: list[str]) -> dict[str, str]:
     """Scenario files (or demo names: skate, sylpheed, basic) -> {store key (file stem): absolute path}."""
     from audio.offline.scenario import demo_scenario
+
     out: dict[str, str] = {}
     for name in names:
         p = Path(name)
@@ -63,19 +65,31 @@ def cmd_batch(args: argparse.Namespace) -> int:
         raise SystemExit("give either --workers N (a LocalCluster) or --scheduler ADDRESS, not both")
     from audio.offline.batch.cluster import dashboard_note, open_client, run_batch
     from audio.offline.batch.store import BatchStore
+
     scenarios = resolve_scenarios(args.scenario)
     seeds = parse_seeds(args.seeds)
     with open_client(args.workers, args.scheduler, quiet=args.quiet) as client:
         print(dashboard_note(client), file=sys.stderr)
-        s = run_batch(client, BatchStore(args.output), scenarios, seeds, decisions_only=args.decisions_only,
-                      resume=args.resume, chunk=args.chunk, progress=not args.quiet)
-    print(f"batch: {s.done} runs ok, {s.failed} failed, {s.skipped} already recorded -> {args.output}"
-          f"\n  barkbus batch report {args.output}")
+        s = run_batch(
+            client,
+            BatchStore(args.output),
+            scenarios,
+            seeds,
+            decisions_only=args.decisions_only,
+            resume=args.resume,
+            chunk=args.chunk,
+            progress=not args.quiet,
+        )
+    print(
+        f"batch: {s.done} runs ok, {s.failed} failed, {s.skipped} already recorded -> {args.output}"
+        f"\n  barkbus batch report {args.output}"
+    )
     return 1 if s.failed else 0
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from audio.offline.batch.report import write_report
+
     if len(args.scenario) != 2:
         raise SystemExit("usage: barkbus batch report DIR [-o OUT] [--k K]")
     root = Path(args.scenario[1])
@@ -89,21 +103,33 @@ def _cmd_report(args: argparse.Namespace) -> int:
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``batch`` to the ``barkbus`` command line."""
     b = subparsers.add_parser(
-        "batch", help="run scenarios over many seeds on Dask and report speech variety",
+        "batch",
+        help="run scenarios over many seeds on Dask and report speech variety",
         description="Run every (scenario, seed) as Dask tasks (a LocalCluster, or a running cluster with "
-                    "--scheduler), store decisions and measurements as Parquet, then 'barkbus batch report "
-                    "DIR' writes play counts against the weights, take repeats, refusals, lines never "
-                    "played and loudness as CSV, PNG and one HTML page.",
-        epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    b.add_argument("scenario", nargs="+", metavar="SCENARIO",
-                   help="scenario TOML files or demo names; or 'report DIR'")
+        "--scheduler), store decisions and measurements as Parquet, then 'barkbus batch report "
+        "DIR' writes play counts against the weights, take repeats, refusals, lines never "
+        "played and loudness as CSV, PNG and one HTML page.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    b.add_argument(
+        "scenario", nargs="+", metavar="SCENARIO", help="scenario TOML files or demo names; or 'report DIR'"
+    )
     b.add_argument("--seeds", help="seeds A:B (A to B-1) or N")
-    b.add_argument("-o", "--output", type=Path, metavar="DIR",
-                   help="batch directory (report: output directory, default DIR/report)")
+    b.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="DIR",
+        help="batch directory (report: output directory, default DIR/report)",
+    )
     b.add_argument("--workers", type=int, help="LocalCluster workers (default: CPU count)")
     b.add_argument("--scheduler", metavar="tcp://HOST:8786", help="submit to a running Dask scheduler")
-    b.add_argument("--decisions-only", action="store_true",
-                   help="no DSP: bus, clocks and systems only (same decisions, milliseconds per run)")
+    b.add_argument(
+        "--decisions-only",
+        action="store_true",
+        help="no DSP: bus, clocks and systems only (same decisions, milliseconds per run)",
+    )
     b.add_argument("--resume", action="store_true", help="continue DIR: skip every run already recorded")
     b.add_argument("--chunk", type=int, default=10, metavar="K", help="seeds per task (default 10)")
     b.add_argument("--k", type=int, default=3, help="report: repeat windows 1..K plays (default 3)")

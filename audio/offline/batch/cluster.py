@@ -7,15 +7,17 @@ worker ran it, so a task retried after a worker died is written once), and shows
 of runs done, failed and remaining. Workers read the scenario files and game installs from
 their own file system (a shared one, or barkbus installed with its demos, on a cluster).
 """
+
 from __future__ import annotations
 
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from audio.offline.batch.runner import Task, failed_table, run_task
 from audio.offline.batch.store import BatchStore
@@ -24,13 +26,15 @@ __all__ = ["BatchSummary", "open_client", "plan_tasks", "run_batch"]
 
 
 @contextmanager
-def open_client(workers: int | None = None, scheduler: str | None = None, processes: bool = True,
-                quiet: bool = False) -> Iterator[object]:
+def open_client(
+    workers: int | None = None, scheduler: str | None = None, processes: bool = True, quiet: bool = False
+) -> Iterator[object]:
     """A Client: on ``scheduler`` (``tcp://HOST:8786``) if given, else on a new LocalCluster of
     ``workers`` single-threaded workers (processes unless ``processes=False``)."""
     import logging
 
     from distributed import Client, LocalCluster
+
     if scheduler:
         client = Client(scheduler)
         try:
@@ -39,9 +43,15 @@ def open_client(workers: int | None = None, scheduler: str | None = None, proces
             client.close()
         return
     import os
+
     n = workers or os.cpu_count() or 1
-    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=processes, dashboard_address=":0",
-                           silence_logs=logging.ERROR if quiet else logging.WARNING)
+    cluster = LocalCluster(
+        n_workers=n,
+        threads_per_worker=1,
+        processes=processes,
+        dashboard_address=":0",
+        silence_logs=logging.ERROR if quiet else logging.WARNING,
+    )
     client = Client(cluster)
     try:
         yield client
@@ -60,14 +70,19 @@ def dashboard_note(client: object) -> str:
     return f"dask dashboard: {link}"
 
 
-def plan_tasks(scenarios: dict[str, str], seeds: Sequence[int], chunk: int, decisions_only: bool,
-               done: set[tuple[str, int]] = frozenset()) -> list[Task]:  # type: ignore[assignment]
+def plan_tasks(
+    scenarios: dict[str, str],
+    seeds: Sequence[int],
+    chunk: int,
+    decisions_only: bool,
+    done: Collection[tuple[str, int]] = frozenset(),
+) -> list[Task]:
     """Tasks of ``chunk`` seeds per scenario (sorted), leaving out the runs in ``done``."""
     tasks = []
     for key, path in sorted(scenarios.items()):
         todo = [s for s in sorted(set(seeds)) if (key, s) not in done]
         for i in range(0, len(todo), max(1, chunk)):
-            tasks.append(Task(key, path, tuple(todo[i:i + chunk]), decisions_only))
+            tasks.append(Task(key, path, tuple(todo[i : i + chunk]), decisions_only))
     return tasks
 
 
@@ -91,18 +106,30 @@ def _failed_runs(table: object) -> int:
     return sum(1 for k, s in zip(kinds, status) if k == "run" and s == "failed")
 
 
-def run_batch(client: object, store: BatchStore, scenarios: dict[str, str], seeds: Sequence[int], *,
-              decisions_only: bool = True, resume: bool = False, chunk: int = 10, progress: bool = True,
-              on_task: Callable[[BatchSummary], None] | None = None,
-              task_fn: Callable[[Task], object] = run_task) -> BatchSummary:
+def run_batch(
+    client: Any,
+    store: BatchStore,
+    scenarios: dict[str, str],
+    seeds: Sequence[int],
+    *,
+    decisions_only: bool = True,
+    resume: bool = False,
+    chunk: int = 10,
+    progress: bool = True,
+    on_task: Callable[[BatchSummary], None] | None = None,
+    task_fn: Callable[[Task], object] = run_task,
+) -> BatchSummary:
     """Run every (scenario, seed) not yet recorded in ``store`` on ``client``; see the module docstring."""
     from distributed import as_completed
     from tqdm import tqdm
+
     store.open(scenarios, "decisions" if decisions_only else "full", resume)
     done = store.finished() if resume else set()
     tasks = plan_tasks(scenarios, seeds, chunk, decisions_only, done)
-    summary = BatchSummary(planned=sum(len(t.seeds) for t in tasks),
-                           skipped=len(scenarios) * len(set(seeds)) - sum(len(t.seeds) for t in tasks))
+    summary = BatchSummary(
+        planned=sum(len(t.seeds) for t in tasks),
+        skipped=len(scenarios) * len(set(seeds)) - sum(len(t.seeds) for t in tasks),
+    )
     by_future = {}
     tag = uuid.uuid4().hex[:8]
     for t in tasks:
@@ -123,8 +150,12 @@ def run_batch(client: object, store: BatchStore, scenarios: dict[str, str], seed
             summary.failed += bad
             summary.done += len(task.seeds) - bad
             bar.update(len(task.seeds))
-            bar.set_postfix(done=summary.done, failed=summary.failed,
-                            remaining=summary.planned - summary.done - summary.failed, refresh=False)
+            bar.set_postfix(
+                done=summary.done,
+                failed=summary.failed,
+                remaining=summary.planned - summary.done - summary.failed,
+                refresh=False,
+            )
             if on_task is not None:
                 on_task(summary)
     finally:

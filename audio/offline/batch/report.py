@@ -18,6 +18,7 @@ Tables (``DIR/report/*.csv``, every one sorted on its keys):
 Nothing depends on the number of workers or the order tasks finished in: rows are sorted
 before every aggregation and wall times are left out, so the same seeds give the same bytes.
 """
+
 from __future__ import annotations
 
 import html
@@ -79,12 +80,20 @@ def runs_table(runs: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for sc, g in runs.groupby("scenario", sort=True):
         ok = g[g["status"] == "ok"]
-        rows.append({"scenario": sc, "mode": ",".join(sorted(set(g["mode"].dropna()))), "runs": len(g),
-                     "ok": len(ok), "failed": int((g["status"] == "failed").sum()),
-                     "decisions_per_run": float(ok["decisions"].mean()) if len(ok) else math.nan,
-                     "voices_per_run": float(ok["voices"].mean()) if len(ok) else math.nan})
-    return pd.DataFrame(rows, columns=["scenario", "mode", "runs", "ok", "failed", "decisions_per_run",
-                                       "voices_per_run"])
+        rows.append(
+            {
+                "scenario": sc,
+                "mode": ",".join(sorted(set(g["mode"].dropna()))),
+                "runs": len(g),
+                "ok": len(ok),
+                "failed": int((g["status"] == "failed").sum()),
+                "decisions_per_run": float(ok["decisions"].mean()) if len(ok) else math.nan,
+                "voices_per_run": float(ok["voices"].mean()) if len(ok) else math.nan,
+            }
+        )
+    return pd.DataFrame(
+        rows, columns=["scenario", "mode", "runs", "ok", "failed", "decisions_per_run", "voices_per_run"]
+    )
 
 
 def plays_table(dec: pd.DataFrame, expect: pd.DataFrame, catalog: pd.DataFrame) -> pd.DataFrame:
@@ -108,8 +117,20 @@ def plays_table(dec: pd.DataFrame, expect: pd.DataFrame, catalog: pd.DataFrame) 
     t["share"] = t["plays"] / lines_or_nan
     t["expected_share"] = t["expected"] / lines_or_nan
     t["ratio"] = t["plays"] / t["expected"].where(t["expected"] > 0)
-    cols = ["scenario", "system", "event", "event_name", "clip", "lines", "plays", "expected", "share",
-            "expected_share", "ratio", "listed"]
+    cols = [
+        "scenario",
+        "system",
+        "event",
+        "event_name",
+        "clip",
+        "lines",
+        "plays",
+        "expected",
+        "share",
+        "expected_share",
+        "ratio",
+        "listed",
+    ]
     return t[cols].sort_values(keys, kind="stable").reset_index(drop=True)
 
 
@@ -139,7 +160,7 @@ def repeats_table(dec: pd.DataFrame, k_max: int = 3) -> pd.DataFrame:
     groups, variants = _group_variant(p)
     seqs: dict[tuple[str, int, str, str], list[str]] = {}
     for sc, seed, system, g, v in zip(p["scenario"], p["seed"], p["system"], groups, variants):
-        seqs.setdefault((sc, int(seed), system, g), []).append(v)    # rows are in (scenario, seed, seq) order
+        seqs.setdefault((sc, int(seed), system, g), []).append(v)  # rows are in (scenario, seed, seq) order
     acc: dict[tuple[str, str, str], list[int]] = {}
     for (sc, _seed, system, group), seq in sorted(seqs.items()):
         a = acc.setdefault((sc, system, group), [0, 0] + [0] * k_max)
@@ -147,18 +168,24 @@ def repeats_table(dec: pd.DataFrame, k_max: int = 3) -> pd.DataFrame:
         a[1] += max(0, len(seq) - 1)
         for j in range(1, len(seq)):
             for k in range(1, k_max + 1):
-                if seq[j] in seq[max(0, j - k):j]:
+                if seq[j] in seq[max(0, j - k) : j]:
                     a[1 + k] += 1
     rows = []
     for (sc, system, group), a in sorted(acc.items()):
-        row: dict[str, Any] = {"scenario": sc, "system": system, "group": group, "plays": a[0],
-                               "followups": a[1]}
+        row: dict[str, Any] = {
+            "scenario": sc,
+            "system": system,
+            "group": group,
+            "plays": a[0],
+            "followups": a[1],
+        }
         for k in range(1, k_max + 1):
             row[f"repeats_k{k}"] = a[1 + k]
             row[f"rate_k{k}"] = a[1 + k] / a[1] if a[1] else math.nan
         rows.append(row)
     cols = ["scenario", "system", "group", "plays", "followups"] + [
-        c for k in range(1, k_max + 1) for c in (f"repeats_k{k}", f"rate_k{k}")]
+        c for k in range(1, k_max + 1) for c in (f"repeats_k{k}", f"rate_k{k}")
+    ]
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -202,14 +229,37 @@ def loudness_table(runs: pd.DataFrame) -> pd.DataFrame:
         lu = np.sort(g["loudness_lufs"].to_numpy(np.float64))
         lu = lu[np.isfinite(lu)]
         pk = np.sort(g["peak_dbfs"].to_numpy(np.float64))
-        rows.append({"scenario": sc, "runs": len(g), "lufs_min": _q(lu, 0), "lufs_p05": _q(lu, .05),
-                     "lufs_median": _q(lu, .5), "lufs_p95": _q(lu, .95), "lufs_max": _q(lu, 1),
-                     "peak_median_dbfs": _q(pk, .5), "peak_max_dbfs": _q(pk, 1),
-                     "clipped_runs": int((g["clipped"] > 0).sum()),
-                     "clipped_samples": int(g["clipped"].sum())})
-    return pd.DataFrame(rows, columns=["scenario", "runs", "lufs_min", "lufs_p05", "lufs_median", "lufs_p95",
-                                       "lufs_max", "peak_median_dbfs", "peak_max_dbfs", "clipped_runs",
-                                       "clipped_samples"])
+        rows.append(
+            {
+                "scenario": sc,
+                "runs": len(g),
+                "lufs_min": _q(lu, 0),
+                "lufs_p05": _q(lu, 0.05),
+                "lufs_median": _q(lu, 0.5),
+                "lufs_p95": _q(lu, 0.95),
+                "lufs_max": _q(lu, 1),
+                "peak_median_dbfs": _q(pk, 0.5),
+                "peak_max_dbfs": _q(pk, 1),
+                "clipped_runs": int((g["clipped"] > 0).sum()),
+                "clipped_samples": int(g["clipped"].sum()),
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "scenario",
+            "runs",
+            "lufs_min",
+            "lufs_p05",
+            "lufs_median",
+            "lufs_p95",
+            "lufs_max",
+            "peak_median_dbfs",
+            "peak_max_dbfs",
+            "clipped_runs",
+            "clipped_samples",
+        ],
+    )
 
 
 # -- output --------------------------------------------------------------------------------
@@ -227,14 +277,17 @@ def _html_table(df: pd.DataFrame, limit: int = 60) -> str:
     if df.empty:
         return "<p><i>none</i></p>"
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
-    body = "".join("<tr>" + "".join(f"<td>{_cell(v)}</td>" for v in row) + "</tr>"
-                   for row in df.head(limit).itertuples(index=False))
+    body = "".join(
+        "<tr>" + "".join(f"<td>{_cell(v)}</td>" for v in row) + "</tr>"
+        for row in df.head(limit).itertuples(index=False)
+    )
     more = f"<p><i>{len(df) - limit} more rows in the CSV</i></p>" if len(df) > limit else ""
     return f"<table><tr>{head}</tr>{body}</table>{more}"
 
 
 def _figure(w: float, h: float) -> Any:
     from matplotlib.figure import Figure
+
     return Figure(figsize=(w, h), dpi=100, layout="constrained")
 
 
@@ -269,7 +322,8 @@ def plot_repeats(rep: pd.DataFrame, k_max: int, path: Path) -> bool:
     if rep.empty:
         return False
     tot = rep.groupby(["scenario", "system"], sort=True)[
-        ["followups"] + [f"repeats_k{k}" for k in range(1, k_max + 1)]].sum()
+        ["followups"] + [f"repeats_k{k}" for k in range(1, k_max + 1)]
+    ].sum()
     fig = _figure(7.0, 0.5 + 0.45 * len(tot) * k_max / 2 + 1.5)
     ax = fig.add_subplot(1, 1, 1)
     labels = [f"{sc}\n{system}" for sc, system in tot.index]
@@ -320,78 +374,138 @@ def plot_loudness(runs: pd.DataFrame, path: Path) -> bool:
     return True
 
 
-_CSS = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
-        "table{border-collapse:collapse;font-size:12px;margin:.5em 0}"
-        "td,th{border:1px solid #ccc;padding:2px 6px}"
-        "th{background:#eee}td{text-align:right}td:first-child,td:nth-child(2){text-align:left}")
+_CSS = (
+    "body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
+    "table{border-collapse:collapse;font-size:12px;margin:.5em 0}"
+    "td,th{border:1px solid #ccc;padding:2px 6px}"
+    "th{background:#eee}td{text-align:right}td:first-child,td:nth-child(2){text-align:left}"
+)
 
 
 def write_report(root: str | Path, out: str | Path | None = None, k_max: int = 3) -> Path:
     """Write the report of batch ``root`` into ``out`` (default ``root/report``); returns the HTML path."""
     import matplotlib
+
     matplotlib.use("Agg")
     f = load_frames(root)
     out = Path(out) if out is not None else Path(root) / "report"
     out.mkdir(parents=True, exist_ok=True)
     runs, dec = f["run"], f["decision"]
-    tables = {"runs": runs_table(runs),
-              "failures": runs.loc[runs["status"] == "failed", ["scenario", "seed", "error"]]
-              .reset_index(drop=True),
-              "plays": plays_table(dec, f["expect"], f["catalog"]), "takes": takes_table(dec),
-              "repeats": repeats_table(dec, k_max), "refusals": refusals_table(dec),
-              "loudness": loudness_table(runs)}
+    tables = {
+        "runs": runs_table(runs),
+        "failures": runs.loc[runs["status"] == "failed", ["scenario", "seed", "error"]].reset_index(
+            drop=True
+        ),
+        "plays": plays_table(dec, f["expect"], f["catalog"]),
+        "takes": takes_table(dec),
+        "repeats": repeats_table(dec, k_max),
+        "refusals": refusals_table(dec),
+        "loudness": loudness_table(runs),
+    }
     tables["never_played"] = never_played_table(tables["plays"])
     for name, df in tables.items():
         _csv(df, out / f"{name}.csv")
-    plots = {"shares": plot_shares(tables["plays"], out / "shares.png"),
-             "repeats": plot_repeats(tables["repeats"], k_max, out / "repeats.png"),
-             "refusals": plot_refusals(tables["refusals"], out / "refusals.png"),
-             "loudness": plot_loudness(runs, out / "loudness.png")}
+    plots = {
+        "shares": plot_shares(tables["plays"], out / "shares.png"),
+        "repeats": plot_repeats(tables["repeats"], k_max, out / "repeats.png"),
+        "refusals": plot_refusals(tables["refusals"], out / "refusals.png"),
+        "loudness": plot_loudness(runs, out / "loudness.png"),
+    }
     page = out / "index.html"
     page.write_text(_page(tables, plots, k_max), encoding="utf-8")
     return page
 
 
-def _section(title: str, text: str, name: str, tables: dict[str, pd.DataFrame], plot: str | None = None,
-             show: pd.DataFrame | None = None) -> str:
+def _section(
+    title: str,
+    text: str,
+    name: str,
+    tables: dict[str, pd.DataFrame],
+    plot: str | None = None,
+    show: pd.DataFrame | None = None,
+) -> str:
     img = f'<p><img src="{plot}.png" alt="{html.escape(title)}"></p>' if plot else ""
-    return (f"<h2>{html.escape(title)}</h2><p>{text} <a href=\"{name}.csv\">{name}.csv</a></p>{img}"
-            + _html_table(tables[name] if show is None else show))
+    return (
+        f'<h2>{html.escape(title)}</h2><p>{text} <a href="{name}.csv">{name}.csv</a></p>{img}'
+        + _html_table(tables[name] if show is None else show)
+    )
 
 
 def _page(t: dict[str, pd.DataFrame], plots: dict[str, bool], k_max: int) -> str:
     runs = t["runs"]
     plays = t["plays"]
     worst = plays[plays["expected"] >= 5].assign(dev=lambda d: (d["ratio"] - 1).abs())
-    worst = worst.sort_values(["dev", "scenario", "system", "event", "clip"], ascending=[False] + [True] * 4,
-                              kind="stable").drop(columns=["dev"])
+    worst = worst.sort_values(
+        ["dev", "scenario", "system", "event", "clip"], ascending=[False] + [True] * 4, kind="stable"
+    ).drop(columns=["dev"])
     rep = t["repeats"]
-    rep_show = rep[rep["followups"] >= 5].sort_values(["rate_k1", "scenario", "system", "group"],
-                                                      ascending=[False, True, True, True], kind="stable")
+    rep_show = rep[rep["followups"] >= 5].sort_values(
+        ["rate_k1", "scenario", "system", "group"], ascending=[False, True, True, True], kind="stable"
+    )
+
     def p(name: str) -> str | None:
         return name if plots.get(name) else None
 
-    head = ("<!doctype html><html><head><meta charset='utf-8'><title>barkbus batch report</title>"
-            f"<style>{_CSS}</style></head><body><h1>barkbus batch report</h1>")
-    count = (f"<p>{int(runs['runs'].sum())} runs ({int(runs['ok'].sum())} ok, {int(runs['failed'].sum())} "
-             f"failed) of {len(runs)} scenario(s).</p>")
-    parts = [head, count, _html_table(runs),
-             _section("Failed runs", "Runs that raised, with their error.", "failures", t),
-             _section("Plays against the weights", "Per event and clip: plays (clip starts), the event's "
-                      "lines, the plays the weights predict for those lines, and their ratio. Largest "
-                      "deviations "
-                      "first (clips with >= 5 expected plays).", "plays", t, p("shares"), worst),
-             _section("Take repeats", f"Share of plays (after a group's first in a run) repeating one of the "
-                      f"group's last k = 1..{k_max} variants: Skate takes of a clip, Sylpheed messages of a "
-                      "speaker's event. Highest first (groups with >= 5 follow-up plays).",
-                      "repeats", t, p("repeats"), rep_show),
-             _section("Refusals by rule", "Requests the gates refused, by rule (outcome) and event.",
-                      "refusals", t, p("refusals"),
-                      t["refusals"].sort_values(["count", "scenario", "system", "rule", "event"],
-                                                ascending=[False] + [True] * 4, kind="stable")),
-             _section("Lines that never played", "Lines the runs' speakers had (or the weights expected) "
-                      "that no run played.", "never_played", t),
-             _section("Loudness", "Full-mode runs only: integrated loudness (ITU-R BS.1770, pyloudnorm), "
-                      "sample peak and clipped samples (|x| >= 1.0).", "loudness", t, p("loudness")),
-             '<p>Also: <a href="takes.csv">takes.csv</a> (plays per take).</p></body></html>\n']
+    head = (
+        "<!doctype html><html><head><meta charset='utf-8'><title>barkbus batch report</title>"
+        f"<style>{_CSS}</style></head><body><h1>barkbus batch report</h1>"
+    )
+    count = (
+        f"<p>{int(runs['runs'].sum())} runs ({int(runs['ok'].sum())} ok, {int(runs['failed'].sum())} "
+        f"failed) of {len(runs)} scenario(s).</p>"
+    )
+    parts = [
+        head,
+        count,
+        _html_table(runs),
+        _section("Failed runs", "Runs that raised, with their error.", "failures", t),
+        _section(
+            "Plays against the weights",
+            "Per event and clip: plays (clip starts), the event's "
+            "lines, the plays the weights predict for those lines, and their ratio. Largest "
+            "deviations "
+            "first (clips with >= 5 expected plays).",
+            "plays",
+            t,
+            p("shares"),
+            worst,
+        ),
+        _section(
+            "Take repeats",
+            f"Share of plays (after a group's first in a run) repeating one of the "
+            f"group's last k = 1..{k_max} variants: Skate takes of a clip, Sylpheed messages of a "
+            "speaker's event. Highest first (groups with >= 5 follow-up plays).",
+            "repeats",
+            t,
+            p("repeats"),
+            rep_show,
+        ),
+        _section(
+            "Refusals by rule",
+            "Requests the gates refused, by rule (outcome) and event.",
+            "refusals",
+            t,
+            p("refusals"),
+            t["refusals"].sort_values(
+                ["count", "scenario", "system", "rule", "event"],
+                ascending=[False] + [True] * 4,
+                kind="stable",
+            ),
+        ),
+        _section(
+            "Lines that never played",
+            "Lines the runs' speakers had (or the weights expected) that no run played.",
+            "never_played",
+            t,
+        ),
+        _section(
+            "Loudness",
+            "Full-mode runs only: integrated loudness (ITU-R BS.1770, pyloudnorm), "
+            "sample peak and clipped samples (|x| >= 1.0).",
+            "loudness",
+            t,
+            p("loudness"),
+        ),
+        '<p>Also: <a href="takes.csv">takes.csv</a> (plays per take).</p></body></html>\n',
+    ]
     return "\n".join(parts)

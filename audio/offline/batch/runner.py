@@ -7,6 +7,7 @@ go on. Decisions-only runs use the engine's ``dsp=False`` switch (the decisions 
 a full render); full runs keep only their measurements: sample peak (dBFS), integrated
 loudness per ITU-R BS.1770 (pyloudnorm, LUFS) and clipped samples (``|x| >= 1.0``).
 """
+
 from __future__ import annotations
 
 import json
@@ -55,6 +56,7 @@ class RunOutput:
 def simulate(path: str, seed: int, decisions_only: bool = True) -> RunOutput:
     """Run a scenario file at ``seed``; with ``decisions_only`` no audio is computed."""
     from audio.offline.scenario import build_engine, load_scenario
+
     scn = load_scenario(path, seed)
     eng = build_engine(scn, dsp=not decisions_only)
     total = round(scn.duration * eng.sample_rate)
@@ -63,7 +65,7 @@ def simulate(path: str, seed: int, decisions_only: bool = True) -> RunOutput:
     i = 0
     while i < total:
         m = min(CHUNK_SAMPLES, total - i)
-        eng.render(m, scratch[:m] if audio is None else audio[i:i + m])
+        eng.render(m, scratch[:m] if audio is None else audio[i : i + m])
         i += m
     return RunOutput(eng, list(eng.bus.decisions), scn.duration, audio)
 
@@ -71,13 +73,17 @@ def simulate(path: str, seed: int, decisions_only: bool = True) -> RunOutput:
 def measure(audio: np.ndarray, sample_rate: int) -> dict[str, float | int]:
     """Peak (dBFS), BS.1770 integrated loudness (LUFS; -inf when gated out) and clipped samples."""
     import pyloudnorm
+
     peak = float(np.max(np.abs(audio))) if audio.size else 0.0
     try:
         lufs = float(pyloudnorm.Meter(sample_rate).integrated_loudness(audio.astype(np.float64)))
-    except ValueError:                     # shorter than one 400 ms gating block
+    except ValueError:  # shorter than one 400 ms gating block
         lufs = float("nan")
-    return {"peak_dbfs": 20.0 * math.log10(peak) if peak > 0 else -math.inf, "loudness_lufs": lufs,
-            "clipped": int(np.count_nonzero(np.abs(audio) >= 1.0))}
+    return {
+        "peak_dbfs": 20.0 * math.log10(peak) if peak > 0 else -math.inf,
+        "loudness_lufs": lufs,
+        "clipped": int(np.count_nonzero(np.abs(audio) >= 1.0)),
+    }
 
 
 def _text(v: Any) -> str | None:
@@ -88,8 +94,9 @@ def _take(v: Any) -> int | None:
     return int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else None
 
 
-def decision_rows(key: str, seed: int, decisions: Iterable[Decision],
-                  names: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
+def decision_rows(
+    key: str, seed: int, decisions: Iterable[Decision], names: dict[str, dict[str, str]]
+) -> list[dict[str, Any]]:
     """One store row per decision. ``clip`` is the detail's clip (or line/message) and
     ``take`` its take (or message index); everything else stays in the JSON ``detail``."""
     rows = []
@@ -100,12 +107,27 @@ def decision_rows(key: str, seed: int, decisions: Iterable[Decision],
         clip = det.get("clip", det.get("line", det.get("message")))
         take = det.get("take", det.get("index"))
         event = _text(det.get("event"))
-        rows.append({"scenario": key, "seed": seed, "kind": "decision", "seq": i, "at": d.at, "t": d.t,
-                     "system": d.system, "outcome": d.outcome, "speaker": _text(det.get("speaker")),
-                     "event": event, "event_name": names.get(d.system, {}).get(event or ""),
-                     "reason": _text(det.get("reason")), "clip": _text(clip), "take": _take(take),
-                     "detail": json.dumps({k: v for k, v in det.items() if k not in _NAMED}, sort_keys=True,
-                                          separators=(",", ":"))})
+        rows.append(
+            {
+                "scenario": key,
+                "seed": seed,
+                "kind": "decision",
+                "seq": i,
+                "at": d.at,
+                "t": d.t,
+                "system": d.system,
+                "outcome": d.outcome,
+                "speaker": _text(det.get("speaker")),
+                "event": event,
+                "event_name": names.get(d.system, {}).get(event or ""),
+                "reason": _text(det.get("reason")),
+                "clip": _text(clip),
+                "take": _take(take),
+                "detail": json.dumps(
+                    {k: v for k, v in det.items() if k not in _NAMED}, sort_keys=True, separators=(",", ":")
+                ),
+            }
+        )
     return rows
 
 
@@ -122,11 +144,26 @@ def _system_rows(key: str, seed: int, out: RunOutput) -> tuple[list[dict[str, An
         mine = [d for d in out.decisions if d.system == name]
         base = {"scenario": key, "seed": seed, "system": name}
         for (event, clip), value in sorted(shares.expected_shares(system, mine).items()):
-            rows.append({**base, "kind": "expect", "event": event, "event_name": names[name].get(event),
-                         "clip": clip, "value": float(value)})
+            rows.append(
+                {
+                    **base,
+                    "kind": "expect",
+                    "event": event,
+                    "event_name": names[name].get(event),
+                    "clip": clip,
+                    "value": float(value),
+                }
+            )
         for event, clip in sorted(shares.catalogue(system, mine)):
-            rows.append({**base, "kind": "catalog", "event": event, "event_name": names[name].get(event),
-                         "clip": clip})
+            rows.append(
+                {
+                    **base,
+                    "kind": "catalog",
+                    "event": event,
+                    "event_name": names[name].get(event),
+                    "clip": clip,
+                }
+            )
     return rows, names
 
 
@@ -139,11 +176,18 @@ def run_one(key: str, path: str, seed: int, decisions_only: bool = True) -> list
         extra, names = _system_rows(key, seed, out)
         rows = decision_rows(key, seed, out.decisions, names) + extra
         faults = [d for d in out.decisions if d.outcome == "Fault"]
-        run.update(status="ok", duration_s=out.duration, decisions=len(out.decisions),
-                   voices=len(out.engine.voices.history), faults=len(faults))
+        run.update(
+            status="ok",
+            duration_s=out.duration,
+            decisions=len(out.decisions),
+            voices=len(out.engine.voices.history),
+            faults=len(faults),
+        )
         if faults:  # a voice that could not play: the run went on; the first fault says why
             first = faults[0].detail
-            run["error"] = f"{len(faults)} voice faults; first: {first.get('file', '')} {first.get('reason', '')}"
+            run["error"] = (
+                f"{len(faults)} voice faults; first: {first.get('file', '')} {first.get('reason', '')}"
+            )
         if out.audio is not None:
             run.update(measure(out.audio, out.engine.sample_rate))
     except Exception as exc:
@@ -162,7 +206,7 @@ def run_task(task: Task) -> pa.Table:
     listed: set[tuple[Any, ...]] = set()
     for seed in task.seeds:
         for r in run_one(task.key, task.path, seed, task.decisions_only):
-            if r["kind"] == "catalog":             # a line listed once per task is enough for the union
+            if r["kind"] == "catalog":  # a line listed once per task is enough for the union
                 key = (r["system"], r["event"], r["clip"])
                 if key in listed:
                     continue
@@ -174,5 +218,7 @@ def run_task(task: Task) -> pa.Table:
 def failed_table(task: Task, error: str) -> pa.Table:
     """Failed run rows for every seed of a task the cluster could not run."""
     mode = "decisions" if task.decisions_only else "full"
-    return table_from_rows({"scenario": task.key, "seed": s, "kind": "run", "mode": mode, "status": "failed",
-                            "error": error} for s in task.seeds)
+    return table_from_rows(
+        {"scenario": task.key, "seed": s, "kind": "run", "mode": mode, "status": "failed", "error": error}
+        for s in task.seeds
+    )

@@ -18,6 +18,7 @@ system wins; otherwise a provider here that reads the system's own tables):
 
 Events and clips are strings (``str(id)`` for numeric ids).
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -32,20 +33,40 @@ Key = tuple[str, str]
 
 PLAY_OUTCOME = "Started"
 """The outcome that marks a clip (or line) starting to play."""
-FLOW_OUTCOMES = frozenset({"Spawned", "Accepted", "Queued", "Started", "Finished", "Interrupted", "Cut",
-                           "Stopped", "PhoneRing", "CrewLoaded", "Phase", "Enabled", "Disabled", "Ducked",
-                           "OneShotSpent", "Cooldown"})
+FLOW_OUTCOMES = frozenset(
+    {
+        "Spawned",
+        "Accepted",
+        "Queued",
+        "Started",
+        "Finished",
+        "Interrupted",
+        "Cut",
+        "Stopped",
+        "PhoneRing",
+        "CrewLoaded",
+        "Phase",
+        "Enabled",
+        "Disabled",
+        "Ducked",
+        "OneShotSpent",
+        "Cooldown",
+    }
+)
 """Outcomes that are not refusals: every other outcome counts as a refusal by its gate rule."""
-VARIETY: dict[str, tuple[str, str]] = {"skate.speech": ("clip", "take"),
-                                       "sylpheed.chatter": ("event", "clip")}
+VARIETY: dict[str, tuple[str, str]] = {
+    "skate.speech": ("clip", "take"),
+    "sylpheed.chatter": ("event", "clip"),
+}
 """Per system, (what groups plays, what should vary inside a group) for take repeat rates:
 Skate varies the take of a clip, Sylpheed the message of a speaker's event."""
 
 
 # -- Skate 3 -------------------------------------------------------------------------------
 def _skate_libs(system: Any) -> list[tuple[int, Any, Any]]:
-    return [(ch, lib, system.sources.get(ch)) for ch, lib in sorted(system.libraries.items())
-            if lib is not None]
+    return [
+        (ch, lib, system.sources.get(ch)) for ch, lib in sorted(system.libraries.items()) if lib is not None
+    ]
 
 
 def _skate_event_names(system: Any) -> dict[str, str]:
@@ -54,8 +75,11 @@ def _skate_event_names(system: Any) -> dict[str, str]:
 
 def _skate_record_shares(lib: Any, ev: Any, words: Sequence[int]) -> list[tuple[int, float]]:
     """(record index, probability) of the record a request with ``words`` gets."""
-    ok = [i for i, rec in enumerate(ev.records)
-          if rec.mode != 3 and (rec.mode != 1 or lib.flagged_channel) and lib._matches(ev, rec.values, words)]
+    ok = [
+        i
+        for i, rec in enumerate(ev.records)
+        if rec.mode != 3 and (rec.mode != 1 or lib.flagged_channel) and lib._matches(ev, rec.values, words)
+    ]
     total = sum(ev.records[i].weight for i in ok)
     if total > 0:
         return [(i, ev.records[i].weight / total) for i in ok if ev.records[i].weight > 0]
@@ -74,8 +98,14 @@ def _skate_expected(system: Any, decisions: Iterable[Decision]) -> dict[Key, flo
             accepted[(det.get("ped"), det.get("event"))] = tuple(det.get("words") or ())
         elif d.outcome == PLAY_OUTCOME and det.get("clip_index", 0) == 0:
             words = accepted.get((det.get("ped"), det.get("event")))
-            found = next(((lib, src, lib.event(int(det["event"]))) for _, lib, src in libs
-                          if lib.event(int(det["event"])) is not None), None)
+            found = next(
+                (
+                    (lib, src, lib.event(int(det["event"])))
+                    for _, lib, src in libs
+                    if lib.event(int(det["event"])) is not None
+                ),
+                None,
+            )
             if words is None or found is None or found[1] is None:
                 continue
             lib, src, ev = found
@@ -86,8 +116,9 @@ def _skate_expected(system: Any, decisions: Iterable[Decision]) -> dict[Key, flo
 
 
 def _skate_catalogue(system: Any, decisions: Iterable[Decision]) -> set[Key]:
-    speakers = {d.detail.get("speaker") for d in decisions
-                if d.system == system.name and d.outcome == "Spawned"}
+    speakers = {
+        d.detail.get("speaker") for d in decisions if d.system == system.name and d.outcome == "Spawned"
+    }
     out: set[Key] = set()
     for _, lib, src in _skate_libs(system):
         if src is None or not hasattr(src, "bank"):
@@ -138,10 +169,16 @@ def _sylpheed_catalogue(system: Any, decisions: Iterable[Decision]) -> set[Key]:
 
 
 _PROVIDERS: dict[str, dict[str, Callable[..., Any]]] = {
-    "skate.speech": {"expected_shares": _skate_expected, "catalogue": _skate_catalogue,
-                     "event_names": _skate_event_names},
-    "sylpheed.chatter": {"expected_shares": _sylpheed_expected, "catalogue": _sylpheed_catalogue,
-                         "event_names": lambda s: {}},
+    "skate.speech": {
+        "expected_shares": _skate_expected,
+        "catalogue": _skate_catalogue,
+        "event_names": _skate_event_names,
+    },
+    "sylpheed.chatter": {
+        "expected_shares": _sylpheed_expected,
+        "catalogue": _sylpheed_catalogue,
+        "event_names": lambda s: {},
+    },
 }
 
 

@@ -15,6 +15,7 @@ complete or does not exist; :func:`finished` reads the run rows, so ``--resume``
 exactly the recorded runs, and :func:`load` keeps one copy of a (scenario, seed) even if
 two files hold it (the first by file name).
 """
+
 from __future__ import annotations
 
 import json
@@ -31,18 +32,51 @@ from audio.core.errors import BarkbusError, FormatError
 
 __all__ = ["RUN_FIELDS", "SCHEMA", "BatchStore", "table_from_rows"]
 
-SCHEMA = pa.schema([
-    ("scenario", pa.string()), ("seed", pa.int64()), ("kind", pa.string()), ("seq", pa.int64()),
-    ("at", pa.int64()), ("t", pa.float64()), ("system", pa.string()), ("outcome", pa.string()),
-    ("speaker", pa.string()), ("event", pa.string()), ("event_name", pa.string()), ("reason", pa.string()),
-    ("clip", pa.string()), ("take", pa.int64()), ("detail", pa.string()), ("value", pa.float64()),
-    ("mode", pa.string()), ("status", pa.string()), ("error", pa.string()), ("duration_s", pa.float64()),
-    ("decisions", pa.int64()), ("voices", pa.int64()), ("peak_dbfs", pa.float64()),
-    ("loudness_lufs", pa.float64()), ("clipped", pa.int64()), ("wall_s", pa.float64()), ("faults", pa.int64()),
-])
+SCHEMA = pa.schema(
+    [
+        ("scenario", pa.string()),
+        ("seed", pa.int64()),
+        ("kind", pa.string()),
+        ("seq", pa.int64()),
+        ("at", pa.int64()),
+        ("t", pa.float64()),
+        ("system", pa.string()),
+        ("outcome", pa.string()),
+        ("speaker", pa.string()),
+        ("event", pa.string()),
+        ("event_name", pa.string()),
+        ("reason", pa.string()),
+        ("clip", pa.string()),
+        ("take", pa.int64()),
+        ("detail", pa.string()),
+        ("value", pa.float64()),
+        ("mode", pa.string()),
+        ("status", pa.string()),
+        ("error", pa.string()),
+        ("duration_s", pa.float64()),
+        ("decisions", pa.int64()),
+        ("voices", pa.int64()),
+        ("peak_dbfs", pa.float64()),
+        ("loudness_lufs", pa.float64()),
+        ("clipped", pa.int64()),
+        ("wall_s", pa.float64()),
+        ("faults", pa.int64()),
+    ]
+)
 """Columns of every store file (nulls where a kind has no value)."""
-RUN_FIELDS = ("mode", "status", "error", "duration_s", "decisions", "voices", "peak_dbfs", "loudness_lufs",
-              "clipped", "wall_s", "faults")
+RUN_FIELDS = (
+    "mode",
+    "status",
+    "error",
+    "duration_s",
+    "decisions",
+    "voices",
+    "peak_dbfs",
+    "loudness_lufs",
+    "clipped",
+    "wall_s",
+    "faults",
+)
 
 
 def table_from_rows(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
@@ -66,8 +100,10 @@ class BatchStore:
         if manifest.is_file():
             old = json.loads(manifest.read_text(encoding="utf-8"))
             if not resume and any(self.runs.glob("*.parquet")):
-                raise BarkbusError(f"{self.root} already holds a batch: pass --resume to continue it, "
-                                   "or choose another -o DIR")
+                raise BarkbusError(
+                    f"{self.root} already holds a batch: pass --resume to continue it, "
+                    "or choose another -o DIR"
+                )
             if old.get("mode") != mode:
                 raise BarkbusError(f"{self.root} holds a {old.get('mode')} batch; this one is {mode}")
             for key, path in scenarios.items():
@@ -77,9 +113,11 @@ class BatchStore:
             scenarios = {**old.get("scenarios", {}), **scenarios}
         self.runs.mkdir(parents=True, exist_ok=True)
         for tmp in self.runs.glob(".tmp-*"):
-            tmp.unlink(missing_ok=True)           # a write cut short by a killed batch
-        self._atomic_bytes(manifest, json.dumps({"mode": mode, "scenarios": dict(sorted(scenarios.items()))},
-                                                indent=1).encode())
+            tmp.unlink(missing_ok=True)  # a write cut short by a killed batch
+        self._atomic_bytes(
+            manifest,
+            json.dumps({"mode": mode, "scenarios": dict(sorted(scenarios.items()))}, indent=1).encode(),
+        )
 
     def _atomic_bytes(self, path: Path, data: bytes) -> None:
         tmp = path.with_name(f".tmp-{uuid.uuid4().hex}-{path.name}")
@@ -110,8 +148,12 @@ class BatchStore:
         try:
             return pq.read_table(path, **kw)
         except (OSError, pa.ArrowException) as exc:
-            raise FormatError(path, None, "a barkbus batch Parquet file (delete it to redo its runs)",
-                              str(exc).split("\n")[0]) from None
+            raise FormatError(
+                path,
+                None,
+                "a barkbus batch Parquet file (delete it to redo its runs)",
+                str(exc).split("\n")[0],
+            ) from None
 
     def finished(self) -> set[tuple[str, int]]:
         """(scenario key, seed) of every recorded run, failed ones included."""

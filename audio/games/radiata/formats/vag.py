@@ -4,6 +4,7 @@ The container is generic (Sony SDK), so its code is :mod:`audio.codecs.vag`, whe
 runtime fallback decoder finds it without importing a game; this module is its name in
 Radiata's formats (``read_vag``, ``write_vag``, ``decode_vag``, ``encode_vag``, ``VagFile``).
 """
+
 from __future__ import annotations
 
 from audio.codecs.vag import (
@@ -18,5 +19,14 @@ from audio.codecs.vag import (
     write_vag,
 )
 
-__all__ = ["HEADER_SIZE", "MAGIC", "MAX_RATE", "VERSION", "VagFile", "decode_vag", "encode_vag", "read_vag",
-           "write_vag"]
+__all__ = [
+    "HEADER_SIZE",
+    "MAGIC",
+    "MAX_RATE",
+    "VERSION",
+    "VagFile",
+    "decode_vag",
+    "encode_vag",
+    "read_vag",
+    "write_vag",
+]

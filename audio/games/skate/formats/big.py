@@ -10,23 +10,34 @@ a stored (uncompressed) entry is a zero-copy slice and a nested archive (``livin
 ``livingworldspeech.big``) opens on that slice without temp files. Nesting is guarded: an entry that
 spans its own archive (or an ancestor) and nesting deeper than :data:`MAX_DEPTH` raise FormatError.
 """
+
 from __future__ import annotations
 
 import mmap
 import struct
 import zlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
-from typing import Iterable, Sequence
 
+from audio.codecs import refpack
 from audio.core.binary import Reader, align
 from audio.core.errors import FormatError, UnsupportedError
-from audio.codecs import refpack
 
 __all__ = [
-    "BigEntry", "BigArchive", "MAX_DEPTH", "MAX_ENTRY_SIZE", "MAX_ENTRIES", "COMPRESSIONS",
-    "write_big", "write_legacy_big", "chunkref_decode", "chunkref_encode", "compress", "decompress",
+    "BigEntry",
+    "BigArchive",
+    "MAX_DEPTH",
+    "MAX_ENTRY_SIZE",
+    "MAX_ENTRIES",
+    "COMPRESSIONS",
+    "write_big",
+    "write_legacy_big",
+    "chunkref_decode",
+    "chunkref_encode",
+    "compress",
+    "decompress",
 ]
 
 #: Deepest nesting of archives accepted.
@@ -52,7 +63,7 @@ class BigEntry:
     offset: int
     stored_size: int
     unpacked_size: int
-    compression: int              # EB v3 byte; legacy archives: 1 if the data has a RefPack header
+    compression: int  # EB v3 byte; legacy archives: 1 if the data has a RefPack header
 
     @property
     def name(self) -> str:
@@ -71,16 +82,21 @@ class BigEntry:
 # compression
 
 
-def chunkref_decode(data: bytes | memoryview, path: str, expected_size: int | None = None,
-                    limit: int = MAX_ENTRY_SIZE) -> bytes:
+def chunkref_decode(
+    data: bytes | memoryview, path: str, expected_size: int | None = None, limit: int = MAX_ENTRY_SIZE
+) -> bytes:
     """Decode a ``chunkref`` container (raw / RefPack / zlib chunks) to its ``total size`` bytes."""
     r = Reader(data, path)
     r.magic(0, b"chunkref", "chunkref magic")
     version = r.u32(8, "chunkref version")
     if version != 2:
         raise UnsupportedError(path, 8, "chunkref version 2", version)
-    total, chunk, count, alignment = (r.u32(12, "total size"), r.u32(16, "chunk size"),
-                                      r.u32(20, "chunk count"), r.u32(24, "alignment"))
+    total, chunk, count, alignment = (
+        r.u32(12, "total size"),
+        r.u32(16, "chunk size"),
+        r.u32(20, "chunk count"),
+        r.u32(24, "alignment"),
+    )
     if expected_size is not None and total != expected_size:
         raise FormatError(path, 12, f"chunkref total size {expected_size}", total)
     if total > limit:
@@ -99,7 +115,7 @@ def chunkref_decode(data: bytes | memoryview, path: str, expected_size: int | No
         payload = align(cursor + 8, alignment)
         size, method = r.u32(payload - 8, "chunk packed size"), r.u32(payload - 4, "chunk method")
         r.need(payload, size, f"chunk {k} payload")
-        packed = r.data[payload:payload + size]
+        packed = r.data[payload : payload + size]
         expect = min(chunk, total - len(out))
         where = f"{path} chunk {k}"
         if method in (0, 4):
@@ -124,13 +140,18 @@ def _inflate(packed: bytes | memoryview, path: str, expect: int) -> bytes:
     except zlib.error as exc:
         raise FormatError(path, 0, "a valid zlib stream", str(exc)) from None
     if len(piece) > expect or not z.eof:
-        raise FormatError(path, 0, f"a zlib stream of exactly {expect} bytes",
-                          "more data" if len(piece) > expect else "a truncated stream")
+        raise FormatError(
+            path,
+            0,
+            f"a zlib stream of exactly {expect} bytes",
+            "more data" if len(piece) > expect else "a truncated stream",
+        )
     return piece
 
 
-def chunkref_encode(data: bytes | memoryview, method: int = 2, chunk_size: int = 0x10000,
-                    alignment: int = 16) -> bytes:
+def chunkref_encode(
+    data: bytes | memoryview, method: int = 2, chunk_size: int = 0x10000, alignment: int = 16
+) -> bytes:
     """Pack ``data`` into a ``chunkref`` container; ``method`` 0/4 raw, 2 RefPack, 3 zlib."""
     if alignment <= 0 or alignment > 4096 or alignment & (alignment - 1):
         raise ValueError("alignment must be a power of two <= 4096")
@@ -138,7 +159,7 @@ def chunkref_encode(data: bytes | memoryview, method: int = 2, chunk_size: int =
     count = -(-len(data) // chunk_size)
     out = bytearray(b"chunkref" + struct.pack(">5I", 2, len(data), chunk_size, count, alignment))
     for k in range(count):
-        piece = data[k * chunk_size:(k + 1) * chunk_size]
+        piece = data[k * chunk_size : (k + 1) * chunk_size]
         if method == 2:
             packed = refpack.encode(piece)
         elif method == 3:
@@ -154,8 +175,9 @@ def chunkref_encode(data: bytes | memoryview, method: int = 2, chunk_size: int =
     return bytes(out)
 
 
-def decompress(raw: bytes | memoryview, compression: int, unpacked_size: int, path: str,
-               limit: int = MAX_ENTRY_SIZE) -> bytes | memoryview:
+def decompress(
+    raw: bytes | memoryview, compression: int, unpacked_size: int, path: str, limit: int = MAX_ENTRY_SIZE
+) -> bytes | memoryview:
     """Unpack one entry's stored bytes (``raw`` itself when stored)."""
     if unpacked_size > limit:
         raise FormatError(path, 0, f"an unpacked size at most {limit}", unpacked_size)
@@ -192,12 +214,19 @@ class BigArchive:
     come from :meth:`open_nested`.
     """
 
-    def __init__(self, data: bytes | memoryview | mmap.mmap, path: str, *, base: int = 0,
-                 ancestors: tuple[tuple[int, int], ...] = (), limit: int = MAX_ENTRY_SIZE) -> None:
+    def __init__(
+        self,
+        data: bytes | memoryview | mmap.mmap,
+        path: str,
+        *,
+        base: int = 0,
+        ancestors: tuple[tuple[int, int], ...] = (),
+        limit: int = MAX_ENTRY_SIZE,
+    ) -> None:
         self.data = memoryview(data).cast("B") if not isinstance(data, memoryview) else data
         self.path = path
-        self.base = base                  # offset of this buffer in the root file (stored nesting)
-        self.ancestors = ancestors        # (base, size) of the enclosing archives
+        self.base = base  # offset of this buffer in the root file (stored nesting)
+        self.ancestors = ancestors  # (base, size) of the enclosing archives
         self.limit = limit
         magic = bytes(self.data[:4])
         if magic in (b"BIGF", b"BIG4"):
@@ -210,7 +239,7 @@ class BigArchive:
 
     # -- construction ------------------------------------------------------------------------
     @classmethod
-    def open(cls, path: str | PathLike[str]) -> "BigArchive":
+    def open(cls, path: str | PathLike[str]) -> BigArchive:
         """Memory-map a file and parse it (the file stays mapped while the archive lives)."""
         p = Path(path)
         with open(p, "rb") as f:
@@ -221,7 +250,7 @@ class BigArchive:
         return cls(mapped, str(p))
 
     @classmethod
-    def from_buffer(cls, data: bytes | memoryview, path: str = "<big>") -> "BigArchive":
+    def from_buffer(cls, data: bytes | memoryview, path: str = "<big>") -> BigArchive:
         """Parse an archive held in memory."""
         return cls(data, path)
 
@@ -230,8 +259,9 @@ class BigArchive:
         r = Reader(self.data, self.path)
         r.need(0, _EB_HEADER, "EB v3 header")
         if r.u16(0) != 0x4542:
-            raise FormatError(self.path, 0, "archive magic 'EB' (EB v3), 'BIGF' or 'BIG4'",
-                              bytes(self.data[:4]))
+            raise FormatError(
+                self.path, 0, "archive magic 'EB' (EB v3), 'BIGF' or 'BIG4'", bytes(self.data[:4])
+            )
         version = r.u16(2, "version")
         if version != 3:
             raise UnsupportedError(self.path, 2, "EB archive version 3", version)
@@ -254,12 +284,12 @@ class BigArchive:
         r.need(index_size, names_size, "name and directory records")
         dirs: list[str] = []
         if dir_size:
-            raw = bytes(self.data[dirs_at:max(dirs_at, names_end)])
+            raw = bytes(self.data[dirs_at : max(dirs_at, names_end)])
             for k in range(len(raw) // dir_size):
-                dirs.append(raw[k * dir_size:(k + 1) * dir_size].split(b"\0", 1)[0].decode("latin-1"))
-        table = bytes(self.data[_EB_HEADER:_EB_HEADER + entry_size * count])
-        comps = bytes(self.data[comp_at:comp_at + count])
-        names = bytes(self.data[index_size:index_size + name_size * count])
+                dirs.append(raw[k * dir_size : (k + 1) * dir_size].split(b"\0", 1)[0].decode("latin-1"))
+        table = bytes(self.data[_EB_HEADER : _EB_HEADER + entry_size * count])
+        comps = bytes(self.data[comp_at : comp_at + count])
+        names = bytes(self.data[index_size : index_size + name_size * count])
         size = len(self.data)
         out: list[BigEntry] = []
         for k in range(count):
@@ -268,19 +298,26 @@ class BigArchive:
             off <<= shift
             unpacked = unpacked or stored
             stored = stored or unpacked
-            rec = names[k * name_size:(k + 1) * name_size]
+            rec = names[k * name_size : (k + 1) * name_size]
             d = (rec[0] << 8) | rec[1]
             name = rec[2:].split(b"\0", 1)[0].decode("latin-1")
             folder = dirs[d] if d < len(dirs) else ""
             full = name if folder in ("", ".") else f"{folder}/{name}"
             full = full.replace("\\", "/")
             if off + stored > size:
-                raise FormatError(self.path, _EB_HEADER + at,
-                                  f"entry {k} ({full}) inside the archive ({size} bytes)",
-                                  f"offset {off} + size {stored}")
+                raise FormatError(
+                    self.path,
+                    _EB_HEADER + at,
+                    f"entry {k} ({full}) inside the archive ({size} bytes)",
+                    f"offset {off} + size {stored}",
+                )
             if unpacked > self.limit:
-                raise FormatError(self.path, _EB_HEADER + at + 8,
-                                  f"entry {k} ({full}) unpacked size at most {self.limit}", unpacked)
+                raise FormatError(
+                    self.path,
+                    _EB_HEADER + at + 8,
+                    f"entry {k} ({full}) unpacked size at most {self.limit}",
+                    unpacked,
+                )
             out.append(BigEntry(k, full, off, stored, unpacked, comps[k]))
         return out
 
@@ -300,12 +337,16 @@ class BigArchive:
             stop = table.find(b"\0", cursor + 8)
             if stop < 0:
                 raise FormatError(self.path, cursor + 8, f"NUL-terminated name of entry {k}")
-            name = table[cursor + 8:stop].decode("latin-1").replace("\\", "/")
+            name = table[cursor + 8 : stop].decode("latin-1").replace("\\", "/")
             if off + stored > len(self.data):
-                raise FormatError(self.path, cursor, f"entry {k} ({name}) inside the archive",
-                                  f"offset {off} + size {stored}")
+                raise FormatError(
+                    self.path,
+                    cursor,
+                    f"entry {k} ({name}) inside the archive",
+                    f"offset {off} + size {stored}",
+                )
             comp, unpacked = 0, stored
-            head = self.data[off:off + min(stored, 10)]
+            head = self.data[off : off + min(stored, 10)]
             if refpack.is_refpack(head):
                 try:
                     _, unpacked, _ = refpack.header_info(head, name)
@@ -335,7 +376,7 @@ class BigArchive:
     def raw(self, entry: str | BigEntry) -> memoryview:
         """The stored bytes of an entry (zero-copy)."""
         e = self.entry(entry)
-        return self.data[e.offset:e.offset + e.stored_size]
+        return self.data[e.offset : e.offset + e.stored_size]
 
     def view(self, entry: str | BigEntry) -> memoryview:
         """The unpacked bytes of an entry: a zero-copy slice when stored, else decompressed."""
@@ -347,7 +388,7 @@ class BigArchive:
         """The unpacked bytes of an entry (a copy)."""
         return bytes(self.view(entry))
 
-    def open_nested(self, entry: str | BigEntry) -> "BigArchive":
+    def open_nested(self, entry: str | BigEntry) -> BigArchive:
         """Open an archive stored in an entry, on a slice of this buffer (no temp files).
 
         Raises FormatError for an entry that spans this archive or an enclosing one (a cycle) and
@@ -361,8 +402,12 @@ class BigArchive:
         if e.compression == 0:
             span = (self.base + e.offset, e.stored_size)
             if span in chain:
-                raise FormatError(self.path, e.offset, f"nested archive {e.path!r} inside its parent, "
-                                  "not the parent itself (cycle)", f"span {span}")
+                raise FormatError(
+                    self.path,
+                    e.offset,
+                    f"nested archive {e.path!r} inside its parent, not the parent itself (cycle)",
+                    f"span {span}",
+                )
             return BigArchive(self.view(e), where, base=span[0], ancestors=chain, limit=self.limit)
         # unpacked bytes are a new buffer: give it a base outside every file span
         return BigArchive(self.view(e), where, base=-(len(chain) + 1), ancestors=chain, limit=self.limit)
@@ -377,7 +422,7 @@ class BigArchive:
             except BufferError:
                 pass  # views still exported; the map closes when they are gone
 
-    def __enter__(self) -> "BigArchive":
+    def __enter__(self) -> BigArchive:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -399,8 +444,13 @@ def _split(path: str) -> tuple[str, str]:
     return "", path
 
 
-def write_big(files: Iterable[FileSpec], *, compression: str = "none", alignment_shift: int = 4,
-              wide_entries: bool = False) -> bytes:
+def write_big(
+    files: Iterable[FileSpec],
+    *,
+    compression: str = "none",
+    alignment_shift: int = 4,
+    wide_entries: bool = False,
+) -> bytes:
     """Build an EB v3 archive.
 
     Parameters
@@ -441,7 +491,7 @@ def write_big(files: Iterable[FileSpec], *, compression: str = "none", alignment
     table = bytearray()
     comps = bytearray()
     blobs: list[tuple[int, bytes]] = []
-    for (path, data, comp) in items:
+    for _path, data, comp in items:
         if not data:
             comp = "none"  # an unpacked size of 0 would read as "= stored size"
         packed = compress(data, comp)
@@ -450,8 +500,19 @@ def write_big(files: Iterable[FileSpec], *, compression: str = "none", alignment
         comps.append(COMPRESSIONS[comp])
         blobs.append((cursor, packed))
         cursor = align(cursor + len(packed), unit)
-    header = struct.pack(">HHIHBBIIBB", 0x4542, 3, count, 1 if wide_entries else 0, alignment_shift, 0,
-                         index_size, names_size, name_size, dir_size)
+    header = struct.pack(
+        ">HHIHBBIIBB",
+        0x4542,
+        3,
+        count,
+        1 if wide_entries else 0,
+        alignment_shift,
+        0,
+        index_size,
+        names_size,
+        name_size,
+        dir_size,
+    )
     out = bytearray(header.ljust(_EB_HEADER, b"\0"))
     out += table
     out += bytes(comp_at - len(out)) + comps
@@ -467,7 +528,9 @@ def write_big(files: Iterable[FileSpec], *, compression: str = "none", alignment
     return bytes(out)
 
 
-def write_legacy_big(files: Sequence[FileSpec], *, magic: bytes = b"BIGF", compression: str = "none") -> bytes:
+def write_legacy_big(
+    files: Sequence[FileSpec], *, magic: bytes = b"BIGF", compression: str = "none"
+) -> bytes:
     """Build a legacy ``BIGF`` / ``BIG4`` archive.
 
     Header: magic, u32 archive size (little-endian, as EA writes it; not checked by the reader),

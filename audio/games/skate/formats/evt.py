@@ -5,6 +5,7 @@ The model keeps every feature the library does not implement (external condition
 flags2 pairing / follow-ups, locals, clip lookup modes, parameters) so the library can
 fail closed with a reason instead of guessing.
 """
+
 from __future__ import annotations
 
 import struct
@@ -13,8 +14,16 @@ from dataclasses import dataclass, field
 from audio.core.binary import Reader, align
 from audio.core.errors import FormatError
 
-__all__ = ["ClipRef", "EvtRecord", "EvtEvent", "EvtTable", "BANK_STRIDE", "event_id", "parse_evt",
-           "write_evt"]
+__all__ = [
+    "ClipRef",
+    "EvtRecord",
+    "EvtEvent",
+    "EvtTable",
+    "BANK_STRIDE",
+    "event_id",
+    "parse_evt",
+    "write_evt",
+]
 
 #: Event ids are ``bank * BANK_STRIDE + n``.
 BANK_STRIDE = 0x2000
@@ -31,22 +40,22 @@ class ClipRef:
 
     clip_id: int
     byte2: int = 0
-    lookup_mode: int = 0          # 0 = by id; anything else is unsupported
-    param_count: int = 0          # i8; != 0 is unsupported
-    rest: bytes = b"\0\0\0\0"     # bytes +4..+7 as stored (the port reads only +4 as i8)
+    lookup_mode: int = 0  # 0 = by id; anything else is unsupported
+    param_count: int = 0  # i8; != 0 is unsupported
+    rest: bytes = b"\0\0\0\0"  # bytes +4..+7 as stored (the port reads only +4 as i8)
 
 
 @dataclass(frozen=True)
 class EvtRecord:
     """One weighted record: its clips play in sequence when it is picked."""
 
-    weight_code: int              # b: weight = [1,4,16,...,16384][b >> 5] * (b & 31)
-    probability: int              # percent
-    mode: int                     # low 2 bits of byte +2: 0/2 always, 1 flagged channel, 3 never
-    locals: int                   # byte +3; != 0 is unsupported
-    values: tuple[int, ...]       # nV field masks (0 = any)
-    clips: tuple[ClipRef, ...]    # at most 12
-    condition_bits: bytes = b""   # this record's external-condition bits (nC != 0 only)
+    weight_code: int  # b: weight = [1,4,16,...,16384][b >> 5] * (b & 31)
+    probability: int  # percent
+    mode: int  # low 2 bits of byte +2: 0/2 always, 1 flagged channel, 3 never
+    locals: int  # byte +3; != 0 is unsupported
+    values: tuple[int, ...]  # nV field masks (0 = any)
+    clips: tuple[ClipRef, ...]  # at most 12
+    condition_bits: bytes = b""  # this record's external-condition bits (nC != 0 only)
 
     @property
     def weight(self) -> int:
@@ -70,15 +79,15 @@ class EvtEvent:
     """One event: id, queue timeout (console frames), priority, records, fields."""
 
     id: int
-    timeout: int                  # queue timeout in console frames (~30 fps)
-    priority: int                 # .evt priority (500-550); the player uses the tuning's
-    flags: int                    # byte +8 (high nibble = field count)
-    probability: int              # percent
-    flags2: int                   # bit3 record pairing, bit4 follow-up lists (unsupported)
-    byte11: int                   # not interpreted, kept for the writer
-    fields: tuple[int, ...]       # per field: the 1-based request word it reads (0 = packed word)
+    timeout: int  # queue timeout in console frames (~30 fps)
+    priority: int  # .evt priority (500-550); the player uses the tuning's
+    flags: int  # byte +8 (high nibble = field count)
+    probability: int  # percent
+    flags2: int  # bit3 record pairing, bit4 follow-up lists (unsupported)
+    byte11: int  # not interpreted, kept for the writer
+    fields: tuple[int, ...]  # per field: the 1-based request word it reads (0 = packed word)
     records: tuple[EvtRecord, ...]
-    conditions: tuple[bytes, ...] = ()   # nC 3-byte external-condition descriptors
+    conditions: tuple[bytes, ...] = ()  # nC 3-byte external-condition descriptors
     name: str = ""
     field_descriptors: tuple[bytes, ...] = ()  # raw 3-byte descriptors when any is not FF <word> 04
 
@@ -102,7 +111,7 @@ class EvtEvent:
 class EvtTable:
     """A whole ``.evt`` file."""
 
-    bank: int                     # main cast 0, living world 1, announcer 3, cameraman 4
+    bank: int  # main cast 0, living world 1, announcer 3, cameraman 4
     sub_bank: int
     events: list[EvtEvent] = field(default_factory=list)
     path: str = "<evt>"
@@ -138,11 +147,19 @@ def _parse_record(r: Reader, at: int, n_cond: int, bits: bytes, k: int) -> EvtRe
         entry = at + 4 * r.u8(at + 8 + c, "clip entry offset")
         raw = r.bytes(entry, 8, "8-byte clip entry")
         rest = raw[4:8]
-        clips.append(ClipRef((raw[0] << 8) | raw[1], raw[2], raw[3], rest[0] - 256 if rest[0] > 127 else rest[0],
-                             rest))
+        clips.append(
+            ClipRef((raw[0] << 8) | raw[1], raw[2], raw[3], rest[0] - 256 if rest[0] > 127 else rest[0], rest)
+        )
     per = (n_cond + 7) // 8 * 2
-    return EvtRecord(weight_code=r.u8(at), probability=r.u8(at + 1), mode=byte2 & 3, locals=r.u8(at + 3),
-                     values=tuple(values), clips=tuple(clips), condition_bits=bits[k * per:(k + 1) * per])
+    return EvtRecord(
+        weight_code=r.u8(at),
+        probability=r.u8(at + 1),
+        mode=byte2 & 3,
+        locals=r.u8(at + 3),
+        values=tuple(values),
+        clips=tuple(clips),
+        condition_bits=bits[k * per : (k + 1) * per],
+    )
 
 
 def _parse_event(r: Reader, o: int, name: str) -> EvtEvent:
@@ -159,9 +176,20 @@ def _parse_event(r: Reader, o: int, name: str) -> EvtEvent:
     fields = tuple(d[1] for d in descs)
     standard = all(d[0] == 0xFF and d[2] == 0x04 for d in descs)
     records = tuple(_parse_record(r, o + 4 * off, n_cond, bits, k) for k, off in enumerate(offsets))
-    return EvtEvent(id=ev_id, timeout=timeout, priority=priority, flags=flags, probability=prob,
-                    flags2=flags2, byte11=byte11, fields=fields, records=records, conditions=conditions,
-                    name=name, field_descriptors=() if standard else tuple(descs))
+    return EvtEvent(
+        id=ev_id,
+        timeout=timeout,
+        priority=priority,
+        flags=flags,
+        probability=prob,
+        flags2=flags2,
+        byte11=byte11,
+        fields=fields,
+        records=records,
+        conditions=conditions,
+        name=name,
+        field_descriptors=() if standard else tuple(descs),
+    )
 
 
 def parse_evt(data: bytes | memoryview, path: str = "<evt>") -> EvtTable:
@@ -181,8 +209,9 @@ def parse_evt(data: bytes | memoryview, path: str = "<evt>") -> EvtTable:
         try:
             events.append(_parse_event(r, o, name))
         except FormatError as exc:
-            raise FormatError(exc.path, exc.offset, f"{exc.expected} (event {i} {name!r} at {o})",
-                              exc.found) from None
+            raise FormatError(
+                exc.path, exc.offset, f"{exc.expected} (event {i} {name!r} at {o})", exc.found
+            ) from None
     return EvtTable(bank=bank, sub_bank=sub_bank, events=events, path=str(path))
 
 
@@ -198,8 +227,11 @@ def _record_bytes(rec: EvtRecord) -> bytes:
     entries_at = values_at + 4 * len(rec.values)
     if entries_at + 8 * n_clips > 4 * 255:
         raise ValueError("a record's clip entries must lie within 1020 bytes of it")
-    out = bytearray(struct.pack(">BBBBB3x", rec.weight_code, rec.probability, n_clips << 2 | rec.mode,
-                                rec.locals, len(rec.values)))
+    out = bytearray(
+        struct.pack(
+            ">BBBBB3x", rec.weight_code, rec.probability, n_clips << 2 | rec.mode, rec.locals, len(rec.values)
+        )
+    )
     out += bytes((entries_at + 8 * c) // 4 for c in range(n_clips))
     out += bytes(values_at - len(out))
     out += struct.pack(f">{len(rec.values)}I", *rec.values)
@@ -220,11 +252,11 @@ def _event_bytes(ev: EvtEvent) -> bytes:
     for k, rec in enumerate(ev.records):
         if len(rec.condition_bits) != per:
             raise ValueError(f"event {ev.id} record {k}: {per} condition-bit bytes expected")
-        body[bits_at + k * per:bits_at + (k + 1) * per] = rec.condition_bits
+        body[bits_at + k * per : bits_at + (k + 1) * per] = rec.condition_bits
     for c, d in enumerate(ev.conditions):
         if len(d) != 3:
             raise ValueError(f"event {ev.id}: condition descriptors are 3 bytes")
-        body[descs_at + 3 * c:descs_at + 3 * c + 3] = d
+        body[descs_at + 3 * c : descs_at + 3 * c + 3] = d
     descs = ev.field_descriptors or tuple(bytes((0xFF, f, 0x04)) for f in ev.fields)
     if len(descs) != n_fields or any(len(d) != 3 or d[1] != f for d, f in zip(descs, ev.fields)):
         raise ValueError(f"event {ev.id}: one 3-byte descriptor per field, naming its word")
@@ -238,8 +270,20 @@ def _event_bytes(ev: EvtEvent) -> bytes:
         body += bytes(align(len(body), 4) - len(body))
     if offsets and offsets[-1] > 0xFFFF:
         raise ValueError(f"event {ev.id}: records past 256 KB of the event")
-    struct.pack_into(">HHHBBBBBB", body, 0, ev.id, ev.timeout, ev.priority, n_rec, n_cond,
-                     (ev.flags & 0x0F) | n_fields << 4, ev.probability, ev.flags2, ev.byte11)
+    struct.pack_into(
+        ">HHHBBBBBB",
+        body,
+        0,
+        ev.id,
+        ev.timeout,
+        ev.priority,
+        n_rec,
+        n_cond,
+        (ev.flags & 0x0F) | n_fields << 4,
+        ev.probability,
+        ev.flags2,
+        ev.byte11,
+    )
     struct.pack_into(f">{n_rec}H", body, 12, *offsets)
     return bytes(body)
 

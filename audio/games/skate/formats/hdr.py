@@ -6,6 +6,7 @@ per-take condition bits, low bits = condition bytes per take); +3 u8 take count;
 its ``.sth`` row; then the history ring (cursor + entries, 0xFF = empty). Only +0..+8 are interpreted;
 every other byte is kept so that ``write_hdr(parse_hdr(x)) == x``.
 """
+
 from __future__ import annotations
 
 import struct
@@ -27,11 +28,11 @@ class ClipHeader:
     flags: int
     take_count: int
     history_len: int
-    runtime: bytes = bytes(4)   # +4..+7
-    tail: bytes = b""           # +9 to the end: size scale, .sth row offsets, history ring
+    runtime: bytes = bytes(4)  # +4..+7
+    tail: bytes = b""  # +9 to the end: size scale, .sth row offsets, history ring
 
     @classmethod
-    def new(cls, id: int, take_count: int, history_len: int | None = None, flags: int = 0) -> "ClipHeader":
+    def new(cls, id: int, take_count: int, history_len: int | None = None, flags: int = 0) -> ClipHeader:
         """A header laid out like the game's: row offsets ``12 * k`` at +16 and an empty history ring.
 
         ``history_len`` defaults to ``take_count``.
@@ -39,7 +40,7 @@ class ClipHeader:
         hist = take_count if history_len is None else history_len
         tail = bytearray(16 - HDR_MIN_SIZE)
         tail += struct.pack(f">{take_count}H", *(12 * k for k in range(take_count)))
-        tail += bytes((0,)) + b"\xFF" * hist           # cursor, then the empty entries
+        tail += bytes((0,)) + b"\xff" * hist  # cursor, then the empty entries
         tail += bytes(align(HDR_MIN_SIZE + len(tail), 4) - HDR_MIN_SIZE - len(tail))
         return cls(id, flags, take_count, hist, bytes(4), bytes(tail))
 
@@ -57,8 +58,14 @@ def parse_hdr(data: bytes | memoryview, path: str = "<hdr>") -> ClipHeader:
     r = Reader(data, str(path))
     r.need(0, HDR_MIN_SIZE, "clip header +0..+8 (id, flags, take count, runtime, history length)")
     raw = bytes(data)
-    return ClipHeader(id=(raw[0] << 8) | raw[1], flags=raw[2], take_count=raw[3], history_len=raw[8],
-                      runtime=raw[4:8], tail=raw[HDR_MIN_SIZE:])
+    return ClipHeader(
+        id=(raw[0] << 8) | raw[1],
+        flags=raw[2],
+        take_count=raw[3],
+        history_len=raw[8],
+        runtime=raw[4:8],
+        tail=raw[HDR_MIN_SIZE:],
+    )
 
 
 def write_hdr(h: ClipHeader) -> bytes:

@@ -6,14 +6,15 @@ nested ``<prefix>hdr.big`` / ``<prefix>sth.big`` (one ``<clip>.hdr`` / ``<clip>.
 by file stem). Indexing reads only the archive directories, the headers, the take rows and the event
 table: no audio is touched until :meth:`SpeechBank.take_bytes` / :meth:`SpeechBank.decode_take`.
 """
+
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from os import PathLike
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -25,8 +26,16 @@ from audio.games.skate.formats.hdr import ClipHeader, parse_hdr, write_hdr
 from audio.games.skate.formats.names import parse_clip_name
 from audio.games.skate.formats.sth import Take, parse_sth, write_sth
 
-__all__ = ["BANK_PREFIXES", "SPEECH_DIR", "Clip", "MissingEntry", "SpeechBank", "SkateInstall", "write_install",
-           "bank_paths"]
+__all__ = [
+    "BANK_PREFIXES",
+    "SPEECH_DIR",
+    "Clip",
+    "MissingEntry",
+    "SpeechBank",
+    "SkateInstall",
+    "write_install",
+    "bank_paths",
+]
 
 #: The speech banks an install may hold, in the order they are looked for.
 BANK_PREFIXES = ("livingworld", "maincast", "announcer")
@@ -38,9 +47,12 @@ _SILENCE_EVENT = 497
 
 def bank_paths(prefix: str) -> dict[str, str]:
     """The file names of bank ``prefix``: ``speech``, ``hdr``, ``sth``, ``evt``."""
-    return {"speech": f"{prefix}speech.big", "hdr": f"{prefix}hdr.big", "sth": f"{prefix}sth.big",
-            "evt": f"{prefix}_Events.evt"}
-
+    return {
+        "speech": f"{prefix}speech.big",
+        "hdr": f"{prefix}hdr.big",
+        "sth": f"{prefix}sth.big",
+        "evt": f"{prefix}_Events.evt",
+    }
 
 
 class MissingEntry(InputError, KeyError):
@@ -51,19 +63,20 @@ class MissingEntry(InputError, KeyError):
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
 
+
 @dataclass(frozen=True)
 class Clip:
     """One indexed clip (``.dat``) of a bank."""
 
-    name: str                     # file stem, e.g. "501_59_busm1_Warn_n"
-    event: int                    # event number from the name (501)
+    name: str  # file stem, e.g. "501_59_busm1_Warn_n"
+    event: int  # event number from the name (501)
     voice_id: int
     voice_name: str | None
     line: str
-    hdr_id: int | None            # .hdr id (None when the clip has no .hdr)
+    hdr_id: int | None  # .hdr id (None when the clip has no .hdr)
     header: ClipHeader | None
-    takes: tuple[Take, ...]       # () when the clip has no .sth
-    entry: BigEntry               # the .dat entry in <prefix>speech.big
+    takes: tuple[Take, ...]  # () when the clip has no .sth
+    entry: BigEntry  # the .dat entry in <prefix>speech.big
 
     @property
     def dat_size(self) -> int:
@@ -82,7 +95,7 @@ class SpeechBank:
         by_name: dict[str, BigEntry] = {}
         for e in archive.entries:
             by_name.setdefault(e.name.lower(), e)
-        self._by_name = by_name             # lower-cased file name -> entry (first one wins)
+        self._by_name = by_name  # lower-cased file name -> entry (first one wins)
         self._dat_cache: tuple[int, memoryview] | None = None
 
     @property
@@ -92,8 +105,9 @@ class SpeechBank:
     def _find(self, key: str) -> BigEntry:
         name = self.files[key]
         if name.lower() not in self._by_name:
-            raise FormatError(self.archive.path, None, f"an entry {name!r} in the bank archive",
-                              "no such entry")
+            raise FormatError(
+                self.archive.path, None, f"an entry {name!r} in the bank archive", "no such entry"
+            )
         return self._by_name[name.lower()]
 
     @cached_property
@@ -145,8 +159,19 @@ class SpeechBank:
                 problems.append(f"{stem}: no .sth")
             if header is not None and takes and header.take_count != len(takes):
                 problems.append(f"{stem}: .hdr says {header.take_count} takes, .sth has {len(takes)}")
-            clips.append(Clip(stem, parts.event, parts.voice_id, parts.voice_name, parts.line,
-                              header.id if header else None, header, takes, e))
+            clips.append(
+                Clip(
+                    stem,
+                    parts.event,
+                    parts.voice_id,
+                    parts.voice_name,
+                    parts.line,
+                    header.id if header else None,
+                    header,
+                    takes,
+                    e,
+                )
+            )
         seen: dict[int, str] = {}
         for c in clips:
             if c.hdr_id is not None:
@@ -189,7 +214,9 @@ class SpeechBank:
         try:
             return self._by_name_clip[stem]
         except KeyError:
-            raise MissingEntry(f"no clip {stem!r} in {self.path}{did_you_mean(stem, self._by_name_clip)}") from None
+            raise MissingEntry(
+                f"no clip {stem!r} in {self.path}{did_you_mean(stem, self._by_name_clip)}"
+            ) from None
 
     @property
     def take_count(self) -> int:
@@ -207,7 +234,7 @@ class SpeechBank:
         if not 0 <= take_index < len(c.takes):
             raise MissingEntry(f"{c.name} has {len(c.takes)} takes, no take {take_index}")
         t = c.takes[take_index]
-        return t.snr, bytes(self._dat(c)[t.offset:t.offset + t.size])
+        return t.snr, bytes(self._dat(c)[t.offset : t.offset + t.size])
 
     def decode_take(self, clip: Clip | str, take: int | Take) -> tuple[np.ndarray, int]:
         """Decode one take to ``(float32 mono samples in -1..1, rate in Hz)``.
@@ -243,8 +270,11 @@ class SpeechBank:
                 pair = (rec.values[kt], rec.values[kv])
                 if 0 in pair:
                     continue
-                voices = {by_hdr[c.clip_id].voice_id for c in rec.clips
-                          if c.clip_id in by_hdr and by_hdr[c.clip_id].event != _SILENCE_EVENT}
+                voices = {
+                    by_hdr[c.clip_id].voice_id
+                    for c in rec.clips
+                    if c.clip_id in by_hdr and by_hdr[c.clip_id].event != _SILENCE_EVENT
+                }
                 for v in voices:
                     counts.setdefault(v, Counter())[pair] += 1
         # most records; ties -> the smallest pair, so the result does not depend on table order
@@ -271,7 +301,7 @@ class SkateInstall:
         self.banks = banks
 
     @classmethod
-    def open(cls, root: str | PathLike[str], prefixes: Sequence[str] = BANK_PREFIXES) -> "SkateInstall":
+    def open(cls, root: str | PathLike[str], prefixes: Sequence[str] = BANK_PREFIXES) -> SkateInstall:
         """Find ``data/audio/english/<prefix>speech.big`` under ``root`` and open the banks present.
 
         Raises FileNotFoundError if none is present (the living world is looked for first).
@@ -284,8 +314,9 @@ class SkateInstall:
             if p is not None and p.is_file():
                 banks[prefix] = SpeechBank(BigArchive.open(p), prefix)
         if not banks:
-            raise FileNotFoundError(f"no speech bank ({', '.join(bank_paths(p)['speech'] for p in prefixes)})"
-                                    f" in {folder}")
+            raise FileNotFoundError(
+                f"no speech bank ({', '.join(bank_paths(p)['speech'] for p in prefixes)}) in {folder}"
+            )
         return cls(root, banks)
 
     def bank(self, prefix: str = "livingworld") -> SpeechBank:
@@ -302,7 +333,7 @@ class SkateInstall:
             b._dat_cache = None
             b.archive.close()
 
-    def __enter__(self) -> "SkateInstall":
+    def __enter__(self) -> SkateInstall:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -329,8 +360,15 @@ def _find_ci(base: Path, parts: Sequence[str]) -> Path | None:
 ClipSpec = tuple[str, ClipHeader, Sequence[tuple[bytes, bytes]]]
 
 
-def write_install(root: str | PathLike[str], bank_prefix: str, clips: Sequence[ClipSpec], evt: EvtTable, *,
-                  compression: str = "none", dat_compression: str = "none") -> Path:
+def write_install(
+    root: str | PathLike[str],
+    bank_prefix: str,
+    clips: Sequence[ClipSpec],
+    evt: EvtTable,
+    *,
+    compression: str = "none",
+    dat_compression: str = "none",
+) -> Path:
     """Write bank ``bank_prefix`` of an install under ``root`` in the game's layout.
 
     Parameters
@@ -342,7 +380,8 @@ def write_install(root: str | PathLike[str], bank_prefix: str, clips: Sequence[C
     evt:
         The bank's event table.
     compression:
-        :data:`audio.games.skate.formats.big.COMPRESSIONS` name for the ``.hdr`` / ``.sth`` / ``.evt`` entries and the
+        :data:`audio.games.skate.formats.big.COMPRESSIONS` name for the ``.hdr`` / ``.sth`` /
+        ``.evt`` entries and the
         nested archives.
     dat_compression:
         The same for the ``.dat`` clips.

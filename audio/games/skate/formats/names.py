@@ -3,6 +3,7 @@
 Examples: ``501_59_busm1_Warn_n.dat`` -> (501, 59, "busm1", "Warn_n"); ``1901_53_Shout.dat`` ->
 (1901, 53, None, "Shout").
 """
+
 from __future__ import annotations
 
 import re
@@ -18,10 +19,10 @@ CLIP_RE = re.compile(r"^(\d+)_(\d+)_(?:([a-z]+\d)_)?(.+)\.dat$")
 class ClipName:
     """The parts of a clip's file name."""
 
-    event: int                 # the event number in the name (501 for ``501_warn``)
-    voice_id: int              # speaker voice id (41-96 in the living world)
-    voice_name: str | None     # e.g. ``busm1``; None for generic voices
-    line: str                  # the rest, e.g. ``Warn_n``
+    event: int  # the event number in the name (501 for ``501_warn``)
+    voice_id: int  # speaker voice id (41-96 in the living world)
+    voice_name: str | None  # e.g. ``busm1``; None for generic voices
+    line: str  # the rest, e.g. ``Warn_n``
 
 
 def parse_clip_name(name: str) -> ClipName | None:

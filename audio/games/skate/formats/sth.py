@@ -3,6 +3,7 @@
 12-byte rows: u32 byte offset of the take inside the clip's ``.dat``, then the take's 8-byte EA SNR
 header (big-endian). A take runs to the next row's offset; the last one to the end of the ``.dat``.
 """
+
 from __future__ import annotations
 
 import struct
@@ -21,9 +22,9 @@ class Take:
     """One take of a clip: where its SNS data lies in the ``.dat`` and its SNR header."""
 
     index: int
-    offset: int       # bytes into the .dat
-    size: int         # bytes
-    snr: bytes        # the 8-byte SNR header
+    offset: int  # bytes into the .dat
+    size: int  # bytes
+    snr: bytes  # the 8-byte SNR header
 
     @property
     def codec(self) -> int:
@@ -59,15 +60,17 @@ def parse_sth(data: bytes | memoryview, dat_size: int, path: str = "<sth>") -> l
     """
     raw = bytes(data)
     if len(raw) % STH_ROW:
-        raise FormatError(path, len(raw) - len(raw) % STH_ROW, f"whole {STH_ROW}-byte .sth rows",
-                          f"{len(raw)} bytes")
+        raise FormatError(
+            path, len(raw) - len(raw) % STH_ROW, f"whole {STH_ROW}-byte .sth rows", f"{len(raw)} bytes"
+        )
     rows = list(struct.iter_unpack(">I8s", raw))
     takes = []
     for k, (off, snr) in enumerate(rows):
         end = rows[k + 1][0] if k + 1 < len(rows) else dat_size
         if not off <= end <= dat_size:
-            raise FormatError(path, STH_ROW * k, f"take {k} offset <= next offset <= .dat size {dat_size}",
-                              f"{off}..{end}")
+            raise FormatError(
+                path, STH_ROW * k, f"take {k} offset <= next offset <= .dat size {dat_size}", f"{off}..{end}"
+            )
         takes.append(Take(k, off, end - off, snr))
     return takes
 

@@ -18,16 +18,25 @@ one :meth:`SpeechLibrary.recent_pick` per clip picks among them.
 Setting of ours: ``flagged_channel`` lets mode-1 records ("only on a flagged channel", not
 traced) play; off by default, so they fail like the spec's other unported modes.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Protocol, Sequence
+from typing import Protocol
 
 from audio.games.skate.formats.evt import EvtEvent, EvtRecord, EvtTable
 from audio.games.skate.speech.rand import AwcGenerator
 
-__all__ = ["ClipHeaderLike", "ClipHistory", "LineChoice", "SpeechLibrary", "RECENT_RING", "MAX_CLIPS",
-           "MAX_CANDIDATES"]
+__all__ = [
+    "ClipHeaderLike",
+    "ClipHistory",
+    "LineChoice",
+    "SpeechLibrary",
+    "RECENT_RING",
+    "MAX_CLIPS",
+    "MAX_CANDIDATES",
+]
 
 RECENT_RING = 32
 """Entries of the global recent-pick ring."""
@@ -137,7 +146,8 @@ class SpeechLibrary:
         self._header = {h.id: h for h in ordered}
         self._header_index = {h.id: i for i, h in enumerate(ordered)}
         self.history: dict[int, ClipHistory] = {
-            h.id: ClipHistory([_EMPTY] * int(h.history_len)) for h in ordered}
+            h.id: ClipHistory([_EMPTY] * int(h.history_len)) for h in ordered
+        }
         self.ring: list[tuple[int, int]] = [(0, 0)] * RECENT_RING
         self.ring_cursor = 0
 
@@ -219,7 +229,7 @@ class SpeechLibrary:
             takes = int(self._header[c.clip_id].take_count)
             if takes <= 0:
                 return f"clip {c.clip_id} has no takes"
-            cands = self.history[c.clip_id].candidates(takes)[:MAX_CANDIDATES - total]
+            cands = self.history[c.clip_id].candidates(takes)[: MAX_CANDIDATES - total]
             if not cands:
                 return f"candidate cap ({MAX_CANDIDATES}) reached at clip {c.clip_id}"
             total += len(cands)
@@ -287,12 +297,14 @@ class SpeechLibrary:
                 skipped.append((i, "fields"))
                 continue
             why = self._record_fails(rec)
-            cands = self._candidates(rec) if not why else why
+            cands = why if why else self._candidates(rec)
             if isinstance(cands, str):
                 skipped.append((i, cands))
                 continue
-            picks = tuple((c.clip_id, cl[self.recent_pick(len(cl), self._header_index[c.clip_id])])
-                          for c, cl in zip(rec.clips, cands, strict=True))
+            picks = tuple(
+                (c.clip_id, cl[self.recent_pick(len(cl), self._header_index[c.clip_id])])
+                for c, cl in zip(rec.clips, cands, strict=True)
+            )
             return LineChoice(event_id, "Picked", picks, i, skipped=tuple(skipped))
         return LineChoice(event_id, "NoRecord", reason="no record matched", skipped=tuple(skipped))
 

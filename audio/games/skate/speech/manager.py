@@ -13,10 +13,11 @@ the seconds since the manager started or since :meth:`SpeechManager.reset_timer`
 three game-flag bytes are ids in :attr:`SpeechManager.game_flags`; the main-cast repeat
 times (+52 slot 31, +56 slot 30) replace ``repeat`` in gate step 1 for those slots.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
@@ -24,9 +25,17 @@ from audio.games.skate.speech.library import LineChoice, SpeechLibrary
 from audio.games.skate.speech.rand import ManagerRand, MsvcRand
 from audio.games.skate.speech.tuning import EventTuning, SpeechTuning
 
-__all__ = ["ManagerResult", "SpeechManager", "living_events_for_value", "living_request_words",
-           "maincast_events_for_value", "maincast_request_words", "NOT_FOLLOW_SKIP",
-           "CHANNEL_MAINCAST", "CHANNEL_LIVING"]
+__all__ = [
+    "ManagerResult",
+    "SpeechManager",
+    "living_events_for_value",
+    "living_request_words",
+    "maincast_events_for_value",
+    "maincast_request_words",
+    "NOT_FOLLOW_SKIP",
+    "CHANNEL_MAINCAST",
+    "CHANNEL_LIVING",
+]
 
 CHANNEL_MAINCAST = 0
 CHANNEL_LIVING = 1
@@ -37,13 +46,47 @@ _TYPE_SECURITY = 0x40
 _TYPE_BUM = 0x4000
 
 _SIMPLE: dict[int, int] = {
-    2: 8214, 4: 8208, 5: 8208, 6: 8207, 11: 8196, 16: 8196, 60: 8196, 12: 8201, 15: 8198,
-    17: 8199, 18: 8195, 19: 8197, 65: 8197, 23: 8202, 24: 8202, 25: 8204, 33: 8269, 34: 8271,
-    35: 8272, 36: 8273, 37: 8274, 38: 8275, 39: 8270, 40: 8276, 48: 8211, 50: 8216, 51: 8206,
-    53: 8210, 54: 8210, 56: 8212, 63: 8213, 64: 8215, 66: 8298, 67: 8299,
+    2: 8214,
+    4: 8208,
+    5: 8208,
+    6: 8207,
+    11: 8196,
+    16: 8196,
+    60: 8196,
+    12: 8201,
+    15: 8198,
+    17: 8199,
+    18: 8195,
+    19: 8197,
+    65: 8197,
+    23: 8202,
+    24: 8202,
+    25: 8204,
+    33: 8269,
+    34: 8271,
+    35: 8272,
+    36: 8273,
+    37: 8274,
+    38: 8275,
+    39: 8270,
+    40: 8276,
+    48: 8211,
+    50: 8216,
+    51: 8206,
+    53: 8210,
+    54: 8210,
+    56: 8212,
+    63: 8213,
+    64: 8215,
+    66: 8298,
+    67: 8299,
 }
-_COIN: dict[int, tuple[int, int]] = {   # value -> (odd, even)
-    10: (8220, 8209), 14: (8194, 8198), 20: (8224, 8217), 21: (8224, 8217), 22: (8224, 8217),
+_COIN: dict[int, tuple[int, int]] = {  # value -> (odd, even)
+    10: (8220, 8209),
+    14: (8194, 8198),
+    20: (8224, 8217),
+    21: (8224, 8217),
+    22: (8224, 8217),
 }
 
 
@@ -69,9 +112,17 @@ _LIVING_WORDS.update({e: (0, 1, 3) for e in (8212, 8213)})
 _LIVING_WORDS.update({e: (0, 1, 4) for e in range(8269, 8277)})
 _LIVING_WORDS.update({8282: (0, 1, 6), 8288: (0, 1, 6), 8291: (0, 1, 7)})
 
-_MAINCAST_WORDS: dict[int, tuple[int, ...]] = {0: (1, 0, 2), 1: (1, 0, 2), 247: (0, 9, 1), 251: (0, 1, 10),
-                                               254: (1, 5, 0, 4), 268: (0, 1, 11), 280: (0, 1, 13),
-                                               287: (1, 0, 4, 5), 288: (1, 0, 4, 5)}
+_MAINCAST_WORDS: dict[int, tuple[int, ...]] = {
+    0: (1, 0, 2),
+    1: (1, 0, 2),
+    247: (0, 9, 1),
+    251: (0, 1, 10),
+    254: (1, 5, 0, 4),
+    268: (0, 1, 11),
+    280: (0, 1, 13),
+    287: (1, 0, 4, 5),
+    288: (1, 0, 4, 5),
+}
 _MAINCAST_WORDS.update({e: (0, 1, 12) for e in (271, 274, 275)})
 
 
@@ -148,9 +199,9 @@ class SpeechManager:
     living: SpeechLibrary | None = None
     maincast: SpeechLibrary | None = None
     rng: ManagerRand = field(default_factory=MsvcRand)
-    player_speed: float = 0.0              # m/s
+    player_speed: float = 0.0  # m/s
     zombie: bool = False
-    challenge: int | None = None           # running challenge type
+    challenge: int | None = None  # running challenge type
     game_flags: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:
@@ -177,8 +228,9 @@ class SpeechManager:
         return now - self._timer_origin["ab".index(which)]
 
     # -- the gate ----------------------------------------------------------------------
-    def gate(self, speaker: int, event: int, tuning: EventTuning, now: float,
-             repeat: float | None = None) -> tuple[str, str]:
+    def gate(
+        self, speaker: int, event: int, tuning: EventTuning, now: float, repeat: float | None = None
+    ) -> tuple[str, str]:
         """Steps 1-9 of spec 2.5: ``("", "")`` when passed, else ``(outcome, reason)``."""
         rep = tuning.repeat if repeat is None else repeat
         s = self.since(speaker, event, now)
@@ -212,8 +264,9 @@ class SpeechManager:
             return "Zombie", "zombie mode"
         return "", ""
 
-    def request(self, speaker: int, event: int, words: Sequence[int], now: float,
-                channel: int = CHANNEL_LIVING) -> ManagerResult:
+    def request(
+        self, speaker: int, event: int, words: Sequence[int], now: float, channel: int = CHANNEL_LIVING
+    ) -> ManagerResult:
         """Gate one event request and, if it passes, ask the channel's library for a line.
 
         The gate (with its rand() draw) runs before the library looks the event up: an event
@@ -227,9 +280,22 @@ class SpeechManager:
             repeat = tuning.maincast_repeat_31 if speaker == 31 else tuning.maincast_repeat_30
         outcome, reason = self.gate(speaker, event, tuning, now, repeat)
         timeout = ev.timeout if ev is not None else 0
-        def result(outcome: str, reason: str, stage: str = "gate", choice: LineChoice | None = None) -> ManagerResult:
-            return ManagerResult(speaker, event, outcome, reason, stage=stage, channel=channel, words=words_t,
-                                 choice=choice, tuning=tuning, timeout=timeout)
+
+        def result(
+            outcome: str, reason: str, stage: str = "gate", choice: LineChoice | None = None
+        ) -> ManagerResult:
+            return ManagerResult(
+                speaker,
+                event,
+                outcome,
+                reason,
+                stage=stage,
+                channel=channel,
+                words=words_t,
+                choice=choice,
+                tuning=tuning,
+                timeout=timeout,
+            )
 
         if outcome:
             return result(outcome, reason)
@@ -240,15 +306,20 @@ class SpeechManager:
             return result(choice.outcome, choice.reason, "library", choice)
         return result("Accepted", f"record {choice.record}", choice=choice)
 
-    def request_value(self, speaker: int, value: int, block: Sequence[int], type_bit: int,
-                      now: float) -> list[ManagerResult]:
+    def request_value(
+        self, speaker: int, value: int, block: Sequence[int], type_bit: int, now: float
+    ) -> list[ManagerResult]:
         """A regular ped's speech value: its event (spec 2.3), words (2.4), gate and library."""
-        return [self.request(speaker, e, living_request_words(e, block), now)
-                for e in living_events_for_value(value, type_bit, self.rng)]
+        return [
+            self.request(speaker, e, living_request_words(e, block), now)
+            for e in living_events_for_value(value, type_bit, self.rng)
+        ]
 
-    def request_maincast_value(self, speaker: int, value: int, block: Sequence[int],
-                               now: float) -> tuple[bool, list[ManagerResult]]:
+    def request_maincast_value(
+        self, speaker: int, value: int, block: Sequence[int], now: float
+    ) -> tuple[bool, list[ManagerResult]]:
         """A pro's speech value (spec 2.6): ``(stop the speaker's line first, results)``."""
         stop, events = maincast_events_for_value(value, self.rng, self.challenge is not None)
-        return stop, [self.request(speaker, e, maincast_request_words(e, block), now, CHANNEL_MAINCAST)
-                      for e in events]
+        return stop, [
+            self.request(speaker, e, maincast_request_words(e, block), now, CHANNEL_MAINCAST) for e in events
+        ]

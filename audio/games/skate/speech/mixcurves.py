@@ -27,16 +27,27 @@ game's mix tables are not public: the curves over distance (metres) are OUR docu
 configurable defaults, anchored only on the measured stream filters (LPF 24,956 Hz /
 HPF 77 Hz near, 3,489 / 379 Hz far). Pros' outputs are not given; they use the regular ped's.
 """
+
 from __future__ import annotations
 
 import bisect
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from audio.dsp.curves import interp_f32
 
-__all__ = ["Curve", "PEAK_CENTRE", "PEAK_GAIN", "PEAK_Q", "fold_azimuth", "peak", "MixCurves",
-           "DEFAULT_OUTPUTS", "level_outputs"]
+__all__ = [
+    "Curve",
+    "PEAK_CENTRE",
+    "PEAK_GAIN",
+    "PEAK_Q",
+    "fold_azimuth",
+    "peak",
+    "MixCurves",
+    "DEFAULT_OUTPUTS",
+    "level_outputs",
+]
 
 
 @dataclass(frozen=True)
@@ -65,11 +76,15 @@ class Curve:
         return ys[i] + (ys[i + 1] - ys[i]) * (v - x0) / (x1 - x0)
 
 
-PEAK_CENTRE = Curve((0.0, 2614.956, 5603.478, 8325.166, 15796.47, 21666.78, 25829.36, 32767.0),
-                    (600.0, 1195.0, 1802.143, 2336.429, 4000.0, 2676.428, 1838.571, 600.0))
+PEAK_CENTRE = Curve(
+    (0.0, 2614.956, 5603.478, 8325.166, 15796.47, 21666.78, 25829.36, 32767.0),
+    (600.0, 1195.0, 1802.143, 2336.429, 4000.0, 2676.428, 1838.571, 600.0),
+)
 """PEAK centre frequency (Hz) over the folded azimuth."""
-PEAK_GAIN = Curve((0.0, 4162.583, 8378.532, 12114.18, 16063.3, 21079.75, 26416.39, 32767.0),
-                  (0.4, 0.34, 0.291786, 0.2575, 0.222143, 0.185714, 0.143929, 0.1))
+PEAK_GAIN = Curve(
+    (0.0, 4162.583, 8378.532, 12114.18, 16063.3, 21079.75, 26416.39, 32767.0),
+    (0.4, 0.34, 0.291786, 0.2575, 0.222143, 0.185714, 0.143929, 0.1),
+)
 """PEAK linear gain at the centre over the folded azimuth."""
 PEAK_Q = Curve((0.0, 4095.875, 8191.75, 12287.63, 16383.5, 20479.38, 24575.25, 28671.13), (3.0,) * 8)
 """PEAK Q over the folded azimuth (3.0 everywhere)."""
@@ -129,14 +144,20 @@ class MixCurves:
         return self.outputs[out](distance)
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any], where: str = "mix") -> "MixCurves":
+    def from_dict(cls, d: Mapping[str, Any], where: str = "mix") -> MixCurves:
         """Overrides from ``{"out2": {"x": [...], "y": [...]}, ...}`` (a TOML table)."""
         outputs = dict(DEFAULT_OUTPUTS)
         for key, v in d.items():
-            if not (isinstance(key, str) and key.startswith("out") and key[3:].isdigit()
-                    and int(key[3:]) in DEFAULT_OUTPUTS):
-                raise ValueError(f"{where}: unknown output {key!r} (known: "
-                                 f"{', '.join('out%d' % k for k in DEFAULT_OUTPUTS)})")
+            if not (
+                isinstance(key, str)
+                and key.startswith("out")
+                and key[3:].isdigit()
+                and int(key[3:]) in DEFAULT_OUTPUTS
+            ):
+                raise ValueError(
+                    f"{where}: unknown output {key!r} (known: "
+                    f"{', '.join(f'out{k}' for k in DEFAULT_OUTPUTS)})"
+                )
             if not isinstance(v, Mapping) or "x" not in v or "y" not in v:
                 raise ValueError(f"{where}.{key}: expected a table with x and y lists")
             try:

@@ -13,12 +13,23 @@ The request block (:meth:`PedSpeech.block`) holds w0..w9 (regular) or w0..w13 (m
 The near/far flag is 1 (far) beyond the model's threshold (20 m regular, 30 m pros), else
 2; the main cast uses the opposite sense (1 near, 2 far).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["PedModel", "PedSpeech", "PedFrame", "VOICE_TYPES", "FEMALE_TYPES", "far_threshold_for",
-           "voice_type_bit", "PHOTO_REPEAT_SECONDS", "DEFAULT_PHONE_RING_SECONDS", "INITIAL_VALUE"]
+__all__ = [
+    "PedModel",
+    "PedSpeech",
+    "PedFrame",
+    "VOICE_TYPES",
+    "FEMALE_TYPES",
+    "far_threshold_for",
+    "voice_type_bit",
+    "PHOTO_REPEAT_SECONDS",
+    "DEFAULT_PHONE_RING_SECONDS",
+    "INITIAL_VALUE",
+]
 
 PHOTO_REPEAT_SECONDS = 1.0
 DEFAULT_PHONE_RING_SECONDS = 1.0
@@ -27,10 +38,22 @@ INITIAL_VALUE = 68
 
 VOICE_TYPES: dict[int, int] = {}
 """Voice id -> living-world speaker type bit (spec 1.4)."""
-for _bit, _voices in ((0x1, (41, 42, 43)), (0x2, (46, 47, 49)), (0x4, (51, 52)), (0x8, (55, 56)),
-                      (0x10, (72, 73, 74)), (0x20, (69, 70, 71)), (0x40, (75, 76, 77)), (0x80, (82, 83, 84)),
-                      (0x100, (85, 53)), (0x200, (89, 91, 92, 90)), (0x400, (94, 95, 96, 93)),
-                      (0x1000, (59, 60, 61)), (0x2000, (64, 65, 66)), (0x4000, (87, 88, 86))):
+for _bit, _voices in (
+    (0x1, (41, 42, 43)),
+    (0x2, (46, 47, 49)),
+    (0x4, (51, 52)),
+    (0x8, (55, 56)),
+    (0x10, (72, 73, 74)),
+    (0x20, (69, 70, 71)),
+    (0x40, (75, 76, 77)),
+    (0x80, (82, 83, 84)),
+    (0x100, (85, 53)),
+    (0x200, (89, 91, 92, 90)),
+    (0x400, (94, 95, 96, 93)),
+    (0x1000, (59, 60, 61)),
+    (0x2000, (64, 65, 66)),
+    (0x4000, (87, 88, 86)),
+):
     for _v in _voices:
         VOICE_TYPES[_v] = _bit
 
@@ -147,6 +170,15 @@ class PedSpeech:
             b[0], b[1], b[2] = m.cast_bit, m.cast_word, self.flag
             b[4], b[5] = m.other_cast_bit, m.other_cast_word
             return b
-        return [m.type_bit, m.variant_bit, self.flag, m.partner_type,
-                (1 << (m.conversation - 1)) if m.conversation > 0 else 0,
-                1 if m.female else 2, 0, 0, 0, 2 if zombie else 1]
+        return [
+            m.type_bit,
+            m.variant_bit,
+            self.flag,
+            m.partner_type,
+            (1 << (m.conversation - 1)) if m.conversation > 0 else 0,
+            1 if m.female else 2,
+            0,
+            0,
+            0,
+            2 if zombie else 1,
+        ]

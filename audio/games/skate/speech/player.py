@@ -20,10 +20,12 @@ clips back to back (:meth:`clip_done` starts the next; Finished after the last).
 Cut when its speaker's level stays <= 200 (of 32767) for more than 60 console frames.
 :meth:`stop_ped` stops a ped's playing line (its speech value changed): Stopped.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 __all__ = ["LineRequest", "Line", "PlayerEvent", "SpeechPlayer", "QUEUE_SIZE", "CUT_LEVEL", "CUT_FRAMES"]
 
@@ -88,8 +90,13 @@ class PlayerEvent:
 class SpeechPlayer:
     """Streams, queue and line lifetimes (no audio: the speech system plays the clips)."""
 
-    def __init__(self, streams_per_channel: int = 2, queue_size: int = QUEUE_SIZE,
-                 cut_level: int = CUT_LEVEL, cut_frames: int = CUT_FRAMES) -> None:
+    def __init__(
+        self,
+        streams_per_channel: int = 2,
+        queue_size: int = QUEUE_SIZE,
+        cut_level: int = CUT_LEVEL,
+        cut_frames: int = CUT_FRAMES,
+    ) -> None:
         if streams_per_channel < 1:
             raise ValueError(f"streams_per_channel must be >= 1, got {streams_per_channel}")
         self.streams_per_channel = streams_per_channel
@@ -136,9 +143,16 @@ class SpeechPlayer:
         assert victim is not None
         if (req.interrupt or req.interrupt_when_full) and victim.request.priority < req.priority:
             self._free(victim)
-            return [PlayerEvent("Interrupted", victim.request, victim.slot, victim.clip_index,
-                                reason=f"by event {req.event} priority {req.priority}"),
-                    self._start(req, low)]
+            return [
+                PlayerEvent(
+                    "Interrupted",
+                    victim.request,
+                    victim.slot,
+                    victim.clip_index,
+                    reason=f"by event {req.event} priority {req.priority}",
+                ),
+                self._start(req, low),
+            ]
         if len(self.queue) >= self.queue_size:
             return [PlayerEvent("Dropped", req, reason=f"queue holds {self.queue_size}")]
         self.queue.append(req)
@@ -178,8 +192,13 @@ class SpeechPlayer:
         line.low_frames = line.low_frames + 1 if level <= self.cut_level else 0
         if line.low_frames > self.cut_frames:
             self._free(line)
-            return PlayerEvent("Cut", line.request, line.slot, line.clip_index,
-                               reason=f"level <= {self.cut_level} for {line.low_frames} frames")
+            return PlayerEvent(
+                "Cut",
+                line.request,
+                line.slot,
+                line.clip_index,
+                reason=f"level <= {self.cut_level} for {line.low_frames} frames",
+            )
         return None
 
     def release(self, line: Line) -> None:

@@ -13,9 +13,11 @@
 
 All arithmetic is unsigned 32-bit, wrapping.
 """
+
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 from audio.core.clock import RngStreams
 
@@ -44,12 +46,12 @@ class AwcGenerator:
         self.s = [int(w) & _M for w in words]
 
     @classmethod
-    def from_table(cls, offset: int = 0) -> "AwcGenerator":
+    def from_table(cls, offset: int = 0) -> AwcGenerator:
         """The retail table with ``offset`` added to every word (retail adds a boot time base)."""
         return cls([(w + offset) & _M for w in SEED_TABLE])
 
     @classmethod
-    def from_streams(cls, streams: RngStreams, name: str = "skate.library") -> "AwcGenerator":
+    def from_streams(cls, streams: RngStreams, name: str = "skate.library") -> AwcGenerator:
         """Six words of the scenario seed's stream ``name``."""
         return cls(streams.words(name, 6))
 
@@ -106,7 +108,8 @@ class AwcRand:
 
 
 def manager_rand(kind: str, *, seed: int = 1, generator: AwcGenerator | None = None) -> ManagerRand:
-    """Build the manager's ``rand()``: ``kind`` "msvc" (seeded with ``seed``) or "awc" (sharing ``generator``)."""
+    """Build the manager's ``rand()``: ``kind`` "msvc" (seeded with ``seed``) or "awc" (sharing
+    ``generator``)."""
     if kind == "msvc":
         return MsvcRand(seed)
     if kind == "awc":

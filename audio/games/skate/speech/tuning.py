@@ -34,18 +34,19 @@ defaults to the values above: everything 0 except priority 50 and probability 10
 The meaning of the three game-flag bytes is not traced; barkbus treats each as the id of
 a game flag the host sets (:attr:`SpeechManager.game_flags`).
 """
+
 from __future__ import annotations
 
 import dataclasses
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Mapping
+from typing import Annotated, Any
 
 import msgspec
-from msgspec import Meta
-
 import tomli_w
+from msgspec import Meta
 
 from audio.core.errors import FormatError
 from audio.core.schema import Struct, convert
@@ -61,20 +62,20 @@ MAX_NOT_FOLLOW = 10
 class EventTuning:
     """One event's tuning (seconds, percent, km/h). Field comments give the retail offsets."""
 
-    gap: float = 0.0                        # +8
-    interrupt: bool = False                 # +13
-    interrupt_when_full: bool = False       # +14
-    priority: int = 50                      # +16
-    probability: float = 100.0              # +20
-    repeat: float = 0.0                     # +24
-    min_kmh: float = 0.0                    # +32
-    max_kmh: float = 0.0                    # +36
-    timer_a: float = 0.0                    # +40 (t40)
-    timer_b: float = 0.0                    # +44 (t44)
-    blocked_flags: tuple[int, ...] = ()     # +49..+51
-    maincast_repeat_31: float = 0.0         # +52
-    maincast_repeat_30: float = 0.0         # +56
-    zombie_allowed: bool = False            # +60
+    gap: float = 0.0  # +8
+    interrupt: bool = False  # +13
+    interrupt_when_full: bool = False  # +14
+    priority: int = 50  # +16
+    probability: float = 100.0  # +20
+    repeat: float = 0.0  # +24
+    min_kmh: float = 0.0  # +32
+    max_kmh: float = 0.0  # +36
+    timer_a: float = 0.0  # +40 (t40)
+    timer_b: float = 0.0  # +44 (t44)
+    blocked_flags: tuple[int, ...] = ()  # +49..+51
+    maincast_repeat_31: float = 0.0  # +52
+    maincast_repeat_30: float = 0.0  # +56
+    zombie_allowed: bool = False  # +60
     not_follow: tuple[tuple[int, float], ...] = ()
     challenge_exclude: tuple[int, ...] = ()
 
@@ -117,14 +118,20 @@ class TuningTable(Struct, kw_only=True):
     maincast_repeat_31: NonNegative | None = None
     maincast_repeat_30: NonNegative | None = None
     zombie_allowed: bool | None = None
-    not_follow: Annotated[tuple[tuple[EventId, NonNegative], ...], Meta(max_length=MAX_NOT_FOLLOW)] | None = None
-    challenge_exclude: Annotated[tuple[Annotated[int, Meta(ge=0, le=2**31 - 1)], ...], Meta(max_length=64)] | None = (
+    not_follow: Annotated[tuple[tuple[EventId, NonNegative], ...], Meta(max_length=MAX_NOT_FOLLOW)] | None = (
         None
     )
+    challenge_exclude: (
+        Annotated[tuple[Annotated[int, Meta(ge=0, le=2**31 - 1)], ...], Meta(max_length=64)] | None
+    ) = None
 
     def over(self, base: EventTuning) -> EventTuning:
         """``base`` with this table's keys applied."""
-        given = {k: getattr(self, k) for k in self.__struct_fields__ if k != "name" and getattr(self, k) is not None}
+        given = {
+            k: getattr(self, k)
+            for k in self.__struct_fields__
+            if k != "name" and getattr(self, k) is not None
+        }
         return dataclasses.replace(base, **given)
 
 
@@ -189,8 +196,11 @@ def _toml_value(v: Any) -> Any:
 
 def _diff(t: EventTuning, base: EventTuning | None) -> dict[str, Any]:
     """The fields of ``t`` that differ from ``base`` (all fields when ``base`` is None)."""
-    return {name: _toml_value(getattr(t, name)) for name in _FIELDS
-            if base is None or getattr(t, name) != getattr(base, name)}
+    return {
+        name: _toml_value(getattr(t, name))
+        for name in _FIELDS
+        if base is None or getattr(t, name) != getattr(base, name)
+    }
 
 
 def tuning_to_dict(tuning: SpeechTuning) -> dict[str, Any]:

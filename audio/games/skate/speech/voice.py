@@ -18,6 +18,7 @@ Distance delay (spec 5.6): ``min(distance x delay_factor / 344, 0.15)`` seconds,
 by a per-speaker countdown: every console frame it decrements; at <= 0 it reloads with 4
 frames and recomputes; the delay is posted only when it changed.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -26,8 +27,15 @@ import numpy as np
 
 from audio.games.skate.speech.mixcurves import MixCurves, level_outputs, peak
 
-__all__ = ["VoiceBlock", "DelayCountdown", "VoiceMixer", "azimuth_degrees", "SPEED_OF_SOUND",
-           "MAX_DELAY", "is_far_clip"]
+__all__ = [
+    "VoiceBlock",
+    "DelayCountdown",
+    "VoiceMixer",
+    "azimuth_degrees",
+    "SPEED_OF_SOUND",
+    "MAX_DELAY",
+    "is_far_clip",
+]
 
 SPEED_OF_SOUND = 344.0
 MAX_DELAY = 0.15
@@ -73,37 +81,50 @@ class DelayCountdown:
 class VoiceBlock:
     """One speaker's voice block for one console frame."""
 
-    level: float            # 0..32767
-    second_level: float     # linear
-    echo_level: float       # linear
+    level: float  # 0..32767
+    second_level: float  # linear
+    echo_level: float  # linear
     voice_float: float
-    pitch: int              # 4096 = 1.0
-    azimuth: int            # raw 0..65535
+    pitch: int  # 4096 = 1.0
+    azimuth: int  # raw 0..65535
     peak: tuple[float, float, float]
     hp_hz: float
     lp_hz: float
     echo_hp_hz: float
     echo_lp_hz: float
-    delay: float            # seconds
+    delay: float  # seconds
     far: bool
     outputs: tuple[int, int]
 
     def voice_params(self) -> dict[str, float]:
         f = self.voice_float
-        return {"Rsp0.pitch": float(self.pitch), "PI20.centre_hz": self.peak[0], "PI20.gain": self.peak[1],
-                "PI20.q": self.peak[2], "Sen0_echo.level": self.echo_level * f,
-                "Gai0.gain": self.level / 32767.0 * f, "HI20.cutoff_hz": self.hp_hz,
-                "LI20.cutoff_hz": self.lp_hz, "Sen0_env.level": self.second_level * f,
-                "Pn21.angle_deg": azimuth_degrees(self.azimuth)}
+        return {
+            "Rsp0.pitch": float(self.pitch),
+            "PI20.centre_hz": self.peak[0],
+            "PI20.gain": self.peak[1],
+            "PI20.q": self.peak[2],
+            "Sen0_echo.level": self.echo_level * f,
+            "Gai0.gain": self.level / 32767.0 * f,
+            "HI20.cutoff_hz": self.hp_hz,
+            "LI20.cutoff_hz": self.lp_hz,
+            "Sen0_env.level": self.second_level * f,
+            "Pn21.angle_deg": azimuth_degrees(self.azimuth),
+        }
 
     def submix_params(self) -> dict[str, float]:
-        return {"HI20.cutoff_hz": self.echo_hp_hz, "LI20.cutoff_hz": self.echo_lp_hz, "Del0.seconds": self.delay}
+        return {
+            "HI20.cutoff_hz": self.echo_hp_hz,
+            "LI20.cutoff_hz": self.echo_lp_hz,
+            "Del0.seconds": self.delay,
+        }
 
 
 class VoiceMixer:
     """Computes voice blocks from the curves; holds the per-speaker delay countdowns."""
 
-    def __init__(self, curves: MixCurves | None = None, delay_factor: float = 1.0, delay_frames: int = 4) -> None:
+    def __init__(
+        self, curves: MixCurves | None = None, delay_factor: float = 1.0, delay_frames: int = 4
+    ) -> None:
         self.curves = curves or MixCurves()
         self.delay_factor = delay_factor
         self.delay_frames = delay_frames
@@ -116,14 +137,35 @@ class VoiceMixer:
             cd = self.countdowns[speaker] = DelayCountdown(self.delay_factor, self.delay_frames)
         return cd.step(distance)
 
-    def block(self, *, kind: str, event: int, clip_name: str, distance: float, azimuth: int,
-              delay: float, voice_float: float | None = 1.0, pitch: int = 4096) -> VoiceBlock:
+    def block(
+        self,
+        *,
+        kind: str,
+        event: int,
+        clip_name: str,
+        distance: float,
+        azimuth: int,
+        delay: float,
+        voice_float: float | None = 1.0,
+        pitch: int = 4096,
+    ) -> VoiceBlock:
         """The voice block of a speaker playing ``clip_name`` of ``event`` at ``distance`` metres."""
         far = is_far_clip(clip_name)
         main, second = level_outputs(kind, event, far)
         c = self.curves
-        return VoiceBlock(level=max(0.0, min(32767.0, c(main, distance))), second_level=c(second, distance),
-                          echo_level=c(21, distance), voice_float=1.0 if voice_float is None else voice_float,
-                          pitch=pitch, azimuth=int(azimuth) & 0xFFFF, peak=peak(azimuth),
-                          hp_hz=c(13, distance), lp_hz=c(14, distance), echo_hp_hz=c(22, distance),
-                          echo_lp_hz=c(23, distance), delay=delay, far=far, outputs=(main, second))
+        return VoiceBlock(
+            level=max(0.0, min(32767.0, c(main, distance))),
+            second_level=c(second, distance),
+            echo_level=c(21, distance),
+            voice_float=1.0 if voice_float is None else voice_float,
+            pitch=pitch,
+            azimuth=int(azimuth) & 0xFFFF,
+            peak=peak(azimuth),
+            hp_hz=c(13, distance),
+            lp_hz=c(14, distance),
+            echo_hp_hz=c(22, distance),
+            echo_lp_hz=c(23, distance),
+            delay=delay,
+            far=far,
+            outputs=(main, second),
+        )

@@ -16,6 +16,7 @@ mission back gives the same record bytes. Our own assumption (documented, not th
 global's display name is the pool offset in its first u16 (``GLOBAL_NAME_AT``); it is shown only
 when that offset yields a printable name.
 """
+
 from __future__ import annotations
 
 import struct
@@ -83,14 +84,14 @@ class _Record:
 
     @classmethod
     def unpack(cls, buf: bytes, off: int) -> _Record:
-        raw = buf[off:off + cls.STRIDE]
+        raw = buf[off : off + cls.STRIDE]
         vals = {n: struct.unpack_from("<" + f, raw, o)[0] for n, o, f in cls.LAYOUT}
         if any(f.name == "operands" for f in fields(cls)):
             vals["operands"] = struct.unpack_from("<5I", raw, 0x1C)
         return cls(raw=raw, **vals)
 
     def pack(self) -> bytes:
-        out = bytearray(self.raw.ljust(self.STRIDE, b"\0")[:self.STRIDE])
+        out = bytearray(self.raw.ljust(self.STRIDE, b"\0")[: self.STRIDE])
         for n, o, f in self.LAYOUT:
             struct.pack_into("<" + f, out, o, getattr(self, n))
         if hasattr(self, "operands"):
@@ -112,8 +113,13 @@ class Global(_Record):
 class Ship(_Record):
     """Section 3 (0x4C)."""
 
-    LAYOUT = (("object_id", 0, "I"), ("name", 4, "H"), ("flight_group", 0x14, "B"), ("pilot", 0x15, "B"),
-              ("kind", 0x18, "H"))
+    LAYOUT = (
+        ("object_id", 0, "I"),
+        ("name", 4, "H"),
+        ("flight_group", 0x14, "B"),
+        ("pilot", 0x15, "B"),
+        ("kind", 0x18, "H"),
+    )
     STRIDE = 0x4C
     object_id: int = 0
     name: int = NONE16
@@ -138,9 +144,16 @@ class Trigger(_Record):
     """Section 5 (0x30). ``repeat``: 0 once, 1 always, 2 counted; ``link`` in halfwords into the
     script (``0xFFFF`` none); ``deferred`` (+0x16): 0 = run the thread inside the event."""
 
-    LAYOUT = (("condition", 0, "B"), ("repeat", 1, "B"), ("link", 2, "H"), ("armed", 0x14, "B"),
-              ("qualifier", 0x15, "B"), ("deferred", 0x16, "B"), ("count_a", 0x19, "B"),
-              ("count_b", 0x1A, "B"))
+    LAYOUT = (
+        ("condition", 0, "B"),
+        ("repeat", 1, "B"),
+        ("link", 2, "H"),
+        ("armed", 0x14, "B"),
+        ("qualifier", 0x15, "B"),
+        ("deferred", 0x16, "B"),
+        ("count_a", 0x19, "B"),
+        ("count_b", 0x1A, "B"),
+    )
     STRIDE = 0x30
     condition: int = 0
     repeat: int = 0
@@ -170,8 +183,13 @@ class ObjectEntry(_Record):
 class Part(_Record):
     """Section 8 (0x1C): a named routine; ``start``/``extent`` in halfwords; flags bit 0 = start part."""
 
-    LAYOUT = (("name", 0, "H"), ("start", 0x0A, "H"), ("flags", 0x0C, "B"), ("argc", 0x0D, "B"),
-              ("extent", 0x10, "H"))
+    LAYOUT = (
+        ("name", 0, "H"),
+        ("start", 0x0A, "H"),
+        ("flags", 0x0C, "B"),
+        ("argc", 0x0D, "B"),
+        ("extent", 0x10, "H"),
+    )
     STRIDE = 0x1C
     name: int = NONE16
     start: int = NONE16
@@ -201,8 +219,15 @@ class SquadMember(_Record):
 
 
 _TABLES: dict[int, tuple[str, type[_Record]]] = {
-    2: ("globals", Global), 3: ("ships", Ship), 4: ("flight_groups", FlightGroup), 5: ("triggers", Trigger),
-    7: ("objects", ObjectEntry), 8: ("parts", Part), 12: ("squads", Squad), 13: ("squad_members", SquadMember)}
+    2: ("globals", Global),
+    3: ("ships", Ship),
+    4: ("flight_groups", FlightGroup),
+    5: ("triggers", Trigger),
+    7: ("objects", ObjectEntry),
+    8: ("parts", Part),
+    12: ("squads", Squad),
+    13: ("squad_members", SquadMember),
+}
 _STRIDES = {1: 2, 10: 1, 14: 8, 15: 0x10, 16: 0x44, 19: 0x0C, 22: 2, 24: 2, 26: 2}
 
 
@@ -221,8 +246,11 @@ class Routine:
 
     @property
     def label(self) -> str:
-        return f"trigger {self.index}" if self.kind == "trigger" else (
-            f"part {self.name}" if self.kind == "part" else self.name)
+        return (
+            f"trigger {self.index}"
+            if self.kind == "trigger"
+            else (f"part {self.name}" if self.kind == "part" else self.name)
+        )
 
 
 @dataclass
@@ -329,15 +357,24 @@ class Dte:
 
     def routine_of(self, kind: str, index: int) -> Routine:
         block = (self.triggers[index].link if kind == "trigger" else self.parts[index].start) * 2
-        starts = sorted({t.link * 2 for t in self.triggers if t.link != NONE16}
-                        | {p.start * 2 for p in self.parts if p.start != NONE16})
+        starts = sorted(
+            {t.link * 2 for t in self.triggers if t.link != NONE16}
+            | {p.start * 2 for p in self.parts if p.start != NONE16}
+        )
         nxt = next((s for s in starts if s > block), len(self.script))
         name = f"trigger {index}" if kind == "trigger" else self.part_name(index)
         return read_routine(self.script, block, nxt, f"{self.path}:script", kind, index, name)
 
 
-def read_routine(script: bytes, block: int, end: int, path: str = "<script>", kind: str = "raw",
-                 index: int = 0, name: str = "raw") -> Routine:
+def read_routine(
+    script: bytes,
+    block: int,
+    end: int,
+    path: str = "<script>",
+    kind: str = "raw",
+    index: int = 0,
+    name: str = "raw",
+) -> Routine:
     """The routine at ``block`` whose constant table runs to ``end`` (bytes)."""
     if not 0 <= block <= len(script) - 2:
         raise FormatError(path, block, f"a routine block inside the {len(script)}-byte script")
@@ -350,17 +387,22 @@ def read_routine(script: bytes, block: int, end: int, path: str = "<script>", ki
     return Routine(kind, index, name, block, length, end, tuple(consts))
 
 
-def write_routine(code: bytes, constants: list[int] | tuple[int, ...] = (), *, pad: bytes = b"\0",
-                  filler: bytes = b"\0\0\0\0") -> bytes:
+def write_routine(
+    code: bytes,
+    constants: list[int] | tuple[int, ...] = (),
+    *,
+    pad: bytes = b"\0",
+    filler: bytes = b"\0\0\0\0",
+) -> bytes:
     """A routine: ``u16 length`` + ``code`` + padding to 4 bytes (``pad`` cycled: stale bytes), then
     the constants (u32 LE), the table rounded up to 8 bytes with ``filler``."""
     body = 2 + len(code)
     length = align(body, 4)
     if length > 0xFFFF:
         raise ValueError(f"block of {length} bytes does not fit its u16 length")
-    padding = (pad * (length - body + 1))[:length - body] if pad else b"\0" * (length - body)
+    padding = (pad * (length - body + 1))[: length - body] if pad else b"\0" * (length - body)
     table = b"".join(struct.pack("<I", c & 0xFFFFFFFF) for c in constants)
-    table += (filler * 2)[:align(len(table), 8) - len(table)]
+    table += (filler * 2)[: align(len(table), 8) - len(table)]
     return struct.pack("<H", length) + bytes(code) + padding + table
 
 
@@ -377,7 +419,7 @@ def _section_sizes(slots: list[Slot], size: int) -> dict[int, tuple[int, int]]:
             n = 2 * s.count
         elif i in _STRIDES:
             n = s.count * _STRIDES[i]
-        else:   # the pool and unknown sections: up to the next section
+        else:  # the pool and unknown sections: up to the next section
             n = next((o for o in used if o > s.offset), size) - s.offset
         out[i] = (s.offset, n)
     return out
@@ -392,9 +434,13 @@ def read_dte(data: bytes | memoryview, path: str = "<dte>") -> Dte:
     dte = Dte(path=path, slots=slots)
     for i, (off, n) in _section_sizes(slots, len(data)).items():
         if off < DIR_SIZE or off + n > len(data):
-            raise FormatError(path, 8 * i, f"section {i} ({n} bytes at 0x{off:X}) inside the "
-                              f"{len(data)}-byte file after the directory", off)
-        raw = data[off:off + n]
+            raise FormatError(
+                path,
+                8 * i,
+                f"section {i} ({n} bytes at 0x{off:X}) inside the {len(data)}-byte file after the directory",
+                off,
+            )
+        raw = data[off : off + n]
         if i in _TABLES:
             attr, cls = _TABLES[i]
             setattr(dte, attr, [cls.unpack(raw, k * cls.STRIDE) for k in range(slots[i].count)])

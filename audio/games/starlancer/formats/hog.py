@@ -12,6 +12,7 @@ lowercase ``ut``; keep what follows the last backslash; match case-insensitively
 duplicates, which is our choice: the game's pick is unknown); expand the member iff it starts
 ``10 FB`` (RefPack).
 """
+
 from __future__ import annotations
 
 import struct
@@ -37,7 +38,7 @@ __all__ = [
 MAGIC = b"BIGF"
 FILLER_BYTE = 0xCD
 """MSVC's uninitialised-memory pattern, the filler record's bytes."""
-REFPACK_MAGIC = b"\x10\xFB"
+REFPACK_MAGIC = b"\x10\xfb"
 
 
 class MissingMember(FormatError):
@@ -61,7 +62,7 @@ def member_name(game_name: str) -> str:
     follows the last backslash (only ``\\`` separates folders). Matching is case-insensitive.
     """
     dot = game_name.find(".")
-    if dot >= 0 and game_name[dot + 1:dot + 3] == "ut":
+    if dot >= 0 and game_name[dot + 1 : dot + 3] == "ut":
         game_name = game_name[:dot]
     return game_name.rsplit("\\", 1)[-1]
 
@@ -109,7 +110,7 @@ class Hog:
         return self.find(name) is not None
 
     def raw(self, entry: HogEntry) -> bytes:
-        return self.data[entry.offset:entry.offset + entry.size]
+        return self.data[entry.offset : entry.offset + entry.size]
 
     def read(self, name: str, *, game_name: bool = True) -> bytes:
         """A member by the game's name (``game_name``: apply :func:`member_name` first), expanded
@@ -129,7 +130,7 @@ def _entry_at(data: bytes, pos: int, data_offset: int) -> tuple[int, int, str, i
     end = data.find(b"\0", pos + 8, data_offset)
     if end < 0:
         return "name without a NUL before the data offset"
-    raw = data[pos + 8:end]
+    raw = data[pos + 8 : end]
     if not raw or any(b < 0x20 or b > 0x7E for b in raw):
         return f"name not printable ASCII ({raw[:16]!r})"
     if off < data_offset or off + size > len(data):

@@ -21,6 +21,7 @@ Settings (spec 10):
     (200 bits is the smallest frame) is rejected as implausible, so a hostile size field cannot make
     the decoder run for minutes.
 """
+
 from __future__ import annotations
 
 import struct
@@ -132,23 +133,45 @@ def _check_plausible(ut: UtFile, max_overrun_frames: int) -> None:
     """FormatError if the declared size needs far more frames than the stream can hold."""
     limit = len(ut.payload) * 8 // da_lpc.MIN_FRAME_BITS + max_overrun_frames
     if ut.num_frames > limit:
-        raise FormatError(ut.path, 8, f"a speech size of at most {limit * da_lpc.FRAME_SAMPLES * 2} bytes "
-                          f"for a {len(ut.payload)}-byte stream", ut.size)
+        raise FormatError(
+            ut.path,
+            8,
+            f"a speech size of at most {limit * da_lpc.FRAME_SAMPLES * 2} bytes "
+            f"for a {len(ut.payload)}-byte stream",
+            ut.size,
+        )
 
 
-def decode_ut_int16(data: bytes, path: str = "<buffer>", *, game_faithful_tail: bool = False,
-                    wrap17: bool = False, max_overrun_frames: int = MAX_OVERRUN_FRAMES) -> np.ndarray:
+def decode_ut_int16(
+    data: bytes,
+    path: str = "<buffer>",
+    *,
+    game_faithful_tail: bool = False,
+    wrap17: bool = False,
+    max_overrun_frames: int = MAX_OVERRUN_FRAMES,
+) -> np.ndarray:
     """Decode a ``.ut`` file to int16 mono samples at 22,050 Hz."""
     ut = read_ut(data, path, game_faithful_tail=game_faithful_tail)
     _check_plausible(ut, max_overrun_frames)
     return da_lpc.decode(ut.payload, ut.num_samples, wrap17=wrap17)
 
 
-def decode_ut(data: bytes, path: str = "<buffer>", *, game_faithful_tail: bool = False,
-              wrap17: bool = False, max_overrun_frames: int = MAX_OVERRUN_FRAMES) -> np.ndarray:
+def decode_ut(
+    data: bytes,
+    path: str = "<buffer>",
+    *,
+    game_faithful_tail: bool = False,
+    wrap17: bool = False,
+    max_overrun_frames: int = MAX_OVERRUN_FRAMES,
+) -> np.ndarray:
     """Decode a ``.ut`` file to float32 mono at 22,050 Hz in [-1, 1) (int16 / 32768)."""
-    pcm = decode_ut_int16(data, path, game_faithful_tail=game_faithful_tail, wrap17=wrap17,
-                          max_overrun_frames=max_overrun_frames)
+    pcm = decode_ut_int16(
+        data,
+        path,
+        game_faithful_tail=game_faithful_tail,
+        wrap17=wrap17,
+        max_overrun_frames=max_overrun_frames,
+    )
     return pcm.astype(np.float32) / np.float32(32768.0)
 
 
@@ -164,13 +187,20 @@ def _to_line_pcm(pcm: np.ndarray, sample_rate: int) -> np.ndarray:
         if sample_rate <= 0:
             raise ValueError(f"sample_rate must be > 0, not {sample_rate}")
         from scipy.signal import resample_poly
+
         g = int(np.gcd(da_lpc.SAMPLE_RATE, int(sample_rate)))
         x = resample_poly(x, da_lpc.SAMPLE_RATE // g, int(sample_rate) // g)
     return np.clip(np.rint(x), -32768, 32767)
 
 
-def encode_ut(pcm: np.ndarray, sample_rate: int = da_lpc.SAMPLE_RATE, tag: str = "CB00",
-              header: da_lpc.StreamHeader = da_lpc.SHIPPED_HEADER, *, lowpass_hz: float | None = None) -> bytes:
+def encode_ut(
+    pcm: np.ndarray,
+    sample_rate: int = da_lpc.SAMPLE_RATE,
+    tag: str = "CB00",
+    header: da_lpc.StreamHeader = da_lpc.SHIPPED_HEADER,
+    *,
+    lowpass_hz: float | None = None,
+) -> bytes:
     """A ``.ut`` file from mono speech: float in [-1, 1) or int16, at ``sample_rate`` Hz (resampled to
     22,050 Hz first), encoded by analysis by synthesis with the shipped header (``F1 38``).
 
@@ -181,6 +211,7 @@ def encode_ut(pcm: np.ndarray, sample_rate: int = da_lpc.SAMPLE_RATE, tag: str =
     x = _to_line_pcm(pcm, sample_rate)
     if lowpass_hz is not None and x.size > 60:
         from scipy.signal import butter, sosfiltfilt
+
         sos = butter(8, float(lowpass_hz), fs=da_lpc.SAMPLE_RATE, output="sos")
         x = np.clip(np.rint(sosfiltfilt(sos, x)), -32768, 32767)
     return write_ut(da_lpc.encode(x, header), tag, num_samples=x.size)

@@ -19,6 +19,7 @@ Our settings for unknowns: ``once_film_ticks`` (the face film's length when play
 not decoded), ``expired_when`` (``>``: a line expires when now > its expiry tick), and a line of
 nobody without a film plays its speech at once with no window.
 """
+
 from __future__ import annotations
 
 import math
@@ -62,8 +63,8 @@ class Line:
 
     speech: str
     speaker: str = "nobody"
-    speaker_kind: str = "nobody"        # ship | pilot | nobody
-    speaker_object: int = NOBODY        # ship slot, 0xFFFF + pilot face, or -1
+    speaker_kind: str = "nobody"  # ship | pilot | nobody
+    speaker_object: int = NOBODY  # ship slot, 0xFFFF + pilot face, or -1
     film: str = ""
     flags: int = FLAG_LOOP | FLAG_PALETTE
     expiry: int = -1
@@ -101,18 +102,19 @@ class Presenter(Protocol):
 @dataclass
 class _Window:
     line: Line
-    start_at: int              # tick the speech starts (end of the pre-roll)
+    start_at: int  # tick the speech starts (end of the pre-roll)
     face_end: int | None = None
     film_on: bool = True
     static: Any = None
-    pcm: np.ndarray | None = None      # the speech waiting for the pre-roll to end
+    pcm: np.ndarray | None = None  # the speech waiting for the pre-roll to end
 
 
 class Radio:
     """The radio state machine; ``decide(outcome, **detail)`` logs every decision."""
 
-    def __init__(self, presenter: Presenter, decide: Callable[..., Any],
-                 settings: RadioSettings | None = None) -> None:
+    def __init__(
+        self, presenter: Presenter, decide: Callable[..., Any], settings: RadioSettings | None = None
+    ) -> None:
         self.p, self.decide = presenter, decide
         self.s = settings or RadioSettings()
         self.queue: deque[Line] = deque()
@@ -157,8 +159,12 @@ class Radio:
         """An autonomous remark of ``kind`` (generic, taunt, jump, landing, eject): gated, then said."""
         gate = REMARK_GATES.get(kind, "generic")
         if (gate == "generic" and self.generic_disabled) or (gate == "taunts" and self.taunts_disabled):
-            self._log("Gated", line, reason=f"{'DisableGenericComms' if gate == 'generic' else 'DisableTaunts'}"
-                      f" is set ({kind} remark)")
+            self._log(
+                "Gated",
+                line,
+                reason=f"{'DisableGenericComms' if gate == 'generic' else 'DisableTaunts'}"
+                f" is set ({kind} remark)",
+            )
             return "Gated"
         return self.say(replace(line, source=f"remark:{kind}"), mode)
 
@@ -202,8 +208,7 @@ class Radio:
             return "Said"
         start_at = self.now if had_film and not line.flags & FLAG_NO_LINE else self.now + self.s.preroll_ticks
         self.window = _Window(line, start_at, pcm=pcm)
-        self._log("Said", line, mode="now", flags=line.flags, film=line.film,
-                  preroll=start_at - self.now)
+        self._log("Said", line, mode="now", flags=line.flags, film=line.film, preroll=start_at - self.now)
         if start_at == self.now and pcm is not None:
             self.window.pcm = None
             self._start(line, pcm)
@@ -221,7 +226,15 @@ class Radio:
         self.speech_handle = self.p.start_speech(line, pcm, self.s.volume())
         self.speech_end = self.now + max(1, math.ceil(len(pcm) * TICK_HZ / SPEECH_RATE))
         w = self.window
-        if w is not None and w.line is line and line.flags & FLAG_HOLD and not line.flags & FLAG_LOOP or w is not None and w.line is line and not line.flags & (FLAG_LOOP | FLAG_HOLD):
+        if (
+            w is not None
+            and w.line is line
+            and line.flags & FLAG_HOLD
+            and not line.flags & FLAG_LOOP
+            or w is not None
+            and w.line is line
+            and not line.flags & (FLAG_LOOP | FLAG_HOLD)
+        ):
             w.face_end = self.now + self.s.once_film_ticks
         self._log("Started", line, ticks=self.speech_end - self.now, volume=self.s.volume())
 
@@ -249,8 +262,12 @@ class Radio:
             if w.line.flags & FLAG_HOLD:
                 left = max(1, self.speech_end - now)
                 w.static = self.p.start_static(w.line, left)
-                self._log("Static", w.line, reason="face film ended: dead-channel static until the line ends",
-                          ticks=left)
+                self._log(
+                    "Static",
+                    w.line,
+                    reason="face film ended: dead-channel static until the line ends",
+                    ticks=left,
+                )
             else:
                 w.film_on = False
                 self._log("FilmEnded", w.line, reason="film played once: the window closes")
@@ -283,14 +300,25 @@ class Radio:
     def snapshot(self) -> dict[str, list[str]]:
         """Panels for a live UI: the window, the speech voice and the queue."""
         w = self.window
-        win = ["shut"] if w is None else [
-            f"{w.line.speaker}: {w.line.speech} flags {w.line.flags}"
-            + (" pre-roll" if self.speech is None and self.now < w.start_at else "")
-            + (" static" if w.static is not None else "") + ("" if w.film_on else " (film ended)")]
+        win = (
+            ["shut"]
+            if w is None
+            else [
+                f"{w.line.speaker}: {w.line.speech} flags {w.line.flags}"
+                + (" pre-roll" if self.speech is None and self.now < w.start_at else "")
+                + (" static" if w.static is not None else "")
+                + ("" if w.film_on else " (film ended)")
+            ]
+        )
         sp = ["idle"] if self.speech is None else [f"{self.speech.speech} until tick {self.speech_end}"]
-        q = [f"{ln.speaker}: {ln.speech}" + (f" expires {ln.expiry}" if ln.expiry >= 0 else "")
-             for ln in self.queue] or ["(empty)"]
-        gates = [f"generic {'off' if self.generic_disabled else 'on'}, taunts {'off' if self.taunts_disabled else 'on'}"]
+        q = [
+            f"{ln.speaker}: {ln.speech}" + (f" expires {ln.expiry}" if ln.expiry >= 0 else "")
+            for ln in self.queue
+        ] or ["(empty)"]
+        gates = [
+            f"generic {'off' if self.generic_disabled else 'on'}, "
+            f"taunts {'off' if self.taunts_disabled else 'on'}"
+        ]
         return {"window": win, "speech": sp, "queue": q, "gates": gates}
 
 

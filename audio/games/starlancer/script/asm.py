@@ -5,6 +5,7 @@ in a disassembly. Labels resolve in a second pass: ``branch_if_zero``/``jump`` s
 ``target - (displacement address)``, ``random_branch`` arm and default targets count from the
 opcode. Wrap the code with :func:`audio.games.starlancer.formats.dte.write_routine`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,14 +18,24 @@ __all__ = ["PUSHES", "Asm"]
 
 _BY_NAME = {}
 for _c, _o in sorted(OPCODES.items(), reverse=True):
-    _BY_NAME[_o.mnemonic] = _c        # the lower code wins for shared handlers (0x23, 0x25->0x43 below)
+    _BY_NAME[_o.mnemonic] = _c  # the lower code wins for shared handlers (0x23, 0x25->0x43 below)
 _BY_NAME["return"] = 0x43
 _BY_NAME["push_byte"] = 0x32
 _BY_NAME["push_string"] = 0x2A
 _BY_NAME["push_component"] = 0x47
 
-PUSHES = {"byte": 0x32, "ship": 0x2C, "global": 0x27, "const": 0x28, "local": 0x30, "arg": 0x31,
-          "flight_group": 0x2D, "squad": 0x44, "array": 0x26, "ship_wide": 0x52}
+PUSHES = {
+    "byte": 0x32,
+    "ship": 0x2C,
+    "global": 0x27,
+    "const": 0x28,
+    "local": 0x30,
+    "arg": 0x31,
+    "flight_group": 0x2D,
+    "squad": 0x44,
+    "array": 0x26,
+    "ship_wide": 0x52,
+}
 """Argument forms of :meth:`Asm.call`: ``("byte", 5)``, ``("ship", 2)``, ``"text.ut"``, ``None`` (null)."""
 
 
@@ -84,8 +95,15 @@ class Asm:
     def jump(self, label: str) -> Asm:
         return self._add(3, "branch", (0x42, label))
 
-    def random_branch(self, default: str, arms: list[tuple[str, int]], *, reserve: int | None = None,
-                      stale: bytes = b"\0", unused: int = 0) -> Asm:
+    def random_branch(
+        self,
+        default: str,
+        arms: list[tuple[str, int]],
+        *,
+        reserve: int | None = None,
+        stale: bytes = b"\0",
+        unused: int = 0,
+    ) -> Asm:
         """``count`` = len(arms) live arms of (label, threshold); ``reserve`` arm slots in all
         (shipped code: 10), the unused ones filled with ``stale`` bytes (cycled)."""
         slots = len(arms) if reserve is None else reserve

@@ -7,6 +7,7 @@ route, ``4000`` function (a part), ``80000`` named constant, ``100000`` unknown,
 condition, ``400000`` camera/flight curve. ``flagged`` marks the seven commands with the
 catalogue's flag word (meaning unknown). Index ``0x5F`` and above is an error.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -146,11 +147,20 @@ _ROWS = """
 """
 
 _LABELS: dict[int, tuple[str, ...]] = {
-    0x01: ("id", "part", "seconds", "firings"), 0x02: ("id",), 0x05: ("seconds",), 0x06: ("speech",),
-    0x08: ("film", "speech", "text_id"), 0x0F: ("entity", "condition", "enable"),
-    0x15: ("text_id",), 0x18: ("ship", "head", "speech"), 0x19: ("pilot", "head", "speech"),
-    0x23: ("music", "immediate"), 0x27: ("disable",), 0x29: ("ship", "head", "speech"),
-    0x2A: ("pilot", "head", "speech"), 0x2E: ("disable",),
+    0x01: ("id", "part", "seconds", "firings"),
+    0x02: ("id",),
+    0x05: ("seconds",),
+    0x06: ("speech",),
+    0x08: ("film", "speech", "text_id"),
+    0x0F: ("entity", "condition", "enable"),
+    0x15: ("text_id",),
+    0x18: ("ship", "head", "speech"),
+    0x19: ("pilot", "head", "speech"),
+    0x23: ("music", "immediate"),
+    0x27: ("disable",),
+    0x29: ("ship", "head", "speech"),
+    0x2A: ("pilot", "head", "speech"),
+    0x2E: ("disable",),
     0x4F: ("entity", "condition", "enable", "number"),
 }
 
@@ -168,8 +178,9 @@ def _load() -> tuple[Command, ...]:
 COMMANDS: tuple[Command, ...] = _load()
 """The catalogue in index order (``COMMANDS[n].index == n``)."""
 COMMAND_INDEX: dict[str, int] = {c.name: c.index for c in COMMANDS}
-SPEECH_COMMANDS: frozenset[int] = frozenset({0x05, 0x06, 0x07, 0x08, 0x09, 0x15, 0x18, 0x19, 0x23, 0x27,
-                                             0x29, 0x2A, 0x2E})
+SPEECH_COMMANDS: frozenset[int] = frozenset(
+    {0x05, 0x06, 0x07, 0x08, 0x09, 0x15, 0x18, 0x19, 0x23, 0x27, 0x29, 0x2A, 0x2E}
+)
 """The calls the extraction recipe (spec section 9) emits as speech events."""
 FILM_COMMANDS: dict[int, int] = {0x18: 5, 0x19: 5, 0x29: 6, 0x2A: 6, 0x08: 5}
 """Comms commands -> their film flags (5 loop + own palette; 6 once + hold). 0x08 PlayCommsMovie
@@ -184,13 +195,40 @@ def command(index: int) -> Command:
 
 
 TRIGGER_CONDITIONS: tuple[str, ...] = (
-    "ShotAt", "Destroyed", "Launched", "CameraReached", "ShipReached", "ProximityClose",
-    "ProximityGeneral", "ObjectScooped", "PlayerReadyToJump", "JumpedIn", "FGJumpedIn",
-    "PlayerReadyToWarp", "JumpedThroughHoop", "PlayerWantsBackup", "RipperGrabbedObject",
-    "RipperDroppedObject", "Cloaked", "Decloaked", "Targetted", "PlayerL1DoubleTap", "PlayerL2DoubleTap",
-    "PlayerR1DoubleTap", "PlayerR2DoubleTap", "PlayerL1L2R1R2Pressed", "PlayerL1R1Pressed",
-    "GameTimerExpired", "TractorBeamLocked", "TractorBeamBroken", "InsideObject", "OutsideObject",
-    "Docked", "Undocked", "BeingChased")
+    "ShotAt",
+    "Destroyed",
+    "Launched",
+    "CameraReached",
+    "ShipReached",
+    "ProximityClose",
+    "ProximityGeneral",
+    "ObjectScooped",
+    "PlayerReadyToJump",
+    "JumpedIn",
+    "FGJumpedIn",
+    "PlayerReadyToWarp",
+    "JumpedThroughHoop",
+    "PlayerWantsBackup",
+    "RipperGrabbedObject",
+    "RipperDroppedObject",
+    "Cloaked",
+    "Decloaked",
+    "Targetted",
+    "PlayerL1DoubleTap",
+    "PlayerL2DoubleTap",
+    "PlayerR1DoubleTap",
+    "PlayerR2DoubleTap",
+    "PlayerL1L2R1R2Pressed",
+    "PlayerL1R1Pressed",
+    "GameTimerExpired",
+    "TractorBeamLocked",
+    "TractorBeamBroken",
+    "InsideObject",
+    "OutsideObject",
+    "Docked",
+    "Undocked",
+    "BeingChased",
+)
 """``TT_*`` trigger conditions ``0x00..0x20`` (33 scriptable)."""
 
 

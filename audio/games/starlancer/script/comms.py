@@ -9,6 +9,7 @@ commands the film flags (5 loop, 6 once + hold) and mode ``now``. Ships resolve 
 names to ``msspeech.hog`` members (spec 1.2). ``call_part``/``spawn_part`` edges are kept for
 ordering.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -47,8 +48,9 @@ class SpeechEvent:
 
     def text(self) -> str:
         where = f"{self.routine}" + (f" [{self.condition} on {self.subject}]" if self.condition else "")
-        bits = [f"{where} @{self.ip}: {self.command}(" + ", ".join(f"{k}={v}" for k, v in self.args.items())
-                + ")"]
+        bits = [
+            f"{where} @{self.ip}: {self.command}(" + ", ".join(f"{k}={v}" for k, v in self.args.items()) + ")"
+        ]
         if self.speaker:
             bits.append(f"speaker {self.speaker}")
         if self.member:
@@ -130,10 +132,20 @@ def _pilot(s: Sym) -> str:
     return f"pilot {s.text}"
 
 
-def _event(mission: str, label: str, cond: str | None, subj: str | None, call: Call,
-           hog: Hog | None) -> SpeechEvent:
-    ev = SpeechEvent(mission, label, cond, subj, call.ip, call.name, call.arg_map(), list(call.guard),
-                     speaker=speaker_of(call))
+def _event(
+    mission: str, label: str, cond: str | None, subj: str | None, call: Call, hog: Hog | None
+) -> SpeechEvent:
+    ev = SpeechEvent(
+        mission,
+        label,
+        cond,
+        subj,
+        call.ip,
+        call.name,
+        call.arg_map(),
+        list(call.guard),
+        speaker=speaker_of(call),
+    )
     speech_at = {0x06: 0, 0x08: 1, 0x18: 2, 0x19: 2, 0x29: 2, 0x2A: 2}.get(call.index)
     if speech_at is not None and call.args[speech_at].kind == "string":
         ev.speech = str(call.args[speech_at].args[0])
@@ -156,6 +168,13 @@ def mission_comms(dte: Dte, mission: str = "mission", speech_hog: Hog | None = N
             if call.kind == "command" and call.index in SPEECH_COMMANDS:
                 out.events.append(_event(mission, label, cond, subj, call, speech_hog))
             elif call.kind in ("call_part", "spawn_part"):
-                out.edges.append(Edge(label, call.ip, "call" if call.kind == "call_part" else "spawn",
-                                      call.name, list(call.guard)))
+                out.edges.append(
+                    Edge(
+                        label,
+                        call.ip,
+                        "call" if call.kind == "call_part" else "spawn",
+                        call.name,
+                        list(call.guard),
+                    )
+                )
     return out

@@ -14,6 +14,7 @@ Symbols follow the spec: ``byte(5)``, ``const(0)=2``, ``"x.ut"``, ``ship(5)=(A1)
 ``global(3)``, ``local(0)``, ``op`` forms such as ``equal(global(3), byte(0))``, ``underflow``.
 A command pops exactly its catalogue count (missing values become ``underflow``).
 """
+
 from __future__ import annotations
 
 import heapq
@@ -65,7 +66,7 @@ class Sym:
 
 def _sym(kind: str, *args: Any, text: str | None = None) -> Sym:
     t = text if text is not None else f"{kind}({', '.join(str(a) for a in args)})"
-    return Sym(kind, args, t if len(t) <= MAX_TEXT else t[:MAX_TEXT - 3] + "...")
+    return Sym(kind, args, t if len(t) <= MAX_TEXT else t[: MAX_TEXT - 3] + "...")
 
 
 UNDERFLOW = Sym("underflow", (), "underflow")
@@ -87,8 +88,12 @@ class Instruction:
     guard: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"ip": self.ip, "opcode": self.opcode, "mnemonic": self.mnemonic,
-                             "operands": list(self.operands)}
+        d: dict[str, Any] = {
+            "ip": self.ip,
+            "opcode": self.opcode,
+            "mnemonic": self.mnemonic,
+            "operands": list(self.operands),
+        }
         if self.target is not None:
             d["target"] = self.target
         if self.arms:
@@ -108,7 +113,7 @@ class Call:
     """A command (or part) call found on a path: its arguments in parameter order."""
 
     ip: int
-    kind: str                 # "command" | "call_part" | "spawn_part" | "command_b" | ...
+    kind: str  # "command" | "call_part" | "spawn_part" | "command_b" | ...
     index: int
     name: str
     args: tuple[Sym, ...]
@@ -143,7 +148,7 @@ class Disassembly:
 
 @dataclass(frozen=True)
 class _State:
-    stack: tuple[Any, ...] | None       # cons list: (sym, rest) or None
+    stack: tuple[Any, ...] | None  # cons list: (sym, rest) or None
     depth: int
     guard: tuple[str, ...]
     result: Sym
@@ -207,7 +212,9 @@ class _Walker:
             states = pending.pop(ip, None)
             if not states or ip in self.out.instructions:
                 continue
-            st = _State(states[0].stack, states[0].depth, _common([s.guard for s in states]), states[0].result)
+            st = _State(
+                states[0].stack, states[0].depth, _common([s.guard for s in states]), states[0].result
+            )
             try:
                 succ = self.step(ip, st)
             except _Error as exc:
@@ -288,15 +295,18 @@ class _Walker:
     def _random(self, ins: Instruction, st: _State) -> list[tuple[int, _State]]:
         ip = ins.ip
         count, dflt = self.byte(ip + 1), self.be16(ip + 2)
-        arms = tuple((self.be16(ip + 4 + 4 * k), self.byte(ip + 6 + 4 * k), self.byte(ip + 7 + 4 * k))
-                     for k in range(count))
+        arms = tuple(
+            (self.be16(ip + 4 + 4 * k), self.byte(ip + 6 + 4 * k), self.byte(ip + 7 + 4 * k))
+            for k in range(count)
+        )
         ins.target = ip + dflt
         ins.arms = tuple((ins.target if t == 0xFFFF else ip + t, th, u) for t, th, u in arms)
         ins.operands = (count, dflt, *[list(a) for a in arms])
         out = [(ins.target, _State(st.stack, st.depth, st.guard + ("random default",), st.result))]
         for k, (t, th, _u) in enumerate(ins.arms):
-            out.append((t, _State(st.stack, st.depth, st.guard + (f"random arm {k} (roll < {th})",),
-                                  st.result)))
+            out.append(
+                (t, _State(st.stack, st.depth, st.guard + (f"random arm {k} (roll < {th})",), st.result))
+            )
         return out
 
     def _call(self, ins: Instruction, info: OpInfo, st: _State) -> _State:
@@ -311,7 +321,7 @@ class _Walker:
         elif info.code == 0x4F:
             argc, name, kind = COMMAND_B_ARGC, f"command_b {n}", "command_b"
         elif info.code in (0x4A, 0x4E):
-            argc, name, kind = 0, f"{info.mnemonic} {n}", info.mnemonic   # dead layer: no part table
+            argc, name, kind = 0, f"{info.mnemonic} {n}", info.mnemonic  # dead layer: no part table
         else:
             argc = int(self.part_argc(n)) if self.part_argc is not None else 0
             name = self.names.part_name(n) if self.names is not None else f"part{n}"
@@ -340,7 +350,7 @@ class _Walker:
         ip = ins.ip
         if info.operands == "string":
             n = self.byte(ip + 1)
-            raw = self.buf[ip + 2:ip + 1 + n]
+            raw = self.buf[ip + 2 : ip + 1 + n]
             z = raw.find(b"\0")
             if z < 0:
                 raise _Error("push_string without its NUL inside the instruction")
@@ -351,8 +361,9 @@ class _Walker:
             n = self.byte(ip + 1)
             ins.operands = (n,)
         elif info.size == 2:
-            ins.operands = (self.be16(ip + 1),) if info.operands == "be16" else (self.byte(ip + 1),
-                                                                                 self.byte(ip + 2))
+            ins.operands = (
+                (self.be16(ip + 1),) if info.operands == "be16" else (self.byte(ip + 1), self.byte(ip + 2))
+            )
             n = ins.operands[0]
         elif info.size == 3:
             ins.operands = (self.byte(ip + 1), self.byte(ip + 2), self.byte(ip + 3))
@@ -367,8 +378,19 @@ class _Walker:
 
     def _push_op(self, ins: Instruction, info: OpInfo, st: _State, n: int) -> _State:
         op = info.code
-        simple = {0x26: "array", 0x2E: "byte", 0x32: "byte", 0x30: "local", 0x31: "arg", 0x44: "squad",
-                  0x49: "curve", 0x52: "ship_wide", 0x54: "section19", 0x3F: "array", 0x41: "arg"}
+        simple = {
+            0x26: "array",
+            0x2E: "byte",
+            0x32: "byte",
+            0x30: "local",
+            0x31: "arg",
+            0x44: "squad",
+            0x49: "curve",
+            0x52: "ship_wide",
+            0x54: "section19",
+            0x3F: "array",
+            0x41: "arg",
+        }
         if op in simple:
             return _push(st, _sym(simple[op], n))
         if op in (0x27, 0x40):
@@ -391,11 +413,17 @@ class _Walker:
         if op == 0x2F:
             top = st.stack[0] if st.stack is not None else UNDERFLOW
             return _push(st, _sym("percent", top, n))
-        return st   # nop
+        return st  # nop
 
 
-def disassemble(buf: bytes | memoryview, names: Names | None = None, part_argc: Any = None, *,
-                strict: bool = False, path: str = "<routine>") -> Disassembly:
+def disassemble(
+    buf: bytes | memoryview,
+    names: Names | None = None,
+    part_argc: Any = None,
+    *,
+    strict: bool = False,
+    path: str = "<routine>",
+) -> Disassembly:
     """Disassemble one routine given as its bytes (``u16 length`` at 0, code, constants after).
 
     ``names`` resolves ships, flight groups, globals and parts; ``part_argc(p)`` gives a part's
@@ -407,7 +435,7 @@ def disassemble(buf: bytes | memoryview, names: Names | None = None, part_argc: 
 def disassemble_routine(dte: Any, routine: Any, *, strict: bool = False) -> Disassembly:
     """Disassemble a :class:`~audio.games.starlancer.formats.dte.Routine` of mission ``dte``
     (names and part argument counts resolved through it)."""
-    buf = dte.script[routine.block:routine.end]
+    buf = dte.script[routine.block : routine.end]
 
     def argc(p: int) -> int:
         return dte.parts[p].argc if 0 <= p < len(dte.parts) else 0

@@ -19,6 +19,7 @@ Our choices for unknowns (settings): a trigger thread's locals are ``(subject sh
 unless the event gives them; ``WaitForKey``/``WaitForJumpOrLaunch`` are skipped (their
 conditions never happen here); a value pushed as a plain number and used as a ship is ship slot n.
 """
+
 from __future__ import annotations
 
 import struct
@@ -58,8 +59,14 @@ class Ref:
     c: int = 0xFF
 
     def address(self) -> int:
-        base = {"ship": 0x10000000, "flight_group": 0x20000000, "squad": 0x30000000, "curve": 0x40000000,
-                "section19": 0x50000000, "component": 0x10000000}[self.kind]
+        base = {
+            "ship": 0x10000000,
+            "flight_group": 0x20000000,
+            "squad": 0x30000000,
+            "curve": 0x40000000,
+            "section19": 0x50000000,
+            "component": 0x10000000,
+        }[self.kind]
         return base + self.n * 0x100 + (self.c if self.kind == "component" else 0)
 
 
@@ -128,9 +135,16 @@ class _Stop(Exception):
 class Vm:
     """Runs a mission's script against a :class:`Radio`; ``decide(outcome, **detail)`` logs."""
 
-    def __init__(self, dte: Dte, radio: Radio, decide: Callable[..., Any], rand: Callable[[], int],
-                 settings: VmSettings | None = None, globals_: dict[int, int] | None = None,
-                 pilot_names: dict[int, str] | None = None) -> None:
+    def __init__(
+        self,
+        dte: Dte,
+        radio: Radio,
+        decide: Callable[..., Any],
+        rand: Callable[[], int],
+        settings: VmSettings | None = None,
+        globals_: dict[int, int] | None = None,
+        pilot_names: dict[int, str] | None = None,
+    ) -> None:
         self.dte, self.radio, self.decide, self.rand = dte, radio, decide, rand
         self.s = settings or VmSettings()
         self.pilot_names = dict(pilot_names or {})
@@ -142,7 +156,7 @@ class Vm:
         self.counts = [t.count_a for t in dte.triggers]
         self.slots: list[Thread | None] = [None] * MAX_THREADS
         self.by_trigger: dict[int, Thread] = {}
-        self.timers: dict[int, list[int]] = {}      # id -> [part, period, firings left (0 forever), countdown]
+        self.timers: dict[int, list[int]] = {}  # id -> [part, period, firings left (0 forever), countdown]
         self.clock = 0
         self.terminated = False
 
@@ -150,8 +164,14 @@ class Vm:
     def running(self) -> list[Thread]:
         return [t for t in self.slots if t is not None and not t.done]
 
-    def _new(self, label: str, block: int, trigger: int | None = None, args: list[Any] | None = None,
-             locals_: tuple[Any, ...] = (0, 0, 0, 0, 0)) -> Thread | None:
+    def _new(
+        self,
+        label: str,
+        block: int,
+        trigger: int | None = None,
+        args: list[Any] | None = None,
+        locals_: tuple[Any, ...] = (0, 0, 0, 0, 0),
+    ) -> Thread | None:
         if self.terminated:
             return None
         if len(self.running()) >= self.s.refuse_at:
@@ -163,8 +183,16 @@ class Vm:
             self.decide("ThreadError", routine=label, reason=f"block 0x{block:X} outside the script")
             return None
         length = struct.unpack_from("<H", script, block)[0]
-        t = Thread(slot, label, block, min(block + length, len(script)), block + 2, trigger,
-                   tuple(locals_) + (0,) * (5 - len(locals_)), list(args or []))
+        t = Thread(
+            slot,
+            label,
+            block,
+            min(block + length, len(script)),
+            block + 2,
+            trigger,
+            tuple(locals_) + (0,) * (5 - len(locals_)),
+            list(args or []),
+        )
         self.slots[slot] = t
         self.decide("ThreadStarted", routine=label, slot=slot)
         return t
@@ -182,12 +210,15 @@ class Vm:
             if t is not None:
                 self.run_thread(t)
 
-    def fire(self, condition: int, oid: int, locals_: tuple[Any, ...] | None = None,
-             component: int = 0xFF) -> int:
+    def fire(
+        self, condition: int, oid: int, locals_: tuple[Any, ...] | None = None, component: int = 0xFF
+    ) -> int:
         """Raise ``condition`` on object ``oid``; returns how many triggers matched."""
         objs = self.dte.objects
         if not 0 <= oid < len(objs):
-            self.decide("TriggerIgnored", condition=condition_name(condition), subject=oid, reason="no such object")
+            self.decide(
+                "TriggerIgnored", condition=condition_name(condition), subject=oid, reason="no such object"
+            )
             return 0
         o, hits = objs[oid], 0
         for i in range(o.first_trigger, min(o.first_trigger + o.trigger_count, len(self.dte.triggers))):
@@ -197,14 +228,23 @@ class Vm:
             if tr.qualifier != 0xFF and tr.qualifier != component:
                 continue
             if not self.armed[i]:
-                self.decide("TriggerIgnored", trigger=i, condition=condition_name(condition),
-                            subject=self.dte.object_name(oid), reason="disarmed")
+                self.decide(
+                    "TriggerIgnored",
+                    trigger=i,
+                    condition=condition_name(condition),
+                    subject=self.dte.object_name(oid),
+                    reason="disarmed",
+                )
                 continue
             hits += 1
             self._fire_one(i, oid, locals_)
         if not hits:
-            self.decide("TriggerIgnored", condition=condition_name(condition), subject=self.dte.object_name(oid),
-                        reason="no armed trigger with that condition in the object's slice")
+            self.decide(
+                "TriggerIgnored",
+                condition=condition_name(condition),
+                subject=self.dte.object_name(oid),
+                reason="no armed trigger with that condition in the object's slice",
+            )
         return hits
 
     def _fire_one(self, i: int, oid: int, locals_: tuple[Any, ...] | None) -> None:
@@ -228,8 +268,13 @@ class Vm:
             ship = next((k for k, s in enumerate(self.dte.ships) if s.object_id == oid), None)
             locals_ = (Ref("ship", ship) if ship is not None else oid, 0, 0, 0, 0)
         t = self._new(f"trigger {i}", tr.link * 2, trigger=i, locals_=locals_)
-        self.decide("TriggerFired", trigger=i, condition=condition_name(tr.condition), subject=subj,
-                    deferred=bool(tr.deferred))
+        self.decide(
+            "TriggerFired",
+            trigger=i,
+            condition=condition_name(tr.condition),
+            subject=subj,
+            deferred=bool(tr.deferred),
+        )
         if t is None:
             return
         self.by_trigger[i] = t
@@ -258,8 +303,9 @@ class Vm:
             t = self.slots[slot]
             if t is None or t.done or t.parked:
                 continue
-            if t.wake is not None and not (self.clock >= t.wake if self.s.wake_compare == ">="
-                                           else self.clock > t.wake):
+            if t.wake is not None and not (
+                self.clock >= t.wake if self.s.wake_compare == ">=" else self.clock > t.wake
+            ):
                 continue
             t.wake = None
             self.run_thread(t)
@@ -268,6 +314,7 @@ class Vm:
     def run_thread(self, t: Thread) -> None:
         """Run ``t`` until it yields, ends, or hits the instruction cap."""
         from audio.games.starlancer.script import vm_ops
+
         for _ in range(self.s.instruction_cap):
             if t.done:
                 return
@@ -277,8 +324,12 @@ class Vm:
             except _Stop as exc:
                 self.end(t, str(exc))
                 return
-        self.decide("InstructionCap", routine=t.label, cap=self.s.instruction_cap,
-                    reason="instruction cap per frame reached: resumes next frame")
+        self.decide(
+            "InstructionCap",
+            routine=t.label,
+            cap=self.s.instruction_cap,
+            reason="instruction cap per frame reached: resumes next frame",
+        )
 
     def end(self, t: Thread, reason: str = "returned") -> None:
         t.done = True
@@ -290,7 +341,11 @@ class Vm:
     # -- speech commands ---------------------------------------------------------------------
     def speaker_ship(self, v: Any) -> tuple[str, int, int]:
         """(name, ship slot, pilot) of a ship argument; nobody for null or unknown values."""
-        n = v.n if isinstance(v, Ref) and v.kind in ("ship", "component") else (v if isinstance(v, int) else -1)
+        n = (
+            v.n
+            if isinstance(v, Ref) and v.kind in ("ship", "component")
+            else (v if isinstance(v, int) else -1)
+        )
         if not 0 <= n < len(self.dte.ships):
             return "nobody", NOBODY, 0xFF
         return self.dte.ship_name(n) or f"ship({n})", n, self.dte.ships[n].pilot
@@ -313,13 +368,19 @@ class Vm:
     def comms_movie(self, t: Thread, args: list[Any]) -> None:
         film = f"pilots\\{args[0]}" if isinstance(args[0], str) else ""
         speech = args[1] if isinstance(args[1], str) else ""
-        self.radio.say(Line(speech, "nobody", "nobody", NOBODY, film, FLAG_LOOP | FLAG_PALETTE,
-                            source=t.label), "now")
+        self.radio.say(
+            Line(speech, "nobody", "nobody", NOBODY, film, FLAG_LOOP | FLAG_PALETTE, source=t.label), "now"
+        )
 
     def skipped(self, t: Thread, idx: int, args: list[Any]) -> None:
         c = COMMANDS[idx]
-        self.decide("Skipped", routine=t.label, command=c.name,
-                    args=[_show(a) for a in args], reason="not part of the speech emulation")
+        self.decide(
+            "Skipped",
+            routine=t.label,
+            command=c.name,
+            args=[_show(a) for a in args],
+            reason="not part of the speech emulation",
+        )
 
 
 def _show(v: Any) -> Any:

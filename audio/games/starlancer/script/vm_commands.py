@@ -1,4 +1,5 @@
 """The VM's Executor commands: the speech ones run, the rest are logged as skipped."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -40,7 +41,9 @@ def run_command(vm: Vm, t: Thread, n: int, args: list[Any], ip: int) -> bool:
         return True
     if n == 0x17:
         t.parked = True
-        vm.decide("Interrupted", routine=t.label, reason="InterruptTriggerCode: parked until its trigger fires")
+        vm.decide(
+            "Interrupted", routine=t.label, reason="InterruptTriggerCode: parked until its trigger fires"
+        )
         return False
     return _other(vm, t, n, args)
 
@@ -49,8 +52,14 @@ def _other(vm: Vm, t: Thread, n: int, args: list[Any]) -> bool:
     if n == 0x01:
         part, period, firings = u32(args[1]), u32(args[2]), u32(args[3])
         vm.timers[u32(args[0])] = [part, period, firings, max(1, period)]
-        vm.decide("TimerCreated", routine=t.label, timer=u32(args[0]), part=vm.dte.part_name(part),
-                  seconds=period, firings=firings)
+        vm.decide(
+            "TimerCreated",
+            routine=t.label,
+            timer=u32(args[0]),
+            part=vm.dte.part_name(part),
+            seconds=period,
+            firings=firings,
+        )
     elif n == 0x02:
         vm.timers.pop(u32(args[0]), None)
         vm.decide("TimerDestroyed", routine=t.label, timer=u32(args[0]))
@@ -83,8 +92,13 @@ def _trigger_state(vm: Vm, t: Thread, args: list[Any], nth: bool) -> None:
     elif kind == "flight_group" and 0 <= ent.n < len(d.flight_groups):
         oid = d.flight_groups[ent.n].object_id
     if oid is None or oid >= len(d.objects):
-        vm.decide("Skipped", routine=t.label, command="SetTriggerState", args=[_show(a) for a in args],
-                  reason="entity not resolved")
+        vm.decide(
+            "Skipped",
+            routine=t.label,
+            command="SetTriggerState",
+            args=[_show(a) for a in args],
+            reason="entity not resolved",
+        )
         return
     o = d.objects[oid]
     k = 0

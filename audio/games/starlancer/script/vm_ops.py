@@ -1,4 +1,5 @@
 """The VM's instruction handlers (one step of one thread); see :mod:`audio.games.starlancer.script.vm`."""
+
 from __future__ import annotations
 
 import struct
@@ -10,12 +11,39 @@ from audio.games.starlancer.script.vm import U32, Ref, Thread, Vm, _Frame, u32
 
 __all__ = ["step"]
 
-_CMP = {0x02: lambda a, b: a == b, 0x03: lambda a, b: a != b, 0x04: lambda a, b: a > b,
-        0x05: lambda a, b: a >= b, 0x06: lambda a, b: a < b, 0x07: lambda a, b: a <= b,
-        0x33: lambda a, b: a > b, 0x34: lambda a, b: a >= b, 0x35: lambda a, b: a < b,
-        0x36: lambda a, b: a <= b, 0x1F: lambda a, b: bool(a and b), 0x20: lambda a, b: bool(a or b)}
-_ARITH = {0x1B: "+", 0x1C: "-", 0x1D: "*", 0x1E: "/", 0x3B: "+", 0x3C: "-", 0x3D: "*", 0x3E: "/",
-          0x17: "+", 0x18: "-", 0x19: "*", 0x1A: "/", 0x37: "+", 0x38: "-", 0x39: "*", 0x3A: "/", 0x16: "="}
+_CMP = {
+    0x02: lambda a, b: a == b,
+    0x03: lambda a, b: a != b,
+    0x04: lambda a, b: a > b,
+    0x05: lambda a, b: a >= b,
+    0x06: lambda a, b: a < b,
+    0x07: lambda a, b: a <= b,
+    0x33: lambda a, b: a > b,
+    0x34: lambda a, b: a >= b,
+    0x35: lambda a, b: a < b,
+    0x36: lambda a, b: a <= b,
+    0x1F: lambda a, b: bool(a and b),
+    0x20: lambda a, b: bool(a or b),
+}
+_ARITH = {
+    0x1B: "+",
+    0x1C: "-",
+    0x1D: "*",
+    0x1E: "/",
+    0x3B: "+",
+    0x3C: "-",
+    0x3D: "*",
+    0x3E: "/",
+    0x17: "+",
+    0x18: "-",
+    0x19: "*",
+    0x1A: "/",
+    0x37: "+",
+    0x38: "-",
+    0x39: "*",
+    0x3A: "/",
+    0x16: "=",
+}
 _REFS = {0x2C: "ship", 0x52: "ship", 0x2D: "flight_group", 0x44: "squad", 0x49: "curve", 0x54: "section19"}
 
 
@@ -104,7 +132,7 @@ def _value(vm: Vm, t: Thread, op: int, script: bytes, ip: int, size: int, o1: in
     if op in _REFS:
         return Ref(_REFS[op], w16 if op == 0x52 else o1)
     if op in (0x2A, 0x2B):
-        raw = script[ip + 2:ip + size]
+        raw = script[ip + 2 : ip + size]
         return raw.split(b"\0", 1)[0].decode("latin-1")
     if op in (0x27, 0x40):
         if op == 0x40:
@@ -133,7 +161,7 @@ def _value(vm: Vm, t: Thread, op: int, script: bytes, ip: int, size: int, o1: in
         return U32
     if op == 0x4C:
         return t.result
-    return 0    # push_event_value (event values are not kept), nop
+    return 0  # push_event_value (event values are not kept), nop
 
 
 def _store(vm: Vm, t: Thread, v: int) -> None:
@@ -203,6 +231,7 @@ def _call(vm: Vm, t: Thread, op: int, n: int, ip: int) -> bool:
         if n >= len(COMMANDS):
             vm.stop(f"command 0x{n:02X} past the catalogue")
         from audio.games.starlancer.script.vm_commands import run_command
+
         return run_command(vm, t, n, _args(vm, t, COMMANDS[n].argc), ip)
     parts = vm.dte.parts
     if n >= len(parts) or parts[n].start == 0xFFFF:

@@ -38,6 +38,7 @@ OUR CHOICES (the seed does not establish them):
   float32 like the game's single-precision code.
 * Speaker entries are keyed by the roster name without ``Character`` (``ELLEN``).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -49,9 +50,21 @@ import numpy as np
 from audio.games.sylpheed.chatter.rand import GameRand
 from audio.games.sylpheed.chatter.rules import Rule, RuleMap
 
-__all__ = ["STATE_PENDING", "STATE_PLAYING", "STATE_COOLING", "POOL_SIZE", "FRONT_PUSH_PRIORITY",
-           "PATH_SOUND", "PATH_WINDOW", "Node", "Presenter", "ChatterQueue", "pick_index",
-           "cooldown_frames", "frames_of"]
+__all__ = [
+    "STATE_PENDING",
+    "STATE_PLAYING",
+    "STATE_COOLING",
+    "POOL_SIZE",
+    "FRONT_PUSH_PRIORITY",
+    "PATH_SOUND",
+    "PATH_WINDOW",
+    "Node",
+    "Presenter",
+    "ChatterQueue",
+    "pick_index",
+    "cooldown_frames",
+    "frames_of",
+]
 
 STATE_PENDING, STATE_PLAYING, STATE_COOLING = 0x00, 0x10, 0x20
 POOL_SIZE = 128
@@ -93,21 +106,21 @@ def cooldown_frames(rule: Rule, r: float) -> int:
 class Node:
     """A 68-byte queue node (game offsets in the comments) plus our bookkeeping."""
 
-    slot: int                 # pool index
-    message: str              # +4 the chosen message id
-    speaker: str              # +8 the speaker entry
-    rule: Rule                # +12
-    timer: int                # +16 EffectiveTime while pending/playing, then the cooldown
-    priority: int             # +22
-    pattern: int              # +23 (also the in-use flag)
-    index: int                # +25 the chosen message index
-    duck: int = 0             # +20 ducking level
-    byte21: int = 0           # +21
+    slot: int  # pool index
+    message: str  # +4 the chosen message id
+    speaker: str  # +8 the speaker entry
+    rule: Rule  # +12
+    timer: int  # +16 EffectiveTime while pending/playing, then the cooldown
+    priority: int  # +22
+    pattern: int  # +23 (also the in-use flag)
+    index: int  # +25 the chosen message index
+    duck: int = 0  # +20 ducking level
+    byte21: int = 0  # +21
     state: int = STATE_PENDING  # +24
-    remaining: int = 0        # ours: frames of audio left while playing
-    ducked: bool = False      # ours: currently attenuated by a higher-priority line
-    handle: Any = None        # ours: the presenter's handle (a voice)
-    queued_frame: int = 0     # ours
+    remaining: int = 0  # ours: frames of audio left while playing
+    ducked: bool = False  # ours: currently attenuated by a higher-priority line
+    handle: Any = None  # ours: the presenter's handle (a voice)
+    queued_frame: int = 0  # ours
 
     @property
     def path(self) -> str:
@@ -143,10 +156,10 @@ class ChatterQueue:
     decide: Decide
     pool_size: int = POOL_SIZE
     hold_effective_time: bool = True
-    enabled: bool = True                                                 # [this+8843]
-    phase: int = 1                                                       # [this+8816]
-    speakers: dict[str, list[RuleMap | None]] = field(default_factory=dict)   # [this+8820]
-    nodes: list[Node] = field(default_factory=list)                      # list at [this+8736]
+    enabled: bool = True  # [this+8843]
+    phase: int = 1  # [this+8816]
+    speakers: dict[str, list[RuleMap | None]] = field(default_factory=dict)  # [this+8820]
+    nodes: list[Node] = field(default_factory=list)  # list at [this+8736]
     frame: int = 0
 
     def __post_init__(self) -> None:
@@ -210,22 +223,40 @@ class ChatterQueue:
         slot = next((i for i, n in enumerate(self._pool) if n is None), None)
         if slot is None:
             return self._log("PoolFull", message=message, line=message, index=index, **base)
-        node = Node(slot, message, speaker, rule, rule.effective_time, rule.priority, rule.pattern, index,
-                    queued_frame=self.frame)
+        node = Node(
+            slot,
+            message,
+            speaker,
+            rule,
+            rule.effective_time,
+            rule.priority,
+            rule.pattern,
+            index,
+            queued_frame=self.frame,
+        )
         self._pool[slot] = node
         if rule.priority >= FRONT_PUSH_PRIORITY:
             self.nodes.insert(0, node)
         else:
             at = next((i for i, n in enumerate(self.nodes) if n.priority < rule.priority), len(self.nodes))
             self.nodes.insert(at, node)
-        return self._log("Queued", message=message, line=message, index=index, priority=rule.priority,
-                         pattern=rule.pattern, slot=slot, **base)
+        return self._log(
+            "Queued",
+            message=message,
+            line=message,
+            index=index,
+            priority=rule.priority,
+            pattern=rule.pattern,
+            slot=slot,
+            **base,
+        )
 
     # -- tick ----------------------------------------------------------------------------
     def ducking_query(self, node: Node) -> int:
         """Largest ducking level among listed nodes of higher Priority not in state 0x10."""
-        return max((n.duck for n in self.nodes if n.priority > node.priority and n.state != STATE_PLAYING),
-                   default=0)
+        return max(
+            (n.duck for n in self.nodes if n.priority > node.priority and n.state != STATE_PLAYING), default=0
+        )
 
     def playing(self) -> list[Node]:
         return [n for n in self.nodes if n.state == STATE_PLAYING]
@@ -260,16 +291,30 @@ class ChatterQueue:
     def _raise_duck(self, node: Node, under: list[Node]) -> None:
         node.duck = 1
         self.presenter.duck(node, True)
-        self._log("Ducked", by=node.message, speaker=node.speaker, priority=node.priority,
-                  waiting=node.state == STATE_PENDING,
-                  lines=[f"{n.speaker}:{n.message}" for n in under])
+        self._log(
+            "Ducked",
+            by=node.message,
+            speaker=node.speaker,
+            priority=node.priority,
+            waiting=node.state == STATE_PENDING,
+            lines=[f"{n.speaker}:{n.message}" for n in under],
+        )
 
     def _start(self, node: Node) -> None:
         node.state = STATE_PLAYING
         node.remaining = max(1, int(self.presenter.start_line(node)))
-        self._log("Started", speaker=node.speaker, event=node.rule.event, message=node.message,
-                  line=node.message, index=node.index, priority=node.priority, pattern=node.pattern,
-                  frames=node.remaining, waited=self.frame - node.queued_frame)
+        self._log(
+            "Started",
+            speaker=node.speaker,
+            event=node.rule.event,
+            message=node.message,
+            line=node.message,
+            index=node.index,
+            priority=node.priority,
+            pattern=node.pattern,
+            frames=node.remaining,
+            waited=self.frame - node.queued_frame,
+        )
         lower = [n for n in self.playing() if n is not node and n.priority < node.priority]
         if lower and not node.duck:
             self._raise_duck(node, lower)
@@ -278,23 +323,41 @@ class ChatterQueue:
         playing = self.playing()
         for n in playing:
             n.ducked = self.ducking_query(n) > 0 or any(
-                m.duck and m.priority > n.priority for m in playing if m is not n)
+                m.duck and m.priority > n.priority for m in playing if m is not n
+            )
 
     def _retire(self, node: Node) -> None:
         self.presenter.stop_line(node)
         rule = node.rule
         before = rule.used
         rule.used = ((1 << node.index) & rule.yes_mask) | rule.used
-        self._log("Finished", speaker=node.speaker, event=rule.event, message=node.message, line=node.message,
-                  index=node.index)
+        self._log(
+            "Finished",
+            speaker=node.speaker,
+            event=rule.event,
+            message=node.message,
+            line=node.message,
+            index=node.index,
+        )
         if rule.used != before:
-            self._log("OneShotSpent", speaker=node.speaker, event=rule.event, message=node.message,
-                      index=node.index, used=rule.used)
+            self._log(
+                "OneShotSpent",
+                speaker=node.speaker,
+                event=rule.event,
+                message=node.message,
+                index=node.index,
+                used=rule.used,
+            )
         node.timer = cooldown_frames(rule, self.rand.rand01())
         node.state = STATE_COOLING
         node.ducked = False
-        self._log("Cooldown", speaker=node.speaker, event=rule.event, frames=node.timer,
-                  seconds=round(node.timer / FRAME_RATE, 4))
+        self._log(
+            "Cooldown",
+            speaker=node.speaker,
+            event=rule.event,
+            frames=node.timer,
+            seconds=round(node.timer / FRAME_RATE, 4),
+        )
         if node.duck == 1:
             self.presenter.duck(node, False)
             node.duck = 0
@@ -302,4 +365,3 @@ class ChatterQueue:
     def _log(self, outcome: str, **detail: Any) -> str:
         self.decide(outcome, frame=self.frame, **detail)
         return outcome
-

@@ -15,6 +15,7 @@ folds (``a`` = first call, ``b`` = second)
 Both folds give one of 65 536 values in [0, 1) and are exactly representable as float32,
 so ``rand01`` returns a Python float that IS the game's single-precision value.
 """
+
 from __future__ import annotations
 
 __all__ = ["GameRand", "GENERATORS", "FOLDS"]

@@ -7,14 +7,26 @@ the Yes mask from the odd payload slots. :func:`merge_phases` loads a crew's thr
 tables into ONE map: on every key collision the incumbent (phase 1 first) wins, and a
 mismatch on the comparator's fields clears the loader's flag.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from audio.games.sylpheed.formats.presets import RuleTable
 
-__all__ = ["FRAMES_PER_SECOND", "MAX_MESSAGES", "PATTERNS", "Rule", "RuleMap", "Collision",
-           "MergeResult", "pattern_code", "load_rules", "merge_phases", "same_rule"]
+__all__ = [
+    "FRAMES_PER_SECOND",
+    "MAX_MESSAGES",
+    "PATTERNS",
+    "Rule",
+    "RuleMap",
+    "Collision",
+    "MergeResult",
+    "pattern_code",
+    "load_rules",
+    "merge_phases",
+    "same_rule",
+]
 
 FRAMES_PER_SECOND = 60
 MAX_MESSAGES = 32
@@ -36,15 +48,15 @@ class Rule:
 
     event: str
     messages: tuple[str, ...]
-    probability: int          # +16 u8, per cent
-    priority: int             # +17 u8
-    pattern: int              # +18 u8: 1 Sound, 2 Log, 3 Window, 4 Demo
-    interval: int             # +20 u32 frames
-    fluctuation: int          # +24 u32 frames
-    effective_time: int       # +28 u32 frames
-    yes_mask: int             # +32 u32
-    used: int = 0             # +36 u32, zero at construction
-    source: str = field(default="", compare=False)   # the table it came from (for logs)
+    probability: int  # +16 u8, per cent
+    priority: int  # +17 u8
+    pattern: int  # +18 u8: 1 Sound, 2 Log, 3 Window, 4 Demo
+    interval: int  # +20 u32 frames
+    fluctuation: int  # +24 u32 frames
+    effective_time: int  # +28 u32 frames
+    yes_mask: int  # +32 u32
+    used: int = 0  # +36 u32, zero at construction
+    source: str = field(default="", compare=False)  # the table it came from (for logs)
 
 
 RuleMap = dict[str, Rule]
@@ -56,7 +68,7 @@ def load_rules(table: RuleTable) -> RuleMap:
     out: RuleMap = {}
     for rec in table.events:
         prob = rec.probability
-        if prob & 0xFF == 0:              # read as a byte; 0 skips the record
+        if prob & 0xFF == 0:  # read as a byte; 0 skips the record
             continue
         n = min(max(rec.message_count, 0), MAX_MESSAGES, len(rec.lines))
         lines = rec.lines[:n]
@@ -64,10 +76,19 @@ def load_rules(table: RuleTable) -> RuleMap:
         for i, (_, is_yes) in enumerate(lines):
             if is_yes:
                 yes |= 1 << i
-        rule = Rule(rec.event, tuple(m for m, _ in lines), prob & 0xFF, rec.priority & 0xFF,
-                    pattern_code(rec.pattern), rec.interval * FRAMES_PER_SECOND,
-                    rec.interval_fluctuation * FRAMES_PER_SECOND,
-                    rec.effective_time * FRAMES_PER_SECOND, yes, 0, table.name)
+        rule = Rule(
+            rec.event,
+            tuple(m for m, _ in lines),
+            prob & 0xFF,
+            rec.priority & 0xFF,
+            pattern_code(rec.pattern),
+            rec.interval * FRAMES_PER_SECOND,
+            rec.interval_fluctuation * FRAMES_PER_SECOND,
+            rec.effective_time * FRAMES_PER_SECOND,
+            yes,
+            0,
+            table.name,
+        )
         out.setdefault(rec.event, rule)
     return out
 
@@ -75,23 +96,29 @@ def load_rules(table: RuleTable) -> RuleMap:
 def same_rule(a: Rule, b: Rule) -> bool:
     """The comparator: message list, Probability, Priority, Pattern, Interval,
     IntervalFluctuation, EffectiveTime (NOT the Yes mask or the used mask)."""
-    return (a.messages == b.messages and a.probability == b.probability and a.priority == b.priority
-            and a.pattern == b.pattern and a.interval == b.interval and a.fluctuation == b.fluctuation
-            and a.effective_time == b.effective_time)
+    return (
+        a.messages == b.messages
+        and a.probability == b.probability
+        and a.priority == b.priority
+        and a.pattern == b.pattern
+        and a.interval == b.interval
+        and a.fluctuation == b.fluctuation
+        and a.effective_time == b.effective_time
+    )
 
 
 @dataclass(frozen=True)
 class Collision:
     event: str
-    kept: str            # table of the incumbent
-    dropped: str         # table of the newcomer
+    kept: str  # table of the incumbent
+    dropped: str  # table of the newcomer
     same: bool
 
 
 @dataclass
 class MergeResult:
     rules: RuleMap
-    flag: bool = True                    # the loader's byte: cleared by any mismatch
+    flag: bool = True  # the loader's byte: cleared by any mismatch
     collisions: list[Collision] = field(default_factory=list)
 
     @property

@@ -7,6 +7,7 @@ key/value orientation. The bank is the ``dat\\sound.pak`` entry whose id is the 
 ``<lang>\\Voice\\VOICE_<SPK>_<NNN>.slb`` (named speakers) or ``<lang>\\etc\\VOICE_<A|B|C|D>_<NNN>.slb``
 (generic pilots). Unresolvable ids are counted and listed with the reason, never raised.
 """
+
 from __future__ import annotations
 
 import re
@@ -17,8 +18,18 @@ from dataclasses import dataclass, field
 from audio.games.sylpheed.formats.hashes import name_hash
 from audio.games.sylpheed.formats.table import Record, Table, make_record, write_table
 
-__all__ = ["cue_name", "bank_path", "SoundsTable", "CueResult", "CueReport", "read_sounds",
-           "write_sounds", "join_cues", "SOUNDS_PATH", "SOUND_PAK"]
+__all__ = [
+    "cue_name",
+    "bank_path",
+    "SoundsTable",
+    "CueResult",
+    "CueReport",
+    "read_sounds",
+    "write_sounds",
+    "join_cues",
+    "SOUNDS_PATH",
+    "SOUND_PAK",
+]
 
 SOUNDS_PATH = {"eng": "dat\\tables.pak+eng\\sounds.tbl", "jpn": "dat\\tables.pak+jpn\\sounds.tbl"}
 SOUND_PAK = "dat\\sound.pak"
@@ -81,17 +92,20 @@ def read_sounds(table: Table) -> SoundsTable:
     return SoundsTable(cues, files, version or "")
 
 
-def write_sounds(cues: Iterable[tuple[str, int, str]], version: str = "0x060809",
-                 bank_se: str = "Static.slb") -> bytes:
+def write_sounds(
+    cues: Iterable[tuple[str, int, str]], version: str = "0x060809", bank_se: str = "Static.slb"
+) -> bytes:
     """Write a ``sounds.tbl``: ``cues`` are ``(cue name, numeric id, bank path)``.
 
     Our orientation: ``SOUNDS`` name = cue, value = id; ``FILES`` name = id, value = path.
     """
     cues = list(cues)
-    recs = (make_record("PARAM", [("BANK_SE", bank_se)]),
-            make_record("STAGES", []),
-            make_record("FILES", [(str(n), path) for _, n, path in cues]),
-            make_record("SOUNDS", [("SND_LIST_VERSION", version)] + [(c, str(n)) for c, n, _ in cues]))
+    recs = (
+        make_record("PARAM", [("BANK_SE", bank_se)]),
+        make_record("STAGES", []),
+        make_record("FILES", [(str(n), path) for _, n, path in cues]),
+        make_record("SOUNDS", [("SND_LIST_VERSION", version)] + [(c, str(n)) for c, n, _ in cues]),
+    )
     return write_table(Table(recs))
 
 
@@ -102,7 +116,7 @@ class CueResult:
     sound_id: int | None
     path: str | None
     bank_id: int | None
-    problem: str = ""      # "" when resolved
+    problem: str = ""  # "" when resolved
 
     @property
     def ok(self) -> bool:
@@ -130,12 +144,14 @@ class CueReport:
     def summary(self) -> str:
         pct = 100.0 * self.resolved / self.total if self.total else 0.0
         parts = ", ".join(f"{k} {v}" for k, v in sorted(self.reasons().items()))
-        return f"{self.resolved} of {self.total} message ids resolve ({pct:.1f} %)" + \
-            (f"; unresolved: {parts}" if parts else "")
+        return f"{self.resolved} of {self.total} message ids resolve ({pct:.1f} %)" + (
+            f"; unresolved: {parts}" if parts else ""
+        )
 
 
-def join_cues(message_ids: Iterable[str], sounds: SoundsTable, bank_ids: set[int] | frozenset[int],
-              lang: str = "eng") -> CueReport:
+def join_cues(
+    message_ids: Iterable[str], sounds: SoundsTable, bank_ids: set[int] | frozenset[int], lang: str = "eng"
+) -> CueReport:
     """Resolve each distinct message id to its bank entry id in ``sound.pak``.
 
     ``bank_ids`` are the entry ids present in ``dat\\sound.pak``. The FILES path is used when
@@ -153,8 +169,9 @@ def join_cues(message_ids: Iterable[str], sounds: SoundsTable, bank_ids: set[int
         cands = [p for p in (sounds.files.get(sid), bank_path(cue, lang)) if p]
         hit = next((p for p in cands if name_hash(p) in bank_ids), None)
         if hit is None:
-            rep.results[mid] = CueResult(mid, cue, sid, cands[0], None,
-                                         f"no sound.pak entry: {' / '.join(cands)}")
+            rep.results[mid] = CueResult(
+                mid, cue, sid, cands[0], None, f"no sound.pak entry: {' / '.join(cands)}"
+            )
         else:
             rep.results[mid] = CueResult(mid, cue, sid, hit, name_hash(hit))
     return rep

@@ -9,6 +9,7 @@ Both come from a public repacker (``shared/specs/sylpheed-chatter.md`` sections 
 :meth:`audio.games.sylpheed.formats.table.Table.hash_report` checks them against the names that named
 fields store, so a table that disagrees is reported rather than trusted.
 """
+
 from __future__ import annotations
 
 __all__ = ["name_hash", "tag_hash", "encode_name"]

@@ -4,6 +4,7 @@
 (``eng\\sounds.tbl``), ``root/dat/sound.pak`` (one ``.slb`` per line). :class:`SylpheedInstall`
 implements both :class:`TableSource` and :class:`LineSource`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -75,6 +76,11 @@ class LineSource(Protocol):
 
     def line(self, message_id: str) -> tuple[np.ndarray, int] | None: ...
 
+    @property
+    def line_errors(self) -> dict[str, str]:
+        """Message id -> why its line could not be read (for the fault log)."""
+        ...
+
 
 class SylpheedInstall:
     """Read chatter tables and lines from an install ``root``.
@@ -89,8 +95,9 @@ class SylpheedInstall:
         GP_MAIN_GAME pack letter (default from ``lang``).
     """
 
-    def __init__(self, root: str | Path, lang: str = "eng", pack: str | None = None,
-                 cache_mb: float = 64.0) -> None:
+    def __init__(
+        self, root: str | Path, lang: str = "eng", pack: str | None = None, cache_mb: float = 64.0
+    ) -> None:
         self.root = Path(root)
         self.lang = lang
         self.pack = pack or LANG_PACKS.get(lang, "E")
@@ -98,6 +105,7 @@ class SylpheedInstall:
         self._rules: dict[str, RuleTable] = {}
         self._msgs: dict[str, MessageTable | None] = {}
         from audio.codecs.cache import TakeCache
+
         self.lines = TakeCache(cache_mb)
         """Decoded lines, bounded in megabytes (LRU); lines that cannot play are in :attr:`line_errors`."""
         self._sounds: SoundsTable | None = None
@@ -173,8 +181,9 @@ class SylpheedInstall:
             pak, inner = split_install_path(name)
             match = [p for p in paks if p.lower() == pak.lower()]
             if not match:
-                raise InputError(f"{self.root}: no archive '{pak}' (have {', '.join(paks)})"
-                                 + _suggest(pak, paks))
+                raise InputError(
+                    f"{self.root}: no archive '{pak}' (have {', '.join(paks)})" + _suggest(pak, paks)
+                )
             search = match
         else:
             inner, search = name, paks
@@ -197,16 +206,18 @@ class SylpheedInstall:
     def rule_table(self, name: str) -> RuleTable:
         if name not in self._rules:
             inner = rule_table_path(name)
-            self._rules[name] = read_rule_table(self.pak(self.game_pak).read(inner),
-                                                f"{self.game_pak}+{inner}")
+            self._rules[name] = read_rule_table(
+                self.pak(self.game_pak).read(inner), f"{self.game_pak}+{inner}"
+            )
         return self._rules[name]
 
     def message_table(self, name: str) -> MessageTable | None:
         if name not in self._msgs:
             inner = message_table_path(name)
             arc = self.pak(self.game_pak)
-            self._msgs[name] = (read_message_table(arc.read(inner), f"{self.game_pak}+{inner}")
-                                if inner in arc else None)
+            self._msgs[name] = (
+                read_message_table(arc.read(inner), f"{self.game_pak}+{inner}") if inner in arc else None
+            )
         return self._msgs[name]
 
     def unit_message_set(self, stage: str) -> UnitMessageSet:

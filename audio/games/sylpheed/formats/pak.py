@@ -14,6 +14,7 @@ ignore (our writer stores the zlib stream length there), then a zlib stream (raw
 from byte 12). Entries are keyed by :func:`~audio.games.sylpheed.formats.hashes.name_hash` of the inner
 path; install paths are written ``pak+inner`` (``dat\\tables.pak+eng\\sounds.tbl``).
 """
+
 from __future__ import annotations
 
 import struct
@@ -26,8 +27,17 @@ from audio.core.binary import Reader, align
 from audio.core.errors import FormatError
 from audio.games.sylpheed.formats.hashes import name_hash
 
-__all__ = ["PakEntry", "PakArchive", "build_pak", "write_pak", "inflate_z1", "deflate_z1",
-           "split_install_path", "read_install_path", "MAX_INFLATED"]
+__all__ = [
+    "PakEntry",
+    "PakArchive",
+    "build_pak",
+    "write_pak",
+    "inflate_z1",
+    "deflate_z1",
+    "split_install_path",
+    "read_install_path",
+    "MAX_INFLATED",
+]
 
 ALIGNMENT = 0x800
 PART_SIZE = 0x10000000
@@ -99,14 +109,15 @@ class PakArchive:
             if eid == 0:
                 break
             if entries and eid <= entries[-1].id:
-                raise FormatError(path, off, f"TOC ids sorted ascending (after 0x{entries[-1].id:08X})",
-                                  f"0x{eid:08X}")
+                raise FormatError(
+                    path, off, f"TOC ids sorted ascending (after 0x{entries[-1].id:08X})", f"0x{eid:08X}"
+                )
             entries.append(PakEntry(eid, loc >> 28, loc & 0x0FFFFFFF, size))
         self.entries: tuple[PakEntry, ...] = tuple(entries)
         self._by_id = {e.id: e for e in entries}
 
     @classmethod
-    def open(cls, pak_path: str | Path) -> "PakArchive":
+    def open(cls, pak_path: str | Path) -> PakArchive:
         """Open ``X.pak`` and its sibling parts ``X.p00``, ``X.p01``... from disk."""
         p = Path(pak_path)
         try:
@@ -141,7 +152,7 @@ class PakArchive:
         if e.part >= len(self.parts):
             raise FormatError(where, None, f"part file {e.part} (have {len(self.parts)})")
         Reader(self.parts[e.part], where).need(e.offset, e.size, f"entry 0x{e.id:08X}")
-        return bytes(self.parts[e.part][e.offset:e.offset + e.size])
+        return bytes(self.parts[e.part][e.offset : e.offset + e.size])
 
     def read(self, key: int | str) -> bytes:
         """The (inflated) bytes of ``key``."""
@@ -149,8 +160,12 @@ class PakArchive:
         return inflate_z1(self.stored(key), f"{self.path}+{name}")
 
 
-def build_pak(entries: Mapping[str | int, bytes], *, compress: bool | Iterable[str | int] = True,
-              part_size: int = PART_SIZE) -> tuple[bytes, list[bytes]]:
+def build_pak(
+    entries: Mapping[str | int, bytes],
+    *,
+    compress: bool | Iterable[str | int] = True,
+    part_size: int = PART_SIZE,
+) -> tuple[bytes, list[bytes]]:
     """Build an archive: ``(toc_bytes, [part bytes...])``.
 
     ``entries`` maps inner paths (hashed) or ids to data; ``compress`` is True (all),
@@ -183,8 +198,9 @@ def build_pak(entries: Mapping[str | int, bytes], *, compress: bool | Iterable[s
     return bytes(toc), [bytes(p) for p in parts]
 
 
-def write_pak(pak_path: str | Path, entries: Mapping[str | int, bytes], *,
-              compress: bool | Iterable[str | int] = True) -> list[Path]:
+def write_pak(
+    pak_path: str | Path, entries: Mapping[str | int, bytes], *, compress: bool | Iterable[str | int] = True
+) -> list[Path]:
     """Write ``X.pak`` and its parts; returns the files written."""
     p = Path(pak_path)
     p.parent.mkdir(parents=True, exist_ok=True)
@@ -206,8 +222,7 @@ def split_install_path(path: str) -> tuple[str, str]:
     return pak, inner
 
 
-def read_install_path(root: str | Path, path: str,
-                      cache: dict[str, PakArchive] | None = None) -> bytes:
+def read_install_path(root: str | Path, path: str, cache: dict[str, PakArchive] | None = None) -> bytes:
     """Read ``pak+inner`` below the install ``root`` (pak path relative, backslashes allowed)."""
     pak, inner = split_install_path(path)
     arc = None if cache is None else cache.get(pak.lower())

@@ -13,6 +13,7 @@
 These readers keep the disc's values (seconds, strings); :mod:`audio.games.sylpheed.chatter.rules` is the
 game's loader that turns them into runtime rule objects.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,13 +22,35 @@ from audio.core.errors import FormatError
 from audio.games.sylpheed.formats.table import Table, make_record, read_table, write_table
 from audio.games.sylpheed.formats.unitgroup import parse_int
 
-__all__ = ["RULE_FIELDS", "PAGE_FIELDS", "EventRecord", "RuleTable", "MessagePage", "Message",
-           "MessageTable", "Crew", "UnitMessageSet", "read_rule_table", "write_rule_table",
-           "read_message_table", "write_message_table", "read_unit_message_set",
-           "write_unit_message_set", "rule_table_path", "message_table_path"]
+__all__ = [
+    "RULE_FIELDS",
+    "PAGE_FIELDS",
+    "EventRecord",
+    "RuleTable",
+    "MessagePage",
+    "Message",
+    "MessageTable",
+    "Crew",
+    "UnitMessageSet",
+    "read_rule_table",
+    "write_rule_table",
+    "read_message_table",
+    "write_message_table",
+    "read_unit_message_set",
+    "write_unit_message_set",
+    "rule_table_path",
+    "message_table_path",
+]
 
-RULE_FIELDS = ("EffectiveTime", "Interval", "Priority", "Probability", "MessageCount",
-               "IntervalFluctuation", "Pattern")
+RULE_FIELDS = (
+    "EffectiveTime",
+    "Interval",
+    "Priority",
+    "Probability",
+    "MessageCount",
+    "IntervalFluctuation",
+    "Pattern",
+)
 PAGE_FIELDS = 9
 
 
@@ -55,8 +78,8 @@ class EventRecord:
     message_count: int
     interval_fluctuation: int
     pattern: str
-    lines: tuple[tuple[str, bool], ...]     # (message id, Yes?)
-    positional_count: int = -1               # -1: 2 * len(lines) (a written record)
+    lines: tuple[tuple[str, bool], ...]  # (message id, Yes?)
+    positional_count: int = -1  # -1: 2 * len(lines) (a written record)
 
     @property
     def pairs_ok(self) -> bool:
@@ -101,9 +124,20 @@ def read_rule_table(data: bytes, path: str = "PresetMessage.tbl") -> RuleTable:
         nums = {k: parse_int(named[k], where, k) for k in RULE_FIELDS if k != "Pattern"}
         pos = rec.positional
         lines = tuple((pos[i], pos[i + 1] == "Yes") for i in range(0, len(pos) - 1, 2))
-        events.append(EventRecord(rec.name, nums["EffectiveTime"], nums["Interval"], nums["Priority"],
-                                  nums["Probability"], nums["MessageCount"],
-                                  nums["IntervalFluctuation"], named["Pattern"], lines, len(pos)))
+        events.append(
+            EventRecord(
+                rec.name,
+                nums["EffectiveTime"],
+                nums["Interval"],
+                nums["Priority"],
+                nums["Probability"],
+                nums["MessageCount"],
+                nums["IntervalFluctuation"],
+                named["Pattern"],
+                lines,
+                len(pos),
+            )
+        )
     name = path.replace("/", "\\").rsplit("\\", 1)[-1].removesuffix(".tbl").split("+")[-1]
     return RuleTable(name, tuple(events), speakers, roster_name)
 
@@ -112,9 +146,15 @@ def write_rule_table(rt: RuleTable) -> bytes:
     """Write a rule table: event records in order, then the speaker roster."""
     recs = []
     for e in rt.events:
-        named = [("EffectiveTime", e.effective_time), ("Interval", e.interval), ("Priority", e.priority),
-                 ("Probability", e.probability), ("MessageCount", e.message_count),
-                 ("IntervalFluctuation", e.interval_fluctuation), ("Pattern", e.pattern)]
+        named = [
+            ("EffectiveTime", e.effective_time),
+            ("Interval", e.interval),
+            ("Priority", e.priority),
+            ("Probability", e.probability),
+            ("MessageCount", e.message_count),
+            ("IntervalFluctuation", e.interval_fluctuation),
+            ("Pattern", e.pattern),
+        ]
         pos = [v for mid, yes in e.lines for v in (mid, "Yes" if yes else "No")]
         recs.append(make_record(e.event, [(k, str(v)) for k, v in named], pos))
     recs.append(make_record(rt.roster_name, [(s, "") for s in rt.speakers]))
@@ -176,8 +216,14 @@ def read_message_table(data: bytes, path: str = "PresetMessage_msg.tbl") -> Mess
         pos = rec.positional
         if pages < 0 or len(pos) < PAGE_FIELDS * pages:
             raise FormatError(where, None, f"{pages} pages of {PAGE_FIELDS} positional fields", len(pos))
-        msgs.append(Message(rec.name, named["ID"], tuple(
-            MessagePage(tuple(pos[PAGE_FIELDS * i:PAGE_FIELDS * (i + 1)])) for i in range(pages)), len(pos)))
+        msgs.append(
+            Message(
+                rec.name,
+                named["ID"],
+                tuple(MessagePage(tuple(pos[PAGE_FIELDS * i : PAGE_FIELDS * (i + 1)])) for i in range(pages)),
+                len(pos),
+            )
+        )
     name = path.replace("/", "\\").rsplit("\\", 1)[-1].removesuffix(".tbl").split("+")[-1]
     return MessageTable(name, generic, tuple(msgs))
 
@@ -235,7 +281,12 @@ def read_unit_message_set(data: bytes, path: str = "UnitMessageSet.tbl") -> Unit
 
 
 def write_unit_message_set(ums: UnitMessageSet) -> bytes:
-    recs = [make_record(c.name, [("CrewCount", str(c.crew_count))]
-                        + [(f"PresetMessage_Phase{i + 1}", p) for i, p in enumerate(c.phases)])
-            for c in ums.crews]
+    recs = [
+        make_record(
+            c.name,
+            [("CrewCount", str(c.crew_count))]
+            + [(f"PresetMessage_Phase{i + 1}", p) for i, p in enumerate(c.phases)],
+        )
+        for c in ums.crews
+    ]
     return write_table(Table(tuple(recs)))

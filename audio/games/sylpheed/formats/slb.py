@@ -18,6 +18,7 @@ reported as seen but not decoded. The :class:`ProbeReport` lists what was found 
 what was rejected and why, and the byte ranges nothing accounted for. Decoding goes
 through the codec layer (:mod:`audio.codecs`); this module parses no audio itself.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -34,8 +35,12 @@ SCAN_WINDOW = 0x10000
 """Bytes scanned for an embedded magic (4-byte steps)."""
 _BANK_MAGICS = (b"DNBW", b"WBND")
 _RIFF_MAGICS = (b"RIFF", b"RIFX")
-_OTHER_MAGICS = {b"SDBK": "XACT sound bank (LE)", b"KBDS": "XACT sound bank (BE)",
-                 b"XGSF": "XACT global settings (LE)", b"FSGX": "XACT global settings (BE)"}
+_OTHER_MAGICS = {
+    b"SDBK": "XACT sound bank (LE)",
+    b"KBDS": "XACT sound bank (BE)",
+    b"XGSF": "XACT global settings (LE)",
+    b"FSGX": "XACT global settings (BE)",
+}
 
 
 @dataclass(frozen=True)
@@ -70,21 +75,29 @@ class ProbeReport:
 
     def summary(self) -> str:
         """One line: the size and what was found (for listing many banks)."""
-        found = [f"{f.kind} {f.magic!r}".replace(" ''", "")
-                 + (f" v{f.version}" if f.version is not None else "")
-                 + f", {f.entries} entr{'y' if f.entries == 1 else 'ies'}"
-                 + (f" {'/'.join(f.codecs)}" if f.codecs else "") for f in self.findings]
+        found = [
+            f"{f.kind} {f.magic!r}".replace(" ''", "")
+            + (f" v{f.version}" if f.version is not None else "")
+            + f", {f.entries} entr{'y' if f.entries == 1 else 'ies'}"
+            + (f" {'/'.join(f.codecs)}" if f.codecs else "")
+            for f in self.findings
+        ]
         extra = sum(b - a for a, b in self.unrecognised)
-        return (f"{self.size} bytes: " + ("; ".join(found) or "no decodable audio recognised")
-                + (f"; {extra} bytes unrecognised" if extra else ""))
+        return (
+            f"{self.size} bytes: "
+            + ("; ".join(found) or "no decodable audio recognised")
+            + (f"; {extra} bytes unrecognised" if extra else "")
+        )
 
     def text(self) -> str:
         lines = [f"{self.path}: {self.size} bytes"]
         for f in self.findings:
             v = f" v{f.version}" if f.version is not None else ""
-            lines.append(f"  {f.kind} {f.magic!r}{v} at 0x{f.offset:X}..0x{f.end:X}: {f.entries} entries"
-                         + (f", codecs {', '.join(f.codecs)}" if f.codecs else "")
-                         + (f" ({f.detail})" if f.detail else ""))
+            lines.append(
+                f"  {f.kind} {f.magic!r}{v} at 0x{f.offset:X}..0x{f.end:X}: {f.entries} entries"
+                + (f", codecs {', '.join(f.codecs)}" if f.codecs else "")
+                + (f" ({f.detail})" if f.detail else "")
+            )
         for r in self.rejected:
             lines.append(f"  rejected: {r}")
         for a, b in self.unrecognised:
@@ -98,19 +111,34 @@ def _bank_finding(data: bytes, path: str, off: int) -> tuple[SlbFinding, xwb.Wav
     bank = xwb.read_wavebank(data, path, off)
     end = max([e.data_offset + e.data_size for e in bank.entries] + [off + 0x34])
     codecs = tuple(sorted({f"{e.codec}/{e.channels}ch/{e.sample_rate}Hz" for e in bank.entries}))
-    return SlbFinding("xwb", off, end, bank.data[off:off + 4].decode("latin-1"), bank.version,
-                      len(bank.entries), codecs,
-                      f"{'big' if bank.big_endian else 'little'}-endian, name {bank.name!r}"), bank
+    return SlbFinding(
+        "xwb",
+        off,
+        end,
+        bank.data[off : off + 4].decode("latin-1"),
+        bank.version,
+        len(bank.entries),
+        codecs,
+        f"{'big' if bank.big_endian else 'little'}-endian, name {bank.name!r}",
+    ), bank
 
 
 def _riff_finding(data: bytes, path: str, off: int) -> SlbFinding:
     w = riff.read_riff(data, path, off)
     if w.format_tag not in (riff.TAG_PCM, riff.TAG_MSADPCM, riff.TAG_XMA1, riff.TAG_XMA2):
         raise UnsupportedError(path, off, "a RIFF wave with PCM, MS-ADPCM or XMA", f"tag {w.format_tag:#06x}")
-    codec = {riff.TAG_PCM: "pcm", riff.TAG_MSADPCM: "msadpcm", riff.TAG_XMA1: "xma1",
-             riff.TAG_XMA2: "xma2"}[w.format_tag]
-    return SlbFinding("riff", off, w.data_offset + w.data_size, data[off:off + 4].decode("latin-1"), None, 1,
-                      (f"{codec}/{w.channels}ch/{w.sample_rate}Hz",))
+    codec = {riff.TAG_PCM: "pcm", riff.TAG_MSADPCM: "msadpcm", riff.TAG_XMA1: "xma1", riff.TAG_XMA2: "xma2"}[
+        w.format_tag
+    ]
+    return SlbFinding(
+        "riff",
+        off,
+        w.data_offset + w.data_size,
+        data[off : off + 4].decode("latin-1"),
+        None,
+        1,
+        (f"{codec}/{w.channels}ch/{w.sample_rate}Hz",),
+    )
 
 
 def _raw_xma(data: bytes, path: str) -> SlbFinding:
@@ -121,17 +149,25 @@ def _raw_xma(data: bytes, path: str) -> SlbFinding:
     if first.frame_count == 0:
         raise FormatError(path, 0, "a first XMA packet that starts a frame", first)
     bit = 32 + first.first_frame_bit_offset
-    word = int.from_bytes(data[bit // 8:bit // 8 + 3], "big")
+    word = int.from_bytes(data[bit // 8 : bit // 8 + 3], "big")
     length = (word >> (9 - bit % 8)) & 0x7FFF
     if length in (0, 0x7FFF) or length > XMA_PACKET_SIZE * 8 * 16:
         raise FormatError(path, bit // 8, "a plausible first XMA frame length (bits)", length)
     for k in range(1, n):
-        pkt = data[k * XMA_PACKET_SIZE:(k + 1) * XMA_PACKET_SIZE]
+        pkt = data[k * XMA_PACKET_SIZE : (k + 1) * XMA_PACKET_SIZE]
         if pkt == b"\xff" * XMA_PACKET_SIZE:
             continue
         parse_xma2_packet_header(pkt, path, k * XMA_PACKET_SIZE)
-    return SlbFinding("xma", 0, n * XMA_PACKET_SIZE, "", None, 1, ("xma2/?ch/?Hz",),
-                      f"{n} packets; the rate and channel count are not stored")
+    return SlbFinding(
+        "xma",
+        0,
+        n * XMA_PACKET_SIZE,
+        "",
+        None,
+        1,
+        ("xma2/?ch/?Hz",),
+        f"{n} packets; the rate and channel count are not stored",
+    )
 
 
 def _scan(data: bytes, magics: tuple[bytes, ...], window: int) -> list[int]:
@@ -156,19 +192,29 @@ def probe_slb(data: bytes, path: str = "<slb>", window: int = SCAN_WINDOW) -> Pr
         try:
             findings.append(_bank_finding(data, path, off)[0])
         except FormatError as exc:
-            rejected.append(f"{data[off:off + 4]!r} at 0x{off:X}: {exc}")
+            rejected.append(f"{data[off : off + 4]!r} at 0x{off:X}: {exc}")
     for off in _scan(data, _RIFF_MAGICS, window):
         if any(f.offset <= off < f.end for f in findings):
             continue
         try:
             findings.append(_riff_finding(data, path, off))
         except FormatError as exc:
-            rejected.append(f"{data[off:off + 4]!r} at 0x{off:X}: {exc}")
+            rejected.append(f"{data[off : off + 4]!r} at 0x{off:X}: {exc}")
     for off in _scan(data, tuple(_OTHER_MAGICS), window):
         if not any(f.offset <= off < f.end for f in findings):
-            m = data[off:off + 4]
-            findings.append(SlbFinding("xact", off, off + 4, m.decode("latin-1"), None, 0, (),
-                                       f"{_OTHER_MAGICS[m]}: recognised, not decoded"))
+            m = data[off : off + 4]
+            findings.append(
+                SlbFinding(
+                    "xact",
+                    off,
+                    off + 4,
+                    m.decode("latin-1"),
+                    None,
+                    0,
+                    (),
+                    f"{_OTHER_MAGICS[m]}: recognised, not decoded",
+                )
+            )
     if not any(f.decodable for f in findings):
         try:
             findings.append(_raw_xma(data, path))
@@ -178,14 +224,15 @@ def probe_slb(data: bytes, path: str = "<slb>", window: int = SCAN_WINDOW) -> Pr
     gaps: list[tuple[int, int]] = []
     pos = 0
     for start, end in [(f.offset, f.end) for f in findings] + [(len(data), len(data))]:
-        if start > pos and data[pos:start].strip(b"\0\xff"):      # padding is not reported
+        if start > pos and data[pos:start].strip(b"\0\xff"):  # padding is not reported
             gaps.append((pos, start))
         pos = max(pos, end)
     return ProbeReport(path, len(data), tuple(findings), tuple(rejected), tuple(gaps))
 
 
-def decode_slb(data: bytes, path: str = "<slb>", entry: int = 0, *, raw_rate: int | None = None,
-               raw_channels: int = 1) -> tuple[np.ndarray, int]:
+def decode_slb(
+    data: bytes, path: str = "<slb>", entry: int = 0, *, raw_rate: int | None = None, raw_channels: int = 1
+) -> tuple[np.ndarray, int]:
     """Decode entry ``entry`` of the first decodable structure: float32 ``(frames, channels)``, Hz.
 
     Raw XMA packets carry no rate: pass ``raw_rate`` (Hz) to decode them.
@@ -205,6 +252,6 @@ def decode_slb(data: bytes, path: str = "<slb>", entry: int = 0, *, raw_rate: in
         if f.kind == "xma":
             if raw_rate is None:
                 raise UnsupportedError(path, 0, "a sample rate for raw XMA packets (raw_rate)")
-            out = decode_xma(split_packets(data[:f.end], 0, path=path), raw_rate, raw_channels, path=path)
+            out = decode_xma(split_packets(data[: f.end], 0, path=path), raw_rate, raw_channels, path=path)
             return out, raw_rate
     raise UnsupportedError(path, 0, "a recognised .slb layout", rep.text())

@@ -12,6 +12,7 @@ positional (a record's payload); named fields store their own name, so the table
 self-describing and :meth:`Table.hash_report` can check :func:`~audio.games.sylpheed.formats.hashes.tag_hash`
 against it. All values are text.
 """
+
 from __future__ import annotations
 
 import struct
@@ -21,8 +22,16 @@ from audio.core.binary import Reader
 from audio.core.errors import FormatError
 from audio.games.sylpheed.formats.hashes import tag_hash
 
-__all__ = ["Field", "Record", "Table", "HashMismatch", "HashReport", "read_table", "write_table",
-           "make_record"]
+__all__ = [
+    "Field",
+    "Record",
+    "Table",
+    "HashMismatch",
+    "HashReport",
+    "read_table",
+    "write_table",
+    "make_record",
+]
 
 NO_STRING = 0xFFFFFFFF
 
@@ -67,7 +76,7 @@ class HashMismatch:
     """A stored key that is not ``tag_hash`` of the name stored beside it."""
 
     record: str
-    field: str | None        # None: the record key itself
+    field: str | None  # None: the record key itself
     stored: int
     computed: int
 
@@ -131,9 +140,15 @@ class Table:
         return HashReport(n, tuple(fm), len(self.records), tuple(rm))
 
 
-def make_record(name: str, named: list[tuple[str, str]] | None = None,
-                positional: list[str] | None = None, *, key: int | None = None,
-                positional_first: bool = False, wide: bool = False) -> Record:
+def make_record(
+    name: str,
+    named: list[tuple[str, str]] | None = None,
+    positional: list[str] | None = None,
+    *,
+    key: int | None = None,
+    positional_first: bool = False,
+    wide: bool = False,
+) -> Record:
     """Build a record with hashed keys: named fields then positional ones (or the reverse)."""
     nf = [Field(tag_hash(k, wide), k, str(v)) for k, v in (named or [])]
     pf = [Field(0, None, str(v)) for v in (positional or [])]
@@ -146,7 +161,7 @@ class _Pool:
         self.r, self.base, self.wide = r, base, wide
         self.unit = 2 if wide else 1
         self.size = units * self.unit
-        self.data = bytes(r.data[base:base + self.size])
+        self.data = bytes(r.data[base : base + self.size])
         self.cache: dict[int, str] = {}
 
     def string(self, ptr: int, where: int, what: str) -> str | None:
@@ -156,8 +171,12 @@ class _Pool:
             return self.cache[ptr]
         start = ptr * self.unit
         if start >= self.size:
-            raise FormatError(self.r.path, where, f"{what} pointer inside the string pool "
-                                                  f"({self.size // self.unit} units)", ptr)
+            raise FormatError(
+                self.r.path,
+                where,
+                f"{what} pointer inside the string pool ({self.size // self.unit} units)",
+                ptr,
+            )
         if self.wide:
             end = start
             while True:
@@ -173,8 +192,9 @@ class _Pool:
         try:
             s = raw.decode("utf-16-be" if self.wide else "cp932")
         except UnicodeDecodeError as exc:
-            raise FormatError(self.r.path, self.base + start,
-                              f"{what} in {'UTF-16BE' if self.wide else 'CP932'}", str(exc)) from None
+            raise FormatError(
+                self.r.path, self.base + start, f"{what} in {'UTF-16BE' if self.wide else 'CP932'}", str(exc)
+            ) from None
         self.cache[ptr] = s
         return s
 
@@ -237,5 +257,6 @@ def write_table(table: Table) -> bytes:
             flds += struct.pack(">III", f.tag & 0xFFFFFFFF, ptr(f.name), ptr(f.value))
         nfields += len(r.fields)
     head = (b"IXUD" if wide else b"IDXD") + struct.pack(">I", len(table.records))
-    return bytes(head + recs + struct.pack(">I", nfields) + flds
-                 + struct.pack(">I", len(pool) // unit) + pool)
+    return bytes(
+        head + recs + struct.pack(">I", nfields) + flds + struct.pack(">I", len(pool) // unit) + pool
+    )

@@ -12,13 +12,14 @@ Roster entries are read in either orientation: a field whose value is a number
 to the value; otherwise the field's tag is the key. Our writer stores
 ``name = squadron id, value = "0x<key>"`` (the disc's exact orientation is not public).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from audio.core.errors import FormatError
-from audio.games.sylpheed.formats.table import Field, Record, Table, make_record, read_table, write_table
 from audio.games.sylpheed.formats.hashes import tag_hash
+from audio.games.sylpheed.formats.table import Field, Record, Table, make_record, read_table, write_table
 
 __all__ = ["Member", "Squadron", "UnitGroup", "read_unit_group", "write_unit_group", "parse_int"]
 
@@ -68,7 +69,7 @@ class Squadron:
 class UnitGroup:
     squadrons: tuple[Squadron, ...]
     roster_name: str
-    roster: tuple[tuple[int, str], ...]        # (record key, squadron id) as the roster says
+    roster: tuple[tuple[int, str], ...]  # (record key, squadron id) as the roster says
 
     def width_failures(self) -> list[str]:
         return [s.id for s in self.squadrons if not s.width_ok]
@@ -108,10 +109,21 @@ def _squadron(rec: Record, path: str) -> Squadron:
     pos = rec.positional
     if count < 0 or len(pos) < 4 * count:
         raise FormatError(where, None, f"{count} member tuples of 4 positional fields", len(pos))
-    members = tuple(Member(pos[4 * i], pos[4 * i + 1], parse_int(pos[4 * i + 2], where, "member n"),
-                           pos[4 * i + 3]) for i in range(count))
-    return Squadron(rec.name, rec.key, count, named["SideID"], named["AIID"], named["FormationID"],
-                    named["DisableInterval"] == "Yes", members, len(rec.fields))
+    members = tuple(
+        Member(pos[4 * i], pos[4 * i + 1], parse_int(pos[4 * i + 2], where, "member n"), pos[4 * i + 3])
+        for i in range(count)
+    )
+    return Squadron(
+        rec.name,
+        rec.key,
+        count,
+        named["SideID"],
+        named["AIID"],
+        named["FormationID"],
+        named["DisableInterval"] == "Yes",
+        members,
+        len(rec.fields),
+    )
 
 
 def read_unit_group(data: bytes, path: str = "UnitGroup.tbl") -> UnitGroup:
@@ -124,16 +136,25 @@ def read_unit_group(data: bytes, path: str = "UnitGroup.tbl") -> UnitGroup:
     return UnitGroup(squads, rosters[0].name, tuple(_roster_entry(f) for f in rosters[0].fields))
 
 
-def write_unit_group(squadrons: list[Squadron], roster_name: str = "Enumerate_Squadrons",
-                     roster_at: int | None = None) -> bytes:
+def write_unit_group(
+    squadrons: list[Squadron], roster_name: str = "Enumerate_Squadrons", roster_at: int | None = None
+) -> bytes:
     """Write a UnitGroup table; the roster goes last unless ``roster_at`` is an index."""
     recs = []
     for s in squadrons:
         pos = [v for m in s.members for v in (m.unit, m.message_set, str(m.n), m.identity)]
-        named = [("Count", str(len(s.members))), ("SideID", s.side), ("AIID", s.ai),
-                 ("FormationID", s.formation), ("DisableInterval", "Yes" if s.disable_interval else "No")]
+        named = [
+            ("Count", str(len(s.members))),
+            ("SideID", s.side),
+            ("AIID", s.ai),
+            ("FormationID", s.formation),
+            ("DisableInterval", "Yes" if s.disable_interval else "No"),
+        ]
         recs.append(make_record(s.id, named, pos, key=s.key, positional_first=True))
-    roster = Record(tag_hash(roster_name), roster_name,
-                    tuple(Field(tag_hash(s.id), s.id, f"0x{s.key:08X}") for s in squadrons))
+    roster = Record(
+        tag_hash(roster_name),
+        roster_name,
+        tuple(Field(tag_hash(s.id), s.id, f"0x{s.key:08X}") for s in squadrons),
+    )
     recs.insert(len(recs) if roster_at is None else roster_at, roster)
     return write_table(Table(tuple(recs)))
