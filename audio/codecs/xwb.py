@@ -132,6 +132,82 @@ class WaveBank:
         return bool(self.flags & FLAG_COMPACT)
 
 
+def _segments(r: Reader, data: bytes, b: int, seg_at: int, path: str) -> list[tuple[int, int]]:
+    """The five segments as (absolute offset, size), each checked to lie inside the data."""
+    segs = []
+    for k in range(5):
+        off, size = r.u32(seg_at + 8 * k, "segment offset"), r.u32(seg_at + 8 * k + 4, "segment size")
+        if size and b + off + size > len(data):
+            raise FormatError(
+                path,
+                seg_at + 8 * k,
+                f"segment {k} inside the data",
+                f"{off:#x}+{size:#x} past {len(data) - b:#x}",
+            )
+        segs.append((b + off, size))
+    return segs
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where and how a bank's entry records are laid out."""
+
+    meta_at: int
+    entry_size: int
+    count: int
+    compact: bool
+    compact_format: int
+    alignment: int
+    wave_at: int
+    wave_size: int
+    version: int
+    xma1_max_version: int
+
+
+def _read_entry(r: Reader, lay: _Layout, i: int, name: str | None, seek: tuple[int, ...], path: str) -> WaveEntry:
+    """Entry ``i``: its format, loop and wave-data slice, checked against the wave segment."""
+    eo = lay.meta_at + i * lay.entry_size
+    if lay.compact:
+        word = r.u32(eo, "compact entry")
+        start = (word & 0x1FFFFF) * lay.alignment
+        if i + 1 < lay.count:
+            end = (r.u32(eo + 4, "next compact entry") & 0x1FFFFF) * lay.alignment
+        else:
+            end = lay.wave_size
+        size = end - start - (word >> 21)
+        fmt, flags_duration, loop = lay.compact_format, 0, (0, 0)
+    else:
+        flags_duration, fmt, start, size = (r.u32(eo + 4 * k, "entry field") for k in range(4))
+        loop = (r.u32(eo + 16, "loop start"), r.u32(eo + 20, "loop length"))
+    if size < 0 or start + size > lay.wave_size:
+        raise FormatError(
+            path, eo, f"wave data inside the {lay.wave_size}-byte wave segment", f"{start:#x}+{size:#x}"
+        )
+    tag, channels, rate, block_align, bits = unpack_miniwaveformat(fmt, lay.version)
+    if not 1 <= channels <= 7 or not 1 <= rate <= 200_000:
+        raise FormatError(
+            path, eo + (0 if lay.compact else 4), "1..7 channels and a 1..200000 Hz rate", (channels, rate)
+        )
+    return WaveEntry(
+        index=i,
+        codec=_codec_of(tag, lay.version, lay.xma1_max_version),
+        tag=tag,
+        channels=channels,
+        sample_rate=rate,
+        block_align=block_align,
+        bits_flag=bits,
+        flags=flags_duration & 0xF,
+        num_samples=flags_duration >> 4,
+        loop_start=loop[0],
+        loop_length=loop[1],
+        loop_in_samples=lay.version >= 39,
+        data_offset=lay.wave_at + start,
+        data_size=size,
+        name=name,
+        seek_table=seek,
+    )
+
+
 def read_wavebank(
     data: bytes | memoryview, path: str = "<buffer>", base_offset: int = 0, *, xma1_max_version: int = 38
 ) -> WaveBank:
@@ -153,17 +229,7 @@ def read_wavebank(
         raise UnsupportedError(path, b + 4, f"wave bank version {MIN_VERSION}..{MAX_VERSION}", version)
     header_version = r.u32(b + 8, "wave bank header version") if version >= 42 else None
     seg_at = b + (0x0C if version >= 42 else 0x08)
-    segs = []
-    for k in range(5):
-        off, size = r.u32(seg_at + 8 * k, "segment offset"), r.u32(seg_at + 8 * k + 4, "segment size")
-        if size and b + off + size > len(data):
-            raise FormatError(
-                path,
-                seg_at + 8 * k,
-                f"segment {k} inside the data",
-                f"{off:#x}+{size:#x} past {len(data) - b:#x}",
-            )
-        segs.append((b + off, size))
+    segs = _segments(r, data, b, seg_at, path)
     bank_seg, meta_seg = segs[0], segs[1]
     names_seg, extra_seg = (segs[2], segs[3]) if version <= 38 else (segs[3], segs[2])
     wave_at, wave_size = segs[4]
@@ -188,50 +254,19 @@ def read_wavebank(
         raise FormatError(path, bo + 0x50, "a compact-bank alignment of 1..2048 bytes", alignment)
     names = _read_names(r, names_seg, name_size, count)
     seeks = _read_seek_tables(r, extra_seg, count) if version >= 39 else [()] * count
-    entries = []
-    for i in range(count):
-        eo = meta_seg[0] + i * entry_size
-        if compact:
-            word = r.u32(eo, "compact entry")
-            start = (word & 0x1FFFFF) * alignment
-            if i + 1 < count:
-                end = (r.u32(eo + 4, "next compact entry") & 0x1FFFFF) * alignment
-            else:
-                end = wave_size
-            size = end - start - (word >> 21)
-            fmt, flags_duration, loop = compact_format, 0, (0, 0)
-        else:
-            flags_duration, fmt, start, size = (r.u32(eo + 4 * k, "entry field") for k in range(4))
-            loop = (r.u32(eo + 16, "loop start"), r.u32(eo + 20, "loop length"))
-        if size < 0 or start + size > wave_size:
-            raise FormatError(
-                path, eo, f"wave data inside the {wave_size}-byte wave segment", f"{start:#x}+{size:#x}"
-            )
-        tag, channels, rate, block_align, bits = unpack_miniwaveformat(fmt, version)
-        if not 1 <= channels <= 7 or not 1 <= rate <= 200_000:
-            raise FormatError(
-                path, eo + (0 if compact else 4), "1..7 channels and a 1..200000 Hz rate", (channels, rate)
-            )
-        entries.append(
-            WaveEntry(
-                index=i,
-                codec=_codec_of(tag, version, xma1_max_version),
-                tag=tag,
-                channels=channels,
-                sample_rate=rate,
-                block_align=block_align,
-                bits_flag=bits,
-                flags=flags_duration & 0xF,
-                num_samples=flags_duration >> 4,
-                loop_start=loop[0],
-                loop_length=loop[1],
-                loop_in_samples=version >= 39,
-                data_offset=wave_at + start,
-                data_size=size,
-                name=names[i],
-                seek_table=seeks[i],
-            )
-        )
+    layout = _Layout(
+        meta_seg[0],
+        entry_size,
+        count,
+        compact,
+        compact_format,
+        alignment,
+        wave_at,
+        wave_size,
+        version,
+        xma1_max_version,
+    )
+    entries = [_read_entry(r, layout, i, names[i], seeks[i], path) for i in range(count)]
     return WaveBank(
         path, big, version, header_version, flags, bank_name, alignment, tuple(entries), data, base_offset
     )

@@ -588,7 +588,7 @@ class SkateSection(Struct, kw_only=True):
     manager_rand: Literal["msvc", "awc"] = "msvc"
     manager_seed: Literal["scenario"] | Annotated[int, Meta(ge=0, le=2**32 - 1)] = "scenario"
     library_seed: Literal["scenario", "table"] | Annotated[int, Meta(ge=0)] = "scenario"
-    streams_per_channel: Annotated[int, Meta(ge=1, le=4)] = 2
+    streams_per_channel: Annotated[int, Meta(ge=1, le=16)] = 2
     phone_ring_seconds: Annotated[float, Meta(ge=0.0, le=60.0)] = 1.0
     delay_factor: Annotated[float, Meta(ge=0.0, le=16.0)] = 1.0
     delay_frames: Annotated[int, Meta(ge=1, le=3600)] = 4
