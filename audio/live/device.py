@@ -37,6 +37,7 @@ thread (never in the audio callback); the render thread only appends to a queue.
 
 from __future__ import annotations
 
+import abc
 import collections
 import dataclasses
 import gc
@@ -538,7 +539,7 @@ def write_capture(path: str | Path, header: dict[str, Any], records: list[dict[s
     return path
 
 
-class _Streamer:
+class _Streamer(abc.ABC):
     """A writer thread that calls ``_flush`` every ``flush_s`` seconds and once more at close."""
 
     def __init__(self, name: str, flush_s: float) -> None:
@@ -562,8 +563,9 @@ class _Streamer:
             if self.error is None:
                 self.error = exc
 
-    def _flush(self) -> None:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _flush(self) -> None:
+        """Write what has arrived since the last flush (under the lock)."""
 
     def _finish(self) -> None:
         self._stop.set()
