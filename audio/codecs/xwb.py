@@ -164,7 +164,9 @@ class _Layout:
     xma1_max_version: int
 
 
-def _read_entry(r: Reader, lay: _Layout, i: int, name: str | None, seek: tuple[int, ...], path: str) -> WaveEntry:
+def _read_entry(
+    r: Reader, lay: _Layout, i: int, name: str | None, seek: tuple[int, ...], path: str
+) -> WaveEntry:
     """Entry ``i``: its format, loop and wave-data slice, checked against the wave segment."""
     eo = lay.meta_at + i * lay.entry_size
     if lay.compact:
@@ -412,6 +414,43 @@ def _tag_of(codec: str) -> int:
     return {CODEC_PCM: 0, CODEC_XMA1: 1, CODEC_XMA2: 1, CODEC_MSADPCM: 2, CODEC_XWMA: 3}[codec]
 
 
+def _entry_records(
+    waves: Sequence[NewWave], fmts: list[int], offsets: list[int], e: str, compact: bool, alignment: int
+) -> bytes:
+    """The metadata segment: 4-byte compact entries or 24-byte full ones."""
+    if compact:
+        return b"".join(
+            struct.pack(
+                e + "I", (o // alignment) | ((align(len(w.data), alignment) - len(w.data)) % alignment) << 21
+            )
+            for w, o in zip(waves, offsets)
+        )
+    return b"".join(
+        struct.pack(
+            e + "6I",
+            (w.num_samples << 4 | w.flags & 0xF) & 0xFFFFFFFF,
+            f,
+            o,
+            len(w.data),
+            w.loop_start,
+            w.loop_length,
+        )
+        for w, f, o in zip(waves, fmts, offsets)
+    )
+
+
+def _seek_tables(waves: Sequence[NewWave], e: str) -> bytes:
+    """The XMA seek-table segment: an offset per wave (0xFFFFFFFF for none), then the tables."""
+    idx, body = [], b""
+    for w in waves:
+        if w.seek_table:
+            idx.append(len(body))
+            body += struct.pack(e + f"{len(w.seek_table) + 1}I", len(w.seek_table), *w.seek_table)
+        else:
+            idx.append(0xFFFFFFFF)
+    return struct.pack(e + f"{len(waves)}I", *idx) + body
+
+
 def write_wavebank(
     waves: Sequence[NewWave],
     *,
@@ -448,41 +487,13 @@ def write_wavebank(
     wave_blob = bytearray(cursor)
     for w, o in zip(waves, offsets):
         wave_blob[o : o + len(w.data)] = w.data
-    if compact:
-        meta = b"".join(
-            struct.pack(
-                e + "I", (o // alignment) | ((align(len(w.data), alignment) - len(w.data)) % alignment) << 21
-            )
-            for w, o in zip(waves, offsets)
-        )
-    else:
-        meta = b"".join(
-            struct.pack(
-                e + "6I",
-                (w.num_samples << 4 | w.flags & 0xF) & 0xFFFFFFFF,
-                f,
-                o,
-                len(w.data),
-                w.loop_start,
-                w.loop_length,
-            )
-            for w, f, o in zip(waves, fmts, offsets)
-        )
+    meta = _entry_records(waves, fmts, offsets, e, compact, alignment)
     names = b""
     if any(w.name for w in waves):
         names = b"".join(
             (w.name or "").encode("latin-1")[: _NAME_SIZE - 1].ljust(_NAME_SIZE, b"\0") for w in waves
         )
-    extra = b""
-    if version >= 39 and any(w.seek_table for w in waves):
-        idx, body = [], b""
-        for w in waves:
-            if w.seek_table:
-                idx.append(len(body))
-                body += struct.pack(e + f"{len(w.seek_table) + 1}I", len(w.seek_table), *w.seek_table)
-            else:
-                idx.append(0xFFFFFFFF)
-        extra = struct.pack(e + f"{len(waves)}I", *idx) + body
+    extra = _seek_tables(waves, e) if version >= 39 and any(w.seek_table for w in waves) else b""
     bank_flags = (FLAG_COMPACT if compact else 0) | (FLAG_SEEKTABLES if extra else 0)
     bank = struct.pack(e + "II", bank_flags, len(waves))
     bank += name.encode("latin-1")[:63].ljust(64, b"\0")
