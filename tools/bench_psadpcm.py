@@ -23,7 +23,7 @@ if str(ROOT) not in sys.path:
 
 from audio.codecs import vgmstream
 from audio.codecs.psadpcm import encode_psadpcm
-from audio.games.radiata.formats.vag import decode_vag, encode_vag
+from audio.codecs.vag import decode_vag, encode_vag
 
 
 def best_time(fn: Callable[[], object], repeat: int) -> float:

@@ -20,7 +20,6 @@ the text. The build is reproducible (the same bytes for a given espeak-ng).
 
 from __future__ import annotations
 
-import argparse
 import math
 import shutil
 import sys
@@ -34,10 +33,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from speech_synth import speak
+from speech_synth import builder_main, speak
 
+from audio.codecs.vag import encode_vag
 from audio.games.radiata.formats import rmf
-from audio.games.radiata.formats.vag import encode_vag
 from audio.games.radiata.formats.voicetable import VoiceEntry, write_voicetable
 
 OUT = ROOT / "audio" / "games" / "radiata" / "demo"
@@ -219,19 +218,7 @@ def build(out: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="The output folder is replaced. Needs espeak-ng on PATH.",
-    )
-    ap.add_argument("-o", "--out", type=Path, default=OUT, help=f"output folder (default {OUT})")
-    args = ap.parse_args(argv)
-    files = build(args.out)
-    total = sum(f.stat().st_size for f in files)
-    for f in files:
-        print(f"{f.stat().st_size:>10}  {f.relative_to(args.out)}")
-    print(f"{total:>10}  bytes in {args.out}")
-    return 0
+    return builder_main(__doc__ or "", OUT, build, argv)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ reproducible: the same bytes every run (for a given espeak-ng).
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import sys
 import tempfile
@@ -34,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from speech_synth import speak
+from speech_synth import builder_main, speak
 
 from audio.codecs.xwb import NewWave, write_wavebank
 from audio.games.sylpheed.formats.cues import bank_path, cue_name, write_sounds
@@ -566,19 +565,7 @@ def build(out: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="The output folder is replaced. Needs espeak-ng on PATH.",
-    )
-    ap.add_argument("-o", "--out", type=Path, default=OUT, help=f"output folder (default {OUT})")
-    args = ap.parse_args(argv)
-    files = build(args.out)
-    total = sum(f.stat().st_size for f in files)
-    for f in files:
-        print(f"{f.stat().st_size:>10}  {f.relative_to(args.out)}")
-    print(f"{total:>10}  bytes in {args.out}")
-    return 0
+    return builder_main(__doc__ or "", OUT, build, argv)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@ The builders run once and their output is committed; espeak-ng is needed only to
 
 from __future__ import annotations
 
+import argparse
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -29,3 +31,24 @@ def speak(text: str, espeak_args: list[str], workdir: Path, rate: int) -> np.nda
         x = x[max(0, loud[0] - pad) : loud[-1] + pad]
     g = int(np.gcd(rate, src))
     return resample_poly(x, rate // g, src // g)
+
+
+def builder_main(
+    doc: str, default_out: Path, build: Callable[[Path], list[Path]], argv: list[str] | None = None
+) -> int:
+    """The command line of a demo builder: ``-o/--out FOLDER`` (replaced), then the files written."""
+    ap = argparse.ArgumentParser(
+        description=doc.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="The output folder is replaced. Needs espeak-ng on PATH.",
+    )
+    ap.add_argument(
+        "-o", "--out", type=Path, default=default_out, help=f"output folder (default {default_out})"
+    )
+    args = ap.parse_args(argv)
+    files = build(args.out)
+    total = sum(f.stat().st_size for f in files)
+    for f in files:
+        print(f"{f.stat().st_size:>10}  {f.relative_to(args.out)}")
+    print(f"{total:>10}  bytes in {args.out}")
+    return 0

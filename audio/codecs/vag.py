@@ -14,8 +14,7 @@ HEVAG versions (0x00020001, 0x00030000) are :class:`UnsupportedError`. Decoding 
 :class:`~audio.codecs.psadpcm.PsxSettings` (defaults: what vgmstream decodes).
 
 The container is Sony's SDK format, shared by many PS1/PS2/PS3 games, so it lives with the
-codecs (the fallback decoder reads it without importing a game);
-``audio.games.radiata.formats.vag`` re-exports it for Radiata's voice clips.
+codecs (the fallback decoder and Radiata's voice clips read it without a game importing another).
 """
 
 from __future__ import annotations

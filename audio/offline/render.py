@@ -198,14 +198,14 @@ def _render(
 ) -> RenderResult:
     if outputs.stems:
         eng.tap_buses(outputs.stems)
-    run = _Run(eng, outputs, keep_audio)
-    ok = False
-    try:
-        with terminate_as_interrupt():
+    with terminate_as_interrupt():  # from before the first partial file exists
+        run = _Run(eng, outputs, keep_audio)
+        ok = False
+        try:
             _run(eng, total, run, progress, label)
-        ok = True
-    finally:
-        run.close(ok)
+            ok = True
+        finally:
+            run.close(ok)
     voices = [
         (v.tag, v.slot, v.started_at + eng.voices.start_silence, v.ended_at) for v in eng.voices.history
     ]
@@ -278,7 +278,11 @@ def render_scenario(
         for ev in scn.events:
             eng.bus.post(ev)
         return _render(eng, scn, total, outputs, keep, progress, scn.name, t0)
-    with atomic_path(outputs.capture) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+    with (
+        terminate_as_interrupt(),
+        atomic_path(outputs.capture) as tmp,
+        open(tmp, "w", encoding="utf-8") as fh,
+    ):
         cap = Capture(
             fh,
             {

@@ -16,10 +16,10 @@ from audio.codecs import riff, vgmstream, xwb
 from audio.codecs.fallback import decode_file, decode_file_step
 from audio.codecs.psadpcm import decode_psadpcm_int16, encode_psadpcm
 from audio.codecs.snr import CODEC_XAS1, TYPE_STREAM, SnrHeader
+from audio.codecs.vag import decode_vag, encode_vag
 from audio.codecs.xas1 import encode_xas1
 from audio.codecs.xma import xma2_extradata
 from audio.core.errors import BarkbusError, FormatError, UnsupportedError
-from audio.games.radiata.formats.vag import decode_vag, encode_vag
 
 _ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = (

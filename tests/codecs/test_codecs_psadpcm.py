@@ -24,8 +24,8 @@ from audio.codecs.psadpcm import (
     frame_flags,
     loop_points,
 )
+from audio.codecs.vag import decode_vag, encode_vag, read_vag, write_vag
 from audio.core.errors import BarkbusError, FormatError, UnsupportedError
-from audio.games.radiata.formats.vag import decode_vag, encode_vag, read_vag, write_vag
 
 ROOT = Path(__file__).resolve().parents[2]
 FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])

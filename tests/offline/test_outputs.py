@@ -92,8 +92,8 @@ def test_a_discarded_sink_leaves_nothing_under_the_final_name(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.slow
-def test_a_render_killed_with_sigkill_leaves_no_file_under_the_final_name(tmp_path):
+def _start_long_render(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
+    """A 600 s render in a subprocess, returned once it has started writing its partial file."""
     scn = tmp_path / "long.toml"
     scn.write_text("[scenario]\nduration = 600.0\n[tone]\n")
     out = tmp_path / "long.wav"
@@ -106,6 +106,12 @@ def test_a_render_killed_with_sigkill_leaves_no_file_under_the_final_name(tmp_pa
     deadline = time.time() + 60
     while time.time() < deadline and not any(p.name.startswith(".long.partial") for p in tmp_path.iterdir()):
         time.sleep(0.05)
+    return proc, out
+
+
+@pytest.mark.slow
+def test_a_render_killed_with_sigkill_leaves_no_file_under_the_final_name(tmp_path):
+    proc, out = _start_long_render(tmp_path)
     time.sleep(0.5)
     partial = [p for p in tmp_path.iterdir() if p.name.startswith(".long.partial")]
     proc.send_signal(signal.SIGKILL)
@@ -116,18 +122,7 @@ def test_a_render_killed_with_sigkill_leaves_no_file_under_the_final_name(tmp_pa
 
 @pytest.mark.slow
 def test_a_render_stopped_with_sigterm_removes_its_partial_file(tmp_path):
-    scn = tmp_path / "long.toml"
-    scn.write_text("[scenario]\nduration = 600.0\n[tone]\n")
-    out = tmp_path / "long.wav"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "audio", "render", str(scn), "-o", str(out), "--quiet"],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.time() + 60
-    while time.time() < deadline and not any(p.name.startswith(".long.partial") for p in tmp_path.iterdir()):
-        time.sleep(0.05)
+    proc, _ = _start_long_render(tmp_path)
     os.kill(proc.pid, signal.SIGTERM)
     proc.wait(20)
     assert proc.returncode != 0

@@ -8,9 +8,9 @@ import json
 import numpy as np
 import pytest
 
+from audio.codecs.vag import decode_vag
 from audio.games.radiata.cli import demo_rmf, register
 from audio.games.radiata.formats.rmf import read_rmf
-from audio.games.radiata.formats.vag import decode_vag
 from audio.games.radiata.formats.voicetable import load_voicetable
 from audio.games.radiata.scenario import demo_root
 
