@@ -15,8 +15,13 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from audio import __version__
-from audio.core.errors import BarkbusError, InputError
+# Before NumPy loads: barkbus never needs multi-threaded BLAS, and idle BLAS worker threads
+# spinning on a small machine compete with the render and audio threads.
+for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+from audio import __version__  # noqa: E402
+from audio.core.errors import BarkbusError, InputError  # noqa: E402
 
 __all__ = ["main", "build_parser"]
 
@@ -42,7 +47,7 @@ def _add_render_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--block",
         type=_positive_int,
-        help="engine block in samples (output does not depend on it; default 256)",
+        help="engine block in samples (output does not depend on it; default 1024)",
     )
     p.add_argument("--stems", type=Path, metavar="DIR", help="also write one file per bus into DIR")
     p.add_argument("--log", type=Path, metavar="JSONL", help="write every decision as JSON lines")

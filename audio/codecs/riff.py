@@ -12,8 +12,6 @@ import io
 import struct
 from dataclasses import dataclass, field
 
-import av
-import av.error
 import numpy as np
 
 from audio.codecs.xma import decode_xma, split_packets
@@ -226,6 +224,8 @@ def xma2_fmt(channels: int, sample_rate: int, extension: bytes) -> bytes:
 
 def decode_with_ffmpeg(wav: bytes, path: str = "<buffer>") -> np.ndarray:
     """Decode a RIFF/WAVE buffer with FFmpeg's wav demuxer to float32 ``(frames, channels)``."""
+    import av.error  # PyAV loads on first use
+
     chunks = []
     try:
         with av.open(io.BytesIO(wav), "r", format="wav") as container:

@@ -19,12 +19,14 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import av
-import av.error
 import numpy as np
 
 from audio.core.errors import FormatError
+
+if TYPE_CHECKING:
+    import av
 
 __all__ = [
     "XMA_PACKET_SIZE",
@@ -197,6 +199,8 @@ def split_packets(
 
 
 def _make_context(version: int, sample_rate: int, channels: int, extradata: bytes) -> av.AudioCodecContext:
+    import av  # PyAV (FFmpeg) loads on the first XMA decode, not with the package
+
     ctx = av.CodecContext.create("xma2" if version == 2 else "xma1", "r")
     assert isinstance(ctx, av.AudioCodecContext)
     ctx.sample_rate = sample_rate
@@ -250,6 +254,8 @@ def decode_xma(
     if extradata is None:
         extradata = xma2_extradata(channels) if version == 2 else xma1_extradata(sample_rate, channels)
     ctx = _make_context(version, sample_rate, channels, extradata)
+    import av.error
+
     chunks: list[np.ndarray] = []
     offset = base_offset
     first_offset: int | None = None

@@ -133,6 +133,12 @@ class Engine:
         system.attach(self)
         self._clocked.append(_Clocked(system, FrameClock(system.frame_rate, self.sample_rate), self.now))
 
+    def prepare(self) -> None:
+        """Load the voice graphs the systems declare (a system's optional ``graphs`` attribute,
+        a tuple of graph names) with their submixes, buses and compiled kernels now; see
+        :meth:`audio.dsp.mixer.Mixer.prepare`. Output does not depend on it."""
+        self.mixer.prepare(tuple(g for s in self.systems for g in getattr(s, "graphs", ())))
+
     def reserve(self, samples: int) -> None:
         """Pre-size the sample pool so ``samples`` of source audio fit without growing it while
         playing live (growing copies the pool on the render thread)."""

@@ -51,13 +51,18 @@ class Path3:
 
     keys: list[tuple[float, Vec3]] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self._times = [k[0] for k in self.keys]
+
     def at(self, t: float) -> Vec3:
         ks = self.keys
         if len(ks) == 1 or t <= ks[0][0]:
             return ks[0][1]
         if t >= ks[-1][0]:
             return ks[-1][1]
-        i = bisect_right([k[0] for k in ks], t)
+        if len(self._times) != len(ks):
+            self._times = [k[0] for k in ks]
+        i = bisect_right(self._times, t)
         (t0, p0), (t1, p1) = ks[i - 1], ks[i]
         f = (t - t0) / (t1 - t0) if t1 > t0 else 1.0
         return (p0[0] + (p1[0] - p0[0]) * f, p0[1] + (p1[1] - p0[1]) * f, p0[2] + (p1[2] - p0[2]) * f)
@@ -71,6 +76,7 @@ class World:
         self.listener = Path3([(0.0, (0.0, 0.0, 0.0))])
         self.listener_yaw = 0.0
         self.emitters: dict[str, Path3] = {}
+        self._pose: tuple[int, Path3, float, Vec3, float, float] | None = None
         engine.bus.subscribe(self, [ListenerPose, EmitterMove])
 
     def handle(self, event: Event, bus: EventBus) -> None:
@@ -90,7 +96,13 @@ class World:
         self.listener_yaw = float(yaw_deg)
 
     def set_emitter(self, emitter: str, position: Vec3 = (0.0, 0.0, 0.0), path: Path3 | None = None) -> None:
-        self.emitters[emitter] = path if path is not None else Path3([(0.0, _vec3(position))])
+        if path is None:
+            pos = _vec3(position)
+            old = self.emitters.get(emitter)
+            if old is not None and len(old.keys) == 1 and old.keys[0][1] == pos:
+                return  # already there, held
+            path = Path3([(0.0, pos)])
+        self.emitters[emitter] = path
 
     def position(self, emitter: str) -> Vec3:
         try:
@@ -105,19 +117,31 @@ class World:
 
     def distance(self, emitter: str) -> float:
         """Metres from the listener to ``emitter`` now."""
-        p, l = self.position(emitter), self.listener_position()
-        return math.dist(p, l)
+        return self.polar(emitter)[0]
 
     def azimuth_deg(self, emitter: str) -> float:
         """Angle of ``emitter`` from the listener's facing, -180..180, + = left."""
-        p, l = self.position(emitter), self.listener_position()
+        return self.polar(emitter)[1]
+
+    def polar(self, emitter: str) -> tuple[float, float]:
+        """``(metres, azimuth degrees)`` of ``emitter`` from the listener now (see
+        :meth:`distance` and :meth:`azimuth_deg`)."""
+        p = self.position(emitter)
+        l, sin_yaw, cos_yaw = self._listener_pose()
         dx, dz = p[0] - l[0], p[2] - l[2]
-        yaw = math.radians(self.listener_yaw)
-        fwd = dx * -math.sin(yaw) + dz * math.cos(yaw)
-        left = dx * -math.cos(yaw) + dz * -math.sin(yaw)
-        if fwd == 0.0 and left == 0.0:
-            return 0.0
-        return math.degrees(math.atan2(left, fwd))
+        fwd = dx * -sin_yaw + dz * cos_yaw
+        left = dx * -cos_yaw + dz * -sin_yaw
+        az = 0.0 if fwd == 0.0 and left == 0.0 else math.degrees(math.atan2(left, fwd))
+        return math.dist(p, l), az
+
+    def _listener_pose(self) -> tuple[Vec3, float, float]:
+        """The listener's position and the sine and cosine of its yaw, once per sample time."""
+        now, lst, yaw = self._engine.now, self.listener, self.listener_yaw
+        c = self._pose
+        if c is None or c[0] != now or c[1] is not lst or c[2] != yaw:
+            r = math.radians(yaw)
+            c = self._pose = (now, lst, yaw, lst.at(self.t), math.sin(r), math.cos(r))
+        return c[3], c[4], c[5]
 
     def azimuth_raw(self, emitter: str) -> int:
         """Raw azimuth 0..65535 (0 front, 16384 left side, 32768 behind)."""

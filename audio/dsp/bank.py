@@ -408,6 +408,17 @@ class GraphBank:
             self._args_pool = self.pool.data if self._rsp is not None else None
         prog.fn(act, n, t0, float(self.sample_rate), *self._args)
 
+    def warm(self) -> None:
+        """Load the fused kernel now (from numba's cache, or compile it), so the first block
+        that plays through this graph does not pay for it; no sample or state changes."""
+        prog = self._program
+        if prog is None:
+            return
+        if self._args is None or (self._rsp is not None and self._args_pool is not self.pool.data):
+            self._args = prog.args(self)
+            self._args_pool = self.pool.data if self._rsp is not None else None
+        prog.fn(self.act[:0], 0, 0, float(self.sample_rate), *self._args)
+
     def process_nodes(self, n: int, t0: int) -> None:
         """The reference path: one compiled kernel call per node over all active instances."""
         act = self.act

@@ -7,6 +7,7 @@ OUR documented choice; the retail one is not traced).
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -87,7 +88,7 @@ def fold_azimuth(raw: int | np.ndarray) -> int | np.ndarray:
 
 def azimuth_to_raw(angle_deg: float) -> int:
     """Degrees (+ = left) to the raw 16-bit azimuth."""
-    return int(np.floor(angle_deg * 65536.0 / 360.0 + 0.5)) & 0xFFFF
+    return math.floor(angle_deg * 65536.0 / 360.0 + 0.5) & 0xFFFF
 
 
 @dataclass(frozen=True)

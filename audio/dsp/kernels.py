@@ -669,6 +669,13 @@ def duck_envelope(env, held, hold_left, n, floor, down_step, up_step, recovery, 
     for b in range(env.shape[0]):
         g = env[b]
         h = hold_left[b]
+        if (held[b] > 0 and g == floor) or (held[b] == 0 and h == 0 and g == 1.0):
+            # at rest (held at the floor, or released and recovered): the steps leave g as it is
+            if held[b] > 0:
+                hold_left[b] = recovery
+            for i in range(n):
+                out[b, i] = g
+            continue
         for i in range(n):
             if held[b] > 0:
                 h = recovery

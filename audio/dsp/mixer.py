@@ -196,6 +196,15 @@ class Mixer:
                 spec.path, None, "graph.kind", f"used as a {kind} graph but declares {spec.kind!r}"
             )
 
+    def prepare(self, voice_graphs: list[str] | tuple[str, ...] = ()) -> None:
+        """Load ``voice_graphs`` (and the submixes and buses they send to) and every bank's
+        compiled kernel now, before the first block: a graph's first voice then costs no
+        loading (offline, no first-block stall; live, none on the render thread)."""
+        for name in voice_graphs:
+            self.voice_bank(name)
+        for bank in [*self.voice_banks.values(), *self.submix_banks.values(), *self._bus_order]:
+            bank.warm()
+
     # -- control -----------------------------------------------------------------------
     def submix_instance(self, name: str, slot: int) -> GraphBank:
         """Make sure slot ``slot`` of submix ``name`` is running (its state then persists)."""

@@ -132,22 +132,18 @@ def terminate_as_interrupt() -> Iterator[None]:
 
 
 class AudioStats:
-    """Peak and RMS of everything written, accumulated block by block (float64 sums)."""
+    """Peak and RMS of everything written, accumulated chunk by chunk (float64 sums)."""
 
     def __init__(self) -> None:
         self.peak = 0.0
         self.sum_sq = 0.0
         self.samples = 0
-        self.clipped = 0
 
     def add(self, block: np.ndarray) -> None:
         if block.size:
-            peak = max(float(block.max()), -float(block.min()))
-            self.peak = max(self.peak, peak)
-            flat = block.reshape(-1)
-            self.sum_sq += float(np.dot(flat.astype(np.float64), flat.astype(np.float64)))
-            if peak >= 1.0:
-                self.clipped += int(np.count_nonzero(np.abs(block) >= 1.0))
+            self.peak = max(self.peak, float(block.max()), -float(block.min()))
+            flat = block.reshape(-1).astype(np.float64)
+            self.sum_sq += float(np.square(flat, out=flat).sum())  # no BLAS call
             self.samples += block.size
 
     @property
@@ -174,7 +170,6 @@ class AudioSink:
         self.path = Path(path)
         self.format, self.subtype = audio_format(self.path, subtype)
         self.channels = channels
-        self.stats = AudioStats()
         fmt = "WAVEX" if self.format == "WAV" and channels > 2 else self.format
         self._tmp = _partial(self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -188,7 +183,6 @@ class AudioSink:
 
     def write(self, block: np.ndarray) -> None:
         """Append ``(samples, channels)`` float32 samples."""
-        self.stats.add(block)
         if self._int16:
             q = np.clip(np.rint(block * np.float32(32767.0)), -32768, 32767).astype(np.int16)
             self._file.write(q)

@@ -352,6 +352,11 @@ class PlaySystem:
         self.paths: PathPolicy | None = None
         """Set by ports and live runs: files outside its roots are refused (a fault)."""
 
+    @property
+    def graphs(self) -> tuple[str, ...]:
+        """``play_voice`` once a file is preloaded (see :meth:`Engine.prepare`)."""
+        return ("play_voice",) if self.files else ()
+
     def attach(self, engine: Engine) -> None:
         self.engine = engine
         engine.bus.subscribe(self, [PlayEvent])
@@ -457,6 +462,7 @@ def build_engine(
     for sec in scn.sections:
         section = scn.doc[sec]
         eng.add_system(game(sec).load("system")(section, ctx))
+    eng.prepare()
     if post_events:
         for ev in scn.events:
             eng.bus.post(ev)

@@ -238,3 +238,40 @@ def test_sample_pool_shares_one_array_and_reuses_freed_space():
     size = pool.data.shape[0]
     pool.add(np.zeros(50_000, np.float32))
     assert pool.data.shape[0] == size  # reserved: no growth while playing
+
+
+def _duck_reference(env, held, hold_left, n, floor, down, up, recovery):
+    """The ducking recurrence sample by sample in plain Python (independent of the kernel)."""
+    out = []
+    for b in range(len(env)):
+        g, h, row = env[b], hold_left[b], []
+        for _ in range(n):
+            if held[b] > 0:
+                h, g = recovery, max(g - down, floor)
+            elif h > 0:
+                h, g = h - 1, max(g - down, floor)
+            else:
+                g = min(g + up, 1.0)
+            row.append(g)
+        env[b], hold_left[b] = g, h
+        out.append(row)
+    return out
+
+
+def test_ducker_envelope_matches_the_sample_by_sample_recurrence_at_rest_and_in_motion():
+    from audio.dsp.mixer import Ducker
+
+    class Spec:
+        bands, volume_db, fade_out_ms, fade_in_ms, recovery_ms = 4, -9.0, 2.0, 3.0, 1.0
+
+    rng = np.random.default_rng(7)
+    d = Ducker(Spec, 48_000, 512)
+    env, hold = [1.0] * 4, [0] * 4
+    for _ in range(60):  # holds, releases and long rests, in blocks of random size
+        if rng.random() < 0.3:
+            d.set("k", int(rng.integers(0, 5)), bool(rng.random() < 0.5))
+        n = int(rng.integers(1, 512))
+        want = _duck_reference(env, list(d.held), hold, n, d.floor, d.down, d.up, d.recovery)
+        d.run(n)
+        assert np.array_equal(d.buf[:, :n], np.array(want, dtype=np.float32))
+        assert list(d.env) == env and list(d.hold_left) == hold

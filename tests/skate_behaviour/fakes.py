@@ -122,9 +122,10 @@ class FakeWorld:
         x, y, z = self.emitters[id]
         return math.sqrt(x * x + y * y + z * z)
 
-    def azimuth_raw(self, id) -> int:
+    def polar(self, id) -> tuple[float, float]:
+        """(metres, degrees from straight ahead, + = left)."""
         x, _, z = self.emitters[id]
-        return int(round(math.atan2(-x, z) / (2 * math.pi) * 65536)) % 65536
+        return self.distance(id), math.degrees(math.atan2(-x, z))
 
 
 @dataclass

@@ -134,6 +134,11 @@ class RadiataTalkSystem:
                 self._clip(e)
 
     # -- System protocol -----------------------------------------------------------------------
+    @property
+    def graphs(self) -> tuple[str, ...]:
+        """The voice graph its lines play through (loaded by :meth:`Engine.prepare`)."""
+        return (self.graph,)
+
     def attach(self, engine: Any) -> None:
         self.engine = engine
         engine.bus.subscribe(self, [Talk, Advance, Choose])

@@ -64,6 +64,7 @@ from audio.core.bus import Decision, Event, EventBus
 from audio.core.errors import BarkbusError, FormatError, ScenarioError
 from audio.core.faults import describe, report_fault
 from audio.core.schema import Struct, convert
+from audio.dsp.curves import azimuth_to_raw
 from audio.games.skate.events import (
     ChallengeChange,
     PedMove,
@@ -261,6 +262,9 @@ class SkateSpeechSystem:
         self.console_start = console_start
 
     # -- engine ------------------------------------------------------------------------
+    graphs = (VOICE_GRAPH,)
+    """The stream-voice graph (its echo submixes follow its sends); see :meth:`Engine.prepare`."""
+
     def attach(self, engine: Any) -> None:
         self.bus = engine.bus
         engine.bus.subscribe(
@@ -388,8 +392,9 @@ class SkateSpeechSystem:
             if ped.path:
                 ped.position = _path_position(ped.path, self.now)
             world.set_emitter(ped.emitter, position=ped.position)
-            ped.distance = float(world.distance(ped.emitter))
-            ped.azimuth = int(world.azimuth_raw(ped.emitter))
+            distance, azimuth = world.polar(ped.emitter)
+            ped.distance = float(distance)
+            ped.azimuth = azimuth_to_raw(azimuth)
             ped.delay, _ = self.mixer.delay(ped.id, ped.distance)
         for line in list(self.player.lines()):
             v = self.voices.get(line.slot)

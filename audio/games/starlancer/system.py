@@ -153,6 +153,11 @@ class StarlancerSystem:
         self.static_loop = np.zeros(1, np.float32)
 
     # -- System protocol ---------------------------------------------------------------------
+    @property
+    def graphs(self) -> tuple[str, ...]:
+        """The voice graph its lines play through (loaded by :meth:`Engine.prepare`)."""
+        return (self.graph,)
+
     def attach(self, engine: Any) -> None:
         self.engine = engine
         seed = engine.rng.seed32(RNG_STREAM) if self.seed is None else self.seed

@@ -93,6 +93,11 @@ class SylpheedChatterSystem:
         GameRand(0, generator, fold)  # validate the settings now
 
     # -- System protocol -------------------------------------------------------------------
+    @property
+    def graphs(self) -> tuple[str, ...]:
+        """The voice graph its lines play through (loaded by :meth:`Engine.prepare`)."""
+        return (self.graph,)
+
     def attach(self, engine: Any) -> None:
         self.engine = engine
         seed = engine.rng.seed32(RNG_STREAM) if self.seed is None else self.seed

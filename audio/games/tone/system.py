@@ -128,6 +128,11 @@ class ToneSystem:
                 self._cached += pcm.size
         return pcm
 
+    @property
+    def graphs(self) -> tuple[str, ...]:
+        """The voice graph its lines play through (loaded by :meth:`Engine.prepare`)."""
+        return (self.graph,)
+
     def attach(self, engine: Any) -> None:
         self._engine = engine
         engine.bus.subscribe(self, [ToneOn, ToneStop])

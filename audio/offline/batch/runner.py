@@ -55,10 +55,11 @@ class RunOutput:
 
 def simulate(path: str, seed: int, decisions_only: bool = True) -> RunOutput:
     """Run a scenario file at ``seed``; with ``decisions_only`` no audio is computed."""
+    from audio.offline.render import RENDER_BLOCK
     from audio.offline.scenario import build_engine, load_scenario
 
     scn = load_scenario(path, seed)
-    eng = build_engine(scn, dsp=not decisions_only)
+    eng = build_engine(scn, block=RENDER_BLOCK, dsp=not decisions_only)
     total = round(scn.duration * eng.sample_rate)
     audio = None if decisions_only else np.empty((total, eng.channels), dtype=np.float32)
     scratch = np.empty((min(CHUNK_SAMPLES, total), eng.channels), dtype=np.float32)

@@ -33,6 +33,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from audio.dsp.curves import interp_f32
@@ -99,8 +100,13 @@ def fold_azimuth(raw: int) -> int:
 def peak(raw_azimuth: int) -> tuple[float, float, float]:
     """``(centre Hz, linear gain, Q)`` of the head-shadow PEAK filter for a raw azimuth; the
     game's points and evaluation are float32 (:func:`audio.dsp.curves.interp_f32`)."""
-    a = fold_azimuth(raw_azimuth)
-    return tuple(float(interp_f32(c.xs, c.ys, a)) for c in (PEAK_CENTRE, PEAK_GAIN, PEAK_Q))  # type: ignore
+    return _peak_folded(fold_azimuth(raw_azimuth))
+
+
+@lru_cache(maxsize=4096)
+def _peak_folded(a: int) -> tuple[float, float, float]:
+    c, g, q = (float(interp_f32(k.xs, k.ys, a)) for k in (PEAK_CENTRE, PEAK_GAIN, PEAK_Q))
+    return c, g, q
 
 
 def _c(xs: Sequence[float], ys: Sequence[float]) -> Curve:
