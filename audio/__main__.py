@@ -1,3 +1,3 @@
-from audio.cli import main
+from audio.cli import run
 
-raise SystemExit(main())
+run()

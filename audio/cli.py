@@ -8,12 +8,13 @@ the game and live groups (``skate``, ``sylpheed``, ``live``) when their modules 
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
 import os
 import sys
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 # Before NumPy loads: barkbus never needs multi-threaded BLAS, and idle BLAS worker threads
 # spinning on a small machine compete with the render and audio threads.
@@ -23,7 +24,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 from audio import __version__  # noqa: E402
 from audio.core.errors import BarkbusError, InputError  # noqa: E402
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "run", "build_parser"]
 
 _GROUPS = ("audio.live.cli", "audio.offline.batch.cli")
 """Command groups of the core rooms; each registered game adds its own (``Game.cli``)."""
@@ -270,7 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="which demo (default: all the games' demos)",
     )
     _add_render_args(d)
-    d.set_defaults(func=cmd_demo)
+    d.set_defaults(func=cmd_demo, quick_exit=True)
 
     r = sub.add_parser(
         "render",
@@ -282,7 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("scenario", nargs="?", type=Path, help="scenario TOML file")
     r.add_argument("--replay", type=Path, metavar="CAPTURE", help="re-render a capture (JSON lines)")
     _add_render_args(r)
-    r.set_defaults(func=cmd_render)
+    r.set_defaults(func=cmd_render, quick_exit=True)
 
     g = sub.add_parser(
         "graph",
@@ -307,14 +308,35 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
+def run() -> NoReturn:
+    """The console script (and ``python -m audio``): :func:`main`, then, after ``demo`` and
+    ``render``, a quick exit. Those commands leave no thread running and every file committed,
+    and tearing down the interpreter with numba's compiled code loaded took 0.2-0.3 s of a
+    1.4 s demo; streams are flushed and the ``atexit`` handlers run first."""
+    args: list[argparse.Namespace] = []
+    rc = main(None, args)
+    if args and getattr(args[0], "quick_exit", False):
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except OSError:  # the reader left (a closed pipe): nothing more to say
+            pass
+        atexit._run_exitfuncs()
+        os._exit(rc)
+    sys.exit(rc)
+
+
+def main(argv: list[str] | None = None, parsed: list[argparse.Namespace] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 run-time failure, 2 bad input).
 
     Every error barkbus raises on purpose is one line on stderr (its file, field or offset and
-    what was expected); ``--debug`` adds the traceback.
+    what was expected); ``--debug`` adds the traceback. ``parsed`` receives the parsed
+    arguments.
     """
     parser = build_parser()
     args = parser.parse_args(argv)
+    if parsed is not None:
+        parsed.append(args)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
