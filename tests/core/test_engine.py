@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -275,3 +277,41 @@ def test_ducker_envelope_matches_the_sample_by_sample_recurrence_at_rest_and_in_
         d.run(n)
         assert np.array_equal(d.buf[:, :n], np.array(want, dtype=np.float32))
         assert list(d.env) == env and list(d.hold_left) == hold
+
+
+def test_prepare_loads_the_declared_graphs_with_their_sends_and_kernels_and_leaves_the_audio_alone():
+    from audio.games.tone.system import ToneOn, ToneSystem
+
+    def run(prepare: bool) -> tuple[Engine, np.ndarray]:
+        e = Engine()
+        e.add_system(ToneSystem("skate_stream_voice"))
+        if prepare:
+            e.prepare()
+            assert "skate_stream_voice" in e.mixer.voice_banks  # before any line plays
+            assert "skate_echo_submix" in e.mixer.submix_banks  # wired through its send
+            banks = [*e.mixer.voice_banks.values(), *e.mixer.submix_banks.values(), *e.mixer.buses.values()]
+            assert all(b._program.fn.signatures for b in banks)  # compiled kernels loaded
+        e.bus.post(ToneOn(speaker="a", line="l", freq_hz=440.0, seconds=0.2, level=0.5), at=300)
+        return e, e.render(24_000)
+
+    _, plain = run(False)
+    _, warmed = run(True)
+    assert np.abs(plain).max() > 0.01 and np.array_equal(plain, warmed)
+
+
+def test_world_polar_gives_distance_and_azimuth_of_the_pose_at_each_sample_time():
+    from audio.core.world import Path3
+
+    e = Engine()
+    w = e.world
+    w.set_listener((1.0, 0.0, 2.0), yaw_deg=90.0)  # facing -x: -z is on its left
+    w.set_emitter("ahead", (-3.0, 0.0, 2.0))
+    w.set_emitter("north", (1.0, 0.0, 5.0))
+    assert w.polar("ahead") == pytest.approx((4.0, 0.0))
+    assert w.polar("north") == pytest.approx((3.0, -90.0))
+    w.set_listener((1.0, 0.0, 2.0), yaw_deg=-90.0)  # a new pose is seen at once
+    assert w.polar("north") == pytest.approx((3.0, 90.0))
+    w.set_listener(yaw_deg=0.0, path=Path3([(0.0, (0.0, 0.0, 0.0)), (1.0, (0.0, 0.0, 10.0))]))
+    assert w.polar("north") == pytest.approx((math.hypot(1.0, 5.0), math.degrees(math.atan2(-1.0, 5.0))))
+    e.render(24_000)  # half way along the path: listener at z = 5
+    assert w.polar("north") == pytest.approx((1.0, -90.0))

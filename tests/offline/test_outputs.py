@@ -127,3 +127,57 @@ def test_a_render_stopped_with_sigterm_removes_its_partial_file(tmp_path):
     proc.wait(20)
     assert proc.returncode != 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["long.toml"]
+
+
+@pytest.mark.parametrize("block", [1001, 40_000])
+def test_the_streamed_file_stems_and_statistics_match_the_kept_audio_whatever_the_chunking(tmp_path, block):
+    """Blocks smaller and larger than the 16,384-sample output chunk, a length that is no
+    multiple of either: the file holds exactly the kept audio, quantised, and the stems match."""
+    from audio.offline.render import CHUNK, Outputs, render_scenario
+
+    kept = render_scenario(demo_scenario("basic"), stems=["master"], keep_audio=True)
+    assert kept.samples == round(8.0 * 48_000)  # the basic demo's duration: every sample, no more
+    assert kept.samples % CHUNK and kept.samples % block and kept.audio.shape[0] == kept.samples
+    out = tmp_path / "mix.wav"
+    res = render_scenario(
+        demo_scenario("basic"),
+        block=block,
+        outputs=Outputs(audio=out, stems_dir=tmp_path / "stems", stems=["master"]),
+    )
+    want = np.clip(np.rint(kept.audio * np.float32(32767.0)), -32768, 32767).astype(np.int16)
+    got, _ = sf.read(out, dtype="int16")
+    assert np.array_equal(got, want)
+    stem, _ = sf.read(tmp_path / "stems" / "master.wav", dtype="int16")
+    assert np.array_equal(stem, want)
+    flat = kept.audio.astype(np.float64).ravel()
+    assert res.peak == float(np.abs(flat).max())
+    assert res.rms == pytest.approx(float(np.sqrt(np.mean(flat**2))), rel=1e-12)
+
+
+def test_the_summary_times_the_set_up_apart_from_the_render():
+    from audio.offline.render import render_scenario, summary_text
+
+    res = render_scenario(demo_scenario("basic"))
+    assert res.setup_seconds > 0 and res.seconds_taken > 0
+    text = summary_text(res)
+    assert f"set up in {res.setup_seconds:.2f} s, rendered in {res.seconds_taken:.2f} s" in text
+    assert f"({res.duration / res.seconds_taken:.1f}x real time)" in text
+
+
+def test_the_console_entry_exits_with_mains_status_and_its_files_complete(tmp_path):
+    out = tmp_path / "basic.wav"
+    ok = subprocess.run(
+        [sys.executable, "-m", "audio", "demo", "--which", "basic", "-o", str(out), "--quiet"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert "rendered in" in ok.stdout and sf.info(out).frames > 0
+    bad = subprocess.run(
+        [sys.executable, "-m", "audio", "render", str(tmp_path / "missing.toml")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
