@@ -385,9 +385,12 @@ class LivePlayer:
 
     # -- run control -------------------------------------------------------------------
     def start(self) -> None:
-        """Prefill the ring, start the render thread and the output (device or null)."""
+        """Load the systems' graphs and kernels (:meth:`Engine.prepare`: no kernel loading on
+        the render thread at a graph's first voice), prefill the ring, start the render thread
+        and the output (device or null)."""
         if self._running:
             raise RuntimeError("this LivePlayer is already running")
+        self.engine.prepare()
         self._running = True
         self._old_switch = sys.getswitchinterval()
         sys.setswitchinterval(self.s.switch_interval_s)

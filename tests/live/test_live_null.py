@@ -79,6 +79,9 @@ def test_a_slow_render_is_heard_as_counted_underruns_not_a_stall():
     class Slow:
         bus, now = port.engine.bus, 0
 
+        def prepare(self):
+            port.engine.prepare()
+
         def render(self, n):
             time.sleep(0.012)
             out = port.engine.render(n)
@@ -97,6 +100,9 @@ def test_a_render_error_stops_the_run_and_is_raised_by_stop():
 
     class Breaks:
         bus, now, calls = port.engine.bus, 0, 0
+
+        def prepare(self):
+            pass
 
         def render(self, n):
             self.calls += 1
