@@ -19,7 +19,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -209,6 +209,26 @@ def _make_context(version: int, sample_rate: int, channels: int, extradata: byte
     return ctx
 
 
+def _numbered(packets: Iterable[bytes | tuple[int, bytes]], base_offset: int) -> Iterable[tuple[int, bytes]]:
+    """``(file offset, packet)`` pairs; bare packets are numbered from ``base_offset``."""
+    for index, item in enumerate(packets):
+        yield item if isinstance(item, tuple) else (base_offset + index * XMA_PACKET_SIZE, item)
+
+
+def _checked(frames: Iterable[Any], channels: int, max_abs: float, path: str, at: int) -> list[np.ndarray]:
+    """Decoded frames as planar float32 arrays, each checked for its channels and magnitude."""
+    out = []
+    for frame in frames:
+        arr = frame.to_ndarray()
+        if arr.ndim != 2 or arr.shape[0] != channels:
+            raise FormatError(path, at, f"decoded XMA with {channels} planar channels", arr.shape)
+        peak = float(np.abs(arr).max()) if arr.size else 0.0
+        if not peak <= max_abs:  # also rejects NaN
+            raise FormatError(path, at, f"decoded XMA samples within +-{max_abs}", peak)
+        out.append(arr)
+    return out
+
+
 def decode_xma(
     packets: Iterable[bytes | tuple[int, bytes]],
     sample_rate: int,
@@ -257,42 +277,25 @@ def decode_xma(
     import av.error
 
     chunks: list[np.ndarray] = []
-    offset = base_offset
-    first_offset: int | None = None
-    index = 0
-
-    def take(frames: list, at: int) -> None:
-        for frame in frames:
-            arr = frame.to_ndarray()
-            if arr.ndim != 2 or arr.shape[0] != channels:
-                raise FormatError(path, at, f"decoded XMA with {channels} planar channels", arr.shape)
-            peak = float(np.abs(arr).max()) if arr.size else 0.0
-            if not peak <= max_abs:  # also rejects NaN
-                raise FormatError(path, at, f"decoded XMA samples within +-{max_abs}", peak)
-            chunks.append(arr)
-
-    for item in packets:
-        if isinstance(item, tuple):
-            offset, pkt = item
-        else:
-            pkt, offset = item, base_offset + index * XMA_PACKET_SIZE
-        index += 1
+    offset = first_offset = None
+    for offset, pkt in _numbered(packets, base_offset):
         if first_offset is None:
             first_offset = offset
         if len(pkt) != XMA_PACKET_SIZE:
             raise FormatError(path, offset, "a 2048-byte XMA packet", f"{len(pkt)} bytes")
         try:
-            take(ctx.decode(av.Packet(pkt)), offset)
+            chunks += _checked(ctx.decode(av.Packet(pkt)), channels, max_abs, path, offset)
         except av.error.FFmpegError as exc:
             raise FormatError(path, offset, f"a decodable XMA{version} packet", str(exc)) from exc
+    end = base_offset if offset is None else offset
     try:
-        take(ctx.decode(None), offset)
+        chunks += _checked(ctx.decode(None), channels, max_abs, path, end)
     except av.error.ArgumentError as exc:
         # FFmpeg's xma1 decoder (no delay capability) answers the drain with EINVAL: nothing held back
         if version == 2:
-            raise FormatError(path, offset, "a decodable end of XMA2 stream", str(exc)) from exc
+            raise FormatError(path, end, "a decodable end of XMA2 stream", str(exc)) from exc
     except av.error.FFmpegError as exc:
-        raise FormatError(path, offset, f"a decodable end of XMA{version} stream", str(exc)) from exc
+        raise FormatError(path, end, f"a decodable end of XMA{version} stream", str(exc)) from exc
     n = sum(c.shape[1] for c in chunks)
     if samples_range is not None and not samples_range[0] <= n <= samples_range[1]:
         raise FormatError(

@@ -42,6 +42,7 @@ import collections
 import dataclasses
 import gc
 import json
+import logging
 import os
 import queue
 import struct
@@ -60,6 +61,8 @@ from audio.core.capture import Capture
 from audio.core.clock import BLOCK, SAMPLE_RATE
 from audio.core.errors import RunFailure
 from audio.core.ring import BlockRing
+
+log = logging.getLogger("barkbus.live")
 
 __all__ = [
     "CallbackMetrics",
@@ -95,7 +98,10 @@ class LiveSettings:
     before the run are never scanned again: shorter garbage-collection pauses in the
     render thread; undone at stop), keep_records (keep every posted event's capture record
     and (sample, received) pair in memory: ``records``, ``posted``; a long run streams its
-    capture with :class:`CaptureWriter` instead).
+    capture with :class:`CaptureWriter` instead), render_nice (the render thread's nice value
+    on Linux, -10 by default so it is scheduled ahead of the process's other threads, as
+    middleware raises its mixer thread; None leaves it; without the privilege it stays as it
+    is, with one log line).
     """
 
     sample_rate: int = SAMPLE_RATE
@@ -108,6 +114,7 @@ class LiveSettings:
     keep_blocks: bool = False
     freeze_gc: bool = True
     keep_records: bool = True
+    render_nice: int | None = -10
 
 
 @dataclass
@@ -338,6 +345,13 @@ class LivePlayer:
 
     def _render_loop(self) -> None:
         nap = self.s.block / self.s.sample_rate / 8
+        if self.s.render_nice is not None and hasattr(os, "setpriority"):
+            try:  # this thread only: Linux gives each thread its own nice value
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), self.s.render_nice)
+            except OSError as exc:
+                log.info(
+                    "render thread priority left as it is (nice %d refused: %s)", self.s.render_nice, exc
+                )
         try:
             while not self._stop.is_set():
                 if self.ring.free() == 0:
