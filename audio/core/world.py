@@ -97,12 +97,21 @@ class World:
 
     def set_emitter(self, emitter: str, position: Vec3 = (0.0, 0.0, 0.0), path: Path3 | None = None) -> None:
         if path is None:
-            pos = _vec3(position)
-            old = self.emitters.get(emitter)
-            if old is not None and len(old.keys) == 1 and old.keys[0][1] == pos:
-                return  # already there, held
-            path = Path3([(0.0, pos)])
-        self.emitters[emitter] = path
+            self._hold(emitter, _vec3(position))
+        else:
+            self.emitters[emitter] = path
+
+    def place(self, emitter: str, position: Vec3) -> tuple[float, float]:
+        """Hold ``emitter`` at ``position`` and return its :meth:`polar` (a game system moving
+        its emitters every frame)."""
+        pos = _vec3(position)
+        self._hold(emitter, pos)
+        return self._polar_of(pos)
+
+    def _hold(self, emitter: str, pos: Vec3) -> None:
+        old = self.emitters.get(emitter)
+        if old is None or len(old.keys) != 1 or old.keys[0][1] != pos:
+            self.emitters[emitter] = Path3([(0.0, pos)])
 
     def position(self, emitter: str) -> Vec3:
         try:
@@ -126,7 +135,9 @@ class World:
     def polar(self, emitter: str) -> tuple[float, float]:
         """``(metres, azimuth degrees)`` of ``emitter`` from the listener now (see
         :meth:`distance` and :meth:`azimuth_deg`)."""
-        p = self.position(emitter)
+        return self._polar_of(self.position(emitter))
+
+    def _polar_of(self, p: Vec3) -> tuple[float, float]:
         l, sin_yaw, cos_yaw = self._listener_pose()
         dx, dz = p[0] - l[0], p[2] - l[2]
         fwd = dx * -sin_yaw + dz * cos_yaw

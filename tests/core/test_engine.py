@@ -315,3 +315,13 @@ def test_world_polar_gives_distance_and_azimuth_of_the_pose_at_each_sample_time(
     assert w.polar("north") == pytest.approx((math.hypot(1.0, 5.0), math.degrees(math.atan2(-1.0, 5.0))))
     e.render(24_000)  # half way along the path: listener at z = 5
     assert w.polar("north") == pytest.approx((1.0, -90.0))
+
+
+def test_world_place_holds_the_emitter_there_and_measures_it_like_polar():
+    e = Engine()
+    w = e.world
+    w.set_listener((1.0, 0.0, 2.0), yaw_deg=90.0)  # facing -x, so -z is on its left
+    got = w.place("e", (4, 0, -2))  # 3 m behind, 4 m to the left
+    assert w.position("e") == (4.0, 0.0, -2.0)
+    assert got == w.polar("e")
+    assert got == pytest.approx((5.0, math.degrees(math.atan2(4.0, -3.0))))

@@ -122,6 +122,10 @@ class FakeWorld:
         x, y, z = self.emitters[id]
         return math.sqrt(x * x + y * y + z * z)
 
+    def place(self, id, position) -> tuple[float, float]:
+        self.set_emitter(id, position)
+        return self.polar(id)
+
     def polar(self, id) -> tuple[float, float]:
         """(metres, degrees from straight ahead, + = left)."""
         x, _, z = self.emitters[id]

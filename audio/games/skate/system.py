@@ -183,7 +183,7 @@ def _path_position(
     for a, b in zip(path, path[1:]):
         if t < b[0]:
             u = (t - a[0]) / (b[0] - a[0]) if b[0] > a[0] else 1.0
-            return tuple(a[i] + (b[i] - a[i]) * u for i in (1, 2, 3))  # type: ignore[return-value]
+            return (a[1] + (b[1] - a[1]) * u, a[2] + (b[2] - a[2]) * u, a[3] + (b[3] - a[3]) * u)
     return path[-1][1:]
 
 
@@ -391,8 +391,7 @@ class SkateSpeechSystem:
         for ped in self.peds.values():
             if ped.path:
                 ped.position = _path_position(ped.path, self.now)
-            world.set_emitter(ped.emitter, position=ped.position)
-            distance, azimuth = world.polar(ped.emitter)
+            distance, azimuth = world.place(ped.emitter, ped.position)
             ped.distance = float(distance)
             ped.azimuth = azimuth_to_raw(azimuth)
             ped.delay, _ = self.mixer.delay(ped.id, ped.distance)
