@@ -48,7 +48,7 @@ def _add_render_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--block",
         type=_positive_int,
-        help="engine block in samples (output does not depend on it; default 1024)",
+        help="engine block in samples (output does not depend on it; default 3200)",
     )
     p.add_argument("--stems", type=Path, metavar="DIR", help="also write one file per bus into DIR")
     p.add_argument("--log", type=Path, metavar="JSONL", help="write every decision as JSON lines")

@@ -117,9 +117,11 @@ def write_audio(path: str | Path, audio: np.ndarray, sample_rate: int, subtype: 
         raise
 
 
-RENDER_BLOCK = 1024
+RENDER_BLOCK = 3200
 """Default engine block of an offline render (samples). Larger than the live block (256):
-the output does not depend on it, and fewer, longer sub-blocks cost less Python per second."""
+the output does not depend on it, and fewer, longer sub-blocks cost less Python per second.
+A multiple of the console frame lengths (1600 samples at 30 Hz, 800 at 60 Hz), so its
+boundaries fall on frame starts and add no sub-blocks of their own."""
 
 CHUNK = 16_384
 """Samples gathered before the statistics and the files see them (fewer, larger writes; the
