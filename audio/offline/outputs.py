@@ -25,6 +25,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+import numba as nb
 import numpy as np
 import soundfile as sf
 
@@ -131,6 +132,28 @@ def terminate_as_interrupt() -> Iterator[None]:
             signal.signal(s, h)
 
 
+@nb.njit(cache=True, nogil=True, fastmath=False)
+def _measure(x: np.ndarray) -> tuple[float, float]:
+    """Peak magnitude and float64 sum of squares of a float32 array, in one pass."""
+    peak = 0.0
+    sq = 0.0
+    for v in x.ravel():
+        d = np.float64(v)
+        peak = max(peak, abs(d))
+        sq += d * d
+    return peak, sq
+
+
+@nb.njit(cache=True, nogil=True, fastmath=False)
+def _to_pcm16(x: np.ndarray, q: np.ndarray) -> None:
+    """``q = int16(clip(rint(x * 32767), -32768, 32767))`` with ``x * 32767`` in float32 and
+    rint rounding half to even (numpy's expression, one pass); NaN becomes 0."""
+    xs, qs = x.ravel(), q.ravel()
+    for i in range(xs.shape[0]):
+        v = np.rint(xs[i] * np.float32(32767.0))
+        qs[i] = 0 if v != v else np.int16(min(max(v, np.float32(-32768.0)), np.float32(32767.0)))
+
+
 class AudioStats:
     """Peak and RMS of everything written, accumulated chunk by chunk (float64 sums)."""
 
@@ -141,9 +164,9 @@ class AudioStats:
 
     def add(self, block: np.ndarray) -> None:
         if block.size:
-            self.peak = max(self.peak, float(block.max()), -float(block.min()))
-            flat = block.reshape(-1).astype(np.float64)
-            self.sum_sq += float(np.square(flat, out=flat).sum())  # no BLAS call
+            peak, sq = _measure(np.ascontiguousarray(block, dtype=np.float32))
+            self.peak = max(self.peak, peak)
+            self.sum_sq += sq
             self.samples += block.size
 
     @property
@@ -184,7 +207,8 @@ class AudioSink:
     def write(self, block: np.ndarray) -> None:
         """Append ``(samples, channels)`` float32 samples."""
         if self._int16:
-            q = np.clip(np.rint(block * np.float32(32767.0)), -32768, 32767).astype(np.int16)
+            q = np.empty(block.shape, np.int16)
+            _to_pcm16(np.ascontiguousarray(block, dtype=np.float32), q)
             self._file.write(q)
         else:
             self._file.write(block)

@@ -181,3 +181,20 @@ def test_the_console_entry_exits_with_mains_status_and_its_files_complete(tmp_pa
         cwd=ROOT,
     )
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+
+
+def test_pcm16_quantisation_is_numpys_rint_clip_expression_sample_for_sample():
+    from audio.offline.outputs import _to_pcm16
+
+    rng = np.random.default_rng(3)
+    halves = (np.arange(-40, 40, dtype=np.float32) + np.float32(0.5)) / np.float32(32767.0)
+    x = np.concatenate(
+        [rng.uniform(-1.2, 1.2, 20_000).astype(np.float32), halves, np.float32([1.0, -1.0, 3e38, -3e38, 0.0])]
+    ).reshape(-1, 1)
+    x = np.repeat(x, 2, axis=1)
+    with np.errstate(over="ignore"):  # +-3e38 scale to +-inf, then clip
+        want = np.clip(np.rint(x * np.float32(32767.0)), -32768, 32767).astype(np.int16)
+    got = np.empty(x.shape, np.int16)
+    _to_pcm16(x, got)
+    assert np.array_equal(got, want)
+    assert {int(v) for v in got.ravel()} >= {32767, -32768}
