@@ -154,6 +154,12 @@ def _to_pcm16(x: np.ndarray, q: np.ndarray) -> None:
         qs[i] = 0 if v != v else np.int16(min(max(v, np.float32(-32768.0)), np.float32(32767.0)))
 
 
+def warm_output_kernels() -> None:
+    """Load the statistics and PCM_16 kernels now (numba's cache), not at the first chunk."""
+    _measure(np.zeros((0, 2), np.float32))
+    _to_pcm16(np.zeros((0, 2), np.float32), np.zeros((0, 2), np.int16))
+
+
 class AudioStats:
     """Peak and RMS of everything written, accumulated chunk by chunk (float64 sums)."""
 

@@ -28,6 +28,7 @@ from audio.offline.outputs import (
     audio_format,
     check_writable,
     terminate_as_interrupt,
+    warm_output_kernels,
 )
 from audio.offline.scenario import Scenario, build_engine, load_scenario, scenario_from_doc
 
@@ -144,6 +145,7 @@ class _Run:
         self.stem_keep: dict[str, list[np.ndarray]] = {n: [] for n in outputs.stems} if keep_audio else {}
         self.buf = np.empty((CHUNK, eng.channels), dtype=np.float32)
         self.fill = 0
+        warm_output_kernels()
         try:
             if outputs.audio is not None:
                 self.mix = AudioSink(outputs.audio, eng.sample_rate, eng.channels, outputs.subtype)
@@ -225,11 +227,11 @@ def _render(
     t0: float,
 ) -> RenderResult:
     """Render ``total`` samples; ``t0`` is when the set-up began (``perf_counter``)."""
-    t_render = time.perf_counter()
     if outputs.stems:
         eng.tap_buses(outputs.stems)
     with terminate_as_interrupt():  # from before the first partial file exists
         run = _Run(eng, outputs, keep_audio)
+        t_render = time.perf_counter()
         ok = False
         try:
             _run(eng, total, run, progress, label)
