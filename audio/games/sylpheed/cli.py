@@ -12,7 +12,7 @@ from audio.core.schema import did_you_mean
 from audio.games.sylpheed.chatter.rules import merge_phases
 from audio.games.sylpheed.formats.install import SylpheedInstall, stage_tag
 from audio.games.sylpheed.formats.pak import PakArchive
-from audio.games.sylpheed.formats.presets import message_table_path, rule_table_path
+from audio.games.sylpheed.formats.presets import Crew, message_table_path, rule_table_path
 from audio.games.sylpheed.formats.slb import decode_slb, probe_slb
 from audio.games.sylpheed.formats.table import read_table
 
@@ -174,94 +174,101 @@ def _ls_pak(arc: PakArchive, pak: str, names: dict[int, str]) -> None:
 
 
 def _tables(args: argparse.Namespace) -> int:
+    """Each stage's UnitGroup and crews' rule tables, with their self-checks (1 if any fails)."""
     inst = _install(args)
     ok = True
-    stages = inst.stages()
-    if args.stage:
-        try:
-            want = stage_tag(args.stage)
-        except ValueError as exc:
-            raise InputError(f"--stage: {exc}") from None
-        if want not in stages:
-            raise InputError(f"{inst.root}: no stage {want} (have {', '.join(stages) or 'none'})")
-        stages = [want]
-    for st in stages:
+    for st in _chosen_stages(inst, args.stage):
         print(f"== {st}")
-        try:
-            ug = inst.unit_group(st)
-        except FormatError as exc:
-            print(f"  UnitGroup: {exc}")
-            ug = None
-        if ug is not None:
-            ugrep = read_table(inst.pak(inst.game_pak).read(f"stage\\UnitGroup_{st}.tbl")).hash_report()
-            print(
-                f"  UnitGroup tag_hash: {ugrep.named_fields - len(ugrep.field_mismatches)}/"
-                f"{ugrep.named_fields} named fields agree"
-            )
-            ok &= ugrep.fields_ok
-            wf, rf = ug.width_failures(), ug.roster_failures()
-            ok &= not wf and not rf
-            print(
-                f"  UnitGroup: {len(ug.squadrons)} squadrons, roster {ug.roster_name!r} "
-                f"({len(ug.roster)} entries)"
-            )
-            print(
-                f"  self-check len(fields) == Count*4+5: {len(ug.squadrons) - len(wf)}/{len(ug.squadrons)}"
-                + (f" FAIL {wf}" if wf else "")
-            )
-            print(
-                f"  self-check roster agreement: {len(ug.squadrons) - len(rf)}/{len(ug.squadrons)}"
-                + (f" FAIL {rf}" if rf else "")
-            )
-            for s in ug.squadrons:
-                print(
-                    f"    {s.id} {s.side} Count={s.count} {s.formation} {s.ai} "
-                    f"DisableInterval={'Yes' if s.disable_interval else 'No'}"
-                )
-                for m in s.members:
-                    print(f"      unit={m.unit} msg={m.message_set} n={m.n} id={m.identity}")
-        ums = inst.unit_message_set(st)
-        for crew in ums.crews:
-            tabs = [inst.rule_table(n) for n in crew.tables]
-            res = merge_phases(tabs)
-            pair_bad = [f"{t.name}:{e}" for t in tabs for e in t.pair_failures()]
-            ok &= not pair_bad
-            print(f"  crew {crew.name} CrewCount={crew.crew_count} phases={list(crew.phases)}")
-            if tabs:
-                print(
-                    f"    merged {len(res.rules)} rules, {len(res.collisions)} collisions, "
-                    f"flag={'set' if res.flag else 'CLEARED'}"
-                    + (f", mismatches {[c.event for c in res.mismatches]}" if res.mismatches else "")
-                )
-                who = list(dict.fromkeys(s for t in tabs for s in t.speakers))
-                print(
-                    f"    speakers {who}; MessageCount*2 == positional: "
-                    + ("ok" if not pair_bad else f"FAIL {pair_bad}")
-                )
-            for n in dict.fromkeys(crew.tables):
-                for inner in (rule_table_path(n), message_table_path(n)):
-                    arc = inst.pak(inst.game_pak)
-                    if inner in arc:
-                        rep = read_table(arc.read(inner), inner).hash_report()
-                        ok &= rep.fields_ok
-                        if not rep.fields_ok or args.verbose:
-                            print(
-                                f"    tag_hash {inner}: {rep.named_fields - len(rep.field_mismatches)}/"
-                                f"{rep.named_fields} named fields agree"
-                                + "".join(
-                                    f"; {m.record}.{m.field} stored 0x{m.stored:08X} computed "
-                                    f"0x{m.computed:08X}"
-                                    for m in rep.field_mismatches[:5]
-                                )
-                            )
-            if args.verbose:
-                for r in res.rules.values():
-                    print(
-                        f"      {r.event}: P={r.probability}% pri={r.priority} pat={r.pattern} "
-                        f"int={r.interval}f fl={r.fluctuation}f eff={r.effective_time}f "
-                        f"yes=0x{r.yes_mask:X} {list(r.messages)}"
-                    )
+        ok &= _report_unit_group(inst, st)
+        for crew in inst.unit_message_set(st).crews:
+            ok &= _report_crew(inst, crew, args.verbose)
     return 0 if ok else 1
+
+
+def _chosen_stages(inst: SylpheedInstall, stage: str | None) -> list[str]:
+    stages = inst.stages()
+    if not stage:
+        return list(stages)
+    try:
+        want = stage_tag(stage)
+    except ValueError as exc:
+        raise InputError(f"--stage: {exc}") from None
+    if want not in stages:
+        raise InputError(f"{inst.root}: no stage {want} (have {', '.join(stages) or 'none'})")
+    return [want]
+
+
+def _report_unit_group(inst: SylpheedInstall, st: str) -> bool:
+    """Print stage ``st``'s UnitGroup and its self-checks; True if they pass."""
+    try:
+        ug = inst.unit_group(st)
+    except FormatError as exc:
+        print(f"  UnitGroup: {exc}")
+        return True
+    ugrep = read_table(inst.pak(inst.game_pak).read(f"stage\\UnitGroup_{st}.tbl")).hash_report()
+    print(
+        f"  UnitGroup tag_hash: {ugrep.named_fields - len(ugrep.field_mismatches)}/"
+        f"{ugrep.named_fields} named fields agree"
+    )
+    wf, rf = ug.width_failures(), ug.roster_failures()
+    print(f"  UnitGroup: {len(ug.squadrons)} squadrons, roster {ug.roster_name!r} ({len(ug.roster)} entries)")
+    print(
+        f"  self-check len(fields) == Count*4+5: {len(ug.squadrons) - len(wf)}/{len(ug.squadrons)}"
+        + (f" FAIL {wf}" if wf else "")
+    )
+    print(
+        f"  self-check roster agreement: {len(ug.squadrons) - len(rf)}/{len(ug.squadrons)}"
+        + (f" FAIL {rf}" if rf else "")
+    )
+    for s in ug.squadrons:
+        print(
+            f"    {s.id} {s.side} Count={s.count} {s.formation} {s.ai} "
+            f"DisableInterval={'Yes' if s.disable_interval else 'No'}"
+        )
+        for m in s.members:
+            print(f"      unit={m.unit} msg={m.message_set} n={m.n} id={m.identity}")
+    return bool(ugrep.fields_ok and not wf and not rf)
+
+
+def _report_crew(inst: SylpheedInstall, crew: Crew, verbose: bool) -> bool:
+    """Print one crew's merged rule tables and their tag-hash checks; True if they pass."""
+    tabs = [inst.rule_table(n) for n in crew.tables]
+    res = merge_phases(tabs)
+    pair_bad = [f"{t.name}:{e}" for t in tabs for e in t.pair_failures()]
+    ok = not pair_bad
+    print(f"  crew {crew.name} CrewCount={crew.crew_count} phases={list(crew.phases)}")
+    if tabs:
+        print(
+            f"    merged {len(res.rules)} rules, {len(res.collisions)} collisions, "
+            f"flag={'set' if res.flag else 'CLEARED'}"
+            + (f", mismatches {[c.event for c in res.mismatches]}" if res.mismatches else "")
+        )
+        who = list(dict.fromkeys(s for t in tabs for s in t.speakers))
+        print(f"    speakers {who}; MessageCount*2 == positional: " + ("ok" if ok else f"FAIL {pair_bad}"))
+    arc = inst.pak(inst.game_pak)
+    for n in dict.fromkeys(crew.tables):
+        for inner in (rule_table_path(n), message_table_path(n)):
+            if inner not in arc:
+                continue
+            rep = read_table(arc.read(inner), inner).hash_report()
+            ok &= rep.fields_ok
+            if not rep.fields_ok or verbose:
+                print(
+                    f"    tag_hash {inner}: {rep.named_fields - len(rep.field_mismatches)}/"
+                    f"{rep.named_fields} named fields agree"
+                    + "".join(
+                        f"; {m.record}.{m.field} stored 0x{m.stored:08X} computed 0x{m.computed:08X}"
+                        for m in rep.field_mismatches[:5]
+                    )
+                )
+    if verbose:
+        for r in res.rules.values():
+            print(
+                f"      {r.event}: P={r.probability}% pri={r.priority} pat={r.pattern} "
+                f"int={r.interval}f fl={r.fluctuation}f eff={r.effective_time}f "
+                f"yes=0x{r.yes_mask:X} {list(r.messages)}"
+            )
+    return bool(ok)
 
 
 def _cues(args: argparse.Namespace) -> int:
