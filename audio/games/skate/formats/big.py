@@ -444,6 +444,35 @@ def _split(path: str) -> tuple[str, str]:
     return "", path
 
 
+def _pack_entries(
+    items: list[tuple[str, bytes, str]], cursor: int, shift: int, entry_size: int
+) -> tuple[bytes, bytes, list[tuple[int, bytes]]]:
+    """The entry table, the compression byte per entry and each file's packed data with its
+    offset, the data laid out from ``cursor`` aligned to ``1 << shift`` bytes."""
+    table, comps = bytearray(), bytearray()
+    blobs: list[tuple[int, bytes]] = []
+    for _path, data, comp in items:
+        if not data:
+            comp = "none"  # an unpacked size of 0 would read as "= stored size"
+        packed = compress(data, comp)
+        table += struct.pack(">III", cursor >> shift, len(packed), len(data)) + bytes(entry_size - 12)
+        comps.append(COMPRESSIONS[comp])
+        blobs.append((cursor, packed))
+        cursor = align(cursor + len(packed), 1 << shift)
+    return bytes(table), bytes(comps), blobs
+
+
+def _name_table(split: list[tuple[str, str]], dirs: list[str], name_size: int, dir_size: int) -> bytes:
+    """The names (directory index + name, ``name_size`` each, padded to 16) then the directories."""
+    out = bytearray()
+    for folder, name in split:
+        out += struct.pack(">H", dirs.index(folder)) + name.encode("latin-1").ljust(name_size - 2, b"\0")
+    out += bytes(align(len(out), 16) - len(out))
+    for d in dirs:
+        out += d.encode("latin-1").ljust(dir_size, b"\0")
+    return bytes(out)
+
+
 def write_big(
     files: Iterable[FileSpec],
     *,
@@ -488,18 +517,7 @@ def write_big(
     names_size = align(name_size * count, 16) + dir_size * len(dirs)
     unit = 1 << alignment_shift
     cursor = align(index_size + names_size, unit)
-    table = bytearray()
-    comps = bytearray()
-    blobs: list[tuple[int, bytes]] = []
-    for _path, data, comp in items:
-        if not data:
-            comp = "none"  # an unpacked size of 0 would read as "= stored size"
-        packed = compress(data, comp)
-        table += struct.pack(">III", cursor >> alignment_shift, len(packed), len(data))
-        table += bytes(entry_size - 12)
-        comps.append(COMPRESSIONS[comp])
-        blobs.append((cursor, packed))
-        cursor = align(cursor + len(packed), unit)
+    table, comps, blobs = _pack_entries(items, cursor, alignment_shift, entry_size)
     header = struct.pack(
         ">HHIHBBIIBB",
         0x4542,
@@ -517,11 +535,7 @@ def write_big(
     out += table
     out += bytes(comp_at - len(out)) + comps
     out += bytes(index_size - len(out))
-    for folder, name in split:
-        out += struct.pack(">H", dirs.index(folder)) + name.encode("latin-1").ljust(name_size - 2, b"\0")
-    out += bytes(index_size + align(name_size * count, 16) - len(out))
-    for d in dirs:
-        out += d.encode("latin-1").ljust(dir_size, b"\0")
+    out += _name_table(split, dirs, name_size, dir_size)
     for at, packed in blobs:
         out += bytes(at - len(out)) + packed
     out += bytes(align(len(out), unit) - len(out))
