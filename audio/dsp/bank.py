@@ -314,9 +314,9 @@ class GraphBank:
                 )
                 self.slots[name] = np.zeros(shape, dtype=np.float32)
         self.lane_scratch = {
-            "CO": np.zeros((5, F.LANES), np.float32),
-            "ST": np.zeros((4, F.LANES), np.float32),
-            "BY": np.zeros(F.LANES, np.bool_),
+            "CO": np.zeros((F.CHAIN, 5, F.LANES), np.float32),
+            "ST": np.zeros((F.CHAIN, 4, F.LANES), np.float32),
+            "BY": np.zeros((F.CHAIN, F.LANES), np.bool_),
             "GB": np.zeros((max_block, F.LANES), np.float64),
             "GV": np.zeros(F.LANES, np.float64),
         }

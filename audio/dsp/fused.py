@@ -132,6 +132,64 @@ def _biquad_source(L: int) -> list[str]:
     return out + ["", ""]
 
 
+CHAIN = 3
+"""Longest run of consecutive biquads run in one sample loop (``biquad{K}_lanes_{L}``)."""
+CHAIN_WIDTHS = WIDTHS[:2]
+"""Widths the chained loop is generated for (at 16 lanes the separate loops already keep the
+core busy, and three filters' 16-lane state would not fit in registers)."""
+
+
+def _chain_source(K: int, L: int) -> list[str]:
+    """K biquads in series, L lanes, in one sample loop: filter f reads filter f-1's output of
+    the same sample, so the K recursions overlap instead of running one after the other. The
+    arithmetic of each filter is :func:`_biquad_source`'s; a bypassed lane passes its input
+    (``by[f, j]``), as :func:`scatter` does after a single biquad."""
+    ys = ", ".join(f"y{f}" for f in range(K))
+    out = [
+        "@nb.njit(**_F)",
+        f"def biquad{K}_lanes_{L}(x, {ys}, n, t0, co, st, by):",
+        f'    """Filters 0..{K - 1} in series over lanes 0..{L - 1}: x -> y0 -> ... (sample-major);',
+        '    co (CHAIN, 5, LANES), st (CHAIN, 4, LANES), by (CHAIN, LANES) per filter."""',
+        "    bias = np.float32(1e-18)",
+    ]
+    for f in range(K):
+        for j in range(L):
+            v = f"{f}_{j}"
+            out.append(
+                f"    b0_{v} = co[{f}, 0, {j}]; b1_{v} = co[{f}, 1, {j}]; b2_{v} = co[{f}, 2, {j}]; "
+                f"na1_{v} = co[{f}, 3, {j}]; na2_{v} = co[{f}, 4, {j}]; by_{v} = by[{f}, {j}]"
+            )
+            out.append(
+                f"    x1_{v} = st[{f}, 0, {j}]; x2_{v} = st[{f}, 1, {j}]; "
+                f"y1_{v} = st[{f}, 2, {j}]; y2_{v} = st[{f}, 3, {j}]"
+            )
+    out += ["    for i in range(n):", "        p = (t0 + i) & 7"]
+    out += [f"        x0_0_{j} = x[i, {j}]" for j in range(L)]
+    forms = {
+        "p == 0": "fma32(b1_{v}, x1_{v}, fma32(b2_{v}, x2_{v}, b0_{v} * x0_{v} + bias))",
+        "p == 1": "fma32(b2_{v}, x2_{v}, fma32(b1_{v}, x1_{v}, b0_{v} * x0_{v} + bias))",
+        "": "fma32(b0_{v}, x0_{v}, fma32(b2_{v}, x2_{v}, b1_{v} * x1_{v} + bias))",
+    }
+    for f in range(K):
+        for k, (cond, expr) in enumerate(forms.items()):
+            out.append(f"        {'if' if k == 0 else 'elif'} {cond}:" if cond else "        else:")
+            out += [f"            t_{f}_{j} = " + expr.format(v=f"{f}_{j}") for j in range(L)]
+        for j in range(L):
+            v = f"{f}_{j}"
+            nxt = f"x0_{f + 1}_{j}" if f + 1 < K else f"o_{j}"
+            out.append(f"        y0_{v} = fma32(na2_{v}, y2_{v}, fma32(na1_{v}, y1_{v}, t_{v}))")
+            out.append(f"        {nxt} = x0_{v} if by_{v} else y0_{v}")
+            out.append(f"        x2_{v} = x1_{v}; x1_{v} = x0_{v}; y2_{v} = y1_{v}; y1_{v} = y0_{v}")
+            out.append(f"        y{f}[i, {j}] = {nxt}")
+    for f in range(K):
+        out += [
+            f"    st[{f}, 0, {j}] = x1_{f}_{j}; st[{f}, 1, {j}] = x2_{f}_{j}; "
+            f"st[{f}, 2, {j}] = y1_{f}_{j}; st[{f}, 3, {j}] = y2_{f}_{j}"
+            for j in range(L)
+        ]
+    return out + ["", ""]
+
+
 def _lane_source() -> str:
     """The lane kernels (see the module docstring)."""
     out = [
@@ -147,6 +205,9 @@ def _lane_source() -> str:
     ]
     for L in WIDTHS:
         out += _biquad_source(L)
+    for K in range(2, CHAIN + 1):
+        for L in CHAIN_WIDTHS:
+            out += _chain_source(K, L)
     return "\n".join(out) + "\n"
 
 
@@ -348,17 +409,13 @@ def _emit_node(k: int, kind: str, src: int | None, dst: int, lay: int, lanes: bo
                 ref,
                 f"            K.biquad_voice(v, S{src}[j], S{dst}[j], n, t0, {a}coefs, {a}bypass, {a}state)",
             ]
+        assert src is not None
         return each + [
             ref,
             f"        for c in range(P{src}.shape[0]):",
-            f"            LN.gather(act, g0, m, {a}coefs, {a}bypass, {a}state, c, CO, ST, BY)",
-            f"            if w == {WIDTHS[0]}:",
-            f"                LN.biquad_lanes_{WIDTHS[0]}(P{src}[c], P{dst}[c], n, t0, CO, ST)",
-            f"            elif w == {WIDTHS[1]}:",
-            f"                LN.biquad_lanes_{WIDTHS[1]}(P{src}[c], P{dst}[c], n, t0, CO, ST)",
-            "            else:",
-            f"                LN.biquad_lanes_{WIDTHS[2]}(P{src}[c], P{dst}[c], n, t0, CO, ST)",
-            f"            LN.scatter(act, g0, m, {a}state, c, ST, BY, P{src}[c], P{dst}[c], n)",
+            f"            LN.gather(act, g0, m, {a}coefs, {a}bypass, {a}state, c, {_lane(0)})",
+            *_single_biquad(src, dst, "            "),
+            "            " + _scatter(k, 0, src),
         ]
     if kind == "Gai0" and lanes:
         return [
@@ -390,6 +447,52 @@ def _emit_node(k: int, kind: str, src: int | None, dst: int, lay: int, lanes: bo
     raise ValueError(f"no fused form for node kind {kind!r}")
 
 
+def _single_biquad(src: int, dst: int, ind: str, f: int = 0) -> list[str]:
+    """One lane biquad ``P{src}[c] -> P{dst}[c]`` at the group's width, filter ``f`` of the
+    scratch (``CO[f]``, ``ST[f]``)."""
+    return [
+        f"{ind}if w == {WIDTHS[0]}:",
+        f"{ind}    LN.biquad_lanes_{WIDTHS[0]}(P{src}[c], P{dst}[c], n, t0, CO[{f}], ST[{f}])",
+        f"{ind}elif w == {WIDTHS[1]}:",
+        f"{ind}    LN.biquad_lanes_{WIDTHS[1]}(P{src}[c], P{dst}[c], n, t0, CO[{f}], ST[{f}])",
+        f"{ind}else:",
+        f"{ind}    LN.biquad_lanes_{WIDTHS[2]}(P{src}[c], P{dst}[c], n, t0, CO[{f}], ST[{f}])",
+    ]
+
+
+def _emit_chain(ks: list[int], kinds: list[str], src: int) -> list[str]:
+    """Source lines for the consecutive lane biquads ``ks`` (each reading the one before, the
+    first reading slot ``src``): coefficients refreshed per instance, then per channel one
+    chained loop at widths :data:`CHAIN_WIDTHS`, else the single loops one after another."""
+    out = ["        for j in range(m):", "            v = act[g0 + j]"]
+    for k in ks:
+        out += _emit_node(k, kinds[k], src, k, 0, True)[2:3]  # the coefficient refresh line
+    ins = [src, *ks[:-1]]
+    ys = ", ".join(f"P{k}[c]" for k in ks)
+    out.append(f"        for c in range(P{src}.shape[0]):")
+    for f, k in enumerate(ks):
+        out.append(f"            LN.gather(act, g0, m, n{k}_coefs, n{k}_bypass, n{k}_state, c, {_lane(f)})")
+    for i, L in enumerate(CHAIN_WIDTHS):
+        out.append(f"            {'if' if i == 0 else 'elif'} w == {L}:")
+        out.append(f"                LN.biquad{len(ks)}_lanes_{L}(P{src}[c], {ys}, n, t0, CO, ST, BY)")
+    out.append("            else:")
+    for f, k in enumerate(ks):
+        out += _single_biquad(ins[f], k, "                ", f)
+        out.append("                " + _scatter(k, f, ins[f]))
+    out.append(f"            if w <= {CHAIN_WIDTHS[-1]}:")
+    out += ["                " + _scatter(k, f, ins[f]) for f, k in enumerate(ks)]
+    return out
+
+
+def _lane(f: int) -> str:
+    """Filter ``f``'s lane scratch: coefficients, history, bypass flags."""
+    return f"CO[{f}], ST[{f}], BY[{f}]"
+
+
+def _scatter(k: int, f: int, src: int) -> str:
+    return f"LN.scatter(act, g0, m, n{k}_state, c, ST[{f}], BY[{f}], P{src}[c], P{k}[c], n)"
+
+
 def _plan(kinds: list[str], inputs: list[int | None], use_lanes: bool) -> tuple[list[int], list[bool]]:
     """Each node's output slot and whether it works sample-major (``lanes``): biquads always
     (unless ``use_lanes`` is off: a one-instance bus stays in rows); a source (Rsp0/Sub0) when
@@ -407,6 +510,24 @@ def _plan(kinds: list[str], inputs: list[int | None], use_lanes: bool) -> tuple[
         else:
             lanes.append(False)
     return slot, lanes
+
+
+def _biquad_run(k: int, kinds: list[str], inputs: list[int | None], lanes: list[bool]) -> list[int]:
+    """Node ``k`` and the lane biquads after it that each read the one before (at most
+    :data:`CHAIN`); a single node when ``k`` starts no such run."""
+    bq = ("PI20", "HI20", "LI20")
+    run = [k]
+    if kinds[k] not in bq or not lanes[k]:
+        return run
+    while (
+        len(run) < CHAIN
+        and run[-1] + 1 < len(kinds)
+        and kinds[run[-1] + 1] in bq
+        and lanes[run[-1] + 1]
+        and inputs[run[-1] + 1] == run[-1]
+    ):
+        run.append(run[-1] + 1)
+    return run
 
 
 def graph_source(
@@ -449,8 +570,19 @@ def graph_source(
             )
         have[sl].add(layout)
 
+    chained: set[int] = set()
     for k, kind in enumerate(kinds):
+        if k in chained:
+            continue
         src = slot[inputs[k]] if inputs[k] is not None else None  # type: ignore[index]
+        run = _biquad_run(k, kinds, inputs, lanes)
+        if len(run) > 1 and src is not None:
+            need(src, "P")
+            for r in run:
+                have[slot[r]] = {"P"}
+            body += _emit_chain(run, kinds, src)
+            chained.update(run)
+            continue
         if kind in ("Gai0", "Del0") and src is not None:
             lanes[k] = "P" in have[src]  # these work in whichever layout their input already has
         if src is not None:
