@@ -93,9 +93,10 @@ def test_a_discarded_sink_leaves_nothing_under_the_final_name(tmp_path):
 
 
 def _start_long_render(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
-    """A 600 s render in a subprocess, returned once it has started writing its partial file."""
+    """A 6 h render (a minute or more of work even at thousands of times real time) in a
+    subprocess, returned once it has started writing its partial file."""
     scn = tmp_path / "long.toml"
-    scn.write_text("[scenario]\nduration = 600.0\n[tone]\n")
+    scn.write_text("[scenario]\nduration = 21600.0\n[tone]\n")
     out = tmp_path / "long.wav"
     proc = subprocess.Popen(
         [sys.executable, "-m", "audio", "render", str(scn), "-o", str(out), "--quiet"],
@@ -112,7 +113,7 @@ def _start_long_render(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
 @pytest.mark.slow
 def test_a_render_killed_with_sigkill_leaves_no_file_under_the_final_name(tmp_path):
     proc, out = _start_long_render(tmp_path)
-    time.sleep(0.5)
+    time.sleep(0.1)  # mid-write
     partial = [p for p in tmp_path.iterdir() if p.name.startswith(".long.partial")]
     proc.send_signal(signal.SIGKILL)
     proc.wait(10)
