@@ -22,6 +22,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 from audio import __version__  # noqa: E402
+from audio.core.clock import RENDER_BLOCK  # noqa: E402
 from audio.core.errors import BarkbusError, InputError  # noqa: E402
 
 __all__ = ["main", "run", "build_parser"]
@@ -48,7 +49,7 @@ def _add_render_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--block",
         type=_positive_int,
-        help="engine block in samples (output does not depend on it; default 3200)",
+        help=f"engine block in samples (output does not depend on it; default {RENDER_BLOCK})",
     )
     p.add_argument("--stems", type=Path, metavar="DIR", help="also write one file per bus into DIR")
     p.add_argument("--log", type=Path, metavar="JSONL", help="write every decision as JSON lines")
@@ -313,9 +314,10 @@ def run() -> NoReturn:
     ``render``, a quick exit. Those commands leave no thread running and every file committed,
     and tearing down the interpreter with numba's compiled code loaded took 0.2-0.3 s of a
     1.4 s demo; streams are flushed and the ``atexit`` handlers run first."""
-    args: list[argparse.Namespace] = []
-    rc = main(None, args)
-    if args and getattr(args[0], "quick_exit", False):
+    parser = build_parser()
+    args = parser.parse_args()
+    rc = _execute(parser, args)
+    if getattr(args, "quick_exit", False):
         try:
             sys.stdout.flush()
             sys.stderr.flush()
@@ -326,17 +328,18 @@ def run() -> NoReturn:
     sys.exit(rc)
 
 
-def main(argv: list[str] | None = None, parsed: list[argparse.Namespace] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 1 run-time failure, 2 bad input).
 
     Every error barkbus raises on purpose is one line on stderr (its file, field or offset and
-    what was expected); ``--debug`` adds the traceback. ``parsed`` receives the parsed
-    arguments.
+    what was expected); ``--debug`` adds the traceback.
     """
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if parsed is not None:
-        parsed.append(args)
+    return _execute(parser, parser.parse_args(argv))
+
+
+def _execute(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """Run the parsed command; its exit status, each deliberate error as one line."""
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

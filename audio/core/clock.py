@@ -13,12 +13,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SAMPLE_RATE", "BLOCK", "FrameClock", "RngStreams", "seconds_to_samples"]
+__all__ = ["SAMPLE_RATE", "BLOCK", "RENDER_BLOCK", "FrameClock", "RngStreams", "seconds_to_samples"]
 
 SAMPLE_RATE = 48_000
 """Default engine sample rate (Hz)."""
 BLOCK = 256
 """Default engine block (samples): 5.33 ms at 48 kHz."""
+RENDER_BLOCK = 3200
+"""Default engine block of an offline render (samples). Larger than the live block: the output
+does not depend on it, and fewer, longer sub-blocks cost less Python per second. A multiple of
+the console frame lengths (1600 samples at 30 Hz, 800 at 60 Hz), so its boundaries fall on
+frame starts and add no sub-blocks of their own."""
 
 
 def seconds_to_samples(t: float, sample_rate: int = SAMPLE_RATE) -> int:

@@ -403,10 +403,7 @@ class GraphBank:
         if prog is None:
             self.process_nodes(n, t0)
             return
-        if self._args is None or (self._rsp is not None and self._args_pool is not self.pool.data):
-            self._args = prog.args(self)
-            self._args_pool = self.pool.data if self._rsp is not None else None
-        prog.fn(act, n, t0, float(self.sample_rate), *self._args)
+        prog.fn(act, n, t0, float(self.sample_rate), *self._fused_args(prog))
 
     def warm(self) -> None:
         """Load the fused kernel now (from numba's cache, or compile it), so the first block
@@ -414,10 +411,14 @@ class GraphBank:
         prog = self._program
         if prog is None:
             return
+        prog.fn(self.act[:0], 0, 0, float(self.sample_rate), *self._fused_args(prog))
+
+    def _fused_args(self, prog: FusedProgram) -> tuple:
+        """The fused kernel's arrays, rebuilt after a re-wiring or when the sample pool grew."""
         if self._args is None or (self._rsp is not None and self._args_pool is not self.pool.data):
             self._args = prog.args(self)
             self._args_pool = self.pool.data if self._rsp is not None else None
-        prog.fn(self.act[:0], 0, 0, float(self.sample_rate), *self._args)
+        return self._args
 
     def process_nodes(self, n: int, t0: int) -> None:
         """The reference path: one compiled kernel call per node over all active instances."""

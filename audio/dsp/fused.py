@@ -399,16 +399,7 @@ def _emit_node(k: int, kind: str, src: int | None, dst: int, lay: int, lanes: bo
             f"                K.zero_row({a}inp[v, c], n)",
         ]
     if kind in ("PI20", "HI20", "LI20"):
-        if kind == "PI20":
-            ref = (
-                f"            K.refresh_peak_voice(v, {a}dirty, {a}centre_hz, {a}gain, {a}q, fs, "
-                f"{a}coefs, {a}bypass, {a}state)"
-            )
-        else:
-            ref = (
-                f"            K.refresh_pass_voice(v, {a}dirty, {a}cutoff_hz, fs, {kind == 'HI20'}, "
-                f"{a}coefs, {a}bypass, {a}state)"
-            )
+        ref = _refresh_line(k, kind)
         if not lanes:
             return each + [
                 ref,
@@ -452,6 +443,20 @@ def _emit_node(k: int, kind: str, src: int | None, dst: int, lay: int, lanes: bo
     raise ValueError(f"no fused form for node kind {kind!r}")
 
 
+def _refresh_line(k: int, kind: str) -> str:
+    """The per-instance coefficient refresh of biquad node ``k`` (inside ``for j in range(m)``)."""
+    a = f"n{k}_"
+    if kind == "PI20":
+        return (
+            f"            K.refresh_peak_voice(v, {a}dirty, {a}centre_hz, {a}gain, {a}q, fs, "
+            f"{a}coefs, {a}bypass, {a}state)"
+        )
+    return (
+        f"            K.refresh_pass_voice(v, {a}dirty, {a}cutoff_hz, fs, {kind == 'HI20'}, "
+        f"{a}coefs, {a}bypass, {a}state)"
+    )
+
+
 def _single_biquad(src: int, dst: int, ind: str, f: int = 0) -> list[str]:
     """One lane biquad ``P{src}[c] -> P{dst}[c]`` at the group's width, filter ``f`` of the
     scratch (``CO[f]``, ``ST[f]``)."""
@@ -470,8 +475,7 @@ def _emit_chain(ks: list[int], kinds: list[str], src: int) -> list[str]:
     first reading slot ``src``): coefficients refreshed per instance, then per channel one
     chained loop at widths :data:`CHAIN_WIDTHS`, else the single loops one after another."""
     out = ["        for j in range(m):", "            v = act[g0 + j]"]
-    for k in ks:
-        out += _emit_node(k, kinds[k], src, k, 0, True)[2:3]  # the coefficient refresh line
+    out += [_refresh_line(k, kinds[k]) for k in ks]
     ins = [src, *ks[:-1]]
     ys = ", ".join(f"P{k}[c]" for k in ks)
     out.append(f"        for c in range(P{src}.shape[0]):")

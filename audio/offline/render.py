@@ -19,6 +19,7 @@ import numpy as np
 
 from audio.core.bus import Decision
 from audio.core.capture import Capture, configure_replay, read_capture
+from audio.core.clock import RENDER_BLOCK
 from audio.core.engine import Engine
 from audio.core.errors import FormatError
 from audio.offline.outputs import (
@@ -117,12 +118,6 @@ def write_audio(path: str | Path, audio: np.ndarray, sample_rate: int, subtype: 
         sink.discard()
         raise
 
-
-RENDER_BLOCK = 3200
-"""Default engine block of an offline render (samples). Larger than the live block (256):
-the output does not depend on it, and fewer, longer sub-blocks cost less Python per second.
-A multiple of the console frame lengths (1600 samples at 30 Hz, 800 at 60 Hz), so its
-boundaries fall on frame starts and add no sub-blocks of their own."""
 
 CHUNK = 16_384
 """Samples gathered before the statistics and the files see them (fewer, larger writes; the

@@ -55,7 +55,7 @@ class RunOutput:
 
 def simulate(path: str, seed: int, decisions_only: bool = True) -> RunOutput:
     """Run a scenario file at ``seed``; with ``decisions_only`` no audio is computed."""
-    from audio.offline.render import RENDER_BLOCK
+    from audio.core.clock import RENDER_BLOCK
     from audio.offline.scenario import build_engine, load_scenario
 
     scn = load_scenario(path, seed)
