@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 sys.path.insert(0, str(ROOT))  # this tree's barkbus, wherever the client is started from
 
-from audio.port.adapters import parse_arg
+from audio.core.plugin import parse_arg
 
 
 def encode(address: str, *args: Any) -> bytes:

@@ -210,7 +210,7 @@ def start_live(tmp: Path, files: dict[str, str], block: int) -> tuple[subprocess
     cmd = [
         sys.executable,
         "-m",
-        "audio.live.cli",
+        "audio.port.live",
         "live",
         "--no-audio",
         "--game",

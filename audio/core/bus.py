@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from audio.core.clock import SAMPLE_RATE, seconds_to_samples
+from audio.core.outcomes import Outcome
 
 __all__ = [
     "Event",
@@ -88,14 +89,15 @@ def event_to_json(ev: Event, at: int, origin: str = "external") -> dict[str, Any
 class Decision:
     """One decision of a game system, for logs, UIs and tests.
 
-    ``system`` ("skate.manager", "sylpheed.chatter", ...), ``outcome`` (a reason code such
-    as ``Repeat`` or ``Started``), ``at`` the sample, ``t`` seconds, ``detail`` the rest.
+    ``system`` ("skate.speech", "sylpheed.chatter", ...), ``outcome`` (a member of the
+    system's declared :class:`~audio.core.outcomes.Outcome` enum, such as ``Repeat`` or
+    ``Started``; a ``str``), ``at`` the sample, ``t`` seconds, ``detail`` the rest.
     """
 
     at: int
     t: float
     system: str
-    outcome: str
+    outcome: Outcome
     detail: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -191,8 +193,21 @@ class EventBus:
         return len(self._heap)
 
     # -- decisions ---------------------------------------------------------------------
-    def decide(self, system: str, outcome: str, **detail: Any) -> Decision:
-        """Publish a decision taken now."""
+    def decide(self, system: str, outcome: Outcome, **detail: Any) -> Decision:
+        """Publish a decision taken now.
+
+        Parameters
+        ----------
+        system:
+            The deciding system's name in the log (``"skate.speech"``).
+        outcome:
+            A member of the system's declared outcome enum; anything else is a ``TypeError``
+            (an undeclared outcome fails where it is logged).
+        **detail:
+            JSON-friendly detail (``speaker``, ``line``, ``reason``...).
+        """
+        if not isinstance(outcome, Outcome):
+            raise TypeError(f"{system}: outcome {outcome!r} is not a declared Outcome member")
         d = Decision(self.now, self.now / self.sample_rate, system, outcome, detail)
         if self.keep_decisions:
             self.decisions.append(d)

@@ -11,7 +11,7 @@ re-posted: they follow deterministically.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal, TextIO
 
@@ -23,6 +23,7 @@ from audio.core.clock import BLOCK, SAMPLE_RATE, seconds_to_samples
 from audio.core.errors import FormatError
 
 __all__ = [
+    "KIND_LOADERS",
     "MAX_CAPTURE_BYTES",
     "Capture",
     "CaptureHeader",
@@ -34,12 +35,15 @@ __all__ = [
 ]
 
 
-def _load_game_events() -> None:
-    """Register the event kinds of every game in :mod:`audio.games` (imported on demand)."""
-    from audio.games import all_games
+KIND_LOADERS: list[Callable[[], None]] = []
+"""Functions that register more event kinds, called when a capture names an unknown kind (a
+live run may capture any game's events, whatever its own game). The game registry adds one
+that imports every game's events (:mod:`audio.games`); the core never imports a game."""
 
-    for g in all_games():
-        g.load("events")
+
+def _load_more_kinds() -> None:
+    for load in KIND_LOADERS:
+        load()
 
 
 def event_from_json(d: dict[str, Any], where: str = "<capture>") -> tuple[Event, int, str]:
@@ -52,7 +56,7 @@ def event_from_json(d: dict[str, Any], where: str = "<capture>") -> tuple[Event,
         raise FormatError(where, None, "a JSON object per event", type(d).__name__)
     kind = d.get("kind")
     if isinstance(kind, str) and kind not in _KINDS:
-        _load_game_events()  # a live run may capture any game's events, whatever its own game
+        _load_more_kinds()
     if not isinstance(kind, str) or kind not in _KINDS:
         raise FormatError(where, None, "a known event kind", kind)
     fields = {k: v for k, v in d.items() if k not in ("kind", "at", "origin")}
@@ -153,14 +157,12 @@ def configure_replay(engine: Any, header: dict[str, Any]) -> Any:
     (``isolate_systems``) and open files only under the recorded ``allow`` roots."""
     from audio.core.paths import PathPolicy
 
-    if hasattr(engine, "isolate_systems"):
-        engine.isolate_systems = bool(header.get("isolate_systems", False))
+    engine.isolate_systems = bool(header.get("isolate_systems", False))
     allow = header.get("allow")
     if isinstance(allow, list) and all(isinstance(a, str) for a in allow):
         policy = PathPolicy(allow, bundled=False)
-        for system in getattr(engine, "systems", []):
-            if hasattr(system, "paths"):
-                system.paths = policy
+        for system in engine.systems:
+            system.allow_paths(policy)
     return engine
 
 
@@ -177,7 +179,7 @@ def replay(
         ev, at, origin = event_from_json(rec) if isinstance(rec, dict) else rec
         if origin == "external":
             engine.bus.post(ev, at=at)
-    out = np.zeros((samples, int(getattr(engine, "channels", 2))), dtype=np.float32)
+    out = np.zeros((samples, engine.channels), dtype=np.float32)
     done = 0
     while done < samples:
         n = min(block, samples - done)

@@ -12,32 +12,20 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from audio.core.bus import Consumer, Event, EventBus
 from audio.core.clock import BLOCK, SAMPLE_RATE, FrameClock, RngStreams
 from audio.core.faults import FaultLog, SystemFault, report_fault
+from audio.core.plugin import GameSystem
 from audio.core.voices import VoiceManager
 from audio.core.world import World
 from audio.dsp.mixer import Mixer
 from audio.dsp.skip import advance_sources
 
-__all__ = ["Engine", "System", "EngineConfig"]
+__all__ = ["Engine", "EngineConfig"]
 log = logging.getLogger("barkbus.engine")
-
-
-@runtime_checkable
-class System(Protocol):
-    """A game system: ticks on its own frame clock and reacts to bus events."""
-
-    name: str
-    frame_rate: int
-
-    def attach(self, engine: Engine) -> None: ...
-
-    def tick(self, frame: int, engine: Engine) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -70,7 +58,7 @@ class EngineConfig:
 class _Clocked:
     __slots__ = ("system", "clock", "frame", "next_at")
 
-    def __init__(self, system: System, clock: FrameClock, now: int) -> None:
+    def __init__(self, system: GameSystem, clock: FrameClock, now: int) -> None:
         self.system = system
         self.clock = clock
         self.frame = clock.frame_at(now) + (0 if clock.start(clock.frame_at(now)) == now else 1)
@@ -109,7 +97,7 @@ class Engine:
         )
         self.voices = VoiceManager(self.mixer, cfg.voice_budget, cfg.release_samples, cfg.start_silence)
         self.world = World(self)
-        self.systems: list[System] = []
+        self.systems: list[GameSystem] = []
         self._clocked: list[_Clocked] = []
         self._taps: dict[str, list[np.ndarray]] | None = None
         self.faults = FaultLog(self.bus)
@@ -127,24 +115,24 @@ class Engine:
         """Seconds on the engine clock."""
         return self.now / self.sample_rate
 
-    def add_system(self, system: System) -> None:
+    def add_system(self, system: GameSystem) -> None:
         """Attach a game system; it ticks from its next frame start on."""
         self.systems.append(system)
         system.attach(self)
         self._clocked.append(_Clocked(system, FrameClock(system.frame_rate, self.sample_rate), self.now))
 
     def prepare(self) -> None:
-        """Load the voice graphs the systems declare (a system's optional ``graphs`` attribute,
-        a tuple of graph names) with their submixes, buses and compiled kernels now; see
-        :meth:`audio.dsp.mixer.Mixer.prepare`. Output does not depend on it."""
-        self.mixer.prepare(tuple(g for s in self.systems for g in getattr(s, "graphs", ())))
+        """Load the voice graphs the systems declare (:attr:`GameSystem.graphs`) with their
+        submixes, buses and compiled kernels now; see :meth:`audio.dsp.mixer.Mixer.prepare`.
+        Output does not depend on it."""
+        self.mixer.prepare(tuple(g for s in self.systems for g in s.graphs))
 
     def reserve(self, samples: int) -> None:
         """Pre-size the sample pool so ``samples`` of source audio fit without growing it while
         playing live (growing copies the pool on the render thread)."""
         self.mixer.pool.reserve(int(samples))
 
-    def system(self, name: str) -> System:
+    def system(self, name: str) -> GameSystem:
         for s in self.systems:
             if s.name == name:
                 return s
@@ -198,7 +186,7 @@ class Engine:
         self.bus.dispatch(now)
 
     # -- faults ------------------------------------------------------------------------
-    def _system_failed(self, system: System, where: str, exc: Exception) -> None:
+    def _system_failed(self, system: GameSystem, where: str, exc: Exception) -> None:
         """Disable ``system`` (isolating) or fail with a :class:`SystemFault` (offline)."""
         if not self.isolate_systems:
             raise SystemFault(system.name, where, self.time, exc) from exc
@@ -212,7 +200,7 @@ class Engine:
 
     def _consumer_error(self, consumer: Consumer, event: Event, exc: Exception) -> None:
         """An event a consumer could not apply: a fault for that event (isolating), else fail."""
-        name = str(getattr(consumer, "name", type(consumer).__name__))
+        name = consumer.name if isinstance(consumer, GameSystem) else type(consumer).__name__
         if not self.isolate_systems:
             raise SystemFault(name, f"handling {event.KIND}", self.bus.now / self.sample_rate, exc) from exc
         if name in self.disabled:

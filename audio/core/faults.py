@@ -26,11 +26,12 @@ from typing import Any
 
 from audio.core.bus import Decision, EventBus
 from audio.core.errors import BarkbusError, FormatError, UnsupportedError
+from audio.core.outcomes import CoreOutcome
 from audio.core.paths import PathRefused
 
 __all__ = ["FAULT", "KINDS", "Fault", "FaultLog", "SystemFault", "describe", "report_fault"]
 
-FAULT = "Fault"
+FAULT = CoreOutcome.Fault
 """Decision outcome of every fault."""
 KINDS = ("decode", "unsupported", "missing", "refused", "io", "event", "system")
 """decode: bad data; unsupported: a codec/feature barkbus lacks; missing: no such file;

@@ -18,7 +18,7 @@ from audio.core.bus import Event, event_kinds
 from audio.core.errors import BarkbusError
 from audio.core.schema import Limits, convert, did_you_mean
 
-__all__ = ["EventFieldError", "event_fields", "build_event"]
+__all__ = ["EventFieldError", "PortError", "build_event", "event_fields", "make_event"]
 
 
 class EventFieldError(BarkbusError, ValueError):
@@ -69,3 +69,18 @@ def build_event(kind: str, /, **fields: Any) -> Event:
         if isinstance(exc, EventFieldError):
             raise
         raise EventFieldError(f"{kind}: {exc}") from None
+
+
+class PortError(EventFieldError):
+    """A port, OSC or TUI request was rejected; the message says why."""
+
+
+def make_event(kind: str, /, **fields: Any) -> Event:
+    """Build event ``kind`` from untrusted ``fields`` (see :func:`build_event`); raises
+    :class:`PortError`."""
+    try:
+        return build_event(kind, **fields)
+    except PortError:
+        raise
+    except EventFieldError as exc:
+        raise PortError(str(exc)) from None

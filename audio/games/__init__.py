@@ -7,21 +7,22 @@ names a game. Each part of a record is a lazy ``"module:attr"`` reference relati
 package, imported only when a front end needs it, so ``barkbus --help`` does not load any game's
 decoders.
 
-Parts of a game (``module:attr`` inside the game's package):
+Parts of a game (``module:attr`` inside the game's package; the types are the game contract,
+:mod:`audio.core.plugin`):
 
 ==============  ================================================================================
-``system``      ``system_from_scenario(section: dict, ctx: ScenarioContext) -> System``
+``system``      ``system_from_scenario(section: dict, ctx: ScenarioContext) -> GameSystem``
+``outcomes``    the system's :class:`~audio.core.outcomes.Outcome` enum (every decision it logs)
 ``events``      ``scenario_events() -> dict[str, Callable[[dict, ScenarioContext], Event]]``
-``actions``     a sequence of :class:`audio.port.adapters.Action` (OSC addresses, TUI keys)
-``tui``         a :class:`audio.live.tui.GameAdapter` subclass
+``actions``     a sequence of :class:`~audio.core.plugin.Action` (OSC addresses, TUI keys)
+``tui``         a :class:`~audio.core.plugin.GameAdapter` subclass
 ``cli``         ``register(subparsers)`` adding the game's command group
 ``demo``        the demo scenario, a path relative to the game's package folder
 ``port``        ``port_section(install: str | None) -> dict``: the scenario section a port opens
 ==============  ================================================================================
 
-A record also names its decision outcomes by class (``outcomes``): ``"refused"`` (a request
-the game turned down: the timeline's red crosses, the batch report's refusals), ``"cut"``,
-``"state"`` and ``"quiet"`` (bookkeeping drawn only through the voices it starts and ends).
+The timeline and the batch report read each outcome's class (refused, cut, state, quiet,
+start, end, fault) from these enums (:func:`outcome_table`).
 """
 
 from __future__ import annotations
@@ -33,17 +34,20 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from audio.core import capture
 from audio.core.errors import InputError
+from audio.core.outcomes import CoreOutcome, Outcome, OutcomeClass
 
 __all__ = [
-    "GENERIC_OUTCOMES",
     "REGISTRY",
     "Game",
     "all_games",
     "game",
     "game_names",
     "install_section",
-    "outcome_classes",
+    "load_all_events",
+    "outcome_table",
+    "outcome_types",
 ]
 
 REGISTRY: tuple[str, ...] = (
@@ -74,20 +78,20 @@ class Game:
         The game's name for people ("Skate 3").
     package:
         The game's package (``audio.games.skate``); the references below are relative to it.
+    outcomes:
+        ``"module:attr"`` of the system's :class:`~audio.core.outcomes.Outcome` enum.
     system, events, actions, tui, cli, port:
         ``"module:attr"`` references (see the module docstring); ``None`` where the game has none.
     demo:
         Demo scenario path relative to the package folder, or ``None``.
     needs_install:
         Whether the game reads game data (an install root) or plays without any (test tones).
-    outcomes:
-        ``((class, (outcome, ...)), ...)``: the game's decision outcomes by class (see the module
-        docstring).
     """
 
     name: str
     title: str
     package: str
+    outcomes: str
     system: str = "scenario:system_from_scenario"
     events: str = "scenario:scenario_events"
     actions: str | None = "actions:ACTIONS"
@@ -96,7 +100,6 @@ class Game:
     demo: str | None = None
     port: str | None = None
     needs_install: bool = True
-    outcomes: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def load(self, part: str) -> Any:
         """Import and return the object a part refers to (``game.load("system")``)."""
@@ -138,20 +141,28 @@ def game(name: str) -> Game:
     raise InputError(f"unknown game {name!r} (known: {', '.join(game_names())})")
 
 
-GENERIC_OUTCOMES: dict[str, tuple[str, ...]] = {
-    "quiet": ("Started", "Queued", "Finished", "Accepted", "Ended"),
-    "cut": ("Interrupted", "Ducked", "Cut", "Stopped", "Replaced"),
-    "refused": ("Fault", "Refused"),
-    "state": (),
-}
-"""Outcomes every system may log (the voice layer's and the fault path's)."""
+@cache
+def outcome_types() -> tuple[type[Outcome], ...]:
+    """The engine's own outcomes (:class:`~audio.core.outcomes.CoreOutcome`), then every
+    registered game's outcome enum."""
+    return (CoreOutcome, *(g.load("outcomes") for g in all_games()))
 
 
 @cache
-def outcome_classes() -> dict[str, frozenset[str]]:
-    """Outcome names by class: :data:`GENERIC_OUTCOMES` plus every registered game's."""
-    out = {cls: set(names) for cls, names in GENERIC_OUTCOMES.items()}
+def outcome_table() -> dict[str, OutcomeClass]:
+    """Outcome name -> class over :func:`outcome_types` (for names read back from a log or a
+    table; a name two games declare has one class, which the contract test checks)."""
+    out: dict[str, OutcomeClass] = {}
+    for t in outcome_types():
+        for m in t:
+            out.setdefault(m.value, m.kind)
+    return out
+
+
+def load_all_events() -> None:
+    """Import every game's events (registering their event kinds)."""
     for g in all_games():
-        for cls, names in g.outcomes:
-            out.setdefault(cls, set()).update(names)
-    return {cls: frozenset(names) for cls, names in out.items()}
+        g.load("events")
+
+
+capture.KIND_LOADERS.append(load_all_events)

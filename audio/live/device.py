@@ -39,12 +39,10 @@ from __future__ import annotations
 
 import abc
 import collections
-import dataclasses
 import gc
 import json
 import logging
 import os
-import queue
 import struct
 import sys
 import threading
@@ -60,6 +58,7 @@ from audio.core.bus import Event
 from audio.core.capture import Capture
 from audio.core.clock import BLOCK, SAMPLE_RATE
 from audio.core.errors import RunFailure
+from audio.core.inbox import Inbox
 from audio.core.ring import BlockRing
 
 log = logging.getLogger("barkbus.live")
@@ -67,7 +66,6 @@ log = logging.getLogger("barkbus.live")
 __all__ = [
     "CallbackMetrics",
     "CaptureWriter",
-    "Inbox",
     "LivePlayer",
     "LiveSettings",
     "NoDeviceError",
@@ -115,68 +113,6 @@ class LiveSettings:
     freeze_gc: bool = True
     keep_records: bool = True
     render_nice: int | None = -10
-
-
-@dataclass
-class _Item:
-    event: Event
-    received_ns: int
-    when: str  # "now" (block boundary) or "event" (the event's own t)
-
-
-class Inbox:
-    """Bounded thread-safe queue of events for the render thread.
-
-    ``put`` never blocks: when ``maxsize`` events are waiting the new one is dropped and
-    counted (a flood cannot grow memory).
-    """
-
-    def __init__(self, maxsize: int = 4096) -> None:
-        self._q: queue.Queue[_Item] = queue.Queue(maxsize=maxsize)
-        self.maxsize = maxsize
-        self.accepted = 0
-        self.dropped = 0
-
-    def put(self, event: Event, *, when: str = "now", received_ns: int | None = None) -> bool:
-        """Queue ``event``; ``when`` = "now" (next block boundary) or "event" (its ``t``)."""
-        if when not in ("now", "event"):
-            raise ValueError(f"when must be 'now' or 'event', got {when!r}")
-        item = _Item(event, time.perf_counter_ns() if received_ns is None else received_ns, when)
-        try:
-            self._q.put_nowait(item)
-        except queue.Full:
-            self.dropped += 1
-            return False
-        self.accepted += 1
-        return True
-
-    def drain(self) -> list[_Item]:
-        """Everything queued now, oldest first."""
-        out = []
-        while True:
-            try:
-                out.append(self._q.get_nowait())
-            except queue.Empty:
-                return out
-
-    def post_all(self, engine: Any) -> list[tuple[int, int]]:
-        """Drain and post to ``engine.bus``; returns ``[(sample, received_ns)]``.
-
-        "now" events are re-timed to the current block boundary (``t`` = ``now / rate``);
-        "event" events keep their ``t`` (a past time is clamped to now by the bus).
-        """
-        posted = []
-        now = int(engine.now)
-        rate = engine.bus.sample_rate
-        for item in self.drain():
-            ev = item.event
-            if item.when == "now":
-                ev = dataclasses.replace(ev, t=now / rate)
-                at = engine.bus.post(ev, at=now)
-            else:
-                at = engine.bus.post(ev)
-            posted.append((at, item.received_ns))
-        return posted
 
 
 class CallbackMetrics:

@@ -9,7 +9,7 @@ phase; n spawn a ped; s stop the speaker; ``:`` type any action (``:tone/on ann 
 ``:event tone.on {"speaker": "ann"}``; each game's addresses are listed by ``:help``); q quits.
 
 Game-specific actions go through small adapters built on the action registry
-(:mod:`audio.port.adapters`): an action whose game module is not loaded is shown as
+(``port.actions``, :class:`audio.core.plugin.Action`): an action whose game module is not loaded is shown as
 unavailable with the reason, the rest keeps working. The live panel shows the voices
 playing (id, graph, stream slot, tag, clip/take from the voice's meta, level in dBFS of its
 last block), the game systems' own panels (a system may define ``snapshot() ->
@@ -28,8 +28,8 @@ import time
 from typing import Any
 
 from audio.core.bus import Decision
-from audio.port.adapters import ACTIONS, Action, load_game_actions, parse_arg
-from audio.port.events import PortError, make_event
+from audio.core.fields import PortError, make_event
+from audio.core.plugin import GameAdapter, parse_arg
 
 __all__ = [
     "Audition",
@@ -37,71 +37,6 @@ __all__ = [
     "adapter_for",
     "run_tui",
 ]
-
-
-class GameAdapter:
-    """Speakers and numbered actions of one game; ``fire(k)`` posts action number ``k``."""
-
-    game = "none"
-    fire_action = ""
-    choices: tuple[tuple[Any, str], ...] = ()
-    features: frozenset[str] = frozenset()
-    """The optional keys this game answers: "spawn" (n), "stop" (s), "speed" (+/-), "zombie" (z),
-    "phase" (p). The legend shows only these."""
-
-    def __init__(self, port: Any) -> None:
-        self.port = port
-        self.speakers: list[str] = []
-        load_game_actions()
-
-    def action(self, name: str) -> Action | None:
-        a = ACTIONS.get(name)
-        return a if a is not None and a.unavailable() is None else None
-
-    def status(self) -> list[str]:
-        """One line per game action: usable, or why not."""
-        names = sorted(n for n in ACTIONS if n.startswith(self.game + "/"))
-        out = []
-        for n in names:
-            why = ACTIONS[n].unavailable()
-            out.append(f"/{n}: " + ("ok" if why is None else f"unavailable ({why})"))
-        return out
-
-    def post(self, name: str, *args: Any) -> str:
-        a = ACTIONS.get(name)
-        if a is None:
-            return f"no action /{name}"
-        try:
-            self.port.post(a.build(list(args)), when="now")
-        except PortError as exc:
-            return str(exc)
-        return f"/{name} " + " ".join(str(x) for x in args)
-
-    def fire(self, speaker: str, k: int) -> str:
-        if not 0 <= k < len(self.choices):
-            return f"no choice {k + 1} (have {len(self.choices)})"
-        return self.post(self.fire_action, *self._speaker_arg(speaker), self.choices[k][0])
-
-    def _speaker_arg(self, speaker: str) -> tuple[Any, ...]:
-        return (speaker,)
-
-    def move(self, speaker: str, position: tuple[float, float, float]) -> str:
-        return self.post("emitter", speaker, *position)
-
-    def spawn(self) -> str:
-        return "this game has no spawn"
-
-    def stop(self, speaker: str) -> str:
-        return "this game has no stop"
-
-    def speed(self, mps: float) -> str:
-        return "this game has no player speed"
-
-    def zombie(self, on: bool) -> str:
-        return "this game has no zombie mode"
-
-    def phase(self, phase: int) -> str:
-        return "this game has no phases"
 
 
 def adapter_for(port: Any) -> GameAdapter:
@@ -116,14 +51,10 @@ def adapter_for(port: Any) -> GameAdapter:
 
 
 def _voice_rows(engine: Any) -> list[str]:
-    voices = getattr(engine, "voices", None)
-    playing = getattr(voices, "playing", None)
-    if playing is None:
-        return ["(engine lists no voices)"]
     rows = []
-    for v in playing():
-        meta = getattr(v, "meta", {}) or {}
-        db = getattr(v, "peak_dbfs", None)
+    for v in engine.voices.playing():
+        meta = v.meta or {}
+        db = v.peak_dbfs
         level = "   -" if db is None else (f"{db:6.1f}" if math.isfinite(db) else "  -inf")
         clip = meta.get("clip", "")
         take = meta.get("take", "")
@@ -171,8 +102,9 @@ class Audition:
 
     def help_text(self) -> str:
         """What ``:help`` shows: the running game's actions with their arguments."""
-        names = sorted(n for n in ACTIONS if n.startswith(self.adapter.game + "/") or "/" not in n)
-        usage = "  ".join(ACTIONS[n].usage() for n in names)
+        actions = self.port.actions
+        names = sorted(n for n in actions if n.startswith(self.adapter.game + "/") or "/" not in n)
+        usage = "  ".join(actions[n].usage() for n in names)
         return f"commands: {usage}  event KIND JSON  help" if usage else "commands: event KIND JSON  help"
 
     def legend(self) -> str:
@@ -308,11 +240,8 @@ class Audition:
                 out.append(line)
         out.append("-- voices: id graph slot clip take dBFS state tag " + "-" * 20)
         out.extend(_voice_rows(port.engine)[:8])
-        for s in getattr(port.engine, "systems", []):
-            snap = getattr(s, "snapshot", None)
-            if snap is None:
-                continue
-            for title, rows in snap().items():
+        for s in port.engine.systems:
+            for title, rows in s.snapshot().items():
                 out.append(f"-- {s.name} {title} " + "-" * 20)
                 out.extend(str(r) for r in rows[:6])
         out.append("-- last decisions " + "-" * 40)

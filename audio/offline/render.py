@@ -261,7 +261,7 @@ def _render(
         audio,
         stems,
         voices,
-        {s.name: s.summary(decisions) for s in eng.systems if hasattr(s, "summary")},
+        {s.name: text for s in eng.systems if (text := s.summary(decisions)) is not None},
         sum(1 for d in decisions if d.outcome == "Fault"),
         t_render - t0,
     )

@@ -56,7 +56,9 @@ from audio.core.bus import Event, EventBus
 from audio.core.engine import Engine, EngineConfig
 from audio.core.errors import BarkbusError, ScenarioError
 from audio.core.faults import describe, report_fault
+from audio.core.outcomes import END, START, Outcome
 from audio.core.paths import PathPolicy
+from audio.core.plugin import GameSystem, ScenarioContext
 from audio.core.schema import Struct, convert
 from audio.core.voices import Voice
 from audio.core.world import EmitterMove, ListenerPose, Path3
@@ -68,6 +70,7 @@ __all__ = [
     "Scenario",
     "ScenarioContext",
     "PlayEvent",
+    "PlayOutcome",
     "PlaySystem",
     "load_scenario",
     "build_engine",
@@ -109,30 +112,6 @@ class PlayEvent(Event, kind="play"):
     pitch: Annotated[float, msgspec.Meta(ge=0.01, le=16.0)] = 1.0
     echo_send: Annotated[float, msgspec.Meta(ge=0.0, le=4.0)] = 0.25
     env_send: Annotated[float, msgspec.Meta(ge=0.0, le=4.0)] = 0.0
-
-
-@dataclass
-class ScenarioContext:
-    """What a game section builder gets: where the scenario lives and its seed."""
-
-    path: Path
-    seed: int
-    doc: dict[str, Any]
-    where: str = ""
-    """Path of the entry being read (``"event[3]"``), for error messages."""
-    emitters: set[str] = field(default_factory=set)
-    """Declared emitter ids."""
-
-    @property
-    def base(self) -> Path:
-        return self.path.parent
-
-    def resolve(self, rel: str) -> Path:
-        p = Path(rel)
-        return p if p.is_absolute() else (self.base / p)
-
-    def error(self, where: str | None, problem: str) -> ScenarioError:
-        return ScenarioError(str(self.path), where, problem)
 
 
 @dataclass
@@ -320,7 +299,14 @@ def scenario_from_doc(doc: dict[str, Any], path: Path, seed: int | None = None) 
     return Scenario(path, head.name or path.stem, head.duration, ctx.seed, head.layout, doc, events, tables)
 
 
-class PlaySystem:
+class PlayOutcome(Outcome):
+    """The decisions of the generic ``play`` system."""
+
+    Started = "Started", START
+    Finished = "Finished", END
+
+
+class PlaySystem(GameSystem):
     """Plays ``play`` events at emitters through ``play_voice`` (the Skate 3 stream chain under a
     neutral name), on 30 Hz console frames.
 
@@ -330,6 +316,7 @@ class PlaySystem:
 
     name = "play"
     frame_rate = 30
+    outcomes = PlayOutcome
     DELAY_FRAMES = 4
     SPEED_OF_SOUND = 344.0
     MAX_DELAY = 0.15
@@ -360,6 +347,10 @@ class PlaySystem:
     def attach(self, engine: Engine) -> None:
         self.engine = engine
         engine.bus.subscribe(self, [PlayEvent])
+
+    def allow_paths(self, policy: PathPolicy) -> None:
+        """Refuse (as a fault) files outside ``policy``'s roots from now on."""
+        self.paths = policy
 
     def preload(self, file: str) -> tuple[np.ndarray, int]:
         """Read ``file`` (mono mix, float32) once; later plays reuse it (no I/O while rendering).
@@ -397,7 +388,9 @@ class PlaySystem:
             "play_voice", pcm, rate, slot=slot, params=params, tag=f"play:{ev.emitter}:{Path(ev.file).name}"
         )
         self.voices.append((v, ev, state))
-        bus.decide("play", "Started", emitter=ev.emitter, file=Path(ev.file).name, slot=slot, voice=v.id)
+        bus.decide(
+            "play", PlayOutcome.Started, emitter=ev.emitter, file=Path(ev.file).name, slot=slot, voice=v.id
+        )
 
     def _params(self, ev: PlayEvent, state: dict[str, Any]) -> dict[str, float]:
         w = self.engine.world
@@ -427,7 +420,9 @@ class PlaySystem:
         keep = []
         for v, ev, state in self.voices:
             if v.done:
-                engine.bus.decide("play", "Finished", emitter=ev.emitter, voice=v.id, ended_at=v.ended_at)
+                engine.bus.decide(
+                    "play", PlayOutcome.Finished, emitter=ev.emitter, voice=v.id, ended_at=v.ended_at
+                )
                 continue
             engine.voices.set(v, **self._params(ev, state))
             if state.pop("delay_changed", False):

@@ -19,14 +19,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from audio.core.bus import Decision
+from audio.core.outcomes import Outcome, OutcomeClass
+from audio.games import outcome_table
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
-    "OUTCOMES",
     "OUTCOME_CLASSES",
-    "classify_outcomes",
     "outcome_class",
     "timeline_figure",
     "timeline_png",
@@ -42,45 +42,27 @@ OUTCOME_CLASSES: dict[str, tuple[str, str, str]] = {
     "state": ("#2471a3", "o", "state change"),
     "other": ("#7f7f7f", ".", "other"),
 }
-#: Outcome classes ("quiet" ones are drawn only as the voice bars they start and end) come from
-#: the game registry; names no game lists fall back to :func:`outcome_class`'s word rules, then
-#: to "other".
-OUTCOMES: dict[str, set[str]] = {"quiet": set(), "cut": set(), "state": set(), "refused": set()}
-"""Extra outcome names by class added with :func:`classify_outcomes` (each game's own come from its
-registry record, :func:`audio.games.outcome_classes`)."""
-_REFUSAL_WORDS = ("Refused", "Error", "Ignored", "Failed", "Missing", "Unknown", "Bad")
-
-
-def classify_outcomes(**classes: Iterable[str]) -> None:
-    """Add outcome names to classes: ``classify_outcomes(refused=["Busy"], state=["Alarm"])``."""
-    for cls, names in classes.items():
-        if cls not in OUTCOMES:
-            raise ValueError(f"outcome class {cls!r} is not one of {sorted(OUTCOMES)}")
-        for other in OUTCOMES.values():
-            other.difference_update(names)
-        OUTCOMES[cls].update(names)
+_DRAWN: dict[OutcomeClass, str] = {
+    OutcomeClass.REFUSED: "refused",
+    OutcomeClass.FAULT: "refused",
+    OutcomeClass.CUT: "cut",
+    OutcomeClass.STATE: "state",
+}
+"""How each declared outcome class is drawn; start, end and quiet outcomes are drawn only as
+the voice bars they open and close."""
 
 
 def outcome_class(outcome: str) -> str | None:
-    """``None`` for a quiet outcome, else ``"refused"``, ``"cut"``, ``"state"`` or ``"other"``.
+    """``None`` for an outcome drawn only through its voices, else ``"refused"``, ``"cut"``,
+    ``"state"``, or ``"other"`` for a name no system declares (a log from another version).
 
-    Listed names first (:data:`OUTCOMES`); then a name with a refusal word (``...Refused``,
-    ``...Error``, ``...Ignored``, ``...Failed``, ``Missing...``, ``Unknown...``, ``Bad...``) or
-    of the form ``No<X>``/``Not<X>`` is a refusal; anything else is "other".
+    The class is the declared one (:mod:`audio.core.outcomes`): the member's own, or for a name
+    read back from a log, :func:`audio.games.outcome_table`'s.
     """
-    from audio.games import outcome_classes
-
-    for table in (OUTCOMES, outcome_classes()):  # explicit additions first, then the registry
-        for cls in ("quiet", "cut", "state", "refused"):
-            if outcome in table.get(cls, ()):
-                return None if cls == "quiet" else cls
-    if any(w in outcome for w in _REFUSAL_WORDS):
-        return "refused"
-    for prefix in ("No", "Not"):
-        rest = outcome.removeprefix(prefix)
-        if rest != outcome and rest[:1].isupper():
-            return "refused"
-    return "other"
+    kind = outcome.kind if isinstance(outcome, Outcome) else outcome_table().get(outcome)
+    if kind is None:
+        return "other"
+    return _DRAWN.get(kind)
 
 
 _SLOT_COLOURS = ["#4C72B0", "#55A868", "#8172B2", "#CCB974", "#64B5CD", "#8C8C8C", "#DD8452", "#937860"]

@@ -40,7 +40,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -49,9 +49,14 @@ from audio.core.capture import configure_replay
 from audio.core.clock import BLOCK, SAMPLE_RATE, seconds_to_samples
 from audio.core.errors import BarkbusError
 from audio.core.faults import Fault
+from audio.core.inbox import Inbox
 from audio.core.paths import PathPolicy, PathRefused
-from audio.live.device import Inbox, LivePlayer, LiveSettings
+from audio.live.device import LivePlayer, LiveSettings
+from audio.port.adapters import Action, load_game_actions
 from audio.port.events import PortError, make_event
+
+if TYPE_CHECKING:
+    from audio.core.engine import Engine
 
 __all__ = [
     "LINE_END",
@@ -149,7 +154,7 @@ class VoicePort:
 
     def __init__(
         self,
-        engine: Any,
+        engine: Engine,
         *,
         game: str = "custom",
         install: str | None = None,
@@ -163,14 +168,12 @@ class VoicePort:
         self.engine = engine
         self.paths = paths or PathPolicy()
         self.callback_errors = 0
-        if hasattr(engine, "isolate_systems"):
-            engine.isolate_systems = True
-        for system in getattr(engine, "systems", []):
-            if hasattr(system, "paths"):
-                system.paths = self.paths
+        engine.isolate_systems = True
+        for system in engine.systems:
+            system.allow_paths(self.paths)
         self.doc, self.scenario = doc, scenario
         self.bus = engine.bus
-        self.sample_rate = int(getattr(engine.bus, "sample_rate", SAMPLE_RATE))
+        self.sample_rate = int(engine.bus.sample_rate)
         self.block = block
         self.game, self.install, self.seed = game, install, seed
         self.inbox = Inbox(inbox_size)
@@ -249,11 +252,9 @@ class VoicePort:
             try:
                 resolved[name] = str(self.paths.check(value))
             except PathRefused as exc:
-                faults = getattr(self.engine, "faults", None)
-                if faults is not None:
-                    faults.report_later(
-                        "port", "refused", str(exc), file=str(value)[:300], event_kind=event.KIND
-                    )
+                self.engine.faults.report_later(
+                    "port", "refused", str(exc), file=str(value)[:300], event_kind=event.KIND
+                )
                 raise
         return dataclasses.replace(event, **resolved)
 
@@ -267,17 +268,19 @@ class VoicePort:
         return ev
 
     # -- queries -----------------------------------------------------------------------
-    def _systems(self) -> list[Any]:
-        return list(getattr(self.engine, "systems", []) or [])
+    @property
+    def actions(self) -> dict[str, Action]:
+        """Every registered action by name (the generic ones and every game's)."""
+        return load_game_actions()
 
     def is_speaking(self, speaker: Any) -> bool:
         """True while ``speaker`` has a line playing (or starting) in any system."""
-        answers = [s.is_speaking(speaker) for s in self._systems() if hasattr(s, "is_speaking")]
+        answers = [s.is_speaking(speaker) for s in self.engine.systems]
         return any(answers) or self.tracker.is_speaking(speaker)
 
     def line_active(self, line_id: Any) -> bool:
         """True while a line with id ``line_id`` plays (speech event id, message id, ...)."""
-        answers = [s.line_active(line_id) for s in self._systems() if hasattr(s, "line_active")]
+        answers = [s.line_active(line_id) for s in self.engine.systems]
         return any(answers) or self.tracker.line_active(line_id)
 
     def speaking(self) -> dict[str, str]:
@@ -385,8 +388,7 @@ class VoicePort:
         self.engine.bus.bound_decisions(10_000)
         self.engine.voices.keep_history = False
         for system in self.engine.systems:  # decode takes ahead of need on the cache's worker
-            if hasattr(system, "prefetch"):
-                system.prefetch = True
+            system.start_prefetch()
         player = LivePlayer(self.engine, s, inbox=self.inbox, **kw)
         self._flush_scheduled()
         player.start()

@@ -295,7 +295,6 @@ class OscServer:
             self._reply(sender, "/actions", *usable)
         elif address == "/query/stats":
             s = self.stats
-            faults = getattr(getattr(self.port, "engine", None), "faults", None)
             self._reply(
                 sender,
                 "/stats",
@@ -304,7 +303,7 @@ class OscServer:
                 s.rejected,
                 s.dropped,
                 s.errors,
-                int(getattr(faults, "count", 0)),
+                self.port.engine.faults.count,
             )
         else:
             action = ACTIONS.get(address.lstrip("/"))

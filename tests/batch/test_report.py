@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 
 from audio.core.bus import Decision
+from audio.games.skate.system import SkateOutcome
+from audio.games.sylpheed.system import SylpheedOutcome
 from audio.offline.batch.report import load_frames, plays_table, refusals_table, repeats_table, write_report
 from audio.offline.batch.runner import decision_rows
 from audio.offline.batch.store import BatchStore, table_from_rows
@@ -14,7 +16,7 @@ SK = "skate.speech"
 
 def _skate_run(takes: list[int], clip: str = "501_59_Warn_n") -> list[Decision]:
     """One line per take of one clip, with a Repeat refusal and a second-clip continuation."""
-    out = [Decision(0, 0.0, SK, "Spawned", {"ped": 1, "speaker": 59})]
+    out = [Decision(0, 0.0, SK, SkateOutcome.Spawned, {"ped": 1, "speaker": 59})]
     for i, take in enumerate(takes):
         at = 1000 * (i + 1)
         out.append(
@@ -22,7 +24,7 @@ def _skate_run(takes: list[int], clip: str = "501_59_Warn_n") -> list[Decision]:
                 at,
                 at / 48000,
                 SK,
-                "Accepted",
+                SkateOutcome.Accepted,
                 {"ped": 1, "speaker": 59, "event": 8210, "record": 0, "words": [4096, 1, 2]},
             )
         )
@@ -31,7 +33,7 @@ def _skate_run(takes: list[int], clip: str = "501_59_Warn_n") -> list[Decision]:
                 at,
                 at / 48000,
                 SK,
-                "Started",
+                SkateOutcome.Started,
                 {"ped": 1, "speaker": 59, "event": 8210, "clip": clip, "take": take, "clip_index": 0},
             )
         )
@@ -40,7 +42,7 @@ def _skate_run(takes: list[int], clip: str = "501_59_Warn_n") -> list[Decision]:
                 at + 1,
                 at / 48000,
                 SK,
-                "Started",
+                SkateOutcome.Started,
                 {"ped": 1, "speaker": 59, "event": 8210, "clip": "tail", "take": 0, "clip_index": 1},
             )
         )
@@ -49,13 +51,17 @@ def _skate_run(takes: list[int], clip: str = "501_59_Warn_n") -> list[Decision]:
             99_000,
             2.0,
             SK,
-            "Repeat",
+            SkateOutcome.Repeat,
             {"ped": 1, "speaker": 59, "event": 8210, "reason": "1.000 s < repeat 6.0 s"},
         )
     )
     out.append(
         Decision(
-            99_000, 2.0, "sylpheed.chatter", "NotLoaded", {"speaker": "X", "event": "E", "reason": "phase"}
+            99_000,
+            2.0,
+            "sylpheed.chatter",
+            SylpheedOutcome.NotLoaded,
+            {"speaker": "X", "event": "E", "reason": "phase"},
         )
     )
     return out
@@ -74,7 +80,9 @@ def _rows(key: str, seed: int, takes: list[int]) -> list[dict]:
             "wall_s": random.random(),
         }
     ]
-    rows += decision_rows(key, seed, _skate_run(takes), {SK: {"8210": "501_warn"}})
+    rows += decision_rows(
+        key, seed, _skate_run(takes), {SK: {"8210": "501_warn"}}, {SkateOutcome: ("clip", "take")}
+    )
     rows += [
         {
             "scenario": key,

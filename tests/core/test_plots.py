@@ -19,7 +19,7 @@ from matplotlib.lines import Line2D
 from audio.core.bus import Decision
 from audio.dsp.graph import graphs_dir, load_graph
 from audio.offline.plots import ducker_envelope, graph_figure, spectrogram_db, spectrogram_figure
-from audio.offline.timeline import classify_outcomes, outcome_class, timeline_figure, timeline_png
+from audio.offline.timeline import outcome_class, timeline_figure, timeline_png
 
 SR = 48_000
 
@@ -123,34 +123,31 @@ def test_timeline_leaves_out_a_systems_inner_steps_that_name_no_speaker():
 @pytest.mark.parametrize(
     ("outcome", "cls"),
     [
-        ("Repeat", "refused"),
-        ("TalkRefused", "refused"),
-        ("ThreadError", "refused"),
-        ("NoEligible", "refused"),
-        ("NotLoaded", "refused"),
-        ("Notice", "other"),
-        ("Mumble", "other"),
-        ("Message", None),  # Radiata's record lists it as quiet
-        ("Gated", "refused"),  # Starlancer's record
+        ("Repeat", "refused"),  # Skate's declared refusals
+        ("TalkRefused", "refused"),  # Radiata's
+        ("ThreadError", "refused"),  # Starlancer's
+        ("NoEligible", "refused"),  # Sylpheed's
+        ("Fault", "refused"),  # the engine's fault outcome is drawn with the refusals
+        ("Notice", "other"),  # declared by no game: no word rules guess a class
+        ("NoiseRefused", "other"),
+        ("Message", None),  # Radiata declares it quiet
         ("Ducked", "cut"),
         ("Phase", "state"),
-        ("Started", None),
+        ("Started", None),  # a voice start: drawn as the voice bar
     ],
 )
-def test_outcome_classes_by_name_and_by_word(outcome, cls):
+def test_outcome_classes_come_from_the_declared_enums(outcome, cls):
     assert outcome_class(outcome) == cls
 
 
-def test_a_game_can_classify_its_own_outcomes(monkeypatch):
-    import copy
+def test_a_member_carries_its_own_class():
+    from audio.core.outcomes import REFUSED, STATE, Outcome
 
-    import audio.offline.timeline as tl
+    class Local(Outcome):
+        Again = "Repeat", STATE  # a name Skate declares refused: the member's own class wins
+        Busy = "Busy", REFUSED
 
-    monkeypatch.setattr(tl, "OUTCOMES", copy.deepcopy(tl.OUTCOMES))
-    classify_outcomes(refused=["Message"], state=["Repeat"])
-    assert outcome_class("Message") == "refused" and outcome_class("Repeat") == "state"
-    with pytest.raises(ValueError, match="outcome class"):
-        classify_outcomes(loud=["x"])
+    assert outcome_class(Local.Again) == "state" and outcome_class(Local.Busy) == "refused"
 
 
 def test_timeline_legend_names_the_outcomes_and_refusals_are_red_crosses():

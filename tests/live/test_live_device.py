@@ -26,7 +26,7 @@ def test_osc_driven_live_run_keeps_the_device_clock_and_replays_to_the_identical
         [
             sys.executable,
             "-m",
-            "audio.live.cli",
+            "audio.port.live",
             "live",
             "--game",
             "tone",
@@ -90,7 +90,7 @@ def test_osc_driven_live_run_keeps_the_device_clock_and_replays_to_the_identical
 
 def test_list_devices_names_the_output_device(audio_device):
     r = subprocess.run(
-        [sys.executable, "-m", "audio.live.cli", "live", "--list-devices"],
+        [sys.executable, "-m", "audio.port.live", "live", "--list-devices"],
         cwd=ROOT,
         capture_output=True,
         text=True,

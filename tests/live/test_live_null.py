@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from audio.core.capture import read_capture, replay
+from audio.core.inbox import Inbox
 from audio.games.tone.system import ToneOn
-from audio.live.device import Inbox, LivePlayer, LiveSettings, write_capture
+from audio.live.device import LivePlayer, LiveSettings, write_capture
 from audio.port import open_system
 from audio.port.api import engine_for_capture
 

@@ -37,7 +37,7 @@ class Live:
         cmd = [
             sys.executable,
             "-m",
-            "audio.live.cli",
+            "audio.port.live",
             "live",
             "--no-audio",
             "--osc",
@@ -136,7 +136,7 @@ def test_after_a_sigkill_the_capture_on_disk_replays_and_loses_at_most_a_second(
 
 
 def test_live_refuses_bad_numbers_and_unwritable_outputs_with_one_line(tmp_path):
-    base = [sys.executable, "-m", "audio.live.cli", "live", "--no-audio", "--seconds", "0.1"]
+    base = [sys.executable, "-m", "audio.port.live", "live", "--no-audio", "--seconds", "0.1"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     (tmp_path / "dir.jsonl").mkdir()
     for extra, msg in (
@@ -157,7 +157,7 @@ def test_outputs_in_a_missing_folder_are_created(tmp_path):
         [
             sys.executable,
             "-m",
-            "audio.live.cli",
+            "audio.port.live",
             "live",
             "--no-audio",
             "--seconds",

@@ -25,7 +25,7 @@ def test_a_live_scenario_run_replays_offline_to_the_identical_audio(tmp_path):
         [
             sys.executable,
             "-m",
-            "audio.live.cli",
+            "audio.port.live",
             "live",
             "--scenario",
             str(demo_scenario("basic")),

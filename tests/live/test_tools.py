@@ -57,7 +57,7 @@ def test_bench_measures_event_to_audio_latency_and_callback_times(tmp_path):
 def test_live_command_registers_into_a_cli_parser():
     import argparse
 
-    from audio.live.cli import cmd_live, register
+    from audio.port.live import cmd_live, register
 
     parser = argparse.ArgumentParser(prog="barkbus")
     register(parser.add_subparsers(dest="command"))

@@ -39,7 +39,7 @@ def tui(tmp_path):
     session = f"bbtui-{uuid.uuid4().hex[:8]}"
     cap = tmp_path / "tui.jsonl"
     cmd = (
-        f"cd {ROOT} && {sys.executable} -m audio.live.cli live --tui --no-audio --capture {cap} "
+        f"cd {ROOT} && {sys.executable} -m audio.port.live live --tui --no-audio --capture {cap} "
         f"--metrics-json {tmp_path / 'm.json'}; sleep 60"
     )
     subprocess.run(

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from audio.core.bus import Decision
+from audio.core.outcomes import QUIET, Outcome
 from audio.port import PortError, SpeechTracker, open_system
 from audio.port.api import Subtitle
 
@@ -73,6 +74,10 @@ def test_tracker_matches_every_speaker_and_line_alias_of_a_started_line():
     assert not tr.is_speaking(7) and not tr.line_active(8207)
 
 
+class Shown(Outcome):
+    Shown = "Shown", QUIET
+
+
 def test_decision_and_subtitle_subscriptions(port):
     seen: list[Decision] = []
     subs: list[Subtitle] = []
@@ -80,7 +85,7 @@ def test_decision_and_subtitle_subscriptions(port):
     port.on_subtitle(subs.append)
     port.emit("tone.on", speaker="ann", line="L1", seconds=0.1)
     port.advance(0.05)
-    port.bus.decide("test", "Shown", speaker="ann", text="Enemy locked!", line="L1")
+    port.bus.decide("test", Shown.Shown, speaker="ann", text="Enemy locked!", line="L1")
     port.advance(0.3)
     assert [d.outcome for d in seen if d.system == "tone"] == ["Started", "Finished"]
     assert [(s.speaker, s.text, s.line) for s in subs] == [("ann", "Enemy locked!", "L1")]

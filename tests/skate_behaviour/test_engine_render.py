@@ -3,12 +3,15 @@
 import numpy as np
 import pytest
 
+from audio.core.crt import MsvcRand
 from audio.core.engine import Engine
+from audio.core.plugin import ScenarioContext
 from audio.games.skate.events import PedSpawn, SpeechValue
+from audio.games.skate.scenario import system_from_scenario
 from audio.games.skate.speech.library import SpeechLibrary
-from audio.games.skate.speech.rand import AwcGenerator, MsvcRand
+from audio.games.skate.speech.rand import AwcGenerator
 from audio.games.skate.speech.tuning import SpeechTuning
-from audio.games.skate.system import SkateSpeechSystem, system_from_scenario
+from audio.games.skate.system import SkateSpeechSystem
 
 from .fakes import CLIP_NAMES, TAKES, SynthSource, demo_headers, demo_table
 
@@ -65,7 +68,7 @@ def test_scenario_section_over_an_install_in_the_games_layout(tmp_path):
     (tmp_path / "tune.toml").write_text(
         'format = "barkbus-skate-tuning"\nversion = 1\n[default]\nrepeat = 0.0\n'
     )
-    ctx = type("Ctx", (), {"path": tmp_path / "s.toml", "seed": 5})()
+    ctx = ScenarioContext(tmp_path / "s.toml", 5, {})
     system = system_from_scenario({"install": "game", "tuning": "tune.toml", "streams_per_channel": 2}, ctx)
     eng = Engine(seed=5)
     eng.add_system(system)
@@ -80,7 +83,7 @@ def test_prefetch_decodes_a_spawned_voices_takes_on_the_worker_once(tmp_path):
     import time
 
     _write_game(tmp_path)
-    ctx = type("Ctx", (), {"path": tmp_path / "s.toml", "seed": 5})()
+    ctx = ScenarioContext(tmp_path / "s.toml", 5, {})
     system = system_from_scenario({"install": "game", "prefetch": True, "cache_mb": 8}, ctx)
     source = system.sources[1]
     eng = Engine(seed=5)
@@ -101,7 +104,7 @@ def test_prefetch_decodes_a_spawned_voices_takes_on_the_worker_once(tmp_path):
 def test_scenario_section_errors(tmp_path):
     from audio.core.errors import ScenarioError
 
-    ctx = type("Ctx", (), {"path": tmp_path / "s.toml", "seed": 0})()
+    ctx = ScenarioContext(tmp_path / "s.toml", 0, {})
     with pytest.raises(ScenarioError, match=r"volume: unknown field"):
         system_from_scenario({"volume": 3}, ctx)
     with pytest.raises(ScenarioError, match="install"):

@@ -1,7 +1,8 @@
 """The add-with-carry generator and the manager's rand()."""
 
 from audio.core.clock import RngStreams
-from audio.games.skate.speech.rand import SEED_TABLE, AwcGenerator, AwcRand, MsvcRand, manager_rand
+from audio.core.crt import MsvcRand
+from audio.games.skate.speech.rand import SEED_TABLE, AwcGenerator, AwcRand, manager_rand
 
 M = 2**32
 

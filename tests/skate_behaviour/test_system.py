@@ -1,15 +1,19 @@
 """The speech system on a fake engine: lines, sequences, stops, cuts, submix posts, determinism."""
 
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
+from audio.core.crt import MsvcRand
 from audio.core.errors import ScenarioError
+from audio.core.plugin import ScenarioContext
 from audio.games.skate.events import PedMove, PedSpawn, PhotoFlag, PlayerSpeed, SpeechValue, ZombieMode
+from audio.games.skate.scenario import scenario_events
 from audio.games.skate.speech.library import SpeechLibrary
-from audio.games.skate.speech.rand import AwcGenerator, MsvcRand
+from audio.games.skate.speech.rand import AwcGenerator
 from audio.games.skate.speech.tuning import EventTuning, SpeechTuning
-from audio.games.skate.system import SkateSpeechSystem, format_summary, scenario_events, summarize
+from audio.games.skate.system import SkateSpeechSystem, format_summary, summarize
 
 from .fakes import FakeEngine, SynthSource, demo_headers, demo_table
 
@@ -153,7 +157,7 @@ def test_scenario_event_factories_and_errors():
         "skate.challenge",
         "skate.photo",
     }
-    ctx = type("Ctx", (), {"path": "s.toml"})()
+    ctx = ScenarioContext(Path("s.toml"), 0, {})
     ev = f["skate.spawn"](
         {"type": "skate.spawn", "t": 1.0, "ped": 3, "voice": "busm1", "path": [[0, 1, 2, 3], [2, 5, 2, 3]]},
         ctx,

@@ -8,10 +8,17 @@ import pytest
 
 from audio.core.engine import Engine
 from audio.core.errors import ScenarioError
+from audio.core.plugin import ScenarioContext
 from audio.games.starlancer.actions import ACTIONS
 from audio.games.starlancer.events import Gate, Say, Trigger
 from audio.games.starlancer.scenario import demo_root, scenario_events, system_from_scenario
 from audio.offline.scenario import scenario_from_doc
+
+
+def scn(path: str | Path) -> ScenarioContext:
+    """A scenario context for a scenario file at ``path`` (seed 0)."""
+    return ScenarioContext(Path(path), 0, {})
+
 
 DEMO = demo_root()
 needs_demo = pytest.mark.skipif(not (DEMO / "resource.hog").exists(), reason="demo not built")
@@ -19,7 +26,7 @@ needs_demo = pytest.mark.skipif(not (DEMO / "resource.hog").exists(), reason="de
 
 def engine_with(section=None):
     eng = Engine(seed=3)
-    sys_ = system_from_scenario({"install": "demo", **(section or {})}, {"path": DEMO / "mission.toml"})
+    sys_ = system_from_scenario({"install": "demo", **(section or {})}, scn(DEMO / "mission.toml"))
     eng.add_system(sys_)
     return eng, sys_
 
@@ -72,18 +79,19 @@ def test_gate_event_and_unknown_subject_are_logged():
 def test_scenario_rejects_bad_entries():
     ev = scenario_events()
     with pytest.raises(ScenarioError):
-        ev["starlancer.say"]({"speech": "x.ut", "mode": "loud"}, {"path": "s.toml"})
+        ev["starlancer.say"]({"speech": "x.ut", "mode": "loud"}, scn("s.toml"))
     with pytest.raises(ScenarioError):
-        ev["starlancer.trigger"]({"condition": "NotACondition", "subject": 1}, {"path": "s.toml"})
+        ev["starlancer.trigger"]({"condition": "NotACondition", "subject": 1}, scn("s.toml"))
     with pytest.raises(ScenarioError):
-        system_from_scenario({"install": "demo", "bogus": 1}, {"path": "s.toml"})
+        system_from_scenario({"install": "demo", "bogus": 1}, scn("s.toml"))
 
 
 @needs_demo
 def test_scenario_global_override_must_name_a_mission_global():
     with pytest.raises(ScenarioError, match="no such global"):
         system_from_scenario(
-            {"install": "demo", "globals": {"(GV)nothing": 1}}, {"path": DEMO / "mission.toml"}
+            {"install": "demo", "globals": {"(GV)nothing": 1}},
+            scn(DEMO / "mission.toml"),
         )
 
 

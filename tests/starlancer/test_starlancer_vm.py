@@ -8,11 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from starlancer_fakes import Pool
 
+from audio.core.crt import MsvcRand
 from audio.core.errors import BarkbusError
 from audio.games.starlancer.formats.dte import Dte, ObjectEntry, Part, Ship, Trigger, write_routine
 from audio.games.starlancer.radio.radio import NullPresenter, Radio
 from audio.games.starlancer.script.asm import Asm
-from audio.games.starlancer.script.vm import MsvcRand, Vm, VmSettings
+from audio.games.starlancer.script.vm import Vm, VmSettings
 
 
 class Harness:

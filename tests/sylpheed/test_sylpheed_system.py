@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from sylpheed_fakes import DEMO, FakeEngine, SilentLines, ev, table
 
 from audio.core.bus import Event
 from audio.core.errors import ScenarioError
+from audio.core.plugin import ScenarioContext
 from audio.games.sylpheed.events import Bark, ChatterEnable, CrewSetup, PhaseChange, Subtitle
 from audio.games.sylpheed.formats.presets import Message, MessagePage, MessageTable
 from audio.games.sylpheed.scenario import scenario_events, system_from_scenario
 from audio.games.sylpheed.system import SylpheedChatterSystem
+
+
+def scn(path: str | Path) -> ScenarioContext:
+    """A scenario context for a scenario file at ``path`` (seed 0)."""
+    return ScenarioContext(Path(path), 0, {})
 
 
 class Tables:
@@ -163,24 +171,25 @@ def test_system_is_deterministic_per_engine_seed():
 # -- scenario hooks --------------------------------------------------------------------------------
 def test_scenario_event_builders_make_sylpheed_events():
     b = scenario_events()
-    assert b["sylpheed.bark"]({"t": 1.5, "speaker": "ELLEN", "event": "LOCKON_1"}, None) == Bark(
+    CTX = scn("s.toml")
+    assert b["sylpheed.bark"]({"t": 1.5, "speaker": "ELLEN", "event": "LOCKON_1"}, CTX) == Bark(
         t=1.5, speaker="ELLEN", event="LOCKON_1"
     )
-    assert b["sylpheed.phase"]({"t": 2.0, "phase": 2}, None) == PhaseChange(t=2.0, phase=2)
-    assert b["sylpheed.disable"]({"t": 3.0}, None) == ChatterEnable(t=3.0, enabled=False)
-    crew = b["sylpheed.crew"]({"t": 0.0, "stage": 2, "crew": "MessageSet_Ellen"}, None)
+    assert b["sylpheed.phase"]({"t": 2.0, "phase": 2}, CTX) == PhaseChange(t=2.0, phase=2)
+    assert b["sylpheed.disable"]({"t": 3.0}, CTX) == ChatterEnable(t=3.0, enabled=False)
+    crew = b["sylpheed.crew"]({"t": 0.0, "stage": 2, "crew": "MessageSet_Ellen"}, CTX)
     assert isinstance(crew, Event) and crew.stage == "S02"
     with pytest.raises(ScenarioError):
-        b["sylpheed.bark"]({"t": 1.0, "speaker": "ELLEN"}, None)
+        b["sylpheed.bark"]({"t": 1.0, "speaker": "ELLEN"}, CTX)
     with pytest.raises(ScenarioError):
-        b["sylpheed.crew"]({"stage": "S02"}, None)
+        b["sylpheed.crew"]({"stage": "S02"}, CTX)
 
 
 def test_system_from_scenario_rejects_unknown_keys_and_missing_install(tmp_path):
     with pytest.raises(ScenarioError, match=r"sylpheed.instal: unknown field \(did you mean 'install'\?\)"):
-        system_from_scenario({"instal": "demo"}, {"path": str(tmp_path / "s.toml")})
+        system_from_scenario({"instal": "demo"}, scn(tmp_path / "s.toml"))
     with pytest.raises(ScenarioError, match="no dat/"):
-        system_from_scenario({"install": "nowhere"}, {"path": str(tmp_path / "s.toml")})
+        system_from_scenario({"install": "nowhere"}, scn(tmp_path / "s.toml"))
 
 
 def test_subtitle_event_kind():
@@ -212,12 +221,12 @@ def test_demo_scenario_runs_on_the_fake_engine():
     import tomllib
 
     doc = tomllib.loads((DEMO / "dogfight.toml").read_text())
-    sysm = system_from_scenario(doc["sylpheed"], {"path": str(DEMO / "dogfight.toml")})
+    sysm = system_from_scenario(doc["sylpheed"], scn(DEMO / "dogfight.toml"))
     eng = FakeEngine(7)
     eng.add_system(sysm)
     builders = scenario_events()
     for e in doc["event"]:
-        eng.bus.post(builders[e["type"]](e, None))
+        eng.bus.post(builders[e["type"]](e, scn("s.toml")))
     eng.run_frames(60 * 40)
     assert len(eng.outcomes("Started")) >= 8
     assert eng.outcomes("OneShotSpent") and eng.outcomes("Duplicate")
@@ -226,11 +235,11 @@ def test_demo_scenario_runs_on_the_fake_engine():
 
 @needs_demo
 def test_section_without_crews_loads_every_crew_of_the_install_and_empty_list_none():
-    sysm = system_from_scenario({"install": "demo"}, {"path": str(DEMO / "x.toml")})
+    sysm = system_from_scenario({"install": "demo"}, scn(DEMO / "x.toml"))
     eng = FakeEngine()
     eng.add_system(sysm)
     assert set(sysm.speakers()) == {"ELLEN", "RAYMOND", "ADANPLA", "ADANPLB"}
-    none = system_from_scenario({"install": "demo", "crew": []}, {"path": str(DEMO / "x.toml")})
+    none = system_from_scenario({"install": "demo", "crew": []}, scn(DEMO / "x.toml"))
     eng2 = FakeEngine()
     eng2.add_system(none)
     assert none.speakers() == []

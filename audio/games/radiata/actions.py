@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import audio.games.radiata.events  # noqa: F401  (registers the radiata.* event kinds)
-from audio.port.adapters import Action, Param
+from audio.core.plugin import Action, Param
 
 __all__ = ["ACTIONS"]
 

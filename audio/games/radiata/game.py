@@ -6,10 +6,6 @@ GAME = Game(
     name="radiata",
     title="Radiata Stories",
     package="audio.games.radiata",
+    outcomes="system:RadiataOutcome",
     demo="demo/talk.toml",
-    outcomes=(
-        ("refused", ("ChoiceTimeout", "TalkRefused", "AdvanceIgnored", "NoClip", "NoPacket")),
-        ("quiet", ("Message", "Wait", "WaitDone", "Prologue", "TalkQueued")),
-        ("state", ("Advanced", "ChoiceOpen", "Chosen", "Signal", "TalkStarted", "TalkEnd")),
-    ),
 )

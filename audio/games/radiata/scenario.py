@@ -44,6 +44,7 @@ from msgspec import Meta
 
 from audio.core.bus import Event
 from audio.core.errors import FormatError, ScenarioError
+from audio.core.plugin import ScenarioContext
 from audio.core.schema import Struct, convert
 from audio.games.radiata.events import Advance, Choose, Talk
 from audio.games.radiata.formats.voicetable import load_voicetable
@@ -58,12 +59,8 @@ def demo_root() -> Path:
     return Path(__file__).resolve().parent / "demo"
 
 
-def _ctx(ctx: Any, name: str) -> Any:
-    return ctx.get(name) if isinstance(ctx, dict) else getattr(ctx, name, None)
-
-
-def _where(ctx: Any) -> str:
-    return str(_ctx(ctx, "path") or "<scenario>")
+def _where(ctx: ScenarioContext) -> str:
+    return str(ctx.path)
 
 
 class RadiataSection(Struct, kw_only=True):
@@ -90,15 +87,15 @@ class RadiataSection(Struct, kw_only=True):
     voice_gain: Annotated[float, Meta(ge=0.0, le=64.0)] = 1.0
 
 
-def _event(cls: type[Event]) -> Callable[[dict[str, Any], Any], Event]:
-    def make(e: dict[str, Any], ctx: Any) -> Event:
+def _event(cls: type[Event]) -> Callable[[dict[str, Any], ScenarioContext], Event]:
+    def make(e: dict[str, Any], ctx: ScenarioContext) -> Event:
         fields = {k: v for k, v in e.items() if k != "type"}
-        return convert(fields, cls, source=_where(ctx), where=_ctx(ctx, "where") or cls.KIND)
+        return convert(fields, cls, source=_where(ctx), where=ctx.where or cls.KIND)
 
     return make
 
 
-def scenario_events() -> dict[str, Callable[[dict[str, Any], Any], Event]]:
+def scenario_events() -> dict[str, Callable[[dict[str, Any], ScenarioContext], Event]]:
     """Scenario ``[[event]]`` type -> builder ``(entry, ctx) -> Event``."""
     return {
         "radiata.talk": _event(Talk),
@@ -107,15 +104,13 @@ def scenario_events() -> dict[str, Callable[[dict[str, Any], Any], Event]]:
     }
 
 
-def _root(cfg: RadiataSection, ctx: Any) -> Path:
+def _root(cfg: RadiataSection, ctx: ScenarioContext) -> Path:
     if cfg.install == "demo":
         return demo_root()
-    base = _ctx(ctx, "base") or (Path(_where(ctx)).parent if _ctx(ctx, "path") else Path.cwd())
-    p = Path(cfg.install)
-    return p if p.is_absolute() else Path(base) / p
+    return ctx.resolve(cfg.install)
 
 
-def system_from_scenario(section: dict[str, Any], ctx: Any) -> RadiataTalkSystem:
+def system_from_scenario(section: dict[str, Any], ctx: ScenarioContext) -> RadiataTalkSystem:
     """Build the talk system for a ``[radiata]`` section (keys in the module docstring)."""
     where = _where(ctx)
     cfg: RadiataSection = convert(section, RadiataSection, source=where, where="radiata")

@@ -21,13 +21,16 @@ import numpy as np
 
 from audio.core.bus import Event, EventBus
 from audio.core.errors import FormatError
+from audio.core.outcomes import CUT, END, QUIET, REFUSED, START, STATE, Outcome
+from audio.core.plugin import GameSystem
+from audio.core.voices import Voice
 from audio.games.radiata.events import Advance, Choose, Talk
 from audio.games.radiata.formats.rmf import PacketScript, RmfFile, VoiceClip, read_rmf
 from audio.games.radiata.formats.voicetable import VoiceEntry, VoiceTable
 from audio.games.radiata.talk.sequencer import Conversation, TalkSequencer
 from audio.games.radiata.talk.settings import TalkSettings
 
-__all__ = ["SYSTEM", "RadiataTalkSystem", "RmfSource", "decode_clip"]
+__all__ = ["SYSTEM", "RadiataOutcome", "RadiataTalkSystem", "RmfSource", "decode_clip"]
 
 SYSTEM = "radiata.talk"
 
@@ -94,8 +97,43 @@ class RmfSource:
         return self.file(name).script(packet)
 
 
-class RadiataTalkSystem:
-    """The talk system (engine System protocol; ``frame_rate = settings.fps``).
+class RadiataOutcome(Outcome):
+    """Every decision the Radiata Stories talk system logs."""
+
+    TalkQueued = "TalkQueued", QUIET
+    TalkStarted = "TalkStarted", STATE
+    TalkEnd = "TalkEnd", STATE
+    TalkRefused = "TalkRefused", REFUSED
+    TalkError = "TalkError", REFUSED
+    Prologue = "Prologue", QUIET
+    Message = "Message", QUIET
+    Wait = "Wait", QUIET
+    WaitDone = "WaitDone", QUIET
+    Advanced = "Advanced", STATE
+    AutoAdvanced = "AutoAdvanced", STATE
+    AdvanceIgnored = "AdvanceIgnored", REFUSED
+    RevealSkipped = "RevealSkipped", QUIET
+    ProhibitSkip = "ProhibitSkip", STATE
+    Jump = "Jump", QUIET
+    Mouth = "Mouth", QUIET
+    ChoiceOpen = "ChoiceOpen", STATE
+    Chosen = "Chosen", STATE
+    ChoiceRefused = "ChoiceRefused", REFUSED
+    ChoiceTimeout = "ChoiceTimeout", REFUSED
+    ChooseIgnored = "ChooseIgnored", REFUSED
+    Signal = "Signal", STATE
+    Started = "Started", START
+    Finished = "Finished", END
+    Replaced = "Replaced", CUT
+    VoiceOff = "VoiceOff", QUIET
+    """A clip of a message whose voice is off (the talk's voice flag)."""
+    ChannelIgnored = "ChannelIgnored", QUIET
+    """A clip on a channel the settings ignore."""
+    NoClip = "NoClip", REFUSED
+
+
+class RadiataTalkSystem(GameSystem):
+    """The talk system (``frame_rate = settings.fps``).
 
     Parameters
     ----------
@@ -112,6 +150,7 @@ class RadiataTalkSystem:
     """
 
     name = SYSTEM
+    outcomes = RadiataOutcome
 
     def __init__(
         self,
@@ -133,7 +172,7 @@ class RadiataTalkSystem:
             for e in voices.entries:
                 self._clip(e)
 
-    # -- System protocol -----------------------------------------------------------------------
+    # -- the game contract ---------------------------------------------------------------------
     @property
     def graphs(self) -> tuple[str, ...]:
         """The voice graph its lines play through (loaded by :meth:`Engine.prepare`)."""
@@ -164,7 +203,9 @@ class RadiataTalkSystem:
         9901, or resolved), its decimal string, or its name in the voice table."""
         return any(self.seq.speaking(cid) for cid in self._ids(character))
 
-    is_speaking = speaking
+    def is_speaking(self, speaker: Any) -> bool:
+        """The port's speech query: :meth:`speaking` for a character id or name."""
+        return self.speaking(speaker)
 
     def _ids(self, character: int | str) -> list[int]:
         if isinstance(character, int) and not isinstance(character, bool):
@@ -260,7 +301,7 @@ class RadiataTalkSystem:
         )
 
     def clip_playing(self, handle: Any) -> bool:
-        return bool(getattr(handle, "playing", False)) and not getattr(handle, "stopped", False)
+        return isinstance(handle, Voice) and handle.playing and not handle.stopped
 
     def stop_clip(self, handle: Any) -> None:
         self.engine.voices.stop(handle, fade=True)
@@ -270,7 +311,8 @@ class RadiataTalkSystem:
         bus.post_now(_stamped(event, bus.now / bus.sample_rate))
 
     def _decide(self, outcome: str, **detail: Any) -> None:
-        self.engine.bus.decide(SYSTEM, outcome, **detail)
+        """Log ``outcome`` (a :class:`RadiataOutcome` name; the sequencer logs its codes by name)."""
+        self.engine.bus.decide(SYSTEM, RadiataOutcome.named(outcome), **detail)
 
 
 def _stamped(event: Event, t: float) -> Event:

@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from audio.core.errors import BarkbusError
-from audio.live.tui import GameAdapter
+from audio.core.plugin import GameAdapter
+from audio.games.radiata.system import RadiataTalkSystem
 
 __all__ = ["Adapter"]
 
@@ -24,10 +25,8 @@ class Adapter(GameAdapter):
 
     def __init__(self, port: Any) -> None:
         super().__init__(port)
-        for s in getattr(port.engine, "systems", []):
-            rmf = getattr(s, "rmf", None)
-            if rmf is None or not hasattr(rmf, "names"):
-                continue
+        for s in self.systems(RadiataTalkSystem):
+            rmf = s.rmf
             for name in rmf.names():
                 try:
                     f = rmf.file(name)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import audio.games.skate.events  # noqa: F401  (registers the skate.* event kinds)
-from audio.port.adapters import POS, VEC3, Action, Param
+from audio.core.plugin import POS, VEC3, Action, Param
 
 __all__ = ["ACTIONS"]
 

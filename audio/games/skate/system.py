@@ -52,18 +52,18 @@ Scenario events (``[[event]]`` with ``t`` seconds and ``type``)::
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal, Protocol
+from typing import Any, Protocol
 
 import numpy as np
-from msgspec import Meta
 
 from audio.core.bus import Decision, Event, EventBus
-from audio.core.errors import BarkbusError, FormatError, ScenarioError
+from audio.core.errors import BarkbusError
 from audio.core.faults import describe, report_fault
-from audio.core.schema import Struct, convert
+from audio.core.outcomes import CUT, END, QUIET, REFUSED, START, STATE, Outcome
+from audio.core.plugin import GameSystem, ShareKey
 from audio.dsp.curves import azimuth_to_raw
 from audio.games.skate.events import (
     ChallengeChange,
@@ -86,16 +86,15 @@ from audio.games.skate.speech.ped import (
     voice_type_bit,
 )
 from audio.games.skate.speech.player import Line, LineRequest, PlayerEvent, SpeechPlayer
-from audio.games.skate.speech.rand import AwcGenerator, ManagerRand, manager_rand
-from audio.games.skate.speech.tuning import SpeechTuning, load_tuning
+from audio.games.skate.speech.rand import ManagerRand
+from audio.games.skate.speech.tuning import SpeechTuning
 from audio.games.skate.speech.voice import VoiceBlock, VoiceMixer
 
 __all__ = [
     "TakeSource",
     "BankTakeSource",
+    "SkateOutcome",
     "SkateSpeechSystem",
-    "scenario_events",
-    "system_from_scenario",
     "summarize",
     "format_summary",
     "VOICE_GRAPH",
@@ -187,7 +186,40 @@ def _path_position(
     return path[-1][1:]
 
 
-class SkateSpeechSystem:
+class SkateOutcome(Outcome):
+    """Every decision the Skate 3 speech system logs (requests, the player's lines, spawns)."""
+
+    Accepted = "Accepted", QUIET
+    """The manager's gates passed and the library picked a record."""
+    Repeat = "Repeat", REFUSED
+    Gap = "Gap", REFUSED
+    NotFollow = "NotFollow", REFUSED
+    Probability = "Probability", REFUSED
+    Speed = "Speed", REFUSED
+    Challenge = "Challenge", REFUSED
+    Timers = "Timers", REFUSED
+    Flags = "Flags", REFUSED
+    Zombie = "Zombie", REFUSED
+    UnknownEvent = "UnknownEvent", REFUSED
+    Unsupported = "Unsupported", REFUSED
+    NoRecord = "NoRecord", REFUSED
+    NoEvent = "NoEvent", REFUSED
+    """A speech value maps to no event for the ped's voice."""
+    UnknownPed = "UnknownPed", REFUSED
+    SpawnError = "SpawnError", REFUSED
+    Spawned = "Spawned", QUIET
+    PhoneRing = "PhoneRing", STATE
+    Queued = "Queued", QUIET
+    Dropped = "Dropped", REFUSED
+    Expired = "Expired", REFUSED
+    Started = "Started", START
+    Finished = "Finished", END
+    Interrupted = "Interrupted", CUT
+    Cut = "Cut", CUT
+    Stopped = "Stopped", CUT
+
+
+class SkateSpeechSystem(GameSystem):
     """Ped speech -> manager -> library -> player -> engine voices (see the module docstring).
 
     Parameters
@@ -214,6 +246,7 @@ class SkateSpeechSystem:
 
     name = SYSTEM
     frame_rate = FRAME_RATE
+    outcomes = SkateOutcome
     max_peds = 256
     """Peds alive at once; a spawn of a new ped beyond it is refused (SpawnError). Ours: every
     ped costs work each console frame, and a flood of spawns must not starve the audio."""
@@ -272,8 +305,12 @@ class SkateSpeechSystem:
         )
 
     def _decide(self, outcome: str, **detail: Any) -> None:
+        """Log ``outcome`` (a :class:`SkateOutcome` name: the manager, library and player
+        return their codes as names; an undeclared one raises here)."""
         if self.bus is not None:
-            self.bus.decide(SYSTEM, outcome, **{k: v for k, v in detail.items() if v is not None})
+            self.bus.decide(
+                SYSTEM, SkateOutcome.named(outcome), **{k: v for k, v in detail.items() if v is not None}
+            )
 
     def handle(self, event: Event, bus: EventBus) -> None:
         """Apply a ``skate.*`` event; speech values act at the next console frame."""
@@ -344,8 +381,88 @@ class SkateSpeechSystem:
             "Spawned", ped=ev.ped, speaker=voice, reason=f"{kind} type 0x{type_bit:X} variant {variant}"
         )
         source = self.sources[CHANNEL_MAINCAST if kind == "pro" else CHANNEL_LIVING]
-        if self.prefetch and source is not None and hasattr(source, "prefetch_voice"):
+        if self.prefetch and isinstance(source, BankTakeSource):
             source.prefetch_voice(voice)
+
+    def start_prefetch(self) -> None:
+        """Decode a spawned ped's takes ahead of need from now on (a live run)."""
+        self.prefetch = True
+
+    # -- batch report ------------------------------------------------------------------------
+    def _libs(self) -> list[tuple[SpeechLibrary, TakeSource | None]]:
+        return [(lib, self.sources.get(ch)) for ch, lib in sorted(self.libraries.items()) if lib is not None]
+
+    def event_names(self) -> dict[str, str]:
+        """Event id -> name from the banks' ``.evt`` tables."""
+        return {str(e.id): e.name for lib, _ in self._libs() for e in lib.table.events}
+
+    def variety(self) -> tuple[str, str]:
+        """A clip's take should vary between plays."""
+        return ("clip", "take")
+
+    @staticmethod
+    def _record_shares(lib: SpeechLibrary, ev: Any, words: Sequence[int]) -> list[tuple[int, float]]:
+        """(record index, probability) of the record a request with ``words`` gets."""
+        ok = [
+            i
+            for i, rec in enumerate(ev.records)
+            if rec.mode != 3 and (rec.mode != 1 or lib.flagged_channel) and lib.matches(ev, rec.values, words)
+        ]
+        total = sum(ev.records[i].weight for i in ok)
+        if total > 0:
+            return [(i, ev.records[i].weight / total) for i in ok if ev.records[i].weight > 0]
+        return [(ok[0], 1.0)] if ok else []
+
+    def expected_shares(self, decisions: Sequence[Decision]) -> dict[ShareKey, float]:
+        """Expected plays per (event, clip): a request's matching records (its words against the
+        records' field values) share ``weight / sum(weights)``. Exact for successive weighted
+        draws when every record probability is 100 and mode 0 (the demo data), nominal otherwise.
+        """
+        libs = self._libs()
+        accepted: dict[tuple[Any, Any], Sequence[int]] = {}
+        out: dict[ShareKey, float] = {}
+        for d in decisions:
+            if d.system != self.name:
+                continue
+            det = d.detail
+            if d.outcome == SkateOutcome.Accepted:
+                accepted[(det.get("ped"), det.get("event"))] = tuple(det.get("words") or ())
+            elif d.outcome == SkateOutcome.Started and det.get("clip_index", 0) == 0:
+                words = accepted.get((det.get("ped"), det.get("event")))
+                found = next(
+                    (
+                        (lib, src, ev)
+                        for lib, src in libs
+                        if (ev := lib.event(int(det["event"]))) is not None and src is not None
+                    ),
+                    None,
+                )
+                if words is None or found is None:
+                    continue
+                lib, src, ev = found
+                for i, p in self._record_shares(lib, ev, words):
+                    for c in ev.records[i].clips:
+                        key = (str(ev.id), src.clip_name(c.clip_id))
+                        out[key] = out.get(key, 0.0) + p
+        return out
+
+    def catalogue(self, decisions: Sequence[Decision]) -> set[ShareKey]:
+        """The clips of the spawned peds' voices in every event's records."""
+        speakers = {
+            d.detail.get("speaker") for d in decisions if d.system == self.name and d.outcome == "Spawned"
+        }
+        out: set[ShareKey] = set()
+        for lib, src in self._libs():
+            if not isinstance(src, BankTakeSource):
+                continue
+            clips = src.bank.clips_by_hdr_id()
+            for ev in lib.table.events:
+                for rec in ev.records:
+                    for c in rec.clips:
+                        clip = clips.get(c.clip_id)
+                        if clip is not None and clip.voice_id in speakers:
+                            out.add((str(ev.id), clip.name))
+        return out
 
     def summary(self, decisions: Iterable[Decision]) -> str:
         """Per-event outcome counts with the events' names from the banks' ``.evt`` tables."""
@@ -559,133 +676,6 @@ class SkateSpeechSystem:
         elif pe.outcome == "Finished" and pe.slot is not None:
             self.voices.pop(pe.slot, None)
         self._decide(pe.outcome, **detail)
-
-
-# -- scenario hooks --------------------------------------------------------------------
-def _where(ctx: Any) -> str:
-    return str(getattr(ctx, "path", None) or "<scenario>")
-
-
-def _event_factory(cls: type[Event]) -> Callable[[dict, Any], Event]:
-    def make(d: dict, ctx: Any) -> Event:
-        fields = {k: v for k, v in d.items() if k != "type"}
-        return convert(
-            fields, cls, source=_where(ctx), where=getattr(ctx, "where", "") or f"event {cls.KIND}"
-        )
-
-    return make
-
-
-def scenario_events() -> dict[str, Callable[[dict, Any], Event]]:
-    """Factories for the scenario's ``[[event]]`` types ``skate.*`` (keys: see the module docstring)."""
-    return {
-        cls.KIND: _event_factory(cls)
-        for cls in (PedSpawn, SpeechValue, PedMove, PlayerSpeed, ZombieMode, ChallengeChange, PhotoFlag)
-    }
-
-
-class SkateSection(Struct, kw_only=True):
-    """The ``[skate]`` scenario section (see the module docstring for each key)."""
-
-    install: str = "demo"
-    tuning: str | None = None
-    manager_rand: Literal["msvc", "awc"] = "msvc"
-    manager_seed: Literal["scenario"] | Annotated[int, Meta(ge=0, le=2**32 - 1)] = "scenario"
-    library_seed: Literal["scenario", "table"] | Annotated[int, Meta(ge=0)] = "scenario"
-    streams_per_channel: Annotated[int, Meta(ge=1, le=16)] = 2
-    phone_ring_seconds: Annotated[float, Meta(ge=0.0, le=60.0)] = 1.0
-    delay_factor: Annotated[float, Meta(ge=0.0, le=16.0)] = 1.0
-    delay_frames: Annotated[int, Meta(ge=1, le=3600)] = 4
-    maincast: bool = True
-    mix: dict[str, Any] = {}
-    prefetch: bool = False
-    cache_mb: Annotated[float, Meta(gt=0.0, le=65536.0)] = 96.0
-    console_start: Annotated[float, Meta(ge=0.0, le=86400.0)] = 0.0
-
-
-def _library_generator(setting: Any, streams: Any, path: str) -> AwcGenerator:
-    if setting == "table":
-        return AwcGenerator()
-    if setting == "scenario":
-        return AwcGenerator.from_streams(streams, "skate.library")
-    if isinstance(setting, int) and not isinstance(setting, bool):
-        return AwcGenerator.from_table(setting)
-    raise ScenarioError(
-        path, "[skate] library_seed", f'expected "scenario", "table" or an integer, got {setting!r}'
-    )
-
-
-def system_from_scenario(section: dict, ctx: Any) -> SkateSpeechSystem:
-    """Build the system from a scenario's ``[skate]`` section (keys: see the module docstring).
-
-    ``ctx`` provides ``path`` (the scenario file, for messages and relative paths) and
-    ``seed`` or ``rng`` (:class:`~audio.core.clock.RngStreams`) for the "scenario" seeds.
-    """
-    path = _where(ctx)
-    base = Path(path).parent if Path(path).suffix else Path(".")
-    cfg = convert(section, SkateSection, source=path, where="skate")
-    streams = getattr(ctx, "rng", None)
-    if streams is None:
-        from audio.core.clock import RngStreams
-
-        streams = RngStreams(int(getattr(ctx, "seed", 0)))
-    try:
-        tuning = load_tuning(base / cfg.tuning if cfg.tuning else DEMO_TUNING)
-    except FormatError as exc:
-        raise ScenarioError(path, "skate.tuning", str(exc)) from None
-    install = cfg.install
-    root = _install_root(install, base, path)
-    from audio.games.skate.formats.install import SkateInstall
-
-    try:
-        inst = SkateInstall.open(root)
-        living_bank = inst.bank("livingworld")
-    except (OSError, KeyError, FormatError) as exc:
-        raise ScenarioError(path, "[skate] install", str(exc)) from None
-    cache_mb, prefetch = cfg.cache_mb, cfg.prefetch
-    gen = _library_generator(cfg.library_seed, streams, path)
-    living = SpeechLibrary(living_bank.events, living_bank.headers, gen)
-    maincast = maincast_source = None
-    if cfg.maincast and "maincast" in inst.banks:
-        mb = inst.bank("maincast")
-        maincast = SpeechLibrary(mb.events, mb.headers, gen)
-        maincast_source = BankTakeSource(mb, cache_mb)
-    kind = cfg.manager_rand
-    mseed = streams.seed32("skate.manager") if cfg.manager_seed == "scenario" else cfg.manager_seed
-    try:
-        rng = manager_rand(kind, seed=mseed, generator=gen)
-    except ValueError as exc:
-        raise ScenarioError(path, "[skate] manager_rand", str(exc)) from None
-    try:
-        curves = MixCurves.from_dict(cfg.mix, "[skate.mix]")
-    except ValueError as exc:
-        raise ScenarioError(path, "[skate] mix", str(exc)) from None
-    source = BankTakeSource(living_bank, cache_mb)
-    spc, frames = cfg.streams_per_channel, cfg.delay_frames
-    nums = {"phone_ring_seconds": cfg.phone_ring_seconds, "delay_factor": cfg.delay_factor}
-    return SkateSpeechSystem(
-        living,
-        tuning,
-        source,
-        maincast=maincast,
-        maincast_source=maincast_source,
-        rng=rng,
-        streams_per_channel=spc,
-        curves=curves,
-        delay_frames=frames,
-        voice_bits=living_bank.voice_bits,
-        voice_names=source.voice_names(),
-        prefetch=prefetch,
-        console_start=cfg.console_start,
-        **nums,
-    )
-
-
-def _install_root(install: str, base: Path, path: str) -> Path:
-    if install == "demo":
-        return DEMO_INSTALL
-    root = Path(install)
-    return root if root.is_absolute() else base / root
 
 
 # -- reports ---------------------------------------------------------------------------

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from audio.live.tui import GameAdapter
+from audio.core.plugin import GameAdapter
+from audio.games.skate.system import SkateSpeechSystem
 
 __all__ = ["Adapter"]
 
@@ -30,22 +31,21 @@ class Adapter(GameAdapter):
     FALLBACK_VOICES = (41, 42, 43, 46, 47, 49)
     """Voice ids for spawned peds when the install's voices are not known."""
 
-    def _system(self) -> Any:
-        for s in getattr(self.port.engine, "systems", []):
-            if getattr(s, "name", "") == "skate.speech":
-                return s
-        return None
+    def _system(self) -> SkateSpeechSystem | None:
+        return next(iter(self.systems(SkateSpeechSystem)), None)
 
     @property
     def voices(self) -> tuple[int, ...]:
         """The install's voice ids (spawned peds take them in turn)."""
-        names = getattr(self._system(), "voice_names", None)
+        system = self._system()
+        names = system.voice_names if system is not None else None
         return tuple(sorted(set(names.values()))) if names else self.FALLBACK_VOICES
 
     @property
     def speakers(self) -> list[str]:
         """Every ped the speech system knows, scenario-spawned ones included."""
-        peds = getattr(self._system(), "peds", None)
+        system = self._system()
+        peds = system.peds if system is not None else None
         known = [str(p) for p in sorted(peds)] if peds else []
         return known + [p for p in self._spawned if p not in known]
 

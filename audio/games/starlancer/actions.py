@@ -7,7 +7,7 @@ Queries for a port: ``system.film_playing()``, ``system.speech_playing()`` (alia
 from __future__ import annotations
 
 import audio.games.starlancer.events  # noqa: F401  (registers the starlancer.* event kinds)
-from audio.port.adapters import Action, Param
+from audio.core.plugin import Action, Param
 
 __all__ = ["ACTIONS"]
 

@@ -6,37 +6,6 @@ GAME = Game(
     name="starlancer",
     title="Starlancer",
     package="audio.games.starlancer",
+    outcomes="system:StarlancerOutcome",
     demo="demo/mission.toml",
-    outcomes=(
-        (
-            "refused",
-            (
-                "Gated",
-                "Dropped",
-                "Expired",
-                "Missing",
-                "MissingSpeech",
-                "StackUnderflow",
-                "StackOverflow",
-                "DivideByZero",
-                "InstructionCap",
-                "PoolFull",
-            ),
-        ),
-        (
-            "quiet",
-            (
-                "Said",
-                "WindowClosed",
-                "FilmEnded",
-                "ThreadStarted",
-                "ThreadEnded",
-                "Wait",
-                "TimerCreated",
-                "TimerFired",
-                "Skipped",
-            ),
-        ),
-        ("state", ("Static", "Gate", "Reset", "TriggerFired", "RandomBranch")),
-    ),
 )

@@ -39,6 +39,7 @@ from msgspec import Meta
 
 from audio.core.bus import Event
 from audio.core.errors import FormatError, ScenarioError
+from audio.core.plugin import ScenarioContext
 from audio.core.schema import Struct, convert
 from audio.games.starlancer.events import Gate, Reset, Say, Trigger
 from audio.games.starlancer.formats.dte import load_mission
@@ -114,21 +115,19 @@ def demo_root() -> Path:
     return Path(__file__).resolve().parent / "demo"
 
 
-def _where(ctx: Any) -> str:
-    p = ctx.get("path") if isinstance(ctx, dict) else getattr(ctx, "path", None)
-    return str(p or "<scenario>")
+def _where(ctx: ScenarioContext) -> str:
+    return str(ctx.path)
 
 
-def _at(ctx: Any, typ: str) -> str:
-    return (ctx.get("where") if isinstance(ctx, dict) else getattr(ctx, "where", None)) or typ
+def _at(ctx: ScenarioContext, typ: str) -> str:
+    return ctx.where or typ
 
 
-def _base(ctx: Any) -> Path:
-    p = ctx.get("path") if isinstance(ctx, dict) else getattr(ctx, "path", None)
-    return Path(p).parent if p else Path.cwd()
+def _base(ctx: ScenarioContext) -> Path:
+    return ctx.base
 
 
-def _trigger(e: dict[str, Any], ctx: Any) -> Event:
+def _trigger(e: dict[str, Any], ctx: ScenarioContext) -> Event:
     from audio.games.starlancer.script.commands import condition_code
 
     w = _at(ctx, "starlancer.trigger")
@@ -140,7 +139,7 @@ def _trigger(e: dict[str, Any], ctx: Any) -> Event:
     return Trigger(t=v.t, condition=v.condition, subject=v.subject, component=v.component, locals=v.locals)
 
 
-def _say(e: dict[str, Any], ctx: Any) -> Event:
+def _say(e: dict[str, Any], ctx: ScenarioContext) -> Event:
     w = _at(ctx, "starlancer.say")
     v = convert(e, SayEntry, source=_where(ctx), where=w)
     if v.mode not in MODES:
@@ -163,17 +162,17 @@ def _say(e: dict[str, Any], ctx: Any) -> Event:
     )
 
 
-def _gate(e: dict[str, Any], ctx: Any) -> Event:
+def _gate(e: dict[str, Any], ctx: ScenarioContext) -> Event:
     v = convert(e, GateEntry, source=_where(ctx), where=_at(ctx, "starlancer.gate"))
     return Gate(t=v.t, gate=v.gate, disabled=v.disabled)
 
 
-def _reset(e: dict[str, Any], ctx: Any) -> Event:
+def _reset(e: dict[str, Any], ctx: ScenarioContext) -> Event:
     v = convert(e, ResetEntry, source=_where(ctx), where=_at(ctx, "starlancer.reset"))
     return Reset(t=v.t, restart=v.restart)
 
 
-def scenario_events() -> dict[str, Callable[[dict[str, Any], Any], Event]]:
+def scenario_events() -> dict[str, Callable[[dict[str, Any], ScenarioContext], Event]]:
     """Scenario ``[[event]]`` type -> builder ``(entry, ctx) -> Event``."""
     return {
         "starlancer.trigger": _trigger,
@@ -199,7 +198,7 @@ def _globals(cfg: StarlancerSection, dte: Any, where: str) -> dict[int, int]:
     return out
 
 
-def system_from_scenario(section: dict[str, Any], ctx: Any) -> StarlancerSystem:
+def system_from_scenario(section: dict[str, Any], ctx: ScenarioContext) -> StarlancerSystem:
     """Build the radio system for a ``[starlancer]`` section (keys in the module docstring)."""
     where = _where(ctx)
     cfg = convert(section, StarlancerSection, source=where, where="starlancer")

@@ -23,21 +23,23 @@ from typing import Any
 import numpy as np
 
 from audio.core.bus import Event, EventBus
+from audio.core.crt import MsvcRand
 from audio.core.errors import FormatError
+from audio.core.outcomes import CUT, END, QUIET, REFUSED, START, STATE, Outcome
+from audio.core.plugin import GameSystem
 from audio.games.starlancer.events import Gate, Reset, Say, Trigger
 from audio.games.starlancer.formats.dte import Dte
 from audio.games.starlancer.formats.hog import Hog, member_name
 from audio.games.starlancer.radio.radio import MODES, NOBODY, SPEECH_RATE, TICK_HZ, Line, Radio, RadioSettings
 from audio.games.starlancer.script.commands import condition_code
-from audio.games.starlancer.script.vm import MsvcRand, Vm, VmSettings
+from audio.games.starlancer.script.vm import Vm, VmSettings
 
 __all__ = [
     "RNG_STREAM",
     "SYSTEM",
     "SpeechBank",
+    "StarlancerOutcome",
     "StarlancerSystem",
-    "scenario_events",
-    "system_from_scenario",
 ]
 
 SYSTEM = "starlancer"
@@ -119,11 +121,58 @@ class _Presenter:
         self.stop_speech(handle)
 
 
-class StarlancerSystem:
-    """The Starlancer radio system (engine System protocol, ``frame_rate = 100``)."""
+class StarlancerOutcome(Outcome):
+    """Every decision the Starlancer system logs, as ``starlancer.radio`` (the comms queue) or
+    ``starlancer.vm`` (the mission script)."""
+
+    # the radio
+    Queued = "Queued", QUIET
+    Said = "Said", QUIET
+    Started = "Started", START
+    Ended = "Ended", END
+    Interrupted = "Interrupted", CUT
+    Dropped = "Dropped", REFUSED
+    Expired = "Expired", REFUSED
+    Gated = "Gated", REFUSED
+    Missing = "Missing", REFUSED
+    MissingSpeech = "MissingSpeech", REFUSED
+    BadEvent = "BadEvent", REFUSED
+    WindowClosed = "WindowClosed", QUIET
+    FilmEnded = "FilmEnded", QUIET
+    Static = "Static", STATE
+    Gate = "Gate", STATE
+    Reset = "Reset", STATE
+    # the script
+    ThreadStarted = "ThreadStarted", QUIET
+    ThreadEnded = "ThreadEnded", QUIET
+    ThreadRefused = "ThreadRefused", REFUSED
+    ThreadError = "ThreadError", REFUSED
+    Wait = "Wait", QUIET
+    TimerCreated = "TimerCreated", QUIET
+    TimerDestroyed = "TimerDestroyed", QUIET
+    TimerFired = "TimerFired", QUIET
+    TriggerFired = "TriggerFired", STATE
+    TriggerResumed = "TriggerResumed", STATE
+    TriggerIgnored = "TriggerIgnored", REFUSED
+    TriggerState = "TriggerState", STATE
+    RandomBranch = "RandomBranch", STATE
+    GlobalSet = "GlobalSet", QUIET
+    Spawn = "Spawn", QUIET
+    Subtitle = "Subtitle", QUIET
+    TerminateMission = "TerminateMission", STATE
+    Skipped = "Skipped", QUIET
+    StackUnderflow = "StackUnderflow", REFUSED
+    StackOverflow = "StackOverflow", REFUSED
+    DivideByZero = "DivideByZero", REFUSED
+    InstructionCap = "InstructionCap", REFUSED
+
+
+class StarlancerSystem(GameSystem):
+    """The Starlancer radio system (``frame_rate = 100``)."""
 
     name = SYSTEM
     frame_rate = TICK_HZ
+    outcomes = StarlancerOutcome
 
     def __init__(
         self,
@@ -152,7 +201,7 @@ class StarlancerSystem:
         self.tick_now = 0
         self.static_loop = np.zeros(1, np.float32)
 
-    # -- System protocol ---------------------------------------------------------------------
+    # -- the game contract -------------------------------------------------------------------
     @property
     def graphs(self) -> tuple[str, ...]:
         """The voice graph its lines play through (loaded by :meth:`Engine.prepare`)."""
@@ -185,7 +234,7 @@ class StarlancerSystem:
 
     def _decider(self, system: str) -> Callable[..., Any]:
         def decide(outcome: str, **detail: Any) -> None:
-            self.engine.bus.decide(system, outcome, tick=self.tick_now, **detail)
+            self.engine.bus.decide(system, StarlancerOutcome.named(outcome), tick=self.tick_now, **detail)
 
         return decide
 
@@ -214,7 +263,7 @@ class StarlancerSystem:
             try:
                 self.radio.set_gate(event.gate, event.disabled)
             except ValueError as exc:
-                self.engine.bus.decide("starlancer.radio", "BadEvent", reason=str(exc))
+                self.engine.bus.decide("starlancer.radio", StarlancerOutcome.BadEvent, reason=str(exc))
         elif isinstance(event, Reset):
             self.reset(event.restart)
 
@@ -251,14 +300,14 @@ class StarlancerSystem:
             cond = condition_code(ev.condition)
         except KeyError as exc:
             self.engine.bus.decide(
-                "starlancer.vm", "TriggerIgnored", reason=str(exc), subject=str(ev.subject)
+                "starlancer.vm", StarlancerOutcome.TriggerIgnored, reason=str(exc), subject=str(ev.subject)
             )
             return 0
         oid = self.resolve_subject(ev.subject)
         if oid is None:
             self.engine.bus.decide(
                 "starlancer.vm",
-                "TriggerIgnored",
+                StarlancerOutcome.TriggerIgnored,
                 subject=str(ev.subject),
                 reason="no object of that name or ID",
             )
@@ -281,7 +330,7 @@ class StarlancerSystem:
             slot = self._ship_slot(who)
             if slot is None:
                 self.engine.bus.decide(
-                    "starlancer.radio", "BadEvent", reason=f"no ship {who!r}", file=ev.speech
+                    "starlancer.radio", StarlancerOutcome.BadEvent, reason=f"no ship {who!r}", file=ev.speech
                 )
                 return "BadEvent"
             line.speaker, line.speaker_kind, line.speaker_object = (
@@ -302,7 +351,9 @@ class StarlancerSystem:
             line.speaker_object = NOBODY
         if ev.mode not in MODES:
             self.engine.bus.decide(
-                "starlancer.radio", "BadEvent", reason=f"mode {ev.mode!r} (now|queued|if_idle)"
+                "starlancer.radio",
+                StarlancerOutcome.BadEvent,
+                reason=f"mode {ev.mode!r} (now|queued|if_idle)",
             )
             return "BadEvent"
         if ev.remark:
@@ -355,17 +406,3 @@ class StarlancerSystem:
         return "\n".join(
             f"  {s:<18s} " + ", ".join(f"{k} {n}" for k, n in c.most_common()) for s, c in sorted(per.items())
         )
-
-
-def scenario_events() -> dict[str, Any]:
-    """Scenario ``[[event]]`` builders (see :mod:`audio.games.starlancer.scenario`)."""
-    from audio.games.starlancer import scenario
-
-    return scenario.scenario_events()
-
-
-def system_from_scenario(section: dict[str, Any], ctx: Any) -> StarlancerSystem:
-    """Build the system for a ``[starlancer]`` section (see :mod:`audio.games.starlancer.scenario`)."""
-    from audio.games.starlancer import scenario
-
-    return scenario.system_from_scenario(section, ctx)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from audio.live.tui import GameAdapter
+from audio.core.plugin import GameAdapter
+from audio.games.starlancer.system import StarlancerSystem
 
 __all__ = ["Adapter"]
 
@@ -35,11 +36,10 @@ class Adapter(GameAdapter):
 
     def __init__(self, port: Any) -> None:
         super().__init__(port)
-        for s in getattr(port.engine, "systems", []):
-            mission = getattr(s, "mission", None)
-            if mission is not None and hasattr(mission, "ship_name"):
-                self.speakers = [mission.ship_name(i) or f"ship({i})" for i in range(len(mission.ships))]
-                break
+        for s in self.systems(StarlancerSystem):
+            mission = s.mission
+            self.speakers = [mission.ship_name(i) or f"ship({i})" for i in range(len(mission.ships))]
+            break
 
     def fire(self, speaker: str, k: int) -> str:
         if not 0 <= k < len(self.choices):

@@ -6,10 +6,6 @@ GAME = Game(
     name="sylpheed",
     title="Project Sylpheed",
     package="audio.games.sylpheed",
+    outcomes="system:SylpheedOutcome",
     demo="demo/dogfight.toml",
-    outcomes=(
-        ("refused", ("Duplicate", "RollFailed", "PoolFull", "NotLoaded", "NoRule", "Missing")),
-        ("quiet", ("Cooldown", "Picked", "CrewLoaded")),
-        ("state", ("Phase", "Enabled", "Disabled", "OneShotSpent")),
-    ),
 )

@@ -44,6 +44,7 @@ from msgspec import Meta
 
 from audio.core.bus import Event
 from audio.core.errors import FormatError, ScenarioError
+from audio.core.plugin import ScenarioContext
 from audio.core.schema import Struct, convert
 from audio.games.sylpheed.events import Bark, ChatterEnable, CrewSetup, PhaseChange
 from audio.games.sylpheed.formats.install import SylpheedInstall, stage_tag
@@ -57,14 +58,8 @@ def demo_root() -> Path:
     return Path(__file__).resolve().parent / "demo"
 
 
-def _ctx(ctx: Any, name: str) -> Any:
-    if isinstance(ctx, dict):
-        return ctx.get(name)
-    return getattr(ctx, name, None)
-
-
-def _where(ctx: Any) -> str:
-    return str(_ctx(ctx, "path") or "<scenario>")
+def _where(ctx: ScenarioContext) -> str:
+    return str(ctx.path)
 
 
 class CrewTable(Struct, kw_only=True):
@@ -95,12 +90,12 @@ class SylpheedSection(Struct, kw_only=True):
     crew: list[CrewTable] | None = None
 
 
-def _crew(entry: dict[str, Any], ctx: Any, what: str) -> CrewSetup:
-    c = convert(entry, CrewTable, source=_where(ctx), where=_ctx(ctx, "where") or what)
+def _crew(entry: dict[str, Any], ctx: ScenarioContext, what: str) -> CrewSetup:
+    c = convert(entry, CrewTable, source=_where(ctx), where=ctx.where or what)
     return _crew_setup(c, ctx, what)
 
 
-def _crew_setup(c: CrewTable, ctx: Any, what: str) -> CrewSetup:
+def _crew_setup(c: CrewTable, ctx: ScenarioContext, what: str) -> CrewSetup:
     if sum(bool(x) for x in (c.crew, c.squadron, c.tables)) != 1:
         raise ScenarioError(_where(ctx), what, "give exactly one of crew, squadron, tables")
     stage = ""
@@ -122,15 +117,15 @@ def _crew_setup(c: CrewTable, ctx: Any, what: str) -> CrewSetup:
     )
 
 
-def _event(cls: type[Event], **fixed: Any) -> Callable[[dict[str, Any], Any], Event]:
-    def make(e: dict[str, Any], ctx: Any) -> Event:
+def _event(cls: type[Event], **fixed: Any) -> Callable[[dict[str, Any], ScenarioContext], Event]:
+    def make(e: dict[str, Any], ctx: ScenarioContext) -> Event:
         fields = {k: v for k, v in e.items() if k != "type"} | fixed
-        return convert(fields, cls, source=_where(ctx), where=_ctx(ctx, "where") or cls.KIND)
+        return convert(fields, cls, source=_where(ctx), where=ctx.where or cls.KIND)
 
     return make
 
 
-def scenario_events() -> dict[str, Callable[[dict[str, Any], Any], Event]]:
+def scenario_events() -> dict[str, Callable[[dict[str, Any], ScenarioContext], Event]]:
     """Scenario ``[[event]]`` type -> builder ``(entry, ctx) -> Event``."""
     return {
         "sylpheed.bark": _event(Bark),
@@ -141,7 +136,7 @@ def scenario_events() -> dict[str, Callable[[dict[str, Any], Any], Event]]:
     }
 
 
-def system_from_scenario(section: dict[str, Any], ctx: Any) -> SylpheedChatterSystem:
+def system_from_scenario(section: dict[str, Any], ctx: ScenarioContext) -> SylpheedChatterSystem:
     """Build the chatter system for a ``[sylpheed]`` section (keys in the module docstring)."""
     where = _where(ctx)
     cfg = convert(section, SylpheedSection, source=where, where="sylpheed")
@@ -149,8 +144,7 @@ def system_from_scenario(section: dict[str, Any], ctx: Any) -> SylpheedChatterSy
     if inst == "demo":
         root = demo_root()
     else:
-        base = _ctx(ctx, "base") or (Path(where).parent if _ctx(ctx, "path") else Path.cwd())
-        root = Path(inst) if Path(inst).is_absolute() else Path(base) / inst
+        root = ctx.resolve(inst)
     if not (root / "dat").is_dir():
         raise ScenarioError(
             where,

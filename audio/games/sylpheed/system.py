@@ -21,9 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from audio.core.bus import Event, EventBus
+from audio.core.bus import Decision, Event, EventBus
 from audio.core.errors import FormatError
 from audio.core.faults import report_fault
+from audio.core.outcomes import CUT, END, QUIET, REFUSED, START, STATE, Outcome
+from audio.core.plugin import GameSystem, ShareKey
 from audio.games.sylpheed.chatter.queue import FRAME_RATE, ChatterQueue, Node, frames_of
 from audio.games.sylpheed.chatter.rand import GameRand
 from audio.games.sylpheed.chatter.rules import MergeResult, merge_phases
@@ -31,15 +33,39 @@ from audio.games.sylpheed.events import Bark, ChatterEnable, CrewSetup, PhaseCha
 from audio.games.sylpheed.formats.install import LineSource, TableSource
 from audio.games.sylpheed.formats.presets import RuleTable
 
-__all__ = ["RNG_STREAM", "SYSTEM", "SylpheedChatterSystem"]
+__all__ = ["RNG_STREAM", "SYSTEM", "SylpheedChatterSystem", "SylpheedOutcome"]
 
 SYSTEM = "sylpheed.chatter"
 RNG_STREAM = "sylpheed.chatter"
 """Name of the engine random stream the game ``rand()`` is seeded from."""
 
 
-class SylpheedChatterSystem:
-    """The chatter system (engine System protocol, ``frame_rate = 60``).
+class SylpheedOutcome(Outcome):
+    """Every decision the Project Sylpheed chatter system logs."""
+
+    Queued = "Queued", QUIET
+    Started = "Started", START
+    Finished = "Finished", END
+    Ducked = "Ducked", CUT
+    Duplicate = "Duplicate", REFUSED
+    RollFailed = "RollFailed", REFUSED
+    PoolFull = "PoolFull", REFUSED
+    NotLoaded = "NotLoaded", REFUSED
+    NoRule = "NoRule", REFUSED
+    NoEligible = "NoEligible", REFUSED
+    Missing = "Missing", REFUSED
+    Cooldown = "Cooldown", QUIET
+    Picked = "Picked", QUIET
+    OneShotSpent = "OneShotSpent", STATE
+    Phase = "Phase", STATE
+    Enabled = "Enabled", STATE
+    Disabled = "Disabled", STATE
+    CrewLoaded = "CrewLoaded", QUIET
+    CrewError = "CrewError", REFUSED
+
+
+class SylpheedChatterSystem(GameSystem):
+    """The chatter system (``frame_rate = 60``).
 
     Parameters
     ----------
@@ -62,6 +88,7 @@ class SylpheedChatterSystem:
 
     name = SYSTEM
     frame_rate = FRAME_RATE
+    outcomes = SylpheedOutcome
 
     def __init__(
         self,
@@ -92,7 +119,7 @@ class SylpheedChatterSystem:
         self.merges: dict[str, MergeResult] = {}
         GameRand(0, generator, fold)  # validate the settings now
 
-    # -- System protocol -------------------------------------------------------------------
+    # -- the game contract -----------------------------------------------------------------
     @property
     def graphs(self) -> tuple[str, ...]:
         """The voice graph its lines play through (loaded by :meth:`Engine.prepare`)."""
@@ -265,7 +292,7 @@ class SylpheedChatterSystem:
                     "priority": node.priority,
                 },
             )
-        elif self.lines is not None and node.message in getattr(self.lines, "line_errors", {}):
+        elif self.lines is not None and node.message in self.lines.line_errors:
             report_fault(
                 eng.bus,
                 self.name,
@@ -301,7 +328,7 @@ class SylpheedChatterSystem:
 
     def stop_line(self, node: Node) -> None:
         v = node.handle
-        if v is not None and getattr(v, "playing", False):
+        if v is not None and v.playing:
             self.engine.voices.stop(v, fade=True)
         node.handle = None
 
@@ -309,4 +336,45 @@ class SylpheedChatterSystem:
         self.engine.mixer.duck(self.bus_name, f"sylpheed.slot{node.slot}", band=node.priority, on=on)
 
     def _decide(self, outcome: str, **detail: Any) -> None:
-        self.engine.bus.decide(SYSTEM, outcome, **detail)
+        """Log ``outcome`` (a :class:`SylpheedOutcome` name; the queue logs its codes by name)."""
+        self.engine.bus.decide(SYSTEM, SylpheedOutcome.named(outcome), **detail)
+
+    # -- batch report ----------------------------------------------------------------------
+    def variety(self) -> tuple[str, str]:
+        """A speaker's event should vary its message between plays."""
+        return ("event", "clip")
+
+    def _rule(self, speaker: str, event: str, phase: int) -> Any:
+        maps = self.queue.speakers.get(speaker) if self.queue is not None else None
+        rules = maps[(phase - 1) & 0xFF] if maps and (phase - 1) & 0xFF < len(maps) else None
+        return rules.get(event) if rules else None
+
+    def expected_shares(self, decisions: Sequence[Decision]) -> dict[ShareKey, float]:
+        """Expected plays per (event, message): a rule's messages share ``1 / count`` (nominal:
+        the one-shot masks of the moment are not logged)."""
+        phase = self._phase
+        out: dict[ShareKey, float] = {}
+        for d in decisions:
+            if d.system != self.name:
+                continue
+            if d.outcome == SylpheedOutcome.Phase:
+                phase = int(d.detail.get("phase", phase))
+            elif d.outcome == SylpheedOutcome.Started:
+                rule = self._rule(str(d.detail.get("speaker")), str(d.detail.get("event")), phase)
+                if rule is None or not rule.messages:
+                    continue
+                for m in rule.messages:
+                    key = (str(d.detail.get("event")), str(m))
+                    out[key] = out.get(key, 0.0) + 1.0 / len(rule.messages)
+        return out
+
+    def catalogue(self, decisions: Sequence[Decision]) -> set[ShareKey]:
+        """The messages of the loaded speakers' rules (as loaded at the end of the run)."""
+        out: set[ShareKey] = set()
+        if self.queue is None:
+            return out
+        for maps in self.queue.speakers.values():
+            for rules in maps:
+                for event, rule in (rules or {}).items():
+                    out.update((str(event), str(m)) for m in rule.messages)
+        return out

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from audio.live.tui import GameAdapter
+from audio.core.plugin import GameAdapter
+from audio.games.sylpheed.system import SylpheedChatterSystem
 
 __all__ = ["Adapter"]
 
@@ -32,11 +33,9 @@ class Adapter(GameAdapter):
 
     def __init__(self, port: Any) -> None:
         super().__init__(port)
-        for s in getattr(port.engine, "systems", []):
-            roster = getattr(s, "speakers", None)
-            if roster is not None:
-                self.speakers = [str(x) for x in (roster() if callable(roster) else roster)]
-                break
+        for s in self.systems(SylpheedChatterSystem):
+            self.speakers = [str(x) for x in s.speakers()]
+            break
 
     def phase(self, phase: int) -> str:
         return self.post("sylpheed/phase", phase)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import audio.games.tone.system  # noqa: F401  (registers the tone.* event kinds)
-from audio.port.adapters import Action, Param
+import audio.games.tone.events  # noqa: F401  (registers the tone.* event kinds)
+from audio.core.plugin import Action, Param
 
 __all__ = ["ACTIONS"]
 

@@ -6,10 +6,8 @@ GAME = Game(
     name="tone",
     title="Test tones",
     package="audio.games.tone",
-    system="system:system_from_scenario",
-    events="system:scenario_events",
+    outcomes="system:ToneOutcome",
     cli=None,
-    port="system:port_section",
+    port="scenario:port_section",
     needs_install=False,
-    outcomes=(("refused", ("Rejected",)),),
 )

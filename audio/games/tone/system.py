@@ -21,24 +21,25 @@ Scenario hooks (the ``tone`` game of :mod:`audio.games`)::
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from audio.core.bus import Event, EventBus
-from audio.core.errors import ScenarioError
+from audio.core.outcomes import CUT, END, REFUSED, START, Outcome
+from audio.core.plugin import GameSystem
+from audio.games.tone.events import ToneOn, ToneStop
+
+if TYPE_CHECKING:
+    from audio.core.engine import Engine
 
 __all__ = [
     "CACHE_SAMPLES",
     "DEFAULT_GRAPH",
     "ToneOn",
     "ToneStop",
+    "ToneOutcome",
     "ToneSystem",
-    "port_section",
-    "scenario_events",
-    "system_from_scenario",
     "tone_pcm",
 ]
 
@@ -47,26 +48,6 @@ DEFAULT_GRAPH = "play_voice"
 
 CACHE_SAMPLES = 8_000_000
 """Samples of synthesised lines a ToneSystem keeps for reuse (32 MB of float32)."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ToneOn(Event, kind="tone.on"):
-    """Start a tone line: ``freq_hz`` Hz, ``seconds`` long, peak ``level`` (0..1), with
-    linear fades of ``fade_ms`` (0 = a hard onset, for latency probes)."""
-
-    speaker: str = "tone"
-    line: str = ""
-    freq_hz: float = 440.0
-    seconds: float = 0.25
-    level: float = 0.5
-    fade_ms: float = 5.0
-
-
-@dataclass(frozen=True, kw_only=True)
-class ToneStop(Event, kind="tone.stop"):
-    """Stop ``speaker``'s line (with the engine's release fade)."""
-
-    speaker: str = "tone"
 
 
 def tone_pcm(freq_hz: float, seconds: float, level: float, rate: int, fade_ms: float = 5.0) -> np.ndarray:
@@ -82,7 +63,19 @@ def tone_pcm(freq_hz: float, seconds: float, level: float, rate: int, fade_ms: f
     return x
 
 
-class ToneSystem:
+class ToneOutcome(Outcome):
+    """Every decision the test-tone system logs."""
+
+    Started = "Started", START
+    Finished = "Finished", END
+    Interrupted = "Interrupted", CUT
+    """A new line of the same speaker replaced this one."""
+    Stopped = "Stopped", CUT
+    Rejected = "Rejected", REFUSED
+    """A request out of range (seconds, frequency, level or fade)."""
+
+
+class ToneSystem(GameSystem):
     """Plays :class:`ToneOn` lines through ``engine.voices`` on voice graph ``graph``.
 
     ``max_seconds`` / ``max_freq_hz`` bound a request (out-of-range requests are refused
@@ -91,6 +84,7 @@ class ToneSystem:
 
     name = "tone"
     frame_rate = 60
+    outcomes = ToneOutcome
 
     def __init__(
         self,
@@ -107,7 +101,7 @@ class ToneSystem:
         self.max_seconds = max_seconds
         self.max_freq_hz = max_freq_hz
         self.lines: dict[str, tuple[Any, str]] = {}
-        self._engine: Any = None
+        self._engine: Engine | None = None
         self._cache: dict[tuple[float, float, float, float], np.ndarray] = {}
         self._cached = 0
 
@@ -133,17 +127,18 @@ class ToneSystem:
         """The voice graph its lines play through (loaded by :meth:`Engine.prepare`)."""
         return (self.graph,)
 
-    def attach(self, engine: Any) -> None:
+    def attach(self, engine: Engine) -> None:
         self._engine = engine
         engine.bus.subscribe(self, [ToneOn, ToneStop])
 
     def handle(self, event: Event, bus: EventBus) -> None:
         eng = self._engine
+        assert eng is not None, "attach() first"
         if isinstance(event, ToneStop):
             cur = self.lines.pop(event.speaker, None)
             if cur is not None:
                 eng.voices.stop(cur[0], fade=True)
-                bus.decide(self.name, "Stopped", speaker=event.speaker, line=cur[1])
+                bus.decide(self.name, ToneOutcome.Stopped, speaker=event.speaker, line=cur[1])
             return
         assert isinstance(event, ToneOn)
         if not (
@@ -154,7 +149,7 @@ class ToneSystem:
         ):
             bus.decide(
                 self.name,
-                "Rejected",
+                ToneOutcome.Rejected,
                 speaker=event.speaker,
                 line=event.line,
                 reason="seconds, freq_hz, level or fade_ms out of range",
@@ -163,62 +158,23 @@ class ToneSystem:
         cur = self.lines.pop(event.speaker, None)
         if cur is not None:
             eng.voices.stop(cur[0], fade=True)
-            bus.decide(self.name, "Interrupted", speaker=event.speaker, line=cur[1])
+            bus.decide(self.name, ToneOutcome.Interrupted, speaker=event.speaker, line=cur[1])
         pcm = self._pcm(event)
         voice = eng.voices.start(
             self.graph, pcm, self.rate, params=self.params, tag=f"tone {event.speaker} {event.line}".strip()
         )
         self.lines[event.speaker] = (voice, event.line)
-        bus.decide(self.name, "Started", speaker=event.speaker, line=event.line, freq_hz=event.freq_hz)
+        bus.decide(
+            self.name, ToneOutcome.Started, speaker=event.speaker, line=event.line, freq_hz=event.freq_hz
+        )
 
-    def tick(self, frame: int, engine: Any) -> None:
+    def tick(self, frame: int, engine: Engine) -> None:
         for speaker in [s for s, (v, _) in self.lines.items() if v.done]:
             _, line = self.lines.pop(speaker)
-            engine.bus.decide(self.name, "Finished", speaker=speaker, line=line)
+            engine.bus.decide(self.name, ToneOutcome.Finished, speaker=speaker, line=line)
 
     def is_speaking(self, speaker: Any) -> bool:
         return str(speaker) in self.lines
 
     def line_active(self, line_id: Any) -> bool:
         return any(line == str(line_id) for _, line in self.lines.values())
-
-
-def system_from_scenario(section: dict, ctx: Any) -> ToneSystem:
-    """Build the system from a scenario's ``[tone]`` section (keys ``graph``, ``max_seconds``)."""
-    where = str(getattr(ctx, "path", "<scenario>"))
-    unknown = set(section) - {"graph", "max_seconds"}
-    if unknown:
-        raise ScenarioError(where, "[tone]", f"unknown key {min(unknown)!r} (known: graph, max_seconds)")
-    graph = section.get("graph", DEFAULT_GRAPH)
-    max_s = section.get("max_seconds", 30.0)
-    if (
-        not isinstance(graph, str)
-        or isinstance(max_s, bool)
-        or not isinstance(max_s, (int, float))
-        or max_s <= 0
-    ):
-        raise ScenarioError(where, "[tone]", "graph must be a graph name and max_seconds a number > 0")
-    return ToneSystem(graph, max_seconds=float(max_s))
-
-
-def port_section(install: str | None) -> dict[str, Any]:
-    """The ``[tone]`` section a port opens (no install: the tones need no game data)."""
-    return {"graph": DEFAULT_GRAPH}
-
-
-def scenario_events() -> dict[str, Callable[[dict, Any], Event]]:
-    """Factories for the scenario's ``[[event]]`` types ``tone.on`` / ``tone.stop``."""
-    from audio.port.events import PortError, make_event
-
-    def factory(kind: str) -> Callable[[dict, Any], Event]:
-        def make(d: dict, ctx: Any) -> Event:
-            try:
-                return make_event(kind, **{k: v for k, v in d.items() if k != "type"})
-            except PortError as exc:
-                raise ScenarioError(
-                    str(getattr(ctx, "path", "<scenario>")), f"event {kind}", str(exc)
-                ) from None
-
-        return make
-
-    return {"tone.on": factory("tone.on"), "tone.stop": factory("tone.stop")}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from audio.live.tui import GameAdapter
+from audio.core.plugin import GameAdapter
 
 __all__ = ["Adapter"]
 

@@ -31,8 +31,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from audio.games import outcome_classes
-from audio.offline.batch.shares import FLOW_OUTCOMES, PLAY_OUTCOME, VARIETY
+from audio.core.outcomes import OutcomeClass
+from audio.games import outcome_table
+from audio.offline.batch.shares import DEFAULT_VARIETY, PLAY_CLASS
 from audio.offline.batch.store import BatchStore
 
 __all__ = [
@@ -70,8 +71,10 @@ def _detail(s: str | None) -> dict[str, Any]:
 
 
 def _plays(dec: pd.DataFrame) -> pd.DataFrame:
-    p = dec[(dec["outcome"] == PLAY_OUTCOME) & dec["clip"].notna()].copy()
-    p["line_start"] = [int(_detail(s).get("clip_index", 0) or 0) == 0 for s in p["detail"]]
+    plays = _names_of(PLAY_CLASS)
+    p = dec[dec["outcome"].isin(plays) & dec["clip"].notna()].copy()
+    starts = [int(_detail(s).get("clip_index", 0) or 0) == 0 for s in p["detail"]]
+    p["line_start"] = pd.Series(starts, index=p.index, dtype=bool)  # bool even when empty
     return p
 
 
@@ -146,9 +149,9 @@ def takes_table(dec: pd.DataFrame) -> pd.DataFrame:
 
 def _group_variant(p: pd.DataFrame) -> tuple[list[str], list[str]]:
     groups, variants = [], []
-    cols = (p[c] for c in ("system", "speaker", "event", "clip", "take"))
-    for system, speaker, event, clip, take in zip(*cols):
-        g, v = VARIETY.get(system, ("clip", "take"))
+    cols = (p[c] for c in ("variety", "speaker", "event", "clip", "take"))
+    for variety, speaker, event, clip, take in zip(*cols):
+        g, v = variety.split("/", 1) if isinstance(variety, str) else DEFAULT_VARIETY
         groups.append(f"{speaker} {event}" if g == "event" else str(clip))
         variants.append(str(clip) if v == "clip" else ("" if pd.isna(take) else str(int(take))))
     return groups, variants
@@ -196,14 +199,15 @@ def _category(outcome: str, reason: Any, detail: str | None) -> str:
     return outcome
 
 
-def _known_outcomes() -> frozenset[str]:
-    return frozenset().union(*outcome_classes().values())
+def _names_of(*kinds: OutcomeClass) -> frozenset[str]:
+    """The declared outcome names of these classes (every registered game's)."""
+    return frozenset(name for name, kind in outcome_table().items() if kind in kinds)
 
 
 def refusals_table(dec: pd.DataFrame) -> pd.DataFrame:
-    """Refusals (outcomes outside the line flow) per (scenario, system, rule, event)."""
-    refused = outcome_classes()["refused"]
-    r = dec[dec["outcome"].isin(refused) | ~dec["outcome"].isin(FLOW_OUTCOMES | _known_outcomes())].copy()
+    """Refusals (declared outcomes of class refused or fault) per (scenario, system, rule, event)."""
+    refused = _names_of(OutcomeClass.REFUSED, OutcomeClass.FAULT)
+    r = dec[dec["outcome"].isin(refused)].copy()
     r["rule"] = [_category(o, rs, d) for o, rs, d in zip(r["outcome"], r["reason"], r["detail"])]
     r["event"] = r["event"].fillna("")
     r["event_name"] = r["event_name"].fillna("")

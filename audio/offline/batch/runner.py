@@ -14,7 +14,7 @@ import json
 import math
 import time
 import traceback
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +23,8 @@ import pyarrow as pa
 
 from audio.core.bus import Decision
 from audio.core.engine import Engine
-from audio.offline.batch import shares
+from audio.core.outcomes import CoreOutcome, Outcome
+from audio.offline.batch.shares import DEFAULT_VARIETY, PLAY_CLASS
 from audio.offline.batch.store import table_from_rows
 
 __all__ = ["RunOutput", "Task", "decision_rows", "failed_table", "measure", "run_one", "run_task", "simulate"]
@@ -96,12 +97,22 @@ def _take(v: Any) -> int | None:
 
 
 def decision_rows(
-    key: str, seed: int, decisions: Iterable[Decision], names: dict[str, dict[str, str]]
+    key: str,
+    seed: int,
+    decisions: Iterable[Decision],
+    names: dict[str, dict[str, str]],
+    varieties: Mapping[type[Outcome], tuple[str, str] | None] | None = None,
 ) -> list[dict[str, Any]]:
     """One store row per decision. ``clip`` is the detail's clip (or line/message) and
-    ``take`` its take (or message index); everything else stays in the JSON ``detail``."""
+    ``take`` its take (or message index); everything else stays in the JSON ``detail``.
+    A line start (an outcome of class start) carries its system's ``variety`` (found by the
+    outcome's type in ``varieties``, else :data:`~audio.offline.batch.shares.DEFAULT_VARIETY`)."""
     rows = []
+    varieties = varieties or {}
     for i, d in enumerate(decisions):
+        variety = None
+        if d.outcome.kind is PLAY_CLASS:
+            variety = "/".join(varieties.get(type(d.outcome)) or DEFAULT_VARIETY)
         det = d.to_json()
         for k in ("at", "t", "system", "outcome"):
             det.pop(k)
@@ -127,6 +138,7 @@ def decision_rows(
                 "detail": json.dumps(
                     {k: v for k, v in det.items() if k not in _NAMED}, sort_keys=True, separators=(",", ":")
                 ),
+                "variety": variety,
             }
         )
     return rows
@@ -140,11 +152,11 @@ def _system_rows(key: str, seed: int, out: RunOutput) -> tuple[list[dict[str, An
     rows: list[dict[str, Any]] = []
     names: Names = {}
     for system in out.engine.systems:
-        name = str(getattr(system, "name", type(system).__name__))
-        names[name] = dict(shares.event_names(system))
+        name = system.name
+        names[name] = dict(system.event_names())
         mine = [d for d in out.decisions if d.system == name]
         base = {"scenario": key, "seed": seed, "system": name}
-        for (event, clip), value in sorted(shares.expected_shares(system, mine).items()):
+        for (event, clip), value in sorted(system.expected_shares(mine).items()):
             rows.append(
                 {
                     **base,
@@ -155,7 +167,7 @@ def _system_rows(key: str, seed: int, out: RunOutput) -> tuple[list[dict[str, An
                     "value": float(value),
                 }
             )
-        for event, clip in sorted(shares.catalogue(system, mine)):
+        for event, clip in sorted(system.catalogue(mine)):
             rows.append(
                 {
                     **base,
@@ -175,8 +187,9 @@ def run_one(key: str, path: str, seed: int, decisions_only: bool = True) -> list
     try:
         out = simulate(path, seed, decisions_only)
         extra, names = _system_rows(key, seed, out)
-        rows = decision_rows(key, seed, out.decisions, names) + extra
-        faults = [d for d in out.decisions if d.outcome == "Fault"]
+        varieties = {s.outcomes: s.variety() for s in out.engine.systems}
+        rows = decision_rows(key, seed, out.decisions, names, varieties) + extra
+        faults = [d for d in out.decisions if d.outcome is CoreOutcome.Fault]
         run.update(
             status="ok",
             duration_s=out.duration,

@@ -8,7 +8,8 @@ Layout of a batch directory::
 
 Every file holds one table (:data:`SCHEMA`) with a ``kind`` column: ``run`` (one row per
 run: status, error, measurements), ``decision`` (one row per decision: seq, at, t, system,
-outcome, speaker, event, reason, clip, take, detail JSON), ``expect`` (expected plays per
+outcome, speaker, event, reason, clip, take, detail JSON; ``variety`` on a line start: the
+system's ``group/variant`` detail keys for repeat rates), ``expect`` (expected plays per
 event and clip, in ``value``) and ``catalog`` (a line the run's speakers could play).
 A file is written under a temporary name and renamed into place, so a file either is
 complete or does not exist; :func:`finished` reads the run rows, so ``--resume`` skips
@@ -49,6 +50,7 @@ SCHEMA = pa.schema(
         ("clip", pa.string()),
         ("take", pa.int64()),
         ("detail", pa.string()),
+        ("variety", pa.string()),
         ("value", pa.float64()),
         ("mode", pa.string()),
         ("status", pa.string()),

@@ -258,7 +258,7 @@ class SpeechLibrary:
             w[i] = 0
         return order + zero
 
-    def _matches(self, ev: EvtEvent, values: Sequence[int], words: Sequence[int]) -> bool:
+    def matches(self, ev: EvtEvent, values: Sequence[int], words: Sequence[int]) -> bool:
         """Walk the event's fields: field k reads its request word (0 = the packed word, missing
         = 0) and must share a bit with the record's value k (0 or missing = any)."""
         packed = None
@@ -293,7 +293,7 @@ class SpeechLibrary:
             if self.generator.scaled(100) >= rec.probability:
                 skipped.append((i, "probability"))
                 continue
-            if not self._matches(ev, rec.values, words):
+            if not self.matches(ev, rec.values, words):
                 skipped.append((i, "fields"))
                 continue
             why = self._record_fails(rec)

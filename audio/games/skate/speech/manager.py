@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from audio.core.crt import MsvcRand
 from audio.games.skate.speech.library import LineChoice, SpeechLibrary
-from audio.games.skate.speech.rand import ManagerRand, MsvcRand
+from audio.games.skate.speech.rand import ManagerRand
 from audio.games.skate.speech.tuning import EventTuning, SpeechTuning
 
 __all__ = [

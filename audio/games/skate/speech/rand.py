@@ -4,7 +4,7 @@
   with the retail seed table. Retail adds a boot-time base to the table, so retail itself is
   not reproducible; we seed from the plain table, the table plus an offset (the retail
   scheme with a fixed base), or six words of the scenario seed (:meth:`RngStreams.words`).
-* :class:`MsvcRand` -- the manager's ``rand()`` as the public port implements it: the MSVC
+* :class:`~audio.core.crt.MsvcRand` -- the manager's ``rand()`` as the public port implements it: the MSVC
   LCG ``s = s*214013 + 2531011; return (s >> 16) & 0x7FFF``.
 * :class:`AwcRand` -- the other reading of the retail notes: ``rand()`` served by the
   title-wide add-with-carry generator. How a 15-bit ``rand()`` is derived from one 32-bit
@@ -20,8 +20,9 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from audio.core.clock import RngStreams
+from audio.core.crt import MsvcRand
 
-__all__ = ["SEED_TABLE", "AwcGenerator", "MsvcRand", "AwcRand", "ManagerRand", "manager_rand"]
+__all__ = ["SEED_TABLE", "AwcGenerator", "AwcRand", "ManagerRand", "manager_rand"]
 
 SEED_TABLE: tuple[int, ...] = (0xF22D0E56, 0x883126E9, 0xC624DD2F, 0x0702C49C, 0x9E353F7D, 0x6FDF3B64)
 """The retail seed table of the add-with-carry generator (words s0..s5)."""
@@ -84,17 +85,6 @@ class ManagerRand(Protocol):
     """What the speech manager needs: a C-style ``rand()`` returning 0..32767."""
 
     def rand(self) -> int: ...
-
-
-class MsvcRand:
-    """The MSVC ``rand()`` LCG (the port's choice; the default). ``seed`` as ``srand`` (default 1)."""
-
-    def __init__(self, seed: int = 1) -> None:
-        self.state = int(seed) & _M
-
-    def rand(self) -> int:
-        self.state = (self.state * 214013 + 2531011) & _M
-        return (self.state >> 16) & 0x7FFF
 
 
 class AwcRand:

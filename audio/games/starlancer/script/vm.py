@@ -23,64 +23,18 @@ conditions never happen here); a value pushed as a plain number and used as a sh
 from __future__ import annotations
 
 import struct
-import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from audio.games.starlancer.formats.dte import NONE16, Dte
 from audio.games.starlancer.radio.radio import FLAG_LOOP, FLAG_PALETTE, NOBODY, Line, Radio
+from audio.games.starlancer.script import vm_ops
 from audio.games.starlancer.script.commands import COMMANDS, condition_name
 from audio.games.starlancer.script.opcodes import OPCODES
+from audio.games.starlancer.script.values import MAX_THREADS, U32, Ref, Thread, show, u32
 
-__all__ = ["MAX_THREADS", "MsvcRand", "Ref", "Thread", "Vm", "VmSettings"]
-
-MAX_THREADS = 32
-U32 = 0xFFFFFFFF
-
-
-class MsvcRand:
-    """MSVC's ``rand()``: ``state = state * 214013 + 2531011``; returns bits 16..30."""
-
-    def __init__(self, seed: int) -> None:
-        self.state = seed & U32
-
-    def __call__(self) -> int:
-        self.state = (self.state * 214013 + 2531011) & U32
-        return (self.state >> 16) & 0x7FFF
-
-
-@dataclass(frozen=True)
-class Ref:
-    """A pointer-like value: ``kind`` (ship, flight_group, squad, curve, section19, component), index."""
-
-    kind: str
-    n: int
-    c: int = 0xFF
-
-    def address(self) -> int:
-        base = {
-            "ship": 0x10000000,
-            "flight_group": 0x20000000,
-            "squad": 0x30000000,
-            "curve": 0x40000000,
-            "section19": 0x50000000,
-            "component": 0x10000000,
-        }[self.kind]
-        return base + self.n * 0x100 + (self.c if self.kind == "component" else 0)
-
-
-def u32(v: Any) -> int:
-    """A value as the VM's unsigned 32-bit number (refs by a stable pseudo-address, strings by CRC)."""
-    if isinstance(v, bool):
-        return int(v)
-    if isinstance(v, int):
-        return v & U32
-    if isinstance(v, Ref):
-        return v.address()
-    if isinstance(v, str):
-        return zlib.crc32(v.encode("latin-1", "replace")) | 0x80000000
-    return 0
+__all__ = ["MAX_THREADS", "Ref", "Thread", "Vm", "VmSettings"]
 
 
 @dataclass(frozen=True)
@@ -93,39 +47,6 @@ class VmSettings:
     refuse_at: int = 31
     stack_dwords: int = 32
     comms_yield: bool = True
-
-
-@dataclass
-class _Frame:
-    ret_ip: int
-    block: int
-    limit: int
-    args: list[Any]
-
-
-@dataclass
-class Thread:
-    """One script thread (``ip`` absolute in the script section)."""
-
-    slot: int
-    label: str
-    block: int
-    limit: int
-    ip: int
-    trigger: int | None = None
-    locals: tuple[Any, ...] = (0, 0, 0, 0, 0)
-    args: list[Any] = field(default_factory=list)
-    stack: list[Any] = field(default_factory=list)
-    frames: list[_Frame] = field(default_factory=list)
-    wake: int | None = None
-    parked: bool = False
-    done: bool = False
-    result: Any = 0
-    select: tuple[str, int] | None = None
-    underflows: int = 0
-
-    def depth(self) -> int:
-        return len(self.stack) + sum(4 + len(f.args) for f in self.frames)
 
 
 class _Stop(Exception):
@@ -313,8 +234,6 @@ class Vm:
     # -- the interpreter --------------------------------------------------------------------
     def run_thread(self, t: Thread) -> None:
         """Run ``t`` until it yields, ends, or hits the instruction cap."""
-        from audio.games.starlancer.script import vm_ops
-
         for _ in range(self.s.instruction_cap):
             if t.done:
                 return
@@ -378,15 +297,9 @@ class Vm:
             "Skipped",
             routine=t.label,
             command=c.name,
-            args=[_show(a) for a in args],
+            args=[show(a) for a in args],
             reason="not part of the speech emulation",
         )
-
-
-def _show(v: Any) -> Any:
-    if isinstance(v, Ref):
-        return f"{v.kind}({v.n})"
-    return v
 
 
 def _op_names() -> dict[int, str]:

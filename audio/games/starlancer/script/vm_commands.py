@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from audio.games.starlancer.script.vm import Thread, Vm, _show, u32
+from audio.games.starlancer.script.values import Thread, show, u32
+
+if TYPE_CHECKING:
+    from audio.games.starlancer.script.vm import Vm
 
 __all__ = ["WAITS_SKIPPED", "run_command"]
 
@@ -96,7 +99,7 @@ def _trigger_state(vm: Vm, t: Thread, args: list[Any], nth: bool) -> None:
             "Skipped",
             routine=t.label,
             command="SetTriggerState",
-            args=[_show(a) for a in args],
+            args=[show(a) for a in args],
             reason="entity not resolved",
         )
         return

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import struct
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from audio.games.starlancer.script.commands import COMMANDS
 from audio.games.starlancer.script.opcodes import COMMAND_B_ARGC, OPCODES
-from audio.games.starlancer.script.vm import U32, Ref, Thread, Vm, _Frame, u32
+from audio.games.starlancer.script.values import U32, Frame, Ref, Thread, u32
+from audio.games.starlancer.script.vm_commands import run_command
+
+if TYPE_CHECKING:
+    from audio.games.starlancer.script.vm import Vm
 
 __all__ = ["step"]
 
@@ -230,8 +234,6 @@ def _call(vm: Vm, t: Thread, op: int, n: int, ip: int) -> bool:
     if op == 0x21:
         if n >= len(COMMANDS):
             vm.stop(f"command 0x{n:02X} past the catalogue")
-        from audio.games.starlancer.script.vm_commands import run_command
-
         return run_command(vm, t, n, _args(vm, t, COMMANDS[n].argc), ip)
     parts = vm.dte.parts
     if n >= len(parts) or parts[n].start == 0xFFFF:
@@ -244,7 +246,7 @@ def _call(vm: Vm, t: Thread, op: int, n: int, ip: int) -> bool:
     block = parts[n].start * 2
     if block + 2 > len(vm.dte.script):
         vm.stop(f"part {n} block outside the script")
-    t.frames.append(_Frame(t.ip, t.block, t.limit, t.args))
+    t.frames.append(Frame(t.ip, t.block, t.limit, t.args))
     if t.depth() > vm.s.stack_dwords:
         vm.stop(f"stack overflow in call_part ({vm.s.stack_dwords} dwords)")
     length = struct.unpack_from("<H", vm.dte.script, block)[0]

@@ -18,9 +18,11 @@ so ``rand01`` returns a Python float that IS the game's single-precision value.
 
 from __future__ import annotations
 
+from audio.core.crt import ANSI, MSVC, MsvcRand
+
 __all__ = ["GameRand", "GENERATORS", "FOLDS"]
 
-GENERATORS = {"msvc": (214013, 2531011), "ansi": (1103515245, 12345)}
+GENERATORS = {"msvc": MSVC, "ansi": ANSI}
 FOLDS = ("hi8lo8", "xor16")
 
 
@@ -40,16 +42,17 @@ class GameRand:
             raise ValueError(f"unknown rand generator {generator!r} (have {sorted(GENERATORS)})")
         if fold not in FOLDS:
             raise ValueError(f"unknown rand01 fold {fold!r} (have {list(FOLDS)})")
-        self.state = seed & 0xFFFFFFFF
         self.generator, self.fold = generator, fold
-        self._mul, self._add = GENERATORS[generator]
-        self.calls = 0
+        self.crt = MsvcRand(seed, *GENERATORS[generator])
+
+    @property
+    def calls(self) -> int:
+        """``rand()`` calls so far."""
+        return self.crt.calls
 
     def rand(self) -> int:
         """One CRT ``rand()``: 0..32767."""
-        self.state = (self.state * self._mul + self._add) & 0xFFFFFFFF
-        self.calls += 1
-        return (self.state >> 16) & 0x7FFF
+        return self.crt.rand()
 
     def rand01(self) -> float:
         """Two ``rand()`` calls folded into 16 bits, as a float in [0, 1)."""

@@ -1,6 +1,10 @@
 """``barkbus live``: play a voice system in real time (device or null output), optionally
 driven by OSC or the interactive TUI, and write a capture that ``barkbus render --replay``
 turns into the identical WAV.
+
+The command sits in the port room because it composes a port (:mod:`audio.port.api`), its OSC
+server and the live room's device and TUI (:mod:`audio.live`); the live room never imports the
+port.
 """
 
 from __future__ import annotations
@@ -364,7 +368,7 @@ def _finish(
     metrics = player.metrics()
     faults = port.faults
     metrics["faults"] = faults.count
-    metrics["disabled_systems"] = dict(getattr(port.engine, "disabled", {}))
+    metrics["disabled_systems"] = dict(port.engine.disabled)
     print(format_metrics(metrics), flush=True)
     disabled = "".join(f"; system {n} disabled" for n in metrics["disabled_systems"])
     print(f"faults: {faults.summary()}{disabled}")
@@ -397,7 +401,7 @@ def _finish(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Stand-alone entry point (``python -m audio.live.cli live ...``)."""
+    """Stand-alone entry point (``python -m audio.port.live live ...``)."""
     parser = argparse.ArgumentParser(prog="barkbus")
     sub = parser.add_subparsers(dest="command", required=True)
     register(sub)
