@@ -9,6 +9,8 @@ import pytest
 
 from audio.core.bus import Event
 from audio.core.engine import Engine
+from audio.core.outcomes import CoreOutcome
+from audio.core.plugin import GameSystem
 
 
 def _tone(n: int = 36_000, rate: int = 36_000, f: float = 440.0) -> np.ndarray:
@@ -50,8 +52,9 @@ def test_budget_steals_the_oldest_voice_with_the_fade():
 def test_systems_tick_on_exact_frame_starts():
     seen: list[tuple[int, int]] = []
 
-    class S:
+    class S(GameSystem):
         name, frame_rate = "s", 30
+        outcomes, graphs = CoreOutcome, ()
 
         def attach(self, engine):
             pass
@@ -92,10 +95,12 @@ def test_events_take_effect_at_their_sample_whatever_the_block():
         assert got == [499, 24_000]
 
 
-class _Mover:
+class _Mover(GameSystem):
     """A system that changes voice and submix parameters on console-frame ticks."""
 
     name, frame_rate = "mover", 30
+    outcomes = CoreOutcome
+    graphs = ("skate_stream_voice",)
 
     def attach(self, engine):
         self.v = engine.voices.start(

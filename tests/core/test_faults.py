@@ -11,7 +11,9 @@ from audio.core.bus import Event
 from audio.core.engine import Engine
 from audio.core.errors import FormatError, UnsupportedError
 from audio.core.faults import FAULT, Fault, SystemFault, describe, report_fault
+from audio.core.outcomes import CoreOutcome
 from audio.core.paths import PathRefused
+from audio.core.plugin import GameSystem
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -19,10 +21,12 @@ class Poke(Event, kind="test.faults.poke"):
     n: int = 0
 
 
-class Ticker:
+class Ticker(GameSystem):
     """A system that counts its ticks and the pokes it gets; raises when told to."""
 
     frame_rate = 30
+    outcomes = CoreOutcome
+    graphs = ()
 
     def __init__(self, name: str, fail_at_frame: int | None = None, fail_on_poke: bool = False) -> None:
         self.name, self.fail_at_frame, self.fail_on_poke = name, fail_at_frame, fail_on_poke

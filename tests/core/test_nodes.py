@@ -6,6 +6,9 @@ import numpy as np
 import pytest
 from bankfeed import feed
 
+from audio.core.outcomes import CoreOutcome
+from audio.core.plugin import GameSystem
+
 
 def test_gain_jumps_first_then_ramps_linearly_over_64_samples(chain):
     bank = chain([("Gai0", {"gain": 0.5})])
@@ -134,12 +137,14 @@ def test_51_pan_puts_speaker_angles_on_their_speaker(tmp_path, angle, loud):
 
 
 # ------------------------------------------------------------------ fused kernels (audio.dsp.fused)
-class _Busy:
+class _Busy(GameSystem):
     """Starts more voices than one lane group, changes every kind of parameter on 60 Hz ticks
     (ramps, filters entering and leaving bypass, delays, pan), releases and restarts voices,
     and ducks the radio bus: everything the fused kernels must reproduce."""
 
     name, frame_rate = "busy", 60
+    outcomes = CoreOutcome
+    graphs = ("skate_stream_voice", "sylpheed_radio_voice")
 
     def attach(self, engine):
         rng = np.random.default_rng(9)
