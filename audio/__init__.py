@@ -1,10 +1,69 @@
 """barkbus: a real-time audio middleware emulator for in-game speech.
 
-Sub-packages: :mod:`audio.dsp` (block DSP graph), :mod:`audio.codecs` (EA SNR/SNS,
-EA-XMA, XAS1, PCM, XMA1/XMA2, XWB), :mod:`audio.games.skate` (Skate 3 speech),
-:mod:`audio.games.sylpheed` (Project Sylpheed chatter), :mod:`audio.port` (embedding API and
-network interface). Core modules: :mod:`audio.core.bus`, :mod:`audio.core.clock`,
-:mod:`audio.core.engine`, :mod:`audio.offline.render`.
+An event bus receives game events and game-faithful speech systems decide what is said, for
+four games: Skate 3's living-world pedestrian speech (:mod:`audio.games.skate`), Project
+Sylpheed's combat chatter (:mod:`audio.games.sylpheed`), Starlancer's mission-script radio
+comms (:mod:`audio.games.starlancer`) and Radiata Stories' dialogue voice cues
+(:mod:`audio.games.radiata`), plus test tones (:mod:`audio.games.tone`). The chosen takes are
+decoded from the games' own banks (:mod:`audio.codecs`) and rendered through a block DSP graph
+(:mod:`audio.dsp`) by the engine (:mod:`audio.core.engine`).
+
+The package root exports, imported on first use (so ``barkbus --help`` stays fast):
+
+- the port API: :func:`open_system`, :func:`open_scenario`, :class:`VoicePort`,
+  :func:`make_event`, :class:`PortError` (:mod:`audio.port`);
+- the engine: :class:`Engine`, :class:`EngineConfig` (:mod:`audio.core.engine`) and the game
+  contract :class:`GameSystem` (:mod:`audio.core.plugin`);
+- the error types (:mod:`audio.core.errors`): :class:`BarkbusError` and its kinds.
+
+>>> import audio
+>>> port = audio.open_system(game="tone")
+>>> port.emit("tone.on", speaker="ann", line="hello")
+>>> block = port.advance(0.5)                 # (24000, 2) float32
+
+Rooms: :mod:`audio.core` (base layer, bus, engine, the game contract), :mod:`audio.dsp`,
+:mod:`audio.codecs`, :mod:`audio.games`, :mod:`audio.offline` (scenarios, render, batch),
+:mod:`audio.live` (device, TUI), :mod:`audio.port` (embedding API, OSC, ``barkbus live``).
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    "open_system": "audio.port.api",
+    "open_scenario": "audio.port.api",
+    "VoicePort": "audio.port.api",
+    "make_event": "audio.core.fields",
+    "PortError": "audio.core.fields",
+    "Engine": "audio.core.engine",
+    "EngineConfig": "audio.core.engine",
+    "GameSystem": "audio.core.plugin",
+    "BarkbusError": "audio.core.errors",
+    "InputError": "audio.core.errors",
+    "FormatError": "audio.core.errors",
+    "UnsupportedError": "audio.core.errors",
+    "ScenarioError": "audio.core.errors",
+    "GraphError": "audio.core.errors",
+    "OutputError": "audio.core.errors",
+    "RunFailure": "audio.core.errors",
+}
+"""Exported name -> the module it is imported from on first use."""
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'audio' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,8 +1,13 @@
 """The ``barkbus`` command line (also ``python -m audio``).
 
 Subcommands: ``demo`` (the main job: render the embedded demo installs), ``render``
-(scenarios and captures to WAV/FLAC), ``graph`` (list, show and plot DSP graphs), and
-the game and live groups (``skate``, ``sylpheed``, ``live``) when their modules load.
+(scenarios and captures to WAV/FLAC), ``graph`` (list, show and plot DSP graphs), ``live``
+(real-time audition with OSC and the TUI, :mod:`audio.port.live`), ``batch`` (seeds on Dask and
+the variety report), and one command group per registered game (:mod:`audio.games`): ``skate``
+(Skate 3's living-world speech banks, events and mix curves), ``sylpheed`` (Project Sylpheed's
+chatter tables and ``.slb`` banks), ``starlancer`` (Starlancer's ``.dte`` mission scripts, ``.hog``
+archives and ``.ut`` speech) and ``radiata`` (Radiata Stories' ``.rmf`` talk packets and voice
+table).
 """
 
 from __future__ import annotations

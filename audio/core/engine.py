@@ -70,7 +70,10 @@ class Engine:
 
     Parameters
     ----------
-    config: an :class:`EngineConfig`; keyword arguments override its fields.
+    config:
+        An :class:`EngineConfig` (sample rate in Hz, block in samples, seed, layout...).
+    **overrides:
+        Fields of :class:`EngineConfig` to override (``Engine(seed=3, block=64)``).
     """
 
     def __init__(self, config: EngineConfig | None = None, **overrides: object) -> None:
@@ -116,7 +119,14 @@ class Engine:
         return self.now / self.sample_rate
 
     def add_system(self, system: GameSystem) -> None:
-        """Attach a game system; it ticks from its next frame start on."""
+        """Attach a game system; it ticks from its next frame start on.
+
+        Parameters
+        ----------
+        system:
+            A :class:`~audio.core.plugin.GameSystem` (its ``frame_rate`` in console frames per
+            second sets its tick clock).
+        """
         self.systems.append(system)
         system.attach(self)
         self._clocked.append(_Clocked(system, FrameClock(system.frame_rate, self.sample_rate), self.now))
@@ -129,10 +139,17 @@ class Engine:
 
     def reserve(self, samples: int) -> None:
         """Pre-size the sample pool so ``samples`` of source audio fit without growing it while
-        playing live (growing copies the pool on the render thread)."""
+        playing live (growing copies the pool on the render thread).
+
+        Parameters
+        ----------
+        samples:
+            Source samples (float32) the pool must hold.
+        """
         self.mixer.pool.reserve(int(samples))
 
     def system(self, name: str) -> GameSystem:
+        """The attached system called ``name`` (``KeyError`` naming the attached ones otherwise)."""
         for s in self.systems:
             if s.name == name:
                 return s
@@ -224,7 +241,20 @@ class Engine:
         return nxt
 
     def render(self, n: int, out: np.ndarray | None = None) -> np.ndarray:
-        """Advance ``n`` samples; returns (n, channels) float32 (written into ``out`` if given)."""
+        """Advance the engine clock and render its audio.
+
+        Parameters
+        ----------
+        n:
+            Samples to render (at the engine's sample rate, Hz).
+        out:
+            ``(n, channels)`` float32 array to write into; a new one if ``None``.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(n, channels)`` float32, identical whatever ``n`` the caller chunks by.
+        """
         if out is None:
             out = np.empty((n, self.channels), dtype=np.float32)
         i = 0
@@ -249,6 +279,12 @@ class Engine:
         return out
 
     def run_until(self, sample: int) -> None:
-        """Deliver events and ticks up to ``sample`` without keeping the audio."""
+        """Deliver events and ticks up to ``sample`` without keeping the audio.
+
+        Parameters
+        ----------
+        sample:
+            Engine-clock sample to stop at.
+        """
         while self.now < sample:
             self.render(min(self.block, sample - self.now))
