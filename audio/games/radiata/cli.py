@@ -16,6 +16,7 @@ from typing import Any
 
 from audio.core.errors import FormatError
 from audio.games.radiata.formats.rmf import message_record, read_rmf
+from audio.games.radiata.talk.typewriter import reveal_frames
 
 __all__ = ["demo_rmf", "dump_records", "register"]
 
@@ -45,7 +46,7 @@ def dump_records(
         if f.packets[i] is None:
             continue
         s = f.script(i)
-        records.extend(message_record(m, default_speed) for m in s.messages)
+        records.extend(message_record(m, reveal_frames(m.steps, default_speed)) for m in s.messages)
         mismatches.extend(s.mismatches())
         issues.extend(s.issues + [f"packet {i} message {m.index}: {t}" for m in s.messages for t in m.issues])
         issues.extend(

@@ -5,7 +5,8 @@ message runs (spec 5, 8):
 
 * frame 0 of a message runs the records before its first glyph (speaker, speed, the voice clip:
   a clip starts when the walk reaches its record); every later frame adds the speed to the
-  typewriter budget and reveals the glyphs it pays for (:class:`~audio.games.radiata.formats.rmf.Typewriter`);
+  typewriter budget and reveals the glyphs it pays for
+  (:class:`~audio.games.radiata.talk.typewriter.Typewriter`);
   Signals post ``radiata.signal`` when the walk passes them, i.e. on the frame the glyph before
   them shows;
 * a WaitTime blocks the walk: a timed box counts ``duration`` frames (from the record, or from
@@ -48,11 +49,11 @@ from audio.games.radiata.formats.rmf import (
     SpeakerSet,
     Step,
     Text,
-    Typewriter,
     VoiceClip,
     Wait,
 )
 from audio.games.radiata.talk.settings import TalkSettings
+from audio.games.radiata.talk.typewriter import Typewriter, reveal_frames
 
 __all__ = ["Conversation", "Presenter", "TalkSequencer"]
 
@@ -297,7 +298,7 @@ class TalkSequencer:
         c.speaker_id = self.settings.resolve(m.character_id)
         c.speaker = tuple(dict.fromkeys(x for x in (m.character_id, c.speaker_id) if x is not None))
         c.bustup = m.bustup_mode
-        frames = m.reveal_frames(self.settings.default_speed) or 0
+        frames = reveal_frames(m.steps, self.settings.default_speed) or 0
         who = self.presenter.label(c.speaker_id)
         choices = tuple(o.text for o in m.choice.options) if m.choice else ()
         self.decide(
