@@ -173,6 +173,12 @@ def test_the_sequencer_survives_any_packet_and_any_input(stream, inputs, auto):
         def label(self, cid):
             return str(cid)
 
+        def plate_name(self, name_id):
+            return f"plate{name_id}"
+
+        def proper(self, key):
+            return None
+
     seq = TalkSequencer(
         TalkSettings(auto_choose=0, auto_advance_frames=3),
         P(),

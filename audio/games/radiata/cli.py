@@ -2,9 +2,10 @@
 
 ``barkbus radiata dump [FILE.rmf] [--packet N] [--json]`` prints one record per message with the
 fields of the spec's extraction (packet, index, speaker_index, character_id, bustup_mode, voice,
-text, visible_glyphs, glyph_count, speed, reveal_frames, signals, wait, choices), then every
-mismatch between declared and counted glyphs and every other problem found. Without FILE it
-dumps the demo install's file.
+text, visible_glyphs, glyph_count, speed, reveal_frames, signals, wait, choices) and the records
+the talk reads beside the text (name_window, propers, mouth, traps), then every mismatch between
+declared and counted glyphs and every other problem found (each error-trap record among them,
+with its offset). Without FILE it dumps the demo install's file.
 """
 
 from __future__ import annotations
@@ -103,6 +104,16 @@ def _line(r: dict[str, Any]) -> str:
         parts.append("signals " + " ".join(f"{s['value']}@{s['after_glyphs']}" for s in r["signals"]))
     if r["choices"]:
         parts.append("choices " + " | ".join(r["choices"]))
+    n = r["name_window"]
+    if n is not None:
+        plate = (
+            f"plate {n['plate_style']} t{n['template']} y{n['y_offset']}" if n["plate_style"] else "no plate"
+        )
+        parts.append(plate + (f" name #{n['name_id']}" if n["name_id"] else ""))
+    if r["propers"]:
+        parts.append("proper " + " ".join(p["payload"] for p in r["propers"]))
+    if r["mouth"]:
+        parts.append("mouth " + " ".join(f"{m['record']}@{m['index']}" for m in r["mouth"]))
     return "  ".join(parts) + f"\n        {json.dumps(r['text'], ensure_ascii=False)}"
 
 

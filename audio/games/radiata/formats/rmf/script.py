@@ -10,7 +10,7 @@ the decoded text. Reveal timing is the talk room's (:mod:`audio.games.radiata.ta
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from audio.games.radiata.formats.rmf.layout import EN, Packet, Speaker
@@ -161,15 +161,159 @@ class Jump:
 
 
 @dataclass(frozen=True)
+class NameWindow:
+    """``0E 4E``: the name plate [4.2]: speaker ``index`` (1-based), ``mode``, ``y_offset``, ``name_id``.
+
+    ``mode & 3`` is the plate style (0 = no plate), ``mode & 4`` the layout bit, ``mode & 8`` picks
+    template 6 over template 5; a non-zero ``name_id`` overrides the name the plate shows.
+    """
+
+    offset: int
+    index: int
+    mode: int
+    y_offset: int
+    name_id: int
+    character_id: int | None = None
+
+    @property
+    def plate_style(self) -> int:
+        return self.mode & 3
+
+    @property
+    def plate(self) -> bool:
+        """Whether a plate shows at all (style 0 = none)."""
+        return self.plate_style != 0
+
+    @property
+    def layout(self) -> bool:
+        return bool(self.mode & 4)
+
+    @property
+    def template(self) -> int:
+        return 6 if self.mode & 8 else 5
+
+    def record(self) -> dict[str, object]:
+        """JSON-ready fields (``radiata dump --json``'s ``name_window``)."""
+        return {
+            "offset": self.offset,
+            "index": self.index,
+            "character_id": self.character_id,
+            "mode": self.mode,
+            "plate_style": self.plate_style,
+            "layout": self.layout,
+            "template": self.template,
+            "y_offset": self.y_offset,
+            "name_id": self.name_id,
+        }
+
+
+@dataclass(frozen=True)
+class Proper:
+    """``0F 6x``: proper-noun substitution; its payload is ``2 * b1`` bytes (the size rule's exception).
+
+    What the engine substitutes is not known: the text shows ``[proper:HEX]`` and costs no glyph,
+    unless the talk's proper table names the payload (see the talk room).
+    """
+
+    offset: int
+    b1: int
+    payload: bytes
+
+    @property
+    def key(self) -> str:
+        """The payload as lower-case hex (the proper table's key)."""
+        return self.payload.hex()
+
+    @property
+    def words(self) -> tuple[int, ...]:
+        return tuple(self.payload[i] | self.payload[i + 1] << 8 for i in range(0, len(self.payload) - 1, 2))
+
+    @property
+    def placeholder(self) -> str:
+        return f"[proper:{self.key}]"
+
+
+@dataclass(frozen=True)
+class Mouth:
+    """``0E x5`` Speak (``flags``) or ``0E x6`` SpeakingCycle (``open_time``/``close_time``): the
+    mouth of speaker ``index`` animates without a voice clip [4.2, 5]."""
+
+    offset: int
+    entry: int
+    index: int
+    character_id: int | None
+    flags: int = 0
+    open_time: int = 0
+    close_time: int = 0
+
+    @property
+    def name(self) -> str:
+        return "SpeakingCycle" if self.entry == 0x16 else "Speak"
+
+
+TRAP_ENTRIES = frozenset({0x18, 0x19, 0x1B, 0x1F, 0x21, *range(0x29, 0x30)})
+"""CTalk table entries that are error traps ("not valid data" in the engine) [4.2]."""
+
+
+@dataclass(frozen=True)
+class Trap:
+    """A record whose CTalk entry is an error trap: the engine treats it as invalid data."""
+
+    command: Command
+
+    @property
+    def offset(self) -> int:
+        return self.command.offset
+
+    def describe(self) -> str:
+        c = self.command
+        return (
+            f"error trap {c.b0:02X} {c.b1:02X} (CTalk entry 0x{c.entry:02X}) at 0x{c.offset:X}: "
+            "not valid data in the engine"
+        )
+
+
+@dataclass(frozen=True)
 class Other:
-    """Any other record (renderer style, bustup, face, name plate, Proper, inert, traps)."""
+    """Any other record (renderer style, bustup, face, inert)."""
 
     command: Command
 
 
 Step = (
-    Text | Speed | VoiceClip | Signal | Wait | Choice | ChoiceWait | SpeakerSet | ProhibitSkip | Jump | Other
+    Text
+    | Speed
+    | VoiceClip
+    | Signal
+    | Wait
+    | Choice
+    | ChoiceWait
+    | SpeakerSet
+    | ProhibitSkip
+    | Jump
+    | NameWindow
+    | Proper
+    | Mouth
+    | Trap
+    | Other
 )
+
+
+def text_of(steps: Sequence[Step]) -> str:
+    """The decoded text of ``steps`` outside the choice options (Proper shows its placeholder)."""
+    out, in_options = [], False
+    for s in steps:
+        if isinstance(s, Choice):
+            in_options = True
+        elif isinstance(s, ChoiceWait):
+            in_options = False
+        elif in_options:
+            continue
+        elif isinstance(s, Text):
+            out.append(s.char)
+        elif isinstance(s, Proper):
+            out.append(s.placeholder)
+    return "".join(out)
 
 
 @dataclass
@@ -218,15 +362,21 @@ class Message:
     @property
     def text(self) -> str:
         """The decoded text outside the choice options."""
-        out, in_options = [], False
-        for s in self.steps:
-            if isinstance(s, Choice):
-                in_options = True
-            elif isinstance(s, ChoiceWait):
-                in_options = False
-            elif isinstance(s, Text) and not in_options:
-                out.append(s.char)
-        return "".join(out)
+        return text_of(self.steps)
+
+    @property
+    def name_window(self) -> NameWindow | None:
+        """The message's name plate record (the last one), or None."""
+        n = self._of(NameWindow)
+        return n[-1] if n else None
+
+    @property
+    def propers(self) -> list[Proper]:
+        return self._of(Proper)
+
+    @property
+    def traps(self) -> list[Trap]:
+        return self._of(Trap)
 
     @property
     def visible_glyphs(self) -> int:
@@ -368,9 +518,22 @@ def _command(b: _Builder, c: Command) -> None:
         b.add(_jump(c))
     elif e == 0x10:
         _speaker(b, c)
+    elif e == 0x1E:
+        idx = c.u16(2)
+        b.add(NameWindow(c.offset, idx, c.u8(4), c.s16(6), c.u16(8), b.resolve(idx, c.offset)))
+    elif e in (0x15, 0x16):
+        idx = c.u16(2)
+        who = b.resolve(idx, c.offset)
+        if e == 0x15:
+            b.add(Mouth(c.offset, e, idx, who, flags=c.u16(4)))
+        else:
+            b.add(Mouth(c.offset, e, idx, who, open_time=c.u8(4), close_time=c.u8(5)))
     elif e == 0x26:
-        b.add(Other(c))
-        b.add(Text(c.offset, "[proper]", glyph=False))
+        b.add(Proper(c.offset, c.b1, c.payload))
+    elif e in TRAP_ENTRIES:
+        trap = Trap(c)
+        b.add(trap)
+        b._issue(trap.describe())
     else:
         b.add(Other(c))
 
@@ -447,4 +610,22 @@ def message_record(m: Message, reveal_frames: int | None = None) -> dict[str, ob
         if w is None
         else {"duration": w.duration, "infinite": w.infinite, "cursor": w.cursor, "flags": w.flags},
         "choices": [o.text for o in c.options] if c is not None else [],
+        "name_window": None if m.name_window is None else m.name_window.record(),
+        "propers": [
+            {"offset": p.offset, "b1": p.b1, "payload": p.key, "words": list(p.words)} for p in m.propers
+        ],
+        "mouth": [
+            {
+                "record": s.name,
+                "offset": s.offset,
+                "index": s.index,
+                "character_id": s.character_id,
+                "flags": s.flags,
+                "open_time": s.open_time,
+                "close_time": s.close_time,
+            }
+            for s in m.steps
+            if isinstance(s, Mouth)
+        ],
+        "traps": [{"offset": t.offset, "record": f"{t.command.b0:02X} {t.command.b1:02X}"} for t in m.traps],
     }
