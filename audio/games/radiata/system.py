@@ -115,7 +115,11 @@ class RadiataOutcome(Outcome):
     RevealSkipped = "RevealSkipped", QUIET
     ProhibitSkip = "ProhibitSkip", STATE
     Jump = "Jump", QUIET
-    Mouth = "Mouth", QUIET
+    Mouth = "Mouth", STATE
+    Proper = "Proper", QUIET
+    """A proper-noun record expanded through the voice table's ``[propers]``."""
+    Trap = "Trap", REFUSED
+    """An error-trap record in a packet script."""
     ChoiceOpen = "ChoiceOpen", STATE
     Chosen = "Chosen", STATE
     ChoiceRefused = "ChoiceRefused", REFUSED
@@ -259,6 +263,12 @@ class RadiataTalkSystem(GameSystem):
             if self.voices is not None
             else ("-" if character_id is None else f"chr{character_id}")
         )
+
+    def plate_name(self, name_id: int) -> str:
+        return self.voices.plate_name(name_id) if self.voices is not None else f"name{name_id}"
+
+    def proper(self, payload_hex: str) -> str | None:
+        return self.voices.proper(payload_hex) if self.voices is not None else None
 
     def _clip(self, e: VoiceEntry) -> tuple[np.ndarray, int] | FormatError:
         if e.audio not in self._clips:
