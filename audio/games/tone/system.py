@@ -50,12 +50,32 @@ CACHE_SAMPLES = 8_000_000
 """Samples of synthesised lines a ToneSystem keeps for reuse (32 MB of float32)."""
 
 
-def tone_pcm(freq_hz: float, seconds: float, level: float, rate: int, fade_ms: float = 5.0) -> np.ndarray:
-    """Mono float32 sine (cosine phase: full level at sample 0), ``seconds`` long, with
-    linear fades of ``fade_ms`` at both ends."""
-    n = max(1, round(seconds * rate))
-    x = (level * np.cos(2 * np.pi * freq_hz * np.arange(n) / rate)).astype(np.float32)
-    f = min(n // 2, int(fade_ms * rate / 1000))
+def tone_pcm(
+    freq_hz: float, seconds: float, level: float, sample_rate: int, fade_ms: float = 5.0
+) -> np.ndarray:
+    """A test-tone line's samples.
+
+    Parameters
+    ----------
+    freq_hz:
+        Frequency (Hz).
+    seconds:
+        Length (s).
+    level:
+        Peak level (0..1 of full scale).
+    sample_rate:
+        Sample rate (Hz).
+    fade_ms:
+        Linear fade at both ends (ms; 0 = a hard onset).
+
+    Returns
+    -------
+    numpy.ndarray
+        Mono float32 cosine (full level at sample 0).
+    """
+    n = max(1, round(seconds * sample_rate))
+    x = (level * np.cos(2 * np.pi * freq_hz * np.arange(n) / sample_rate)).astype(np.float32)
+    f = min(n // 2, int(fade_ms * sample_rate / 1000))
     if f > 0:
         ramp = np.linspace(0.0, 1.0, f, endpoint=False, dtype=np.float32)
         x[:f] *= ramp
@@ -90,13 +110,13 @@ class ToneSystem(GameSystem):
         self,
         graph: str,
         *,
-        rate: int = 48_000,
+        sample_rate: int = 48_000,
         params: dict[str, float] | None = None,
         max_seconds: float = 30.0,
         max_freq_hz: float = 20_000.0,
     ) -> None:
         self.graph = graph
-        self.rate = rate
+        self.sample_rate = sample_rate
         self.params = dict(params or {})
         self.max_seconds = max_seconds
         self.max_freq_hz = max_freq_hz
@@ -116,7 +136,7 @@ class ToneSystem(GameSystem):
         key = (ev.freq_hz, ev.seconds, ev.level, ev.fade_ms)
         pcm = self._cache.get(key)
         if pcm is None:
-            pcm = tone_pcm(ev.freq_hz, ev.seconds, ev.level, self.rate, ev.fade_ms)
+            pcm = tone_pcm(ev.freq_hz, ev.seconds, ev.level, self.sample_rate, ev.fade_ms)
             if self._cached + pcm.size <= CACHE_SAMPLES:
                 self._cache[key] = pcm
                 self._cached += pcm.size
@@ -161,7 +181,11 @@ class ToneSystem(GameSystem):
             bus.decide(self.name, ToneOutcome.Interrupted, speaker=event.speaker, line=cur[1])
         pcm = self._pcm(event)
         voice = eng.voices.start(
-            self.graph, pcm, self.rate, params=self.params, tag=f"tone {event.speaker} {event.line}".strip()
+            self.graph,
+            pcm,
+            self.sample_rate,
+            params=self.params,
+            tag=f"tone {event.speaker} {event.line}".strip(),
         )
         self.lines[event.speaker] = (voice, event.line)
         bus.decide(
