@@ -140,6 +140,8 @@ def test_phase_and_enable_events_gate_firing():
 
 def test_missing_audio_still_plays_silently_for_the_documented_time():
     class NoLines:
+        line_errors: dict[str, str] = {}  # a LineSource: no line has audio, none failed to read
+
         def line(self, message_id):
             return None
 
