@@ -42,6 +42,7 @@ game's rule.
 
 from __future__ import annotations
 
+import sys
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -246,7 +247,7 @@ def _generic_events() -> dict[str, Callable[[dict, ScenarioContext], Event]]:
 
 def _read_doc(path: Path) -> dict[str, Any]:
     try:
-        raw = path.read_bytes()
+        raw = sys.stdin.buffer.read(MAX_FILE_BYTES + 1) if str(path) == "-" else path.read_bytes()
     except FileNotFoundError:
         raise ScenarioError(str(path), None, "no such scenario file") from None
     except IsADirectoryError:
@@ -317,7 +318,8 @@ def scenario_from_doc(doc: dict[str, Any], path: Path, seed: int | None = None) 
             raise ctx.error(f"event[{i}].t", f"t = {ev.t} s is after the end ({head.duration} s)")
         events.append(ev)
     ctx.where = ""
-    return Scenario(path, head.name or path.stem, head.duration, ctx.seed, head.layout, doc, events, tables)
+    name = head.name or ("stdin" if str(path) == "-" else path.stem)
+    return Scenario(path, name, head.duration, ctx.seed, head.layout, doc, events, tables)
 
 
 class PlaySystem:

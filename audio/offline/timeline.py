@@ -325,10 +325,11 @@ def _legend_columns(labels: list[str], width_in: float) -> int:
     return 1
 
 
-def _title(decisions: list[Decision], width_in: float) -> str:
-    """``decisions: Started 14, ...`` with as many outcome counts as fit on one line."""
+def _title(decisions: list[Decision], width_in: float, heading: str = "") -> str:
+    """``HEADING: decisions Started 14, ...`` with as many outcome counts as fit on one line
+    (the heading, the scenario and seed, always shown)."""
     parts = [f"{k} {v}" for k, v in Counter(d.outcome for d in decisions).most_common()]
-    text = "decisions: "
+    text = f"{heading}: decisions " if heading else "decisions: "
     for k, p in enumerate(parts):
         more = f", ... {len(parts) - k} more" if k < len(parts) - 1 else ""
         cand = text + (", " if k else "") + p
@@ -343,10 +344,12 @@ def timeline_figure(
     duration: float,
     voices: list[tuple[str, int, int, int | None]] | None = None,
     sample_rate: int = 48_000,
+    title: str = "",
 ) -> Figure:
     """Build the timeline (a matplotlib Figure with an Agg canvas).
 
-    ``voices`` are ``(tag, stream slot, start sample, end sample or None)``; ``duration`` in s.
+    ``voices`` are ``(tag, stream slot, start sample, end sample or None)``; ``duration`` in s;
+    ``title`` names the run (scenario and seed) at the head of the title line.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -395,9 +398,7 @@ def timeline_figure(
             frameon=False,
             bbox_to_anchor=(left / _FIG_W, (bottom + ah + 0.02) / height),
         )
-    fig.text(
-        left / _FIG_W, 1 - 0.08 / height, _title(decisions, _FIG_W - left - _RIGHT), fontsize=8.5, va="top"
-    )
+    fig.text(0.1 / _FIG_W, 1 - 0.08 / height, _title(decisions, _FIG_W - 0.2, title), fontsize=8.5, va="top")
     return fig
 
 
@@ -407,10 +408,11 @@ def timeline_png(
     duration: float,
     voices: list[tuple[str, int, int, int | None]] | None = None,
     sample_rate: int = 48_000,
+    title: str = "",
+    fmt: str = "png",
 ) -> Path:
-    """Write :func:`timeline_figure` as a PNG; returns its path."""
-    fig = timeline_figure(decisions, duration, voices, sample_rate)
+    """Write :func:`timeline_figure` as a picture (``fmt``: png, svg, pdf); returns its path."""
+    fig = timeline_figure(decisions, duration, voices, sample_rate, title)
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, format=fmt)
     return path
