@@ -196,7 +196,6 @@ def check_outputs(named: Mapping[str, tuple[str | Path | None, str]], subtype: s
     files of a killed earlier run for these names are removed.
     """
     seen: dict[str, str] = {}
-    folders: list[tuple[str, Path]] = []
     for label, (p, kind) in named.items():
         if p is None:
             continue
@@ -218,7 +217,6 @@ def check_outputs(named: Mapping[str, tuple[str | Path | None, str]], subtype: s
                     raise OutputError(f"{path}: {label} needs a folder, this is a file")
                 probe = target / "probe"
                 _check_place(probe)
-                folders.append((label, target))
                 key = str(target)
             else:
                 _check_place(path)
@@ -227,10 +225,6 @@ def check_outputs(named: Mapping[str, tuple[str | Path | None, str]], subtype: s
         if key in seen:
             raise OutputError(f"{p}: both {seen[key]} and {label} would write {key}; give each its own name")
         seen[key] = label
-    for label, folder in folders:
-        for key, other in seen.items():
-            if other != label and Path(key).parent == folder:
-                raise OutputError(f"{key}: {other} writes into the {label} folder {folder}; put it elsewhere")
 
 
 def check_writable(*paths: str | Path | None) -> None:
