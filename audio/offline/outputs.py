@@ -48,6 +48,7 @@ __all__ = [
     "picture_format",
     "remove_stale_partials",
     "terminate_as_interrupt",
+    "write_audio",
 ]
 
 _FORMATS = {
@@ -513,6 +514,18 @@ class AudioSink:
         with contextlib.suppress(Exception):
             self._file.close()
         self._out.discard()
+
+
+def write_audio(path: str | Path, audio: np.ndarray, sample_rate: int, subtype: str | None = None) -> None:
+    """Write ``audio`` (``(samples, channels)`` float32) by extension through :class:`AudioSink`
+    (``-``: WAV to standard output)."""
+    sink = AudioSink(path, sample_rate, audio.shape[1], subtype)
+    try:
+        sink.write(audio)
+        sink.commit()
+    except BaseException:
+        sink.discard()
+        raise
 
 
 def _set_channel_mask(path: Path, mask: int) -> None:

@@ -34,6 +34,7 @@ from audio.offline.outputs import (
     open_output,
     terminate_as_interrupt,
     warm_output_kernels,
+    write_audio,
 )
 from audio.offline.scenario import Scenario, build_engine, load_scenario, scenario_from_doc
 
@@ -148,17 +149,6 @@ class Outputs:
                 raise OutputError(
                     f"{p}: {label} is where the {stems[str(_target(p))]} stem goes; give another name"
                 )
-
-
-def write_audio(path: str | Path, audio: np.ndarray, sample_rate: int, subtype: str | None = None) -> None:
-    """Write ``audio`` (``(samples, channels)`` float32) by extension through :class:`AudioSink`."""
-    sink = AudioSink(path, sample_rate, audio.shape[1], subtype)
-    try:
-        sink.write(audio)
-        sink.commit()
-    except BaseException:
-        sink.discard()
-        raise
 
 
 CHUNK = 16_384

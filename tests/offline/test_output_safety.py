@@ -147,10 +147,12 @@ def test_a_character_device_is_written_through_never_replaced(tmp_path):
 
 def test_a_failed_write_is_one_line_naming_the_path_and_leaves_no_partial(tmp_path):
     out = tmp_path / "t.png"
-    with pytest.raises(OutputError, match=r"t\.png: cannot write \(No space left on device\)"):
-        with atomic_path(out) as tmp:
-            tmp.write_bytes(b"x")
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    with (
+        pytest.raises(OutputError, match=r"t\.png: cannot write \(No space left on device\)"),
+        atomic_path(out) as tmp,
+    ):
+        tmp.write_bytes(b"x")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     assert list(tmp_path.iterdir()) == []
 
 
@@ -305,3 +307,29 @@ def test_argument_errors_are_one_line_without_usage_and_debug_goes_anywhere(tmp_
     assert main(["render", BASIC, "-o", str(tmp_path / "x.bmp"), "--debug"]) == 2
     err = capsys.readouterr().err
     assert "Traceback" in err and err.splitlines()[-1].startswith("barkbus: error: ")
+
+
+def test_skate_ls_of_an_unknown_voice_is_an_error_with_a_suggestion(capsys):
+    assert main(["skate", "ls", "--voice", "busmX"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "did you mean 'busm1'" in err
+
+
+def test_skate_decode_writes_by_extension_and_pictures_default(tmp_path, capsys):
+    assert main(["skate", "ls"]) == 0
+    clip = capsys.readouterr().out.split()[0]
+    assert main(["skate", "decode", clip, "-o", str(tmp_path / "dec")]) == 2  # no extension, not a device
+    assert "extension '(none)'" in capsys.readouterr().err
+    assert main(["skate", "decode", clip, "-o", str(tmp_path / "dec.flac")]) == 0
+    assert sf.info(tmp_path / "dec.flac").format == "FLAC"
+
+
+def test_skate_tuning_dash_is_standard_output_and_deep_nesting_is_one_line(tmp_path, capsys):
+    assert main(["skate", "tuning", "-o", "-"]) == 0
+    out = capsys.readouterr()
+    assert out.out.startswith("format") and "wrote" not in out.err and not Path("-").exists()
+    deep = tmp_path / "deep.toml"
+    deep.write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
+    assert main(["skate", "tuning", str(deep)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nested too deeply" in err
