@@ -374,6 +374,10 @@ class PlaySystem:
             self.files[file] = (data.mean(axis=1).astype(np.float32), int(rate))
         return self.files[file]
 
+    def check_event(self, event: Event) -> tuple[str, str] | None:
+        """Files are checked where they are read (:meth:`preload`, the port's path policy): None."""
+        return None
+
     def _where(self, file: str) -> Path:
         path = Path(file)
         return path if path.is_absolute() or self.base is None else self.base / path
@@ -464,6 +468,10 @@ def build_engine(
     for sec in scn.sections:
         section = scn.doc[sec]
         eng.add_system(game(sec).load("system")(section, ctx))
+    for i, ev in enumerate(scn.events):  # names checked against the installs at load time
+        problem = eng.check_event(ev)
+        if problem is not None:
+            raise ctx.error(f"event[{i}].{problem[0]}", problem[1])
     eng.prepare()
     if post_events:
         for ev in scn.events:

@@ -291,7 +291,11 @@ class OscServer:
                 raise PortError("/query/line: expected line")
             self._reply(sender, "/line", str(args[0]), int(self.port.line_active(args[0])))
         elif address == "/query/actions":
-            usable = sorted("/" + n for n, a in ACTIONS.items() if a.unavailable() is None)
+            usable = sorted(
+                "/" + n
+                for n, a in ACTIONS.items()
+                if a.unavailable() is None and self.port.accepts(a.kind) is None
+            )
             self._reply(sender, "/actions", *usable)
         elif address == "/query/stats":
             s = self.stats
