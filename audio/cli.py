@@ -1,8 +1,9 @@
 """The ``barkbus`` command line (also ``python -m audio``).
 
 Subcommands: ``demo`` (the main job: render the embedded demo installs), ``render``
-(scenarios and captures to WAV/FLAC), ``graph`` (list, show and plot DSP graphs), and
-the game and live groups (``skate``, ``sylpheed``, ``live``) when their modules load.
+(scenarios and captures to any audio format libsndfile writes), ``graph`` (list, show and
+plot DSP graphs), and the game and live groups (``skate``, ``sylpheed``, ``live``...) when
+their modules load.
 """
 
 from __future__ import annotations
@@ -273,6 +274,13 @@ def cmd_graph(args: argparse.Namespace) -> int:
     from audio.dsp.graph import NODE_KINDS, available_graphs, load_graph
 
     if args.action == "list":
+        if args.json:
+            import json
+
+            specs = [load_graph(name) for name in available_graphs()]
+            rows = [{"name": s.name, "kind": s.kind, "doc": s.doc} for s in specs]
+            print(json.dumps({"graphs": rows}, separators=(",", ":")))
+            return 0
         for name in available_graphs():
             spec = load_graph(name)
             print(f"{name:24s} {spec.kind:7s} {spec.doc}")
@@ -294,13 +302,13 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
             print(f"  ducker     on the sends into this bus: {ducker_text(spec.ducker)}")
         return 0
-    from audio.offline.outputs import atomic_path, check_writable
+    from audio.offline.outputs import atomic_path, check_outputs, picture_format
     from audio.offline.plots import plot_graph
 
     out = args.output or Path(f"{spec.name}.png")
-    check_writable(out)
+    check_outputs({"-o": (out, "picture")})
     with atomic_path(out) as tmp:
-        plot_graph(spec, tmp)
+        plot_graph(spec, tmp, fmt=picture_format(out))
     print(f"wrote {out}")
     return 0
 
@@ -337,7 +345,8 @@ def build_parser() -> argparse.ArgumentParser:
         "demo",
         help="render the embedded demo installs (the main job)",
         description="Render the bundled demo scenarios (one per game) from "
-        "the demo installs shipped in the games' own formats, print a summary.",
+        "the demo installs shipped in the games' own formats, print a summary. Every output "
+        "gets a per-game suffix (out-skate.wav, cap-skate.jsonl...). " + _OUTPUT_NOTE,
     )
     from audio.offline.scenario import demo_names
 
@@ -352,10 +361,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser(
         "render",
-        help="render a scenario or a capture to WAV/FLAC",
-        description="Render SCENARIO.toml offline. The same scenario and seed give a "
-        "byte-identical file for any --block. --replay re-renders a capture "
-        "(from --capture or a live run) exactly.",
+        help="render a scenario or a capture to audio (any format libsndfile writes)",
+        description="Render SCENARIO.toml ('-': standard input) offline. The same scenario and seed "
+        "give a byte-identical file for any --block. --replay re-renders a capture "
+        "(from --capture or a live run; '-': standard input) exactly. " + _OUTPUT_NOTE,
     )
     r.add_argument("scenario", nargs="?", type=Path, help="scenario TOML file")
     r.add_argument("--replay", type=Path, metavar="CAPTURE", help="re-render a capture (JSON lines)")
@@ -370,7 +379,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     g.add_argument("action", choices=["list", "show", "plot"])
     g.add_argument("name", nargs="?", help="graph name (e.g. skate_stream_voice)")
-    g.add_argument("-o", "--output", type=Path, help="PNG path for plot (default NAME.png)")
+    g.add_argument(
+        "-o", "--output", type=Path, help="picture for plot (.png, .svg, .pdf; none: PNG; default NAME.png)"
+    )
+    g.add_argument("--json", action="store_true", help="list: print the graphs as one JSON object")
     g.set_defaults(func=cmd_graph)
 
     from audio.games import all_games

@@ -85,6 +85,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--event", type=int, help="only clips of this event number (the name's first field, e.g. 501)"
     )
     p.add_argument("--voice", help="only clips of this voice id (59) or voice name (busm1)")
+    p.add_argument("--json", action="store_true", help="print the list as one JSON object")
     p.set_defaults(func=cmd_ls)
 
     p = sub.add_parser("info", help="a clip's header, takes and the .evt records that name it")
@@ -170,7 +171,22 @@ def cmd_ls(args: argparse.Namespace) -> int:
     """List clips."""
     inst, bank = _open(args)
     with inst:
-        for c in _filter(bank.clips, args.event, args.voice, bank):
+        clips = _filter(bank.clips, args.event, args.voice, bank)
+        if args.json:
+            import json
+
+            rows = [
+                {
+                    "name": c.name,
+                    "id": c.hdr_id,
+                    "takes": len(c.takes),
+                    "seconds": sum(t.duration for t in c.takes),
+                }
+                for c in clips
+            ]
+            print(json.dumps({"bank": str(bank.path), "clips": rows}, separators=(",", ":")))
+            return 0
+        for c in clips:
             secs = sum(t.duration for t in c.takes)
             hid = "-" if c.hdr_id is None else str(c.hdr_id)
             print(f"{c.name:40s} id {hid:>5s}  takes {len(c.takes):2d}  {secs:7.2f} s")
