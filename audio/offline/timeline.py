@@ -190,21 +190,41 @@ def _build_rows(decisions: list[Decision], voices: list[tuple[str, int, float, f
     return [r for r in order if r.bars or r.marks]
 
 
+def _line_key(text: str) -> str:
+    """A line's name without folders and extension, lower case (``ms_speech\\A.ut`` -> ``a``)."""
+    return text.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+
+
 def _mark_waits(rows: dict[tuple[str, str], _Row], decisions: list[Decision]) -> None:
-    """A bar waited if its row has a ``Queued`` after the previous bar's start and
-    at least :data:`MIN_WAIT` s before its own."""
-    queued: dict[tuple[str, str], list[float]] = {}
+    """Pair each ``Queued`` decision with the line that waited: the first bar of the same row
+    and the same line (clip, message, file...) to start after it, unless a refusal or a cut of
+    that line (``Expired``, ``Dropped``...) took it out of the queue first. A bar whose wait is
+    at least :data:`MIN_WAIT` s gets ``wait_from``. A ``Queued`` naming no line pairs with the
+    row's next bar."""
+    timeline: dict[tuple[str, str], list[tuple[float, int, str, _Item | None]]] = {}
     for d in decisions:
         who = _speaker(d)[1]
-        if d.outcome == "Queued" and who is not None:
-            queued.setdefault((d.system.split(".")[0], who), []).append(d.t)
+        if who is None:
+            continue
+        key = (d.system.split(".")[0], who)
+        label = next((str(d.detail[k]) for k in _LABEL_KEYS if k in d.detail), "")
+        if d.outcome == "Queued":
+            timeline.setdefault(key, []).append((d.t, 1, _line_key(label), None))
+        elif label and outcome_class(d.outcome) in ("refused", "cut"):
+            timeline.setdefault(key, []).append((d.t, 0, _line_key(label), None))
     for key, r in rows.items():
-        prev = float("-inf")
-        for it in sorted(r.bars, key=lambda i: i.t0):
-            qs = [q for q in queued.get(key, []) if prev < q <= it.t0]
-            if qs and it.t0 - max(qs) >= MIN_WAIT:
-                it.wait_from = max(qs)
-            prev = it.t0
+        events = timeline.get(key, []) + [(it.t0, 2, _line_key(it.label), it) for it in r.bars]
+        waiting: list[tuple[float, str]] = []
+        for t, kind, line, item in sorted(events, key=lambda e: (e[0], e[1])):
+            if kind == 1:
+                waiting.append((t, line))
+                continue
+            match = next((w for w in waiting if w[1] == line or (kind == 2 and not w[1])), None)
+            if match is None:
+                continue
+            waiting.remove(match)
+            if item is not None and t - match[0] >= MIN_WAIT:
+                item.wait_from = match[0]
 
 
 def _text_width_in(text: str, fontsize: float) -> float:
