@@ -32,6 +32,7 @@ from audio.offline.outputs import (
     check_outputs,
     is_stdio,
     open_output,
+    remove_stale_partials,
     terminate_as_interrupt,
     warm_output_kernels,
     write_audio,
@@ -144,6 +145,8 @@ class Outputs:
         if buses is None:
             buses = self.stems or [g for g in available_graphs() if load_graph(g).kind == "bus"]
         stems = {str(_target(self.stem_path(b))): b for b in buses}
+        for b in buses:
+            remove_stale_partials(self.stem_path(b))
         for label, (p, _kind) in named.items():
             if p is not None and label != "--stems" and not is_stdio(p) and str(_target(p)) in stems:
                 raise OutputError(
@@ -208,7 +211,9 @@ class _Run:
                 self.stem_keep[name].append(stem)
 
     def close(self, ok: bool) -> None:
-        for sink in self.sinks:
+        """Commit every file, or discard them all (last first, so a stems folder this run
+        created is empty and removed again)."""
+        for sink in self.sinks if ok else reversed(self.sinks):
             if ok:
                 sink.commit()
             else:

@@ -333,3 +333,15 @@ def test_skate_tuning_dash_is_standard_output_and_deep_nesting_is_one_line(tmp_p
     assert main(["skate", "tuning", str(deep)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "nested too deeply" in err
+
+
+def test_an_interrupted_render_leaves_no_stems_folder_and_no_partials(tmp_path, monkeypatch):
+    from audio.offline import render
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(render, "_run", interrupted)
+    st = tmp_path / "new" / "st"
+    assert main(["render", BASIC, "-o", str(tmp_path / "x.flac"), "--stems", str(st)]) == 130
+    assert list(tmp_path.iterdir()) == []
