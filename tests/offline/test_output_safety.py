@@ -345,3 +345,12 @@ def test_an_interrupted_render_leaves_no_stems_folder_and_no_partials(tmp_path, 
     st = tmp_path / "new" / "st"
     assert main(["render", BASIC, "-o", str(tmp_path / "x.flac"), "--stems", str(st)]) == 130
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_next_render_of_a_name_removes_a_killed_runs_partial(tmp_path):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / f".x.partial-{dead.pid}.wav"
+    stale.write_bytes(b"RIFF")
+    assert main(["render", BASIC, "-q", "-o", str(tmp_path / "x.wav")]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.wav"]
