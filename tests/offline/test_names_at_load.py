@@ -61,3 +61,9 @@ def test_the_port_refuses_a_misspelt_voice_with_the_suggestion():
     with pytest.raises(InputError, match="did you mean 'busm1'"):
         port.post(PedSpawn(ped=1, voice="busmX"))
     assert port.post(PedSpawn(ped=1, voice="busm1"))
+
+
+def test_a_misspelt_starlancer_speech_line_is_caught_at_load():
+    scn, index = _with("starlancer", "starlancer.say", speech="vip_res_02.ut")
+    with pytest.raises(ScenarioError, match=rf"event\[{index}\]\.speech: .*did you mean 'vip_res_002'"):
+        build_engine(scn)

@@ -325,6 +325,11 @@ class StarlancerSystem:
                 names = full + [n.partition(")")[2] for n in full if n.startswith("(") and ")" in n]
                 field = "speaker" if value else "ship"
                 return field, f"no ship {who!r} in the mission{did_you_mean(str(who), names)}"
+            hog = self.bank.hog if self.bank is not None else None
+            if event.speech and hog is not None and hog.find(member_name(event.speech)) is None:
+                lines = [n.lower() for n in hog.names()]  # names match case-insensitively
+                close = did_you_mean(member_name(event.speech).lower(), lines)
+                return "speech", f"no speech line {event.speech!r} in {hog.path}{close}"
         return None
 
     def _ship_slot(self, who: str | int) -> int | None:
