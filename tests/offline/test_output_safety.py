@@ -354,3 +354,12 @@ def test_the_next_render_of_a_name_removes_a_killed_runs_partial(tmp_path):
     stale.write_bytes(b"RIFF")
     assert main(["render", BASIC, "-q", "-o", str(tmp_path / "x.wav")]) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.wav"]
+
+
+def test_graph_list_and_skate_ls_print_one_json_object(capsys):
+    assert main(["graph", "list", "--json"]) == 0
+    graphs = json.loads(capsys.readouterr().out)["graphs"]
+    assert {"radio", "starlancer_radio_voice", "radiata_dialogue_voice"} <= {g["name"] for g in graphs}
+    assert main(["skate", "ls", "--voice", "busm1", "--json"]) == 0
+    clips = json.loads(capsys.readouterr().out)["clips"]
+    assert clips and all("_busm1_" in c["name"] for c in clips)
