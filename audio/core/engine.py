@@ -131,6 +131,14 @@ class Engine:
         system.attach(self)
         self._clocked.append(_Clocked(system, FrameClock(system.frame_rate, self.sample_rate), self.now))
 
+    def check_event(self, event: Event) -> tuple[str, str] | None:
+        """The first system's ``(field, problem)`` for a name in ``event`` no install has."""
+        for s in self.systems:
+            problem = s.check_event(event)
+            if problem is not None:
+                return problem
+        return None
+
     def prepare(self) -> None:
         """Load the voice graphs the systems declare (:attr:`GameSystem.graphs`) with their
         submixes, buses and compiled kernels now; see :meth:`audio.dsp.mixer.Mixer.prepare`.

@@ -160,6 +160,12 @@ class GameSystem(abc.ABC):
         report's repeat rates, or ``None`` when the system has no takes to vary."""
         return None
 
+    def check_event(self, event: Event) -> tuple[str, str] | None:
+        """``(field, problem)`` when ``event`` names something this system's install does not
+        have (a voice, speaker, event, file, ship), with a did-you-mean; ``None`` otherwise
+        (the default: nothing to check). Scenarios and ports ask before posting."""
+        return None
+
     def allow_paths(self, policy: PathPolicy) -> None:
         """Open files named by events only under ``policy``'s roots (ports and live runs).
         The default: the system opens no files named by events."""

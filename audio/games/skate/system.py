@@ -64,6 +64,7 @@ from audio.core.errors import BarkbusError
 from audio.core.faults import describe, report_fault
 from audio.core.outcomes import CUT, END, QUIET, REFUSED, START, STATE, Outcome
 from audio.core.plugin import GameSystem, ShareKey
+from audio.core.schema import did_you_mean
 from audio.dsp.curves import azimuth_to_raw
 from audio.games.skate.events import (
     ChallengeChange,
@@ -337,6 +338,21 @@ class SkateSpeechSystem(GameSystem):
         elif isinstance(event, PhotoFlag):
             self.photo_flag = bool(event.on)
 
+    def check_event(self, event: Event) -> tuple[str, str] | None:
+        """``(field, problem)`` when ``event`` names a voice the install does not have (with the
+        closest of its names); None otherwise. Scenarios check every event when they load, the
+        port before it posts one."""
+        if (
+            isinstance(event, PedSpawn)
+            and isinstance(event.voice, str)
+            and event.voice not in self.voice_names
+        ):
+            return (
+                "voice",
+                f"no voice {event.voice!r} in the install{did_you_mean(event.voice, self.voice_names)}",
+            )
+        return None
+
     def _spawn(self, ev: PedSpawn) -> None:
         if ev.ped not in self.peds and len(self.peds) >= self.max_peds:
             self._decide("SpawnError", ped=ev.ped, reason=f"already {len(self.peds)} peds (max_peds)")
@@ -344,7 +360,10 @@ class SkateSpeechSystem(GameSystem):
         voice = ev.voice
         if isinstance(voice, str):
             if voice not in self.voice_names:
-                self._decide("SpawnError", ped=ev.ped, reason=f"unknown voice name {voice!r}")
+                problem = self.check_event(ev)
+                self._decide(
+                    "SpawnError", ped=ev.ped, reason=problem[1] if problem else f"unknown voice {voice!r}"
+                )
                 return
             voice = self.voice_names[voice]
         bits = self.voice_bits(voice) if self.voice_bits is not None else None
