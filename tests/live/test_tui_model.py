@@ -8,17 +8,21 @@ import pytest
 
 import audio.games.skate.events as sk
 import audio.games.sylpheed.events as sy
+from audio.core.outcomes import CoreOutcome
+from audio.core.plugin import GameSystem
 from audio.games.skate.tui import Adapter as SkateAdapter
 from audio.games.sylpheed.tui import Adapter as SylpheedAdapter
 from audio.live.tui import Audition
 from audio.port import open_system
 
 
-class _Stub:
+class _Stub(GameSystem):
     """A system under another game's name: a port accepts only its own games' events, and these
     tests drive the Skate and Sylpheed keys over a light tone port."""
 
     frame_rate = 30
+    outcomes = CoreOutcome
+    graphs = ()
 
     def __init__(self, name: str) -> None:
         self.name = name

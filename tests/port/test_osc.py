@@ -16,6 +16,8 @@ from pythonosc.osc_message import OscMessage
 
 import audio.games.skate.events as skate_events
 import audio.games.sylpheed.events as syl_events
+from audio.core.outcomes import CoreOutcome
+from audio.core.plugin import GameSystem
 from audio.port import OscServer, open_system
 from audio.port.osc import build_message
 
@@ -67,10 +69,12 @@ def test_tone_messages_play_and_the_speaking_query_replies_to_the_sender(rig):
     assert c.ask("/query/stats")[1] == [8, 1, 0, 0, 0, 0]
 
 
-class _Stub:
+class _Stub(GameSystem):
     """A system of another game's name (so the port accepts that game's events)."""
 
     frame_rate = 30
+    outcomes = CoreOutcome
+    graphs = ()
 
     def __init__(self, name: str) -> None:
         self.name = name

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from audio.core.outcomes import CoreOutcome
+from audio.core.plugin import GameSystem
 from audio.port import OscServer, open_system
 from audio.port.osc import build_message
 
@@ -34,11 +36,13 @@ needs_liblo = pytest.mark.skipif(
 )
 
 
-class _Stub:
+class _Stub(GameSystem):
     """A system of another game's name: the port accepts that game's events (a run accepts only
     its own games' addresses), so the whole table can be tried on one tone port."""
 
     frame_rate = 30
+    outcomes = CoreOutcome
+    graphs = ()
 
     def __init__(self, name: str) -> None:
         self.name = name
