@@ -12,6 +12,7 @@ from audio.core.errors import BarkbusError
 from audio.games.starlancer.formats.dte import Dte, ObjectEntry, Part, Ship, Trigger, write_routine
 from audio.games.starlancer.radio.radio import NullPresenter, Radio
 from audio.games.starlancer.script.asm import Asm
+from audio.games.starlancer.script.triggers import Event
 from audio.games.starlancer.script.vm import MsvcRand, Vm, VmSettings
 
 
@@ -58,11 +59,9 @@ class Harness:
         first = self.tick_now
         for t in range(first, first + ticks):
             self.tick_now = t
-            if t and t % 100 == 0:
-                self.vm.second()
             self.radio.tick(t)
             if t % self.vm.s.frame_ticks == 0:
-                self.vm.run_frame()
+                self.vm.frame(t)
                 self.radio.frame(t)
         self.tick_now = first + ticks
         return self
@@ -201,11 +200,11 @@ def test_trigger_runs_at_once_and_interrupt_parks_until_it_fires_again():
         .ret()
     )
     h = Harness([(Asm().ret(), [])], trig).run(10)
-    h.vm.fire(1, 0)
+    h.vm.triggers.raise_with_groups(Event(1, 0))
     assert h.when("Started", file="first.ut") == [10] and h.vm.running()[0].parked
     h.run(50, start=False)
     assert not h.when("Started", file="second.ut")
-    h.vm.fire(1, 0)
+    h.vm.triggers.raise_with_groups(Event(1, 0))
     h.run(10, start=False)
     assert h.when("TriggerResumed") and h.when("Started", file="second.ut")
 
@@ -213,9 +212,9 @@ def test_trigger_runs_at_once_and_interrupt_parks_until_it_fires_again():
 def test_repeat_mode_zero_disarms_after_firing():
     trig = Asm().call("PlaySpeech", "x.ut").ret()
     h = Harness([(Asm().ret(), [])], trig, repeat=0).run(5)
-    h.vm.fire(1, 0)
+    h.vm.triggers.raise_with_groups(Event(1, 0))
     h.run(10, start=False)
-    h.vm.fire(1, 0)
+    h.vm.triggers.raise_with_groups(Event(1, 0))
     assert len(h.when("TriggerFired")) == 1 and h.when("TriggerIgnored", reason="disarmed")
 
 
@@ -264,17 +263,16 @@ def test_fuzz_hostile_scripts_cannot_hang_the_vm(code, seed):
         triggers=[Trigger(link=0, condition=1)],
     )
     radio = Radio(NullPresenter(default=0.2), lambda *a, **k: None)
-    vm = Vm(dte, radio, lambda *a, **k: None, MsvcRand(seed), VmSettings(instruction_cap=500))
+    vm = Vm(dte, radio, lambda *a, **k: None, MsvcRand(seed), VmSettings(thread_budget=500))
     t0 = time.perf_counter()
     try:
         vm.mission_start()
         for t in range(600):
             if t % 100 == 0:
-                vm.second()
-                vm.fire(1, 0)
+                vm.triggers.post(Event(1, 0))
             radio.tick(t)
             if t % 4 == 0:
-                vm.run_frame()
+                vm.frame(t)
                 radio.frame(t)
     except BarkbusError:
         pass
