@@ -157,16 +157,20 @@ def test_volume_is_speech_times_master_over_127(speech, master, volume):
     assert RadioSettings(speech_volume=speech, master_volume=master).volume() == volume
 
 
-def test_missing_speech_skips_the_line():
+def test_missing_speech_still_opens_the_window_which_closes_after_the_preroll():
     log = Log()
     r = Radio(NullPresenter(missing={"gone.ut"}), log)
-    assert r.say(ship("gone.ut"), "now") == "Missing"
-    assert not r.film_playing() and log.outcomes("MissingSpeech")
+    assert r.say(ship("gone.ut"), "now") == "Said"
+    assert r.film_playing() and log.outcomes("MissingSpeech")
+    run(r, 0, 93)
+    assert not r.film_playing() and not r.speech_playing()
 
 
-def test_play_speech_has_no_window_and_stops_the_line():
+def test_play_speech_has_its_own_buffer_and_the_waiting_line_keeps_its_own():
     r, log = make()
-    r.say(ship("a.ut"), "now")
+    r.say(ship("a.ut"), "now")  # waits 92 ticks for the window
     r.play_speech("p.ut")
-    assert r.speech_playing() and not r.film_playing()
-    assert log.outcomes("WindowClosed")[0]["reason"] == "stopped by PlaySpeech"
+    assert r.speech_playing() and r.film_playing() and r.speech.speech == "p.ut"
+    run(r, 0, 93)
+    assert r.speech.speech == "a.ut"  # its pre-roll ended: it starts, ending PlaySpeech's line
+    assert log.outcomes("Interrupted")[0]["file"] == "p.ut"
