@@ -30,7 +30,7 @@ def outcomes(eng, system="starlancer.radio"):
 
 @needs_demo
 def test_start_part_plays_the_instructor_with_generic_comms_muted():
-    eng, s = engine_with({"pilots": {"20": "Instructor"}})
+    eng, s = engine_with({"pilots": {"82": "Instructor"}})
     eng.bus.post(Say(t=1.0, speech="vip_res_002.ut", speaker="ship:Naginata", remark="generic"))
     eng.run_until(48_000 * 2)
     got = outcomes(eng)
@@ -42,7 +42,7 @@ def test_start_part_plays_the_instructor_with_generic_comms_muted():
 
 @needs_demo
 def test_trigger_by_name_and_port_queries_differ_in_the_preroll():
-    eng, s = engine_with({"start": False})
+    eng, s = engine_with({"start": False, "created": ["Naginata"]})
     eng.bus.post(Trigger(t=0.5, condition="Destroyed", subject="Bandit"))
     eng.run_until(int(48_000 * 0.6))
     assert s.film_playing() and not s.speech_playing()  # the pre-roll holds the film
@@ -53,7 +53,7 @@ def test_trigger_by_name_and_port_queries_differ_in_the_preroll():
 
 @needs_demo
 def test_speech_voice_volume_follows_speech_times_master():
-    eng, _s = engine_with({"start": False, "speech_volume": 100, "master_volume": 64})
+    eng, _s = engine_with({"start": False, "created": ["Naginata"], "speech_volume": 100, "master_volume": 64})
     eng.bus.post(Say(t=0.1, speech="ms99_nag_001.ut", speaker="ship:Naginata", mode="now"))
     eng.run_until(48_000 * 2)
     assert next(d for o, d in outcomes(eng) if o == "Started")["volume"] == 50
