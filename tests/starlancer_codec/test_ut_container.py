@@ -112,6 +112,6 @@ def test_implausible_size_is_a_format_error():
 
 def test_write_ut_rejects_bad_arguments():
     with pytest.raises(ValueError):
-        write_ut(STREAM, "CB01", num_samples=1)
+        write_ut(STREAM, "CB0", num_samples=1)  # a tag is 4 bytes
     with pytest.raises(ValueError):
         write_ut(STREAM, num_samples=-1)
