@@ -4,15 +4,20 @@
 Everything is written with barkbus's own writers in the game's layout (no game data):
 
 * ``resource.hog``: ``mission99.dte``, RefPack-compressed as the shipped missions are: ships
-  ``(A1)Naginata`` (wingman), ``Bandit``, ``(C)Reliant`` (the carrier), a flight group, one global
-  ``(GV)convoykilled``; a start part (DisableGenericComms around the instructor's
-  CommsFromPilotOnce, WaitForMovie, CreateTimer), a timer part (CommsFromShip, WaitForMovie, Wait,
-  a two-arm random_branch with ten reserved slots holding stale bytes), and triggers (Destroyed on
-  Bandit: CommsFromShipOnce + a guarded PlaySpeech/WaitForSpeech; ShotAt on Naginata);
+  ``(A1)Naginata`` (wingman, pilot 7), ``Bandit`` (pilot 9), ``(C)Reliant`` (the carrier, its
+  bridge officer pilot 60), ``Pirate`` (pilot 10), a flight group, one global
+  ``(GV)convoykilled``; a start part (CreateFlightGroup, DisableGenericComms around the
+  instructor's CommsFromPilotOnce, WaitForMovie, CreateTimer), a timer part (CommsFromShip,
+  WaitForMovie, Wait, a two-arm random_branch with ten reserved slots holding stale bytes), and
+  triggers (Destroyed on Bandit: CommsFromShipOnce + a guarded PlaySpeech/WaitForSpeech; ShotAt on
+  Naginata), their operands written 0xFFFFFFFF (unchecked: 0 would be ship 0, spec 11.9);
 * ``ms_speech/msspeech.hog``: one uncompressed member per line (no extension, upper case like the
   shipped archive, plus its 0xCD filler record), each a ``.ut`` file encoded from espeak-ng speech
-  with the Digital Anvil LPC encoder (:func:`audio.games.starlancer.formats.ut.encode_ut`);
-* ``mission.toml``: the demo scenario (a gated remark, a queue drop, an expiry, a preemption).
+  with the Digital Anvil LPC encoder (:func:`audio.games.starlancer.formats.ut.encode_ut`),
+  including the radio's own lines the scenario's seed picks (taunt, last words, kill remark,
+  the player's status question and the wingman's answer, missile warning, jump reminder);
+* ``mission.toml``: the demo scenario (a gated remark, queue drops, an expiry, a preemption, a
+  taunt, a kill remark with Moose's reply, a wingman report, a missile warning, a jump reminder).
 
 Prints each line's waveform SNR (encoder output decoded vs the input). Reproducible for a given
 espeak-ng.
@@ -190,8 +195,9 @@ SCENARIO = """# Starlancer demo (built by tools/build_starlancer_demo.py): missi
 # run by the engine's rules (spec 11). The start part creates Alpha (Naginata) and mutes generic
 # chatter around the instructor's line (the remark at 1.5 s is Gated); the Reliant and the Bandit
 # exist from the start (the first curve's work). The Bandit's Destroyed at 6 s fires its trigger
-# (a once-film line, then a guarded PlaySpeech); six queued lines arrive while lines play (the extra ones are Dropped, one Expires); the
-# timer's Reliant check-in (the part runs at clock 2) picks a reply by random_branch; the Bandit's
+# (a once-film line, then a guarded PlaySpeech); six queued lines arrive while lines play (the
+# extra ones are Dropped, one Expires); the timer's Reliant check-in picks a reply by
+# random_branch; the Bandit's
 # hit on Naginata at 27.5 s fires its ShotAt trigger (preempting the reply) and a taunt; the
 # player's kill of the Pirate at 36 s: its last words, then Moose's kill remark; a wingman
 # status report at 44 s (answered 250 ticks later); a missile warning at 50 s; the jump reminder
@@ -204,10 +210,17 @@ seed = 3
 [starlancer]
 install = "demo"
 mission = "mission99.dte"
-pilots = { "82" = "Instructor", "7" = "Naginata", "60" = "Reliant", "9" = "Bandit", "10" = "Pirate", "2" = "Moose" }
 globals = { "(GV)convoykilled" = 1 }
 created = ["Reliant", "Bandit", "Pirate"]
 hostile = ["Bandit", "Pirate"]
+
+[starlancer.pilots]  # display names of the faces (the game's are GText ids in its language file)
+82 = "Instructor"
+7 = "Naginata"
+60 = "Reliant"
+9 = "Bandit"
+10 = "Pirate"
+2 = "Moose"
 
 [[event]]
 t = 1.5

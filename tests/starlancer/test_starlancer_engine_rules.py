@@ -45,7 +45,7 @@ class World:
             for i in range(len(parts))
         ]
         trs, slices = [], {0: [], 1: [], 2: [], 3: []}
-        for k, (obj, cond, _code, fields) in enumerate(triggers):
+        for k, (obj, *_rest) in enumerate(triggers):
             slices[obj].append(k)
         order = [k for o in range(4) for k in slices[o]]
         for k in order:
@@ -53,7 +53,9 @@ class World:
             trs.append(Trigger(condition=cond, link=offs[len(parts) + k] // 2, **{"operands": ANY, **fields}))
         objects, first = [], 0
         for o in range(4):
-            objects.append(ObjectEntry(kind=1 if o == 3 else 0, trigger_count=len(slices[o]), first_trigger=first))
+            objects.append(
+                ObjectEntry(kind=1 if o == 3 else 0, trigger_count=len(slices[o]), first_trigger=first)
+            )
             first += len(slices[o])
         self.order = order
         self.dte = Dte(
@@ -165,9 +167,15 @@ def test_a_pass_runs_only_as_many_slots_as_were_alive_when_it_began():
 
 # -- 11.5 results, 11.10 opcodes and faults ---------------------------------------------------
 def branch_on_result(a, want):
-    return a.op("push_result").push(("byte", want)).op("equal").branch_if_zero("no").call(
-        "PlaySpeech", "yes.ut"
-    ).label("no").ret()
+    return (
+        a.op("push_result")
+        .push(("byte", want))
+        .op("equal")
+        .branch_if_zero("no")
+        .call("PlaySpeech", "yes.ut")
+        .label("no")
+        .ret()
+    )
 
 
 @pytest.mark.parametrize(
@@ -181,9 +189,15 @@ def branch_on_result(a, want):
 )
 def test_command_results_reach_push_result(code, want):
     if want == 0xFF:
-        code = code.op("push_result").push(("const", 0)).op("equal").branch_if_zero("no").call(
-            "PlaySpeech", "yes.ut"
-        ).label("no").ret()
+        code = (
+            code.op("push_result")
+            .push(("const", 0))
+            .op("equal")
+            .branch_if_zero("no")
+            .call("PlaySpeech", "yes.ut")
+            .label("no")
+            .ret()
+        )
         w = World([code])
         blk = write_routine(code.code(), [0xFFFF])
         w.dte.script = blk

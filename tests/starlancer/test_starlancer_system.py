@@ -53,7 +53,9 @@ def test_trigger_by_name_and_port_queries_differ_in_the_preroll():
 
 @needs_demo
 def test_speech_voice_volume_follows_speech_times_master():
-    eng, _s = engine_with({"start": False, "created": ["Naginata"], "speech_volume": 100, "master_volume": 64})
+    eng, _s = engine_with(
+        {"start": False, "created": ["Naginata"], "speech_volume": 100, "master_volume": 64}
+    )
     eng.bus.post(Say(t=0.1, speech="ms99_nag_001.ut", speaker="ship:Naginata", mode="now"))
     eng.run_until(48_000 * 2)
     assert next(d for o, d in outcomes(eng) if o == "Started")["volume"] == 50

@@ -16,8 +16,8 @@
     master_volume = 127
     frame_ticks = 4             # a VM pass + radio_frame every N game ticks (our setting)
     wake_compare = ">"          # Wait wakes when clock > wake (the engine, spec 11.3); ">=" for experiments
-    frame_budget = 20000        # ours: instructions per frame across all threads
-    thread_budget = 5000        # ours: instructions without yielding before a thread is ended
+    frame_budget = 8000         # ours: instructions per frame across all threads
+    thread_budget = 2000        # ours: instructions without yielding before a thread is ended
     decisions_per_thread = 100  # ours: decisions a thread may log per frame
     created = ["Naginata"]      # ships that exist from the start (the first curve's work; else stand-ins
                                 # until CreateFlightGroup)
@@ -82,8 +82,8 @@ class StarlancerSection(Struct, kw_only=True):
     master_volume: Annotated[int, Meta(ge=0, le=127)] = 127
     frame_ticks: Annotated[int, Meta(ge=1, le=100)] = 4
     wake_compare: Literal[">=", ">"] = ">"
-    frame_budget: Annotated[int, Meta(ge=1, le=10_000_000)] = 20_000
-    thread_budget: Annotated[int, Meta(ge=1, le=10_000_000)] = 5_000
+    frame_budget: Annotated[int, Meta(ge=1, le=10_000_000)] = 8_000
+    thread_budget: Annotated[int, Meta(ge=1, le=10_000_000)] = 2_000
     decisions_per_thread: Annotated[int, Meta(ge=1, le=1_000_000)] = 100
     created: list[str] = []
     hostile: list[str] = []
@@ -169,7 +169,12 @@ def _trigger(e: dict[str, Any], ctx: Any) -> Event:
     except KeyError as exc:
         raise ScenarioError(_where(ctx), f"{w}.condition", str(exc)) from None
     return Trigger(
-        t=v.t, condition=v.condition, subject=v.subject, component=v.component, locals=v.locals, groups=v.groups
+        t=v.t,
+        condition=v.condition,
+        subject=v.subject,
+        component=v.component,
+        locals=v.locals,
+        groups=v.groups,
     )
 
 

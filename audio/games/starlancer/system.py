@@ -226,9 +226,9 @@ class StarlancerSystem:
         assert self.vm is not None
         if line.speaker_object == 0x3E9:
             return "object 0x3E9 is never said"
-        if line.speaker_kind == "ship" and 0 <= line.speaker_object < len(self.vm.ships):
-            if self.vm.ships[line.speaker_object].exploding:
-                return "the ship is exploding"
+        ship = line.speaker_object if line.speaker_kind == "ship" else -1
+        if 0 <= ship < len(self.vm.ships) and self.vm.ships[ship].exploding:
+            return "the ship is exploding"
         return ""
 
     def handle(self, event: Event, bus: EventBus) -> None:
@@ -311,16 +311,17 @@ class StarlancerSystem:
         """A world event (see :class:`~audio.games.starlancer.events.Happen`)."""
         assert self.vm is not None and self.remarks is not None
         vm, rm, now = self.vm, self.remarks, self.tick_now
-        bad = lambda why: self.engine.bus.decide("starlancer.vm", "BadEvent", what=ev.what, reason=why)  # noqa: E731
         k = self._ship_slot(ev.ship) if ev.ship != "" else 0
         o = self._ship_slot(ev.other) if ev.other != "" else None
         if k is None or (ev.other != "" and o is None):
-            bad(f"no ship {ev.ship if k is None else ev.other!r}")
+            self._bad(ev, f"no ship {ev.ship if k is None else ev.other!r}")
             return
         oid = self.mission.ships[k].object_id if 0 <= k < len(self.mission.ships) else None
-        post = lambda c, vals: (
-            oid is not None and vm.triggers.post(VmEvent(c, oid, vals + (0,) * (5 - len(vals))))
-        )
+
+        def post(c: int, vals: tuple[Any, ...]) -> None:
+            if oid is not None:
+                vm.triggers.post(VmEvent(c, oid, vals + (0,) * (5 - len(vals))))
+
         if ev.what == "create":
             create_ship(vm, k, "created (event)")
         elif ev.what == "explode":
@@ -345,12 +346,12 @@ class StarlancerSystem:
             rm.lost(k, now)
         elif ev.what == "wingman":
             if ev.kind not in ("attack", "backoff", "help", "status"):
-                bad(f"wingman order {ev.kind!r} (attack|backoff|help|status)")
+                self._bad(ev, f"wingman order {ev.kind!r} (attack|backoff|help|status)")
                 return
             rm.wingman(k, ev.kind, ev.busy, ev.value, now)
         elif ev.what == "variable":
             if ev.kind not in rm.vars:
-                bad(f"variable {ev.kind!r} ({'|'.join(rm.vars)})")
+                self._bad(ev, f"variable {ev.kind!r} ({'|'.join(rm.vars)})")
                 return
             rm.vars[ev.kind] = ev.value
         elif ev.what == "key":
@@ -363,7 +364,10 @@ class StarlancerSystem:
             if k < vm.s.players:
                 vm.last_jump = vm.clock
         else:
-            bad(f"unknown happening {ev.what!r}")
+            self._bad(ev, f"unknown happening {ev.what!r}")
+
+    def _bad(self, ev: Happen, why: str) -> None:
+        self.engine.bus.decide("starlancer.vm", "BadEvent", what=ev.what, reason=why)
 
     def say(self, ev: Say) -> str:
         """A line from a port or a scenario (see :class:`~audio.games.starlancer.events.Say`): a

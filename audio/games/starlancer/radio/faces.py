@@ -1,4 +1,4 @@
-"""The 194 pilot faces (spec 11.11.1; ``OpenReliant src/engine/game/pilots/faces.zig``): name, side, voices, films.
+"""The 194 pilot faces (spec 11.11.1, from ``OpenReliant src/engine/game/pilots/faces.zig``).
 
 A face: the name's GText string id (the text lives in the game's language file, not here), side
 (``F`` friendly, ``H`` hostile), the films by head movement (0 talking, 1 laughing, 2 squadron: the

@@ -231,7 +231,9 @@ class Radio:
     def _load(self, line: Line) -> np.ndarray | None:
         pcm = self.p.load(line.speech)
         if pcm is None:
-            self._log("MissingSpeech", line, reason="no such msspeech.hog member: the window opens, nothing plays")
+            self._log(
+                "MissingSpeech", line, reason="no such msspeech.hog member: the window opens, nothing plays"
+            )
         return pcm
 
     # -- playing ----------------------------------------------------------------------------

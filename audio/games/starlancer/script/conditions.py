@@ -37,7 +37,7 @@ class Condition:
 
 
 _ROWS = """
-00 ShotAt Attacker:ship:y,ShieldDamage:number:n,HullDamage:number:n,Victim:ship:y,WeaponFired:number:y 0 - average g
+00 ShotAt Attacker:ship:y,Shield:number:n,Hull:number:n,Victim:ship:y,WeaponFired:number:y 0 - average g
 01 Destroyed Killer:ship:y,Victim:ship:y 1 1 all_destroyed g
 02 Launched LaunchedShip:ship:y - - - g
 03 CameraReached - - - - -

@@ -120,9 +120,9 @@ class VmSettings:
     players: int = 1
     clear_locals: bool = False
     """[unknown] whether a thread not started by an event gets zeroed locals (OpenReliant: kept)."""
-    frame_budget: int = 20_000
+    frame_budget: int = 8_000
     """Ours: instructions per frame across all threads."""
-    thread_budget: int = 5_000
+    thread_budget: int = 2_000
     """Ours: instructions of one thread without yielding before it is ended (the game would hang)."""
     decisions_per_thread: int = 100
     """Ours: decisions a thread may log per frame."""
@@ -161,8 +161,11 @@ class Thread:
     logged: int = 0
     spent: int = 0
 
+    frame_words: int = 0
+
     def depth(self) -> int:
-        return len(self.stack) + sum(4 + len(f.args or ()) for f in self.frames)
+        """Stack dwords in use: the values plus each call record (4 dwords and its arguments)."""
+        return len(self.stack) + self.frame_words
 
 
 @dataclass

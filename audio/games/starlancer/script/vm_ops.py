@@ -263,6 +263,7 @@ def _return(vm: Vm, t: Thread, value: Any) -> bool:
         vm.end(t, "returned")
         return False
     f = t.frames.pop()
+    t.frame_words -= 4 + len(f.args or ())
     t.ip, t.block, t.limit, t.args = f.ret_ip, f.block, f.limit, f.args
     t.result = value
     return True
@@ -302,6 +303,7 @@ def _call(vm: Vm, t: Thread, op: int, n: int, ip: int) -> bool:
     if block + 2 > len(vm.dte.script):
         vm.stop(f"part {n} block outside the script")
     t.frames.append(_Frame(t.ip, t.block, t.limit, t.args))
+    t.frame_words += 4 + len(t.args or ())
     if t.depth() > vm.s.stack_dwords:
         vm.stop(f"stack overflow in call_part ({vm.s.stack_dwords} dwords)")
     length = struct.unpack_from("<H", vm.dte.script, block)[0]
