@@ -250,8 +250,9 @@ class StarlancerSystem:
     # -- actions ----------------------------------------------------------------------------
     def reset(self, restart: bool = False) -> None:
         """``radio_reset``; ``restart`` also restarts the script (new VM, the start part runs)."""
-        assert self.radio is not None
+        assert self.radio is not None and self.vm is not None
         self.radio.reset()
+        self.remarks = Remarks(self.vm, self._decider("starlancer.radio"), self.training)  # state cleared
         if restart:
             self._new_vm()
             assert self.vm is not None
