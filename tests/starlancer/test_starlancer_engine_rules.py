@@ -413,3 +413,21 @@ def test_the_jump_reminder_calls_four_times_then_the_player_jumps():
     calls = [d["file"][:6] for _t, o, d in w.log if o == "Remark"]
     assert calls[0][:4] == "jmp_" and calls[1:] == ["moo_w1", "moo_w2", "moo_w3", "moo_w4"]
     assert len(w.when("PlayerJumps")) == 1
+
+
+def test_a_wingman_status_answer_is_a_report_250_ticks_later_in_its_voice():
+    w = World([Asm().ret()]).run(1, True)
+    rm = Remarks(w.vm, w.decide)
+    rm.wingman(1, "status", busy=False, armour=1, now=1000)  # pilot 7: vip, the fuller set
+    ((due, line),) = w.radio.reports
+    n = int(line.speech[len("vip_status_") : -3])
+    assert due == 1250 and line.speech.startswith("vip_status_") and 8 <= n <= 15
+
+
+def test_a_hostile_ace_answers_a_taunt_with_its_own_lines():
+    w = World([Asm().ret()]).run(1, True)
+    w.vm.ships[2].hostile = True
+    w.vm.ships[2].pilot = 10  # an ace: hs_res_001..007
+    Remarks(w.vm, w.decide).wingman(2, "taunt", busy=False, armour=0, now=0)
+    ((due, line),) = w.radio.reports
+    assert due == 300 and line.speech.startswith("hs_res_00") and 1 <= int(line.speech[7:10]) <= 7

@@ -88,7 +88,8 @@ class Happen(Event, kind="starlancer.happen"):
     ``missile`` / ``missile_clear`` (a missile homes on the player's ship or stops), ``eject``
     (a wingman's pilot ejects), ``launch`` (the player's launch from ``kind`` reliant | yamato),
     ``lost`` (a wing ship is lost), ``wingman`` (the player orders ``ship``: ``kind`` attack |
-    backoff | help | status; ``value`` the armour level for status; ``busy``), ``variable``
+    backoff | help | status, or taunt (``ship`` a hostile fighter); ``value`` the armour level for
+    status; ``busy``), ``variable``
     (``kind`` jump_ready | warp_ready | landing_cleared = ``value``), ``key`` (action ``value``
     held while ``busy``), ``jumping`` / ``jumped`` (``ship`` has a jump order / jumped in)."""
 

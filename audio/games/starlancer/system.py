@@ -217,7 +217,8 @@ class StarlancerSystem:
                 self.vm.mission_start()
         self.radio.tick(frame)
         if frame % self.vm_settings.frame_ticks == 0:
-            self.vm.frame(frame)
+            if frame or not self.auto_start:  # at tick 0 the mission start has just run its pass
+                self.vm.frame(frame)
             self.radio.frame(frame)
             self.radio.step_reports(frame, self._report_silent)
             self.remarks.frame(frame, over=self.vm.terminated)
@@ -346,8 +347,8 @@ class StarlancerSystem:
         elif ev.what == "lost":
             rm.lost(k, now)
         elif ev.what == "wingman":
-            if ev.kind not in ("attack", "backoff", "help", "status"):
-                self._bad(ev, f"wingman order {ev.kind!r} (attack|backoff|help|status)")
+            if ev.kind not in ("attack", "backoff", "help", "status", "taunt"):
+                self._bad(ev, f"wingman order {ev.kind!r} (attack|backoff|help|status|taunt)")
                 return
             rm.wingman(k, ev.kind, ev.busy, ev.value, now)
         elif ev.what == "variable":

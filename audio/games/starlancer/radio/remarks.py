@@ -192,8 +192,31 @@ class Remarks:
                 self._pilot_line(YAMATO_OFFICER, self._pick("yambdg_", 5)), "launch line", 2, "generic", now
             )
 
+    def taunt_answer(self, ship: int, now: int) -> None:
+        """The player taunts (``hud_007..011``): a hostile fighter answers as a report in 300 ticks,
+        ``_res_001.._res_024`` in its voice, or an ace's own lines (11.14)."""
+        self.vm.radio.play_speech(f"mphud_{7 + self.vm.rand() % 5:03d}.ut")
+        st = self.vm.ships[ship] if 0 <= ship < len(self.vm.ships) else None
+        if st is None or not st.hostile or not 0 <= st.pilot < len(FACES):
+            self.decide("Remark", rule="taunt answer", reason="not a hostile ship with a pilot: no answer")
+            return
+        ace = {10: ("hs_res_", 7), 15: ("ip_res_", 14), 16: ("np_res_", 10), 50: ("cm_res_", 10),
+               131: ("al_res_", 11), 133: ("rd_res_", 6)}.get(st.pilot)  # fmt: skip
+        if ace is not None:
+            line = self._pilot_line(st.pilot, self._pick(*ace))
+        else:
+            own = self.voice_line(ship, "res_", 24)
+            if own is None:
+                return
+            line = own
+        line = replace(line, speaker_kind="ship", speaker_object=ship, source="report:taunt")
+        self.vm.radio.report(line, now + 300)
+
     def wingman(self, ship: int, order: str, busy: bool, armour: int, now: int) -> None:
         """A wingman command (11.14): the player's ``hud_`` line at once, the answer as a report."""
+        if order == "taunt":
+            self.taunt_answer(ship, now)
+            return
         hud = {"attack": "hud_001", "backoff": "hud_002", "help": "hud_003", "status": "hud_004"}[order]
         self.vm.radio.play_speech(f"mp{hud}.ut")
         st = self.vm.ships[ship] if 0 <= ship < len(self.vm.ships) else None
