@@ -431,3 +431,20 @@ def test_a_hostile_ace_answers_a_taunt_with_its_own_lines():
     Remarks(w.vm, w.decide).wingman(2, "taunt", busy=False, armour=0, now=0)
     ((due, line),) = w.radio.reports
     assert due == 300 and line.speech.startswith("hs_res_00") and 1 <= int(line.speech[7:10]) <= 7
+
+
+def test_in_squad_follows_nested_squads_and_walks_a_cycle_once():
+    from audio.games.starlancer.formats.dte import Squad, SquadMember
+
+    code = Asm().push(("ship", 1)).push(("squad", 1)).op("in_squad").branch_if_zero("no")
+    code = code.call("PlaySpeech", "yes.ut").label("no").ret()
+    w = World([code])
+    w.dte.objects += [ObjectEntry(kind=2), ObjectEntry(kind=2)]  # squads 0 and 1 are objects 4 and 5
+    w.dte.squads = [Squad(), Squad()]
+    w.dte.squad_members = [
+        SquadMember(object_id=3, squad=0),  # squad 0 holds flight group Alpha (ships 0 and 1)
+        SquadMember(object_id=4, squad=1),  # squad 1 holds squad 0 ...
+        SquadMember(object_id=5, squad=1),  # ... and itself (the game would loop for ever)
+    ]
+    w.vm = Vm(w.dte, w.radio, w.decide, MsvcRand(1))
+    assert w.run(10, start=True).when("Started", file="yes.ut")

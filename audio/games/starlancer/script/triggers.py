@@ -162,13 +162,14 @@ class Triggers:
                 )
             )
         for q in range(len(d.squads)):
-            members = self._members(q, set())
+            members = self.members(q, set())
             if (ship, comp) in members:
                 out.append((self.squad_objects[q] if q < len(self.squad_objects) else None, members))
         return out
 
-    def _members(self, q: int, seen: set[int]) -> list[tuple[int, int]]:
+    def members(self, q: int, seen: set[int] | None = None) -> list[tuple[int, int]]:
         """A squad's members as (ship, component); a squad inside itself is walked once (fix)."""
+        seen = set() if seen is None else seen
         if q in seen:
             return []
         seen.add(q)
@@ -183,7 +184,7 @@ class Triggers:
                 fgs = [g for g, f in enumerate(d.flight_groups) if f.object_id == m.object_id]
                 out += [(k, 0xFF) for k, s in enumerate(d.ships) if s.flight_group in fgs]
             elif kind == 2 and m.object_id in self.squad_objects:
-                out += self._members(self.squad_objects.index(m.object_id), seen)
+                out += self.members(self.squad_objects.index(m.object_id), seen)
         return out
 
     # -- raising ---------------------------------------------------------------------------

@@ -238,8 +238,7 @@ def _member(vm: Vm, a: Any, b: Any) -> bool:
     if b.kind == "flight_group":
         return 0 <= a.n < len(ships) and ships[a.n].flight_group == b.n
     if b.kind == "squad" and 0 <= a.n < len(ships):
-        oid = ships[a.n].object_id
-        return any(m.object_id == oid and m.squad == b.n for m in vm.dte.squad_members)
+        return any(k == a.n for k, _c in vm.triggers.members(b.n))  # nested squads followed, cycles once
     return False
 
 
