@@ -448,3 +448,39 @@ def test_in_squad_follows_nested_squads_and_walks_a_cycle_once():
     ]
     w.vm = Vm(w.dte, w.radio, w.decide, MsvcRand(1))
     assert w.run(10, start=True).when("Started", file="yes.ut")
+
+
+def test_permission_to_land_is_heard_once_per_500_ticks_and_answered_by_the_bridge():
+    w = World([Asm().ret()]).run(1, True)
+    rm = Remarks(w.vm, w.decide)
+    rm.permission_to_land("reliant", 0, now=100)  # not cleared: a denial
+    rm.vars["landing_cleared"] = 1
+    rm.permission_to_land("yamato", 1, now=300)  # within 500 ticks: not heard
+    rm.permission_to_land("yamato", 1, now=700)
+    (d1, den), (d2, ok) = w.radio.reports
+    assert (
+        (d1, d2) == (400, 1000)
+        and den.speech[:12] == "rel_lnd_den_"
+        and 1 <= int(den.speech[12:14]) <= 4
+        and den.film.endswith("Rel_Brdge_Off.fm8")
+    )
+    assert ok.speech.startswith("yam_lnd_0") and 10 <= int(ok.speech[8:11]) <= 16
+
+
+def test_backup_is_granted_once_a_mission():
+    w = World([Asm().ret()]).run(1, True)
+    rm = Remarks(w.vm, w.decide)
+    assert rm.request_backup("reliant", True, 0) and not rm.request_backup("reliant", True, 10)
+    first, second = (int(line.speech[10:13]) for _due, line in w.radio.reports)
+    assert 1 <= first <= 7 and 8 <= second <= 14
+
+
+def test_scolding_a_fuller_set_wingman_draws_from_cmon_1_to_12():
+    w = World([Asm().ret()]).run(1, True)
+    rm = Remarks(w.vm, w.decide)
+    for _ in range(5):
+        rm.wingman(1, "scold", busy=False, armour=0, now=0)
+    assert all(
+        ln.speech.startswith("vip_cmon_") and 1 <= int(ln.speech[9:12]) <= 12 for _d, ln in w.radio.reports
+    )
+    assert [d for d, _ln in w.radio.reports] == [300] * 5

@@ -73,6 +73,8 @@ HAPPENINGS = (
     "key",
     "jumping",
     "jumped",
+    "land",
+    "backup",
 )
 """What a :class:`Happen` event may report."""
 
@@ -88,10 +90,13 @@ class Happen(Event, kind="starlancer.happen"):
     ``missile`` / ``missile_clear`` (a missile homes on the player's ship or stops), ``eject``
     (a wingman's pilot ejects), ``launch`` (the player's launch from ``kind`` reliant | yamato),
     ``lost`` (a wing ship is lost), ``wingman`` (the player orders ``ship``: ``kind`` attack |
-    backoff | help | status, or taunt (``ship`` a hostile fighter); ``value`` the armour level for
-    status; ``busy``), ``variable``
+    backoff | help | status | scold | praise, or taunt (``ship`` a hostile fighter); ``value``
+    the armour level for status; ``busy``), ``variable``
     (``kind`` jump_ready | warp_ready | landing_cleared = ``value``), ``key`` (action ``value``
-    held while ``busy``), ``jumping`` / ``jumped`` (``ship`` has a jump order / jumped in)."""
+    held while ``busy``), ``jumping`` / ``jumped`` (``ship`` has a jump order / jumped in), ``land``
+    (PERMISSION TO LAND to carrier ``kind`` reliant | yamato; ``value`` the mission's success: 0
+    success or better, 1 partial, 2 other), ``backup`` (REQUEST BACKUP to carrier ``kind``;
+    ``busy`` = backup available; posts PlayerWantsBackup on the player's ship when granted)."""
 
     what: str = "create"
     ship: str | int = ""

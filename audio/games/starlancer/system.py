@@ -347,8 +347,8 @@ class StarlancerSystem:
         elif ev.what == "lost":
             rm.lost(k, now)
         elif ev.what == "wingman":
-            if ev.kind not in ("attack", "backoff", "help", "status", "taunt"):
-                self._bad(ev, f"wingman order {ev.kind!r} (attack|backoff|help|status|taunt)")
+            if ev.kind not in ("attack", "backoff", "help", "status", "scold", "praise", "taunt"):
+                self._bad(ev, f"wingman order {ev.kind!r} (attack|backoff|help|status|scold|praise|taunt)")
                 return
             rm.wingman(k, ev.kind, ev.busy, ev.value, now)
         elif ev.what == "variable":
@@ -365,6 +365,11 @@ class StarlancerSystem:
             post(9, (Ref("ship", k),))
             if k < vm.s.players:
                 vm.last_jump = vm.clock
+        elif ev.what == "land":
+            rm.permission_to_land(ev.kind or "reliant", ev.value, now)
+        elif ev.what == "backup":
+            if rm.request_backup(ev.kind or "reliant", ev.busy, now):
+                post(0x0D, ())
         else:
             self._bad(ev, f"unknown happening {ev.what!r}")
 

@@ -43,6 +43,8 @@ class Remarks:
         self.missile_next = 0
         self.kill_next = 0
         self.taunt_next = 0
+        self.land_next = 0
+        self.backup_called = False
 
     # -- lines -----------------------------------------------------------------------------
     def _pick(self, stem: str, count: int) -> str:
@@ -217,7 +219,14 @@ class Remarks:
         if order == "taunt":
             self.taunt_answer(ship, now)
             return
-        hud = {"attack": "hud_001", "backoff": "hud_002", "help": "hud_003", "status": "hud_004"}[order]
+        hud = {
+            "attack": "hud_001",
+            "backoff": "hud_002",
+            "help": "hud_003",
+            "status": "hud_004",
+            "scold": "hud_005",
+            "praise": "hud_006",
+        }[order]
         self.vm.radio.play_speech(f"mp{hud}.ut")
         st = self.vm.ships[ship] if 0 <= ship < len(self.vm.ships) else None
         if st is None or not 0 <= st.pilot < len(FACES):
@@ -232,6 +241,9 @@ class Remarks:
             lv = max(0, min(2, armour))
             lo, hi = (((1, 4), (5, 8), (9, 11)), ((1, 7), (8, 15), (19, 24)))[full][lv]
             stem = "_status_"
+        elif order in ("scold", "praise"):
+            lo, hi = (1, (12 if full else 4) if order == "scold" else (8 if full else 4))
+            stem = "_cmon_" if order == "scold" else "_iou_"
         else:
             lo, hi = ranges[order][(2 if full else 0) + (0 if busy else 1)]
             stem = {"attack": "_amt_", "backoff": "_bkoff_", "help": "_hlpme_"}[order]
@@ -242,3 +254,43 @@ class Remarks:
         line = self._pilot_line(st.pilot, name[:-3])
         line = replace(line, speaker_kind="ship", speaker_object=ship, source=f"report:{order}")
         self.vm.radio.report(line, now + (250 if order == "status" else 300))
+
+    def _bridge(self, carrier: str, stem: str, lo: int, hi: int, width: int = 3) -> Line:
+        yam = carrier == "yamato"
+        pilot, prefix = (YAMATO_OFFICER, "yam") if yam else (RELIANT_OFFICER, "rel")
+        n = lo + self.vm.rand() % (hi - lo + 1)
+        line = self._pilot_line(pilot, f"{prefix}{stem}{n:0{width}d}")
+        film = "pilots\\Yam_Brdge_Off.fm8" if yam else "pilots\\Rel_Brdge_Off.fm8"
+        return replace(line, film=film)
+
+    def permission_to_land(self, carrier: str, success: int, now: int) -> None:
+        """PERMISSION TO LAND (11.14): at most once per 500 ticks; the player's ``hud_012``, then
+        the instructor (training, when cleared) or the carrier's bridge as a report in 300 ticks:
+        by ``success`` (0 success or better, 1 partial, 2 other), or a denial when not cleared."""
+        if now < self.land_next:
+            self.decide("Remark", rule="permission to land", reason="at most once per 500 ticks: not heard")
+            return
+        self.land_next = now + 500
+        self.vm.radio.play_speech("mphud_012.ut")
+        cleared = bool(self.vars["landing_cleared"])
+        if self.training:
+            if not cleared:
+                return
+            line = replace(self._pilot_line(FLIGHT_INSTRUCTOR, "trnglnd_001"), film="pilots\\VirtFlt_Ins.fm8")
+        elif not cleared:
+            line = self._bridge(carrier, "_lnd_den_", 1, 4, 2)
+        else:
+            lo, hi = ((1, 9), (10, 16), (17, 24))[max(0, min(2, success))]
+            line = self._bridge(carrier, "_lnd_", lo, hi)
+        self.vm.radio.report(replace(line, source="report:land"), now + 300)
+
+    def request_backup(self, carrier: str, available: bool, now: int) -> bool:
+        """REQUEST BACKUP (11.14): ``hud_013``; ``_reqbk_001..007`` when backup is available and not
+        yet called this mission (then True: the caller posts PlayerWantsBackup), else ``008..014``.
+        The answering voice is the carrier's bridge [derived: the spec names no speaker]."""
+        self.vm.radio.play_speech("mphud_013.ut")
+        granted = available and not self.backup_called
+        self.backup_called = self.backup_called or granted
+        line = self._bridge(carrier, "_reqbk_", *((1, 7) if granted else (8, 14)))
+        self.vm.radio.report(replace(line, source="report:backup"), now + 300)
+        return granted
