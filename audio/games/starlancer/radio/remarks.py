@@ -70,7 +70,7 @@ class Remarks:
             gate == "taunts" and radio.taunts_disabled
         ):
             which = "DisableTaunts" if gate == "taunts" and radio.taunts_disabled else "DisableGenericComms"
-            radio._log("Gated", line, rule=rule, reason=f"{which} is set")
+            self.decide("Gated", rule=rule, file=line.speech, speaker=line.speaker, reason=f"{which} is set")
             return "Gated"
         self.decide("Remark", rule=rule, file=line.speech, speaker=line.speaker)
         return radio.say(line, mode)
@@ -145,7 +145,7 @@ class Remarks:
             self.decide("Remark", rule="kill remark", reason="at most once per 600 ticks: skipped")
             return
         if radio.generic_disabled:
-            self._say(self._moose("plyrkl_001"), "kill remark", 1, "generic", now)
+            self.decide("Gated", rule="kill remark", reason="DisableGenericComms is set (next time not set)")
             return
         self.kill_next = now + 600
         if radio.busy():
