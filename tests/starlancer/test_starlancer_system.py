@@ -113,3 +113,21 @@ def test_demo_renders_with_a_drop_an_expiry_and_a_gate():
     eng.run_until(48_000 * 16)
     got = [o for o, _ in outcomes(eng)]
     assert "Dropped" in got and "Expired" in got and "Gated" in got
+
+
+@needs_demo
+def test_bad_port_events_cost_one_decision_and_never_the_system():
+    from audio.games.starlancer.events import Happen
+
+    eng, s = engine_with({"start": False})
+    for ev in (
+        Say(t=0.1, speech="x.ut", speaker="pilot:abc", mode="now"),
+        Happen(t=0.1, what="wingman", ship="Naginata", kind="dance"),
+        Happen(t=0.1, what="hit", ship="Nobody-such"),
+        Happen(t=0.1, what="variable", kind="nope", value=1),
+        Trigger(t=0.1, condition="ShotAt", subject="Bandit", locals=("Nobody-such", 2**40, -1)),
+    ):
+        eng.bus.post(ev)
+    eng.run_until(48_000)
+    bad = [o for o, _ in outcomes(eng) + outcomes(eng, "starlancer.vm") if o == "BadEvent"]
+    assert len(bad) == 4 and not eng.disabled

@@ -402,6 +402,11 @@ class StarlancerSystem:
             line = speaker_line(self.vm, st.pilot, head, ev.speech, flags)
             line.speaker_kind, line.speaker_object = "ship", slot
         elif kind == "pilot":
+            if value and not value.isdigit():
+                self.engine.bus.decide(
+                    "starlancer.radio", "BadEvent", reason=f"pilot {value!r} is not a number"
+                )
+                return "BadEvent"
             n = int(value) if value else int(ev.pilot)
             line = speaker_line(self.vm, n & 0xFFFF, head, ev.speech, flags)
         else:
