@@ -94,6 +94,9 @@ def register(subparsers: Any) -> None:
         "installs, the game install and the scenario's folder)",
     )
     p.add_argument("--metrics-json", type=Path, help="write the timing metrics (JSON) here at the end")
+    from audio.live.profiler.cli import add_live_arguments
+
+    add_live_arguments(p)
     p.set_defaults(func=cmd_live)
 
 
@@ -307,11 +310,23 @@ def _run(args: argparse.Namespace, port: Any, stop_when: Any, signals: StopSigna
         port.bus.on_post(capture.record)
     if args.record is not None:
         record = RecordWriter(args.record, port.sample_rate)
+    from audio.live.profiler.cli import serve_live
+
+    try:
+        profiler = serve_live(args, port)
+    except BarkbusError as exc:
+        print(f"barkbus live: {exc}", file=sys.stderr)
+        _close_outputs(capture, record, server, 0)
+        return 2
+    if profiler is not None:
+        print(f"profiler: {profiler.url}", flush=True)
     try:
         player = port.play(settings, on_block=record.push if record is not None else None)
     except NoDeviceError as exc:
         print(f"barkbus live: {exc} (use --no-audio to run without a device)", file=sys.stderr)
         _close_outputs(capture, record, server, 0)
+        if profiler is not None:
+            profiler.stop()
         return 3
     if capture is not None:
         capture.samples = lambda: player.samples_rendered
@@ -324,6 +339,8 @@ def _run(args: argparse.Namespace, port: Any, stop_when: Any, signals: StopSigna
             run_tui(port, player, seconds=args.seconds, osc=server)
         else:
             player.wait(args.seconds, stop_when=lambda: signals.got is not None or (stop_when or bool)())
+    if profiler is not None:
+        profiler.stop()
     return _finish(args, port, player, server, capture, record, signals)
 
 

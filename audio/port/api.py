@@ -181,6 +181,9 @@ class VoicePort:
         self.bus.on_decision(self._subtitle)
         self.bus.subscribe(self)
         self._scheduled: list[Event] = []
+        self.block_hooks: list[Callable[[int, np.ndarray], None]] = []
+        """``hook(start_sample, block)`` after every block rendered (by :meth:`pull` or the
+        player's render thread); the profiler's snapshot publisher is one."""
 
     # -- clock -------------------------------------------------------------------------
     @property
@@ -204,7 +207,10 @@ class VoicePort:
         while done < n:
             self.inbox.post_all(self.engine)
             k = min(self.block, n - done)
+            start = self.now_samples
             out[done : done + k] = self.engine.render(k)
+            for hook in self.block_hooks:
+                hook(start, out[done : done + k])
             done += k
         return out
 
@@ -387,11 +393,28 @@ class VoicePort:
         for system in self.engine.systems:  # decode takes ahead of need on the cache's worker
             if hasattr(system, "prefetch"):
                 system.prefetch = True
+        if self.block_hooks:
+            hooks = [*self.block_hooks, *([kw["on_block"]] if kw.get("on_block") else [])]
+
+            def on_block(start: int, block: np.ndarray) -> None:
+                for hook in hooks:
+                    hook(start, block)
+
+            kw["on_block"] = on_block
         player = LivePlayer(self.engine, s, inbox=self.inbox, **kw)
         self._flush_scheduled()
         player.start()
         self.player = player
         return player
+
+    def profiler(self, bind: str | None = None, token: str | None = None) -> Any:
+        """Serve the live profiler page for this port (:mod:`audio.live.profiler`) at ``bind``
+        (``[HOST:]PORT``; default 127.0.0.1 and a free port; another host needs ``token``).
+        Call it before or after :meth:`play` (or while pulling blocks); returns the server:
+        its ``url``, and ``stop()``."""
+        from audio.live.profiler import start_profiler
+
+        return start_profiler(self, bind, token)
 
     def stop(self) -> LivePlayer | None:
         """Stop a running ``play()`` (returns the player, for its metrics and records)."""
