@@ -158,7 +158,7 @@ def voice_row(v: Any, info: _GraphInfo, rate: float) -> dict[str, Any]:
     }
     if info.peak is not None:
         row["peak_centre_hz"] = round(v._bank.get(v.instance, f"{info.peak}.centre_hz"), 1)
-        row["peak_gain_db"] = round(v._bank.get(v.instance, f"{info.peak}.gain"), 2)
+        row["peak_gain_db"] = db(v._bank.get(v.instance, f"{info.peak}.gain"))
     if info.delay is not None and info.submix is not None and v.slot < info.submix.capacity:
         row["delay_ms"] = round(1e3 * info.submix.get(v.slot, f"{info.delay}.seconds"), 2)
     if info.ducker is not None:

@@ -56,7 +56,7 @@ def action_specs(games: set[str]) -> list[dict[str, Any]]:
 def coerce_values(action: Any, values: Any) -> dict[str, Any]:
     """The page's parameter values (strings or numbers) typed as ``action`` declares them;
     empty optional ones are left out. ValueError with the parameter's name if one is bad."""
-    from audio.port.adapters import VEC3
+    from audio.port.adapters import VEC3, parse_arg
 
     if not isinstance(values, dict):
         raise ValueError("values must be an object of parameter -> value")
@@ -88,6 +88,8 @@ def coerce_values(action: Any, values: Any) -> dict[str, Any]:
                 out[name] = float(raw)
                 if not math.isfinite(out[name]):
                     raise ValueError("a finite number")
+            elif isinstance(p.type, str):  # a union such as "int|str": a number if it reads as one
+                out[name] = parse_arg(str(raw)[:1000])
             else:
                 out[name] = str(raw)[:1000]
         except (TypeError, ValueError) as exc:
