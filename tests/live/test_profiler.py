@@ -125,8 +125,10 @@ def test_live_source_posts_a_form_action_and_rejects_an_unknown_one() -> None:
     assert not bad["ok"] and "no action" in bad["text"]
     port.advance(0.15)
     src.update()
-    msg = src.tick(state)
-    assert msg is not None and any(d["speaker"] == "cy" for d in msg["decisions"])
+    text = src.tick(state)
+    assert text is not None
+    msg = json.loads(text)
+    assert any(d["speaker"] == "cy" for d in msg["decisions"])
     assert msg["snap"]["voices"][0]["speaker"] == "cy"
 
 
@@ -145,9 +147,23 @@ def test_a_decision_log_gives_decisions_and_line_bars(tmp_path) -> None:
 
     log = tmp_path / "run.jsonl"
     rows = [
-        {"at": 0, "t": 0.0, "system": "sylpheed.chatter", "outcome": "Started", "speaker": "ann", "line": "a"},
+        {
+            "at": 0,
+            "t": 0.0,
+            "system": "sylpheed.chatter",
+            "outcome": "Started",
+            "speaker": "ann",
+            "line": "a",
+        },
         {"at": 4800, "t": 0.1, "system": "sylpheed.chatter", "outcome": "Refused", "speaker": "bob"},
-        {"at": 48000, "t": 1.0, "system": "sylpheed.chatter", "outcome": "Finished", "speaker": "ann", "line": "a"},
+        {
+            "at": 48000,
+            "t": 1.0,
+            "system": "sylpheed.chatter",
+            "outcome": "Finished",
+            "speaker": "ann",
+            "line": "a",
+        },
     ]
     log.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     src = review_source(log)

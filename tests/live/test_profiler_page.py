@@ -24,7 +24,9 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(CHROMIUM is None or DRIVER is None, reason="needs Debian's chromium and chromium-driver"),
+    pytest.mark.skipif(
+        CHROMIUM is None or DRIVER is None, reason="needs Debian's chromium and chromium-driver"
+    ),
 ]
 CHROME_FLAGS = (
     "--headless",
@@ -55,8 +57,21 @@ def chrome(profile: str) -> Any:
 def live_demo() -> Iterator[str]:
     """``barkbus live --demo skate --no-audio --profiler`` running; yields the page's URL."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    cmd = [sys.executable, "-m", "audio", "live", "--demo", "skate", "--no-audio", "--profiler", "--seconds", "90"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "audio",
+        "live",
+        "--demo",
+        "skate",
+        "--no-audio",
+        "--profiler",
+        "--seconds",
+        "90",
+    ]
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     try:
         assert proc.stdout is not None
         url = ""
@@ -99,8 +114,12 @@ def test_page_shows_the_demo_and_sends_an_action(live_demo: str) -> None:
                 lambda: [r.text for r in driver.find_elements(By.CSS_SELECTOR, "#voices tbody tr") if r.text],
             )
             assert "501_" in voice[0]  # a Skate clip name of the demo install
-            assert wait_for("the master meter", lambda: driver.find_elements(By.CSS_SELECTOR, "#buses .master"))
-            assert wait_for("a game panel", lambda: "skate.speech" in driver.find_element(By.ID, "panels").text)
+            assert wait_for(
+                "the master meter", lambda: driver.find_elements(By.CSS_SELECTOR, "#buses .master")
+            )
+            assert wait_for(
+                "a game panel", lambda: "skate.speech" in driver.find_element(By.ID, "panels").text
+            )
 
             # an action from the form: a speech value for a ped that was never spawned
             Select(driver.find_element(By.ID, "action-name")).select_by_value("skate/value")
@@ -111,7 +130,9 @@ def test_page_shows_the_demo_and_sends_an_action(live_demo: str) -> None:
             driver.find_element(By.ID, "f-speaker").send_keys("4242")
             answer = wait_for(
                 "the engine's decision on the sent action",
-                lambda: [r.text for r in driver.find_elements(By.CSS_SELECTOR, "#decisions tbody tr") if r.text],
+                lambda: [
+                    r.text for r in driver.find_elements(By.CSS_SELECTOR, "#decisions tbody tr") if r.text
+                ],
             )
             assert "UnknownPed" in answer[0]
 

@@ -51,7 +51,9 @@ def register(subparsers: Any) -> None:
         "Ctrl-C stops.",
     )
     p.add_argument("run", type=Path, metavar="CAPTURE|LOG", help="a capture (JSON lines) or a decision log")
-    p.add_argument("--bind", default="", metavar="[HOST:]PORT", help=_BIND_HELP.replace("--profiler-token", "--token"))
+    p.add_argument(
+        "--bind", default="", metavar="[HOST:]PORT", help=_BIND_HELP.replace("--profiler-token", "--token")
+    )
     p.add_argument("--token", metavar="TOKEN", help="secret the page's URL must carry (?token=TOKEN)")
     p.add_argument("--seconds", type=float, help="stop serving after this many seconds (default: Ctrl-C)")
     p.set_defaults(func=cmd_profile)

@@ -220,9 +220,10 @@ class ProfilerServer:
             def busy(self) -> bool:
                 return self._pending is not None and not self._pending.done()
 
-            def send(self, msg: dict[str, Any]) -> None:
+            def send(self, msg: dict[str, Any] | str) -> None:
+                text = msg if isinstance(msg, str) else json.dumps(msg, separators=(",", ":"))
                 try:
-                    self._pending = self.write_message(json.dumps(msg, separators=(",", ":")))
+                    self._pending = self.write_message(text)
                     server.stats["sent"] += 1
                 except tornado.websocket.WebSocketClosedError:
                     server.clients.discard(self)

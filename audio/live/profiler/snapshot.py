@@ -18,16 +18,26 @@ Levels are dBFS (``-inf`` printed as ``None``); times are seconds of engine time
 from __future__ import annotations
 
 import collections
+import json
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from audio.core.bus import Decision
 
-__all__ = ["Bar", "PANEL_HZ", "SNAPSHOT_HZ", "Snapshot", "SnapshotPublisher", "db", "voice_row"]
+__all__ = [
+    "Bar",
+    "PANEL_HZ",
+    "SNAPSHOT_HZ",
+    "Snapshot",
+    "SnapshotPublisher",
+    "VoiceGroup",
+    "db",
+    "voice_rows",
+]
 
 SNAPSHOT_HZ = 15.0
 """Snapshots per second of engine time (the page updates at this rate)."""
@@ -73,16 +83,51 @@ class Bar:
 
 
 @dataclass(frozen=True)
-class Snapshot:
-    """The state of the run at engine time ``t`` (s): JSON-ready plain values, never mutated."""
+class VoiceGroup:
+    """Playing voices of one graph as the render thread saw them: the voices (whose fields the
+    page reads are fixed at their start) and copies of their bank's numbers at that moment."""
 
-    seq: int
-    t: float
-    voices: list[dict[str, Any]]
-    buses: list[dict[str, Any]]
-    panels: list[dict[str, Any]] | None = None
-    voices_total: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
+    bus: str
+    voices: list[Any]
+    peaks: np.ndarray
+    ipos: np.ndarray
+    centre: np.ndarray | None
+    gain: np.ndarray | None
+    delay: np.ndarray | None
+    duck: np.ndarray | None
+
+
+class Snapshot:
+    """The state of the run at engine time ``t`` (s), never mutated once published.
+
+    The render thread stores raw copies (:class:`VoiceGroup`); the rows the page shows are
+    built on first use by the reader (:attr:`voices`), off the render thread.
+    """
+
+    def __init__(
+        self,
+        seq: int,
+        t: float,
+        groups: list[VoiceGroup],
+        buses: list[dict[str, Any]],
+        panels: list[dict[str, Any]] | None = None,
+        voices_total: int = 0,
+        extra: dict[str, Any] | None = None,
+        rate: float = 48000.0,
+    ) -> None:
+        self.seq, self.t, self.groups, self.buses, self.panels = seq, t, groups, buses, panels
+        self.voices_total, self.extra, self.rate = voices_total, extra or {}, rate
+        self._voices: list[dict[str, Any]] | None = None
+        self._json: str | None = None
+
+    @property
+    def voices(self) -> list[dict[str, Any]]:
+        """The listed voices as the page shows them, oldest first."""
+        if self._voices is None:
+            rows = [r for g in self.groups for r in voice_rows(g, self.rate)]
+            rows.sort(key=lambda r: r["id"])
+            self._voices = rows
+        return self._voices
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -94,6 +139,12 @@ class Snapshot:
             "panels": self.panels,
             **self.extra,
         }
+
+    def encoded(self) -> str:
+        """:meth:`to_json` as JSON text, built once (every client gets the same)."""
+        if self._json is None:
+            self._json = json.dumps(self.to_json(), separators=(",", ":"))
+        return self._json
 
 
 def split_tag(tag: str, meta: dict[str, Any]) -> tuple[str, str]:
@@ -107,28 +158,34 @@ def split_tag(tag: str, meta: dict[str, Any]) -> tuple[str, str]:
 
 
 class _GraphInfo:
-    """Where to read a voice graph's interesting parameters (looked up once per graph)."""
+    """Where to read a voice graph's interesting parameters (looked up once per graph): the
+    first PI20 (PEAK) node's centre and gain, the distance delay (Del0) of the submix it sends
+    to, the bus it reaches and that bus's ducker."""
 
     def __init__(self, bank: Any, mixer: Any) -> None:
-        self.peak: str | None = None
-        for node_id, node in bank.by_id.items():
-            if node.kind == "PI20" and self.peak is None:
-                self.peak = node_id
+        self.bank = bank
+        self.centre: np.ndarray | None = None
+        self.gain: np.ndarray | None = None
+        for node in bank.by_id.values():
+            if node.kind == "PI20":
+                self.centre, self.gain = node.params["centre_hz"], node.params["gain"]
+                break
         self.bus = ""
-        self.submix: Any = None
-        self.delay: str | None = None
+        submix: Any = None
         for _node, to in bank.routes():
             kind, _, name = str(to).partition(":")
             if kind == "bus" and not self.bus:
                 self.bus = name
-            elif kind == "submix" and self.submix is None:
-                self.submix = mixer.submix_banks.get(name)
-        if self.submix is not None:
-            for node_id, node in self.submix.by_id.items():
-                if node.kind == "Del0" and self.delay is None:
-                    self.delay = node_id
+            elif kind == "submix" and submix is None:
+                submix = mixer.submix_banks.get(name)
+        self.delay: np.ndarray | None = None
+        if submix is not None:
+            for node in submix.by_id.values():
+                if node.kind == "Del0":
+                    self.delay = node.params["seconds"]
+                    break
             if not self.bus:
-                for _node, to in self.submix.routes():
+                for _node, to in submix.routes():
                     kind, _, name = str(to).partition(":")
                     if kind == "bus":
                         self.bus = name
@@ -136,36 +193,62 @@ class _GraphInfo:
         self.ducker = mixer.duckers.get(self.bus)
 
 
-def voice_row(v: Any, info: _GraphInfo, rate: float) -> dict[str, Any]:
-    """One playing voice as the page shows it (render thread: reads the voice's bank)."""
-    meta = v.meta or {}
-    system, speaker = split_tag(v.tag, meta)
-    peak = float(np.abs(v._bank.output[v.instance]).max()) if not v.done else 0.0
-    row: dict[str, Any] = {
-        "id": v.id,
-        "system": system,
-        "speaker": speaker,
-        "clip": str(meta.get("clip", "")),
-        "take": str(meta.get("take", "")),
-        "graph": v.graph,
-        "bus": info.bus,
-        "slot": v.slot,
-        "t0": round(v.started_at / rate, 4),
-        "pos_s": round(v.position / v.rate, 3) if v.rate else 0.0,
-        "len_s": round(v.frames / v.rate, 3) if v.rate else 0.0,
-        "peak_db": db(peak),
-        "stopped": bool(v.stopped),
-    }
-    if info.peak is not None:
-        row["peak_centre_hz"] = round(v._bank.get(v.instance, f"{info.peak}.centre_hz"), 1)
-        row["peak_gain_db"] = db(v._bank.get(v.instance, f"{info.peak}.gain"))
-    if info.delay is not None and info.submix is not None and v.slot < info.submix.capacity:
-        row["delay_ms"] = round(1e3 * info.submix.get(v.slot, f"{info.delay}.seconds"), 2)
-    if info.ducker is not None:
-        row["band"] = v.band
-        band = min(max(v.band, 0), info.ducker.env.shape[0] - 1)
-        row["duck_db"] = db(info.ducker.gain(band))
-    return row
+def gather(voices: list[Any], info: _GraphInfo) -> VoiceGroup:
+    """Copy what the page shows of ``voices`` (one graph) out of its bank: one numpy gather per
+    quantity, whatever the number of voices (render thread)."""
+    inst = np.fromiter((v.instance for v in voices), dtype=np.int64, count=len(voices))
+    slots = np.fromiter((v.slot for v in voices), dtype=np.int64, count=len(voices))
+    delay = None
+    if info.delay is not None:
+        delay = info.delay[np.clip(slots, 0, info.delay.shape[0] - 1)]
+    return VoiceGroup(
+        info.bus,
+        voices,
+        np.abs(info.bank.output[inst]).max(axis=(1, 2)),
+        info.bank.ipos[inst],
+        info.centre[inst] if info.centre is not None else None,
+        info.gain[inst] if info.gain is not None else None,
+        delay,
+        info.ducker.env.copy() if info.ducker is not None else None,
+    )
+
+
+def voice_rows(g: VoiceGroup, rate: float) -> list[dict[str, Any]]:
+    """The rows of one :class:`VoiceGroup` as the page shows them (any thread)."""
+    peaks, ipos = g.peaks.tolist(), g.ipos.tolist()
+    centre = g.centre.tolist() if g.centre is not None else None
+    gain = g.gain.tolist() if g.gain is not None else None
+    delay = g.delay.tolist() if g.delay is not None else None
+    rows = []
+    for k, v in enumerate(g.voices):
+        meta = v.meta or {}
+        system, speaker = split_tag(v.tag, meta)
+        vr = v.rate or 1.0
+        row: dict[str, Any] = {
+            "id": v.id,
+            "system": system,
+            "speaker": speaker,
+            "clip": str(meta.get("clip", "")),
+            "take": str(meta.get("take", "")),
+            "graph": v.graph,
+            "bus": g.bus,
+            "slot": v.slot,
+            "t0": round(v.started_at / rate, 4),
+            "pos_s": round(ipos[k] / vr, 3),
+            "len_s": round(v.frames / vr, 3),
+            "peak_db": db(peaks[k]),
+            "stopped": v.stopped,
+        }
+        if centre is not None and gain is not None:
+            row["peak_centre_hz"] = round(centre[k], 1)
+            row["peak_gain_db"] = db(gain[k])
+        if delay is not None:
+            row["delay_ms"] = round(1e3 * delay[k], 2)
+        if g.duck is not None:
+            row["band"] = v.band
+            row["duck_db"] = db(float(g.duck[min(max(v.band, 0), g.duck.shape[0] - 1)]))
+        rows.append(row)
+    return rows
 
 
 class SnapshotPublisher:
@@ -215,7 +298,6 @@ class SnapshotPublisher:
         self._peak = np.zeros(0)
         self._sumsq = np.zeros(0)
         self._count = np.zeros(0, dtype=np.int64)
-        self._scratch = np.zeros((8, max(self.block, 1)), dtype=np.float32)
         engine.bus.on_decision(self._decision)
 
     # -- render thread -------------------------------------------------------------------
@@ -231,15 +313,13 @@ class SnapshotPublisher:
             self._sumsq = np.zeros(len(names))
             self._count = np.zeros(len(names), dtype=np.int64)
 
-    def _meter(self, k: int, x: np.ndarray) -> None:
-        ch, n = x.shape
-        if ch > self._scratch.shape[0] or n > self._scratch.shape[1]:
-            self._scratch = np.zeros((max(ch, 8), max(n, self._scratch.shape[1])), dtype=np.float32)
-        s = self._scratch[:ch, :n]
-        np.multiply(x, x, out=s)
-        self._sumsq[k] += float(s.sum())
-        self._count[k] += ch * n
-        pk = float(np.sqrt(s.max())) if n else 0.0
+    def _meter(self, k: int, flat: np.ndarray) -> None:
+        """Add one block (any shape, contiguous) to meter ``k``: three numpy calls."""
+        if flat.size == 0:
+            return
+        self._sumsq[k] += float(np.dot(flat, flat))
+        self._count[k] += flat.size
+        pk = max(float(flat.max()), -float(flat.min()))
         if pk > self._peak[k]:
             self._peak[k] = pk
 
@@ -248,48 +328,49 @@ class SnapshotPublisher:
         if len(self._bus_names) != len(self.engine.mixer.buses):
             self._meter_layout()
         n = int(block.shape[0])
-        self._meter(0, block.T)
+        self._meter(0, block.reshape(-1))
         buses = self.engine.mixer.buses
         for k in range(1, len(self._bus_names)):
             out = buses[self._bus_names[k]].output[0]
-            self._meter(k, out[:, : min(n, out.shape[1])])
+            self._meter(k, out.reshape(-1) if n >= out.shape[1] else np.ravel(out[:, :n]))
         self._blocks += 1
         if self._blocks % self.every == 0:
             self.publish()
 
-    def _voices(self) -> tuple[list[dict[str, Any]], int]:
+    def _voices(self) -> tuple[list[VoiceGroup], int]:
         eng = self.engine
         playing = eng.voices.playing()
+        listed: dict[str, list[Any]] = {}
+        for v in playing[: self.max_voices]:
+            listed.setdefault(v.graph, []).append(v)
+        groups = []
+        for graph, vs in listed.items():
+            info = self._info.get(graph)
+            if info is None:
+                info = self._info[graph] = _GraphInfo(eng.mixer.voice_bank(graph), eng.mixer)
+            groups.append(gather(vs, info))
+        known = self._known
         now_ids = set()
-        rows = []
         for v in playing:
             now_ids.add(v.id)
-            self._known.setdefault(v.id, v)
-            if len(rows) < self.max_voices:
-                info = self._info.get(v.graph)
-                if info is None:
-                    info = self._info[v.graph] = _GraphInfo(v._bank, eng.mixer)
-                rows.append(voice_row(v, info, self.rate))
-        for vid in [i for i in self._known if i not in now_ids]:
-            v = self._known.pop(vid)
-            end = v.ended_at
-            meta = v.meta or {}
-            system, speaker = split_tag(v.tag, meta)
-            self.bars.append(
-                Bar(
-                    v.id,
-                    system,
-                    speaker,
-                    str(meta.get("clip", v.tag)),
-                    str(meta.get("take", "")),
-                    v.slot,
-                    v.graph,
-                    v.started_at / self.rate,
-                    (end if end is not None else eng.now) / self.rate,
-                )
-            )
-            self.bars_seen += 1
-        return rows, len(playing)
+            if v.id not in known:
+                known[v.id] = v
+        if len(known) != len(now_ids):
+            for vid in [i for i in known if i not in now_ids]:
+                self._close(known.pop(vid), None)
+        return groups, len(playing)
+
+    def _close(self, v: Any, end: int | None) -> None:
+        """A voice that ended (at ``end`` samples; None = its own end) as a finished bar."""
+        if end is None:
+            end = v.ended_at if v.ended_at is not None else self.engine.now
+        meta = v.meta or {}
+        system, speaker = split_tag(v.tag, meta)
+        clip, take = str(meta.get("clip", v.tag)), str(meta.get("take", ""))
+        self.bars.append(
+            Bar(v.id, system, speaker, clip, take, v.slot, v.graph, v.started_at / self.rate, end / self.rate)
+        )
+        self.bars_seen += 1
 
     def _buses(self) -> list[dict[str, Any]]:
         out = []
@@ -317,13 +398,8 @@ class SnapshotPublisher:
 
     def finish(self) -> None:
         """Close the bars of the voices still playing at the engine's present (end of a run)."""
-        now = self.engine.now / self.rate
         for v in self._known.values():
-            meta = v.meta or {}
-            system, speaker = split_tag(v.tag, meta)
-            clip, take = str(meta.get("clip", v.tag)), str(meta.get("take", ""))
-            self.bars.append(Bar(v.id, system, speaker, clip, take, v.slot, v.graph, v.started_at / self.rate, now))
-            self.bars_seen += 1
+            self._close(v, self.engine.now)
         self._known.clear()
 
     def _world(self) -> dict[str, Any]:
@@ -333,14 +409,24 @@ class SnapshotPublisher:
         for name in list(world.emitters)[:64]:
             ex, ey, ez = world.position(name)
             emitters[name] = [round(ex, 2), round(ey, 2), round(ez, 2)]
-        return {"listener": [round(x, 2), round(y, 2), round(z, 2), round(world.listener_yaw, 1)], "emitters": emitters}
+        return {
+            "listener": [round(x, 2), round(y, 2), round(z, 2), round(world.listener_yaw, 1)],
+            "emitters": emitters,
+        }
 
     def publish(self) -> Snapshot:
         """Build and publish a snapshot now (render thread, or any thread when not running)."""
         voices, total = self._voices()
         panels = self._panels() if self._seq % self.panel_every == 0 else None
         snap = Snapshot(
-            self._seq, self.engine.now / self.rate, voices, self._buses(), panels, total, self._world()
+            self._seq,
+            self.engine.now / self.rate,
+            voices,
+            self._buses(),
+            panels,
+            total,
+            self._world(),
+            self.rate,
         )
         self._seq += 1
         self.latest = snap

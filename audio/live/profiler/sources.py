@@ -15,6 +15,7 @@ allowed folders are one rejected request each.
 from __future__ import annotations
 
 import bisect
+import json
 import math
 import time
 from typing import Any
@@ -97,6 +98,11 @@ def coerce_values(action: Any, values: Any) -> dict[str, Any]:
     return out
 
 
+def with_snapshot(msg: dict[str, Any], snap: Snapshot) -> str:
+    """``msg`` as JSON text with the snapshot's JSON (encoded once for every client) added."""
+    return json.dumps(msg, separators=(",", ":"))[:-1] + ',"snap":' + snap.encoded() + "}"
+
+
 class _Base:
     mode = "live"
 
@@ -167,18 +173,17 @@ class LiveSource(_Base):
             "rate_hz": round(self.publisher.rate / self.publisher.block / self.publisher.every, 2),
         }
 
-    def tick(self, state: dict[str, Any]) -> dict[str, Any] | None:
+    def tick(self, state: dict[str, Any]) -> str | None:
         msg: dict[str, Any] = {"type": "tick"}
         changed = self._catch_up(state, msg)
         snap = self.publisher.latest
-        if snap is not None and snap.seq != state.get("seq"):
-            state["seq"] = snap.seq
-            msg["snap"] = snap.to_json()
-            changed = True
         if state.get("mc") != self.metrics_seq:
             state["mc"] = self.metrics_seq
             msg["metrics"] = self.metrics
-        return msg if changed else None
+        if snap is not None and snap.seq != state.get("seq"):
+            state["seq"] = snap.seq
+            return with_snapshot(msg, snap)
+        return json.dumps(msg, separators=(",", ":")) if changed else None
 
     def request(self, req: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
         kind = req.get("type")
@@ -229,6 +234,11 @@ class ReviewSource(_Base):
         super().__init__(history)
         self.snapshots = snapshots
         self.times = [s.t for s in snapshots]
+        self._panel_at: list[int] = []  # index of the last snapshot with panels, at each snapshot
+        last = -1
+        for i, s in enumerate(snapshots):
+            last = i if s.panels is not None else last
+            self._panel_at.append(last)
         self.duration = duration
         self.game = game
         self.note = note
@@ -252,17 +262,16 @@ class ReviewSource(_Base):
         i = bisect.bisect_right(self.times, t) - 1
         return self.snapshots[i] if i >= 0 else (self.snapshots[0] if self.snapshots else None)
 
-    def tick(self, state: dict[str, Any]) -> dict[str, Any] | None:
+    def tick(self, state: dict[str, Any]) -> str | None:
         msg: dict[str, Any] = {"type": "tick"}
         changed = self._catch_up(state, msg)
         snap = self._at(float(state.get("want", 0.0)))
         if snap is not None and snap.seq != state.get("sent"):
             state["sent"] = snap.seq
-            js = snap.to_json()
-            panels = next((s.panels for s in reversed(self.snapshots[: snap.seq + 1]) if s.panels), None)
-            msg["snap"], msg["panels"] = js, panels or []
-            changed = True
-        return msg if changed else None
+            k = self._panel_at[bisect.bisect_right(self.times, snap.t) - 1]
+            msg["panels"] = self.snapshots[k].panels if k >= 0 else []
+            return with_snapshot(msg, snap)
+        return json.dumps(msg, separators=(",", ":")) if changed else None
 
     def request(self, req: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
         if req.get("type") == "seek":
