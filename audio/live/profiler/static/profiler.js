@@ -5,11 +5,11 @@
 const S = {
   mode: "", game: "", actions: [], decisions: [], bars: [], snap: null, panels: [],
   follow: true, span: 20, end: 0, now: 0, duration: 0, selected: -1, games: new Set(),
-  rows: new Map(), rowOrder: [], dirty: true, playing: false,
+  rows: new Map(), rowOrder: [], playing: false,
 };
 const CLS_COLOUR = { refused: "#e0524a", cut: "#e8913a", state: "#4a90d9", other: "#9aa0a8" };
 const SLOT_COLOUR = ["#4C72B0", "#55A868", "#8172B2", "#CCB974", "#64B5CD", "#8C8C8C", "#DD8452", "#937860"];
-const ROW_H = 30, LABEL_W = 120, MIN_WAIT = 0.1;
+const ROW_H = 30, LABEL_W = 120, MIN_WAIT = 0.1, MAX_ROWS = 14;
 const $ = (id) => document.getElementById(id);
 let ws = null;
 
@@ -40,7 +40,7 @@ function send(obj) { if (ws && ws.readyState === 1) ws.send(JSON.stringify(obj))
 function handle(m) {
   if (m.type === "hello") {
     S.mode = m.mode; S.game = m.game; S.actions = m.actions || []; S.duration = m.duration || 0;
-    S.decisions = []; S.bars = []; S.rows = new Map(); S.rowOrder = [];
+    S.decisions = []; S.bars = []; S.rows = new Map(); S.rowOrder = []; drawDecisions(true);
     $("mode").textContent = m.mode === "live" ? "live" : "finished run";
     $("game").textContent = `game ${m.game}` + (m.note ? ` (${m.note})` : "");
     buildActions();
@@ -54,7 +54,7 @@ function handle(m) {
     if (m.panels) { S.panels = m.panels; drawPanels(); }
     if (m.metrics) drawMetrics(m.metrics);
     if ((m.decisions || []).length) drawDecisions();
-    S.dirty = true;
+    markDirty();
   } else if (m.type === "result") {
     const r = $("result"); r.textContent = m.text; r.className = m.ok ? "good" : "bad";
   }
@@ -86,7 +86,7 @@ function addDecision(d) {
   if (d.cls === "quiet" || (!d.speaker && d.cls === "other")) return;
   rowFor(d.game, d.speaker).marks.push(d);
 }
-function addBar(b) { rowFor(b.system, b.speaker).bars.push(b); }
+function addBar(b) { S.bars.push(b); rowFor(b.system, b.speaker).bars.push(b); }
 
 // -- timeline --------------------------------------------------------------------------------
 function view() {
@@ -100,7 +100,12 @@ function niceStep(span) {
 }
 function drawTimeline() {
   const c = $("timeline"), box = $("timeline-scroll");
-  const rows = S.rowOrder, w = Math.max(300, box.clientWidth), h = Math.max(60, rows.length * ROW_H + 22);
+  // the canvas is only as tall as the rows shown (a small canvas is cheap to redraw at 15 Hz);
+  // the wheel scrolls the rows (S.rowTop), shift/ctrl + wheel scroll/zoom time
+  const visible = Math.max(1, Math.min(S.rowOrder.length, MAX_ROWS));
+  S.rowTop = Math.max(0, Math.min(S.rowTop || 0, S.rowOrder.length - visible));
+  const rows = S.rowOrder.slice(S.rowTop, S.rowTop + visible);
+  const w = Math.max(300, box.clientWidth), h = visible * ROW_H + 22;
   const dpr = window.devicePixelRatio || 1;
   if (c.width !== Math.round(w * dpr) || c.height !== Math.round(h * dpr)) {
     c.width = Math.round(w * dpr); c.height = Math.round(h * dpr); c.style.height = `${h}px`;
@@ -164,27 +169,29 @@ function drawTimeline() {
   // the present (live) or the sought time (finished run)
   const xn = x(S.now);
   g.strokeStyle = "#f2f2f2"; g.beginPath(); g.moveTo(xn, 12); g.lineTo(xn, h); g.stroke();
-  $("span").textContent = `${t0.toFixed(1)}-${t1.toFixed(1)} s`;
+  setText($("span"), `${t0.toFixed(1)}-${t1.toFixed(1)} s, rows ${S.rowTop + 1}-${S.rowTop + rows.length} of ${S.rowOrder.length}`);
   const total = Math.max(S.now, S.duration, S.span);
   const sc = $("scroll"); sc.max = total.toFixed(2);
   if (S.follow) sc.value = S.now.toFixed(2);
 }
-function setFollow(on) { S.follow = on; $("follow").className = on ? "on" : ""; S.dirty = true; }
+function setFollow(on) { S.follow = on; $("follow").className = on ? "on" : ""; markDirty(); }
 
 function timelineEvents() {
   $("follow").onclick = () => setFollow(!S.follow);
-  $("zoom-in").onclick = () => { S.span = Math.max(0.5, S.span / 1.5); S.dirty = true; };
-  $("zoom-out").onclick = () => { S.span = Math.min(3600, S.span * 1.5); S.dirty = true; };
+  $("zoom-in").onclick = () => { S.span = Math.max(0.5, S.span / 1.5); markDirty(); };
+  $("zoom-out").onclick = () => { S.span = Math.min(3600, S.span * 1.5); markDirty(); };
   $("scroll").oninput = (e) => { setFollow(false); S.end = Math.max(S.span, +e.target.value); };
   $("timeline").addEventListener("wheel", (e) => {
-    if (!e.ctrlKey && !e.shiftKey && Math.abs(e.deltaX) < Math.abs(e.deltaY)) return; // let the rows scroll
     e.preventDefault();
+    if (!e.ctrlKey && !e.shiftKey && Math.abs(e.deltaX) < Math.abs(e.deltaY)) {
+      S.rowTop = (S.rowTop || 0) + Math.sign(e.deltaY); markDirty(); return;
+    }
     if (e.ctrlKey) { S.span = Math.min(3600, Math.max(0.5, S.span * (e.deltaY > 0 ? 1.25 : 0.8))); }
     else {
       const [, t1] = view(); setFollow(false);
       S.end = Math.max(S.span, Math.min(S.now, t1 + ((e.deltaX || e.deltaY) / 400) * S.span));
     }
-    S.dirty = true;
+    markDirty();
   }, { passive: false });
   $("timeline").onclick = (e) => {
     const rect = e.target.getBoundingClientRect(), mx = e.clientX - rect.left, my = e.clientY - rect.top;
@@ -204,28 +211,53 @@ function meter(peak, rms) {
   m.append(r, p); return m;
 }
 function td(text, cls) { return el("td", { class: cls || "", text: String(text) }); }
+function setText(node, text) { if (node.textContent !== text) node.textContent = text; }
+function setMeter(m, peak, rms) {
+  const hot = (peak ?? -99) > -1;
+  if (m.classList.contains("hot") !== hot) m.classList.toggle("hot", hot);
+  const w = `${(100 * dbFrac(rms ?? peak)).toFixed(1)}%`, l = `${(100 * dbFrac(peak)).toFixed(1)}%`;
+  if (m.firstChild.style.width !== w) m.firstChild.style.width = w;
+  if (m.lastChild.style.left !== l) m.lastChild.style.left = l;
+}
+const voiceRows = new Map();
+function voiceCells(v) {
+  return [String(v.id), v.speaker, v.clip, v.take, v.bus, null, fmtDb(v.peak_db),
+    v.peak_centre_hz !== undefined ? `${v.peak_centre_hz} Hz / ${fmtDb(v.peak_gain_db)} dB` : "",
+    v.delay_ms !== undefined ? `${v.delay_ms} ms` : "",
+    v.band !== undefined ? `${v.band} / ${fmtDb(v.duck_db)} dB` : "",
+    `${v.pos_s.toFixed(2)} / ${v.len_s.toFixed(2)}` + (v.stopped ? " stop" : "")];
+}
 function drawSnap() {
-  const s = S.snap;
-  $("clock").textContent = `t ${s.t.toFixed(3)} s`;
-  $("voice-count").textContent = `${s.voices_total} playing` + (s.voices_total > s.voices.length ? ` (${s.voices.length} listed)` : "");
-  const body = el("tbody");
+  // rows are updated in place (only changed text is written): little layout work per update
+  const s = S.snap, body = $("voices").tBodies[0], seen = new Set();
+  setText($("clock"), `t ${s.t.toFixed(3)} s`);
+  setText($("voice-count"), `${s.voices_total} playing` + (s.voices_total > s.voices.length ? ` (${s.voices.length} listed)` : ""));
   for (const v of s.voices) {
-    const lvl = el("td"); lvl.append(meter(v.peak_db, null));
-    body.append(el("tr", { "data-id": v.id },
-      td(v.id, "num"), td(v.speaker), td(v.clip), td(v.take), td(v.bus), lvl, td(fmtDb(v.peak_db), "num"),
-      td(v.peak_centre_hz !== undefined ? `${v.peak_centre_hz} Hz / ${v.peak_gain_db} dB` : ""),
-      td(v.delay_ms !== undefined ? `${v.delay_ms} ms` : ""),
-      td(v.band !== undefined ? `${v.band} / ${fmtDb(v.duck_db)} dB` : ""),
-      td(`${v.pos_s.toFixed(2)} / ${v.len_s.toFixed(2)}` + (v.stopped ? " stop" : ""), "num")));
+    seen.add(v.id);
+    const cells = voiceCells(v);
+    let tr = voiceRows.get(v.id);
+    if (!tr) {
+      tr = el("tr", { "data-id": v.id });
+      cells.forEach((c, k) => tr.append(c === null ? el("td", {}, meter(v.peak_db, null)) : td("", [0, 6, 10].includes(k) ? "num" : "")));
+      voiceRows.set(v.id, tr); body.append(tr);
+    }
+    cells.forEach((c, k) => { if (c !== null) setText(tr.cells[k], c); });
+    setMeter(tr.cells[5].firstChild, v.peak_db, null);
   }
-  $("voices").replaceChild(body, $("voices").tBodies[0]);
-  const buses = $("buses"); buses.textContent = "";
+  for (const [id, tr] of voiceRows) if (!seen.has(id)) { tr.remove(); voiceRows.delete(id); }
+  const buses = $("buses");
   for (const b of s.buses) {
-    buses.append(el("div", { class: "row" + (b.name === "master" ? " master" : "") },
-      el("span", { text: b.name }), meter(b.peak_db, b.rms_db), el("span", { text: `${fmtDb(b.peak_db)} / ${fmtDb(b.rms_db)}` })));
+    let row = buses.querySelector(`[data-bus="${CSS.escape(b.name)}"]`);
+    if (!row) {
+      row = el("div", { class: "row" + (b.name === "master" ? " master" : ""), "data-bus": b.name },
+        el("span", { text: b.name }), meter(b.peak_db, b.rms_db), el("span"));
+      buses.append(row);
+    }
+    setMeter(row.children[1], b.peak_db, b.rms_db);
+    setText(row.children[2], `${fmtDb(b.peak_db)} / ${fmtDb(b.rms_db)}`);
   }
   drawMap(s);
-  $("counts").textContent = `${S.decisions.length} decisions, ${S.bars.length + s.voices_total} voices`;
+  setText($("counts"), `${S.decisions.length} decisions, ${S.bars.length + s.voices_total} voices`);
 }
 function drawMap(s) {
   const c = $("map"), g = c.getContext("2d"), w = c.width, h = c.height, k = Math.min(w, h) / 40;
@@ -241,7 +273,7 @@ function drawMap(s) {
   g.fillStyle = "#f2f2f2"; g.beginPath();
   g.moveTo(w / 2 + fx * 8, h / 2 - fz * 8); g.lineTo(w / 2 - fz * 5 - fx * 4, h / 2 - fx * 5 + fz * 4);
   g.lineTo(w / 2 + fz * 5 - fx * 4, h / 2 + fx * 5 + fz * 4); g.fill();
-  $("listener-pose").textContent = `(${lx.toFixed(1)}, ${s.listener[1].toFixed(1)}, ${lz.toFixed(1)}) m, yaw ${yaw.toFixed(0)} deg`;
+  setText($("listener-pose"), `(${lx.toFixed(1)}, ${s.listener[1].toFixed(1)}, ${lz.toFixed(1)}) m, yaw ${yaw.toFixed(0)} deg`);
 }
 function drawMetrics(m) {
   if (!m || m.callback_p99_us === undefined) return;
@@ -259,24 +291,37 @@ function passes(d) {
   const g = $("f-game").value, sp = $("f-speaker").value.trim(), c = $("f-class").value;
   return (!g || d.game === g) && (!sp || d.speaker === sp) && (!c || d.cls === c);
 }
-function drawDecisions() {
-  const out = [];
-  for (let i = S.decisions.length - 1; i >= 0 && out.length < 300; i--) if (passes(S.decisions[i])) out.push(S.decisions[i]);
-  const body = el("tbody");
-  for (const d of out) {
-    const tr = el("tr", { class: `c-${d.cls}` + (d.i === S.selected ? " sel" : ""), "data-i": d.i },
-      td(d.t.toFixed(3), "num"), td(d.system), td(d.outcome), td(d.speaker), td(d.label));
-    tr.onclick = () => select(d);
-    body.append(tr);
+const SHOWN = 150;
+let shownUpTo = 0;
+function decisionRow(d) {
+  const tr = el("tr", { class: `c-${d.cls}` + (d.i === S.selected ? " sel" : ""), "data-i": d.i },
+    td(d.t.toFixed(3), "num"), td(d.system), td(d.outcome), td(d.speaker), td(d.label));
+  tr.onclick = () => select(d);
+  return tr;
+}
+function drawDecisions(full) {
+  // new decisions go on top of the table; a filter change (full) rebuilds it
+  const table = $("decisions");
+  let body = table.tBodies[0];
+  if (full === true) { body = el("tbody"); table.replaceChild(body, table.tBodies[0]); shownUpTo = 0; }
+  const fresh = [];
+  const from = full === true ? 0 : shownUpTo;
+  for (let i = S.decisions.length - 1; i >= from && fresh.length < SHOWN; i--) if (passes(S.decisions[i])) fresh.push(S.decisions[i]);
+  shownUpTo = S.decisions.length;
+  if (fresh.length) {
+    const frag = document.createDocumentFragment();
+    for (const d of fresh) frag.append(decisionRow(d));
+    body.insertBefore(frag, body.firstChild);
+    while (body.rows.length > SHOWN) body.lastChild.remove();
   }
-  $("decisions").replaceChild(body, $("decisions").tBodies[0]);
-  $("decision-count").textContent = `${out.length} shown of ${S.decisions.length}`;
+  setText($("decision-count"), `${body.rows.length} shown of ${S.decisions.length}`);
 }
 function select(d) {
   S.selected = d.i;
   $("detail").textContent = `${d.t.toFixed(4)} s  ${d.system}  ${d.outcome}  (class ${d.cls})\n` + JSON.stringify(d.detail, null, 1);
   if (S.mode === "review") seek(d.t);
-  drawDecisions(); S.dirty = true;
+  for (const tr of $("decisions").tBodies[0].rows) tr.classList.toggle("sel", +tr.dataset.i === d.i);
+  markDirty();
 }
 
 // -- actions ---------------------------------------------------------------------------------
@@ -315,7 +360,7 @@ function actionEvents() {
   for (const b of $("listener").querySelectorAll("button")) {
     b.onclick = () => send({ type: "listener", forward: +(b.dataset.forward || 0), right: +(b.dataset.right || 0), turn: +(b.dataset.turn || 0) });
   }
-  for (const id of ["f-game", "f-speaker", "f-class"]) $(id).addEventListener("input", drawDecisions);
+  for (const id of ["f-game", "f-speaker", "f-class"]) $(id).addEventListener("input", () => drawDecisions(true));
 }
 
 // -- finished runs ---------------------------------------------------------------------------
@@ -323,7 +368,7 @@ let lastSeek = 0;
 function seek(t) {
   S.now = Math.max(0, Math.min(S.duration, t)); $("seek").value = S.now;
   const now = performance.now(); if (now - lastSeek > 60) { lastSeek = now; send({ type: "seek", t: S.now }); }
-  S.dirty = true;
+  markDirty();
 }
 function reviewEvents() {
   $("seek").oninput = (e) => { S.playing = false; $("play").textContent = "play"; seek(+e.target.value); };
@@ -340,9 +385,9 @@ function reviewEvents() {
   }, 66);
 }
 
-function frame() {
-  if (S.dirty) { S.dirty = false; drawTimeline(); }
-  requestAnimationFrame(frame);
+let scheduled = false;
+function markDirty() {
+  if (!scheduled) { scheduled = true; requestAnimationFrame(() => { scheduled = false; drawTimeline(); }); }
 }
-window.addEventListener("resize", () => { S.dirty = true; });
-timelineEvents(); actionEvents(); reviewEvents(); connect(); requestAnimationFrame(frame);
+window.addEventListener("resize", markDirty);
+timelineEvents(); actionEvents(); reviewEvents(); connect();
