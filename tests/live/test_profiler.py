@@ -170,3 +170,34 @@ def test_a_decision_log_gives_decisions_and_line_bars(tmp_path) -> None:
     assert [d["outcome"] for d in src.history.decisions] == ["Started", "Refused", "Finished"]
     assert src.history.decisions[1]["cls"] == "refused"
     assert [(b["speaker"], b["t0"], b["t1"]) for b in src.history.bars] == [("ann", 0.0, 1.0)]
+
+
+def test_a_capture_replays_into_the_same_decisions_with_voices_and_snapshots(tmp_path) -> None:
+    from audio.live.device import CaptureWriter
+    from audio.live.profiler.review import review_source
+
+    port = open_system("tone")
+    path = tmp_path / "cap.jsonl"
+    header = {"source": "live", "block": port.block, "start_sample": 0, **port.capture_header()}
+    cap = CaptureWriter(path, header)
+    port.bus.on_post(cap.record)
+    seen: list[Decision] = []
+    port.on_decision(seen.append)
+    port.emit("tone.on", speaker="ann", line="a", seconds=0.3)
+    port.advance(0.5)
+    port.emit("tone.on", speaker="bob", line="b", seconds=0.2)
+    port.advance(0.5)
+    cap.close(port.now_samples)
+
+    src = review_source(path)
+    assert [(d["outcome"], d["speaker"]) for d in src.history.decisions] == [
+        (d.outcome, str(d.detail.get("speaker", ""))) for d in seen
+    ]
+    assert src.duration == pytest.approx(1.0)
+    assert sorted(b["speaker"] for b in src.history.bars) == ["ann", "bob"]
+    assert 14 <= len(src.snapshots) <= 16  # 15 per second of run time
+    state: dict = {}
+    src.hello(state)
+    src.request({"type": "seek", "t": 0.2}, state)
+    msg = json.loads(src.tick(state) or "{}")
+    assert [v["speaker"] for v in msg["snap"]["voices"]] == ["ann"]

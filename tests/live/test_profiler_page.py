@@ -86,6 +86,13 @@ def live_demo() -> Iterator[str]:
         proc.wait(30)
 
 
+def texts(driver: Any, selector: str) -> list[str]:
+    """The text of every element matching ``selector``, read in one script (rows that the page
+    replaces between two reads cannot go stale)."""
+    script = "return [...document.querySelectorAll(arguments[0])].map((e) => e.innerText).filter((t) => t)"
+    return list(driver.execute_script(script, selector))
+
+
 def wait_for(what: str, check: Any, timeout: float = 40.0) -> Any:
     t_end = time.monotonic() + timeout
     while time.monotonic() < t_end:

@@ -234,6 +234,7 @@ function drawSnap() {
   setText($("voice-count"), `${s.voices_total} playing` + (s.voices_total > s.voices.length ? ` (${s.voices.length} listed)` : ""));
   for (const v of s.voices) {
     seen.add(v.id);
+    rowFor(v.system, v.speaker);
     const cells = voiceCells(v);
     let tr = voiceRows.get(v.id);
     if (!tr) {
