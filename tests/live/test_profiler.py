@@ -10,6 +10,8 @@ import urllib.request
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from audio.core.bus import Decision
 from audio.live.profiler.history import History
@@ -201,3 +203,51 @@ def test_a_capture_replays_into_the_same_decisions_with_voices_and_snapshots(tmp
     src.request({"type": "seek", "t": 0.2}, state)
     msg = json.loads(src.tick(state) or "{}")
     assert [v["speaker"] for v in msg["snap"]["voices"]] == ["ann"]
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    kind=st.sampled_from(["action", "listener", "seek", "bogus"]) | st.text(max_size=8),
+    name=st.sampled_from(["tone/on", "listener", "emitter", "tone/stop"]) | st.text(max_size=12),
+    values=_json,
+    extra=st.dictionaries(st.sampled_from(["forward", "right", "turn"]), _json, max_size=3),
+)
+def test_any_request_from_the_page_is_answered_never_raised(kind, name, values, extra) -> None:
+    port, pub = _SHARED
+    src = LiveSource(port, pub)
+    reply = src.request({"type": kind, "name": name, "values": values, **extra}, {})
+    assert reply["type"] == "result" and isinstance(reply["ok"], bool) and reply["text"]
+
+
+_SHARED = _port_with_publisher()
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    data=st.binary(max_size=300)
+    | st.lists(_json, max_size=4).map(lambda xs: "\n".join(map(json.dumps, xs)).encode())
+)
+def test_a_bad_decision_log_is_one_format_error(data) -> None:
+    import tempfile
+    from pathlib import Path
+
+    from audio.core.errors import FormatError
+    from audio.live.profiler.review import from_log
+
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "log.jsonl"
+        p.write_bytes(data)
+        try:
+            src = from_log(p)
+        except FormatError:
+            return
+        except UnicodeDecodeError:
+            pytest.fail("undecodable bytes must be a FormatError")
+        assert src.duration >= 0

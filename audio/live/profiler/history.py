@@ -8,6 +8,7 @@ the whole run up to ``limit`` entries of each kind (then the oldest go, counted 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,17 @@ def speaker_of(detail: dict[str, Any]) -> str:
     return ""
 
 
+def finite(v: Any) -> Any:
+    """``v`` with every NaN or infinite float replaced by None (the browser's JSON has neither)."""
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, dict):
+        return {str(k): finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [finite(x) for x in v]
+    return v
+
+
 def decision_json(i: int, d: Decision) -> dict[str, Any]:
     """A decision for the page: its index, time, system, outcome, outcome class and detail."""
     from audio.offline.timeline import outcome_class
@@ -37,14 +49,14 @@ def decision_json(i: int, d: Decision) -> dict[str, Any]:
     label = next((str(d.detail[k]) for k in LABEL_KEYS if d.detail.get(k) is not None), "")
     return {
         "i": i,
-        "t": round(d.t, 4),
+        "t": round(d.t, 4) if math.isfinite(d.t) else None,
         "system": d.system,
         "game": d.system.split(".")[0],
         "outcome": d.outcome,
         "cls": outcome_class(d.outcome) or "quiet",
         "speaker": speaker_of(d.detail),
         "label": label,
-        "detail": to_jsonable(d.detail),
+        "detail": finite(to_jsonable(d.detail)),
     }
 
 

@@ -11,6 +11,7 @@ drawn from each speaker's line-start and line-end decisions, and there are no le
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -66,11 +67,13 @@ def from_capture(path: Path, progress: Any = None) -> ReviewSource:
     return ReviewSource(history, snaps, total / engine.sample_rate, game, f"capture {path.name}")
 
 
-def _decision(d: dict[str, Any], where: str) -> Decision:
+def _decision(d: dict[str, Any], path: Path, lineno: int) -> Decision:
     try:
         at, t, system, outcome = int(d["at"]), float(d["t"]), str(d["system"]), str(d["outcome"])
-    except (KeyError, TypeError, ValueError):
-        raise FormatError(where, 0, "a decision log line with at, t, system and outcome") from None
+        if not (math.isfinite(t) and t >= 0 and at >= 0):
+            raise ValueError("negative or not finite")
+    except (KeyError, TypeError, ValueError, OverflowError):
+        raise FormatError(path, lineno, "a decision with at, t (s, >= 0), system and outcome") from None
     detail = {k: v for k, v in d.items() if k not in ("at", "t", "system", "outcome")}
     return Decision(at, t, system, outcome, detail)
 
@@ -98,31 +101,34 @@ def from_log(path: Path) -> ReviewSource:
             "t1": round(t1, 4),
         }
 
-    with path.open("r", encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except ValueError as exc:
-                raise FormatError(path, lineno, f"a JSON decision ({exc})") from None
-            if not isinstance(obj, dict):
-                raise FormatError(path, lineno, "a JSON object per line")
-            d = _decision(obj, f"{path}:{lineno}")
-            history.add_decision(d)
-            end = max(end, d.t)
-            who = speaker_of(d.detail)
-            if not who:
-                continue
-            key = (d.system.split(".")[0], who)
-            if d.outcome in LINE_START:
-                if key in open_lines:
-                    history.add_bar(bar(open_lines[key], d.t))
-                    n += 1
-                open_lines[key] = d
-            elif d.outcome in LINE_END and key in open_lines:
-                history.add_bar(bar(open_lines.pop(key), d.t))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise FormatError(path, exc.start, "UTF-8 text (a decision log is JSON lines)") from None
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as exc:
+            raise FormatError(path, lineno, f"a JSON decision ({exc})") from None
+        if not isinstance(obj, dict):
+            raise FormatError(path, lineno, "a JSON object per line")
+        d = _decision(obj, path, lineno)
+        history.add_decision(d)
+        end = max(end, d.t)
+        who = speaker_of(d.detail)
+        if not who:
+            continue
+        key = (d.system.split(".")[0], who)
+        if d.outcome in LINE_START:
+            if key in open_lines:
+                history.add_bar(bar(open_lines[key], d.t))
                 n += 1
+            open_lines[key] = d
+        elif d.outcome in LINE_END and key in open_lines:
+            history.add_bar(bar(open_lines.pop(key), d.t))
+            n += 1
     for d0 in open_lines.values():
         history.add_bar(bar(d0, end))
         n += 1
