@@ -251,3 +251,33 @@ def test_a_bad_decision_log_is_one_format_error(data) -> None:
         except UnicodeDecodeError:
             pytest.fail("undecodable bytes must be a FormatError")
         assert src.duration >= 0
+
+
+class _Client:
+    def __init__(self, busy: bool) -> None:
+        self.state: dict = {}
+        self._busy = busy
+        self.sent: list = []
+
+    def busy(self) -> bool:
+        return self._busy
+
+    def send(self, msg) -> None:
+        self.sent.append(msg)
+
+
+def test_a_client_still_writing_misses_the_update_instead_of_queueing_it() -> None:
+    port, pub = _port_with_publisher()
+    src = LiveSource(port, pub)
+    server = ProfilerServer(src, "127.0.0.1", 0)
+    slow, quick = _Client(busy=True), _Client(busy=False)
+    src.hello(slow.state)
+    src.hello(quick.state)
+    server.clients.update({slow, quick})
+    port.emit("tone.on", speaker="dee", line="d")
+    port.advance(0.2)
+    server._tick()
+    assert slow.sent == [] and server.stats["skipped"] == 1
+    assert len(quick.sent) == 1 and "dee" in quick.sent[0]
+    for s in server._sockets:
+        s.close()

@@ -287,8 +287,6 @@ class SnapshotPublisher:
         self.latest: Snapshot | None = None
         self.decisions: collections.deque[Decision] = collections.deque(maxlen=keep)
         self.bars: collections.deque[Bar] = collections.deque(maxlen=keep)
-        self.decisions_seen = 0
-        self.bars_seen = 0
         self.on_snapshot: Callable[[Snapshot], None] | None = None
         self._blocks = 0
         self._seq = 0
@@ -303,7 +301,6 @@ class SnapshotPublisher:
     # -- render thread -------------------------------------------------------------------
     def _decision(self, d: Decision) -> None:
         self.decisions.append(d)
-        self.decisions_seen += 1
 
     def _meter_layout(self) -> None:
         names = ["master", *sorted(n for n in self.engine.mixer.buses if n != "master")]
@@ -370,7 +367,6 @@ class SnapshotPublisher:
         self.bars.append(
             Bar(v.id, system, speaker, clip, take, v.slot, v.graph, v.started_at / self.rate, end / self.rate)
         )
-        self.bars_seen += 1
 
     def _buses(self) -> list[dict[str, Any]]:
         out = []
