@@ -319,7 +319,8 @@ def _run(args: argparse.Namespace, port: Any, stop_when: Any, signals: StopSigna
         _close_outputs(capture, record, server, 0)
         return 2
     if profiler is not None:
-        print(f"profiler: {profiler.url}", flush=True)
+        reach = "" if profiler.loopback else " (reachable beyond this machine: the URL's token is required)"
+        print(f"profiler: {profiler.url}{reach}", flush=True)
     try:
         player = port.play(settings, on_block=record.push if record is not None else None)
     except NoDeviceError as exc:
