@@ -47,7 +47,7 @@ import numpy as np
 from audio.core.bus import Decision, Event
 from audio.core.capture import configure_replay
 from audio.core.clock import BLOCK, SAMPLE_RATE, seconds_to_samples
-from audio.core.errors import BarkbusError
+from audio.core.errors import BarkbusError, InputError
 from audio.core.faults import Fault
 from audio.core.paths import PathPolicy, PathRefused
 from audio.live.device import Inbox, LivePlayer, LiveSettings
@@ -244,8 +244,32 @@ class VoicePort:
         counted and reported as a fault."""
         return self.inbox.put(self.checked(event), when=when)
 
+    def games(self) -> set[str]:
+        """The games this run has a system of (``skate``, ``sylpheed``...; the part of each
+        system's name before the dot)."""
+        return {str(s.name).partition(".")[0] for s in self._systems()}
+
+    def accepts(self, kind: str) -> str | None:
+        """None if events of ``kind`` are for this run (a generic kind such as ``world.emitter``,
+        or one of its games'), else why not."""
+        from audio.games import game_names
+
+        game, dot, _ = kind.partition(".")
+        if dot and game in game_names() and game not in self.games():
+            runs = ", ".join(sorted(self.games()))
+            return f"event {kind!r} is for {game}, which this run does not have (it runs {runs})"
+        return None
+
     def checked(self, event: Event) -> Event:
-        """``event`` with its file fields resolved under the allowed roots (else PathRefused)."""
+        """``event`` for this run's games, naming what their installs have (else
+        :class:`InputError` with a did-you-mean), with its file fields resolved under the allowed
+        roots (else PathRefused)."""
+        why = self.accepts(event.KIND)
+        if why is not None:
+            raise InputError(why)
+        problem = self.engine.check_event(event)
+        if problem is not None:
+            raise InputError(f"{event.KIND}.{problem[0]}: {problem[1]}")
         names = type(event).FILE_FIELDS
         if not names:
             return event

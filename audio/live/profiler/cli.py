@@ -65,14 +65,14 @@ def cmd_profile(args: argparse.Namespace) -> int:
     from audio.live.profiler.server import ProfilerServer, parse_bind
 
     if not args.run.is_file():
-        print(f"barkbus profile: {args.run}: no such file", file=sys.stderr)
+        print(f"barkbus: error: {args.run}: no such file", file=sys.stderr)
         return 2
     try:
         host, number = parse_bind(args.bind)
         source = review_source(args.run)
         server = ProfilerServer(source, host, number, args.token)
     except (BarkbusError, OSError) as exc:
-        print(f"barkbus profile: {exc}", file=sys.stderr)
+        print(f"barkbus: error: {exc}", file=sys.stderr)
         return 2
     server.start()
     print(
