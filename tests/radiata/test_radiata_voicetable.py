@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from audio.core.errors import FormatError
+from audio.core.errors import ScenarioError
 from audio.games.radiata.formats.voicetable import (
     VoiceEntry,
     load_voicetable,
@@ -60,22 +60,30 @@ def test_line_key_wins_over_character_key_and_paths_are_relative_to_the_table(tm
     [
         ('file = "a.rmf"\nsound_id = 1\naudio = "v/line.wav"', "either file"),
         ('character_id = 1\nfile = "a.rmf"\npacket = 0\nsound_id = 1\naudio = "v/line.wav"', "either file"),
-        ('character_id = 1\nsound_id = 70000\naudio = "v/line.wav"', "sound_id"),
-        ("character_id = 1\nsound_id = 1", "audio"),
+        (
+            'character_id = 1\nsound_id = 70000\naudio = "v/line.wav"',
+            r"voice\[0\].sound_id: expected `int` <= 65535",
+        ),
+        ("character_id = 1\nsound_id = 1", r"voice\[0\]: object missing required field `audio`"),
         ('character_id = 1\nsound_id = 1\naudio = "v/missing.wav"', "existing audio"),
-        ('character_id = 1\nsound_id = 1\naudio = "v/line.wav"\nvolume = 2', "only the keys"),
+        (
+            'character_id = 1\nsound_id = 1\naudio = "v/line.wav"\nvolume = 2',
+            r"voice\[0\].volume: unknown field",
+        ),
+        ('character_id = 1\nsound_id = 1\naudio = "v/line.wav"\nsound_ib = 2', r"did you mean 'sound_id'"),
+        ('character_id = 1\nsound_id = 1.5\naudio = "v/line.wav"', r"voice\[0\].sound_id: expected `int`"),
     ],
 )
-def test_bad_rows_are_one_format_error(tmp_path, row, problem):
-    with pytest.raises(FormatError, match=problem):
+def test_bad_rows_are_one_error_naming_the_field(tmp_path, row, problem):
+    with pytest.raises(ScenarioError, match=problem):
         load_voicetable(make(tmp_path, f"[[voice]]\n{row}\n"))
 
 
-def test_duplicate_keys_and_bad_toml_are_format_errors(tmp_path):
+def test_duplicate_keys_and_bad_toml_are_one_error(tmp_path):
     row = '[[voice]]\ncharacter_id = 1\nsound_id = 1\naudio = "v/line.wav"\n'
-    with pytest.raises(FormatError, match="one row per key"):
+    with pytest.raises(ScenarioError, match="one row per key"):
         load_voicetable(make(tmp_path, row + row))
-    with pytest.raises(FormatError, match="valid TOML"):
+    with pytest.raises(ScenarioError, match="valid TOML"):
         read_voicetable("[[voice", "x.toml")
 
 

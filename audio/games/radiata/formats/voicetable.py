@@ -27,13 +27,43 @@ import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Annotated, Any
 
-from audio.core.errors import FormatError
+from msgspec import Meta
 
-__all__ = ["VoiceEntry", "VoiceTable", "load_voicetable", "read_voicetable", "write_voicetable"]
+from audio.core.errors import ScenarioError
+from audio.core.schema import Struct, convert
 
-_KEYS = {"file", "packet", "sound_id", "character_id", "audio"}
+__all__ = [
+    "VoiceEntry",
+    "VoiceRow",
+    "VoiceTable",
+    "VoiceTableFile",
+    "load_voicetable",
+    "read_voicetable",
+    "write_voicetable",
+]
+
+CharacterId = Annotated[int, Meta(ge=0, le=0xFFFF)]
+Text = Annotated[str, Meta(min_length=1, max_length=1024)]
+
+
+class VoiceRow(Struct):
+    """One ``[[voice]]`` row as written: a line key (file + packet) or a character key, and the
+    audio path (relative to the table)."""
+
+    sound_id: Annotated[int, Meta(ge=0, le=0xFFFF)]
+    audio: Text
+    file: Text | None = None
+    packet: Annotated[int, Meta(ge=0, le=0xFFFFFFFE)] | None = None
+    character_id: CharacterId | None = None
+
+
+class VoiceTableFile(Struct):
+    """A voice table file: ``[characters]`` (decimal id = display name) and ``[[voice]]`` rows."""
+
+    characters: dict[Annotated[str, Meta(pattern=r"^[0-9]{1,5}$")], Annotated[str, Meta(max_length=256)]] = {}
+    voice: list[VoiceRow] = []
 
 
 @dataclass(frozen=True)
@@ -95,66 +125,37 @@ class VoiceTable:
         return self.characters.get(character_id, f"chr{character_id}")
 
 
-def _int(where: str, d: dict[str, Any], key: str, hi: int) -> int | None:
-    if key not in d:
-        return None
-    v = d[key]
-    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= hi:
-        raise FormatError(where, None, f"{key} an integer 0..{hi}", v)
-    return v
-
-
-def _entry(where: str, base: Path, d: Any, check_files: bool) -> VoiceEntry:
-    if not isinstance(d, dict):
-        raise FormatError(where, None, "a [[voice]] table", d)
-    unknown = set(d) - _KEYS
-    if unknown:
-        raise FormatError(where, None, f"only the keys {sorted(_KEYS)}", sorted(unknown))
-    sound = _int(where, d, "sound_id", 0xFFFF)
-    packet, cid = _int(where, d, "packet", 0xFFFFFFFE), _int(where, d, "character_id", 0xFFFF)
-    file = d.get("file")
-    if sound is None:
-        raise FormatError(where, None, "a sound_id")
-    if file is not None and (not isinstance(file, str) or not file):
-        raise FormatError(where, None, "file a non-empty string", file)
-    line_key, chr_key = file is not None or packet is not None, cid is not None
-    if line_key == chr_key or (line_key and (file is None or packet is None)):
-        raise FormatError(where, None, "either file + packet + sound_id or character_id + sound_id")
-    audio = d.get("audio")
-    if not isinstance(audio, str) or not audio:
-        raise FormatError(where, None, "audio = a path relative to the table", audio)
-    path = Path(audio) if Path(audio).is_absolute() else base / audio
+def _entry(source: str, where: str, base: Path, row: VoiceRow, check_files: bool) -> VoiceEntry:
+    line_key, chr_key = row.file is not None or row.packet is not None, row.character_id is not None
+    if line_key == chr_key or (line_key and (row.file is None or row.packet is None)):
+        raise ScenarioError(
+            source, where, "expected either file + packet + sound_id or character_id + sound_id"
+        )
+    path = Path(row.audio) if Path(row.audio).is_absolute() else base / row.audio
     if check_files and not path.is_file():
-        raise FormatError(where, None, "an existing audio file", str(path))
-    return VoiceEntry(sound, path, file, packet, cid)
+        raise ScenarioError(source, f"{where}.audio", f"expected an existing audio file, found {str(path)!r}")
+    return VoiceEntry(row.sound_id, path, row.file, row.packet, row.character_id)
 
 
 def read_voicetable(text: str, path: str | Path = "<voicetable>", check_files: bool = True) -> VoiceTable:
-    """Parse and validate a voice table (paths resolved against the table's folder)."""
+    """Parse and validate a voice table (:class:`VoiceTableFile`; paths resolved against the
+    table's folder). Errors are one :class:`ScenarioError` naming the path to the field."""
     p = Path(path)
     try:
         doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise FormatError(p, None, "valid TOML", str(exc)) from None
-    unknown = set(doc) - {"voice", "characters"}
-    if unknown:
-        raise FormatError(p, None, "only [characters] and [[voice]] tables", sorted(unknown))
-    chars_raw = doc.get("characters", {})
-    if not isinstance(chars_raw, dict):
-        raise FormatError(p, None, "[characters] a table of id = name", chars_raw)
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:
+        raise ScenarioError(str(p), None, f"expected valid TOML: {exc}") from None
+    table = convert(doc, VoiceTableFile, source=str(p))
     chars: dict[int, str] = {}
-    for k, v in chars_raw.items():
-        if not (k.isdigit() and int(k) <= 0xFFFF and isinstance(v, str)):
-            raise FormatError(p, None, "[characters] entries of character id = name", (k, v))
+    for k, v in table.characters.items():
+        if int(k) > 0xFFFF:
+            raise ScenarioError(str(p), f"characters.{k}", "expected a character id 0..65535")
         chars[int(k)] = v
-    rows = doc.get("voice", [])
-    if not isinstance(rows, list):
-        raise FormatError(p, None, "[[voice]] an array of tables", rows)
     entries, seen = [], set()
-    for i, d in enumerate(rows):
-        e = _entry(f"{p}: voice #{i + 1}", p.parent, d, check_files)
+    for i, row in enumerate(table.voice):
+        e = _entry(str(p), f"voice[{i}]", p.parent, row, check_files)
         if e.key in seen:
-            raise FormatError(f"{p}: voice #{i + 1}", None, "one row per key", e.key)
+            raise ScenarioError(str(p), f"voice[{i}]", f"one row per key: {e.key} is already in the table")
         seen.add(e.key)
         entries.append(e)
     return VoiceTable(p, entries, chars)
@@ -166,7 +167,7 @@ def load_voicetable(path: str | Path, check_files: bool = True) -> VoiceTable:
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise FormatError(p, None, "a readable UTF-8 voice table", str(exc)) from None
+        raise ScenarioError(str(p), None, f"expected a readable UTF-8 voice table ({exc})") from None
     return read_voicetable(text, p, check_files)
 
 
