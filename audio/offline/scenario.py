@@ -314,6 +314,8 @@ def scenario_from_doc(doc: dict[str, Any], path: Path, seed: int | None = None) 
                 f"event[{i}].type", f"unknown event type {typ!r} (known here: {', '.join(sorted(builders))})"
             )
         ev = builders[typ](entry, ctx)
+        if ev.t < 0:
+            raise ctx.error(f"event[{i}].t", f"expected a time >= 0 s, got {ev.t}")
         if ev.t > head.duration:
             raise ctx.error(f"event[{i}].t", f"t = {ev.t} s is after the end ({head.duration} s)")
         events.append(ev)

@@ -3,8 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from msgspec import Meta
 
 from audio.core.bus import Event
+
+Mode = Literal["now", "queued", "if_idle"]
+"""When a line plays: at once, after the queue, or only when the radio is idle."""
+Remark = Literal["", "generic", "taunt", "jump", "landing", "eject"]
+"""An autonomous remark's kind ("" for a plain line)."""
+Speaker = Annotated[str, Meta(pattern=r"^(ship|pilot|nobody)(:.*)?$", max_length=256)]
+"""``ship[:NAME]``, ``pilot[:N]`` or ``nobody``."""
+Ticks = Annotated[int, Meta(ge=-1, le=100_000_000)]
+"""Game ticks (100 Hz); -1 never."""
 
 __all__ = ["Gate", "Reset", "Say", "Trigger"]
 
@@ -17,8 +29,8 @@ class Trigger(Event, kind="starlancer.trigger"):
 
     condition: str | int = 0
     subject: str | int = 0
-    component: int = 0xFF
-    locals: tuple[int, ...] = ()
+    component: Annotated[int, Meta(ge=0, le=0xFF)] = 0xFF
+    locals: Annotated[tuple[int, ...], Meta(max_length=64)] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -30,22 +42,22 @@ class Say(Event, kind="starlancer.say"):
     ``expiry``: game ticks (100 Hz) after the say, -1 never; ``remark``: "" for a plain line, else
     generic | taunt | jump | landing | eject (gated by DisableGenericComms / DisableTaunts)."""
 
-    speech: str = ""
-    speaker: str = "nobody"
+    speech: Annotated[str, Meta(min_length=1, max_length=256)]
+    speaker: Speaker = "nobody"
     ship: str | int = ""
-    pilot: int = -1
-    head: int = 0
-    mode: str = "queued"
-    film_flags: int = 5
-    expiry: int = -1
-    remark: str = ""
+    pilot: Annotated[int, Meta(ge=-1, le=0xFFFF)] = -1
+    head: Annotated[int, Meta(ge=0, le=0xFFFF)] = 0
+    mode: Mode = "queued"
+    film_flags: Annotated[int, Meta(ge=0, le=0xFFFF)] = 5
+    expiry: Ticks = -1
+    remark: Remark = ""
 
 
 @dataclass(frozen=True, kw_only=True)
 class Gate(Event, kind="starlancer.gate"):
     """Set a remark gate: ``gate`` = generic (DisableGenericComms) | taunts (DisableTaunts)."""
 
-    gate: str = "generic"
+    gate: Literal["generic", "taunts"] = "generic"
     disabled: bool = True
 
 
