@@ -168,8 +168,12 @@ SAMPLES: dict[str, Any] = {
     "option": 0,
 }
 """A valid value for every argument name the table uses."""
-OVERRIDES: dict[str, dict[str, Any]] = {"/radiata/talk": {"voice": 1}}
-"""Per address, values for argument names that mean something else there (a voice on/off)."""
+OVERRIDES: dict[str, dict[str, Any]] = {
+    "/radiata/talk": {"voice": 1},
+    "/starlancer/say": {"speaker": "ship:Naginata"},
+}
+"""Per address, values for argument names that mean something else there (a voice on/off, a
+Starlancer speaker)."""
 
 
 def _args(spec: str) -> tuple[Arg, ...]:
