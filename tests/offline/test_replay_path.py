@@ -73,6 +73,7 @@ def _live(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_a_live_capture_at_44_1_khz_replays_at_44_1_khz_identical_to_its_record(tmp_path):
     cap, wav = tmp_path / "live.jsonl", tmp_path / "live.wav"
     args = ["--scenario", str(demo_scenario("basic")), "--rate", "44100", "--seconds", "1.5"]
