@@ -135,7 +135,7 @@ def reject_unknown(
             )
 
 
-_MSG = re.compile(r"^(?P<msg>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
+_MSG = re.compile(r"^(?P<msg>.*?)(?: - at (?P<key>`key` in )?`\$(?P<path>[^`]*)`)?$", re.S)
 _UNKNOWN = re.compile(r"unknown field `(?P<name>[^`]*)`")
 _CHOICE = re.compile(r"^Invalid enum value (?P<value>.*)$", re.S)
 
@@ -224,6 +224,8 @@ def convert(
     except msgspec.ValidationError as exc:
         m = _MSG.match(str(exc))
         msg, path = (m.group("msg"), m.group("path") or "") if m else (str(exc), "")
+        if m and m.group("key"):
+            msg = f"invalid key: {msg[0].lower()}{msg[1:]}"
         parts = _split_path(path)
         unknown = _UNKNOWN.search(msg)
         if unknown:

@@ -98,3 +98,17 @@ def test_written_table_reads_back(tmp_path):
     t = load_voicetable(p)
     assert t.entries == entries and t.characters == {12: "Jack"}
     assert 'audio = "v/line.wav"' in p.read_text()
+
+
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        ('[names]\n70000 = "x"\n', r"names\.70000: expected an id 0\.\.65535"),
+        ('[names]\nold = "x"\n', r"names: invalid key: expected `str` matching regex"),
+        ('[propers]\nabc = "x"\n', r"propers: invalid key: expected `str` matching regex"),
+        ('[charcters]\n12 = "Jack"\n', r"charcters: unknown field \(did you mean 'characters'\?\)"),
+    ],
+)
+def test_bad_id_tables_are_one_error_naming_the_table(tmp_path, text, match):
+    with pytest.raises(ScenarioError, match=match):
+        read_voicetable(text, tmp_path / "voices.toml")

@@ -24,6 +24,7 @@
     party = [40, 41]            # character ids of party slots 1..5 (speaker ids 9901..9905)
     # active_character = 40     # what 9900 resolves to
     voice_gain = 1.0
+    # mouth_frames = 30         # Speak / SpeakingCycle: frames speaking (default: while revealing)
 
 (each setting is documented in :class:`audio.games.radiata.talk.settings.TalkSettings`).
 

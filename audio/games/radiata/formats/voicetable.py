@@ -9,6 +9,12 @@ relative to the table file. Any file the codec layer decodes works (PS-ADPCM ``.
     12 = "Jack"
     9901 = "party slot 1"
 
+    [names]                      # optional: name plates a NameWindow's override name id shows
+    40 = "Old man"
+
+    [propers]                    # optional: what a Proper record's payload (hex) expands to
+    "0a00000000000000000000000000" = "Radiata"
+
     [[voice]]
     file = "talk.rmf"            # the RMF file as radiata.talk names it
     packet = 0
@@ -59,10 +65,18 @@ class VoiceRow(Struct):
     character_id: CharacterId | None = None
 
 
-class VoiceTableFile(Struct):
-    """A voice table file: ``[characters]`` (decimal id = display name) and ``[[voice]]`` rows."""
+IdKey = Annotated[str, Meta(pattern=r"^[0-9]{1,5}$")]
+"""A decimal id 0..65535 as a TOML key (the range is checked after conversion)."""
+Label = Annotated[str, Meta(max_length=256)]
 
-    characters: dict[Annotated[str, Meta(pattern=r"^[0-9]{1,5}$")], Annotated[str, Meta(max_length=256)]] = {}
+
+class VoiceTableFile(Struct):
+    """A voice table file: ``[characters]`` and ``[names]`` (decimal id = display name),
+    ``[propers]`` (payload hex, whole bytes = text) and ``[[voice]]`` rows."""
+
+    characters: dict[IdKey, Label] = {}
+    names: dict[IdKey, Label] = {}
+    propers: dict[Annotated[str, Meta(pattern=r"^([0-9A-Fa-f]{2})+$", max_length=512)], Label] = {}
     voice: list[VoiceRow] = []
 
 
@@ -94,6 +108,8 @@ class VoiceTable:
     path: Path | None = None
     entries: list[VoiceEntry] = field(default_factory=list)
     characters: dict[int, str] = field(default_factory=dict)
+    names: dict[int, str] = field(default_factory=dict)
+    propers: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._by_key = {e.key: e for e in self.entries}
@@ -124,6 +140,14 @@ class VoiceTable:
             return "-"
         return self.characters.get(character_id, f"chr{character_id}")
 
+    def plate_name(self, name_id: int) -> str:
+        """The name plate of an override name id (``name<ID>`` when the table has none)."""
+        return self.names.get(name_id, f"name{name_id}")
+
+    def proper(self, payload_hex: str) -> str | None:
+        """What a Proper payload expands to, or None (the game's own table is not known)."""
+        return self.propers.get(payload_hex.lower())
+
 
 def _entry(source: str, where: str, base: Path, row: VoiceRow, check_files: bool) -> VoiceEntry:
     line_key, chr_key = row.file is not None or row.packet is not None, row.character_id is not None
@@ -146,11 +170,9 @@ def read_voicetable(text: str, path: str | Path = "<voicetable>", check_files: b
     except (tomllib.TOMLDecodeError, RecursionError) as exc:
         raise ScenarioError(str(p), None, f"expected valid TOML: {exc}") from None
     table = convert(doc, VoiceTableFile, source=str(p))
-    chars: dict[int, str] = {}
-    for k, v in table.characters.items():
-        if int(k) > 0xFFFF:
-            raise ScenarioError(str(p), f"characters.{k}", "expected a character id 0..65535")
-        chars[int(k)] = v
+    chars = _id_table(str(p), table.characters, "characters")
+    names = _id_table(str(p), table.names, "names")
+    propers = {k.lower(): v for k, v in table.propers.items()}
     entries, seen = [], set()
     for i, row in enumerate(table.voice):
         e = _entry(str(p), f"voice[{i}]", p.parent, row, check_files)
@@ -158,7 +180,16 @@ def read_voicetable(text: str, path: str | Path = "<voicetable>", check_files: b
             raise ScenarioError(str(p), f"voice[{i}]", f"one row per key: {e.key} is already in the table")
         seen.add(e.key)
         entries.append(e)
-    return VoiceTable(p, entries, chars)
+    return VoiceTable(p, entries, chars, names, propers)
+
+
+def _id_table(source: str, raw: dict[str, str], section: str) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for k, v in raw.items():
+        if int(k) > 0xFFFF:
+            raise ScenarioError(source, f"{section}.{k}", "expected an id 0..65535")
+        out[int(k)] = v
+    return out
 
 
 def load_voicetable(path: str | Path, check_files: bool = True) -> VoiceTable:
@@ -172,7 +203,11 @@ def load_voicetable(path: str | Path, check_files: bool = True) -> VoiceTable:
 
 
 def write_voicetable(
-    entries: Sequence[VoiceEntry], characters: dict[int, str] | None = None, base: Path | None = None
+    entries: Sequence[VoiceEntry],
+    characters: dict[int, str] | None = None,
+    base: Path | None = None,
+    names: dict[int, str] | None = None,
+    propers: dict[str, str] | None = None,
 ) -> str:
     """TOML text for ``entries`` (audio paths written relative to ``base`` when under it)."""
     import tomli_w
@@ -195,5 +230,9 @@ def write_voicetable(
     doc: dict[str, Any] = {}
     if characters:
         doc["characters"] = {str(k): v for k, v in sorted(characters.items())}
+    if names:
+        doc["names"] = {str(k): v for k, v in sorted(names.items())}
+    if propers:
+        doc["propers"] = dict(sorted(propers.items()))
     doc["voice"] = rows
     return tomli_w.dumps(doc)

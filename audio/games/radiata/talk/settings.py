@@ -73,6 +73,11 @@ class TalkSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
         The character id 9900 resolves to (None: stays 9900).
     voice_gain:
         Linear gain of dialogue clips (the dialogue voice graph's ``Gai0.gain``).
+    mouth_frames:
+        How long a Speak / SpeakingCycle record (mouth animation without a clip) makes its character
+        ``speaking()``, in game frames [unknown]: None (default) while the message's text reveals
+        (until the walk reaches a wait, a choice or the message's end), or that many frames from the
+        record.
     """
 
     fps: Annotated[int, Meta(ge=1, le=1000)] = 60
@@ -91,6 +96,7 @@ class TalkSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     party: Annotated[tuple[CharacterId, ...], Meta(max_length=5)] = ()
     active_character: CharacterId | None = None
     voice_gain: Annotated[float, Meta(ge=0.0, le=64.0)] = 1.0
+    mouth_frames: Annotated[int, Meta(ge=0, le=1_000_000)] | None = None
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
