@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal, TextIO
@@ -139,10 +140,10 @@ class CaptureHeader(msgspec.Struct, kw_only=True):
         )
 
 
-def _inside(path: str, folder: Path) -> str:
+def _inside(path: str, folder: Path | None) -> str:
     """``path`` relative to ``folder`` when it lies inside it, else absolute."""
     p = Path(path).resolve()
-    return os.path.relpath(p, folder) if p.is_relative_to(folder) else str(p)
+    return os.path.relpath(p, folder) if folder is not None and p.is_relative_to(folder) else str(p)
 
 
 def portable_header(header: dict[str, Any], capture: str | Path) -> dict[str, Any]:
@@ -154,16 +155,17 @@ def portable_header(header: dict[str, Any], capture: str | Path) -> dict[str, An
     absolute ``install`` of a section of the document that lies in the same folder as the
     scenario becomes relative to the scenario. A folder moved or copied as a whole replays.
     """
-    folder = Path(capture).resolve().parent
     out = dict(header)
+    # standard output: no folder to be relative to, so every path is written absolute
+    folder = None if str(capture) == "-" else Path(capture).resolve().parent
     scenario = out.get("scenario")
     if isinstance(scenario, str):
-        if Path(scenario).name.startswith("<"):
+        if Path(scenario).name.startswith("<") and folder is not None:
             scenario = str(folder / Path(scenario).name)
         out["scenario"] = _inside(scenario, folder)
         base = Path(scenario).resolve().parent
         doc = out.get("doc")
-        if isinstance(doc, dict) and base.is_relative_to(folder):
+        if isinstance(doc, dict) and folder is not None and base.is_relative_to(folder):
             out["doc"] = {k: _section_relative(v, base, folder) for k, v in doc.items()}
     if isinstance(out.get("install"), str) and out["install"] != "demo":
         out["install"] = _inside(out["install"], folder)
@@ -204,9 +206,15 @@ def read_capture(path: str | Path) -> tuple[dict[str, Any], Iterator[tuple[Event
     :meth:`CaptureHeader.resolved`) and an iterator of ``(event, at, origin)``."""
     path = Path(path)
     try:
-        if path.stat().st_size > MAX_CAPTURE_BYTES:
-            raise FormatError(path, 0, f"a capture of at most {MAX_CAPTURE_BYTES} bytes")
-        lines = path.read_text(encoding="utf-8").splitlines()
+        if str(path) == "-":  # standard input
+            raw = sys.stdin.buffer.read(MAX_CAPTURE_BYTES + 1)
+            if len(raw) > MAX_CAPTURE_BYTES:
+                raise FormatError(path, 0, f"a capture of at most {MAX_CAPTURE_BYTES} bytes")
+            lines = raw.decode("utf-8").splitlines()
+        else:
+            if path.stat().st_size > MAX_CAPTURE_BYTES:
+                raise FormatError(path, 0, f"a capture of at most {MAX_CAPTURE_BYTES} bytes")
+            lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
         raise FormatError(path, None, "a capture file (no such file)") from None
     except UnicodeDecodeError as exc:
