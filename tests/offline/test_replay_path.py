@@ -141,3 +141,17 @@ def test_internal_events_are_not_posted_again():
     ev = ToneOn(speaker="a", line="l", freq_hz=300.0, seconds=0.1)
     assert post_captured(Eng(), [(ev, 10, "external"), (ev, 20, "internal"), (ev, 30, "external")]) == 2
     assert Eng.bus.posted == [10, 30]
+
+
+def test_a_capture_on_standard_output_stores_absolute_paths(tmp_path, monkeypatch):
+    from audio.core.capture import portable_header
+
+    monkeypatch.chdir(tmp_path)
+    h = portable_header({"scenario": "s.toml", "install": "inst", "allow": ["a"]}, "-")
+    assert h == {
+        "scenario": str(tmp_path / "s.toml"),
+        "install": str(tmp_path / "inst"),
+        "allow": [str(tmp_path / "a")],
+    }
+    beside = portable_header({"scenario": str(tmp_path / "s.toml")}, tmp_path / "c.jsonl")
+    assert beside == {"scenario": "s.toml"}
