@@ -175,8 +175,10 @@ SAMPLES: dict[str, Any] = {
 OVERRIDES: dict[str, dict[str, Any]] = {
     "/radiata/talk": {"voice": 1},
     "/starlancer/happen": {"kind": "reliant", "value": 0},
+    "/starlancer/say": {"speaker": "ship:Naginata"},
 }
-"""Per address, values for argument names that mean something else there (a voice on/off)."""
+"""Per address, values for argument names that mean something else there (a voice on/off, a
+Starlancer speaker)."""
 
 
 def _args(spec: str) -> tuple[Arg, ...]:

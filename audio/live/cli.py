@@ -198,7 +198,9 @@ def _open_port(args: argparse.Namespace) -> tuple[Any, Any]:
 
     allow = [str(a) for a in args.allow or []]
     if args.scenario is not None:
-        port, duration = open_scenario(args.scenario, args.seed, block=args.block, allow=allow)
+        port, duration = open_scenario(
+            args.scenario, args.seed, sample_rate=args.rate, block=args.block, allow=allow
+        )
         if args.seconds is None:
             return port, lambda: port.now >= duration
         return port, None

@@ -45,7 +45,6 @@ from typing import Any
 import numpy as np
 
 from audio.core.bus import Decision, Event
-from audio.core.capture import configure_replay
 from audio.core.clock import BLOCK, SAMPLE_RATE, seconds_to_samples
 from audio.core.errors import BarkbusError, InputError
 from audio.core.faults import Fault
@@ -457,6 +456,7 @@ class VoicePort:
             "seed": self.seed,
             "sample_rate": self.sample_rate,
             "block": self.block,
+            "layout": self.engine.config.layout,
             "isolate_systems": True,
             "allow": self.paths.to_json(),
         }
@@ -534,9 +534,13 @@ def open_system(
         record = find_game(game)
     except BarkbusError as exc:
         raise PortError(str(exc)) from None
+    from audio.offline.scenario import port_doc
+
+    if install not in (None, "demo"):
+        install = str(Path(str(install)).resolve())  # a capture replays from any folder
     where = str(Path.cwd() / f"<port {game}>.toml")
     sec = dict(section) if section is not None else record.port_section(install)
-    doc = {"scenario": {"name": f"port {game}", "duration": 24 * 3600.0, "seed": seed}, game: sec}
+    doc = port_doc(game, sec, seed)
     engine = _engine_from_doc(doc, where, seed, block, sample_rate)
     return VoicePort(
         engine,
@@ -552,17 +556,24 @@ def open_system(
 
 
 def open_scenario(
-    path: str | Path, seed: int | None = None, *, block: int = BLOCK, inbox_size: int = 4096, allow: Any = ()
+    path: str | Path,
+    seed: int | None = None,
+    *,
+    sample_rate: int = SAMPLE_RATE,
+    block: int = BLOCK,
+    inbox_size: int = 4096,
+    allow: Any = (),
 ) -> tuple[VoicePort, float]:
     """A port on the engine a scenario file describes, its events scheduled (posted when
-    the run starts); returns ``(port, duration_s)``. Posted events may name files under the
-    scenario's folder, its installs and ``allow`` (see :func:`port_paths`)."""
+    the run starts); returns ``(port, duration_s)``. ``sample_rate`` is the output rate (Hz).
+    Posted events may name files under the scenario's folder, its installs and ``allow``
+    (see :func:`port_paths`)."""
     from audio.core.errors import ScenarioError
     from audio.offline.scenario import build_engine, load_scenario
 
     try:
         scn = load_scenario(path, seed)
-        engine = build_engine(scn, block=block, post_events=False)
+        engine = build_engine(scn, block=block, post_events=False, sample_rate=sample_rate)
     except ScenarioError as exc:
         raise PortError(str(exc)) from None
     port = VoicePort(
@@ -579,32 +590,17 @@ def open_scenario(
     return port, scn.duration
 
 
-def engine_for_capture(header: dict[str, Any]) -> Any:
+def engine_for_capture(header: dict[str, Any], capture: str | Path | None = None) -> Any:
     """A fresh engine built like the one a capture header describes (for replay).
 
-    A header with ``doc`` rebuilds from that scenario document (its events are not
-    posted: the capture holds them); otherwise :func:`open_system` with the header's game.
-    Like the live engine it isolates systems when the header says so (``isolate_systems``),
-    and its ``play`` system opens files only under the header's ``allow`` roots.
+    The same builder as ``barkbus render --replay``
+    (:func:`audio.offline.scenario.replay_scenario`): the header's layout, sample rate, block,
+    seed, isolation and allowed roots; ``capture`` is the capture file the header's relative
+    paths are read from. Post the events with :func:`audio.core.capture.post_captured`.
     """
-    return configure_replay(_capture_engine(header), header)
+    from audio.offline.scenario import replay_scenario
 
-
-def _capture_engine(header: dict[str, Any]) -> Any:
-    block = int(header.get("block", BLOCK))
-    if "doc" in header:
-        return _engine_from_doc(
-            header["doc"],
-            str(header.get("scenario", "<capture>")),
-            int(header.get("seed", 0)),
-            block,
-            int(header.get("sample_rate", SAMPLE_RATE)),
-        )
-    port = open_system(
-        game=str(header.get("game", "tone")),
-        install=header.get("install"),
-        seed=int(header.get("seed", 0)),
-        sample_rate=int(header.get("sample_rate", SAMPLE_RATE)),
-        block=block,
-    )
-    return port.engine
+    try:
+        return replay_scenario(header, capture)[1]
+    except BarkbusError as exc:
+        raise PortError(str(exc)) from None

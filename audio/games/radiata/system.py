@@ -124,7 +124,7 @@ class RadiataTalkSystem:
         preload: bool = True,
     ) -> None:
         self.rmf, self.voices = rmf, voices
-        self.settings = settings or TalkSettings()
+        self.settings = (settings or TalkSettings()).checked()
         self.frame_rate = self.settings.fps
         self.graph = graph
         self.engine: Any = None

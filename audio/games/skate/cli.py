@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -407,7 +407,7 @@ def cmd_curves(args: argparse.Namespace) -> int:
 
     from audio.offline.outputs import atomic_path, check_writable
 
-    mix = {}
+    mix: Any = {}
     if args.scenario:
         try:
             doc = tomllib.loads(args.scenario.read_text(encoding="utf-8"))
@@ -415,11 +415,11 @@ def cmd_curves(args: argparse.Namespace) -> int:
             raise InputError(f"{args.scenario}: cannot read the scenario ({exc.strerror})") from None
         except tomllib.TOMLDecodeError as exc:
             raise ScenarioError(str(args.scenario), None, f"not valid TOML: {exc}") from None
-        mix = doc.get("skate", {}).get("mix", {})
-    try:
-        curves = MixCurves.from_dict(mix, "[skate.mix]")
-    except ValueError as exc:
-        raise ScenarioError(str(args.scenario), None, str(exc)) from None
+        skate = doc.get("skate", {})
+        mix = skate.get("mix", {}) if isinstance(skate, dict) else None
+    if not isinstance(mix, dict):
+        raise ScenarioError(str(args.scenario), "skate.mix", "expected a table of output curves")
+    curves = MixCurves.from_dict(mix, str(args.scenario or "<defaults>"), "skate.mix")
     check_writable(args.output)
     with atomic_path(args.output) as tmp:
         curves_figure(curves).savefig(tmp, dpi=100, format="png")

@@ -57,6 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol
 
+import msgspec
 import numpy as np
 from msgspec import Meta
 
@@ -76,7 +77,7 @@ from audio.games.skate.events import (
 )
 from audio.games.skate.speech.library import SpeechLibrary
 from audio.games.skate.speech.manager import CHANNEL_LIVING, CHANNEL_MAINCAST, ManagerResult, SpeechManager
-from audio.games.skate.speech.mixcurves import MixCurves
+from audio.games.skate.speech.mixcurves import MixCurves, MixTable
 from audio.games.skate.speech.ped import (
     FEMALE_TYPES,
     INITIAL_VALUE,
@@ -615,7 +616,7 @@ class SkateSection(Struct, kw_only=True):
     delay_factor: Annotated[float, Meta(ge=0.0, le=16.0)] = 1.0
     delay_frames: Annotated[int, Meta(ge=1, le=3600)] = 4
     maincast: bool = True
-    mix: dict[str, Any] = {}
+    mix: MixTable = msgspec.field(default_factory=MixTable)
     prefetch: bool = False
     cache_mb: Annotated[float, Meta(gt=0.0, le=65536.0)] = 96.0
     console_start: Annotated[float, Meta(ge=0.0, le=86400.0)] = 0.0
@@ -674,10 +675,7 @@ def system_from_scenario(section: dict, ctx: Any) -> SkateSpeechSystem:
         rng = manager_rand(kind, seed=mseed, generator=gen)
     except ValueError as exc:
         raise ScenarioError(path, "[skate] manager_rand", str(exc)) from None
-    try:
-        curves = MixCurves.from_dict(cfg.mix, "[skate.mix]")
-    except ValueError as exc:
-        raise ScenarioError(path, "[skate] mix", str(exc)) from None
+    curves = MixCurves.from_table(cfg.mix, path, "skate.mix")
     source = BankTakeSource(living_bank, cache_mb)
     spc, frames = cfg.streams_per_channel, cfg.delay_frames
     nums = {"phone_ring_seconds": cfg.phone_ring_seconds, "delay_factor": cfg.delay_factor}

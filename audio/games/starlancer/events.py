@@ -3,8 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated, Literal, get_args
+
+from msgspec import Meta
 
 from audio.core.bus import Event
+
+Mode = Literal["now", "queued", "if_idle"]
+"""When a line plays: at once, after the queue, or only when the radio is idle."""
+Remark = Literal["", "generic", "taunt", "jump", "landing", "eject"]
+"""An autonomous remark's kind ("" for a plain line)."""
+Speaker = Annotated[str, Meta(pattern=r"^(ship|pilot|nobody)(:.*)?$", max_length=256)]
+"""``ship[:NAME]``, ``pilot[:N]`` or ``nobody``."""
+Ticks = Annotated[int, Meta(ge=-1, le=100_000_000)]
+"""Game ticks (100 Hz); -1 never."""
 
 __all__ = ["HAPPENINGS", "Gate", "Happen", "Reset", "Say", "Trigger"]
 
@@ -17,8 +29,8 @@ class Trigger(Event, kind="starlancer.trigger"):
 
     condition: str | int = 0
     subject: str | int = 0
-    component: int = 0xFF
-    locals: tuple[int | str, ...] = ()
+    component: Annotated[int, Meta(ge=0, le=0xFF)] = 0xFF
+    locals: Annotated[tuple[int | str, ...], Meta(max_length=64)] = ()
     groups: bool = True
 
 
@@ -31,22 +43,22 @@ class Say(Event, kind="starlancer.say"):
     ``expiry``: game ticks (100 Hz) after the say, -1 never; ``remark``: "" for a plain line, else
     generic | taunt | jump | landing | eject (gated by DisableGenericComms / DisableTaunts)."""
 
-    speech: str = ""
-    speaker: str = "nobody"
+    speech: Annotated[str, Meta(min_length=1, max_length=256)]
+    speaker: Speaker = "nobody"
     ship: str | int = ""
-    pilot: int = -1
-    head: int = 0
-    mode: str = "queued"
-    film_flags: int = 5
-    expiry: int = -1
-    remark: str = ""
+    pilot: Annotated[int, Meta(ge=-1, le=0xFFFF)] = -1
+    head: Annotated[int, Meta(ge=0, le=0xFFFF)] = 0
+    mode: Mode = "queued"
+    film_flags: Annotated[int, Meta(ge=0, le=0xFFFF)] = 5
+    expiry: Ticks = -1
+    remark: Remark = ""
 
 
 @dataclass(frozen=True, kw_only=True)
 class Gate(Event, kind="starlancer.gate"):
     """Set a remark gate: ``gate`` = generic (DisableGenericComms) | taunts (DisableTaunts)."""
 
-    gate: str = "generic"
+    gate: Literal["generic", "taunts"] = "generic"
     disabled: bool = True
 
 
@@ -58,7 +70,7 @@ class Reset(Event, kind="starlancer.reset"):
     restart: bool = False
 
 
-HAPPENINGS = (
+Happening = Literal[
     "create",
     "explode",
     "kill",
@@ -75,8 +87,9 @@ HAPPENINGS = (
     "jumped",
     "land",
     "backup",
-)
+]
 """What a :class:`Happen` event may report."""
+HAPPENINGS: tuple[str, ...] = get_args(Happening)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -98,9 +111,9 @@ class Happen(Event, kind="starlancer.happen"):
     success or better, 1 partial, 2 other), ``backup`` (REQUEST BACKUP to carrier ``kind``;
     ``busy`` = backup available; posts PlayerWantsBackup on the player's ship when granted)."""
 
-    what: str = "create"
+    what: Happening = "create"
     ship: str | int = ""
     other: str | int = ""
-    kind: str = ""
-    value: int = 0
+    kind: Annotated[str, Meta(max_length=64)] = ""
+    value: Annotated[int, Meta(ge=-(2**31), le=2**32 - 1)] = 0
     busy: bool = False

@@ -45,23 +45,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from msgspec import Meta
 
 from audio.core.bus import Event
 from audio.core.errors import FormatError, ScenarioError
-from audio.core.schema import Struct, convert
-from audio.games.starlancer.events import HAPPENINGS, Gate, Happen, Reset, Say, Trigger
+from audio.core.schema import Struct, convert, did_you_mean
+from audio.games.starlancer.events import Gate, Happen, Reset, Say, Trigger
 from audio.games.starlancer.formats.dte import load_mission
 from audio.games.starlancer.formats.hog import open_hog
-from audio.games.starlancer.radio.radio import MODES, RadioSettings
+from audio.games.starlancer.radio.radio import RadioSettings
 from audio.games.starlancer.script.vm import VmSettings
 from audio.games.starlancer.system import SpeechBank, StarlancerSystem
 
 __all__ = ["StarlancerSection", "demo_root", "scenario_events", "system_from_scenario"]
 
-Seconds = Annotated[float, Meta(ge=0.0)]
+E = TypeVar("E", bound=Event)
 Tick = Annotated[int, Meta(ge=0, le=10_000_000)]
 
 
@@ -92,54 +92,6 @@ class StarlancerSection(Struct, kw_only=True):
     static_bed: bool = False
 
 
-class TriggerEntry(Struct, kw_only=True):
-    t: Seconds = 0.0
-    type: str = "starlancer.trigger"
-    condition: str | int
-    subject: str | int
-    component: Annotated[int, Meta(ge=0, le=0xFF)] = 0xFF
-    locals: tuple[int | str, ...] = ()
-    groups: bool = True
-
-
-class HappenEntry(Struct, kw_only=True):
-    t: Seconds = 0.0
-    type: str = "starlancer.happen"
-    what: Literal[HAPPENINGS]  # type: ignore[valid-type]
-    ship: str | int = ""
-    other: str | int = ""
-    kind: str = ""
-    value: Annotated[int, Meta(ge=-(2**31), le=2**32 - 1)] = 0
-    busy: bool = False
-
-
-class SayEntry(Struct, kw_only=True):
-    t: Seconds = 0.0
-    type: str = "starlancer.say"
-    speech: Annotated[str, Meta(min_length=1)]
-    speaker: str = "nobody"
-    ship: str | int = ""
-    pilot: int = -1
-    head: int = 0
-    mode: str = "queued"
-    film_flags: Annotated[int, Meta(ge=0, le=0xFFFF)] = 5
-    expiry: int = -1
-    remark: str = ""
-
-
-class GateEntry(Struct, kw_only=True):
-    t: Seconds = 0.0
-    type: str = "starlancer.gate"
-    gate: Literal["generic", "taunts"] = "generic"
-    disabled: bool = True
-
-
-class ResetEntry(Struct, kw_only=True):
-    t: Seconds = 0.0
-    type: str = "starlancer.reset"
-    restart: bool = False
-
-
 def demo_root() -> Path:
     """The demo install built by ``tools/build_starlancer_demo.py``."""
     return Path(__file__).resolve().parent / "demo"
@@ -160,70 +112,32 @@ def _base(ctx: Any) -> Path:
 
 
 def _trigger(e: dict[str, Any], ctx: Any) -> Event:
-    from audio.games.starlancer.script.commands import condition_code
+    from audio.games.starlancer.script.commands import TRIGGER_CONDITIONS, condition_code
 
     w = _at(ctx, "starlancer.trigger")
-    v = convert(e, TriggerEntry, source=_where(ctx), where=w)
+    v = _event(Trigger, e, ctx)
     try:
         condition_code(v.condition)
     except KeyError as exc:
-        raise ScenarioError(_where(ctx), f"{w}.condition", str(exc)) from None
-    return Trigger(
-        t=v.t,
-        condition=v.condition,
-        subject=v.subject,
-        component=v.component,
-        locals=v.locals,
-        groups=v.groups,
-    )
+        hint = did_you_mean(str(v.condition), TRIGGER_CONDITIONS)
+        raise ScenarioError(_where(ctx), f"{w}.condition", f"{exc.args[0]}{hint}") from None
+    return v
 
 
-def _happen(e: dict[str, Any], ctx: Any) -> Event:
-    v = convert(e, HappenEntry, source=_where(ctx), where=_at(ctx, "starlancer.happen"))
-    return Happen(t=v.t, what=v.what, ship=v.ship, other=v.other, kind=v.kind, value=v.value, busy=v.busy)
-
-
-def _say(e: dict[str, Any], ctx: Any) -> Event:
-    w = _at(ctx, "starlancer.say")
-    v = convert(e, SayEntry, source=_where(ctx), where=w)
-    if v.mode not in MODES:
-        raise ScenarioError(_where(ctx), f"{w}.mode", f"must be one of {sorted(MODES)}, got {v.mode!r}")
-    if v.speaker.partition(":")[0] not in ("ship", "pilot", "nobody"):
-        raise ScenarioError(
-            _where(ctx), f"{w}.speaker", f"must be ship[:NAME], pilot[:N] or nobody, got {v.speaker!r}"
-        )
-    return Say(
-        t=v.t,
-        speech=v.speech,
-        speaker=v.speaker,
-        ship=v.ship,
-        pilot=v.pilot,
-        head=v.head,
-        mode=v.mode,
-        film_flags=v.film_flags,
-        expiry=v.expiry,
-        remark=v.remark,
-    )
-
-
-def _gate(e: dict[str, Any], ctx: Any) -> Event:
-    v = convert(e, GateEntry, source=_where(ctx), where=_at(ctx, "starlancer.gate"))
-    return Gate(t=v.t, gate=v.gate, disabled=v.disabled)
-
-
-def _reset(e: dict[str, Any], ctx: Any) -> Event:
-    v = convert(e, ResetEntry, source=_where(ctx), where=_at(ctx, "starlancer.reset"))
-    return Reset(t=v.t, restart=v.restart)
+def _event(cls: type[E], e: dict[str, Any], ctx: Any) -> E:
+    """Entry ``e`` (its ``type`` dropped) checked against the event type itself."""
+    fields = {k: v for k, v in e.items() if k != "type"}
+    return convert(fields, cls, source=_where(ctx), where=_at(ctx, cls.KIND))
 
 
 def scenario_events() -> dict[str, Callable[[dict[str, Any], Any], Event]]:
     """Scenario ``[[event]]`` type -> builder ``(entry, ctx) -> Event``."""
     return {
         "starlancer.trigger": _trigger,
-        "starlancer.say": _say,
-        "starlancer.gate": _gate,
-        "starlancer.reset": _reset,
-        "starlancer.happen": _happen,
+        "starlancer.say": lambda e, ctx: _event(Say, e, ctx),
+        "starlancer.gate": lambda e, ctx: _event(Gate, e, ctx),
+        "starlancer.reset": lambda e, ctx: _event(Reset, e, ctx),
+        "starlancer.happen": lambda e, ctx: _event(Happen, e, ctx),
     }
 
 
