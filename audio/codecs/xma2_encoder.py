@@ -39,6 +39,7 @@ from audio.codecs.xma2_bitstream import (
     FRAME_LENGTH_BITS,
     FRAME_SAMPLES,
     MAX_FRAMES_PER_PACKET,
+    PACKET_BITS,
     PACKETS_PER_BLOCK,
     PAYLOAD_BITS,
     band_edges,
@@ -199,10 +200,13 @@ def _coding_tables() -> tuple[np.ndarray, ...]:
 @nb.njit(cache=True, nogil=True)
 def _put(buf: np.ndarray, pos: int, value: int, n: int) -> int:  # pragma: no cover - numba
     """Write ``n`` bits of ``value`` MSB first at bit ``pos`` (buffer starts zeroed)."""
-    for i in range(n - 1, -1, -1):
-        if (value >> i) & 1:
-            buf[pos >> 3] |= 0x80 >> (pos & 7)
-        pos += 1
+    while n > 0:
+        free = 8 - (pos & 7)
+        take = free if free < n else n
+        bits = (value >> (n - take)) & ((1 << take) - 1)
+        buf[pos >> 3] |= bits << (free - take)
+        pos += take
+        n -= take
     return pos
 
 
@@ -520,13 +524,23 @@ class _Stream:
         ``level`` (F,): global quantiser level per frame, dB. A band's step is
         ``level + 2 dB x sf_abs``; the transmitted quant step is ``level + 2 top``.
         """
-        qstep = level[:, None] + _SF_STEP * self.top
-        step_db = qstep[:, :, None] + self.band_db  # (F, C, 128)
-        inv = 10.0 ** (-step_db / 20.0)
-        scaled = np.abs(self.coeffs) * inv[:, None, :, :]
-        mags = np.floor(scaled + rounding)
-        q = (np.sign(self.coeffs) * mags).astype(np.int64)
-        return q, qstep.astype(np.int64)
+        qstep = (level[:, None] + _SF_STEP * self.top).astype(np.int64)
+        q = np.empty(self.coeffs.shape, np.int64)
+        _quantise(self.coeffs, qstep, self.band_db, rounding, q)
+        return q, qstep
+
+
+@nb.njit(cache=True, nogil=True)
+def _quantise(coeffs, qstep, band_db, rounding, q):  # type: ignore[no-untyped-def]  # pragma: no cover
+    frames, subs, channels, n = coeffs.shape
+    for f in range(frames):
+        for c in range(channels):
+            for k in range(n):
+                inv = 10.0 ** (-(qstep[f, c] + band_db[f, c, k]) / 20.0)
+                for s in range(subs):
+                    x = coeffs[f, s, c, k]
+                    m = np.floor(abs(x) * inv + rounding)
+                    q[f, s, c, k] = np.int64(m) if x >= 0 else -np.int64(m)
 
 
 def _encode_stream_frames(
@@ -667,41 +681,48 @@ def encode_xma2(
     last_skip = end_skip(n_samples)
     seconds = max(n_samples, 1) / sample_rate
 
-    def encode_at(lv: np.ndarray) -> list[list[bytes]]:
-        return [_packetise(*_encode_stream_frames(s, lv, last_skip, rounding)) for s in streams]
+    def frame_bits(lv: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        return [_encode_stream_frames(s, lv, last_skip, rounding) for s in streams]
 
-    def kbps(packets: list[list[bytes]]) -> float:
-        return sum(len(p) for p in packets) * XMA_PACKET_SIZE * 8 / seconds / 1000
+    def estimate(lv: np.ndarray) -> float:
+        """kbit/s from the frame lengths (packet headers and ~0.5 % padding included)."""
+        bits = sum(int(nb_.sum()) for _, nb_ in frame_bits(lv))
+        return bits * 1.005 * PACKET_BITS / PAYLOAD_BITS / seconds / 1000
 
     if level is not None:
-        chosen = int(level)
-        packets = encode_at(np.full(n_frames, chosen, np.int64))
+        levels = np.full(n_frames, int(level), np.int64)
     else:
         assert bitrate is not None
-        lo, hi = _LEVEL_LO, _LEVEL_HI  # invariant: hi fits (or is the coarsest), lo does not
-        best = encode_at(np.full(n_frames, hi, np.int64))
-        if kbps(best) <= bitrate:
-            while hi - lo > 1:
-                mid = (lo + hi) // 2
-                trial = encode_at(np.full(n_frames, mid, np.int64))
-                if kbps(trial) <= bitrate:
-                    hi, best = mid, trial
-                else:
-                    lo = mid
-        chosen = hi
-        packets = _refine(encode_at, kbps, chosen, n_frames, bitrate, best)
-    return Xma2Encoding(packets, split, int(sample_rate), n_samples, n_frames, chosen)
+        levels = _search(estimate, n_frames, bitrate)
+    while True:
+        packets = [_packetise(*fb) for fb in frame_bits(levels)]
+        rate = sum(len(p) for p in packets) * XMA_PACKET_SIZE * 8 / seconds / 1000
+        if level is not None or rate <= bitrate or levels.min() >= _LEVEL_HI:  # type: ignore[operator]
+            break
+        levels = levels + 1  # the estimate was short of the packetised size
+    return Xma2Encoding(packets, split, int(sample_rate), n_samples, n_frames, int(levels.max()))
 
 
-def _refine(encode_at, kbps, level: int, n_frames: int, bitrate: float, best):  # type: ignore[no-untyped-def]
-    """Spend the rest of the budget: the largest share of frames (spread evenly) one dB finer."""
-    lo, hi = 0.0, 1.0
-    for _ in range(5):
-        mid = (lo + hi) / 2
-        pick = np.floor(np.arange(1, n_frames + 1) * mid) > np.floor(np.arange(n_frames) * mid)
-        trial = encode_at(np.where(pick, level - 1, level).astype(np.int64))
-        if kbps(trial) <= bitrate:
-            lo, best = mid, trial
-        else:
+def _search(estimate, n_frames: int, bitrate: float) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """Per-frame levels: the finest uniform level under ``bitrate``, then the largest evenly
+    spread share of frames one dB finer that still fits (bisection on estimated sizes)."""
+    lo, hi = _LEVEL_LO, _LEVEL_HI  # invariant: hi fits (or is the coarsest), lo does not
+    if estimate(np.full(n_frames, hi, np.int64)) > bitrate:
+        return np.full(n_frames, hi, np.int64)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if estimate(np.full(n_frames, mid, np.int64)) <= bitrate:
             hi = mid
+        else:
+            lo = mid
+    best = np.full(n_frames, hi, np.int64)
+    flo, fhi = 0.0, 1.0
+    for _ in range(5):
+        mid_f = (flo + fhi) / 2
+        pick = np.floor(np.arange(1, n_frames + 1) * mid_f) > np.floor(np.arange(n_frames) * mid_f)
+        trial = np.where(pick, hi - 1, hi).astype(np.int64)
+        if estimate(trial) <= bitrate:
+            flo, best = mid_f, trial
+        else:
+            fhi = mid_f
     return best
