@@ -108,7 +108,9 @@ class _FrameParser:
         self.at = at
         ch = self.channels
         if r.read(1) != 1:
-            raise UnsupportedError(self.path, at, "an XMA2 frame with one subframe layout for all channels", 0)
+            raise UnsupportedError(
+                self.path, at, "an XMA2 frame with one subframe layout for all channels", 0
+            )
         lengths: list[int] = []
         total = 0
         while total < FRAME_SAMPLES:
@@ -383,7 +385,9 @@ def parse_xma2(
         r.read((pos & 7) + FRAME_LENGTH_BITS)
         start, end, subs = parser.parse(r, at(pos))
         if r.pos != (pos & 7) + length - 2:
-            raise FormatError(path, at(pos), f"a frame of {length} bits (prefix)", f"{r.pos - (pos & 7) + 2} bits")
+            raise FormatError(
+                path, at(pos), f"a frame of {length} bits (prefix)", f"{r.pos - (pos & 7) + 2} bits"
+            )
         if r.read(1) != 1:
             raise FormatError(path, at(pos), "the skipped frame bit 1 (as Microsoft's encoder writes)", 0)
         trailer = r.read(1)
@@ -393,7 +397,9 @@ def parse_xma2(
         nxt = pos + length
         if trailer:
             if nxt // PAYLOAD_BITS != packet:
-                raise FormatError(path, at(pos), "trailer 0 on a frame whose successor starts in a later packet", 1)
+                raise FormatError(
+                    path, at(pos), "trailer 0 on a frame whose successor starts in a later packet", 1
+                )
             pos = nxt
             continue
         # the next frame starts in a later packet: the first one whose count is not 0
@@ -418,7 +424,12 @@ def parse_xma2(
                 path, where, f"first-frame offset {found[0] - p * PAYLOAD_BITS}", hdr.first_frame_bit_offset
             )
         if not found and hdr.first_frame_bit_offset < PAYLOAD_BITS:
-            raise FormatError(path, where, f"first-frame offset >= {PAYLOAD_BITS} (no frame starts)", hdr.first_frame_bit_offset)
+            raise FormatError(
+                path,
+                where,
+                f"first-frame offset >= {PAYLOAD_BITS} (no frame starts)",
+                hdr.first_frame_bit_offset,
+            )
     return Xma2Stream(frames, channels, sample_rate)
 
 

@@ -505,10 +505,8 @@ class _Stream:
         self.edges = np.asarray(band_edges(SUBFRAME, sample_rate))
         bands = len(self.edges) - 1
         band_of = np.repeat(np.arange(bands), np.diff(self.edges))
-        energy = np.zeros(self.coeffs.shape[:1] + self.coeffs.shape[2:3] + (bands,))
-        power = (self.coeffs**2).mean(axis=1)  # (F, C, 128)
-        np.add.at(energy, (slice(None), slice(None), band_of), power)
-        energy /= np.diff(self.edges)
+        onehot = (band_of[:, None] == np.arange(bands)[None, :]) / np.diff(self.edges)
+        energy = (self.coeffs**2).mean(axis=1) @ onehot  # (F, C, bands): mean power per band
         level_db = 10 * np.log10(energy + 1e-3)
         sf_abs = np.round(shaping * level_db / _SF_STEP).astype(np.int64)
         top = sf_abs.max(axis=2, keepdims=True)
