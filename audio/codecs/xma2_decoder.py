@@ -446,10 +446,14 @@ def _sine(n: int) -> np.ndarray:
 
 
 def synthesise(stream: Xma2Stream) -> np.ndarray:
-    """The model output (512 x frames, channels) of a parsed stream, before any trim."""
+    """The model output of a parsed stream before any trim: 512 x (frames + 1) samples.
+
+    The extra frame is what a decoder emits at the end of the stream: the last block's
+    unwindowed second half (256 samples), then zeros.
+    """
     ch = stream.channels
     n = len(stream.frames)
-    result = np.zeros((FRAME_SAMPLES * n, ch))
+    result = np.zeros((FRAME_SAMPLES * (n + 1), ch))
     out = np.zeros((ch, FRAME_SAMPLES + FRAME_SAMPLES // 2))
     prev = [FRAME_SAMPLES] * ch
     for f, frame in enumerate(stream.frames):
@@ -471,6 +475,7 @@ def synthesise(stream: Xma2Stream) -> np.ndarray:
         result[f * FRAME_SAMPLES : (f + 1) * FRAME_SAMPLES] = out[:, :FRAME_SAMPLES].T
         out[:, : FRAME_SAMPLES // 2] = out[:, FRAME_SAMPLES:]
         out[:, FRAME_SAMPLES // 2 :] = 0.0
+    result[n * FRAME_SAMPLES : n * FRAME_SAMPLES + FRAME_SAMPLES // 2] = out[:, : FRAME_SAMPLES // 2].T
     return result
 
 

@@ -100,6 +100,19 @@ class Xma2Encoding:
     frames: int
     level: int
 
+    def seek_table(self, stream: int = 0) -> tuple[int, ...]:
+        """Cumulative raw samples (512 x frames started) at the end of each 64 KiB block.
+
+        The last entry is ``512 * frames``, as in Microsoft's XWB/RIFF seek tables.
+        """
+        out, total = [], 0
+        packets = self.streams[stream]
+        for b in range(0, len(packets), PACKETS_PER_BLOCK):
+            for p in packets[b : b + PACKETS_PER_BLOCK]:
+                total += FRAME_SAMPLES * XmaPacketHeader.unpack(int.from_bytes(p[:4], "big")).frame_count
+            out.append(total)
+        return tuple(out)
+
     @property
     def bitrate(self) -> float:
         """Average bitrate in kbit/s, counting whole 2048-byte packets."""
