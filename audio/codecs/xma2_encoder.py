@@ -696,9 +696,15 @@ def encode_xma2(
         return [_encode_stream_frames(s, lv, last_skip, rounding) for s in streams]
 
     def estimate(lv: np.ndarray) -> float:
-        """kbit/s from the frame lengths (packet headers and ~0.5 % padding included)."""
-        bits = sum(int(nb_.sum()) for _, nb_ in frame_bits(lv))
-        return bits * 1.005 * PACKET_BITS / PAYLOAD_BITS / seconds / 1000
+        """kbit/s in whole packets from the frame lengths: half a frame of padding per 64 KiB
+        block, a partly filled last packet per stream."""
+        packets = 0
+        for _, nb_ in frame_bits(lv):
+            bits = int(nb_.sum())
+            blocks = bits / (PACKETS_PER_BLOCK * PAYLOAD_BITS)
+            padding = blocks * bits / max(len(nb_), 1) / 2
+            packets += max(1, -(-int(bits + padding) // PAYLOAD_BITS))
+        return packets * PACKET_BITS / seconds / 1000
 
     if level is not None:
         levels = np.full(n_frames, int(level), np.int64)
