@@ -207,7 +207,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "encode",
         help="encode audio in a game codec (XMA2, EA-XMA2, XAS1, PCM16, PS-ADPCM, .ut)",
-        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+        description=__doc__.split("\n\n", 1)[1].replace("``", "") if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n  barkbus encode line.wav -o line.xma --bitrate 64\n"
         "  barkbus encode line.wav -o take.snr --codec ea-xma2 --rate 36000\n"
