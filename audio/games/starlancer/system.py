@@ -24,6 +24,7 @@ import numpy as np
 
 from audio.core.bus import Event, EventBus
 from audio.core.errors import FormatError
+from audio.core.schema import did_you_mean
 from audio.games.starlancer.events import Gate, Reset, Say, Trigger
 from audio.games.starlancer.formats.dte import Dte
 from audio.games.starlancer.formats.hog import Hog, member_name
@@ -280,8 +281,12 @@ class StarlancerSystem:
         if kind == "ship":
             slot = self._ship_slot(who)
             if slot is None:
+                problem = self.check_event(ev)
                 self.engine.bus.decide(
-                    "starlancer.radio", "BadEvent", reason=f"no ship {who!r}", file=ev.speech
+                    "starlancer.radio",
+                    "BadEvent",
+                    reason=problem[1] if problem else f"no ship {who!r}",
+                    file=ev.speech,
                 )
                 return "BadEvent"
             line.speaker, line.speaker_kind, line.speaker_object = (
@@ -308,6 +313,24 @@ class StarlancerSystem:
         if ev.remark:
             return self.radio.remark(line, ev.remark, ev.mode)
         return self.radio.say(line, ev.mode)
+
+    def check_event(self, event: Event) -> tuple[str, str] | None:
+        """``(field, problem)`` when a :class:`Say` names a ship the mission does not have (with
+        the closest of its ship names); None otherwise."""
+        if isinstance(event, Say):
+            kind, _, value = event.speaker.partition(":")
+            who: str | int = value or event.ship
+            if kind == "ship" and self._ship_slot(who) is None:
+                full = [n for i in range(len(self.mission.ships)) if (n := self.mission.ship_name(i))]
+                names = full + [n.partition(")")[2] for n in full if n.startswith("(") and ")" in n]
+                field = "speaker" if value else "ship"
+                return field, f"no ship {who!r} in the mission{did_you_mean(str(who), names)}"
+            hog = self.bank.hog if self.bank is not None else None
+            if event.speech and hog is not None and hog.find(member_name(event.speech)) is None:
+                lines = [n.lower() for n in hog.names()]  # names match case-insensitively
+                close = did_you_mean(member_name(event.speech).lower(), lines)
+                return "speech", f"no speech line {event.speech!r} in {hog.path}{close}"
+        return None
 
     def _ship_slot(self, who: str | int) -> int | None:
         if isinstance(who, int) or (isinstance(who, str) and who.isdigit()):
