@@ -48,8 +48,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from speech_synth import speak
 
 from audio.codecs.pcm import encode_pcm16be
-from audio.codecs.snr import CODEC_PCM16BE, CODEC_XAS1, TYPE_STREAM, SnrHeader
 from audio.codecs.xas1 import encode_xas1
+from audio.containers.snr import CODEC_PCM16BE, CODEC_XAS1, TYPE_STREAM, SnrHeader
+from audio.containers.sns import write_blocks
 from audio.games.skate.formats.big import COMPRESSIONS
 from audio.games.skate.formats.evt import ClipRef, EvtEvent, EvtRecord, EvtTable, event_id
 from audio.games.skate.formats.hdr import ClipHeader
@@ -484,7 +485,7 @@ def radio_chirp(line: str, take: int) -> np.ndarray:
 def encode_take(pcm: np.ndarray, codec: str) -> tuple[bytes, bytes]:
     """(8-byte SNR header, SNS body) of a mono 36 kHz take: codec "xas1" (4) or "pcm16be" (2)."""
     number = CODEC_XAS1 if codec == "xas1" else CODEC_PCM16BE
-    body = encode_xas1(pcm) if codec == "xas1" else encode_pcm16be(pcm)
+    body = write_blocks(encode_xas1(pcm)) if codec == "xas1" else write_blocks(encode_pcm16be(pcm))
     head = SnrHeader(
         version=0,
         codec=number,

@@ -194,7 +194,7 @@ def test_readme_says_how_each_take_was_made(bank):
 
 
 def test_vgmstream_decodes_the_demo_takes_like_barkbus(bank):
-    from audio.codecs import decode_take_vgmstream, vgmstream_available
+    from audio.containers import decode_take_vgmstream, vgmstream_available
 
     ok, why = vgmstream_available()
     if not ok:

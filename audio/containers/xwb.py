@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from audio.codecs import riff
 from audio.codecs.xma import XMA2_BLOCK_SIZE, XMA_LENGTH_SLACK, decode_xma, split_packets, xma2_extradata
+from audio.containers import riff
 from audio.core.binary import Reader, align
 from audio.core.errors import FormatError, UnsupportedError
 
