@@ -9,7 +9,7 @@ A graph file::
 
     [[node]]
     id = "PI20"             # unique within the graph; parameters are addressed "PI20.gain"
-    kind = "PI20"           # one of NODE_KINDS
+    kind = "PI20"           # one of NODE_KINDS (audio.dsp.nodes)
     params = { centre_hz = 96000.0, gain = 1.0, q = 3.0 }
     input = "Rsp0"          # optional: defaults to the previous node (chain order = file order)
 
@@ -45,10 +45,10 @@ from typing import Any
 
 from audio.core.errors import GraphError
 from audio.core.schema import check_value
+from audio.dsp.nodes import NODE_KINDS
 
 __all__ = [
     "NODE_KINDS",
-    "NodeKind",
     "NodeSpec",
     "GraphSpec",
     "CurveSpec",
@@ -58,64 +58,6 @@ __all__ = [
     "available_graphs",
 ]
 
-
-@dataclass(frozen=True)
-class NodeKind:
-    """A node kind: its parameters with defaults and valid ranges, and what it does."""
-
-    name: str
-    params: dict[str, tuple[float, float, float]]  # name -> (default, min, max)
-    doc: str
-
-
-NODE_KINDS: dict[str, NodeKind] = {
-    k.name: k
-    for k in [
-        NodeKind(
-            "Rsp0",
-            {"pitch": (4096.0, 0.0, 1 << 20)},
-            "Linear 16.16 resampler from the source rate to the engine rate; pitch 4096 = 1.0.",
-        ),
-        NodeKind(
-            "PI20",
-            {"centre_hz": (96000.0, 0.0, 1e6), "gain": (1.0, 0.0, 64.0), "q": (3.0, 0.0, 100.0)},
-            "RBJ peaking EQ (the PEAK head shadow); gain is linear and equals the response at the centre.",
-        ),
-        NodeKind(
-            "HI20",
-            {"cutoff_hz": (0.0, 0.0, 1e6)},
-            "RBJ high-pass at Q = 1; exact bypass at w <= pi/1000 (<= 24 Hz at 48 kHz).",
-        ),
-        NodeKind(
-            "LI20",
-            {"cutoff_hz": (96000.0, 0.0, 1e6)},
-            "RBJ low-pass at Q = 1; exact bypass at w >= 0.999*pi (>= 23,976 Hz at 48 kHz).",
-        ),
-        NodeKind(
-            "Gai0",
-            {"gain": (1.0, 0.0, 64.0)},
-            "Linear gain; a change ramps linearly over 64 samples; the first value jumps.",
-        ),
-        NodeKind(
-            "Sen0",
-            {"level": (1.0, 0.0, 64.0)},
-            "Send to a bus or to the voice's submix slot; the level moves 64/65 of the way over 64 "
-            "samples, then holds; the first value jumps. Passes its input through.",
-        ),
-        NodeKind(
-            "Del0",
-            {"seconds": (0.0, 0.0, 10.0), "max_seconds": (0.17, 0.001, 10.0)},
-            "Whole-sample delay; a change crossfades old and new taps over 128 samples; 0 bypasses.",
-        ),
-        NodeKind(
-            "Pn21",
-            {"angle_deg": (0.0, -3600.0, 3600.0), "level": (1.0, 0.0, 64.0)},
-            "Constant-power pairwise pan of a mono signal to the output layout (+ angle = left); "
-            "matrix changes ramp over 64 samples.",
-        ),
-        NodeKind("Sub0", {}, "Submix/bus input: the sum of everything sent to this instance."),
-    ]
-}
 
 _GRAPH_KINDS = ("voice", "submix", "bus")
 
@@ -164,7 +106,7 @@ class GraphSpec:
 
     def param_keys(self) -> list[str]:
         """Every settable parameter as ``"NODE.param"``."""
-        return [f"{n.id}.{p}" for n in self.nodes for p in NODE_KINDS[n.kind].params]
+        return [f"{n.id}.{p}" for n in self.nodes for p in NODE_KINDS[n.kind].PARAMS]
 
 
 def graphs_dir() -> Path:
@@ -224,20 +166,20 @@ def _resolve_alias(path: str, p: Path, doc: dict[str, Any]) -> dict[str, Any]:
 
 def _params(path: str, nid: str, nk: str, rn: dict[str, Any]) -> dict[str, float]:
     spec = NODE_KINDS[nk]
-    params = {k: d for k, (d, _, _) in spec.params.items()}
+    params = {k: p.default for k, p in spec.PARAMS.items()}
     rp = rn.get("params", {})
     if not isinstance(rp, dict):
         raise GraphError(path, nid, "params", "must be a table")
     for k, v in rp.items():
-        if k not in spec.params:
+        if k not in spec.PARAMS:
             raise GraphError(
                 path,
                 nid,
                 f"params.{k}",
-                f"{nk} has no parameter {k!r} (it has: {', '.join(spec.params) or 'none'})",
+                f"{nk} has no parameter {k!r} (it has: {', '.join(spec.PARAMS) or 'none'})",
             )
         val = _num(path, nid, f"params.{k}", v)
-        lo, hi = spec.params[k][1], spec.params[k][2]
+        lo, hi = spec.PARAMS[k].lo, spec.PARAMS[k].hi
         if not lo <= val <= hi:
             raise GraphError(path, nid, f"params.{k}", f"{val} is outside {lo}..{hi}")
         params[k] = val
