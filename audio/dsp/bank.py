@@ -20,7 +20,7 @@ from audio.dsp.nodes import NODE_KINDS, Node, Resampler, Send
 from audio.dsp.pool import SamplePool
 
 if TYPE_CHECKING:
-    from audio.dsp.fused import FusedProgram
+    from audio.dsp.fused import FusedPlan, FusedProgram
 
 __all__ = ["GraphBank", "LAYOUTS"]
 
@@ -101,8 +101,9 @@ class GraphBank:
         self._program: FusedProgram | None = None
         self._args: tuple | None = None
         self._args_pool: np.ndarray | None = None
+        self._plan: FusedPlan | None = None
         if fused:
-            self._setup_fused(max_block)
+            self._setup_fused()
 
     _UNPACKED = ("input", "output", "out", "inp", "target", "duck", "act", "active")
 
@@ -140,31 +141,47 @@ class GraphBank:
                     setattr(obj, attr, views[id(arr)])
         self.pack_index = {id(views[i]): (names[key], r) for i, (key, r) in index.items() if key in names}
 
-    def _setup_fused(self, max_block: int) -> None:
+    def prepare_fused(self) -> FusedPlan | None:
+        """Plan the fused kernel and allocate its scratch (once); None when the graph keeps
+        the node path. :func:`audio.dsp.fused.graph_source` of the plan is the kernel's source."""
         from audio.dsp import fused as F
 
-        names = F.plan_graph(self)
-        if names is None:
-            return
+        if self._plan is not None:
+            return self._plan
+        plan = F.plan_graph(self)
+        if plan is None:
+            return None
         self.slots = {}
-        for name in names:
-            if name[0] in "SP" and name[1:].isdigit():
-                n = self.nodes[int(name[1:])]
-                shape = (
-                    (F.LANES, n.ch_out, max_block + F.ROW_PAD)
-                    if name[0] == "S"
-                    else (n.ch_out, max_block, F.LANES)
-                )
-                self.slots[name] = np.zeros(shape, dtype=np.float32)
+        for name, (k, rows) in plan.slots.items():
+            ch = self.nodes[k].ch_out
+            shape = (F.LANES, ch, self.max_block + F.ROW_PAD) if rows else (ch, self.max_block, F.LANES)
+            self.slots[name] = np.zeros(shape, dtype=np.float32)
         self.lane_scratch = {
             "CO": np.zeros((F.CHAIN, 5, F.LANES), np.float32),
             "ST": np.zeros((F.CHAIN, 4, F.LANES), np.float32),
             "BY": np.zeros((F.CHAIN, F.LANES), np.bool_),
-            "GB": np.zeros((max_block, F.LANES), np.float64),
+            "GB": np.zeros((self.max_block, F.LANES), np.float64),
             "GV": np.zeros(F.LANES, np.float64),
         }
         self._pack()
-        self._program = F.compile_graph(self, names)
+        self._plan = plan
+        return plan
+
+    def fused_source(self, lanes_name: str = "barkbus_lanes") -> str | None:
+        """The source of this graph's fused kernel, importing the lane kernels as module
+        ``lanes_name`` (the snapshot tests' view: ``tools/fused_snapshots.py``); None when
+        the graph keeps the node path. Nothing is compiled."""
+        from audio.dsp import fused as F
+
+        plan = self.prepare_fused()
+        return None if plan is None else F.graph_source(self, plan, lanes_name)[0]
+
+    def _setup_fused(self) -> None:
+        from audio.dsp import fused as F
+
+        plan = self.prepare_fused()
+        if plan is not None:
+            self._program = F.compile_graph(self, plan)
 
     @property
     def fused(self) -> bool:
