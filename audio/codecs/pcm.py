@@ -15,7 +15,7 @@ __all__ = ["decode_pcm16be", "encode_pcm16be", "fit_length"]
 def fit_length(pcm: np.ndarray, num_samples: int, path: str, what: str) -> np.ndarray:
     """Trim ``pcm`` (frames, channels) to ``num_samples`` frames; FormatError if the blocks held fewer."""
     if pcm.shape[0] < num_samples:
-        raise FormatError(path, None, f"{num_samples} samples of {what} in the SNS blocks", pcm.shape[0])
+        raise FormatError(path, None, f"{num_samples} samples of {what} in the blocks", pcm.shape[0])
     return pcm[:num_samples]
 
 
