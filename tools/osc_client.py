@@ -166,9 +166,16 @@ SAMPLES: dict[str, Any] = {
     "packet": 0,
     "auto_advance": 0,
     "option": 0,
+    "what": "missile",
+    "ship": "Naginata",
+    "other": "Bandit",
+    "busy": 0,
 }
 """A valid value for every argument name the table uses."""
-OVERRIDES: dict[str, dict[str, Any]] = {"/radiata/talk": {"voice": 1}}
+OVERRIDES: dict[str, dict[str, Any]] = {
+    "/radiata/talk": {"voice": 1},
+    "/starlancer/happen": {"kind": "reliant", "value": 0},
+}
 """Per address, values for argument names that mean something else there (a voice on/off)."""
 
 

@@ -11,6 +11,7 @@ re-posted: they follow deterministically.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal, TextIO
@@ -115,9 +116,15 @@ def read_capture(path: str | Path) -> tuple[dict[str, Any], Iterator[tuple[Event
 
     path = Path(path)
     try:
-        if path.stat().st_size > MAX_CAPTURE_BYTES:
-            raise FormatError(path, 0, f"a capture of at most {MAX_CAPTURE_BYTES} bytes")
-        lines = path.read_text(encoding="utf-8").splitlines()
+        if str(path) == "-":  # standard input
+            raw = sys.stdin.buffer.read(MAX_CAPTURE_BYTES + 1)
+            if len(raw) > MAX_CAPTURE_BYTES:
+                raise FormatError(path, 0, f"a capture of at most {MAX_CAPTURE_BYTES} bytes")
+            lines = raw.decode("utf-8").splitlines()
+        else:
+            if path.stat().st_size > MAX_CAPTURE_BYTES:
+                raise FormatError(path, 0, f"a capture of at most {MAX_CAPTURE_BYTES} bytes")
+            lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
         raise FormatError(path, None, "a capture file (no such file)") from None
     except UnicodeDecodeError as exc:

@@ -14,6 +14,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO, cast
 
 import numpy as np
 
@@ -21,15 +22,20 @@ from audio.core.bus import Decision
 from audio.core.capture import Capture, configure_replay, read_capture
 from audio.core.clock import RENDER_BLOCK
 from audio.core.engine import Engine
-from audio.core.errors import FormatError
+from audio.core.errors import FormatError, OutputError
+from audio.dsp.graph import available_graphs, load_graph
 from audio.offline.outputs import (
     AudioSink,
     AudioStats,
-    atomic_path,
+    _target,
     audio_format,
-    check_writable,
+    check_outputs,
+    is_stdio,
+    open_output,
+    remove_stale_partials,
     terminate_as_interrupt,
     warm_output_kernels,
+    write_audio,
 )
 from audio.offline.scenario import Scenario, build_engine, load_scenario, scenario_from_doc
 
@@ -40,6 +46,7 @@ __all__ = [
     "render_replay",
     "write_audio",
     "write_log",
+    "summary_json",
     "summary_text",
 ]
 
@@ -75,6 +82,15 @@ class RenderResult:
     setup_seconds: float = 0.0
     """Wall seconds before the first block: loading the scenario and the install, building the
     engine and loading its graphs' compiled kernels (numba's cache on a warm machine)."""
+    clipped: int = 0
+    """Mix samples (one channel each) at or over full scale (magnitude >= 1.0)."""
+    first_clip: int | None = None
+    """Sample of the first clipped one, or None."""
+
+    @property
+    def silent(self) -> bool:
+        """Every sample of the mix is zero."""
+        return self.peak == 0.0
 
     @property
     def duration(self) -> float:
@@ -87,36 +103,55 @@ class RenderResult:
 
 @dataclass
 class Outputs:
-    """Where a render streams to: the mix (``audio``), one file per tapped bus in ``stems_dir``,
-    the capture; ``subtype`` is the libsndfile subtype (default PCM_16)."""
+    """Where a render streams to: the mix (``audio``), one file per bus in ``stems_dir``, the
+    capture; ``subtype`` is the libsndfile subtype (default PCM_16).
+
+    ``stems`` names the buses to write; empty with a ``stems_dir`` means every bus the render
+    loads (every bus that carries voices, and the master). Stems take the mix's format (its
+    extension; WAV when the mix goes to standard output or is not written).
+    """
 
     audio: Path | None = None
     stems_dir: Path | None = None
     stems: list[str] = field(default_factory=list)
     capture: Path | None = None
     subtype: str | None = None
+    others: dict[str, tuple[Path | None, str]] = field(default_factory=dict)
+    """The command's other outputs (``{"--log": (path, "text")}``), checked with these."""
+
+    @property
+    def stem_suffix(self) -> str:
+        if self.audio is None or is_stdio(self.audio) or not self.audio.suffix:
+            return ".wav"
+        return self.audio.suffix
 
     def stem_path(self, name: str) -> Path:
         assert self.stems_dir is not None
-        return self.stems_dir / f"{name}.wav"
+        return self.stems_dir / f"{name}{self.stem_suffix}"
 
-    def check(self) -> None:
-        """Every output can be written (and has a writable format) before rendering starts."""
-        check_writable(self.audio, self.capture, *(self.stem_path(s) for s in self.stems if self.stems_dir))
-        for p in [self.audio, *(self.stem_path(s) for s in self.stems if self.stems_dir)]:
-            if p is not None:
-                audio_format(p, self.subtype)
-
-
-def write_audio(path: str | Path, audio: np.ndarray, sample_rate: int, subtype: str | None = None) -> None:
-    """Write ``audio`` (``(samples, channels)`` float32) by extension through :class:`AudioSink`."""
-    sink = AudioSink(path, sample_rate, audio.shape[1], subtype)
-    try:
-        sink.write(audio)
-        sink.commit()
-    except BaseException:
-        sink.discard()
-        raise
+    def check(self, buses: list[str] | None = None) -> None:
+        """Every output can be written, in a writable format, none over another, before any
+        work; ``buses`` (default: every bus graph) are the stems the folder may get."""
+        named: dict[str, tuple[Path | None, str]] = {
+            "-o": (self.audio, "audio"),
+            "--capture": (self.capture, "text"),
+            **self.others,
+            "--stems": (self.stems_dir, "folder"),
+        }
+        check_outputs(named, self.subtype)
+        if self.stems_dir is None:
+            return
+        audio_format(self.stem_path("master"), self.subtype)
+        if buses is None:
+            buses = self.stems or [g for g in available_graphs() if load_graph(g).kind == "bus"]
+        stems = {str(_target(self.stem_path(b))): b for b in buses}
+        for b in buses:
+            remove_stale_partials(self.stem_path(b))
+        for label, (p, _kind) in named.items():
+            if p is not None and label != "--stems" and not is_stdio(p) and str(_target(p)) in stems:
+                raise OutputError(
+                    f"{p}: {label} is where the {stems[str(_target(p))]} stem goes; give another name"
+                )
 
 
 CHUNK = 16_384
@@ -176,7 +211,9 @@ class _Run:
                 self.stem_keep[name].append(stem)
 
     def close(self, ok: bool) -> None:
-        for sink in self.sinks:
+        """Commit every file, or discard them all (last first, so a stems folder this run
+        created is empty and removed again)."""
+        for sink in self.sinks if ok else reversed(self.sinks):
             if ok:
                 sink.commit()
             else:
@@ -222,6 +259,9 @@ def _render(
     t0: float,
 ) -> RenderResult:
     """Render ``total`` samples; ``t0`` is when the set-up began (``perf_counter``)."""
+    if outputs.stems_dir is not None and not outputs.stems:
+        outputs.stems = list(eng.mixer.buses)
+        outputs.check(outputs.stems)
     if outputs.stems:
         eng.tap_buses(outputs.stems)
     with terminate_as_interrupt():  # from before the first partial file exists
@@ -264,6 +304,8 @@ def _render(
         {s.name: s.summary(decisions) for s in eng.systems if hasattr(s, "summary")},
         sum(1 for d in decisions if d.outcome == "Fault"),
         t_render - t0,
+        run.stats.clipped,
+        run.stats.first_clip,
     )
 
 
@@ -307,13 +349,9 @@ def render_scenario(
         for ev in scn.events:
             eng.bus.post(ev)
         return _render(eng, scn, total, outputs, keep, progress, scn.name, t0)
-    with (
-        terminate_as_interrupt(),
-        atomic_path(outputs.capture) as tmp,
-        open(tmp, "w", encoding="utf-8") as fh,
-    ):
+    with terminate_as_interrupt(), open_output(outputs.capture) as fh:
         cap = Capture(
-            fh,
+            cast(TextIO, fh),
             {
                 "scenario": _relative(scn.path, outputs.capture),
                 "seed": scn.seed,
@@ -333,6 +371,8 @@ def render_scenario(
 
 def _relative(path: Path, capture: Path) -> str:
     """``path`` relative to the capture's folder when it can be (a moved folder still replays)."""
+    if is_stdio(capture):
+        return str(path.resolve())
     try:
         return os.path.relpath(path.resolve(), capture.resolve().parent)
     except ValueError:  # another drive
@@ -372,9 +412,35 @@ def render_replay(
 
 def write_log(path: str | Path, decisions: list[Decision]) -> None:
     """The decision log as JSON lines (written under a temporary name, then renamed)."""
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+    with open_output(path) as fh:
         for d in decisions:
             fh.write(json.dumps(d.to_json(), separators=(",", ":")) + "\n")
+
+
+def summary_json(res: RenderResult, out: str | Path | None = None) -> dict[str, object]:
+    """The summary as one JSON object (``--json``): what :func:`summary_text` says, as fields."""
+    by_sys: dict[str, dict[str, int]] = {}
+    for (system, outcome), n in sorted(res.outcome_counts().items()):
+        by_sys.setdefault(system, {})[outcome] = n
+    return {
+        "scenario": res.scenario,
+        "seed": res.seed,
+        "output": None if out is None else str(out),
+        "seconds": res.duration,
+        "samples": res.samples,
+        "channels": res.channels,
+        "sample_rate": res.sample_rate,
+        "peak": res.peak,
+        "rms": res.rms,
+        "clipped": res.clipped,
+        "first_clip_seconds": None if res.first_clip is None else res.first_clip / res.sample_rate,
+        "silent": res.silent,
+        "voices_started": res.voices_started,
+        "faults": res.faults,
+        "setup_seconds": res.setup_seconds,
+        "render_seconds": res.seconds_taken,
+        "outcomes": by_sys,
+    }
 
 
 def summary_text(res: RenderResult, out: str | Path | None = None) -> str:
@@ -391,6 +457,14 @@ def summary_text(res: RenderResult, out: str | Path | None = None) -> str:
         + f"set up in {res.setup_seconds:.2f} s, rendered in {res.seconds_taken:.2f} s "
         f"({res.duration / max(res.seconds_taken, 1e-9):.1f}x real time)",
     ]
+    if res.clipped:
+        assert res.first_clip is not None
+        lines.append(
+            f"  CLIPPED: {res.clipped} samples at or over full scale, the first at "
+            f"{res.first_clip / res.sample_rate:.3f} s"
+        )
+    if res.silent and res.samples:
+        lines.append("  SILENT: every sample of the output is zero")
     by_sys: dict[str, Counter[str]] = {}
     for (system, outcome), n in sorted(res.outcome_counts().items()):
         by_sys.setdefault(system, Counter())[outcome] = n

@@ -47,7 +47,7 @@ import numpy as np
 from audio.core.bus import Decision, Event
 from audio.core.capture import configure_replay
 from audio.core.clock import BLOCK, SAMPLE_RATE, seconds_to_samples
-from audio.core.errors import BarkbusError
+from audio.core.errors import BarkbusError, InputError
 from audio.core.faults import Fault
 from audio.core.paths import PathPolicy, PathRefused
 from audio.live.device import Inbox, LivePlayer, LiveSettings
@@ -181,6 +181,9 @@ class VoicePort:
         self.bus.on_decision(self._subtitle)
         self.bus.subscribe(self)
         self._scheduled: list[Event] = []
+        self.block_hooks: list[Callable[[int, np.ndarray], None]] = []
+        """``hook(start_sample, block)`` after every block rendered (by :meth:`pull` or the
+        player's render thread); the profiler's snapshot publisher is one."""
 
     # -- clock -------------------------------------------------------------------------
     @property
@@ -204,7 +207,10 @@ class VoicePort:
         while done < n:
             self.inbox.post_all(self.engine)
             k = min(self.block, n - done)
+            start = self.now_samples
             out[done : done + k] = self.engine.render(k)
+            for hook in self.block_hooks:
+                hook(start, out[done : done + k])
             done += k
         return out
 
@@ -238,8 +244,32 @@ class VoicePort:
         counted and reported as a fault."""
         return self.inbox.put(self.checked(event), when=when)
 
+    def games(self) -> set[str]:
+        """The games this run has a system of (``skate``, ``sylpheed``...; the part of each
+        system's name before the dot)."""
+        return {str(s.name).partition(".")[0] for s in self._systems()}
+
+    def accepts(self, kind: str) -> str | None:
+        """None if events of ``kind`` are for this run (a generic kind such as ``world.emitter``,
+        or one of its games'), else why not."""
+        from audio.games import game_names
+
+        game, dot, _ = kind.partition(".")
+        if dot and game in game_names() and game not in self.games():
+            runs = ", ".join(sorted(self.games()))
+            return f"event {kind!r} is for {game}, which this run does not have (it runs {runs})"
+        return None
+
     def checked(self, event: Event) -> Event:
-        """``event`` with its file fields resolved under the allowed roots (else PathRefused)."""
+        """``event`` for this run's games, naming what their installs have (else
+        :class:`InputError` with a did-you-mean), with its file fields resolved under the allowed
+        roots (else PathRefused)."""
+        why = self.accepts(event.KIND)
+        if why is not None:
+            raise InputError(why)
+        problem = self.engine.check_event(event)
+        if problem is not None:
+            raise InputError(f"{event.KIND}.{problem[0]}: {problem[1]}")
         names = type(event).FILE_FIELDS
         if not names:
             return event
@@ -387,11 +417,28 @@ class VoicePort:
         for system in self.engine.systems:  # decode takes ahead of need on the cache's worker
             if hasattr(system, "prefetch"):
                 system.prefetch = True
+        if self.block_hooks:
+            hooks = [*self.block_hooks, *([kw["on_block"]] if kw.get("on_block") else [])]
+
+            def on_block(start: int, block: np.ndarray) -> None:
+                for hook in hooks:
+                    hook(start, block)
+
+            kw["on_block"] = on_block
         player = LivePlayer(self.engine, s, inbox=self.inbox, **kw)
         self._flush_scheduled()
         player.start()
         self.player = player
         return player
+
+    def profiler(self, bind: str | None = None, token: str | None = None) -> Any:
+        """Serve the live profiler page for this port (:mod:`audio.live.profiler`) at ``bind``
+        (``[HOST:]PORT``; default 127.0.0.1 and a free port; another host needs ``token``).
+        Call it before or after :meth:`play` (or while pulling blocks); returns the server:
+        its ``url``, and ``stop()``."""
+        from audio.live.profiler import start_profiler
+
+        return start_profiler(self, bind, token)
 
     def stop(self) -> LivePlayer | None:
         """Stop a running ``play()`` (returns the player, for its metrics and records)."""

@@ -21,6 +21,7 @@ import numpy as np
 
 from audio.core.bus import Event, EventBus
 from audio.core.errors import FormatError
+from audio.core.schema import did_you_mean
 from audio.games.radiata.events import Advance, Choose, Talk
 from audio.games.radiata.formats.rmf import PacketScript, RmfFile, VoiceClip, read_rmf
 from audio.games.radiata.formats.voicetable import VoiceEntry, VoiceTable
@@ -132,6 +133,15 @@ class RadiataTalkSystem:
         if preload and voices is not None:
             for e in voices.entries:
                 self._clip(e)
+
+    def check_event(self, event: Event) -> tuple[str, str] | None:
+        """``(field, problem)`` when ``event`` names an RMF file the install does not have (with
+        the closest of its names); None otherwise."""
+        if isinstance(event, Talk):
+            names = self.rmf.names()
+            if event.file not in names:
+                return "file", f"no RMF file {event.file!r} in the install{did_you_mean(event.file, names)}"
+        return None
 
     # -- System protocol -----------------------------------------------------------------------
     @property

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from audio.core.errors import FormatError, InputError, ScenarioError
+from audio.core.schema import did_you_mean
 from audio.games.skate.formats.install import BANK_PREFIXES, Clip, SkateInstall, SpeechBank
 from audio.games.skate.speech.mixcurves import MixCurves
 
@@ -84,6 +85,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--event", type=int, help="only clips of this event number (the name's first field, e.g. 501)"
     )
     p.add_argument("--voice", help="only clips of this voice id (59) or voice name (busm1)")
+    p.add_argument("--json", action="store_true", help="print the list as one JSON object")
     p.set_defaults(func=cmd_ls)
 
     p = sub.add_parser("info", help="a clip's header, takes and the .evt records that name it")
@@ -119,7 +121,19 @@ def _open(args: argparse.Namespace) -> tuple[SkateInstall, SpeechBank]:
     return inst, inst.bank(args.bank)
 
 
-def _filter(clips: Iterable[Clip], event: int | None, voice: str | None) -> list[Clip]:
+def _filter(clips: Iterable[Clip], event: int | None, voice: str | None, bank: SpeechBank) -> list[Clip]:
+    """The clips of ``event`` and ``voice`` (id or name); a voice or event the bank does not
+    have is an :class:`InputError` with the closest names."""
+    clips = list(clips)
+    if voice is not None:
+        known = {str(c.voice_id) for c in clips} | {c.voice_name for c in clips if c.voice_name}
+        if voice not in known:
+            raise InputError(f"--voice {voice}: no such voice in {bank.path}{did_you_mean(voice, known)}")
+    if event is not None and all(c.event != event for c in clips):
+        events = sorted({c.event for c in clips})
+        raise InputError(
+            f"--event {event}: no clip of that event in {bank.path} (events {events[0]}..{events[-1]})"
+        )
     out = []
     for c in clips:
         if event is not None and c.event != event:
@@ -157,7 +171,22 @@ def cmd_ls(args: argparse.Namespace) -> int:
     """List clips."""
     inst, bank = _open(args)
     with inst:
-        for c in _filter(bank.clips, args.event, args.voice):
+        clips = _filter(bank.clips, args.event, args.voice, bank)
+        if args.json:
+            import json
+
+            rows = [
+                {
+                    "name": c.name,
+                    "id": c.hdr_id,
+                    "takes": len(c.takes),
+                    "seconds": sum(t.duration for t in c.takes),
+                }
+                for c in clips
+            ]
+            print(json.dumps({"bank": str(bank.path), "clips": rows}, separators=(",", ":")))
+            return 0
+        for c in clips:
             secs = sum(t.duration for t in c.takes)
             hid = "-" if c.hdr_id is None else str(c.hdr_id)
             print(f"{c.name:40s} id {hid:>5s}  takes {len(c.takes):2d}  {secs:7.2f} s")
@@ -198,20 +227,25 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def _write_wav(path: Path, pcm: np.ndarray, rate: int) -> None:
-    import soundfile as sf
+    from audio.offline.outputs import write_audio
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    sf.write(str(path), np.clip(pcm, -1.0, 1.0), rate, subtype="PCM_16")
+    write_audio(path, np.asarray(pcm, np.float32).reshape(len(pcm), -1), rate)
 
 
 def cmd_decode(args: argparse.Namespace) -> int:
     """Decode one take."""
+    from audio.offline.outputs import check_outputs, is_stdio
+
+    check_outputs({"-o": (args.output, "audio")})
     name, _, take = args.clip.partition(":")
     inst, bank = _open(args)
     with inst:
         pcm, rate = bank.decode_take(bank.clip(name), int(take or 0))
         _write_wav(args.output, pcm, rate)
-        print(f"{args.output}: {len(pcm)} samples at {rate} Hz ({len(pcm) / rate:.2f} s)")
+        print(
+            f"{args.output}: {len(pcm)} samples at {rate} Hz ({len(pcm) / rate:.2f} s)",
+            file=sys.stderr if is_stdio(args.output) else sys.stdout,
+        )
     return 0
 
 
@@ -246,13 +280,13 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     inst, bank = _open(args)
     with inst:
-        clips = _filter(bank.clips, args.event, args.voice)
+        clips = _filter(bank.clips, args.event, args.voice, bank)
         total = sum(len(c.takes) for c in clips)
     args.output.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
     written = 0
     t0 = time.perf_counter()
-    with tqdm(total=total, unit="take", desc="export", file=sys.stderr) as bar:
+    with tqdm(total=total, unit="take", desc="export", file=sys.stderr, disable=None) as bar:
         if args.jobs <= 1:
             _worker_init(str(args.root), args.bank)
             results = (_export_clip(c.name, str(args.output)) for c in clips)
@@ -397,11 +431,13 @@ def cmd_tuning(args: argparse.Namespace) -> int:
     """Validate a tuning file and write it back in full."""
     from audio.games.skate.speech.tuning import dump_tuning, load_tuning
     from audio.games.skate.system import DEMO_TUNING
+    from audio.offline.outputs import check_outputs, is_stdio, open_output
 
+    check_outputs({"-o": (args.output, "text")})
     tuning = load_tuning(args.file or DEMO_TUNING)
-    text = dump_tuning(tuning, args.output)
-    if args.output is None:
-        sys.stdout.write(text)
-    else:
+    text = dump_tuning(tuning)
+    with open_output(args.output or "-") as fh:
+        fh.write(text)
+    if args.output is not None and not is_stdio(args.output):
         print(f"wrote {args.output}", file=sys.stderr)
     return 0

@@ -63,7 +63,7 @@ from msgspec import Meta
 from audio.core.bus import Decision, Event, EventBus
 from audio.core.errors import BarkbusError, FormatError, ScenarioError
 from audio.core.faults import describe, report_fault
-from audio.core.schema import Struct, convert
+from audio.core.schema import Struct, convert, did_you_mean
 from audio.dsp.curves import azimuth_to_raw
 from audio.games.skate.events import (
     ChallengeChange,
@@ -300,6 +300,21 @@ class SkateSpeechSystem:
         elif isinstance(event, PhotoFlag):
             self.photo_flag = bool(event.on)
 
+    def check_event(self, event: Event) -> tuple[str, str] | None:
+        """``(field, problem)`` when ``event`` names a voice the install does not have (with the
+        closest of its names); None otherwise. Scenarios check every event when they load, the
+        port before it posts one."""
+        if (
+            isinstance(event, PedSpawn)
+            and isinstance(event.voice, str)
+            and event.voice not in self.voice_names
+        ):
+            return (
+                "voice",
+                f"no voice {event.voice!r} in the install{did_you_mean(event.voice, self.voice_names)}",
+            )
+        return None
+
     def _spawn(self, ev: PedSpawn) -> None:
         if ev.ped not in self.peds and len(self.peds) >= self.max_peds:
             self._decide("SpawnError", ped=ev.ped, reason=f"already {len(self.peds)} peds (max_peds)")
@@ -307,7 +322,10 @@ class SkateSpeechSystem:
         voice = ev.voice
         if isinstance(voice, str):
             if voice not in self.voice_names:
-                self._decide("SpawnError", ped=ev.ped, reason=f"unknown voice name {voice!r}")
+                problem = self.check_event(ev)
+                self._decide(
+                    "SpawnError", ped=ev.ped, reason=problem[1] if problem else f"unknown voice {voice!r}"
+                )
                 return
             voice = self.voice_names[voice]
         bits = self.voice_bits(voice) if self.voice_bits is not None else None

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from audio.core.bus import Event
 
-__all__ = ["Gate", "Reset", "Say", "Trigger"]
+__all__ = ["HAPPENINGS", "Gate", "Happen", "Reset", "Say", "Trigger"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -18,7 +18,8 @@ class Trigger(Event, kind="starlancer.trigger"):
     condition: str | int = 0
     subject: str | int = 0
     component: int = 0xFF
-    locals: tuple[int, ...] = ()
+    locals: tuple[int | str, ...] = ()
+    groups: bool = True
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,3 +56,51 @@ class Reset(Event, kind="starlancer.reset"):
     restarts the mission script (threads, timers, globals) and runs the start part."""
 
     restart: bool = False
+
+
+HAPPENINGS = (
+    "create",
+    "explode",
+    "kill",
+    "hit",
+    "missile",
+    "missile_clear",
+    "eject",
+    "launch",
+    "lost",
+    "wingman",
+    "variable",
+    "key",
+    "jumping",
+    "jumped",
+    "land",
+    "backup",
+)
+"""What a :class:`Happen` event may report."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Happen(Event, kind="starlancer.happen"):
+    """Something in the game world the script and the radio's remarks react to (spec 11.6, 11.15).
+
+    ``what``: ``create`` (the ship exists: it may speak), ``explode`` (it starts exploding: silent;
+    posts Destroyed), ``kill`` (the player's kill of ``ship``; ``kind`` fighter | torpedo | pod |
+    other; posts Destroyed with the player as Killer), ``hit`` (``other`` hits ``ship``; posts
+    ShotAt with ``value`` as the damage; a hostile attacker on the player's ship may taunt),
+    ``missile`` / ``missile_clear`` (a missile homes on the player's ship or stops), ``eject``
+    (a wingman's pilot ejects), ``launch`` (the player's launch from ``kind`` reliant | yamato),
+    ``lost`` (a wing ship is lost), ``wingman`` (the player orders ``ship``: ``kind`` attack |
+    backoff | help | status | scold | praise, or taunt (``ship`` a hostile fighter); ``value``
+    the armour level for status; ``busy``), ``variable``
+    (``kind`` jump_ready | warp_ready | landing_cleared = ``value``), ``key`` (action ``value``
+    held while ``busy``), ``jumping`` / ``jumped`` (``ship`` has a jump order / jumped in), ``land``
+    (PERMISSION TO LAND to carrier ``kind`` reliant | yamato; ``value`` the mission's success: 0
+    success or better, 1 partial, 2 other), ``backup`` (REQUEST BACKUP to carrier ``kind``;
+    ``busy`` = backup available; posts PlayerWantsBackup on the player's ship when granted)."""
+
+    what: str = "create"
+    ship: str | int = ""
+    other: str | int = ""
+    kind: str = ""
+    value: int = 0
+    busy: bool = False

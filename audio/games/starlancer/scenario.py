@@ -15,9 +15,17 @@
     speech_volume = 127         # Miles 0..127; volume = round(speech x master / 127)
     master_volume = 127
     frame_ticks = 4             # a VM pass + radio_frame every N game ticks (our setting)
-    wake_compare = ">="         # Wait wakes when clock >= wake (or ">"): unknown in the game
-    instruction_cap = 10000     # per thread per frame (ours: a hostile script cannot hang the VM)
-    static_level = 0.3          # dead-channel static bed level (ours)
+    wake_compare = ">"          # Wait wakes when clock > wake (the engine, spec 11.3); ">=" for experiments
+    frame_budget = 8000         # ours: instructions per frame across all threads
+    thread_budget = 2000        # ours: instructions without yielding before a thread is ended
+    decisions_per_thread = 100  # ours: decisions a thread may log per frame
+    created = ["Naginata"]      # ships that exist from the start (the first curve's work; else stand-ins
+                                # until CreateFlightGroup)
+    hostile = ["Bandit"]        # hostile ships (their lines use the face's hostile voice)
+    training = false            # a training mission (the instructor's reminders and launch line)
+    mission_number = 99         # Moose's pilot and the 45th's films swap by mission number
+    static_bed = false          # OURS, off by default: a noise bed under the dead channel's film
+    static_level = 0.3          # its level
     graph = "starlancer_radio_voice"
 
 ``[[event]]`` types (``t`` in seconds)::
@@ -27,6 +35,10 @@
       mode = "queued", film_flags = 5, expiry = 300, remark = "" }
     { t = 4.0, type = "starlancer.gate", gate = "generic", disabled = true }
     { t = 0.0, type = "starlancer.reset", restart = false }
+    { t = 5.0, type = "starlancer.happen", what = "kill", ship = "Bandit", kind = "fighter" }
+    { t = 6.0, type = "starlancer.happen", what = "hit", ship = "Naginata", other = "Bandit", value = 20 }
+    { t = 7.0, type = "starlancer.happen", what = "variable", kind = "jump_ready", value = 1 }
+    { t = 8.0, type = "starlancer.happen", what = "wingman", ship = "Naginata", kind = "status", value = 1 }
 """
 
 from __future__ import annotations
@@ -40,7 +52,7 @@ from msgspec import Meta
 from audio.core.bus import Event
 from audio.core.errors import FormatError, ScenarioError
 from audio.core.schema import Struct, convert
-from audio.games.starlancer.events import Gate, Reset, Say, Trigger
+from audio.games.starlancer.events import HAPPENINGS, Gate, Happen, Reset, Say, Trigger
 from audio.games.starlancer.formats.dte import load_mission
 from audio.games.starlancer.formats.hog import open_hog
 from audio.games.starlancer.radio.radio import MODES, RadioSettings
@@ -69,8 +81,15 @@ class StarlancerSection(Struct, kw_only=True):
     speech_volume: Annotated[int, Meta(ge=0, le=127)] = 127
     master_volume: Annotated[int, Meta(ge=0, le=127)] = 127
     frame_ticks: Annotated[int, Meta(ge=1, le=100)] = 4
-    wake_compare: Literal[">=", ">"] = ">="
-    instruction_cap: Annotated[int, Meta(ge=1, le=10_000_000)] = 10_000
+    wake_compare: Literal[">=", ">"] = ">"
+    frame_budget: Annotated[int, Meta(ge=1, le=10_000_000)] = 8_000
+    thread_budget: Annotated[int, Meta(ge=1, le=10_000_000)] = 2_000
+    decisions_per_thread: Annotated[int, Meta(ge=1, le=1_000_000)] = 100
+    created: list[str] = []
+    hostile: list[str] = []
+    training: bool = False
+    mission_number: Annotated[int, Meta(ge=0, le=255)] = 99
+    static_bed: bool = False
 
 
 class TriggerEntry(Struct, kw_only=True):
@@ -79,7 +98,19 @@ class TriggerEntry(Struct, kw_only=True):
     condition: str | int
     subject: str | int
     component: Annotated[int, Meta(ge=0, le=0xFF)] = 0xFF
-    locals: tuple[int, ...] = ()
+    locals: tuple[int | str, ...] = ()
+    groups: bool = True
+
+
+class HappenEntry(Struct, kw_only=True):
+    t: Seconds = 0.0
+    type: str = "starlancer.happen"
+    what: Literal[HAPPENINGS]  # type: ignore[valid-type]
+    ship: str | int = ""
+    other: str | int = ""
+    kind: str = ""
+    value: Annotated[int, Meta(ge=-(2**31), le=2**32 - 1)] = 0
+    busy: bool = False
 
 
 class SayEntry(Struct, kw_only=True):
@@ -137,7 +168,19 @@ def _trigger(e: dict[str, Any], ctx: Any) -> Event:
         condition_code(v.condition)
     except KeyError as exc:
         raise ScenarioError(_where(ctx), f"{w}.condition", str(exc)) from None
-    return Trigger(t=v.t, condition=v.condition, subject=v.subject, component=v.component, locals=v.locals)
+    return Trigger(
+        t=v.t,
+        condition=v.condition,
+        subject=v.subject,
+        component=v.component,
+        locals=v.locals,
+        groups=v.groups,
+    )
+
+
+def _happen(e: dict[str, Any], ctx: Any) -> Event:
+    v = convert(e, HappenEntry, source=_where(ctx), where=_at(ctx, "starlancer.happen"))
+    return Happen(t=v.t, what=v.what, ship=v.ship, other=v.other, kind=v.kind, value=v.value, busy=v.busy)
 
 
 def _say(e: dict[str, Any], ctx: Any) -> Event:
@@ -180,6 +223,7 @@ def scenario_events() -> dict[str, Callable[[dict[str, Any], Any], Event]]:
         "starlancer.say": _say,
         "starlancer.gate": _gate,
         "starlancer.reset": _reset,
+        "starlancer.happen": _happen,
     }
 
 
@@ -230,9 +274,15 @@ def system_from_scenario(section: dict[str, Any], ctx: Any) -> StarlancerSystem:
             once_film_ticks=cfg.once_film_ticks,
             speech_volume=cfg.speech_volume,
             master_volume=cfg.master_volume,
+            static_bed=cfg.static_bed,
         )
         vm = VmSettings(
-            frame_ticks=cfg.frame_ticks, wake_compare=cfg.wake_compare, instruction_cap=cfg.instruction_cap
+            frame_ticks=cfg.frame_ticks,
+            wake_compare=cfg.wake_compare,
+            frame_budget=cfg.frame_budget,
+            thread_budget=cfg.thread_budget,
+            decisions_per_thread=cfg.decisions_per_thread,
+            mission=cfg.mission_number,
         )
         if not all(k.isdigit() for k in cfg.pilots):
             raise ScenarioError(where, "starlancer.pilots", "keys must be pilot numbers")
@@ -247,6 +297,9 @@ def system_from_scenario(section: dict[str, Any], ctx: Any) -> StarlancerSystem:
             graph=cfg.graph,
             static_level=cfg.static_level,
             start=cfg.start,
+            created=tuple(cfg.created),
+            hostile=tuple(cfg.hostile),
+            training=cfg.training,
         )
     except (FormatError, ValueError, TypeError) as exc:
         if isinstance(exc, ScenarioError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -110,18 +111,16 @@ def _slb_probe(args: argparse.Namespace) -> int:
 
 
 def _slb_decode(args: argparse.Namespace) -> int:
-    import soundfile as sf
+    from audio.offline.outputs import check_outputs, is_stdio, write_audio
 
-    from audio.offline.outputs import atomic_path, check_writable
-
+    check_outputs({"-o": (args.output, "audio")})
     data, label = _member(args)
-    check_writable(args.output)
     pcm, rate = decode_slb(data, label, args.entry, raw_rate=args.rate)
-    with atomic_path(args.output) as tmp:
-        sf.write(tmp, np.clip(pcm, -1.0, 1.0), rate, subtype="PCM_16", format="WAV")
+    write_audio(args.output, np.asarray(pcm, np.float32), rate)
     print(
         f"{args.output}: {pcm.shape[0]} samples x {pcm.shape[1]} ch at {rate} Hz "
-        f"({pcm.shape[0] / rate:.3f} s)"
+        f"({pcm.shape[0] / rate:.3f} s)",
+        file=sys.stderr if is_stdio(args.output) else sys.stdout,
     )
     return 0
 

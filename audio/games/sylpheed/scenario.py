@@ -141,6 +141,21 @@ def scenario_events() -> dict[str, Callable[[dict[str, Any], Any], Event]]:
     }
 
 
+def install_names(install: SylpheedInstall, crews: list[CrewSetup]) -> tuple[set[str], set[str]]:
+    """Every speaker and chatter event of the install's rule tables (those its UnitMessageSets
+    reach and those the crews name), for the load-time name check."""
+    tables = [*install.reachable_rule_tables(), *(t for c in crews for t in c.tables)]
+    speakers: set[str] = set()
+    events: set[str] = set()
+    for name in dict.fromkeys(tables):
+        table = install.rule_table(name)
+        speakers.update(s.removeprefix("Character") for s in table.speakers)
+        events.update(e.event for e in table.events)
+    for c in crews:
+        speakers.update(s.removeprefix("Character") for s in c.speakers)
+    return speakers, events
+
+
 def system_from_scenario(section: dict[str, Any], ctx: Any) -> SylpheedChatterSystem:
     """Build the chatter system for a ``[sylpheed]`` section (keys in the module docstring)."""
     where = _where(ctx)
@@ -178,6 +193,7 @@ def system_from_scenario(section: dict[str, Any], ctx: Any) -> SylpheedChatterSy
             pool_size=cfg.pool_size,
             phase=cfg.phase,
             enabled=cfg.enabled,
+            names=install_names(install, crews),
         )
     except (ValueError, FormatError) as exc:
         raise ScenarioError(where, "[sylpheed]", str(exc)) from None

@@ -24,6 +24,7 @@ import numpy as np
 from audio.core.bus import Event, EventBus
 from audio.core.errors import FormatError
 from audio.core.faults import report_fault
+from audio.core.schema import did_you_mean
 from audio.games.sylpheed.chatter.queue import FRAME_RATE, ChatterQueue, Node, frames_of
 from audio.games.sylpheed.chatter.rand import GameRand
 from audio.games.sylpheed.chatter.rules import MergeResult, merge_phases
@@ -79,8 +80,12 @@ class SylpheedChatterSystem:
         missing_line_s: float = 2.0,
         phase: int = 1,
         enabled: bool = True,
+        names: tuple[set[str], set[str]] | None = None,
     ) -> None:
         self.lines, self.tables = lines, tables
+        self.names = names
+        """Every speaker and every chatter event the install's rule tables have (None: not
+        checked), for :meth:`check_event`."""
         self.crews = list(crews)
         self.graph, self.bus_name = graph, bus
         self.generator, self.fold, self.seed = generator, fold, seed
@@ -156,6 +161,22 @@ class SylpheedChatterSystem:
     def tick(self, frame: int, engine: Any) -> None:
         assert self.queue is not None, "attach() first"
         self.queue.tick(frame)
+
+    def check_event(self, event: Event) -> tuple[str, str] | None:
+        """``(field, problem)`` when a :class:`Bark` names a speaker or an event no rule table of
+        the install has (with the closest of its names); None otherwise. A speaker the install
+        has but no crew has loaded yet is the game's own ``NotLoaded``, not a mistake."""
+        if isinstance(event, Bark) and self.names is not None:
+            speakers, events = self.names
+            who = event.speaker.removeprefix("Character")
+            if who not in speakers:
+                return "speaker", f"no speaker {event.speaker!r} in the install{did_you_mean(who, speakers)}"
+            if event.event not in events:
+                return (
+                    "event",
+                    f"no chatter event {event.event!r} in the install{did_you_mean(event.event, events)}",
+                )
+        return None
 
     def handle(self, event: Event, bus: EventBus) -> None:
         q = self.queue

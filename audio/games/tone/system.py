@@ -111,6 +111,10 @@ class ToneSystem:
         self._cache: dict[tuple[float, float, float, float], np.ndarray] = {}
         self._cached = 0
 
+    def check_event(self, event: Event) -> tuple[str, str] | None:
+        """Tones name nothing of an install: always None."""
+        return None
+
     def prepare(self, events: list[ToneOn]) -> None:
         """Synthesise these lines ahead (e.g. before going live), within the cache bound."""
         for ev in events:
