@@ -22,7 +22,8 @@ The package root exports, imported on first use (so ``barkbus --help`` stays fas
 >>> block = port.advance(0.5)                 # (24000, 2) float32
 
 Rooms: :mod:`audio.core` (base layer, bus, engine, the game contract), :mod:`audio.dsp`,
-:mod:`audio.codecs`, :mod:`audio.games`, :mod:`audio.offline` (scenarios, render, batch),
+:mod:`audio.codecs` (sample codecs), :mod:`audio.containers` (EA SNR/SNS, XWB, RIFF,
+VAG), :mod:`audio.games`, :mod:`audio.offline` (scenarios, render, batch),
 :mod:`audio.live` (device, TUI), :mod:`audio.port` (embedding API, OSC, ``barkbus live``).
 """
 

@@ -32,7 +32,12 @@ from audio.core.errors import BarkbusError, InputError  # noqa: E402
 
 __all__ = ["main", "run", "build_parser"]
 
-_GROUPS = ("audio.port.live", "audio.offline.batch.cli")
+_GROUPS = (
+    "audio.port.live",
+    "audio.live.profiler.cli",
+    "audio.offline.batch.cli",
+    "audio.offline.encode_cli",
+)
 """Command groups of the core rooms; each registered game adds its own (``Game.cli``)."""
 
 _EPILOG = """examples:

@@ -23,6 +23,8 @@ __all__ = [
     "CUT",
     "END",
     "FAULT",
+    "LINE_END",
+    "LINE_START",
     "QUIET",
     "REFUSED",
     "START",
@@ -88,3 +90,10 @@ class CoreOutcome(Outcome):
 
     Fault = "Fault", FAULT
     """A take, file or event cost one voice or request, or a system was disabled."""
+
+
+LINE_START = frozenset({"Started", "Playing", "LineStarted"})
+"""Outcome names that open a speaker's line for the port's speech queries and the profiler's
+review (names, not classes: Sylpheed's ``Ducked`` is a cut yet its line plays on)."""
+LINE_END = frozenset({"Finished", "Interrupted", "Stopped", "Cut", "Ended", "LineFinished", "Fault"})
+"""Outcome names that close a speaker's line (see :data:`LINE_START`)."""

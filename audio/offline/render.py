@@ -8,7 +8,6 @@ so ``render_replay`` reproduces a run — offline or live — exactly.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from collections import Counter
@@ -19,7 +18,7 @@ from typing import TextIO, cast
 import numpy as np
 
 from audio.core.bus import Decision
-from audio.core.capture import Capture, configure_replay, read_capture
+from audio.core.capture import Capture, portable_header, post_captured, read_capture
 from audio.core.clock import RENDER_BLOCK
 from audio.core.engine import Engine
 from audio.core.errors import FormatError, OutputError
@@ -37,7 +36,7 @@ from audio.offline.outputs import (
     warm_output_kernels,
     write_audio,
 )
-from audio.offline.scenario import Scenario, build_engine, load_scenario, scenario_from_doc
+from audio.offline.scenario import Scenario, build_engine, load_scenario, replay_scenario
 
 __all__ = [
     "Outputs",
@@ -352,14 +351,18 @@ def render_scenario(
     with terminate_as_interrupt(), open_output(outputs.capture) as fh:
         cap = Capture(
             cast(TextIO, fh),
-            {
-                "scenario": _relative(scn.path, outputs.capture),
-                "seed": scn.seed,
-                "sample_rate": eng.sample_rate,
-                "layout": scn.layout,
-                "samples": total,
-                "doc": scn.doc,
-            },
+            portable_header(
+                {
+                    "scenario": str(scn.path),
+                    "seed": scn.seed,
+                    "sample_rate": eng.sample_rate,
+                    "block": eng.config.block,
+                    "layout": scn.layout,
+                    "samples": total,
+                    "doc": scn.doc,
+                },
+                outputs.capture,
+            ),
         )
         cap.attach(eng.bus)
         for ev in scn.events:
@@ -367,16 +370,6 @@ def render_scenario(
         res = _render(eng, scn, total, outputs, keep, progress, scn.name, t0)
         fh.flush()
     return res
-
-
-def _relative(path: Path, capture: Path) -> str:
-    """``path`` relative to the capture's folder when it can be (a moved folder still replays)."""
-    if is_stdio(capture):
-        return str(path.resolve())
-    try:
-        return os.path.relpath(path.resolve(), capture.resolve().parent)
-    except ValueError:  # another drive
-        return str(path.resolve())
 
 
 def render_replay(
@@ -388,25 +381,24 @@ def render_replay(
     outputs: Outputs | None = None,
     keep_audio: bool | None = None,
 ) -> RenderResult:
-    """Re-render a capture: the scenario's systems, the captured external events at their samples."""
+    """Re-render a capture: the engine its header describes (:func:`replay_scenario`: layout,
+    sample rate, block, seed, installs), the captured external events at their samples.
+
+    ``block`` (samples) overrides the recorded block; the output is the same either way."""
     t0 = time.perf_counter()
     header, events = read_capture(capture)
-    if not isinstance(header.get("doc"), dict) or header.get("samples") is None:
-        raise FormatError(capture, 0, "a capture header with the scenario document (doc) and samples")
-    where = Path(str(header.get("scenario") or capture))
-    if not where.is_absolute():  # stored relative to the capture file
-        where = Path(capture).resolve().parent / where
-    scn = scenario_from_doc(header["doc"], where, int(header.get("seed", 0)))
+    if header.get("samples") is None:
+        raise FormatError(capture, 0, "a capture header with the samples rendered (samples)")
     total = int(header["samples"])
     outputs = outputs or Outputs()
     if stems:
         outputs.stems = list(stems)
     outputs.check()
     keep = outputs.audio is None if keep_audio is None else keep_audio
-    eng = configure_replay(build_engine(scn, block=block or RENDER_BLOCK, post_events=False), header)
-    for ev, at, origin in events:
-        if origin == "external":
-            eng.bus.post(ev, at=at)
+    if block:
+        header = {**header, "block": block}
+    scn, eng = replay_scenario(header, capture)
+    post_captured(eng, events)
     return _render(eng, scn, total, outputs, keep, progress, f"replay {scn.name}", t0)
 
 

@@ -45,11 +45,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from audio.core.bus import Decision, Event
-from audio.core.capture import configure_replay
 from audio.core.clock import BLOCK, SAMPLE_RATE, seconds_to_samples
 from audio.core.errors import BarkbusError, InputError
 from audio.core.faults import Fault
 from audio.core.inbox import Inbox
+from audio.core.outcomes import LINE_END, LINE_START
 from audio.core.paths import PathPolicy, PathRefused
 from audio.live.device import LivePlayer, LiveSettings
 from audio.port.adapters import Action, load_game_actions
@@ -72,8 +72,6 @@ __all__ = [
     "port_paths",
 ]
 
-LINE_START = frozenset({"Started", "Playing", "LineStarted"})
-LINE_END = frozenset({"Finished", "Interrupted", "Stopped", "Cut", "Ended", "LineFinished", "Fault"})
 SPEAKER_KEYS = ("speaker", "speaker_id", "ped", "crew")
 LINE_KEYS = ("line", "line_id", "event", "message", "cue")
 log = logging.getLogger("barkbus.port")
@@ -184,6 +182,9 @@ class VoicePort:
         self.bus.on_decision(self._subtitle)
         self.bus.subscribe(self)
         self._scheduled: list[Event] = []
+        self.block_hooks: list[Callable[[int, np.ndarray], None]] = []
+        """``hook(start_sample, block)`` after every block rendered (by :meth:`pull` or the
+        player's render thread); the profiler's snapshot publisher is one."""
 
     # -- clock -------------------------------------------------------------------------
     @property
@@ -207,7 +208,10 @@ class VoicePort:
         while done < n:
             self.inbox.post_all(self.engine)
             k = min(self.block, n - done)
+            start = self.now_samples
             out[done : done + k] = self.engine.render(k)
+            for hook in self.block_hooks:
+                hook(start, out[done : done + k])
             done += k
         return out
 
@@ -413,11 +417,28 @@ class VoicePort:
         self.engine.voices.keep_history = False
         for system in self.engine.systems:  # decode takes ahead of need on the cache's worker
             system.start_prefetch()
+        if self.block_hooks:
+            hooks = [*self.block_hooks, *([kw["on_block"]] if kw.get("on_block") else [])]
+
+            def on_block(start: int, block: np.ndarray) -> None:
+                for hook in hooks:
+                    hook(start, block)
+
+            kw["on_block"] = on_block
         player = LivePlayer(self.engine, s, inbox=self.inbox, **kw)
         self._flush_scheduled()
         player.start()
         self.player = player
         return player
+
+    def profiler(self, bind: str | None = None, token: str | None = None) -> Any:
+        """Serve the live profiler page for this port (:mod:`audio.live.profiler`) at ``bind``
+        (``[HOST:]PORT``; default 127.0.0.1 and a free port; another host needs ``token``).
+        Call it before or after :meth:`play` (or while pulling blocks); returns the server:
+        its ``url``, and ``stop()``."""
+        from audio.live.profiler import start_profiler
+
+        return start_profiler(self, bind, token)
 
     def stop(self) -> LivePlayer | None:
         """Stop a running ``play()`` (returns the player, for its metrics and records)."""
@@ -436,6 +457,7 @@ class VoicePort:
             "seed": self.seed,
             "sample_rate": self.sample_rate,
             "block": self.block,
+            "layout": self.engine.config.layout,
             "isolate_systems": True,
             "allow": self.paths.to_json(),
         }
@@ -513,9 +535,13 @@ def open_system(
         record = find_game(game)
     except BarkbusError as exc:
         raise PortError(str(exc)) from None
+    from audio.offline.scenario import port_doc
+
+    if install not in (None, "demo"):
+        install = str(Path(str(install)).resolve())  # a capture replays from any folder
     where = str(Path.cwd() / f"<port {game}>.toml")
     sec = dict(section) if section is not None else record.port_section(install)
-    doc = {"scenario": {"name": f"port {game}", "duration": 24 * 3600.0, "seed": seed}, game: sec}
+    doc = port_doc(game, sec, seed)
     engine = _engine_from_doc(doc, where, seed, block, sample_rate)
     return VoicePort(
         engine,
@@ -531,17 +557,24 @@ def open_system(
 
 
 def open_scenario(
-    path: str | Path, seed: int | None = None, *, block: int = BLOCK, inbox_size: int = 4096, allow: Any = ()
+    path: str | Path,
+    seed: int | None = None,
+    *,
+    sample_rate: int = SAMPLE_RATE,
+    block: int = BLOCK,
+    inbox_size: int = 4096,
+    allow: Any = (),
 ) -> tuple[VoicePort, float]:
     """A port on the engine a scenario file describes, its events scheduled (posted when
-    the run starts); returns ``(port, duration_s)``. Posted events may name files under the
-    scenario's folder, its installs and ``allow`` (see :func:`port_paths`)."""
+    the run starts); returns ``(port, duration_s)``. ``sample_rate`` is the output rate (Hz).
+    Posted events may name files under the scenario's folder, its installs and ``allow``
+    (see :func:`port_paths`)."""
     from audio.core.errors import ScenarioError
     from audio.offline.scenario import build_engine, load_scenario
 
     try:
         scn = load_scenario(path, seed)
-        engine = build_engine(scn, block=block, post_events=False)
+        engine = build_engine(scn, block=block, post_events=False, sample_rate=sample_rate)
     except ScenarioError as exc:
         raise PortError(str(exc)) from None
     port = VoicePort(
@@ -558,32 +591,17 @@ def open_scenario(
     return port, scn.duration
 
 
-def engine_for_capture(header: dict[str, Any]) -> Any:
+def engine_for_capture(header: dict[str, Any], capture: str | Path | None = None) -> Any:
     """A fresh engine built like the one a capture header describes (for replay).
 
-    A header with ``doc`` rebuilds from that scenario document (its events are not
-    posted: the capture holds them); otherwise :func:`open_system` with the header's game.
-    Like the live engine it isolates systems when the header says so (``isolate_systems``),
-    and its ``play`` system opens files only under the header's ``allow`` roots.
+    The same builder as ``barkbus render --replay``
+    (:func:`audio.offline.scenario.replay_scenario`): the header's layout, sample rate, block,
+    seed, isolation and allowed roots; ``capture`` is the capture file the header's relative
+    paths are read from. Post the events with :func:`audio.core.capture.post_captured`.
     """
-    return configure_replay(_capture_engine(header), header)
+    from audio.offline.scenario import replay_scenario
 
-
-def _capture_engine(header: dict[str, Any]) -> Any:
-    block = int(header.get("block", BLOCK))
-    if "doc" in header:
-        return _engine_from_doc(
-            header["doc"],
-            str(header.get("scenario", "<capture>")),
-            int(header.get("seed", 0)),
-            block,
-            int(header.get("sample_rate", SAMPLE_RATE)),
-        )
-    port = open_system(
-        game=str(header.get("game", "tone")),
-        install=header.get("install"),
-        seed=int(header.get("seed", 0)),
-        sample_rate=int(header.get("sample_rate", SAMPLE_RATE)),
-        block=block,
-    )
-    return port.engine
+    try:
+        return replay_scenario(header, capture)[1]
+    except BarkbusError as exc:
+        raise PortError(str(exc)) from None

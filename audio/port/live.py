@@ -99,6 +99,9 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--metrics-json", type=Path, help="write the timing metrics (JSON) here at the end ('-': stdout)"
     )
+    from audio.live.profiler.cli import add_live_arguments
+
+    add_live_arguments(p)
     p.set_defaults(func=cmd_live)
 
 
@@ -199,7 +202,9 @@ def _open_port(args: argparse.Namespace) -> tuple[Any, Any]:
 
     allow = [str(a) for a in args.allow or []]
     if args.scenario is not None:
-        port, duration = open_scenario(args.scenario, args.seed, block=args.block, allow=allow)
+        port, duration = open_scenario(
+            args.scenario, args.seed, sample_rate=args.rate, block=args.block, allow=allow
+        )
         if args.seconds is None:
             return port, lambda: port.now >= duration
         return port, None
@@ -308,6 +313,18 @@ def _run(args: argparse.Namespace, port: Any, stop_when: Any, signals: StopSigna
             print(f"barkbus: error: cannot bind OSC {args.osc_host}:{args.osc_port}: {exc}", file=sys.stderr)
             return 2
         print(f"OSC listening on {server.address[0]}:{server.address[1]}", flush=True)
+    from audio.live.profiler.cli import serve_live
+
+    try:
+        profiler = serve_live(args, port)
+    except BarkbusError as exc:
+        print(f"barkbus: error: {exc}", file=sys.stderr)
+        if server is not None:
+            server.stop()
+        return 2
+    if profiler is not None:
+        reach = "" if profiler.loopback else " (reachable beyond this machine: the URL's token is required)"
+        print(f"profiler: {profiler.url}{reach}", flush=True)
     capture = record = None
     if args.capture is not None:
         header = {
@@ -333,6 +350,8 @@ def _run(args: argparse.Namespace, port: Any, stop_when: Any, signals: StopSigna
             if out is not None:
                 with contextlib.suppress(OSError):
                     out.unlink()
+        if profiler is not None:
+            profiler.stop()
         return 1
     posted = [0]
 
@@ -352,6 +371,8 @@ def _run(args: argparse.Namespace, port: Any, stop_when: Any, signals: StopSigna
             run_tui(port, player, seconds=args.seconds, osc=server)
         else:
             player.wait(args.seconds, stop_when=lambda: signals.got is not None or (stop_when or bool)())
+    if profiler is not None:
+        profiler.stop()
     return _finish(args, port, player, server, capture, record, signals)
 
 

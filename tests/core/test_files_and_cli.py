@@ -38,7 +38,33 @@ GOOD_NODE = '[[node]]\nid = "Rsp0"\nkind = "Rsp0"\n'
             '[graph]\nname="x"\nkind="voice"\n'
             + GOOD_NODE
             + '[[node]]\nid="a"\nkind="PI20"\nparams={gain="1"}\n',
-            "must be a number",
+            "field 'params.gain': expected `float`, got `str`",
+        ),
+        (
+            '[graph]\nname="x"\nkind="voice"\n'
+            + GOOD_NODE
+            + '[[node]]\nid="a"\nkind="PI20"\nparams={gian=1}\n',
+            r"unknown field \(did you mean 'gain'\?\)",
+        ),
+        (
+            '[graph]\nname="x"\nkind="voice"\n'
+            + GOOD_NODE
+            + '[[node]]\nid="a"\nkind="Gai0"\nparams={gain=65}\n',
+            r"node 'a', field 'params.gain': expected `float` <= 64.0",
+        ),
+        (
+            '[graph]\nname="x"\nkind="voice"\n' + GOOD_NODE + '[[node]]\nid="a"\nkind="PI2O"\n',
+            r"unknown node kind 'PI2O' \(did you mean 'PI20'\?\)",
+        ),
+        ('[graph]\nname="x"\nkind="voise"\n' + GOOD_NODE, r"got 'voise' \(did you mean 'voice'\?\)"),
+        ('[graph]\nname="x"\nkind="voice"\n' + GOOD_NODE + "[ducker]\n", "only bus graphs have a ducker"),
+        (
+            '[graph]\nname="x"\nkind="bus"\n[[node]]\nid="s"\nkind="Sub0"\n[ducker]\nvolume_db=3.0\n',
+            r"field 'ducker.volume_db': expected `float` <= 0.0",
+        ),
+        (
+            '[graph]\nname="x"\nkind="voice"\n' + GOOD_NODE + '[[node]]\nid="a"\nkind="Gai0"\ngian=1\n',
+            r"node 'a', field 'gian': unknown field",
         ),
         ('[graph]\nname="x"\nkind="voice"\n' + GOOD_NODE + '[[node]]\nid="a"\nkind="Sen0"\n', "field 'to'"),
         (
@@ -114,7 +140,11 @@ _PLAY = '[[emitter]]\nid = "a"\n[[event]]\nt = 1\ntype = "play"\nemitter = "a"\n
             "must not decrease",
         ),
         ("[scenario]\nduration = 5\n[mystery]\n", "mystery", "unknown field"),
-        ('[scenario]\nduration = 5\nlayout = "mono"\n', "scenario.layout", "invalid enum value"),
+        (
+            '[scenario]\nduration = 5\nlayout = "mono"\n',
+            "scenario.layout",
+            "expected one of 'stereo', '5.1', got 'mono'",
+        ),
         ("[scenario]\nduration = 5\nx = " + "[" * 40 + "]" * 40 + "\n", "scenario", "nested|unknown"),
     ],
 )

@@ -38,9 +38,9 @@ SYSTEM = "radiata.talk"
 
 def decode_clip(path: Path) -> tuple[np.ndarray, int]:
     """A clip as mono float32 and its rate through the codec layer's fallback chain
-    (:func:`audio.codecs.fallback.decode_file`: soundfile, our codecs by signature, vgmstream);
+    (:func:`audio.containers.fallback.decode_file`: soundfile, our codecs by signature, vgmstream);
     FormatError if nothing decodes it."""
-    from audio.codecs.fallback import decode_file
+    from audio.containers.fallback import decode_file
 
     try:
         pcm, rate = decode_file(path)
@@ -167,7 +167,7 @@ class RadiataTalkSystem(GameSystem):
         preload: bool = True,
     ) -> None:
         self.rmf, self.voices = rmf, voices
-        self.settings = settings or TalkSettings()
+        self.settings = (settings or TalkSettings()).checked()
         self.frame_rate = self.settings.fps
         self.graph = graph
         self.engine: Any = None

@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -112,8 +112,64 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--voice", help="only clips of this voice id or name")
     p.set_defaults(func=cmd_export)
 
+    for name, what in (("replace", "replace one take"), ("add-take", "add a take to a clip")):
+        p = sub.add_parser(
+            name,
+            help=f"{what} (encoded as EA-XMA2) and write a new install",
+            description=f"{what.capitalize()}: the audio is resampled to the clip's rate, mixed to its "
+            "channel count, encoded as EA-XMA2 (codec 3, the game's) and a new install is written with "
+            "the bank's .dat/.hdr/.sth archives rebuilt; every other take is kept byte for byte. "
+            "Console acceptance of barkbus's XMA2 is not verified.",
+        )
+        _add_root(p)
+        p.add_argument("clip", help="clip name, e.g. 501_59_busm1_Warn_n")
+        if name == "replace":
+            p.add_argument("take", type=int, help="take index (from 0)")
+        p.add_argument("audio", type=Path, help="the new line (WAV, FLAC, ...)")
+        p.add_argument("-o", "--output", type=Path, required=True, help="new install root (must not exist)")
+        p.add_argument("--bitrate", type=float, default=64.0, help="kbit/s per channel (default 64)")
+        p.set_defaults(func=cmd_edit, edit=name)
+
 
 # ---------------------------------------------------------------------------------------------
+
+
+def cmd_edit(args: argparse.Namespace) -> int:
+    """``skate replace`` / ``skate add-take``: re-encode a line as EA-XMA2 into a new install."""
+    import soundfile as sf
+    from scipy.signal import resample_poly
+
+    from audio.games.skate.formats.edit import edited_clips, encode_take, write_edited_install
+
+    if not args.bitrate > 0:
+        raise InputError(f"--bitrate must be a positive number of kbit/s, got {args.bitrate}")
+    inst, bank = _open(args)
+    with inst:
+        clip = bank.clip(args.clip)
+        like = clip.takes[0] if clip.takes else None
+        rate = like.sample_rate if like is not None else 36_000
+        channels = like.channels if like is not None else 1
+        try:
+            x, sr = sf.read(args.audio, dtype="float64", always_2d=True)
+        except sf.LibsndfileError as exc:
+            raise InputError(f"{args.audio}: not an audio file soundfile can read ({exc})") from None
+        x = x.mean(axis=1, keepdims=True) if channels == 1 or x.shape[1] != channels else x
+        if x.shape[1] != channels:
+            x = np.repeat(x, channels, axis=1)
+        if int(sr) != rate:
+            from math import gcd
+
+            g = gcd(int(sr), rate)
+            x = resample_poly(x, rate // g, int(sr) // g, axis=0)
+        take = encode_take(x.astype(np.float32), rate, args.bitrate)
+        if args.edit == "replace":
+            specs = edited_clips(inst, args.bank, clip.name, replace=(args.take, take))
+        else:
+            specs = edited_clips(inst, args.bank, clip.name, add=take)
+        path = write_edited_install(Path(args.root), args.output, args.bank, specs, inst)
+    count = next(len(t) for n, _, t in specs if n == clip.name)
+    print(f"{path}: {clip.name} now has {count} takes ({x.shape[0] / rate:.2f} s new line, EA-XMA2)")
+    return 0
 
 
 def _open(args: argparse.Namespace) -> tuple[SkateInstall, SpeechBank]:
@@ -407,7 +463,7 @@ def cmd_curves(args: argparse.Namespace) -> int:
 
     from audio.offline.outputs import atomic_path, check_writable
 
-    mix = {}
+    mix: Any = {}
     if args.scenario:
         try:
             doc = tomllib.loads(args.scenario.read_text(encoding="utf-8"))
@@ -415,11 +471,11 @@ def cmd_curves(args: argparse.Namespace) -> int:
             raise InputError(f"{args.scenario}: cannot read the scenario ({exc.strerror})") from None
         except tomllib.TOMLDecodeError as exc:
             raise ScenarioError(str(args.scenario), None, f"not valid TOML: {exc}") from None
-        mix = doc.get("skate", {}).get("mix", {})
-    try:
-        curves = MixCurves.from_dict(mix, "[skate.mix]")
-    except ValueError as exc:
-        raise ScenarioError(str(args.scenario), None, str(exc)) from None
+        skate = doc.get("skate", {})
+        mix = skate.get("mix", {}) if isinstance(skate, dict) else None
+    if not isinstance(mix, dict):
+        raise ScenarioError(str(args.scenario), "skate.mix", "expected a table of output curves")
+    curves = MixCurves.from_dict(mix, str(args.scenario or "<defaults>"), "skate.mix")
     check_writable(args.output)
     with atomic_path(args.output) as tmp:
         curves_figure(curves).savefig(tmp, dpi=100, format="png")

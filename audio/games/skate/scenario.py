@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import msgspec
 from msgspec import Meta
 
 from audio.core.bus import Event
@@ -25,7 +26,7 @@ from audio.games.skate.events import (
     ZombieMode,
 )
 from audio.games.skate.speech.library import SpeechLibrary
-from audio.games.skate.speech.mixcurves import MixCurves
+from audio.games.skate.speech.mixcurves import MixCurves, MixTable
 from audio.games.skate.speech.rand import AwcGenerator, manager_rand
 from audio.games.skate.speech.tuning import load_tuning
 from audio.games.skate.system import DEMO_INSTALL, DEMO_TUNING, BankTakeSource, SkateSpeechSystem
@@ -62,7 +63,7 @@ class SkateSection(Struct, kw_only=True):
     delay_factor: Annotated[float, Meta(ge=0.0, le=16.0)] = 1.0
     delay_frames: Annotated[int, Meta(ge=1, le=3600)] = 4
     maincast: bool = True
-    mix: dict[str, Any] = {}
+    mix: MixTable = msgspec.field(default_factory=MixTable)
     prefetch: bool = False
     cache_mb: Annotated[float, Meta(gt=0.0, le=65536.0)] = 96.0
     console_start: Annotated[float, Meta(ge=0.0, le=86400.0)] = 0.0
@@ -121,10 +122,7 @@ def system_from_scenario(section: dict[str, Any], ctx: ScenarioContext) -> Skate
         rng = manager_rand(kind, seed=mseed, generator=gen)
     except ValueError as exc:
         raise ScenarioError(path, "[skate] manager_rand", str(exc)) from None
-    try:
-        curves = MixCurves.from_dict(cfg.mix, "[skate.mix]")
-    except ValueError as exc:
-        raise ScenarioError(path, "[skate] mix", str(exc)) from None
+    curves = MixCurves.from_table(cfg.mix, path, "skate.mix")
     source = BankTakeSource(living_bank, cache_mb)
     spc, frames = cfg.streams_per_channel, cfg.delay_frames
     nums = {"phone_ring_seconds": cfg.phone_ring_seconds, "delay_factor": cfg.delay_factor}

@@ -31,7 +31,7 @@ from audio.games.sylpheed.chatter.queue import FRAME_RATE, ChatterQueue, Node, f
 from audio.games.sylpheed.chatter.rand import GameRand
 from audio.games.sylpheed.chatter.rules import MergeResult, merge_phases
 from audio.games.sylpheed.events import Bark, ChatterEnable, CrewSetup, PhaseChange, Subtitle
-from audio.games.sylpheed.formats.install import LineSource, TableSource
+from audio.games.sylpheed.formats.install import LineSource, TableSource, stage_tag
 from audio.games.sylpheed.formats.presets import RuleTable
 
 __all__ = ["RNG_STREAM", "SYSTEM", "SylpheedChatterSystem", "SylpheedOutcome"]
@@ -259,6 +259,7 @@ class SylpheedChatterSystem(GameSystem):
     def setup_crew(self, ev: CrewSetup) -> MergeResult | None:
         """Apply a :class:`CrewSetup` (names resolved through ``tables``)."""
         label = ev.crew or ev.squadron or "+".join(ev.tables)
+        stage = stage_tag(ev.stage) if ev.stage != "" else ""
         try:
             if ev.tables:
                 groups = [(label, list(ev.tables))]
@@ -266,18 +267,18 @@ class SylpheedChatterSystem(GameSystem):
                 if self.tables is None:
                     raise FormatError(label, None, "a table source for crews given by name")
                 if ev.squadron:
-                    sq = self.tables.unit_group(ev.stage).squadron(ev.squadron)
+                    sq = self.tables.unit_group(stage).squadron(ev.squadron)
                     if sq is None:
-                        raise FormatError(f"UnitGroup_{ev.stage}", None, f"squadron {ev.squadron}")
+                        raise FormatError(f"UnitGroup_{stage}", None, f"squadron {ev.squadron}")
                     crews = list(dict.fromkeys(m.message_set for m in sq.members))
                 else:
                     crews = [ev.crew]
-                ums = self.tables.unit_message_set(ev.stage)
+                ums = self.tables.unit_message_set(stage)
                 groups = []
                 for c in crews:
                     crew = ums.crew(c)
                     if crew is None:
-                        raise FormatError(f"UnitMessageSet_{ev.stage}", None, f"crew {c}")
+                        raise FormatError(f"UnitMessageSet_{stage}", None, f"crew {c}")
                     groups.append((c, crew.tables))
             if self.tables is None:
                 raise FormatError(label, None, "a table source to read rule tables")

@@ -1,5 +1,6 @@
-"""The mission-script VM's values and threads (shared by :mod:`.vm`, :mod:`.vm_ops` and
-:mod:`.vm_commands`)."""
+"""The mission-script VM's values, threads, timers and ship states (shared by :mod:`.vm`,
+:mod:`.vm_ops`, :mod:`.vm_commands` and :mod:`.triggers`, which import them from here so the
+interpreter's modules form no import cycle)."""
 
 from __future__ import annotations
 
@@ -7,16 +8,18 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["MAX_THREADS", "U32", "Frame", "Ref", "Thread", "show", "u32"]
+__all__ = ["MAX_THREADS", "MAX_TIMERS", "U32", "Frame", "Ref", "ShipState", "Thread", "Timer", "show", "u32"]
 
 MAX_THREADS = 32
 """Script threads the VM runs at once."""
+MAX_TIMERS = 16
+"""Timer entries (11.4)."""
 U32 = 0xFFFFFFFF
 
 
 @dataclass(frozen=True)
 class Ref:
-    """A pointer-like value: ``kind`` (ship, flight_group, squad, curve, section19, component), index."""
+    """A record reference: ``kind`` (ship, flight_group, squad, curve, section19, component), index."""
 
     kind: str
     n: int
@@ -49,17 +52,17 @@ def u32(v: Any) -> int:
 
 @dataclass
 class Frame:
-    """A call frame: where to return and the caller's block, limit and arguments."""
+    """A call record: where to return and the caller's block, limit and arguments."""
 
     ret_ip: int
     block: int
     limit: int
-    args: list[Any]
+    args: list[Any] | None
 
 
 @dataclass
 class Thread:
-    """One script thread (``ip`` absolute in the script section)."""
+    """One script thread (``ip`` absolute in the script section); ``args`` None = no frame."""
 
     slot: int
     label: str
@@ -67,23 +70,53 @@ class Thread:
     limit: int
     ip: int
     trigger: int | None = None
-    locals: tuple[Any, ...] = (0, 0, 0, 0, 0)
-    args: list[Any] = field(default_factory=list)
+    locals: list[Any] = field(default_factory=lambda: [0] * 5)
+    args: list[Any] | None = None
     stack: list[Any] = field(default_factory=list)
     frames: list[Frame] = field(default_factory=list)
-    wake: int | None = None
-    parked: bool = False
+    wake: int = 0
+    interrupted: bool = False
     done: bool = False
-    result: Any = 0
     select: tuple[str, int] | None = None
-    underflows: int = 0
+    result: Any = 0
+    components: list[int] = field(default_factory=list)
+    logged: int = 0
+    spent: int = 0
+
+    frame_words: int = 0
 
     def depth(self) -> int:
-        return len(self.stack) + sum(4 + len(f.args) for f in self.frames)
+        """Stack dwords in use: the values plus each call record (4 dwords and its arguments)."""
+        return len(self.stack) + self.frame_words
+
+
+@dataclass
+class Timer:
+    """A timer entry (11.4): part, period, firings left (0 = for ever), countdown, id, last firing."""
+
+    part: int
+    period: int
+    firings: int
+    countdown: int
+    id: int
+    last: int = 0
+
+
+@dataclass
+class ShipState:
+    """A mission ship at run time: a stand-in until created (11.11)."""
+
+    created: bool = False
+    hostile: bool = False
+    exploding: bool = False
+    destroyed: bool = False
+    pilot: int = 0xFF
+    damage: int = 0
+    intact: int = U32
 
 
 def show(v: Any) -> Any:
-    """A value as the decision log shows it (a ref by kind and index)."""
+    """A value as a decision detail shows it (a ref as ``kind(n)``)."""
     if isinstance(v, Ref):
         return f"{v.kind}({v.n})"
     return v

@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from audio.codecs import riff
+from audio.codecs.blocks import pcm16_to_float32
 from audio.codecs.xma import XMA2_BLOCK_SIZE, XMA_LENGTH_SLACK, decode_xma, split_packets, xma2_extradata
+from audio.containers import riff
 from audio.core.binary import Reader, align
 from audio.core.errors import FormatError, UnsupportedError
 
@@ -38,6 +39,7 @@ __all__ = [
     "entry_data",
     "decode_entry",
     "write_wavebank",
+    "xma2_wave",
     "pack_miniwaveformat",
     "unpack_miniwaveformat",
 ]
@@ -336,7 +338,7 @@ def decode_entry(bank: WaveBank, index: int) -> tuple[np.ndarray, int]:
         if e.bits_flag:
             usable = len(raw) // (2 * e.channels) * 2 * e.channels
             pcm = np.frombuffer(raw[:usable], ">i2" if bank.big_endian else "<i2")
-            out = pcm.astype(np.float32) / 32768.0
+            out = pcm16_to_float32(pcm)
         else:
             usable = len(raw) // e.channels * e.channels
             out = (np.frombuffer(raw[:usable], np.uint8).astype(np.float32) - 128.0) / 128.0
@@ -408,6 +410,30 @@ class NewWave:
             arr.shape[0],
             name=name,
         )
+
+
+def xma2_wave(
+    packets: Sequence[bytes],
+    channels: int,
+    sample_rate: int,
+    seek_table: tuple[int, ...],
+    *,
+    name: str | None = None,
+) -> NewWave:
+    """A :class:`NewWave` holding one XMA2 stream (1 or 2 channels) as Microsoft's banks do:
+    whole 2048-byte packets, duration = raw samples (512 x frames = the seek table's last
+    entry), one seek entry per 64 KiB block."""
+    if channels not in (1, 2):
+        raise ValueError(f"one XMA2 stream holds 1 or 2 channels, got {channels}")
+    return NewWave(
+        CODEC_XMA2,
+        channels,
+        sample_rate,
+        b"".join(packets),
+        seek_table[-1] if seek_table else 0,
+        name=name,
+        seek_table=tuple(seek_table),
+    )
 
 
 def _tag_of(codec: str) -> int:
