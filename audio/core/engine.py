@@ -19,6 +19,7 @@ import numpy as np
 from audio.core.bus import Consumer, Event, EventBus
 from audio.core.clock import BLOCK, SAMPLE_RATE, FrameClock, RngStreams
 from audio.core.faults import FaultLog, SystemFault, report_fault
+from audio.core.loader import LOAD_TIMEOUT, AssetLoader, shared_loader
 from audio.core.voices import VoiceManager
 from audio.core.world import World
 from audio.dsp.mixer import Mixer
@@ -65,6 +66,12 @@ class EngineConfig:
     """True (live, ports): a game system whose tick raises is disabled and reported once as a
     fault, and an event a system cannot apply is a fault, while audio and the other systems go
     on. False (offline): the render fails with :class:`~audio.core.faults.SystemFault`."""
+    load_wait: bool = True
+    """True (offline, pulled ports): a system waits for a file it asked the loader for at the
+    event's sample, so the output does not depend on the disk. False (live, set by the player):
+    the voice starts when the data is ready, a late start logged with its delay."""
+    load_timeout: float = LOAD_TIMEOUT
+    """Seconds a file load may take before the request fails as a fault."""
 
 
 class _Clocked:
@@ -117,6 +124,9 @@ class Engine:
         self.disabled: dict[str, str] = {}
         """Systems disabled after an exception (name -> reason)."""
         self.bus.on_consumer_error = self._consumer_error
+        self.loader: AssetLoader = shared_loader()
+        """Opens and decodes files off the render thread (:mod:`audio.core.loader`)."""
+        self.load_wait = cfg.load_wait
 
     @property
     def channels(self) -> int:
