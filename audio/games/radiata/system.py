@@ -21,6 +21,8 @@ import numpy as np
 
 from audio.core.bus import Event, EventBus
 from audio.core.errors import FormatError
+from audio.core.faults import report_fault
+from audio.core.loader import BadName, check_name, read_regular
 from audio.games.radiata.events import Advance, Choose, Talk
 from audio.games.radiata.formats.rmf import PacketScript, RmfFile, VoiceClip, read_rmf
 from audio.games.radiata.formats.voicetable import VoiceEntry, VoiceTable
@@ -30,6 +32,8 @@ from audio.games.radiata.talk.settings import TalkSettings
 __all__ = ["SYSTEM", "RadiataTalkSystem", "RmfSource", "decode_clip"]
 
 SYSTEM = "radiata.talk"
+MAX_RMF_BYTES = 64 << 20
+"""Largest RMF file read (bytes; the game's largest is under 1 MB)."""
 
 
 def decode_clip(path: Path) -> tuple[np.ndarray, int]:
@@ -70,11 +74,17 @@ class RmfSource:
 
     def _inside(self, path: Path) -> bool:
         assert self.root is not None
-        real, root = path.resolve(), self.root.resolve()
-        return real.is_relative_to(root) and real.is_file()
+        try:
+            real, root = path.resolve(), self.root.resolve()
+        except (OSError, RuntimeError, ValueError):  # a symbolic-link loop, a bad name
+            return False
+        return real.is_relative_to(root)
 
     def file(self, name: str) -> RmfFile:
+        """The parsed file ``name``: FormatError (or BadName) for a name that is not a regular
+        RMF file inside the folder; a FIFO or a device is refused without being opened."""
         if name not in self._parsed:
+            check_name(name, limit=1024)
             if name in self._raw:
                 data = self._raw[name]
             elif self.root is not None:
@@ -82,7 +92,11 @@ class RmfSource:
                 if not self._inside(path):  # a name from OSC or a port stays in the install
                     raise FormatError(path, None, "a regular .rmf file inside the RMF folder", name[:120])
                 try:
-                    data = path.read_bytes()
+                    data = read_regular(path, limit=MAX_RMF_BYTES)
+                except BadName as exc:
+                    raise FormatError(
+                        path, None, "a regular .rmf file inside the RMF folder", exc.reason
+                    ) from None
                 except OSError as exc:
                     raise FormatError(path, None, "a readable RMF1 file", exc.strerror or str(exc)) from None
             else:
@@ -148,6 +162,11 @@ class RadiataTalkSystem:
 
     def handle(self, event: Event, bus: EventBus) -> None:
         if isinstance(event, Talk):
+            try:
+                check_name(event.file, limit=1024)
+            except BadName as exc:  # costs this request only (never the system)
+                report_fault(bus, SYSTEM, "refused", str(exc), file=event.file[:200], packet=event.packet)
+                return
             self.seq.talk(event)
         elif isinstance(event, Advance):
             self.seq.advance()
