@@ -97,14 +97,18 @@ def talk_flood() -> dict[str, Any]:
     from audio.port.api import open_system
 
     port = open_system(game="radiata")
-    for _ in range(300_000):
-        port.engine.bus.post(Talk(file="town.rmf", packet=0, t=0.0))
-    port.advance(0.1)
+    accepted = 0
+    for _ in range(300):  # as fast as a client can: 1000 talks per 256-sample block
+        for _ in range(1000):
+            accepted += port.post(Talk(file="town.rmf", packet=0), when="now")
+        port.advance(256 / 48_000)
     system = port.engine.system("radiata.talk")
     return {
+        "accepted": accepted,
         "queued": len(system.seq.queue),
         "disabled": dict(port.engine.disabled),
         "outcomes": _outcomes(port.engine.bus.decisions),
+        "kept": len(port.engine.bus.decisions),
     }
 
 

@@ -65,9 +65,9 @@ def _kinds(game: str) -> list[str]:
 
 def _event(kind: str) -> st.SearchStrategy[dict[str, Any]]:
     fields = event_fields(kind)
-    return st.fixed_dictionaries(
-        {}, optional={name: _strategy(hint) for name, hint in fields.items()}
-    ).map(lambda d: {"kind": kind, **d})
+    return st.fixed_dictionaries({}, optional={name: _strategy(hint) for name, hint in fields.items()}).map(
+        lambda d: {"kind": kind, **d}
+    )
 
 
 @cache

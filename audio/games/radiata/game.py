@@ -8,7 +8,7 @@ GAME = Game(
     package="audio.games.radiata",
     demo="demo/talk.toml",
     outcomes=(
-        ("refused", ("ChoiceTimeout", "TalkRefused", "AdvanceIgnored", "NoClip", "NoPacket")),
+        ("refused", ("ChoiceTimeout", "TalkRefused", "Dropped", "AdvanceIgnored", "NoClip", "NoPacket")),
         ("quiet", ("Message", "Wait", "WaitDone", "Prologue", "TalkQueued")),
         ("state", ("Advanced", "ChoiceOpen", "Chosen", "Signal", "TalkStarted", "TalkEnd")),
     ),

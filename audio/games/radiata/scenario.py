@@ -19,6 +19,7 @@
     lip_sync_without_bustup = true
     end_stops_voices = false
     on_busy = "queue"           # queue | replace | refuse
+    queue_size = 16             # talks waiting at most (more are Dropped)
     choice_timeout_option = 0
     # auto_choose = 0           # with auto-advance, take this option (default: wait)
     party = [40, 41]            # character ids of party slots 1..5 (speaker ids 9901..9905)
@@ -83,6 +84,7 @@ class RadiataSection(Struct, kw_only=True):
     lip_sync_without_bustup: bool = True
     end_stops_voices: bool = False
     on_busy: Literal["queue", "replace", "refuse"] = "queue"
+    queue_size: Annotated[int, Meta(ge=1, le=100_000)] = 16
     choice_timeout_option: Annotated[int, Meta(ge=0, le=127)] = 0
     auto_choose: Annotated[int, Meta(ge=0, le=127)] | None = None
     party: Annotated[tuple[Annotated[int, Meta(ge=0, le=0xFFFF)], ...], Meta(max_length=5)] = ()

@@ -49,6 +49,10 @@ class TalkSettings:
     on_busy:
         A ``radiata.talk`` while a conversation runs: ``"queue"`` (default), ``"replace"`` or
         ``"refuse"`` (ours).
+    queue_size:
+        Talks waiting behind the running one at most (ours; default 16, as Skate's speech
+        queue); a talk beyond is ``Dropped`` (and ends with ``radiata.talk_end`` reason
+        ``Dropped``).
     choice_timeout_option:
         Option taken when a WaitSelect time limit runs out [unknown]; default 0.
     auto_choose:
@@ -73,6 +77,7 @@ class TalkSettings:
     lip_sync_without_bustup: bool = True
     end_stops_voices: bool = False
     on_busy: str = "queue"
+    queue_size: int = 16
     choice_timeout_option: int = 0
     auto_choose: int | None = None
     party: tuple[int, ...] = ()
@@ -86,6 +91,7 @@ class TalkSettings:
             (self.wait_starts in WAIT_STARTS, f"wait_starts one of {WAIT_STARTS}"),
             (self.other_channels in CHANNEL_MODES, f"other_channels one of {CHANNEL_MODES}"),
             (self.on_busy in ON_BUSY, f"on_busy one of {ON_BUSY}"),
+            (1 <= self.queue_size <= 100_000, "queue_size 1..100000"),
             (0 <= self.auto_advance_frames <= 1_000_000, "auto_advance_frames 0..1000000"),
             (0 <= self.choice_timeout_option < 128, "choice_timeout_option 0..127"),
             (self.auto_choose is None or 0 <= self.auto_choose < 128, "auto_choose 0..127 or none"),
