@@ -337,6 +337,8 @@ class PlaySystem:
     DELAY_FRAMES = 4
     SPEED_OF_SOUND = 344.0
     MAX_DELAY = 0.15
+    MAX_LOADING = 256
+    """Plays waiting for the loader at most (live); more are faults (``io``)."""
 
     def __init__(
         self,
@@ -391,6 +393,8 @@ class PlaySystem:
                 where = self._where(ev.file)
                 load: Load[tuple[np.ndarray, int]] = eng.loader.request(where, lambda: _decode_mono(where))
                 if not eng.load_wait and not load.ready():
+                    if len(self.loading) >= self.MAX_LOADING:
+                        raise OSError(f"{self.MAX_LOADING} plays already wait for the loader")
                     self.loading.append((load, ev, bus.now))
                     return
                 got = self._loaded(ev, load.wait(eng.config.load_timeout))
