@@ -78,18 +78,17 @@ def _outputs(args: argparse.Namespace) -> Any:
         stems=stems,
         capture=getattr(args, "capture", None),
         subtype=args.subtype,
+        log=args.log,  # streamed as the decisions are taken
     )
     out.check()
-    check_writable(args.log, args.timeline, args.spectrogram)
+    check_writable(args.timeline, args.spectrogram)
     return out
 
 
 def _finish_render(res: Any, args: argparse.Namespace) -> int:
     from audio.offline.outputs import atomic_path
-    from audio.offline.render import summary_text, write_log
+    from audio.offline.render import summary_text
 
-    if args.log:
-        write_log(args.log, res.decisions)
     if args.timeline:
         from audio.offline.timeline import timeline_png
 
