@@ -11,6 +11,7 @@ caller uses (64, 256, 1000 samples...).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -19,7 +20,7 @@ import numpy as np
 from audio.core.bus import Consumer, Event, EventBus
 from audio.core.clock import BLOCK, SAMPLE_RATE, FrameClock, RngStreams
 from audio.core.faults import FaultLog, SystemFault, report_fault
-from audio.core.loader import LOAD_TIMEOUT, AssetLoader, shared_loader
+from audio.core.loader import LOAD_TIMEOUT, AssetLoader, Load, shared_loader
 from audio.core.voices import VoiceManager
 from audio.core.world import World
 from audio.dsp.mixer import Mixer
@@ -127,6 +128,9 @@ class Engine:
         self.loader: AssetLoader = shared_loader()
         """Opens and decodes files off the render thread (:mod:`audio.core.loader`)."""
         self.load_wait = cfg.load_wait
+        self.prefetchers: dict[type[Event], Callable[[Event], Load[object] | None]] = {}
+        """Per event class, what starts loading the files an event names (a system registers
+        it); a live inbox holds such an event until its files are loaded (:meth:`prefetch`)."""
 
     @property
     def channels(self) -> int:
@@ -187,6 +191,11 @@ class Engine:
         for v in self._taps.values():
             v.clear()
         return out
+
+    def prefetch(self, event: Event) -> Load[object] | None:
+        """Start loading the files ``event`` names; the load, or None when nothing is to load."""
+        fn = self.prefetchers.get(type(event))
+        return None if fn is None else fn(event)
 
     def _control(self) -> None:
         now = self.now

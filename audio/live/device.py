@@ -136,6 +136,8 @@ class Inbox:
         self.maxsize = maxsize
         self.accepted = 0
         self.dropped = 0
+        self._held: list[tuple[_Item, Any, int]] = []
+        """Live: events waiting for the loader (item, load, sample held at), at most ``HOLD``."""
 
     def put(self, event: Event, *, when: str = "now", received_ns: int | None = None) -> bool:
         """Queue ``event``; ``when`` = "now" (next block boundary) or "event" (its ``t``)."""
@@ -168,7 +170,7 @@ class Inbox:
         posted = []
         now = int(engine.now)
         rate = engine.bus.sample_rate
-        for item in self.drain():
+        for item in self._ready(engine, now):
             ev = item.event
             if item.when == "now":
                 ev = dataclasses.replace(ev, t=now / rate)
@@ -177,6 +179,33 @@ class Inbox:
                 at = engine.bus.post(ev)
             posted.append((at, item.received_ns))
         return posted
+
+    HOLD = 256
+    """Events held for the loader at most; more are posted at once (their system decides)."""
+
+    def _ready(self, engine: Any, now: int) -> list[_Item]:
+        """The events to post now, in arrival order. Live (``engine.load_wait`` false), an event
+        naming a file still loading is held (not posted, so not captured) until the file is
+        ready or its load times out: the system then starts it at once, and a replay of the
+        capture, which waits for the file at the same sample, plays the same."""
+        if engine.load_wait:
+            return [item for item, _, _ in self._held] + self.drain() if self._held else self.drain()
+        out, held = [], []
+        timeout = engine.config.load_timeout
+        for item, load, since in self._held:
+            if load.ready() or load.expired(timeout):
+                log.info("%s posted %d samples late (its file was loading)", item.event.KIND, now - since)
+                out.append(item)
+            else:
+                held.append((item, load, since))
+        for item in self.drain():
+            load = engine.prefetch(item.event) if len(held) < self.HOLD else None
+            if load is None or load.ready():
+                out.append(item)
+            else:
+                held.append((item, load, now))
+        self._held = held
+        return out
 
 
 class CallbackMetrics:

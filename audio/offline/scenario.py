@@ -368,6 +368,27 @@ class PlaySystem:
     def attach(self, engine: Engine) -> None:
         self.engine = engine
         engine.bus.subscribe(self, [PlayEvent])
+        engine.prefetchers[PlayEvent] = self.prefetch  # type: ignore[assignment]
+
+    def prefetch(self, ev: PlayEvent) -> Load[tuple[np.ndarray, int]] | None:
+        """Start loading the file ``ev`` plays (kept in :attr:`files` when decoded), so a live
+        inbox posts it when it can start at once; None if loaded or refused (its fault comes
+        when it is handled)."""
+        if ev.file in self.files:
+            return None
+        try:
+            if self.paths is not None:
+                self.paths.check(ev.file)
+            where = self._where(ev.file)
+        except (BarkbusError, ValueError):
+            return None
+
+        def load() -> tuple[np.ndarray, int]:
+            got = _decode_mono(where)
+            self.files.setdefault(ev.file, got)  # one dict store: safe from the worker thread
+            return got
+
+        return self.engine.loader.request(where, load)
 
     def preload(self, file: str) -> tuple[np.ndarray, int]:
         """Read ``file`` (mono mix, float32) once; later plays reuse it (no I/O while rendering).

@@ -14,7 +14,7 @@ import soundfile as sf
 from audio.core.loader import AssetLoader, BadName, LoadTimeout, check_name, open_regular
 from audio.core.world import EmitterMove
 from audio.offline.scenario import PlayEvent
-from audio.port.api import open_system
+from audio.port.api import VoicePort, open_system
 
 
 def test_a_fifo_is_refused_without_opening_it(tmp_path: Path) -> None:
@@ -79,7 +79,7 @@ def test_a_full_queue_refuses_and_a_slow_load_times_out() -> None:
     gate.set()
 
 
-def _port_with_file(tmp_path: Path) -> tuple[object, Path]:
+def _port_with_file(tmp_path: Path) -> tuple[VoicePort, Path]:
     wav = tmp_path / "line.wav"
     sf.write(wav, np.full(4800, 0.25, np.float32), 48_000)
     port = open_system(game="tone", allow=[tmp_path])
@@ -95,20 +95,47 @@ def test_a_pulled_port_starts_a_new_file_at_its_event_sample(tmp_path: Path) -> 
     assert d.at == 4800 and "late_ms" not in d.detail
 
 
-def test_live_starts_when_the_data_is_ready_and_logs_the_delay(tmp_path: Path) -> None:
+def _slow_disk(port: VoicePort) -> threading.Event:
+    gate = threading.Event()
+    real = port.engine.loader.request
+    port.engine.loader.request = lambda key, fn: real(key, lambda: (gate.wait(5), fn())[1])
+    return gate
+
+
+def _until_loaded(port: VoicePort) -> None:
+    deadline = time.monotonic() + 5
+    while port.engine.loader.pending() and time.monotonic() < deadline:
+        time.sleep(0.001)
+
+
+def test_live_holds_a_play_until_its_file_is_loaded_so_the_capture_replays_it(tmp_path: Path) -> None:
     port, wav = _port_with_file(tmp_path)
     port.engine.load_wait = False  # what the live player sets
-    gate = threading.Event()
+    captured: list[dict] = []
+    port.bus.on_post(captured.append)
+    gate = _slow_disk(port)
+    port.post(PlayEvent(emitter="e0", file=str(wav)), when="now")
+    port.advance(0.1)
+    assert not [d for d in port.bus.decisions if d.outcome == "Started"]
+    assert not [c for c in captured if c["kind"] == "play"]  # held in the inbox, not posted
+    gate.set()
+    _until_loaded(port)
+    port.advance(0.1)
+    (d,) = [d for d in port.bus.decisions if d.outcome == "Started"]
+    (c,) = [c for c in captured if c["kind"] == "play"]
+    assert d.at == c["at"] >= 4800  # started at the sample the capture records
+
+
+def test_a_live_play_posted_past_the_inbox_starts_late_and_logs_the_delay(tmp_path: Path) -> None:
+    port, wav = _port_with_file(tmp_path)
+    port.engine.load_wait = False
     play = port.engine.system("play")
-    real = port.engine.loader.request
-    port.engine.loader.request = lambda key, fn: real(key, lambda: (gate.wait(5), fn())[1])  # slow disk
-    port.post(PlayEvent(emitter="e0", file=str(wav), t=0.0))
+    gate = _slow_disk(port)
+    port.bus.post(PlayEvent(emitter="e0", file=str(wav), t=0.0))
     port.advance(0.1)
     assert not [d for d in port.bus.decisions if d.outcome == "Started"] and len(play.loading) == 1
     gate.set()
-    deadline = time.monotonic() + 5
-    while not play.loading[0][0].ready() and time.monotonic() < deadline:
-        time.sleep(0.001)
+    _until_loaded(port)
     port.advance(0.1)
     (d,) = [d for d in port.bus.decisions if d.outcome == "Started"]
     assert d.detail["late_ms"] >= 100.0 and not play.loading
