@@ -10,7 +10,8 @@ Each case is something a client or a long run could do to stall or exhaust the e
 * ``play-burst``: 10,000 ``play`` events in one block (voice stealing holds);
 * ``nul-osc``: ``/event radiata.talk {"file": "town.rmf\\u0000"}`` over OSC (one fault);
 * ``fifo-live``: ``barkbus live --no-audio`` asked over OSC to ``play`` a FIFO, then ended
-  by ``--seconds`` (the run must end on time).
+  by ``--seconds`` (the run must end on time); ``fifo-live-device-sigterm``: the same on the
+  audio device (JACK in CI), ended by SIGTERM.
 
 Every case prints one JSON line: ``case``, ``seconds`` (wall), ``peak_rss_mb`` (the case
 process's peak resident set, MB of 10**6 bytes) and what it observed.
@@ -164,36 +165,59 @@ def nul_osc() -> dict[str, Any]:
     return {"disabled": dict(port.engine.disabled), "outcomes": _outcomes(port.engine.bus.decisions)}
 
 
-@case
-def fifo_live() -> dict[str, Any]:
+def _fifo_live(device: bool, sigterm: bool) -> dict[str, Any]:
+    """``live`` asked over OSC to play a FIFO in an allowed folder, ended by ``--seconds 3``
+    or by SIGTERM 3 s after the play; killed (and reported hung) after 30 s."""
+    import signal
+
     from audio.port.osc import build_message
 
     with tempfile.TemporaryDirectory() as tmp:
         fifo = Path(tmp) / "stall.wav"
         os.mkfifo(fifo)
-        cmd = [sys.executable, "-m", "audio", "live", "--no-audio", "--osc", "--osc-port", "0"]
-        cmd += ["--allow", tmp, "--seconds", "3", "--metrics-json", str(Path(tmp) / "metrics.json")]
+        cmd = [sys.executable, "-m", "audio", "live", "--osc", "--osc-port", "0", "--allow", tmp]
+        cmd += ["--metrics-json", str(Path(tmp) / "metrics.json")]
+        cmd += [] if device else ["--no-audio"]
+        cmd += [] if sigterm else ["--seconds", "3"]
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        t0 = time.monotonic()
         with (Path(tmp) / "err").open("w") as err:
             proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err, text=True)
         assert proc.stdout is not None
         line = proc.stdout.readline()
+        t0 = time.monotonic()
         host, port = line.rsplit(" ", 1)[-1].strip().rsplit(":", 1)
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        sock.sendto(
-            build_message("/event", "play", json.dumps({"emitter": "e0", "file": str(fifo)})),
-            (host, int(port)),
-        )
+        play = {"emitter": "e0", "file": str(fifo)}
+        sock.sendto(build_message("/event", "play", json.dumps(play)), (host, int(port)))
+        if sigterm:
+            time.sleep(3.0)
+            proc.send_signal(signal.SIGTERM)
         try:
-            rc: int | str = proc.wait(timeout=20)
+            rc: int | str = proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-            rc = "hung (killed after 20 s)"
+            rc = "hung (killed after 30 s)"
         metrics = (Path(tmp) / "metrics.json").exists()
         tail = (Path(tmp) / "err").read_text(errors="replace")[-300:]
-    return {"exit": rc, "ended_after_s": round(time.monotonic() - t0, 1), "metrics": metrics, "stderr": tail}
+    live_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024 / 1e6
+    return {
+        "exit": rc,
+        "ended_after_s": round(time.monotonic() - t0, 1),
+        "live_peak_rss_mb": round(live_rss, 1),
+        "metrics": metrics,
+        "stderr": tail,
+    }
+
+
+@case
+def fifo_live() -> dict[str, Any]:
+    return _fifo_live(device=False, sigterm=False)
+
+
+@case
+def fifo_live_device_sigterm() -> dict[str, Any]:
+    return _fifo_live(device=True, sigterm=True)
 
 
 def run_case(name: str) -> dict[str, Any]:
