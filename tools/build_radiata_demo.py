@@ -38,6 +38,7 @@ from speech_synth import builder_main, speak
 from audio.codecs.vag import encode_vag
 from audio.games.radiata.formats import rmf
 from audio.games.radiata.formats.voicetable import VoiceEntry, write_voicetable
+from audio.games.radiata.talk.typewriter import reveal_frames
 
 OUT = ROOT / "audio" / "games" / "radiata" / "demo"
 RATE = 22_050
@@ -122,7 +123,7 @@ def schedule(data: bytes, clips: dict[int, np.ndarray]) -> list[str]:
     frame = math.ceil(0.5 * FPS)
     gate = f.script(0).messages
     for i, m in enumerate(gate):
-        r = m.reveal_frames(3.0) or 0
+        r = reveal_frames(m.steps, 3.0) or 0
         line = GATE[i]
         if line.wait == "press":
             press = frame + max(r, clip_frames(clips[line.sound])) + 30
@@ -132,7 +133,7 @@ def schedule(data: bytes, clips: dict[int, np.ndarray]) -> list[str]:
             frame += r + m.wait.duration
     start = frame + 60
     events.append(f'{{ t = {start / FPS:.3f}, type = "radiata.talk", file = "town.rmf", packet = 2 }}')
-    r0 = f.script(2).messages[0].reveal_frames(3.0) or 0
+    r0 = reveal_frames(f.script(2).messages[0].steps, 3.0) or 0
     press = start + 1 + max(r0, clip_frames(clips[202])) + 30
     events.append(f'{{ t = {press / FPS:.3f}, type = "radiata.advance" }}')
     choose = press + 90

@@ -541,7 +541,8 @@ def del0_voice(v, x, y, n, dirty, seconds, fs, buf, widx, cur, old, left):
     mask = size - 1
     if dirty[v]:
         dirty[v] = False
-        d = min(max(round_half_away(seconds[v] * fs), 0), size - 1)
+        # the product in float32, as the port computes it (spec 5.4)
+        d = min(max(round_half_away(np.float32(seconds[v]) * np.float32(fs)), 0), size - 1)
         if d != cur[v]:
             old[v] = cur[v]
             cur[v] = d

@@ -83,6 +83,19 @@ def test_distance_delay_in_samples(chain, distance, samples):
         assert y[samples] == 1.0
 
 
+def test_delay_samples_come_from_the_float32_product(chain):
+    # spec 5.4's probe: 33.2139 m gives 0.09655208 s (a float32); the port multiplies by 48000 in
+    # float32 (4634.5 -> 4635), where a float64 product gives 4634.49984 -> 4634
+    seconds = float(np.float32(0.09655208))
+    assert seconds * 48_000 < 4634.5 <= float(np.float32(seconds) * np.float32(48_000))
+    bank = chain([("Del0", {"max_seconds": 0.17})])
+    bank.set(0, "n0.seconds", seconds)
+    x = np.zeros(9000, np.float32)
+    x[0] = 1.0
+    y = feed(bank, x, "n0")[0]
+    assert np.argmax(y[1:]) + 1 == 4635 and y[4635] == 1.0
+
+
 @pytest.mark.parametrize("block", [1, 100, 333, 4096])
 def test_held_delay_is_the_input_shifted_whatever_the_block(chain, block):
     # blocks that fit before the ring wraps onto a tap take the block copy path, 4096 does not

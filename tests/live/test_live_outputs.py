@@ -99,6 +99,7 @@ def test_sigterm_and_sighup_end_live_like_ctrl_c_and_what_it_wrote_replays(tmp_p
     assert replay.shape == rec.shape and np.array_equal(replay, rec) and np.abs(rec).max() > 0.1
 
 
+@pytest.mark.slow
 def test_the_capture_is_on_disk_within_a_second_of_an_event(tmp_path):
     live = Live(tmp_path)
     try:

@@ -53,6 +53,10 @@ SPEC_RECORDS = [
         "signals": [{"value": 5, "after_glyphs": 2}],
         "wait": {"duration": 90, "infinite": False, "cursor": False, "flags": 2},
         "choices": [],
+        "name_window": None,
+        "propers": [],
+        "mouth": [],
+        "traps": [],
     },
     {
         "packet": 0,
@@ -69,6 +73,10 @@ SPEC_RECORDS = [
         "signals": [],
         "wait": {"duration": 0xFFFF, "infinite": True, "cursor": True, "flags": 3},
         "choices": [],
+        "name_window": None,
+        "propers": [],
+        "mouth": [],
+        "traps": [],
     },
     {
         "packet": 0,
@@ -85,6 +93,10 @@ SPEC_RECORDS = [
         "signals": [],
         "wait": None,
         "choices": ["Yes", "No"],
+        "name_window": None,
+        "propers": [],
+        "mouth": [],
+        "traps": [],
     },
 ]
 """The spec's expected extraction of the packet, field by field."""

@@ -11,8 +11,9 @@ from radiata_fixtures import spec_file
 from audio.core.errors import BarkbusError
 from audio.games.radiata.cli import dump_records
 from audio.games.radiata.formats import rmf
-from audio.games.radiata.formats.rmf import EN, JP, Typewriter, read_rmf, write_packet, write_rmf
+from audio.games.radiata.formats.rmf import EN, JP, read_rmf, write_packet, write_rmf
 from audio.games.radiata.formats.voicetable import read_voicetable
+from audio.games.radiata.talk.typewriter import Typewriter, reveal_frames
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -29,8 +30,7 @@ def everything(data: bytes) -> None:
         s = f.script(i)
         s.mismatches()
         for m in s.messages:
-            m.reveal_frames(3.0)
-            rmf.message_record(m)
+            rmf.message_record(m, reveal_frames(m.steps, 3.0))
             tw, n = Typewriter(m.steps, 3.0), 0
             while not tw.done and n < 100_000:
                 tw.run(n == 0)
@@ -172,6 +172,12 @@ def test_the_sequencer_survives_any_packet_and_any_input(stream, inputs, auto):
 
         def label(self, cid):
             return str(cid)
+
+        def plate_name(self, name_id):
+            return f"plate{name_id}"
+
+        def proper(self, key):
+            return None
 
     seq = TalkSequencer(
         TalkSettings(auto_choose=0, auto_advance_frames=3),

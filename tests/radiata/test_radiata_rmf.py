@@ -16,7 +16,6 @@ from audio.games.radiata.formats.rmf import (
     Command,
     Glyph,
     Signal,
-    Typewriter,
     build_message,
     detect_region,
     message_record,
@@ -26,11 +25,12 @@ from audio.games.radiata.formats.rmf import (
     write_packet,
     write_rmf,
 )
+from audio.games.radiata.talk.typewriter import Typewriter, reveal_frames
 
 
 def records(data: bytes, packet: int = 0) -> list[dict]:
     f = read_rmf(data, "t.rmf")
-    return [message_record(m) for m in f.script(packet).messages]
+    return [message_record(m, reveal_frames(m.steps)) for m in f.script(packet).messages]
 
 
 # -- the spec's constructed packet (section 9) ---------------------------------------------------
@@ -214,7 +214,7 @@ def test_leading_jumps_are_the_prologue():
 def test_bare_text_packet_is_one_message_without_speaker():
     s = read_rmf(write_rmf([write_packet([], rmf.encode_text("Save one"))])).script(0)
     (m,) = s.messages
-    r = message_record(m)
+    r = message_record(m, reveal_frames(m.steps))
     assert (r["text"], r["speaker_index"], r["character_id"], r["glyph_count"]) == ("Save one", 0, None, None)
 
 
@@ -241,18 +241,19 @@ def test_reveal_frames_follow_ceil_of_glyphs_times_256_over_speed(glyphs, word):
     text = " ".join("a" * glyphs)  # spaces refund their cost
     stream = rmf.sentence(glyphs) + rmf.record(0x07, 0, word) + rmf.encode_text(text)
     m = read_rmf(write_rmf([write_packet([1], stream)])).script(0).messages[0]
-    assert m.reveal_frames() == math.ceil(glyphs * 256 / word)
+    assert reveal_frames(m.steps) == math.ceil(glyphs * 256 / word)
 
 
 def test_speed_zero_reveals_at_once_and_no_speed_needs_a_default():
     m = read_rmf(write_rmf([write_packet([1], rmf.sentence(3) + rmf.text_speed(0) + rmf.encode_text("abc"))]))
-    assert m.script(0).messages[0].reveal_frames() == 0
+    assert reveal_frames(m.script(0).messages[0].steps) == 0
     m2 = (
         read_rmf(write_rmf([write_packet([1], rmf.sentence(3) + rmf.encode_text("abc"))]))
         .script(0)
         .messages[0]
     )
-    assert m2.reveal_frames() is None and m2.reveal_frames(3.0) == 1 and m2.reveal_frames(0.5) == 6
+    assert reveal_frames(m2.steps) is None and reveal_frames(m2.steps, 3.0) == 1
+    assert reveal_frames(m2.steps, 0.5) == 6
 
 
 def test_signal_fires_on_the_frame_its_preceding_glyph_shows():
@@ -283,7 +284,7 @@ def test_style_restore_brings_back_the_saved_speed():
         + rmf.encode_text("by")
     )
     m = read_rmf(write_rmf([write_packet([1], stream)])).script(0).messages[0]
-    assert m.reveal_frames() == 2 and m.speed == 0.0
+    assert reveal_frames(m.steps) == 2 and m.speed == 0.0
 
 
 def test_read_script_of_a_hand_packed_packet_uses_the_packet_extent():

@@ -45,6 +45,12 @@ class Fake:
     def label(self, cid):
         return str(cid)
 
+    def plate_name(self, name_id):
+        return f"plate{name_id}"
+
+    def proper(self, key):
+        return None
+
     def of(self, kind):
         return [(f, e) for f, e in self.events if isinstance(e, kind)]
 

@@ -126,13 +126,15 @@ class SpecModel:
                 cl = self.candidates(c.clip_id)[: 255 - total]
                 total += len(cl)
                 lists.append(cl)
-            if any(not cl for cl in lists):
-                continue
-            picks = tuple(
-                (c.clip_id, cl[self.recent(len(cl), self.hidx[c.clip_id])])
-                for c, cl in zip(r.clips, lists, strict=True)
-            )
-            return ("Picked", i, picks)
+            # 3.2 d: picks in clip order; an empty list stops the picking and fails the record,
+            # but the draws and ring writes of the clips before it stay
+            picks = []
+            for c, cl in zip(r.clips, lists, strict=True):
+                if not cl:
+                    break
+                picks.append((c.clip_id, cl[self.recent(len(cl), self.hidx[c.clip_id])]))
+            else:
+                return ("Picked", i, tuple(picks))
         return ("NoRecord", None, ())
 
     def commit(self, picks) -> None:
@@ -186,7 +188,7 @@ def _random_table(rnd: random.Random) -> tuple[EvtTable, list[Hdr]]:
     return EvtTable(1, 2, events, "rand.evt"), headers
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(24))
 def test_library_agrees_with_the_spec_model_draw_for_draw(seed):
     rnd = random.Random(seed)
     table, headers = _random_table(rnd)
@@ -242,16 +244,31 @@ def test_event_level_features_still_fail_the_event():
     assert lib.start(8301, []).outcome == "Unsupported" and lib.start(8302, []).outcome == "Unsupported"
 
 
-def test_a_header_with_zero_takes_yields_no_candidate():
+def test_a_clip_with_zero_takes_fails_the_record_after_the_earlier_clips_picks():
     for hist in (0, 3):
-        lib = lib_of([event(8300, [rec([1, 2], ())], fields=())], [Hdr(1, 2, 2), Hdr(2, 0, hist)])
+        table = EvtTable(1, 0, [event(8300, [rec([1, 2], ())], fields=())], "t.evt")
+        hdrs = [Hdr(1, 2, 2), Hdr(2, 0, hist)]
+        lib = SpeechLibrary(table, hdrs, AwcGenerator())
+        model = SpecModel(table, hdrs, AwcGenerator())
         c = lib.start(8300, [])
         assert c.outcome == "NoRecord" and "no takes" in c.skipped[0][1]
-        # event probability, one order draw, one record draw; no recent_pick for clip 1 either
-        ref = AwcGenerator()
-        for _ in range(3):
-            ref.draw()
-        assert lib.generator.state == ref.state and lib.ring_cursor == 0
+        assert model.start(8300, []) == ("NoRecord", None, ())
+        # clip 1's recent_pick drew and wrote the ring (slot 1, header index 0) before clip 2 failed
+        assert lib.generator.state == model.gen.state and lib.ring_cursor == 1 and lib.ring[1][1] == 0
+        three = AwcGenerator()
+        for _ in range(3):  # event probability, one order draw, one record draw
+            three.draw()
+        assert lib.generator.state != three.state  # ... and clip 1's pick drew after them
+
+
+def test_a_clip_with_zero_takes_first_fails_before_any_pick():
+    lib = lib_of([event(8300, [rec([2, 1], ())], fields=())], [Hdr(1, 2, 2), Hdr(2, 0, 0)])
+    c = lib.start(8300, [])
+    assert c.outcome == "NoRecord" and "no takes" in c.skipped[0][1]
+    ref = AwcGenerator()
+    for _ in range(3):
+        ref.draw()
+    assert lib.generator.state == ref.state and lib.ring_cursor == 0
 
 
 def test_candidates_are_capped_at_255_across_a_record():
@@ -265,7 +282,9 @@ def test_candidates_are_capped_at_255_across_a_record():
     assert max(seen) == 14  # 8 x 30 = 240: clip 9 keeps 15 candidates (takes 0-14)
     twelve = lib_of([event(8300, [rec(list(range(1, 13)), ())], fields=())], hdrs)
     c = twelve.start(8300, [])
-    assert c.outcome == "NoRecord" and "255" in c.skipped[0][1]
+    assert c.outcome == "NoRecord" and "255" in c.skipped[0][1] and "clip 10" in c.skipped[0][1]
+    # clips 1..9 drew and wrote the ring before clip 10 found the cap reached
+    assert twelve.ring_cursor == 9 and [h for _, h in twelve.ring[1:10]] == list(range(9))
 
 
 def test_field_matching_walks_the_events_fields():

@@ -2,9 +2,10 @@
 
 ``barkbus radiata dump [FILE.rmf] [--packet N] [--json]`` prints one record per message with the
 fields of the spec's extraction (packet, index, speaker_index, character_id, bustup_mode, voice,
-text, visible_glyphs, glyph_count, speed, reveal_frames, signals, wait, choices), then every
-mismatch between declared and counted glyphs and every other problem found. Without FILE it
-dumps the demo install's file.
+text, visible_glyphs, glyph_count, speed, reveal_frames, signals, wait, choices) and the records
+the talk reads beside the text (name_window, propers, mouth, traps), then every mismatch between
+declared and counted glyphs and every other problem found (each error-trap record among them,
+with its offset). Without FILE it dumps the demo install's file.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from audio.core.errors import FormatError
 from audio.games.radiata.formats.rmf import message_record, read_rmf
+from audio.games.radiata.talk.typewriter import reveal_frames
 
 __all__ = ["demo_rmf", "dump_records", "register"]
 
@@ -45,7 +47,7 @@ def dump_records(
         if f.packets[i] is None:
             continue
         s = f.script(i)
-        records.extend(message_record(m, default_speed) for m in s.messages)
+        records.extend(message_record(m, reveal_frames(m.steps, default_speed)) for m in s.messages)
         mismatches.extend(s.mismatches())
         issues.extend(s.issues + [f"packet {i} message {m.index}: {t}" for m in s.messages for t in m.issues])
         issues.extend(
@@ -102,6 +104,16 @@ def _line(r: dict[str, Any]) -> str:
         parts.append("signals " + " ".join(f"{s['value']}@{s['after_glyphs']}" for s in r["signals"]))
     if r["choices"]:
         parts.append("choices " + " | ".join(r["choices"]))
+    n = r["name_window"]
+    if n is not None:
+        plate = (
+            f"plate {n['plate_style']} t{n['template']} y{n['y_offset']}" if n["plate_style"] else "no plate"
+        )
+        parts.append(plate + (f" name #{n['name_id']}" if n["name_id"] else ""))
+    if r["propers"]:
+        parts.append("proper " + " ".join(p["payload"] for p in r["propers"]))
+    if r["mouth"]:
+        parts.append("mouth " + " ".join(f"{m['record']}@{m['index']}" for m in r["mouth"]))
     return "  ".join(parts) + f"\n        {json.dumps(r['text'], ensure_ascii=False)}"
 
 

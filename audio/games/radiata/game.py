@@ -8,8 +8,11 @@ GAME = Game(
     package="audio.games.radiata",
     demo="demo/talk.toml",
     outcomes=(
-        ("refused", ("ChoiceTimeout", "TalkRefused", "Dropped", "AdvanceIgnored", "NoClip", "NoPacket")),
-        ("quiet", ("Message", "Wait", "WaitDone", "Prologue", "TalkQueued")),
-        ("state", ("Advanced", "ChoiceOpen", "Chosen", "Signal", "TalkStarted", "TalkEnd")),
+        (
+            "refused",
+            ("ChoiceTimeout", "TalkRefused", "Dropped", "AdvanceIgnored", "NoClip", "NoPacket", "Trap"),
+        ),
+        ("quiet", ("Message", "Wait", "WaitDone", "Prologue", "TalkQueued", "Proper")),
+        ("state", ("Advanced", "ChoiceOpen", "Chosen", "Signal", "TalkStarted", "TalkEnd", "Mouth")),
     ),
 )

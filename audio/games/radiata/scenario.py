@@ -25,6 +25,7 @@
     party = [40, 41]            # character ids of party slots 1..5 (speaker ids 9901..9905)
     # active_character = 40     # what 9900 resolves to
     voice_gain = 1.0
+    # mouth_frames = 30         # Speak / SpeakingCycle: frames speaking (default: while revealing)
 
 (each setting is documented in :class:`audio.games.radiata.talk.settings.TalkSettings`).
 
@@ -90,6 +91,7 @@ class RadiataSection(Struct, kw_only=True):
     party: Annotated[tuple[Annotated[int, Meta(ge=0, le=0xFFFF)], ...], Meta(max_length=5)] = ()
     active_character: Annotated[int, Meta(ge=0, le=0xFFFF)] | None = None
     voice_gain: Annotated[float, Meta(ge=0.0, le=64.0)] = 1.0
+    mouth_frames: Annotated[int, Meta(ge=0, le=1_000_000)] | None = None
 
 
 def _event(cls: type[Event]) -> Callable[[dict[str, Any], Any], Event]:

@@ -238,6 +238,12 @@ class RadiataTalkSystem:
             else ("-" if character_id is None else f"chr{character_id}")
         )
 
+    def plate_name(self, name_id: int) -> str:
+        return self.voices.plate_name(name_id) if self.voices is not None else f"name{name_id}"
+
+    def proper(self, payload_hex: str) -> str | None:
+        return self.voices.proper(payload_hex) if self.voices is not None else None
+
     def _clip(self, e: VoiceEntry) -> tuple[np.ndarray, int] | FormatError:
         if e.audio not in self._clips:
             try:

@@ -500,7 +500,7 @@ def _page(t: dict[str, pd.DataFrame], plots: dict[str, bool], k_max: int) -> str
         ),
         _section(
             "Loudness",
-            "Full-mode runs only: integrated loudness (ITU-R BS.1770, pyloudnorm), "
+            "Full-mode runs only: integrated loudness (ITU-R BS.1770 gating, pyloudnorm's K-weighting), "
             "sample peak and clipped samples (|x| >= 1.0).",
             "loudness",
             t,

@@ -5,7 +5,7 @@ of seeds) -> one :data:`~audio.offline.batch.store.SCHEMA` table. A seed whose r
 becomes a ``run`` row with ``status = "failed"`` and the error's one line; the other seeds
 go on. Decisions-only runs use the engine's ``dsp=False`` switch (the decisions are those of
 a full render); full runs keep only their measurements: sample peak (dBFS), integrated
-loudness per ITU-R BS.1770 (pyloudnorm, LUFS) and clipped samples (``|x| >= 1.0``).
+loudness per ITU-R BS.1770 (:mod:`audio.offline.loudness`, LUFS) and clipped samples (``|x| >= 1.0``).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from audio.core.bus import Decision
 from audio.core.engine import Engine
 from audio.offline.batch import shares
 from audio.offline.batch.store import table_from_rows
+from audio.offline.loudness import integrated_loudness
 
 __all__ = ["RunOutput", "Task", "decision_rows", "failed_table", "measure", "run_one", "run_task", "simulate"]
 
@@ -73,13 +74,8 @@ def simulate(path: str, seed: int, decisions_only: bool = True) -> RunOutput:
 
 def measure(audio: np.ndarray, sample_rate: int) -> dict[str, float | int]:
     """Peak (dBFS), BS.1770 integrated loudness (LUFS; -inf when gated out) and clipped samples."""
-    import pyloudnorm
-
     peak = float(np.max(np.abs(audio))) if audio.size else 0.0
-    try:
-        lufs = float(pyloudnorm.Meter(sample_rate).integrated_loudness(audio.astype(np.float64)))
-    except ValueError:  # shorter than one 400 ms gating block
-        lufs = float("nan")
+    lufs = integrated_loudness(audio, sample_rate)  # nan when shorter than one 400 ms block
     return {
         "peak_dbfs": 20.0 * math.log10(peak) if peak > 0 else -math.inf,
         "loudness_lufs": lufs,

@@ -9,6 +9,12 @@ relative to the table file. Any file the codec layer decodes works (PS-ADPCM ``.
     12 = "Jack"
     9901 = "party slot 1"
 
+    [names]                      # optional: name plates a NameWindow's override name id shows
+    40 = "Old man"
+
+    [propers]                    # optional: what a Proper record's payload (hex) expands to
+    "0a00000000000000000000000000" = "Radiata"
+
     [[voice]]
     file = "talk.rmf"            # the RMF file as radiata.talk names it
     packet = 0
@@ -64,6 +70,8 @@ class VoiceTable:
     path: Path | None = None
     entries: list[VoiceEntry] = field(default_factory=list)
     characters: dict[int, str] = field(default_factory=dict)
+    names: dict[int, str] = field(default_factory=dict)
+    propers: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._by_key = {e.key: e for e in self.entries}
@@ -93,6 +101,14 @@ class VoiceTable:
         if character_id is None:
             return "-"
         return self.characters.get(character_id, f"chr{character_id}")
+
+    def plate_name(self, name_id: int) -> str:
+        """The name plate of an override name id (``name<ID>`` when the table has none)."""
+        return self.names.get(name_id, f"name{name_id}")
+
+    def proper(self, payload_hex: str) -> str | None:
+        """What a Proper payload expands to, or None (the game's own table is not known)."""
+        return self.propers.get(payload_hex.lower())
 
 
 def _int(where: str, d: dict[str, Any], key: str, hi: int) -> int | None:
@@ -136,17 +152,21 @@ def read_voicetable(text: str, path: str | Path = "<voicetable>", check_files: b
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise FormatError(p, None, "valid TOML", str(exc)) from None
-    unknown = set(doc) - {"voice", "characters"}
+    unknown = set(doc) - {"voice", "characters", "names", "propers"}
     if unknown:
-        raise FormatError(p, None, "only [characters] and [[voice]] tables", sorted(unknown))
-    chars_raw = doc.get("characters", {})
-    if not isinstance(chars_raw, dict):
-        raise FormatError(p, None, "[characters] a table of id = name", chars_raw)
-    chars: dict[int, str] = {}
-    for k, v in chars_raw.items():
-        if not (k.isdigit() and int(k) <= 0xFFFF and isinstance(v, str)):
-            raise FormatError(p, None, "[characters] entries of character id = name", (k, v))
-        chars[int(k)] = v
+        raise FormatError(
+            p, None, "only [characters], [names], [propers] and [[voice]] tables", sorted(unknown)
+        )
+    chars = _id_table(p, doc, "characters", "character id")
+    names = _id_table(p, doc, "names", "name id")
+    propers_raw = doc.get("propers", {})
+    if not isinstance(propers_raw, dict):
+        raise FormatError(p, None, "[propers] a table of payload hex = text", propers_raw)
+    propers: dict[str, str] = {}
+    for k, v in propers_raw.items():
+        if not (_is_hex_payload(k) and isinstance(v, str)):
+            raise FormatError(p, None, "[propers] entries of payload hex (whole bytes) = text", (k, v))
+        propers[k.lower()] = v
     rows = doc.get("voice", [])
     if not isinstance(rows, list):
         raise FormatError(p, None, "[[voice]] an array of tables", rows)
@@ -157,7 +177,26 @@ def read_voicetable(text: str, path: str | Path = "<voicetable>", check_files: b
             raise FormatError(f"{p}: voice #{i + 1}", None, "one row per key", e.key)
         seen.add(e.key)
         entries.append(e)
-    return VoiceTable(p, entries, chars)
+    return VoiceTable(p, entries, chars, names, propers)
+
+
+def _id_table(p: Path, doc: dict[str, Any], section: str, what: str) -> dict[int, str]:
+    raw = doc.get(section, {})
+    if not isinstance(raw, dict):
+        raise FormatError(p, None, f"[{section}] a table of id = name", raw)
+    out: dict[int, str] = {}
+    for k, v in raw.items():
+        if not (k.isdigit() and int(k) <= 0xFFFF and isinstance(v, str)):
+            raise FormatError(p, None, f"[{section}] entries of {what} (0..65535) = name", (k, v))
+        out[int(k)] = v
+    return out
+
+
+def _is_hex_payload(key: str) -> bool:
+    try:
+        return len(key) % 2 == 0 and len(bytes.fromhex(key)) == len(key) // 2
+    except ValueError:
+        return False
 
 
 def load_voicetable(path: str | Path, check_files: bool = True) -> VoiceTable:
@@ -171,7 +210,11 @@ def load_voicetable(path: str | Path, check_files: bool = True) -> VoiceTable:
 
 
 def write_voicetable(
-    entries: Sequence[VoiceEntry], characters: dict[int, str] | None = None, base: Path | None = None
+    entries: Sequence[VoiceEntry],
+    characters: dict[int, str] | None = None,
+    base: Path | None = None,
+    names: dict[int, str] | None = None,
+    propers: dict[str, str] | None = None,
 ) -> str:
     """TOML text for ``entries`` (audio paths written relative to ``base`` when under it)."""
     import tomli_w
@@ -194,5 +237,9 @@ def write_voicetable(
     doc: dict[str, Any] = {}
     if characters:
         doc["characters"] = {str(k): v for k, v in sorted(characters.items())}
+    if names:
+        doc["names"] = {str(k): v for k, v in sorted(names.items())}
+    if propers:
+        doc["propers"] = dict(sorted(propers.items()))
     doc["voice"] = rows
     return tomli_w.dumps(doc)

@@ -5,7 +5,8 @@ message runs (spec 5, 8):
 
 * frame 0 of a message runs the records before its first glyph (speaker, speed, the voice clip:
   a clip starts when the walk reaches its record); every later frame adds the speed to the
-  typewriter budget and reveals the glyphs it pays for (:class:`~audio.games.radiata.formats.rmf.Typewriter`);
+  typewriter budget and reveals the glyphs it pays for
+  (:class:`~audio.games.radiata.talk.typewriter.Typewriter`);
   Signals post ``radiata.signal`` when the walk passes them, i.e. on the frame the glyph before
   them shows;
 * a WaitTime blocks the walk: a timed box counts ``duration`` frames (from the record, or from
@@ -22,10 +23,10 @@ message never cuts the previous message's auto-channel clip (our choice: only a 
 says to), and the End leaves clips playing unless ``end_stops_voices``.
 
 Decisions (system ``radiata.talk``): TalkQueued, TalkRefused, Dropped (queue full), TalkStarted,
-TalkError, Prologue, Message, Started / Finished (clips; detail ``speaker`` only for lip-sync
-clips, ``voice_of`` for the others), VoiceOff, ChannelIgnored, Replaced, NoClip, Signal, Mouth,
-ProhibitSkip, Wait, Advanced, AutoAdvanced, WaitDone, RevealSkipped, AdvanceIgnored, ChoiceOpen,
-Chosen, ChoiceTimeout, ChoiceRefused, ChooseIgnored, TalkEnd.
+TalkError, Prologue, Message, Proper, Started / Finished (clips; detail ``speaker`` only for
+lip-sync clips, ``voice_of`` for the others), VoiceOff, ChannelIgnored, Replaced, NoClip, Signal,
+Mouth, Trap, ProhibitSkip, Wait, Advanced, AutoAdvanced, WaitDone, RevealSkipped, AdvanceIgnored,
+ChoiceOpen, Chosen, ChoiceTimeout, ChoiceRefused, ChooseIgnored, TalkEnd.
 """
 
 from __future__ import annotations
@@ -42,18 +43,21 @@ from audio.games.radiata.formats.rmf import (
     ChoiceWait,
     Jump,
     Message,
-    Other,
+    Mouth,
     PacketScript,
     ProhibitSkip,
+    Proper,
     Signal,
     SpeakerSet,
     Step,
     Text,
-    Typewriter,
+    Trap,
     VoiceClip,
     Wait,
+    text_of,
 )
 from audio.games.radiata.talk.settings import TalkSettings
+from audio.games.radiata.talk.typewriter import Typewriter, reveal_frames
 
 log = logging.getLogger("barkbus.radiata")
 
@@ -75,6 +79,12 @@ class Presenter(Protocol):
 
     def label(self, character_id: int | None) -> str:
         """Display name of a character id."""
+
+    def plate_name(self, name_id: int) -> str:
+        """The name a NameWindow's override name id shows (the voice table's ``[names]``)."""
+
+    def proper(self, payload_hex: str) -> str | None:
+        """What a Proper payload expands to (the voice table's ``[propers]``), or None."""
 
 
 @dataclass
@@ -135,6 +145,8 @@ class TalkSequencer:
         self.clips: list[_Clip] = []
         self._advance = 0
         self._choose: int | None = None
+        self.mouths: list[tuple[tuple[int, ...], int | None]] = []
+        """Mouths animating without a clip: (character ids, last frame or None = while revealing)."""
 
     # -- inputs ------------------------------------------------------------------------------
     def talk(self, ev: Talk) -> None:
@@ -174,7 +186,10 @@ class TalkSequencer:
         return self.conv is not None or bool(self.queue)
 
     def speaking(self, character_id: int) -> bool:
-        """True while a lip-sync clip of ``character_id`` (raw or resolved id) plays."""
+        """True while a lip-sync clip of ``character_id`` (raw or resolved id) plays, or while a
+        Speak / SpeakingCycle record animates its mouth (``mouth_frames``)."""
+        if any(ids and character_id in ids for ids, _ in self.mouths):
+            return True
         return any(
             c.lip_sync and character_id in c.ids and self.presenter.clip_playing(c.handle) for c in self.clips
         )
@@ -183,6 +198,7 @@ class TalkSequencer:
     def tick(self, frame: int) -> None:
         self.frame = frame
         self._reap()
+        self.mouths = [(ids, until) for ids, until in self.mouths if until is None or until > frame]
         adv, self._advance = self._advance, 0
         choice, self._choose = self._choose, None
         opening = self.conv is None and bool(self.queue)
@@ -301,33 +317,39 @@ class TalkSequencer:
             self._close("End" if c.script.ended else "NoEnd")
             return False
         m = c.script.messages[c.index]
+        steps = self._expand_propers(m)
         c.message, c.tw, c.frame0, c.state = (
             m,
-            Typewriter(m.steps, self.settings.default_speed),
+            Typewriter(steps, self.settings.default_speed),
             self.frame,
             "reveal",
         )
+        self._quiet_mouths()
         c.until, c.no_skip, c.shown, c.clips = None, False, [], []
         c.speaker_id = self.settings.resolve(m.character_id)
         c.speaker = tuple(dict.fromkeys(x for x in (m.character_id, c.speaker_id) if x is not None))
         c.bustup = m.bustup_mode
-        frames = m.reveal_frames(self.settings.default_speed) or 0
+        frames = reveal_frames(steps, self.settings.default_speed) or 0
         who = self.presenter.label(c.speaker_id)
+        nw = m.name_window
+        plate = {"name": self.presenter.plate_name(nw.name_id)} if nw is not None and nw.name_id else {}
+        text = text_of(steps)
         choices = tuple(o.text for o in m.choice.options) if m.choice else ()
         self.decide(
             "Message",
             speaker=who,
             message=f"{c.file}:{c.packet}:{m.index}",
             index=m.index,
-            message_text=m.text,
+            message_text=text,
             choices=list(choices),
             reveal_frames=frames,
+            **plate,
         )
         self.presenter.post(
             Subtitle(
-                speaker=who,
+                speaker=plate.get("name", who),
                 character_id=-1 if c.speaker_id is None else c.speaker_id,
-                text=m.text,
+                text=text,
                 choices=choices,
                 file=c.file,
                 packet=c.packet,
@@ -360,9 +382,29 @@ class TalkSequencer:
                 return
             first = True
 
+    def _expand_propers(self, m: Message) -> list[Step]:
+        """``m``'s steps with every Proper the presenter's table names replaced by its text: one
+        visible glyph per character that is not a space or newline, so the expansion costs reveal
+        budget like any text; an unknown payload stays (no glyph, the text shows its placeholder)."""
+        out: list[Step] = []
+        for s in m.steps:
+            text = self.presenter.proper(s.key) if isinstance(s, Proper) else None
+            if text is None:
+                out.append(s)
+                continue
+            assert isinstance(s, Proper)
+            self.decide("Proper", payload=s.key, text=text)
+            out.extend(Text(s.offset, ch, glyph=ch not in " \n") for ch in text)
+        return out
+
+    def _quiet_mouths(self) -> None:
+        """The reveal stopped: mouths animating "while revealing" close."""
+        self.mouths = [(ids, until) for ids, until in self.mouths if until is not None]
+
     def _block(self, c: Conversation) -> None:
         """The walk reached a Wait or a choice box."""
         assert c.tw is not None
+        self._quiet_mouths()
         b = c.tw.blocked
         c.block_start = self.frame
         if isinstance(b, ChoiceWait):
@@ -404,6 +446,7 @@ class TalkSequencer:
         c, self.conv = self.conv, None
         if c is None:
             return
+        self._quiet_mouths()
         if self.settings.end_stops_voices:
             for h in c.clips:
                 self.presenter.stop_clip(h)
@@ -431,8 +474,24 @@ class TalkSequencer:
                 self.decide("ProhibitSkip", value=s.value)
             elif isinstance(s, Jump):
                 self.decide("Jump", arg=s.arg, words=list(s.words))
-            elif isinstance(s, Other) and s.command.entry in (0x15, 0x16):
-                self.decide("Mouth", speaker=self._who(c), record=s.command.name, index=s.command.u16(2))
+            elif isinstance(s, Mouth):
+                self._mouth(c, s)
+            elif isinstance(s, Trap):
+                self.decide(
+                    "Trap",
+                    message=f"{c.file}:{c.packet}:{c.index}",
+                    offset=s.offset,
+                    record=f"{s.command.b0:02X} {s.command.b1:02X}",
+                    reason="error-trap record: not valid data in the engine",
+                )
+
+    def _mouth(self, c: Conversation, s: Mouth) -> None:
+        """Speak / SpeakingCycle: the character speaks without a clip (``mouth_frames``)."""
+        who = self.settings.resolve(s.character_id)
+        ids = tuple(dict.fromkeys(x for x in (s.character_id, who) if x is not None))
+        n = self.settings.mouth_frames
+        self.mouths.append((ids, None if n is None else self.frame + n))
+        self.decide("Mouth", speaker=self.presenter.label(who), record=s.name, index=s.index, frames=n)
 
     def _clip(self, c: Conversation, clip: VoiceClip) -> None:
         ch = clip.channel

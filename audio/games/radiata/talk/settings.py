@@ -64,6 +64,11 @@ class TalkSettings:
         The character id 9900 resolves to (None: stays 9900).
     voice_gain:
         Linear gain of dialogue clips (the dialogue voice graph's ``Gai0.gain``).
+    mouth_frames:
+        How long a Speak / SpeakingCycle record (mouth animation without a clip) makes its character
+        ``speaking()``, in game frames [unknown]: None (default) while the message's text reveals
+        (until the walk reaches a wait, a choice or the message's end), or that many frames from the
+        record.
     """
 
     fps: int = 60
@@ -83,6 +88,7 @@ class TalkSettings:
     party: tuple[int, ...] = ()
     active_character: int | None = None
     voice_gain: float = 1.0
+    mouth_frames: int | None = None
 
     def __post_init__(self) -> None:
         checks = [
@@ -97,6 +103,10 @@ class TalkSettings:
             (self.auto_choose is None or 0 <= self.auto_choose < 128, "auto_choose 0..127 or none"),
             (len(self.party) <= 5, "at most 5 party slots"),
             (0.0 <= self.voice_gain <= 64.0, "voice_gain 0..64"),
+            (
+                self.mouth_frames is None or 0 <= self.mouth_frames <= 1_000_000,
+                "mouth_frames 0..1000000 or none",
+            ),
         ]
         bad = [what for ok, what in checks if not ok]
         if bad:

@@ -12,8 +12,10 @@ probability draw and the field match (which walks the EVENT's fields, a missing 
 reading 0), the record fails -- the next record is tried -- when it has more than 12 clips, a
 mode other than 0/2, locals != 0, a clip with lookup mode or parameters != 0, a clip id with no
 header, or a header with flags != 0. Then every clip's candidates are listed (at most 255 across
-the record; a header with 0 takes gives none, so the record fails) before any take is drawn, and
-one :meth:`SpeechLibrary.recent_pick` per clip picks among them.
+the record) before any take is drawn, and one :meth:`SpeechLibrary.recent_pick` per clip picks
+among them in clip order; a clip with an empty list (0 takes, or the cap reached by the clips
+before it) stops the picking there and fails the record, after the earlier clips' draws and
+ring writes, which stay (spec 3.2 d, the port's order).
 
 Setting of ours: ``flagged_channel`` lets mode-1 records ("only on a flagged channel", not
 traced) play; off by default, so they fail like the spec's other unported modes.
@@ -221,20 +223,31 @@ class SpeechLibrary:
                 return f"clip {c.clip_id} header flags 0x{flags:02X}"
         return ""
 
-    def _candidates(self, rec: EvtRecord) -> list[list[int]] | str:
-        """Every clip's candidate takes (at most 255 across the record), or why there are none."""
+    def _candidates(self, rec: EvtRecord) -> list[list[int]]:
+        """Every clip's candidate takes, built before any pick (at most 255 across the record).
+
+        A clip with 0 takes, or one reached after the cap, gets an empty list: the picking
+        stops there (spec 3.2 d), after the earlier clips' draws."""
         out: list[list[int]] = []
         total = 0
         for c in rec.clips:
             takes = int(self._header[c.clip_id].take_count)
-            if takes <= 0:
-                return f"clip {c.clip_id} has no takes"
             cands = self.history[c.clip_id].candidates(takes)[: MAX_CANDIDATES - total]
-            if not cands:
-                return f"candidate cap ({MAX_CANDIDATES}) reached at clip {c.clip_id}"
             total += len(cands)
             out.append(cands)
         return out
+
+    def _pick(self, rec: EvtRecord, cands: list[list[int]]) -> tuple[tuple[int, int], ...] | str:
+        """One :meth:`recent_pick` per clip in clip order (spec 3.2 d); a clip with no candidate
+        stops the picking and fails the record, the earlier clips' draws and ring writes kept."""
+        picks: list[tuple[int, int]] = []
+        for c, cl in zip(rec.clips, cands, strict=True):
+            if not cl:
+                if int(self._header[c.clip_id].take_count) <= 0:
+                    return f"clip {c.clip_id} has no takes"
+                return f"candidate cap ({MAX_CANDIDATES}) reached at clip {c.clip_id}"
+            picks.append((c.clip_id, cl[self.recent_pick(len(cl), self._header_index[c.clip_id])]))
+        return tuple(picks)
 
     def record_order(self, ev: EvtEvent) -> list[int]:
         """The weighted record order (draws ``scaled(total)`` once per weighted record)."""
@@ -297,14 +310,10 @@ class SpeechLibrary:
                 skipped.append((i, "fields"))
                 continue
             why = self._record_fails(rec)
-            cands = why if why else self._candidates(rec)
-            if isinstance(cands, str):
-                skipped.append((i, cands))
+            picks = why if why else self._pick(rec, self._candidates(rec))
+            if isinstance(picks, str):
+                skipped.append((i, picks))
                 continue
-            picks = tuple(
-                (c.clip_id, cl[self.recent_pick(len(cl), self._header_index[c.clip_id])])
-                for c, cl in zip(rec.clips, cands, strict=True)
-            )
             return LineChoice(event_id, "Picked", picks, i, skipped=tuple(skipped))
         return LineChoice(event_id, "NoRecord", reason="no record matched", skipped=tuple(skipped))
 

@@ -1,0 +1,52 @@
+"""The one-pass BS.1770 meter against pyloudnorm (the reference the batch report used)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyloudnorm
+import pytest
+
+from audio.offline.loudness import integrated_loudness
+
+
+def _speechlike(n: int, channels: int, seed: int) -> np.ndarray:
+    """Bursts of filtered noise with pauses (so both gates matter), -30..-6 dBFS."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, channels)) * 0.1
+    env = np.repeat(rng.uniform(0.0, 1.0, n // 4800 + 1) > 0.35, 4800)[:n]
+    gain = np.repeat(10 ** (rng.uniform(-30, -6, n // 9600 + 1) / 20), 9600)[:n]
+    return (x * (env * gain)[:, None]).astype(np.float32)
+
+
+@pytest.mark.parametrize("channels", [1, 2, 5])
+@pytest.mark.parametrize("seconds", [0.4, 0.45, 3.0, 17.3])
+@pytest.mark.parametrize("rate", [48_000, 44_100])
+def test_loudness_agrees_with_pyloudnorm(channels, seconds, rate):
+    x = _speechlike(int(seconds * rate), channels, seed=channels * 100 + int(seconds * 10))
+    want = pyloudnorm.Meter(rate).integrated_loudness(x.astype(np.float64))
+    got = integrated_loudness(x, rate)
+    assert got == pytest.approx(want, abs=0.01)
+    assert abs(got - want) < 1e-6  # the same arithmetic, only summed in another order
+
+
+def test_51_excludes_lfe_and_weights_the_surrounds_as_five_channels_in_pyloudnorms_order():
+    x = _speechlike(48_000 * 4, 6, seed=7)  # barkbus 5.1: L R C LFE Ls Rs
+    five = x[:, [0, 1, 2, 4, 5]]  # pyloudnorm: L R C Ls Rs
+    want = pyloudnorm.Meter(48_000).integrated_loudness(five.astype(np.float64))
+    assert integrated_loudness(x, 48_000) == pytest.approx(want, abs=1e-6)
+    x[:, 3] = 0.9  # a loud LFE changes nothing
+    assert integrated_loudness(x, 48_000) == pytest.approx(want, abs=1e-6)
+
+
+def test_silence_is_minus_infinity_and_a_short_input_is_nan():
+    assert integrated_loudness(np.zeros((48_000, 2), np.float32), 48_000) == -math.inf
+    assert math.isnan(integrated_loudness(np.zeros(19_199, np.float32), 48_000))
+
+
+def test_a_full_scale_1khz_sine_reads_as_the_standard_says():
+    # BS.1770: a 0 dBFS 997 Hz sine on one channel reads -3.01 LUFS (K-weighting gain ~0 dB there)
+    t = np.arange(48_000 * 5) / 48_000
+    x = np.sin(2 * np.pi * 997 * t)
+    assert integrated_loudness(x, 48_000) == pytest.approx(-3.01, abs=0.05)
