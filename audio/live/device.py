@@ -59,6 +59,7 @@ import numpy as np
 from audio.core.bus import Event
 from audio.core.capture import Capture
 from audio.core.clock import BLOCK, SAMPLE_RATE
+from audio.core.engine import Engine
 from audio.core.errors import RunFailure
 from audio.core.ring import BlockRing
 
@@ -188,7 +189,7 @@ class Inbox:
         naming a file still loading is held (not posted, so not captured) until the file is
         ready or its load times out: the system then starts it at once, and a replay of the
         capture, which waits for the file at the same sample, plays the same."""
-        if engine.load_wait:
+        if not isinstance(engine, Engine) or engine.load_wait:
             return [item for item, _, _ in self._held] + self.drain() if self._held else self.drain()
         out, held = [], []
         timeout = engine.config.load_timeout
