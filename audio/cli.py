@@ -1,8 +1,9 @@
 """The ``barkbus`` command line (also ``python -m audio``).
 
 Subcommands: ``demo`` (the main job: render the embedded demo installs), ``render``
-(scenarios and captures to WAV/FLAC), ``graph`` (list, show and plot DSP graphs), and
-the game and live groups (``skate``, ``sylpheed``, ``live``) when their modules load.
+(scenarios and captures to any audio format libsndfile writes), ``graph`` (list, show and
+plot DSP graphs), and the game and live groups (``skate``, ``sylpheed``, ``live``...) when
+their modules load.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from audio.core.errors import BarkbusError, InputError  # noqa: E402
 
 __all__ = ["main", "run", "build_parser"]
 
-_GROUPS = ("audio.live.cli", "audio.offline.batch.cli")
+_GROUPS = ("audio.live.cli", "audio.live.profiler.cli", "audio.offline.batch.cli", "audio.offline.encode_cli")
 """Command groups of the core rooms; each registered game adds its own (``Game.cli``)."""
 
 _EPILOG = """examples:
@@ -43,7 +44,8 @@ def _add_render_args(p: argparse.ArgumentParser) -> None:
         "-o",
         "--output",
         type=Path,
-        help="audio file to write; the extension picks the format (.wav, .flac, .ogg, .aiff, .caf...)",
+        help="audio file to write; the extension picks the format, any libsndfile writes "
+        "(.wav, .flac, .ogg, .aiff, .caf, .au, .w64, .rf64, .mp3); '-' writes WAV to standard output",
     )
     p.add_argument("--seed", type=_seed, help="scenario seed, 0..2^63-1 (overrides the file's)")
     p.add_argument(
@@ -51,60 +53,123 @@ def _add_render_args(p: argparse.ArgumentParser) -> None:
         type=_positive_int,
         help=f"engine block in samples (output does not depend on it; default {RENDER_BLOCK})",
     )
-    p.add_argument("--stems", type=Path, metavar="DIR", help="also write one file per bus into DIR")
-    p.add_argument("--log", type=Path, metavar="JSONL", help="write every decision as JSON lines")
-    p.add_argument("--capture", type=Path, metavar="JSONL", help="write every posted event (for --replay)")
-    p.add_argument("--timeline", type=Path, metavar="PNG", help="draw who spoke what, when, on which stream")
-    p.add_argument("--spectrogram", type=Path, metavar="PNG", help="draw a spectrogram of the output")
+    p.add_argument(
+        "--stems",
+        type=Path,
+        metavar="DIR",
+        help="also write one file per bus into DIR (every bus that carries voices, and master), "
+        "in the format of -o",
+    )
+    p.add_argument(
+        "--log", type=Path, metavar="JSONL", help="write every decision as JSON lines ('-': stdout)"
+    )
+    p.add_argument(
+        "--capture", type=Path, metavar="JSONL", help="write every posted event, for --replay ('-': stdout)"
+    )
+    p.add_argument(
+        "--timeline", type=Path, metavar="PNG", help="draw who spoke what, when (.png, .svg, .pdf; none: PNG)"
+    )
+    p.add_argument(
+        "--spectrogram", type=Path, metavar="PNG", help="draw a spectrogram of the output (as --timeline)"
+    )
     p.add_argument("--layout", choices=["stereo", "5.1"], help="output layout (overrides the scenario's)")
     p.add_argument("--subtype", default=None, help="soundfile subtype (default PCM_16; e.g. FLOAT, PCM_24)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("-q", "--quiet", action="store_true", help="no summary and no progress bar")
+    p.add_argument("-v", "--verbose", action="store_true", help="add every system's per-event detail")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.add_argument(
         "--strict",
         action="store_true",
-        help="exit with status 1 if any voice fault was logged (after writing everything)",
+        help="exit with status 1 if a voice fault was logged, a sample clipped or the output is silent "
+        "(after writing everything)",
     )
+
+
+_OUTPUT_NOTE = (
+    "Every output is checked before any work (two outputs on one file, a format or a place that "
+    "cannot be written: one line, exit 2); it is written under a temporary name and renamed when "
+    "complete, a link is followed, a device or FIFO written through. Missing folders are created."
+)
 
 
 def _outputs(args: argparse.Namespace) -> Any:
-    """The render's streamed outputs, and a check that every other output can be written."""
-    from audio.offline.outputs import check_writable
+    """The render's streamed outputs, every output checked before any work."""
     from audio.offline.render import Outputs
 
-    stems = ["master", "environment"] if args.stems else []
     out = Outputs(
         audio=args.output,
         stems_dir=args.stems,
-        stems=stems,
         capture=getattr(args, "capture", None),
         subtype=args.subtype,
-        log=args.log,  # streamed as the decisions are taken
+        others={
+            "--log": (args.log, "text"),
+            "--timeline": (args.timeline, "picture"),
+            "--spectrogram": (args.spectrogram, "picture"),
+        },
     )
     out.check()
-    check_writable(args.timeline, args.spectrogram)
     return out
 
 
 def _finish_render(res: Any, args: argparse.Namespace) -> int:
-    from audio.offline.outputs import atomic_path
-    from audio.offline.render import summary_text
+    import json
 
+    from audio.offline.outputs import atomic_path, is_stdio, picture_format
+    from audio.offline.render import summary_json, summary_text, write_log
+
+    if args.log:
+        write_log(args.log, res.decisions)
     if args.timeline:
         from audio.offline.timeline import timeline_png
 
         with atomic_path(args.timeline) as tmp:
-            timeline_png(res.decisions, tmp, res.duration, res.voices, res.sample_rate)
+            timeline_png(
+                res.decisions,
+                tmp,
+                res.duration,
+                res.voices,
+                res.sample_rate,
+                title=f"{res.scenario}, seed {res.seed}",
+                fmt=picture_format(args.timeline),
+            )
     if args.spectrogram:
         from audio.offline.plots import plot_spectrogram
 
         with atomic_path(args.spectrogram) as tmp:
-            plot_spectrogram(res.audio, res.sample_rate, tmp, res.scenario)
-    print(summary_text(res, args.output))
-    for extra in (args.stems, args.log, args.timeline, args.spectrogram, getattr(args, "capture", None)):
-        if extra:
-            print(f"  wrote {extra}")
-    if args.strict and res.faults:
-        print(f"barkbus: {res.faults} voice faults (--strict)", file=sys.stderr)
+            plot_spectrogram(
+                res.audio,
+                res.sample_rate,
+                tmp,
+                f"{res.scenario}, seed {res.seed}",
+                picture_format(args.spectrogram),
+            )
+    outs = (
+        args.output,
+        args.stems,
+        args.log,
+        args.timeline,
+        args.spectrogram,
+        getattr(args, "capture", None),
+    )
+    stream = sys.stderr if any(is_stdio(o) for o in outs) else sys.stdout
+    if args.json:
+        summary = summary_json(res, args.output)
+        summary["wrote"] = [str(o) for o in outs if o]
+        print(json.dumps(summary, separators=(",", ":")), file=stream)
+    elif not args.quiet:
+        if not args.verbose:
+            res.system_summaries = {}
+        print(summary_text(res, args.output), file=stream)
+        for extra in outs[1:]:
+            if extra:
+                print(f"  wrote {extra}", file=stream)
+    problems = [f"{res.faults} voice faults"] if res.faults else []
+    if res.clipped:
+        problems.append(f"{res.clipped} clipped samples (first at {res.first_clip / res.sample_rate:.3f} s)")
+    if res.silent:
+        problems.append("an all-silent output")
+    if args.strict and problems:
+        print(f"barkbus: error: {', '.join(problems)} (--strict)", file=sys.stderr)
         return 1
     return 0
 
@@ -168,6 +233,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from audio.offline.outputs import is_stdio
     from audio.offline.render import render_scenario
     from audio.offline.scenario import demo_names, demo_scenario
 
@@ -181,10 +247,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
             rc = 1
             continue
         sub = argparse.Namespace(**vars(args))
+        if len(names) > 1 and is_stdio(out):
+            raise InputError(
+                "-o -: the demo renders one file per game; give --which GAME for standard output"
+            )
         sub.output = out if len(names) == 1 else out.with_name(f"{out.stem}-{name}{out.suffix}")
-        for k in ("log", "timeline", "spectrogram"):
+        for k in ("log", "timeline", "spectrogram", "capture"):
             v = getattr(args, k)
-            if v is not None and len(names) > 1:
+            if v is not None and len(names) > 1 and not is_stdio(v):
                 setattr(sub, k, v.with_name(f"{v.stem}-{name}{v.suffix}"))
         if args.stems and len(names) > 1:
             sub.stems = args.stems / name
@@ -204,6 +274,13 @@ def cmd_graph(args: argparse.Namespace) -> int:
     from audio.dsp.graph import NODE_KINDS, available_graphs, load_graph
 
     if args.action == "list":
+        if args.json:
+            import json
+
+            specs = [load_graph(name) for name in available_graphs()]
+            rows = [{"name": s.name, "kind": s.kind, "doc": s.doc} for s in specs]
+            print(json.dumps({"graphs": rows}, separators=(",", ":")))
+            return 0
         for name in available_graphs():
             spec = load_graph(name)
             print(f"{name:24s} {spec.kind:7s} {spec.doc}")
@@ -225,15 +302,23 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
             print(f"  ducker     on the sends into this bus: {ducker_text(spec.ducker)}")
         return 0
-    from audio.offline.outputs import atomic_path, check_writable
+    from audio.offline.outputs import atomic_path, check_outputs, picture_format
     from audio.offline.plots import plot_graph
 
     out = args.output or Path(f"{spec.name}.png")
-    check_writable(out)
+    check_outputs({"-o": (out, "picture")})
     with atomic_path(out) as tmp:
-        plot_graph(spec, tmp)
+        plot_graph(spec, tmp, fmt=picture_format(out))
     print(f"wrote {out}")
     return 0
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with barkbus's error style: one line, one prefix, the usage only on --help."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"barkbus: error: {self.prog}: {message} (see {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(2)
 
 
 def _games():
@@ -243,7 +328,7 @@ def _games():
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="barkbus",
         description="barkbus: a real-time audio middleware emulator for in-game speech ("
         + ", ".join(g.title for g in _games() if g.needs_install)
@@ -260,7 +345,8 @@ def build_parser() -> argparse.ArgumentParser:
         "demo",
         help="render the embedded demo installs (the main job)",
         description="Render the bundled demo scenarios (one per game) from "
-        "the demo installs shipped in the games' own formats, print a summary.",
+        "the demo installs shipped in the games' own formats, print a summary. Every output "
+        "gets a per-game suffix (out-skate.wav, cap-skate.jsonl...). " + _OUTPUT_NOTE,
     )
     from audio.offline.scenario import demo_names
 
@@ -275,10 +361,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser(
         "render",
-        help="render a scenario or a capture to WAV/FLAC",
-        description="Render SCENARIO.toml offline. The same scenario and seed give a "
-        "byte-identical file for any --block. --replay re-renders a capture "
-        "(from --capture or a live run) exactly.",
+        help="render a scenario or a capture to audio (any format libsndfile writes)",
+        description="Render SCENARIO.toml ('-': standard input) offline. The same scenario and seed "
+        "give a byte-identical file for any --block. --replay re-renders a capture "
+        "(from --capture or a live run; '-': standard input) exactly. " + _OUTPUT_NOTE,
     )
     r.add_argument("scenario", nargs="?", type=Path, help="scenario TOML file")
     r.add_argument("--replay", type=Path, metavar="CAPTURE", help="re-render a capture (JSON lines)")
@@ -293,7 +379,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     g.add_argument("action", choices=["list", "show", "plot"])
     g.add_argument("name", nargs="?", help="graph name (e.g. skate_stream_voice)")
-    g.add_argument("-o", "--output", type=Path, help="PNG path for plot (default NAME.png)")
+    g.add_argument(
+        "-o", "--output", type=Path, help="picture for plot (.png, .svg, .pdf; none: PNG; default NAME.png)"
+    )
+    g.add_argument("--json", action="store_true", help="list: print the graphs as one JSON object")
     g.set_defaults(func=cmd_graph)
 
     from audio.games import all_games
@@ -314,7 +403,9 @@ def run() -> NoReturn:
     and tearing down the interpreter with numba's compiled code loaded took 0.2-0.3 s of a
     1.4 s demo; streams are flushed and the ``atexit`` handlers run first."""
     parser = build_parser()
-    args = parser.parse_args()
+    argv, debug = _take_debug(sys.argv[1:])
+    args = parser.parse_args(argv)
+    args.debug = debug
     rc = _execute(parser, args)
     if getattr(args, "quick_exit", False):
         try:
@@ -334,7 +425,19 @@ def main(argv: list[str] | None = None) -> int:
     what was expected); ``--debug`` adds the traceback.
     """
     parser = build_parser()
-    return _execute(parser, parser.parse_args(argv))
+    argv, debug = _take_debug(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(argv)
+    args.debug = debug
+    return _execute(parser, args)
+
+
+def _take_debug(argv: list[str]) -> tuple[list[str], bool]:
+    """``--debug`` anywhere on the line (before or after the subcommand), taken out."""
+    head = argv[: argv.index("--")] if "--" in argv else argv
+    if "--debug" not in head:
+        return list(argv), False
+    rest = argv[len(head) :]
+    return [a for a in head if a != "--debug"] + rest, True
 
 
 def _execute(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -360,4 +463,6 @@ def _execute(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     except KeyboardInterrupt:
+        kept = getattr(args, "kept_on_interrupt", "nothing: partial files were removed")
+        print(f"barkbus: interrupted; kept {kept}", file=sys.stderr)
         return 130

@@ -15,6 +15,10 @@ listener moves for the rest. Reported per N:
   the probe line handed to the device (p50 / p99 / max, ms); ``+ device`` adds the
   stream's reported output latency.
 
+With ``--profiler`` every voice count runs twice, without and then with the profiler page
+(:mod:`audio.live.profiler`: the snapshot publisher on the render thread, the page open in a
+headless Chromium driven by selenium), and the two are printed side by side with their ratios.
+
 Example: ``python tools/bench_live.py --seconds 10`` (JACK dummy:
 ``jackd --no-realtime -d dummy -r 48000 -p 256 &``).
 """
@@ -106,7 +110,50 @@ def sender(target: tuple[str, int], n_voices: int, rate: float, seconds: float, 
     return k
 
 
-def run_one(n_voices: int, args: argparse.Namespace) -> dict[str, Any]:
+CHROME_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1400,1000",
+)
+
+
+class Page:
+    """The profiler page open in a headless Chromium (selenium + chromium-driver)."""
+
+    def __init__(self, url: str) -> None:
+        import shutil
+        import tempfile
+
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+
+        self.profile = tempfile.TemporaryDirectory()
+        opts = webdriver.ChromeOptions()
+        opts.binary_location = shutil.which("chromium") or "chromium"
+        for f in (*CHROME_FLAGS, f"--user-data-dir={self.profile.name}"):
+            opts.add_argument(f)
+        self.driver = webdriver.Chrome(
+            service=Service(shutil.which("chromedriver") or "chromedriver"), options=opts
+        )
+        self.driver.get(url)
+
+    def connected(self) -> bool:
+        from selenium.webdriver.common.by import By
+
+        return bool(self.driver.find_element(By.ID, "conn").text == "connected")
+
+    def close(self) -> None:
+        self.driver.quit()
+        self.profile.cleanup()
+
+
+def run_one(n_voices: int, args: argparse.Namespace, page: bool = False) -> dict[str, Any]:
     engine = Engine(sample_rate=48_000, block=256, seed=0)
     tones = ToneSystem(args.graph, max_seconds=BG_LINE_S + 1)
     engine.add_system(tones)
@@ -122,7 +169,9 @@ def run_one(n_voices: int, args: argparse.Namespace) -> dict[str, Any]:
     engine.bus.on_post(records.append)
     # a probe peaks at ~0.64 after the voice's centre pan; N quiet lines stay far below
     detector = OnsetDetector(records, threshold=0.3)
+    profiler = port.profiler() if page else None
     player = port.play(settings, on_block=detector, max_seconds=args.seconds + 30)
+    browser = Page(profiler.url) if profiler is not None else None
     stop = threading.Event()
     sent = [0]
     th = threading.Thread(
@@ -136,8 +185,13 @@ def run_one(n_voices: int, args: argparse.Namespace) -> dict[str, Any]:
         stop.set()
         th.join()
     finally:
+        connected = browser.connected() if browser is not None else False
         port.stop()
         server.stop()
+        if browser is not None:
+            browser.close()
+        if profiler is not None:
+            profiler.stop()
     m = player.metrics()
     external = [r for r in records if r.get("origin") == "external"]
     played = player.cb.played_at()
@@ -169,10 +223,37 @@ def run_one(n_voices: int, args: argparse.Namespace) -> dict[str, Any]:
         "latency_max_ms": float(lat_a.max()),
         "device_latency_ms": 1e3 * m["output_latency_s"],
         "voices_playing_at_end": playing,
+        "profiler_page": page,
+        "page_connected": connected,
+        "page_updates_sent": profiler.stats["sent"] if profiler is not None else 0,
+        "page_updates_skipped": profiler.stats["skipped"] if profiler is not None else 0,
         **m,
     }
     out["callback_p99_pct_budget"] = 100 * m["callback_p99_us"] / m["budget_us"]
     return out
+
+
+def print_pair(n: int, args: argparse.Namespace, pair: list[dict[str, Any]]) -> None:
+    """Without and with the profiler page, side by side with the ratio."""
+    a, b = pair
+    print(f"== {n} voices, {args.seconds:g} s, {args.rate:g} OSC msg/s: without | with the profiler page")
+    for key, unit in (
+        ("callback_p50_us", "us"),
+        ("callback_p99_us", "us"),
+        ("callback_max_us", "us"),
+        ("render_p99_us", "us"),
+        ("deadline_misses", ""),
+        ("underruns", ""),
+        ("underflows", ""),
+        ("latency_p99_ms", "ms"),
+    ):
+        ratio = f"x{b[key] / a[key]:.2f}" if a[key] else "-"
+        print(f"  {key:<18} {a[key]:>10.1f} | {b[key]:>10.1f} {unit:<2}  {ratio}")
+    print(
+        f"  page connected {b['page_connected']}, updates sent {b['page_updates_sent']}, "
+        f"skipped (client busy) {b['page_updates_skipped']}",
+        flush=True,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -189,6 +270,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--ahead", type=int, default=2, help="blocks rendered ahead of the callback (default 2)")
     p.add_argument("--graph", default=DEFAULT_TONE_GRAPH, help=f"voice graph (default {DEFAULT_TONE_GRAPH})")
+    p.add_argument(
+        "--profiler",
+        action="store_true",
+        help="run each voice count twice: without, then with the profiler page open in headless Chromium",
+    )
     p.add_argument("--json", type=Path, help="write the results (a list of dicts) here")
     args = p.parse_args(argv)
     if args.device is not None and args.device.isdigit():
@@ -196,6 +282,11 @@ def main(argv: list[str] | None = None) -> int:
     counts = [int(x) for x in args.voices.split(",") if x.strip()]
     results = []
     for n in counts:
+        if args.profiler:
+            pair = [run_one(n, args, page=False), run_one(n, args, page=True)]
+            results.extend(pair)
+            print_pair(n, args, pair)
+            continue
         r = run_one(n, args)
         results.append(r)
         print(

@@ -17,8 +17,10 @@ sequence of three clips (chirp, line, chirp). Every clip header has history leng
 
 Lines are synthesised ONCE with espeak-ng (a voice per ped, a wording or delivery per take),
 trimmed, resampled 22,050 -> 36,000 Hz (scipy ``resample_poly``), and stored as EA SNR/SNS takes
-with codec 4 (XAS1), mono 36 kHz like the retail living-world takes. The radio chirps are a
-synthesised two-tone beep plus a band-passed noise burst. The ``.hdr``/``.sth``/``.evt`` entries
+with codec 3 (EA-XMA2: barkbus's own XMA2 encoder at 64 kbit/s, packets in SNS blocks), mono 36 kHz
+like the retail living-world takes, so the demo runs through the game's codec and FFmpeg's XMA2
+decoder. The encoder is deterministic, so the build gives the same bytes on every run. The radio
+chirps are a synthesised two-tone beep plus a band-passed noise burst. The ``.hdr``/``.sth``/``.evt`` entries
 and the nested archives are RefPack-compressed (``--compression``); the ``.dat`` clips are stored.
 
 Not the game's data: the voice variant bits (``1 << (n - 1)`` for the digit in the voice name; 2
@@ -48,8 +50,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from speech_synth import speak
 
 from audio.codecs.pcm import encode_pcm16be
-from audio.codecs.snr import CODEC_PCM16BE, CODEC_XAS1, TYPE_STREAM, SnrHeader
+from audio.codecs.snr import CODEC_PCM16BE, CODEC_XAS1, TYPE_STREAM, SnrHeader, eaxma_take
 from audio.codecs.xas1 import encode_xas1
+from audio.codecs.xma2_encoder import encode_xma2
 from audio.games.skate.formats.big import COMPRESSIONS
 from audio.games.skate.formats.evt import ClipRef, EvtEvent, EvtRecord, EvtTable, event_id
 from audio.games.skate.formats.hdr import ClipHeader
@@ -76,6 +79,8 @@ __all__ = [
 ]
 
 RATE = 36_000
+XMA2_KBPS = 64.0
+"""Bitrate of the demo's EA-XMA2 takes, kbit/s (Microsoft's own banks run at 63-87)."""
 """Take sample rate (Hz), like the retail living-world takes."""
 BANK = 1
 """The living-world bank number (event ids 0x2000 + n)."""
@@ -482,7 +487,11 @@ def radio_chirp(line: str, take: int) -> np.ndarray:
 
 
 def encode_take(pcm: np.ndarray, codec: str) -> tuple[bytes, bytes]:
-    """(8-byte SNR header, SNS body) of a mono 36 kHz take: codec "xas1" (4) or "pcm16be" (2)."""
+    """(8-byte SNR header, SNS body) of a mono 36 kHz int16 take: codec "eaxma" (3, the game's:
+    XMA2 at :data:`XMA2_KBPS` kbit/s), "xas1" (4) or "pcm16be" (2)."""
+    if codec == "eaxma":
+        enc = encode_xma2(pcm.astype(np.float32) / np.float32(32768.0), RATE, bitrate=XMA2_KBPS)
+        return eaxma_take(enc.streams, 1, RATE, int(pcm.size))
     number = CODEC_XAS1 if codec == "xas1" else CODEC_PCM16BE
     body = encode_xas1(pcm) if codec == "xas1" else encode_pcm16be(pcm)
     head = SnrHeader(
@@ -756,7 +765,11 @@ def _readme(
         f"espeak-ng: {espeak_version}",
         "Audio: trimmed, resampled 22,050 -> 36,000 Hz (scipy resample_poly), tanh-normalised to a -6 dBFS",
         "peak (the retail busm1 warn take peaks at -9 dBFS), stored as",
-        f"EA SNR/SNS takes, codec {'4 XAS1' if codec == 'xas1' else '2 PCM16BE'}, mono, 36,000 Hz.",
+        "EA SNR/SNS takes, codec "
+        + {"eaxma": f"3 EA-XMA2 (barkbus's XMA2 encoder, {XMA2_KBPS:g} kbit/s)", "xas1": "4 XAS1"}.get(
+            codec, "2 PCM16BE"
+        )
+        + ", mono, 36,000 Hz.",
         f"Archive compression of the .hdr/.sth/.evt entries and the nested archives: {compression};",
         "the .dat clips are stored.",
         "Radio chirps (102_*_Radio_chirp_in/out): a synthesised two-tone beep and a band-passed noise burst;",
@@ -791,7 +804,9 @@ def _readme(
     return "\n".join(lines) + "\n"
 
 
-def build(out: Path, *, voices: int | None = None, compression: str = "refpack", codec: str = "xas1") -> dict:
+def build(
+    out: Path, *, voices: int | None = None, compression: str = "refpack", codec: str = "eaxma"
+) -> dict:
     """Build the install, plaza.toml and README.txt into ``out``; returns a summary dict.
 
     ``voices`` keeps only the first N voices (a quick reduced build); ``out/data`` is replaced.
@@ -859,9 +874,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument(
         "--codec",
-        default="xas1",
-        choices=("xas1", "pcm16be"),
-        help="take codec: xas1 (EA codec 4, default) or pcm16be (codec 2, ~3.4x larger)",
+        default="eaxma",
+        choices=("eaxma", "xas1", "pcm16be"),
+        help="take codec: eaxma (EA codec 3, XMA2, the game's; default), xas1 (codec 4) or pcm16be (codec 2)",
     )
     args = ap.parse_args(argv)
     if args.voices is not None and not 1 <= args.voices <= len(VOICES):

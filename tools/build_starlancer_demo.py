@@ -4,15 +4,20 @@
 Everything is written with barkbus's own writers in the game's layout (no game data):
 
 * ``resource.hog``: ``mission99.dte``, RefPack-compressed as the shipped missions are: ships
-  ``(A1)Naginata`` (wingman), ``Bandit``, ``(C)Reliant`` (the carrier), a flight group, one global
-  ``(GV)convoykilled``; a start part (DisableGenericComms around the instructor's
-  CommsFromPilotOnce, WaitForMovie, CreateTimer), a timer part (CommsFromShip, WaitForMovie, Wait,
-  a two-arm random_branch with ten reserved slots holding stale bytes), and triggers (Destroyed on
-  Bandit: CommsFromShipOnce + a guarded PlaySpeech/WaitForSpeech; ShotAt on Naginata);
+  ``(A1)Naginata`` (wingman, pilot 7), ``Bandit`` (pilot 9), ``(C)Reliant`` (the carrier, its
+  bridge officer pilot 60), ``Pirate`` (pilot 10), a flight group, one global
+  ``(GV)convoykilled``; a start part (CreateFlightGroup, DisableGenericComms around the
+  instructor's CommsFromPilotOnce, WaitForMovie, CreateTimer), a timer part (CommsFromShip,
+  WaitForMovie, Wait, a two-arm random_branch with ten reserved slots holding stale bytes), and
+  triggers (Destroyed on Bandit: CommsFromShipOnce + a guarded PlaySpeech/WaitForSpeech; ShotAt on
+  Naginata), their operands written 0xFFFFFFFF (unchecked: 0 would be ship 0, spec 11.9);
 * ``ms_speech/msspeech.hog``: one uncompressed member per line (no extension, upper case like the
   shipped archive, plus its 0xCD filler record), each a ``.ut`` file encoded from espeak-ng speech
-  with the Digital Anvil LPC encoder (:func:`audio.games.starlancer.formats.ut.encode_ut`);
-* ``mission.toml``: the demo scenario (a gated remark, a queue drop, an expiry, a preemption).
+  with the Digital Anvil LPC encoder (:func:`audio.games.starlancer.formats.ut.encode_ut`),
+  including the radio's own lines the scenario's seed picks (taunt, last words, kill remark,
+  the player's status question and the wingman's answer, missile warning, jump reminder);
+* ``mission.toml``: the demo scenario (a gated remark, queue drops, an expiry, a preemption, a
+  taunt, a kill remark with Moose's reply, a wingman report, a missile warning, a jump reminder).
 
 Prints each line's waveform SNR (encoder output decoded vs the input). Reproducible for a given
 espeak-ng.
@@ -61,7 +66,19 @@ LINES = {  # member -> (espeak voice args, text)
     "ms99_rel_002": (["-v", "en+m1", "-s", "170"], "Convoy is clear. Return to base."),
     "ban_res_001": (["-v", "en+m4", "-s", "180"], "Bandits, two o'clock."),
     "vip_res_002": (["-v", "en+m2", "-s", "180"], "On your six!"),
+    # the radio's own lines the demo's seed picks (spec 11.15 names; rand() % count)
+    "rus_tnt_009": (["-v", "ru", "-s", "170"], "You will burn, Alliance dog!"),
+    "rus_dth_004": (["-v", "ru", "-s", "190"], "No! Not like this!"),
+    "plyrkl_006": (["-v", "en+m3", "-s", "170"], "Good kill, pilot."),
+    "mphud_004": (["-v", "en+m1", "-s", "175"], "What's your status?"),
+    "vip_status_014": (["-v", "en+f2", "-s", "175"], "Took a few hits, still flying."),
+    "plck_008": (["-v", "en+m3", "-s", "185"], "Missile lock! Break, break!"),
+    "jmp_002": (["-v", "en+m3", "-s", "170"], "Jump point's clear. Engage your jump drive."),
 }
+
+
+UNCHECKED = (0xFFFFFFFF,) * 5
+"""Trigger operands the engine does not compare (spec 11.9: 0 would mean ship 0)."""
 
 
 class Pool:
@@ -95,8 +112,9 @@ def routines() -> list[tuple[str, bytes]]:
     )
     start = (
         Asm()
+        .call("CreateFlightGroup", ("flight_group", 0))
         .call("DisableGenericComms", ("byte", 1))
-        .call("CommsFromPilotOnce", ("byte", 20), ("byte", 0), "ms_speech\\ms99_ins_001.ut")
+        .call("CommsFromPilotOnce", ("byte", 82), ("byte", 0), "ms_speech\\ms99_ins_001.ut")
         .call("WaitForMovie")
         .call("DisableGenericComms", ("byte", 0))
         .call("CreateTimer", ("byte", 1), ("byte", 1), ("const", 0), ("byte", 1))
@@ -137,18 +155,20 @@ def mission() -> Dte:
         at += len(b)
     ships = [
         Ship(object_id=0, name=pool.add("(A1)Naginata"), flight_group=0, pilot=7, kind=0x0F),
-        Ship(object_id=1, name=pool.add("Bandit"), flight_group=0xFF, pilot=0xFF, kind=0x2B),
-        Ship(object_id=2, name=pool.add("(C)Reliant"), flight_group=0xFF, pilot=12, kind=0x0C),
+        Ship(object_id=1, name=pool.add("Bandit"), flight_group=0xFF, pilot=9, kind=0x2B),
+        Ship(object_id=2, name=pool.add("(C)Reliant"), flight_group=0xFF, pilot=60, kind=0x0C),
+        Ship(object_id=4, name=pool.add("Pirate"), flight_group=0xFF, pilot=10, kind=0x2B),
     ]
     triggers = [
-        Trigger(condition=1, repeat=0, link=offs["t_bandit"][0] // 2),
-        Trigger(condition=0, repeat=1, link=offs["t_naginata"][0] // 2),
+        Trigger(condition=1, repeat=0, link=offs["t_bandit"][0] // 2, operands=UNCHECKED),
+        Trigger(condition=0, repeat=1, link=offs["t_naginata"][0] // 2, operands=UNCHECKED),
     ]
     objects = [
         ObjectEntry(kind=0, trigger_count=1, first_trigger=1),
         ObjectEntry(kind=0, trigger_count=1),
         ObjectEntry(kind=0),
         ObjectEntry(kind=1),
+        ObjectEntry(kind=0),
     ]
     parts = [
         Part(name=pool.add("Start"), start=offs["start"][0] // 2, flags=1, extent=offs["start"][1] // 2),
@@ -171,22 +191,36 @@ def mission() -> Dte:
     )
 
 
-SCENARIO = """# Starlancer demo (built by tools/build_starlancer_demo.py): mission99 in the game's layout.
-# The start part mutes generic chatter around the instructor's line (the remark at 1.5 s is
-# Gated), the Bandit's destruction plays a once-film line (dead-channel static while it lasts),
-# six queued lines arrive while a line plays (the sixth is Dropped), one of them with a short
-# expiry (Expired when its turn comes), the timer's Reliant check-in (19 s after the start part)
-# picks a reply by random_branch, and a hit on Naginata at 27 s preempts that reply (Interrupted).
+SCENARIO = """# Starlancer demo (built by tools/build_starlancer_demo.py): mission99 in the game's layout,
+# run by the engine's rules (spec 11). The start part creates Alpha (Naginata) and mutes generic
+# chatter around the instructor's line (the remark at 1.5 s is Gated); the Reliant and the Bandit
+# exist from the start (the first curve's work). The Bandit's Destroyed at 6 s fires its trigger
+# (a once-film line, then a guarded PlaySpeech); six queued lines arrive while lines play (the
+# extra ones are Dropped, one Expires); the timer's Reliant check-in picks a reply by
+# random_branch; the Bandit's
+# hit on Naginata at 27.5 s fires its ShotAt trigger (preempting the reply) and a taunt; the
+# player's kill of the Pirate at 36 s: its last words, then Moose's kill remark; a wingman
+# status report at 44 s (answered 250 ticks later); a missile warning at 50 s; the jump reminder
+# at 53 s.
 [scenario]
 name = "starlancer_mission99"
-duration = 34.0
+duration = 60.0
 seed = 3
 
 [starlancer]
 install = "demo"
 mission = "mission99.dte"
-pilots = { "20" = "Instructor" }
 globals = { "(GV)convoykilled" = 1 }
+created = ["Reliant", "Bandit", "Pirate"]
+hostile = ["Bandit", "Pirate"]
+
+[starlancer.pilots]  # display names of the faces (the game's are GText ids in its language file)
+82 = "Instructor"
+7 = "Naginata"
+60 = "Reliant"
+9 = "Bandit"
+10 = "Pirate"
+2 = "Moose"
 
 [[event]]
 t = 1.5
@@ -201,6 +235,7 @@ t = 6.0
 type = "starlancer.trigger"
 condition = "Destroyed"
 subject = "Bandit"
+locals = ["Naginata", "Bandit"]
 
 [[event]]
 t = 6.5
@@ -240,10 +275,44 @@ speaker = "ship:Naginata"
 speech = "ban_res_001.ut"
 
 [[event]]
-t = 27.0
-type = "starlancer.trigger"
-condition = "ShotAt"
-subject = "Naginata"
+t = 27.5
+type = "starlancer.happen"
+what = "hit"
+ship = "Naginata"
+other = "Bandit"
+value = 30
+
+[[event]]
+t = 36.0
+type = "starlancer.happen"
+what = "kill"
+ship = "Pirate"
+kind = "fighter"
+
+[[event]]
+t = 44.0
+type = "starlancer.happen"
+what = "wingman"
+ship = "Naginata"
+kind = "status"
+value = 1
+
+[[event]]
+t = 50.0
+type = "starlancer.happen"
+what = "missile"
+
+[[event]]
+t = 52.5
+type = "starlancer.happen"
+what = "missile_clear"
+
+[[event]]
+t = 53.0
+type = "starlancer.happen"
+what = "variable"
+kind = "jump_ready"
+value = 1
 """
 
 

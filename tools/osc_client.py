@@ -166,10 +166,19 @@ SAMPLES: dict[str, Any] = {
     "packet": 0,
     "auto_advance": 0,
     "option": 0,
+    "what": "missile",
+    "ship": "Naginata",
+    "other": "Bandit",
+    "busy": 0,
 }
 """A valid value for every argument name the table uses."""
-OVERRIDES: dict[str, dict[str, Any]] = {"/radiata/talk": {"voice": 1}}
-"""Per address, values for argument names that mean something else there (a voice on/off)."""
+OVERRIDES: dict[str, dict[str, Any]] = {
+    "/radiata/talk": {"voice": 1},
+    "/starlancer/happen": {"kind": "reliant", "value": 0},
+    "/starlancer/say": {"speaker": "ship:Naginata"},
+}
+"""Per address, values for argument names that mean something else there (a voice on/off, a
+Starlancer speaker)."""
 
 
 def _args(spec: str) -> tuple[Arg, ...]:

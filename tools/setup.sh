@@ -2,12 +2,13 @@
 # Idempotent set-up on Debian with Python 3.11 (run as root, or with sudo available):
 # the Debian libraries barkbus loads (PortAudio for sounddevice, libvorbisfile & co. for
 # pyvgmstream 0.1.1), JACK for the live tests, tmux for the TUI test, espeak-ng for the demo
-# builders, liblo-tools (oscsend/oscdump: an independent OSC for the address-table test); then a
+# builders, liblo-tools (oscsend/oscdump: an independent OSC for the address-table test), Chromium
+# and its WebDriver (the profiler page's browser test); then a
 # virtual environment .venv with barkbus and its dev extras (editable).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-debs=(libportaudio2 libogg0 libvorbis0a libvorbisfile3 jackd2 tmux espeak-ng liblo-tools)
+debs=(libportaudio2 libogg0 libvorbis0a libvorbisfile3 jackd2 tmux espeak-ng liblo-tools chromium chromium-driver)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

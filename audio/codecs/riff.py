@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from audio.codecs.xma import decode_xma, split_packets
+from audio.codecs.xma import XMA2_BLOCK_SIZE, decode_xma, split_packets, xma2_extradata
 from audio.core.binary import Reader
 from audio.core.errors import FormatError, UnsupportedError
 
@@ -32,6 +32,7 @@ __all__ = [
     "msadpcm_fmt",
     "xma2_fmt",
     "decode_with_ffmpeg",
+    "xma2_wav",
 ]
 
 TAG_PCM, TAG_MSADPCM, TAG_XMA1, TAG_XMA2 = 0x0001, 0x0002, 0x0165, 0x0166
@@ -240,3 +241,26 @@ def decode_with_ffmpeg(wav: bytes, path: str = "<buffer>") -> np.ndarray:
     except (av.error.FFmpegError, IndexError) as exc:
         raise FormatError(path, None, "audio FFmpeg can decode", str(exc)) from exc
     return np.concatenate(chunks) if chunks else np.zeros((0, 1), np.float32)
+
+
+def xma2_wav(
+    packets: list[bytes], channels: int, sample_rate: int, num_samples: int, seek_table: tuple[int, ...]
+) -> bytes:
+    """A RIFF WAVE holding one XMA2 stream (1 or 2 channels): fmt 0x0166 with the 34-byte
+    XMA2 extension, a big-endian ``seek`` chunk (cumulative samples per 64 KiB block),
+    then the packets.
+
+    ``num_samples`` is the audible length (PlayLength); SamplesEncoded is the raw count
+    ``seek_table[-1]`` (512 x frames).
+    """
+    if channels not in (1, 2):
+        raise ValueError(f"one XMA2 stream holds 1 or 2 channels, got {channels}")
+    data = b"".join(packets)
+    ext = xma2_extradata(
+        channels,
+        samples_encoded=seek_table[-1] if seek_table else 0,
+        block_count=-(-len(data) // XMA2_BLOCK_SIZE),
+        play_length=num_samples,
+    )
+    seek = struct.pack(f">{len(seek_table)}I", *seek_table)
+    return build_wav(xma2_fmt(channels, sample_rate, ext), data, {"seek": seek})

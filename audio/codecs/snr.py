@@ -36,6 +36,7 @@ __all__ = [
     "split_sps",
     "write_sps",
     "decode_take",
+    "eaxma_take",
 ]
 
 CODEC_NAMES = {
@@ -203,3 +204,15 @@ def decode_take(
             f"unsupported codec {h.codec} ({h.codec_name})",
         )
     return out, h.sample_rate
+
+
+def eaxma_take(
+    stream_packets: list[list[bytes]], channels: int, sample_rate: int, num_samples: int
+) -> tuple[bytes, bytes]:
+    """(8-byte SNR header, SNS body) of a codec 3 (EA-XMA) STREAM take from XMA2 packets.
+
+    ``num_samples`` is the audible length (the encoder's input length); the packets are
+    wrapped by :func:`audio.codecs.eaxma.encode_eaxma` (one 64 KiB XMA2 block per SNS block).
+    """
+    header = SnrHeader(0, CODEC_EAXMA, channels, sample_rate, TYPE_STREAM, False, num_samples).pack()
+    return header, eaxma.encode_eaxma(stream_packets)

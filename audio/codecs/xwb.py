@@ -38,6 +38,7 @@ __all__ = [
     "entry_data",
     "decode_entry",
     "write_wavebank",
+    "xma2_wave",
     "pack_miniwaveformat",
     "unpack_miniwaveformat",
 ]
@@ -408,6 +409,30 @@ class NewWave:
             arr.shape[0],
             name=name,
         )
+
+
+def xma2_wave(
+    packets: Sequence[bytes],
+    channels: int,
+    sample_rate: int,
+    seek_table: tuple[int, ...],
+    *,
+    name: str | None = None,
+) -> NewWave:
+    """A :class:`NewWave` holding one XMA2 stream (1 or 2 channels) as Microsoft's banks do:
+    whole 2048-byte packets, duration = raw samples (512 x frames = the seek table's last
+    entry), one seek entry per 64 KiB block."""
+    if channels not in (1, 2):
+        raise ValueError(f"one XMA2 stream holds 1 or 2 channels, got {channels}")
+    return NewWave(
+        CODEC_XMA2,
+        channels,
+        sample_rate,
+        b"".join(packets),
+        seek_table[-1] if seek_table else 0,
+        name=name,
+        seek_table=tuple(seek_table),
+    )
 
 
 def _tag_of(codec: str) -> int:

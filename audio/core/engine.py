@@ -41,6 +41,11 @@ class System(Protocol):
 
     def tick(self, frame: int, engine: Engine) -> None: ...
 
+    def check_event(self, event: Event) -> tuple[str, str] | None:
+        """``(field, problem)`` when ``event`` names something this system's install does not
+        have (a voice, speaker, event, file, ship), with a did-you-mean; None otherwise."""
+        ...
+
 
 @dataclass(frozen=True)
 class EngineConfig:
@@ -146,6 +151,14 @@ class Engine:
         self.systems.append(system)
         system.attach(self)
         self._clocked.append(_Clocked(system, FrameClock(system.frame_rate, self.sample_rate), self.now))
+
+    def check_event(self, event: Event) -> tuple[str, str] | None:
+        """The first system's ``(field, problem)`` for a name in ``event`` no install has."""
+        for s in self.systems:
+            problem = s.check_event(event)
+            if problem is not None:
+                return problem
+        return None
 
     def prepare(self) -> None:
         """Load the voice graphs the systems declare (a system's optional ``graphs`` attribute,

@@ -20,6 +20,7 @@ import dataclasses
 import difflib
 import math
 import re
+import types
 import typing
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -134,8 +135,9 @@ def reject_unknown(
             )
 
 
-_MSG = re.compile(r"^(?P<msg>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
+_MSG = re.compile(r"^(?P<msg>.*?)(?: - at (?P<key>`key` in )?`\$(?P<path>[^`]*)`)?$", re.S)
 _UNKNOWN = re.compile(r"unknown field `(?P<name>[^`]*)`")
+_CHOICE = re.compile(r"^Invalid enum value (?P<value>.*)$", re.S)
 
 
 def _type_at(tp: Any, parts: list[str | int]) -> Any:
@@ -167,6 +169,19 @@ def _render(parts: list[str | int]) -> str:
     for p in parts:
         out = _join(out, p)
     return out
+
+
+def _choice_problem(value: str, tp: Any) -> str:
+    """``expected one of 'a', 'b', got 'c' (did you mean 'b'?)`` for a value outside a ``Literal``."""
+    while typing.get_origin(tp) is typing.Annotated:
+        tp = typing.get_args(tp)[0]
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        tp = next((a for a in typing.get_args(tp) if typing.get_origin(a) is typing.Literal), tp)
+    if typing.get_origin(tp) is not typing.Literal:
+        return f"invalid value {value}"
+    choices = [str(a) for a in typing.get_args(tp)]
+    hint = did_you_mean(value.strip("'"), choices)
+    return f"expected one of {', '.join(map(repr, choices))}, got {value}{hint}"
 
 
 def convert(
@@ -209,6 +224,8 @@ def convert(
     except msgspec.ValidationError as exc:
         m = _MSG.match(str(exc))
         msg, path = (m.group("msg"), m.group("path") or "") if m else (str(exc), "")
+        if m and m.group("key"):
+            msg = f"invalid key: {msg[0].lower()}{msg[1:]}"
         parts = _split_path(path)
         unknown = _UNKNOWN.search(msg)
         if unknown:
@@ -216,6 +233,9 @@ def convert(
             hint = did_you_mean(name, field_names(_type_at(tp, parts)))
             parts.append(name)
             msg = f"unknown field{hint}"
+        choice = _CHOICE.match(msg)
+        if choice:
+            msg = _choice_problem(choice.group("value"), _type_at(tp, parts))
         at = _render(parts)
         full = f"{where}{'' if not at or at.startswith('[') else '.'}{at}" if where else at
         raise make(source, full, msg[0].lower() + msg[1:] if msg else "invalid value") from None

@@ -37,14 +37,18 @@ multichannel throughout. A graph's signal leaves only through ``Sen0`` nodes, ex
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from audio.core.errors import GraphError
-from audio.core.schema import check_value
+import msgspec
+
+from audio.core.errors import BarkbusError, GraphError
+from audio.core.schema import Struct, check_value, convert, did_you_mean
 
 __all__ = [
     "NODE_KINDS",
@@ -53,6 +57,7 @@ __all__ = [
     "GraphSpec",
     "CurveSpec",
     "DuckerSpec",
+    "GraphFile",
     "graphs_dir",
     "load_graph",
     "available_graphs",
@@ -66,6 +71,16 @@ class NodeKind:
     name: str
     params: dict[str, tuple[float, float, float]]  # name -> (default, min, max)
     doc: str
+
+    @cached_property
+    def params_type(self) -> type[msgspec.Struct]:
+        """The schema of this kind's ``params`` table: one float field per parameter, its
+        range as a constraint and its default (unknown names refused with a did-you-mean)."""
+        fields = [
+            (k, Annotated[float, msgspec.Meta(ge=lo, le=hi)], default)
+            for k, (default, lo, hi) in self.params.items()
+        ]
+        return msgspec.defstruct(f"{self.name}Params", fields, bases=(Struct,), kw_only=True)
 
 
 NODE_KINDS: dict[str, NodeKind] = {
@@ -117,7 +132,8 @@ NODE_KINDS: dict[str, NodeKind] = {
     ]
 }
 
-_GRAPH_KINDS = ("voice", "submix", "bus")
+GraphKind = Literal["voice", "submix", "bus"]
+"""What a graph is: fed by a PCM source (voice), one instance per submix slot, or a bus."""
 
 
 @dataclass(frozen=True)
@@ -137,13 +153,15 @@ class CurveSpec:
     y: tuple[float, ...]
 
 
-@dataclass(frozen=True)
-class DuckerSpec:
-    volume_db: float = -9.0
-    fade_out_ms: float = 50.0
-    fade_in_ms: float = 300.0
-    recovery_ms: float = 100.0
-    bands: int = 16
+class DuckerSpec(Struct):
+    """``[ducker]`` of a bus graph: the bus-level ducker."""
+
+    volume_db: Annotated[float, msgspec.Meta(le=0.0)] = -9.0
+    """Level the ducked bus falls to (dB, <= 0)."""
+    fade_out_ms: Annotated[float, msgspec.Meta(ge=0.0, le=60_000.0)] = 50.0
+    fade_in_ms: Annotated[float, msgspec.Meta(ge=0.0, le=60_000.0)] = 300.0
+    recovery_ms: Annotated[float, msgspec.Meta(ge=0.0, le=60_000.0)] = 100.0
+    bands: Annotated[int, msgspec.Meta(ge=1, le=64)] = 16
 
 
 @dataclass(frozen=True)
@@ -167,6 +185,46 @@ class GraphSpec:
         return [f"{n.id}.{p}" for n in self.nodes for p in NODE_KINDS[n.kind].params]
 
 
+NonEmpty = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
+
+
+class GraphHead(Struct):
+    """``[graph]``: name, kind, doc; or ``same_as`` another graph, with its sends rerouted."""
+
+    name: str | None = None
+    kind: GraphKind | None = None
+    doc: str = ""
+    same_as: NonEmpty | None = None
+    reroute: dict[str, str] = {}
+
+
+class NodeEntry(Struct):
+    """One ``[[node]]``; its ``params`` are checked against its kind (:attr:`NodeKind.params_type`)."""
+
+    id: NonEmpty
+    kind: str
+    params: dict[str, Any] = {}
+    input: NonEmpty | None = None
+    to: str | None = None
+    doc: str = ""
+
+
+class CurveEntry(Struct):
+    """``[curves.NAME]``: a piecewise-linear curve, ``x`` non-decreasing."""
+
+    x: Annotated[list[float], msgspec.Meta(min_length=1, max_length=4096)]
+    y: Annotated[list[float], msgspec.Meta(min_length=1, max_length=4096)]
+
+
+class GraphFile(Struct):
+    """A graph file as written (an alias is resolved before its nodes are read)."""
+
+    graph: GraphHead
+    node: list[NodeEntry] = []
+    curves: dict[str, CurveEntry] = {}
+    ducker: DuckerSpec | None = None
+
+
 def graphs_dir() -> Path:
     """Where graph files live: ``$BARKBUS_GRAPHS``, else the package's ``audio/graphs`` (the
     repository's top-level ``graphs/``, shipped inside the wheel), read through
@@ -179,10 +237,24 @@ def available_graphs() -> list[str]:
     return sorted(p.stem for p in graphs_dir().glob("*.toml"))
 
 
-def _num(path: str, node: str | None, fld: str, v: Any) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise GraphError(path, node, fld, f"must be a number, got {v!r}")
-    return float(v)
+_NODE_AT = re.compile(r"^node\[(?P<i>\d+)\](?:\.(?P<rest>.*))?$")
+
+
+def _errors(path: str, raw: dict[str, Any]) -> Any:
+    """An error factory for :func:`convert` naming the node by its id (``node 'a', field 'kind'``)."""
+    raw_nodes = raw.get("node")
+    nodes: list[Any] = raw_nodes if isinstance(raw_nodes, list) else []
+
+    def make(source: str, where: str, problem: str) -> BarkbusError:
+        m = _NODE_AT.match(where)
+        if m is None:
+            return GraphError(path, None, where or None, problem)
+        i = int(m.group("i"))
+        rn = nodes[i] if i < len(nodes) else None
+        nid = rn.get("id") if isinstance(rn, dict) else None
+        return GraphError(path, nid if isinstance(nid, str) and nid else f"#{i}", m.group("rest"), problem)
+
+    return make
 
 
 def _read_graph_doc(p: Path) -> dict[str, Any]:
@@ -201,74 +273,47 @@ def _read_graph_doc(p: Path) -> dict[str, Any]:
     return doc
 
 
-def _resolve_alias(path: str, p: Path, doc: dict[str, Any]) -> dict[str, Any]:
+def _resolve_alias(path: str, p: Path, doc: dict[str, Any], head: GraphHead) -> dict[str, Any]:
     """A ``same_as`` graph: its base graph's nodes and curves under this graph's name, with
     ``reroute`` applied to the sends' destinations."""
-    g = doc["graph"]
-    base = g["same_as"]
-    if not isinstance(base, str) or Path(base).name != base or base == p.stem:
+    base = head.same_as
+    if base is None or Path(base).name != base or base == p.stem:
         raise GraphError(path, None, "graph.same_as", f"must name another graph, got {base!r}")
     based = _read_graph_doc(graphs_dir() / f"{base}.toml")
     if "same_as" in based.get("graph", {}):
         raise GraphError(path, None, "graph.same_as", f"{base!r} is itself an alias")
-    reroute = g.get("reroute", {})
-    if not isinstance(reroute, dict) or not all(isinstance(v, str) for v in reroute.values()):
-        raise GraphError(path, None, "graph.reroute", "must map routes to routes (strings)")
     nodes = [
-        {**n, "to": reroute.get(n["to"], n["to"])} if isinstance(n, dict) and "to" in n else n
+        {**n, "to": head.reroute.get(n["to"], n["to"])} if isinstance(n, dict) and "to" in n else n
         for n in based.get("node", [])
     ]
-    own = {k: v for k, v in g.items() if k not in ("same_as", "reroute")}
+    own = {k: v for k, v in doc["graph"].items() if k not in ("same_as", "reroute")}
     return {**based, "node": nodes, "graph": {**based.get("graph", {}), **own}}
 
 
-def _params(path: str, nid: str, nk: str, rn: dict[str, Any]) -> dict[str, float]:
-    spec = NODE_KINDS[nk]
-    params = {k: d for k, (d, _, _) in spec.params.items()}
-    rp = rn.get("params", {})
-    if not isinstance(rp, dict):
-        raise GraphError(path, nid, "params", "must be a table")
-    for k, v in rp.items():
-        if k not in spec.params:
-            raise GraphError(
-                path,
-                nid,
-                f"params.{k}",
-                f"{nk} has no parameter {k!r} (it has: {', '.join(spec.params) or 'none'})",
-            )
-        val = _num(path, nid, f"params.{k}", v)
-        lo, hi = spec.params[k][1], spec.params[k][2]
-        if not lo <= val <= hi:
-            raise GraphError(path, nid, f"params.{k}", f"{val} is outside {lo}..{hi}")
-        params[k] = val
-    return params
-
-
-def _node(path: str, i: int, rn: Any, kind: str, nodes: list[NodeSpec]) -> NodeSpec:
-    """Node ``i`` of a graph of ``kind``, checked against the nodes before it."""
-    if not isinstance(rn, dict):
-        raise GraphError(path, f"#{i}", None, "each [[node]] must be a table")
-    seen = {n.id for n in nodes}
-    nid = rn.get("id")
-    if not isinstance(nid, str) or not nid:
-        raise GraphError(path, f"#{i}", "id", "missing or empty node id")
-    if nid in seen:
+def _node(path: str, i: int, rn: NodeEntry, kind: str, nodes: list[NodeSpec], make: Any) -> NodeSpec:
+    """Node ``i`` of a graph of ``kind``, its parameters checked against its kind and the
+    nodes before it."""
+    nid, nk = rn.id, rn.kind
+    if nid in {n.id for n in nodes}:
         raise GraphError(path, nid, "id", "duplicate node id")
-    nk = rn.get("kind")
-    if nk not in NODE_KINDS:
-        raise GraphError(path, nid, "kind", f"unknown node kind {nk!r} (known: {', '.join(NODE_KINDS)})")
-    unknown = set(rn) - {"id", "kind", "params", "input", "to", "doc"}
-    if unknown:
-        raise GraphError(path, nid, sorted(unknown)[0], "unknown field")
-    params = _params(path, nid, nk, rn)
-    inp = rn.get("input", nodes[-1].id if nodes else None)
-    if i == 0 and "input" in rn:
+    spec = NODE_KINDS.get(nk)
+    if spec is None:
+        raise GraphError(
+            path,
+            nid,
+            "kind",
+            f"unknown node kind {nk!r}{did_you_mean(nk, NODE_KINDS)} (known: {', '.join(NODE_KINDS)})",
+        )
+    typed = convert(rn.params, spec.params_type, source=path, where=f"node[{i}].params", error=make)
+    params = {k: float(v) for k, v in msgspec.structs.asdict(typed).items()}
+    if i == 0 and rn.input is not None:
         raise GraphError(path, nid, "input", "the first node has no input")
-    if inp is not None and inp not in seen:
+    inp = rn.input if rn.input is not None else (nodes[-1].id if nodes else None)
+    if inp is not None and inp not in {n.id for n in nodes}:
         raise GraphError(path, nid, "input", f"{inp!r} is not an earlier node")
-    to = rn.get("to")
+    to = rn.to
     if nk == "Sen0":
-        if not isinstance(to, str) or not (to.startswith("bus:") or to.startswith("submix:")):
+        if to is None or not (to.startswith("bus:") or to.startswith("submix:")):
             raise GraphError(path, nid, "to", 'a Sen0 needs to = "bus:NAME" or "submix:GRAPH"')
     elif to is not None:
         raise GraphError(path, nid, "to", "only Sen0 nodes have a destination")
@@ -290,46 +335,22 @@ def _check_channels(path: str, kind: str, nodes: list[NodeSpec]) -> None:
         mono[n.id] = False if n.kind == "Pn21" else src
 
 
-def _curves(path: str, doc: dict[str, Any]) -> dict[str, CurveSpec]:
-    curves: dict[str, CurveSpec] = {}
-    for cname, c in (doc.get("curves") or {}).items():
-        if not isinstance(c, dict) or not isinstance(c.get("x"), list) or not isinstance(c.get("y"), list):
-            raise GraphError(path, None, f"curves.{cname}", "a curve needs lists x and y")
-        xs = tuple(_num(path, None, f"curves.{cname}.x", v) for v in c["x"])
-        ys = tuple(_num(path, None, f"curves.{cname}.y", v) for v in c["y"])
-        if len(xs) != len(ys) or not xs:
+def _curves(path: str, curves: dict[str, CurveEntry]) -> dict[str, CurveSpec]:
+    out: dict[str, CurveSpec] = {}
+    for cname, c in curves.items():
+        if len(c.x) != len(c.y):
             raise GraphError(path, None, f"curves.{cname}", "x and y must have the same, non-zero length")
-        if any(b < a for a, b in zip(xs, xs[1:])):
+        if any(b < a for a, b in zip(c.x, c.x[1:])):
             raise GraphError(path, None, f"curves.{cname}.x", "x must be non-decreasing")
-        curves[cname] = CurveSpec(xs, ys)
-    return curves
-
-
-def _ducker(path: str, kind: str, d: Any) -> DuckerSpec:
-    if kind != "bus":
-        raise GraphError(path, None, "ducker", "only bus graphs have a ducker")
-    if not isinstance(d, dict):
-        raise GraphError(path, None, "ducker", "must be a table")
-    known = {"volume_db", "fade_out_ms", "fade_in_ms", "recovery_ms", "bands"}
-    bad = set(d) - known
-    if bad:
-        raise GraphError(path, None, f"ducker.{sorted(bad)[0]}", "unknown field")
-    vals = {k: _num(path, None, f"ducker.{k}", v) for k, v in d.items()}
-    if vals.get("volume_db", -9.0) > 0:
-        raise GraphError(path, None, "ducker.volume_db", "must be <= 0 dB")
-    for k in ("fade_out_ms", "fade_in_ms", "recovery_ms"):
-        if vals.get(k, 0.0) < 0:
-            raise GraphError(path, None, f"ducker.{k}", "must be >= 0")
-    bands = int(vals.pop("bands", 16))
-    if not 1 <= bands <= 64:
-        raise GraphError(path, None, "ducker.bands", "must be 1..64")
-    return DuckerSpec(**vals, bands=bands)
+        out[cname] = CurveSpec(tuple(c.x), tuple(c.y))
+    return out
 
 
 def load_graph(name_or_path: str | Path) -> GraphSpec:
     """Load and validate a graph by name (``graphs/NAME.toml``) or by path.
 
-    Errors are :class:`GraphError` naming the file, the node and the field.
+    The file is checked against :class:`GraphFile` (and each node's ``params`` against its
+    kind's ranges); errors are :class:`GraphError` naming the file, the node and the field.
     """
     p = Path(name_or_path)
     if p.suffix != ".toml":
@@ -338,19 +359,21 @@ def load_graph(name_or_path: str | Path) -> GraphSpec:
     doc = _read_graph_doc(p)
     if not isinstance(doc.get("graph"), dict):
         raise GraphError(path, None, "graph", "missing [graph] table")
-    name = doc["graph"].get("name", p.stem)
-    if "same_as" in doc["graph"]:
-        doc = _resolve_alias(path, p, doc)
-    g = doc["graph"]
-    kind = g.get("kind")
-    if kind not in _GRAPH_KINDS:
-        raise GraphError(path, None, "graph.kind", f"must be one of {_GRAPH_KINDS}, got {kind!r}")
-    raw_nodes = doc.get("node")
-    if not isinstance(raw_nodes, list) or not raw_nodes:
+    own = convert(doc, GraphFile, source=path, error=_errors(path, doc))
+    name = own.graph.name if own.graph.name is not None else p.stem
+    if own.graph.same_as is not None:
+        doc = _resolve_alias(path, p, doc, own.graph)
+    make = _errors(path, doc)
+    gf = convert(doc, GraphFile, source=path, error=make)
+    kind = gf.graph.kind
+    if kind is None:
+        raise GraphError(path, None, "graph.kind", "missing: one of 'voice', 'submix', 'bus'")
+    if not gf.node:
         raise GraphError(path, None, "node", "a graph needs at least one [[node]]")
     nodes: list[NodeSpec] = []
-    for i, rn in enumerate(raw_nodes):
-        nodes.append(_node(path, i, rn, kind, nodes))
+    for i, rn in enumerate(gf.node):
+        nodes.append(_node(path, i, rn, kind, nodes, make))
     _check_channels(path, kind, nodes)
-    ducker = _ducker(path, kind, doc["ducker"]) if "ducker" in doc else None
-    return GraphSpec(str(name), kind, tuple(nodes), str(g.get("doc", "")), path, _curves(path, doc), ducker)
+    if gf.ducker is not None and kind != "bus":
+        raise GraphError(path, None, "ducker", "only bus graphs have a ducker")
+    return GraphSpec(name, kind, tuple(nodes), gf.graph.doc, path, _curves(path, gf.curves), gf.ducker)

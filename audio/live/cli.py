@@ -10,7 +10,6 @@ import contextlib
 import json
 import logging
 import logging.handlers
-import os
 import queue
 import sys
 from collections.abc import Iterator
@@ -93,7 +92,12 @@ def register(subparsers: Any) -> None:
         help="let OSC/port events open files under DIR too (repeatable; default: the demo "
         "installs, the game install and the scenario's folder)",
     )
-    p.add_argument("--metrics-json", type=Path, help="write the timing metrics (JSON) here at the end")
+    p.add_argument(
+        "--metrics-json", type=Path, help="write the timing metrics (JSON) here at the end ('-': stdout)"
+    )
+    from audio.live.profiler.cli import add_live_arguments
+
+    add_live_arguments(p)
     p.set_defaults(func=cmd_live)
 
 
@@ -165,19 +169,26 @@ class _Armed:
         return exc[0] is KeyboardInterrupt
 
 
-def _writable(paths: list[Path | None]) -> str | None:
-    """None if every output can be created (making missing folders), else the problem."""
-    for p in paths:
-        if p is None:
-            continue
-        try:
+def _writable(args: argparse.Namespace) -> str | None:
+    """None if every output can be written (missing folders are created), else the problem."""
+    from audio.offline.outputs import check_outputs, is_stdio
+
+    for label, p in (("--capture", args.capture), ("--record", args.record)):
+        if is_stdio(p):
+            return f"{label} -: a live {label[2:]} is rewritten as it grows and cannot go to standard output"
+    try:
+        check_outputs(
+            {
+                "--capture": (args.capture, "text"),
+                "--record": (args.record, "text"),
+                "--metrics-json": (args.metrics_json, "text"),
+            }
+        )
+    except BarkbusError as exc:
+        return str(exc)
+    for p in (args.capture, args.record):
+        if p is not None:
             p.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            return f"cannot create the folder of {p}: {exc}"
-        if p.is_dir():
-            return f"{p} is a folder, not a file"
-        if not os.access(p.parent, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
-            return f"cannot write {p}"
     return None
 
 
@@ -187,7 +198,9 @@ def _open_port(args: argparse.Namespace) -> tuple[Any, Any]:
 
     allow = [str(a) for a in args.allow or []]
     if args.scenario is not None:
-        port, duration = open_scenario(args.scenario, args.seed, block=args.block, allow=allow)
+        port, duration = open_scenario(
+            args.scenario, args.seed, sample_rate=args.rate, block=args.block, allow=allow
+        )
         if args.seconds is None:
             return port, lambda: port.now >= duration
         return port, None
@@ -213,7 +226,9 @@ def _check_args(args: argparse.Namespace) -> str | None:
         return f"--seed must be >= 0, got {args.seed}"
     if args.seconds is not None and not (0 < args.seconds < 1e7):
         return f"--seconds must be > 0, got {args.seconds}"
-    return _writable([args.capture, args.record, args.metrics_json])
+    if args.tui and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return "--tui needs a terminal (standard input and output); use --osc or a scenario"
+    return _writable(args)
 
 
 def cmd_live(args: argparse.Namespace) -> int:
@@ -233,11 +248,11 @@ def cmd_live(args: argparse.Namespace) -> int:
         args.scenario = args.scenario_pos
     problem = _check_args(args)
     if problem is not None:
-        print(f"barkbus live: {problem}", file=sys.stderr)
+        print(f"barkbus: error: {problem}", file=sys.stderr)
         return 2
     if args.demo is not None:
         if args.scenario is not None:
-            print("give either a SCENARIO or --demo, not both", file=sys.stderr)
+            print("barkbus: error: give either a SCENARIO or --demo, not both", file=sys.stderr)
             return 2
         from audio.offline.scenario import demo_scenario
 
@@ -245,7 +260,7 @@ def cmd_live(args: argparse.Namespace) -> int:
     try:
         port, stop_when = _open_port(args)
     except (BarkbusError, PortError, OSError, ValueError) as exc:
-        print(f"barkbus live: {exc}", file=sys.stderr)
+        print(f"barkbus: error: {exc}", file=sys.stderr)
         return 2
     with StopSignals() as signals, _logging_off_the_audio_threads():
         return _run(args, port, stop_when, signals)
@@ -291,9 +306,21 @@ def _run(args: argparse.Namespace, port: Any, stop_when: Any, signals: StopSigna
         try:
             server = OscServer(port, args.osc_host, args.osc_port).start()
         except OSError as exc:
-            print(f"barkbus live: cannot bind OSC {args.osc_host}:{args.osc_port}: {exc}", file=sys.stderr)
+            print(f"barkbus: error: cannot bind OSC {args.osc_host}:{args.osc_port}: {exc}", file=sys.stderr)
             return 2
         print(f"OSC listening on {server.address[0]}:{server.address[1]}", flush=True)
+    from audio.live.profiler.cli import serve_live
+
+    try:
+        profiler = serve_live(args, port)
+    except BarkbusError as exc:
+        print(f"barkbus: error: {exc}", file=sys.stderr)
+        if server is not None:
+            server.stop()
+        return 2
+    if profiler is not None:
+        reach = "" if profiler.loopback else " (reachable beyond this machine: the URL's token is required)"
+        print(f"profiler: {profiler.url}{reach}", flush=True)
     capture = record = None
     if args.capture is not None:
         header = {
@@ -310,9 +337,25 @@ def _run(args: argparse.Namespace, port: Any, stop_when: Any, signals: StopSigna
     try:
         player = port.play(settings, on_block=record.push if record is not None else None)
     except NoDeviceError as exc:
-        print(f"barkbus live: {exc} (use --no-audio to run without a device)", file=sys.stderr)
+        print(
+            f"barkbus: error: no audio output: {exc} (use --no-audio to run without a device)",
+            file=sys.stderr,
+        )
         _close_outputs(capture, record, server, 0)
-        return 3
+        for out in (args.capture, args.record):  # nothing was played: leave no empty files
+            if out is not None:
+                with contextlib.suppress(OSError):
+                    out.unlink()
+        if profiler is not None:
+            profiler.stop()
+        return 1
+    posted = [0]
+
+    def count(rec: Any) -> None:
+        posted[0] += 1
+
+    port.bus.on_post(count)
+    args.events_posted = posted
     if capture is not None:
         capture.samples = lambda: player.samples_rendered
     streaming = f", capture streaming to {args.capture}" if capture else ""
@@ -324,6 +367,8 @@ def _run(args: argparse.Namespace, port: Any, stop_when: Any, signals: StopSigna
             run_tui(port, player, seconds=args.seconds, osc=server)
         else:
             player.wait(args.seconds, stop_when=lambda: signals.got is not None or (stop_when or bool)())
+    if profiler is not None:
+        profiler.stop()
     return _finish(args, port, player, server, capture, record, signals)
 
 
@@ -356,7 +401,7 @@ def _finish(
     try:
         port.stop()
     except RuntimeError as exc:  # the render thread died: still write what we have
-        print(f"barkbus live: {exc}", file=sys.stderr)
+        print(f"barkbus: error: {exc}", file=sys.stderr)
         status = 1
     problems = _close_outputs(capture, record, server, player.samples_rendered)
     if signals.got is not None:
@@ -368,21 +413,42 @@ def _finish(
     print(format_metrics(metrics), flush=True)
     disabled = "".join(f"; system {n} disabled" for n in metrics["disabled_systems"])
     print(f"faults: {faults.summary()}{disabled}")
+    total = args.events_posted[0]
+    inbox = metrics["events_posted"]
+    print(
+        f"events: {total} posted on the bus ({inbox} from the port, OSC or keyboard, {total - inbox} from "
+        f"the scenario and the systems), {metrics['events_dropped']} dropped (inbox full)"
+    )
+    metrics["bus_events_posted"] = total
     if server is not None:
         s = server.stats
         print(
-            f"OSC: received {s.received}, accepted {s.accepted}, rejected {s.rejected} (refused files "
+            f"OSC: {s.received} datagrams ({s.undecodable} undecodable), {s.messages} messages: accepted "
+            f"{s.accepted}, queries {s.queries}, rejected {s.rejected - s.undecodable} (refused files "
             f"{s.refused}), dropped {s.dropped}, errors {s.errors}"
         )
         metrics["osc"] = {
             k: getattr(s, k)
-            for k in ("received", "accepted", "rejected", "dropped", "errors", "refused", "queries")
+            for k in (
+                "received",
+                "undecodable",
+                "messages",
+                "accepted",
+                "rejected",
+                "dropped",
+                "errors",
+                "refused",
+                "queries",
+            )
         }
     if args.metrics_json is not None:
+        from audio.offline.outputs import open_output
+
         try:
-            args.metrics_json.write_text(json.dumps(metrics, indent=1, sort_keys=True), encoding="utf-8")
+            with open_output(args.metrics_json) as fh:
+                fh.write(json.dumps(metrics, indent=1, sort_keys=True) + "\n")
         except OSError as exc:
-            problems.append(f"metrics {args.metrics_json}: {exc}")
+            problems.append(str(exc))
     if record is not None:
         print(
             f"rendered audio written to {args.record} ({record.frames} samples"
@@ -392,7 +458,7 @@ def _finish(
         n = player.samples_rendered
         print(f"capture written to {args.capture} ({capture.written} events, {n} samples)")
     for p in problems:
-        print(f"barkbus live: {p}", file=sys.stderr)
+        print(f"barkbus: error: {p}", file=sys.stderr)
     return status or (1 if problems else 0)
 
 

@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 
 from audio.core.bus import Event
-from audio.core.capture import Capture
+from audio.core.capture import Capture, portable_header
 from audio.core.clock import BLOCK, SAMPLE_RATE
 from audio.core.engine import Engine
 from audio.core.errors import RunFailure
@@ -580,7 +580,7 @@ def write_capture(path: str | Path, header: dict[str, Any], records: list[dict[s
     """Write a capture (JSON lines, :class:`audio.core.capture.Capture`) of ``records``."""
     path = Path(path)
     with path.open("w", encoding="utf-8") as fh:
-        cap = Capture(fh, header)
+        cap = Capture(fh, portable_header(header, path))
         for rec in records:
             cap.record(rec)
         cap.close()
@@ -646,7 +646,7 @@ class CaptureWriter(_Streamer):
         self.samples = samples
         self.written = 0
         self._q: collections.deque[dict[str, Any]] = collections.deque()
-        head = {k: v for k, v in header.items() if k != "samples"}
+        head = {k: v for k, v in portable_header(header, self.path).items() if k != "samples"}
         line = json.dumps({"capture": "barkbus", "version": 1, **head})[:-1] + ', "samples": '
         self._fh = self.path.open("wb")
         self._at = len(line.encode("utf-8"))

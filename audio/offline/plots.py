@@ -223,9 +223,9 @@ def graph_figure(spec: GraphSpec, sample_rate: int = 48_000) -> Figure:
     return fig
 
 
-def plot_graph(spec: GraphSpec, path: str | Path, sample_rate: int = 48_000) -> Path:
-    """Write :func:`graph_figure` as a PNG; returns its path."""
-    graph_figure(spec, sample_rate).savefig(path, dpi=110, format="png")
+def plot_graph(spec: GraphSpec, path: str | Path, sample_rate: int = 48_000, fmt: str = "png") -> Path:
+    """Write :func:`graph_figure` as a picture (``fmt``: png, svg, pdf); returns its path."""
+    graph_figure(spec, sample_rate).savefig(path, dpi=110, format=fmt)
     return Path(path)
 
 
@@ -298,7 +298,9 @@ def spectrogram_figure(audio: np.ndarray, sample_rate: int, title: str = "") -> 
     return fig
 
 
-def plot_spectrogram(audio: np.ndarray, sample_rate: int, path: str | Path, title: str = "") -> Path:
-    """Write :func:`spectrogram_figure` as a PNG; returns its path."""
-    spectrogram_figure(audio, sample_rate, title).savefig(path, dpi=110, format="png")
+def plot_spectrogram(
+    audio: np.ndarray, sample_rate: int, path: str | Path, title: str = "", fmt: str = "png"
+) -> Path:
+    """Write :func:`spectrogram_figure` as a picture (``fmt``: png, svg, pdf); returns its path."""
+    spectrogram_figure(audio, sample_rate, title).savefig(path, dpi=110, format=fmt)
     return Path(path)

@@ -9,31 +9,37 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO, cast
 
 import numpy as np
 
 from audio.core.bus import Decision
-from audio.core.capture import Capture, configure_replay, read_capture
+from audio.core.capture import Capture, portable_header, post_captured, read_capture
 from audio.core.clock import RENDER_BLOCK
 from audio.core.engine import Engine
-from audio.core.errors import FormatError
+from audio.core.errors import FormatError, OutputError
+from audio.dsp.graph import available_graphs, load_graph
 from audio.offline.outputs import (
     AudioSink,
     AudioStats,
+    _target,
     atomic_path,
     audio_format,
-    check_writable,
+    check_outputs,
+    is_stdio,
+    open_output,
+    remove_stale_partials,
     terminate_as_interrupt,
     warm_output_kernels,
+    write_audio,
 )
-from audio.offline.scenario import Scenario, build_engine, load_scenario, scenario_from_doc
+from audio.offline.scenario import Scenario, build_engine, load_scenario, replay_scenario
 from audio.offline.spool import DecisionSpool
 
 __all__ = [
@@ -43,6 +49,7 @@ __all__ = [
     "render_replay",
     "write_audio",
     "write_log",
+    "summary_json",
     "summary_text",
 ]
 
@@ -80,6 +87,15 @@ class RenderResult:
     setup_seconds: float = 0.0
     """Wall seconds before the first block: loading the scenario and the install, building the
     engine and loading its graphs' compiled kernels (numba's cache on a warm machine)."""
+    clipped: int = 0
+    """Mix samples (one channel each) at or over full scale (magnitude >= 1.0)."""
+    first_clip: int | None = None
+    """Sample of the first clipped one, or None."""
+
+    @property
+    def silent(self) -> bool:
+        """Every sample of the mix is zero."""
+        return self.peak == 0.0
 
     @property
     def duration(self) -> float:
@@ -94,9 +110,14 @@ class RenderResult:
 
 @dataclass
 class Outputs:
-    """Where a render streams to: the mix (``audio``), one file per tapped bus in ``stems_dir``,
-    the capture, the decision log (JSON lines, written as the decisions are taken);
-    ``subtype`` is the libsndfile subtype (default PCM_16)."""
+    """Where a render streams to: the mix (``audio``), one file per bus in ``stems_dir``, the
+    capture, the decision log ``log`` (JSON lines, written as the decisions are taken);
+    ``subtype`` is the libsndfile subtype (default PCM_16).
+
+    ``stems`` names the buses to write; empty with a ``stems_dir`` means every bus the render
+    loads (every bus that carries voices, and the master). Stems take the mix's format (its
+    extension; WAV when the mix goes to standard output or is not written).
+    """
 
     audio: Path | None = None
     stems_dir: Path | None = None
@@ -104,30 +125,43 @@ class Outputs:
     capture: Path | None = None
     subtype: str | None = None
     log: Path | None = None
+    others: dict[str, tuple[Path | None, str]] = field(default_factory=dict)
+    """The command's other outputs (``{"--log": (path, "text")}``), checked with these."""
+
+    @property
+    def stem_suffix(self) -> str:
+        if self.audio is None or is_stdio(self.audio) or not self.audio.suffix:
+            return ".wav"
+        return self.audio.suffix
 
     def stem_path(self, name: str) -> Path:
         assert self.stems_dir is not None
-        return self.stems_dir / f"{name}.wav"
+        return self.stems_dir / f"{name}{self.stem_suffix}"
 
-    def check(self) -> None:
-        """Every output can be written (and has a writable format) before rendering starts."""
-        check_writable(
-            self.audio, self.capture, self.log, *(self.stem_path(s) for s in self.stems if self.stems_dir)
-        )
-        for p in [self.audio, *(self.stem_path(s) for s in self.stems if self.stems_dir)]:
-            if p is not None:
-                audio_format(p, self.subtype)
-
-
-def write_audio(path: str | Path, audio: np.ndarray, sample_rate: int, subtype: str | None = None) -> None:
-    """Write ``audio`` (``(samples, channels)`` float32) by extension through :class:`AudioSink`."""
-    sink = AudioSink(path, sample_rate, audio.shape[1], subtype)
-    try:
-        sink.write(audio)
-        sink.commit()
-    except BaseException:
-        sink.discard()
-        raise
+    def check(self, buses: list[str] | None = None) -> None:
+        """Every output can be written, in a writable format, none over another, before any
+        work; ``buses`` (default: every bus graph) are the stems the folder may get."""
+        named: dict[str, tuple[Path | None, str]] = {
+            "-o": (self.audio, "audio"),
+            "--capture": (self.capture, "text"),
+            "log": (self.log, "text"),
+            **self.others,
+            "--stems": (self.stems_dir, "folder"),
+        }
+        check_outputs(named, self.subtype)
+        if self.stems_dir is None:
+            return
+        audio_format(self.stem_path("master"), self.subtype)
+        if buses is None:
+            buses = self.stems or [g for g in available_graphs() if load_graph(g).kind == "bus"]
+        stems = {str(_target(self.stem_path(b))): b for b in buses}
+        for b in buses:
+            remove_stale_partials(self.stem_path(b))
+        for label, (p, _kind) in named.items():
+            if p is not None and label != "--stems" and not is_stdio(p) and str(_target(p)) in stems:
+                raise OutputError(
+                    f"{p}: {label} is where the {stems[str(_target(p))]} stem goes; give another name"
+                )
 
 
 CHUNK = 16_384
@@ -202,7 +236,9 @@ class _Run:
         voices.history = kept
 
     def close(self, ok: bool) -> None:
-        for sink in self.sinks:
+        """Commit every file, or discard them all (last first, so a stems folder this run
+        created is empty and removed again)."""
+        for sink in self.sinks if ok else reversed(self.sinks):
             if ok:
                 sink.commit()
             else:
@@ -248,6 +284,9 @@ def _render(
     t0: float,
 ) -> RenderResult:
     """Render ``total`` samples; ``t0`` is when the set-up began (``perf_counter``)."""
+    if outputs.stems_dir is not None and not outputs.stems:
+        outputs.stems = list(eng.mixer.buses)
+        outputs.check(outputs.stems)
     if outputs.stems:
         eng.tap_buses(outputs.stems)
     with terminate_as_interrupt(), contextlib.ExitStack() as stack:  # before any partial file exists
@@ -299,6 +338,8 @@ def _render(
         {s.name: s.summary(decisions) for s in eng.systems if hasattr(s, "summary")},
         sum(n for (_, outcome), n in decisions.counts.items() if outcome == "Fault"),
         t_render - t0,
+        run.stats.clipped,
+        run.stats.first_clip,
     )
 
 
@@ -342,21 +383,21 @@ def render_scenario(
         for ev in scn.events:
             eng.bus.post(ev)
         return _render(eng, scn, total, outputs, keep, progress, scn.name, t0)
-    with (
-        terminate_as_interrupt(),
-        atomic_path(outputs.capture) as tmp,
-        open(tmp, "w", encoding="utf-8") as fh,
-    ):
+    with terminate_as_interrupt(), open_output(outputs.capture) as fh:
         cap = Capture(
-            fh,
-            {
-                "scenario": _relative(scn.path, outputs.capture),
-                "seed": scn.seed,
-                "sample_rate": eng.sample_rate,
-                "layout": scn.layout,
-                "samples": total,
-                "doc": scn.doc,
-            },
+            cast(TextIO, fh),
+            portable_header(
+                {
+                    "scenario": str(scn.path),
+                    "seed": scn.seed,
+                    "sample_rate": eng.sample_rate,
+                    "block": eng.config.block,
+                    "layout": scn.layout,
+                    "samples": total,
+                    "doc": scn.doc,
+                },
+                outputs.capture,
+            ),
         )
         cap.attach(eng.bus)
         for ev in scn.events:
@@ -364,14 +405,6 @@ def render_scenario(
         res = _render(eng, scn, total, outputs, keep, progress, scn.name, t0)
         fh.flush()
     return res
-
-
-def _relative(path: Path, capture: Path) -> str:
-    """``path`` relative to the capture's folder when it can be (a moved folder still replays)."""
-    try:
-        return os.path.relpath(path.resolve(), capture.resolve().parent)
-    except ValueError:  # another drive
-        return str(path.resolve())
 
 
 def render_replay(
@@ -383,33 +416,58 @@ def render_replay(
     outputs: Outputs | None = None,
     keep_audio: bool | None = None,
 ) -> RenderResult:
-    """Re-render a capture: the scenario's systems, the captured external events at their samples."""
+    """Re-render a capture: the engine its header describes (:func:`replay_scenario`: layout,
+    sample rate, block, seed, installs), the captured external events at their samples.
+
+    ``block`` (samples) overrides the recorded block; the output is the same either way."""
     t0 = time.perf_counter()
     header, events = read_capture(capture)
-    if not isinstance(header.get("doc"), dict) or header.get("samples") is None:
-        raise FormatError(capture, 0, "a capture header with the scenario document (doc) and samples")
-    where = Path(str(header.get("scenario") or capture))
-    if not where.is_absolute():  # stored relative to the capture file
-        where = Path(capture).resolve().parent / where
-    scn = scenario_from_doc(header["doc"], where, int(header.get("seed", 0)))
+    if header.get("samples") is None:
+        raise FormatError(capture, 0, "a capture header with the samples rendered (samples)")
     total = int(header["samples"])
     outputs = outputs or Outputs()
     if stems:
         outputs.stems = list(stems)
     outputs.check()
     keep = outputs.audio is None if keep_audio is None else keep_audio
-    eng = configure_replay(build_engine(scn, block=block or RENDER_BLOCK, post_events=False), header)
-    for ev, at, origin in events:
-        if origin == "external":
-            eng.bus.post(ev, at=at)
+    if block:
+        header = {**header, "block": block}
+    scn, eng = replay_scenario(header, capture)
+    post_captured(eng, events)
     return _render(eng, scn, total, outputs, keep, progress, f"replay {scn.name}", t0)
 
 
 def write_log(path: str | Path, decisions: Sequence[Decision]) -> None:
     """The decision log as JSON lines (written under a temporary name, then renamed)."""
-    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+    with open_output(path) as fh:
         for d in decisions:
             fh.write(json.dumps(d.to_json(), separators=(",", ":")) + "\n")
+
+
+def summary_json(res: RenderResult, out: str | Path | None = None) -> dict[str, object]:
+    """The summary as one JSON object (``--json``): what :func:`summary_text` says, as fields."""
+    by_sys: dict[str, dict[str, int]] = {}
+    for (system, outcome), n in sorted(res.outcome_counts().items()):
+        by_sys.setdefault(system, {})[outcome] = n
+    return {
+        "scenario": res.scenario,
+        "seed": res.seed,
+        "output": None if out is None else str(out),
+        "seconds": res.duration,
+        "samples": res.samples,
+        "channels": res.channels,
+        "sample_rate": res.sample_rate,
+        "peak": res.peak,
+        "rms": res.rms,
+        "clipped": res.clipped,
+        "first_clip_seconds": None if res.first_clip is None else res.first_clip / res.sample_rate,
+        "silent": res.silent,
+        "voices_started": res.voices_started,
+        "faults": res.faults,
+        "setup_seconds": res.setup_seconds,
+        "render_seconds": res.seconds_taken,
+        "outcomes": by_sys,
+    }
 
 
 def summary_text(res: RenderResult, out: str | Path | None = None) -> str:
@@ -426,6 +484,14 @@ def summary_text(res: RenderResult, out: str | Path | None = None) -> str:
         + f"set up in {res.setup_seconds:.2f} s, rendered in {res.seconds_taken:.2f} s "
         f"({res.duration / max(res.seconds_taken, 1e-9):.1f}x real time)",
     ]
+    if res.clipped:
+        assert res.first_clip is not None
+        lines.append(
+            f"  CLIPPED: {res.clipped} samples at or over full scale, the first at "
+            f"{res.first_clip / res.sample_rate:.3f} s"
+        )
+    if res.silent and res.samples:
+        lines.append("  SILENT: every sample of the output is zero")
     by_sys: dict[str, Counter[str]] = {}
     for (system, outcome), n in sorted(res.outcome_counts().items()):
         by_sys.setdefault(system, Counter())[outcome] = n

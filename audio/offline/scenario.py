@@ -43,6 +43,7 @@ game's rule.
 from __future__ import annotations
 
 import logging
+import sys
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -54,6 +55,7 @@ import numpy as np
 
 from audio.codecs.fallback import decode_file
 from audio.core.bus import Event, EventBus
+from audio.core.capture import read_header
 from audio.core.engine import Engine, EngineConfig
 from audio.core.errors import BarkbusError, ScenarioError
 from audio.core.faults import describe, report_fault
@@ -250,7 +252,7 @@ def _generic_events() -> dict[str, Callable[[dict, ScenarioContext], Event]]:
 
 def _read_doc(path: Path) -> dict[str, Any]:
     try:
-        raw = path.read_bytes()
+        raw = sys.stdin.buffer.read(MAX_FILE_BYTES + 1) if str(path) == "-" else path.read_bytes()
     except FileNotFoundError:
         raise ScenarioError(str(path), None, "no such scenario file") from None
     except IsADirectoryError:
@@ -317,11 +319,14 @@ def scenario_from_doc(doc: dict[str, Any], path: Path, seed: int | None = None) 
                 f"event[{i}].type", f"unknown event type {typ!r} (known here: {', '.join(sorted(builders))})"
             )
         ev = builders[typ](entry, ctx)
+        if ev.t < 0:
+            raise ctx.error(f"event[{i}].t", f"expected a time >= 0 s, got {ev.t}")
         if ev.t > head.duration:
             raise ctx.error(f"event[{i}].t", f"t = {ev.t} s is after the end ({head.duration} s)")
         events.append(ev)
     ctx.where = ""
-    return Scenario(path, head.name or path.stem, head.duration, ctx.seed, head.layout, doc, events, tables)
+    name = head.name or ("stdin" if str(path) == "-" else path.stem)
+    return Scenario(path, name, head.duration, ctx.seed, head.layout, doc, events, tables)
 
 
 class PlaySystem:
@@ -398,6 +403,10 @@ class PlaySystem:
         if file not in self.files:
             self.files[file] = _decode_mono(self._where(file))
         return self.files[file]
+
+    def check_event(self, event: Event) -> tuple[str, str] | None:
+        """Files are checked where they are read (:meth:`preload`, the port's path policy): None."""
+        return None
 
     def _where(self, file: str) -> Path:
         path = Path(check_name(file))
@@ -536,10 +545,13 @@ def _is_file(path: Path | None) -> bool:
 def build_engine(
     scn: Scenario, *, block: int | None = None, post_events: bool = True, **config: Any
 ) -> Engine:
-    """An engine with the scenario's world, systems and (unless replaying) its events."""
+    """An engine with the scenario's world, systems and (unless replaying) its events.
+
+    ``config`` sets :class:`EngineConfig` fields; ``layout`` and ``seed`` default to the
+    scenario's."""
     if block:
         config["block"] = block
-    cfg = EngineConfig(seed=scn.seed, layout=scn.layout, **config)
+    cfg = EngineConfig(**{"seed": scn.seed, "layout": scn.layout, **config})
     eng = Engine(cfg)
     ctx = ScenarioContext(scn.path, scn.seed, scn.doc)
     tables = scn.tables if scn.tables is not None else scenario_from_doc(scn.doc, scn.path, scn.seed).tables
@@ -559,8 +571,70 @@ def build_engine(
     for sec in scn.sections:
         section = scn.doc[sec]
         eng.add_system(game(sec).load("system")(section, ctx))
+    for i, ev in enumerate(scn.events):  # names checked against the installs at load time
+        problem = eng.check_event(ev)
+        if problem is not None:
+            raise ctx.error(f"event[{i}].{problem[0]}", problem[1])
     eng.prepare()
     if post_events:
         for ev in scn.events:
             eng.bus.post(ev)
     return eng
+
+
+def port_doc(game_name: str, section: dict[str, Any], seed: int) -> dict[str, Any]:
+    """The one-section scenario document a port runs ``game_name`` from (a day long)."""
+    return {
+        "scenario": {"name": f"port {game_name}", "duration": 24 * 3600.0, "seed": seed},
+        game_name: section,
+    }
+
+
+def replay_scenario(header: dict[str, Any], capture: str | Path | None = None) -> tuple[Scenario, Engine]:
+    """The one builder of a replay: the scenario and a fresh engine exactly like the recorded one.
+
+    Parameters
+    ----------
+    header:
+        A capture header (the first line of a capture, :class:`CaptureHeader`).
+    capture:
+        The capture file: relative paths in the header are read from its folder (the working
+        folder when ``None``).
+
+    The engine gets the header's layout (or the document's), sample rate (Hz), block
+    (samples), seed and isolation; a ``play`` system opens files only under the header's
+    ``allow`` roots when it names them. A header with ``doc`` rebuilds from that scenario
+    document (its events are not posted: the capture holds them); otherwise from the game's
+    port section for ``install``. Post the captured events with
+    :func:`audio.core.capture.post_captured`.
+
+    Raises
+    ------
+    FormatError, ScenarioError, InputError
+        A header, document, game or install that cannot be rebuilt.
+    """
+    source = str(capture) if capture is not None else "<capture>"
+    h = read_header(header, source).resolved(capture)
+    if h.doc is not None:
+        doc = h.doc
+        where = Path(h.scenario) if h.scenario is not None else Path(source)
+    else:
+        name = h.game or "tone"
+        doc = port_doc(name, game(name).port_section(h.install), h.seed)
+        where = Path(h.scenario or (Path(source).resolve().parent / f"<port {name}>.toml"))
+    scn = scenario_from_doc(doc, where, h.seed)
+    config: dict[str, Any] = {"sample_rate": h.sample_rate, "isolate_systems": h.isolate_systems}
+    if h.layout is not None:
+        config["layout"] = h.layout
+    eng = build_engine(scn, block=h.block, post_events=False, **config)
+    if h.allow is not None:
+        policy = PathPolicy(h.allow, bundled=False)
+        for system in eng.systems:
+            if isinstance(system, PlaySystem):
+                system.paths = policy
+    return scn, eng
+
+
+def engine_for_capture(header: dict[str, Any], capture: str | Path | None = None) -> Engine:
+    """A fresh engine built like the one a capture header describes (:func:`replay_scenario`)."""
+    return replay_scenario(header, capture)[1]

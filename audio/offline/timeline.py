@@ -190,21 +190,41 @@ def _build_rows(decisions: list[Decision], voices: list[tuple[str, int, float, f
     return [r for r in order if r.bars or r.marks]
 
 
+def _line_key(text: str) -> str:
+    """A line's name without folders and extension, lower case (``ms_speech\\A.ut`` -> ``a``)."""
+    return text.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+
+
 def _mark_waits(rows: dict[tuple[str, str], _Row], decisions: list[Decision]) -> None:
-    """A bar waited if its row has a ``Queued`` after the previous bar's start and
-    at least :data:`MIN_WAIT` s before its own."""
-    queued: dict[tuple[str, str], list[float]] = {}
+    """Pair each ``Queued`` decision with the line that waited: the first bar of the same row
+    and the same line (clip, message, file...) to start after it, unless a refusal or a cut of
+    that line (``Expired``, ``Dropped``...) took it out of the queue first. A bar whose wait is
+    at least :data:`MIN_WAIT` s gets ``wait_from``. A ``Queued`` naming no line pairs with the
+    row's next bar."""
+    timeline: dict[tuple[str, str], list[tuple[float, int, str, _Item | None]]] = {}
     for d in decisions:
         who = _speaker(d)[1]
-        if d.outcome == "Queued" and who is not None:
-            queued.setdefault((d.system.split(".")[0], who), []).append(d.t)
+        if who is None:
+            continue
+        key = (d.system.split(".")[0], who)
+        label = next((str(d.detail[k]) for k in _LABEL_KEYS if k in d.detail), "")
+        if d.outcome == "Queued":
+            timeline.setdefault(key, []).append((d.t, 1, _line_key(label), None))
+        elif label and outcome_class(d.outcome) in ("refused", "cut"):
+            timeline.setdefault(key, []).append((d.t, 0, _line_key(label), None))
     for key, r in rows.items():
-        prev = float("-inf")
-        for it in sorted(r.bars, key=lambda i: i.t0):
-            qs = [q for q in queued.get(key, []) if prev < q <= it.t0]
-            if qs and it.t0 - max(qs) >= MIN_WAIT:
-                it.wait_from = max(qs)
-            prev = it.t0
+        events = timeline.get(key, []) + [(it.t0, 2, _line_key(it.label), it) for it in r.bars]
+        waiting: list[tuple[float, str]] = []
+        for t, kind, line, item in sorted(events, key=lambda e: (e[0], e[1])):
+            if kind == 1:
+                waiting.append((t, line))
+                continue
+            match = next((w for w in waiting if w[1] == line or (kind == 2 and not w[1])), None)
+            if match is None:
+                continue
+            waiting.remove(match)
+            if item is not None and t - match[0] >= MIN_WAIT:
+                item.wait_from = match[0]
 
 
 def _text_width_in(text: str, fontsize: float) -> float:
@@ -325,10 +345,11 @@ def _legend_columns(labels: list[str], width_in: float) -> int:
     return 1
 
 
-def _title(decisions: list[Decision], width_in: float) -> str:
-    """``decisions: Started 14, ...`` with as many outcome counts as fit on one line."""
+def _title(decisions: list[Decision], width_in: float, heading: str = "") -> str:
+    """``HEADING: decisions Started 14, ...`` with as many outcome counts as fit on one line
+    (the heading, the scenario and seed, always shown)."""
     parts = [f"{k} {v}" for k, v in Counter(d.outcome for d in decisions).most_common()]
-    text = "decisions: "
+    text = f"{heading}: decisions " if heading else "decisions: "
     for k, p in enumerate(parts):
         more = f", ... {len(parts) - k} more" if k < len(parts) - 1 else ""
         cand = text + (", " if k else "") + p
@@ -343,10 +364,12 @@ def timeline_figure(
     duration: float,
     voices: list[tuple[str, int, int, int | None]] | None = None,
     sample_rate: int = 48_000,
+    title: str = "",
 ) -> Figure:
     """Build the timeline (a matplotlib Figure with an Agg canvas).
 
-    ``voices`` are ``(tag, stream slot, start sample, end sample or None)``; ``duration`` in s.
+    ``voices`` are ``(tag, stream slot, start sample, end sample or None)``; ``duration`` in s;
+    ``title`` names the run (scenario and seed) at the head of the title line.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -395,9 +418,7 @@ def timeline_figure(
             frameon=False,
             bbox_to_anchor=(left / _FIG_W, (bottom + ah + 0.02) / height),
         )
-    fig.text(
-        left / _FIG_W, 1 - 0.08 / height, _title(decisions, _FIG_W - left - _RIGHT), fontsize=8.5, va="top"
-    )
+    fig.text(0.1 / _FIG_W, 1 - 0.08 / height, _title(decisions, _FIG_W - 0.2, title), fontsize=8.5, va="top")
     return fig
 
 
@@ -407,10 +428,11 @@ def timeline_png(
     duration: float,
     voices: list[tuple[str, int, int, int | None]] | None = None,
     sample_rate: int = 48_000,
+    title: str = "",
+    fmt: str = "png",
 ) -> Path:
-    """Write :func:`timeline_figure` as a PNG; returns its path."""
-    fig = timeline_figure(decisions, duration, voices, sample_rate)
+    """Write :func:`timeline_figure` as a picture (``fmt``: png, svg, pdf); returns its path."""
+    fig = timeline_figure(decisions, duration, voices, sample_rate, title)
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, format=fmt)
     return path

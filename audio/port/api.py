@@ -45,9 +45,8 @@ from typing import Any
 import numpy as np
 
 from audio.core.bus import Decision, Event
-from audio.core.capture import configure_replay
 from audio.core.clock import BLOCK, SAMPLE_RATE, seconds_to_samples
-from audio.core.errors import BarkbusError
+from audio.core.errors import BarkbusError, InputError
 from audio.core.faults import Fault
 from audio.core.paths import PathPolicy, PathRefused
 from audio.live.device import Inbox, LivePlayer, LiveSettings
@@ -186,6 +185,9 @@ class VoicePort:
         self.bus.on_decision(self._subtitle)
         self.bus.subscribe(self)
         self._scheduled: list[Event] = []
+        self.block_hooks: list[Callable[[int, np.ndarray], None]] = []
+        """``hook(start_sample, block)`` after every block rendered (by :meth:`pull` or the
+        player's render thread); the profiler's snapshot publisher is one."""
 
     # -- clock -------------------------------------------------------------------------
     @property
@@ -209,7 +211,10 @@ class VoicePort:
         while done < n:
             self.inbox.post_all(self.engine)
             k = min(self.block, n - done)
+            start = self.now_samples
             out[done : done + k] = self.engine.render(k)
+            for hook in self.block_hooks:
+                hook(start, out[done : done + k])
             done += k
         return out
 
@@ -243,8 +248,32 @@ class VoicePort:
         counted and reported as a fault."""
         return self.inbox.put(self.checked(event), when=when)
 
+    def games(self) -> set[str]:
+        """The games this run has a system of (``skate``, ``sylpheed``...; the part of each
+        system's name before the dot)."""
+        return {str(s.name).partition(".")[0] for s in self._systems()}
+
+    def accepts(self, kind: str) -> str | None:
+        """None if events of ``kind`` are for this run (a generic kind such as ``world.emitter``,
+        or one of its games'), else why not."""
+        from audio.games import game_names
+
+        game, dot, _ = kind.partition(".")
+        if dot and game in game_names() and game not in self.games():
+            runs = ", ".join(sorted(self.games()))
+            return f"event {kind!r} is for {game}, which this run does not have (it runs {runs})"
+        return None
+
     def checked(self, event: Event) -> Event:
-        """``event`` with its file fields resolved under the allowed roots (else PathRefused)."""
+        """``event`` for this run's games, naming what their installs have (else
+        :class:`InputError` with a did-you-mean), with its file fields resolved under the allowed
+        roots (else PathRefused)."""
+        why = self.accepts(event.KIND)
+        if why is not None:
+            raise InputError(why)
+        problem = self.engine.check_event(event)
+        if problem is not None:
+            raise InputError(f"{event.KIND}.{problem[0]}: {problem[1]}")
         names = type(event).FILE_FIELDS
         if not names:
             return event
@@ -391,11 +420,28 @@ class VoicePort:
         for system in self.engine.systems:  # decode takes ahead of need on the cache's worker
             if hasattr(system, "prefetch"):
                 system.prefetch = True
+        if self.block_hooks:
+            hooks = [*self.block_hooks, *([kw["on_block"]] if kw.get("on_block") else [])]
+
+            def on_block(start: int, block: np.ndarray) -> None:
+                for hook in hooks:
+                    hook(start, block)
+
+            kw["on_block"] = on_block
         player = LivePlayer(self.engine, s, inbox=self.inbox, **kw)
         self._flush_scheduled()
         player.start()
         self.player = player
         return player
+
+    def profiler(self, bind: str | None = None, token: str | None = None) -> Any:
+        """Serve the live profiler page for this port (:mod:`audio.live.profiler`) at ``bind``
+        (``[HOST:]PORT``; default 127.0.0.1 and a free port; another host needs ``token``).
+        Call it before or after :meth:`play` (or while pulling blocks); returns the server:
+        its ``url``, and ``stop()``."""
+        from audio.live.profiler import start_profiler
+
+        return start_profiler(self, bind, token)
 
     def stop(self) -> LivePlayer | None:
         """Stop a running ``play()`` (returns the player, for its metrics and records)."""
@@ -414,6 +460,7 @@ class VoicePort:
             "seed": self.seed,
             "sample_rate": self.sample_rate,
             "block": self.block,
+            "layout": self.engine.config.layout,
             "isolate_systems": True,
             "allow": self.paths.to_json(),
         }
@@ -491,9 +538,13 @@ def open_system(
         record = find_game(game)
     except BarkbusError as exc:
         raise PortError(str(exc)) from None
+    from audio.offline.scenario import port_doc
+
+    if install not in (None, "demo"):
+        install = str(Path(str(install)).resolve())  # a capture replays from any folder
     where = str(Path.cwd() / f"<port {game}>.toml")
     sec = dict(section) if section is not None else record.port_section(install)
-    doc = {"scenario": {"name": f"port {game}", "duration": 24 * 3600.0, "seed": seed}, game: sec}
+    doc = port_doc(game, sec, seed)
     engine = _engine_from_doc(doc, where, seed, block, sample_rate)
     return VoicePort(
         engine,
@@ -509,17 +560,24 @@ def open_system(
 
 
 def open_scenario(
-    path: str | Path, seed: int | None = None, *, block: int = BLOCK, inbox_size: int = 4096, allow: Any = ()
+    path: str | Path,
+    seed: int | None = None,
+    *,
+    sample_rate: int = SAMPLE_RATE,
+    block: int = BLOCK,
+    inbox_size: int = 4096,
+    allow: Any = (),
 ) -> tuple[VoicePort, float]:
     """A port on the engine a scenario file describes, its events scheduled (posted when
-    the run starts); returns ``(port, duration_s)``. Posted events may name files under the
-    scenario's folder, its installs and ``allow`` (see :func:`port_paths`)."""
+    the run starts); returns ``(port, duration_s)``. ``sample_rate`` is the output rate (Hz).
+    Posted events may name files under the scenario's folder, its installs and ``allow``
+    (see :func:`port_paths`)."""
     from audio.core.errors import ScenarioError
     from audio.offline.scenario import build_engine, load_scenario
 
     try:
         scn = load_scenario(path, seed)
-        engine = build_engine(scn, block=block, post_events=False)
+        engine = build_engine(scn, block=block, post_events=False, sample_rate=sample_rate)
     except ScenarioError as exc:
         raise PortError(str(exc)) from None
     port = VoicePort(
@@ -536,32 +594,17 @@ def open_scenario(
     return port, scn.duration
 
 
-def engine_for_capture(header: dict[str, Any]) -> Any:
+def engine_for_capture(header: dict[str, Any], capture: str | Path | None = None) -> Any:
     """A fresh engine built like the one a capture header describes (for replay).
 
-    A header with ``doc`` rebuilds from that scenario document (its events are not
-    posted: the capture holds them); otherwise :func:`open_system` with the header's game.
-    Like the live engine it isolates systems when the header says so (``isolate_systems``),
-    and its ``play`` system opens files only under the header's ``allow`` roots.
+    The same builder as ``barkbus render --replay``
+    (:func:`audio.offline.scenario.replay_scenario`): the header's layout, sample rate, block,
+    seed, isolation and allowed roots; ``capture`` is the capture file the header's relative
+    paths are read from. Post the events with :func:`audio.core.capture.post_captured`.
     """
-    return configure_replay(_capture_engine(header), header)
+    from audio.offline.scenario import replay_scenario
 
-
-def _capture_engine(header: dict[str, Any]) -> Any:
-    block = int(header.get("block", BLOCK))
-    if "doc" in header:
-        return _engine_from_doc(
-            header["doc"],
-            str(header.get("scenario", "<capture>")),
-            int(header.get("seed", 0)),
-            block,
-            int(header.get("sample_rate", SAMPLE_RATE)),
-        )
-    port = open_system(
-        game=str(header.get("game", "tone")),
-        install=header.get("install"),
-        seed=int(header.get("seed", 0)),
-        sample_rate=int(header.get("sample_rate", SAMPLE_RATE)),
-        block=block,
-    )
-    return port.engine
+    try:
+        return replay_scenario(header, capture)[1]
+    except BarkbusError as exc:
+        raise PortError(str(exc)) from None

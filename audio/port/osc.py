@@ -87,6 +87,12 @@ class OscStats:
     """
 
     received: int = 0
+    """Datagrams."""
+    undecodable: int = 0
+    """Datagrams rejected whole (not OSC, a bad bundle); counted in ``rejected`` too."""
+    messages: int = 0
+    """Messages decoded from the datagrams; each is accepted, dropped, rejected, a query or an
+    error."""
     accepted: int = 0
     rejected: int = 0
     dropped: int = 0
@@ -217,17 +223,20 @@ class OscServer:
             check_bundle(data)
             messages = [m.message for m in OscPacket(data).messages]
         except PortError as exc:
+            self.stats.undecodable += 1
             self._reject(str(exc))
             return
         except (ParseError, ValueError, IndexError, TypeError, OverflowError, RecursionError) as exc:
+            self.stats.undecodable += 1
             self._reject(f"undecodable OSC datagram ({len(data)} bytes): {exc}")
             return
+        self.stats.messages += len(messages)
         for msg in messages:
             try:
                 self._apply(msg.address, list(msg.params), sender)
-            except PathRefused as exc:
+            except PathRefused as exc:  # the port reported it as a fault (and logged it) once
                 self.stats.refused += 1
-                self._reject(str(exc))
+                self._reject(str(exc), log_it=False)
             except BarkbusError as exc:
                 self._reject(str(exc))
             except (ValueError, TypeError, OverflowError, RecursionError) as exc:
@@ -241,11 +250,11 @@ class OscServer:
         if n <= 5 or n % 1000 == 0:
             log.error("OSC handler error %d while handling %s (server goes on)", n, what, exc_info=exc)
 
-    def _reject(self, reason: str) -> None:
+    def _reject(self, reason: str, log_it: bool = True) -> None:
         self.stats.rejected += 1
         self.stats.last_reasons.append(reason)
         n = self.stats.rejected
-        if n <= 20 or n % 1000 == 0:
+        if log_it and (n <= 20 or n % 1000 == 0):
             log.warning("OSC message rejected (%d so far): %s", n, reason)
 
     def _reply(self, sender: tuple[str, int] | None, address: str, *args: Any) -> None:
@@ -291,7 +300,11 @@ class OscServer:
                 raise PortError("/query/line: expected line")
             self._reply(sender, "/line", str(args[0]), int(self.port.line_active(args[0])))
         elif address == "/query/actions":
-            usable = sorted("/" + n for n, a in ACTIONS.items() if a.unavailable() is None)
+            usable = sorted(
+                "/" + n
+                for n, a in ACTIONS.items()
+                if a.unavailable() is None and self.port.accepts(a.kind) is None
+            )
             self._reply(sender, "/actions", *usable)
         elif address == "/query/stats":
             s = self.stats

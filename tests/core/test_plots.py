@@ -302,3 +302,37 @@ def test_graph_show_prints_the_ducker(capsys):
     line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.strip().startswith("ducker"))
     assert f"{d['volume_db']:g} dB" in line and f"{d['fade_out_ms']:g} ms" in line
     assert f"{d['bands']} priority bands" in line
+
+
+def test_a_queue_wait_pairs_with_the_line_that_waited_not_an_expired_one():
+    from audio.offline.timeline import _build_rows
+
+    def radio(t: float, outcome: str, **detail) -> Decision:
+        return Decision(int(t * SR), t, "starlancer.radio", outcome, detail)
+
+    # Reliant's line is queued at 6.6 s and expires at 13.44 s; its later line at 23.9 s was
+    # queued by the script at 23.0 s. Naginata's vip_res_002 waits from 6.7 s to 14.36 s.
+    decisions = [
+        radio(6.6, "Queued", speaker="Reliant", file="ms99_rel_001.ut"),
+        radio(6.7, "Queued", speaker="Naginata", file="vip_res_002.ut"),
+        radio(6.8, "Queued", speaker="Naginata", file="ms99_nag_001.ut"),
+        radio(13.44, "Expired", speaker="Reliant", file="ms99_rel_001.ut"),
+        radio(23.0, "Queued", speaker="Reliant", file="ms99_rel_001.ut"),
+    ]
+    voices = [
+        ("starlancer:Naginata:vip_res_002.ut", 0, 14.36, 15.0),
+        ("starlancer:Naginata:ms99_nag_001.ut", 0, 16.0, 17.0),
+        ("starlancer:Reliant:ms99_rel_001.ut", 0, 23.9, 25.0),
+    ]
+    waits = {(r.speaker, it.label): it.wait_from for r in _build_rows(decisions, voices) for it in r.bars}
+    assert waits[("Naginata", "vip_res_002.ut")] == 6.7
+    assert waits[("Naginata", "ms99_nag_001.ut")] == 6.8
+    assert waits[("Reliant", "ms99_rel_001.ut")] == 23.0  # not the expired 6.6 s request
+
+
+def test_a_timeline_title_names_the_scenario_and_seed_and_fits(tmp_path):
+    fig = timeline_figure(RADIO_DECISIONS * 20, 29.5, RADIO_VOICES, SR, title="plaza, seed 7")
+    title = next(t for t in fig.texts if "plaza, seed 7" in t.get_text())
+    fig.canvas.draw()
+    box = title.get_window_extent(fig.canvas.get_renderer())
+    assert box.x0 >= 0 and box.x1 <= fig.bbox.width

@@ -84,7 +84,7 @@ def test_osc_driven_live_run_keeps_the_device_clock_and_replays_to_the_identical
     header, events = read_capture(cap)
     played, rate = sf.read(wav, dtype="float32")
     assert rate == 48000 and played.shape == (header["samples"], 2) and np.abs(played).max() > 0.1
-    replayed = replay(engine_for_capture(header), list(events), header["samples"])
+    replayed = replay(engine_for_capture(header, cap), list(events), header["samples"])
     assert replayed.tobytes() == played.tobytes()
 
 

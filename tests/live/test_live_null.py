@@ -63,13 +63,13 @@ def test_live_events_take_effect_at_block_boundaries_and_the_capture_replays_bit
     )
     header, events = read_capture(path)
     events = list(events)
-    replayed = replay(engine_for_capture(header), events, header["samples"])
+    replayed = replay(engine_for_capture(header, path), events, header["samples"])
     assert replayed.tobytes() == live.tobytes()
 
     # the comparison can fail: the same capture with one event a block late differs
     moved = [dict(r) for r in player.records]
     moved[0]["at"] += BLOCK
-    shifted = replay(engine_for_capture(header), moved, header["samples"])
+    shifted = replay(engine_for_capture(header, path), moved, header["samples"])
     assert shifted.tobytes() != live.tobytes()
 
 

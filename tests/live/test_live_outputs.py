@@ -233,3 +233,33 @@ def test_a_mutated_capture_reads_or_fails_with_a_barkbus_error(tmp_path_factory,
             pass
     except BarkbusError:
         pass
+
+
+@pytest.mark.slow
+def test_a_live_run_without_its_device_is_exit_1_and_leaves_no_files(tmp_path):
+    r = subprocess.run(
+        [sys.executable, "-m", "audio", "live", "--device", "9999", "--seconds", "0.1"]
+        + ["--capture", str(tmp_path / "c.jsonl"), "--record", str(tmp_path / "r.wav")],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 1 and r.stderr.startswith("barkbus: error: no audio output")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_tui_without_a_terminal_is_one_line_not_a_curses_traceback(tmp_path):
+    r = subprocess.run(
+        [sys.executable, "-m", "audio", "live", "--tui", "--no-audio", "--seconds", "0.1"],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 2 and r.stderr == (
+        "barkbus: error: --tui needs a terminal (standard input and output); use --osc or a scenario\n"
+    )

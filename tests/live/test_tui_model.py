@@ -14,9 +14,31 @@ from audio.live.tui import Audition
 from audio.port import open_system
 
 
+class _Stub:
+    """A system under another game's name: a port accepts only its own games' events, and these
+    tests drive the Skate and Sylpheed keys over a light tone port."""
+
+    frame_rate = 30
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def attach(self, engine) -> None:
+        pass
+
+    def tick(self, frame, engine) -> None:
+        pass
+
+    def check_event(self, event):
+        return None
+
+
 @pytest.fixture
 def port():
-    return open_system(game="tone")
+    p = open_system(game="tone")
+    p.engine.add_system(_Stub("skate.speech"))
+    p.engine.add_system(_Stub("sylpheed.chatter"))
+    return p
 
 
 def _drain(port):

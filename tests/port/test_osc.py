@@ -67,8 +67,40 @@ def test_tone_messages_play_and_the_speaking_query_replies_to_the_sender(rig):
     assert c.ask("/query/stats")[1] == [8, 1, 0, 0, 0, 0]
 
 
+class _Stub:
+    """A system of another game's name (so the port accepts that game's events)."""
+
+    frame_rate = 30
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def attach(self, engine) -> None:
+        pass
+
+    def tick(self, frame, engine) -> None:
+        pass
+
+    def check_event(self, event):
+        return None
+
+
+def test_a_run_refuses_other_games_addresses_and_lists_only_its_own(rig):
+    port, server, c = rig
+    c.send("/skate/spawn", 1, 41, 1.0, 0.0, 6.0)
+    c.send("/event", "skate.value", json.dumps({"ped": 1, "value": 53}))
+    c.settle(2)
+    actions = c.ask("/query/actions")[1]
+    assert [it.event for it in port.inbox.drain()] == []
+    assert server.stats.rejected == 2 and all("is for skate" in r for r in server.stats.last_reasons)
+    assert "/tone/on" in actions and "/emitter" in actions
+    assert not any(a.startswith(("/skate", "/sylpheed", "/starlancer", "/radiata")) for a in actions)
+
+
 def test_game_addresses_build_the_game_modules_events(rig):
     port, server, c = rig
+    port.engine.add_system(_Stub("skate.speech"))
+    port.engine.add_system(_Stub("sylpheed.chatter"))
     c.send("/skate/spawn", 1, 41, 1.0, 0.0, 6.0)
     c.send("/barkbus/skate/value", 1, 14)
     c.send("/skate/move", 1, -2.0, 0.0, 3.0)

@@ -216,3 +216,19 @@ def test_the_server_thread_stays_alive_after_a_burst_of_junk(server):
         time.sleep(0.01)
     assert server.stats.received == 501 and server.stats.errors == 0 and server._thread.is_alive()
     assert _ask(server, "/query/stats")[0] == 502
+
+
+def test_the_stats_account_for_every_datagram_and_message(server):
+    datagrams = [
+        build_message("/tone/on", "ann"),  # accepted
+        bundle(build_message("/tone/on", "bob"), build_message("/query/actions")),  # accepted, query
+        b"not osc at all",  # undecodable
+        build_message("/skate/value", 1, 3),  # another game's: rejected
+        build_message("/nosuch"),  # rejected
+    ]
+    for d in datagrams:
+        server.handle_datagram(d, None)
+    s = server.stats
+    assert (s.received, s.undecodable, s.messages) == (5, 1, 5)
+    assert (s.accepted, s.queries, s.rejected - s.undecodable) == (2, 1, 2)
+    assert s.accepted + s.queries + (s.rejected - s.undecodable) + s.dropped + s.errors == s.messages

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from audio.core.bus import event_kinds
+from audio.core.errors import InputError
 from audio.core.fields import event_fields
 from audio.core.paths import PathRefused
 from audio.port.adapters import load_game_actions
@@ -79,7 +80,7 @@ def _post(port: VoicePort, fields: dict[str, Any]) -> None:
     kind = fields.pop("kind")
     try:
         port.post(make_event(kind, **fields), when="now")
-    except (PortError, PathRefused):
+    except (PortError, PathRefused, InputError):
         pass  # refused at the port: nothing reached the engine
 
 

@@ -124,7 +124,7 @@ def build(idx: int, text: str, speed: float, voice, wait) -> bytes:
         max_leaves=12,
     )
 )
-def test_voice_table_only_raises_format_errors(doc):
+def test_voice_table_only_raises_barkbus_errors(doc):
     import tomli_w
 
     if not isinstance(doc, dict):

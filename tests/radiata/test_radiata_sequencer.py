@@ -274,10 +274,16 @@ def test_a_second_talk_queues_behind_the_first():
 
 
 def test_settings_are_validated():
-    with pytest.raises(ValueError, match="wait_starts"):
-        TalkSettings(wait_starts="later")
-    with pytest.raises(ValueError, match="unknown"):
-        TalkSettings.from_dict({"speed": 3})
-    with pytest.raises(ValueError, match="true/false"):
+    with pytest.raises(
+        ValueError, match=r"wait_starts: expected one of 'at_record', 'at_message_start', got 'later'"
+    ):
+        TalkSettings(wait_starts="later").checked()
+    with pytest.raises(ValueError, match=r"voice_gian: unknown field \(did you mean 'voice_gain'\?\)"):
+        TalkSettings.from_dict({"voice_gian": 3})
+    with pytest.raises(ValueError, match=r"end_stops_voices: expected `bool`, got `int`"):
         TalkSettings.from_dict({"end_stops_voices": 1})
+    with pytest.raises(ValueError, match=r"voice_gain: expected a finite number, got nan"):
+        TalkSettings.from_dict({"voice_gain": float("nan")})
+    with pytest.raises(ValueError, match=r"party: expected `array` of length <= 5"):
+        TalkSettings.from_dict({"party": [1, 2, 3, 4, 5, 6]})
     assert TalkSettings.from_dict({"party": [40, 41]}).resolve(9902) == 41

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from audio.core.errors import FormatError
+from audio.core.errors import ScenarioError
 from audio.games.radiata.formats.voicetable import (
     VoiceEntry,
     load_voicetable,
@@ -60,22 +60,30 @@ def test_line_key_wins_over_character_key_and_paths_are_relative_to_the_table(tm
     [
         ('file = "a.rmf"\nsound_id = 1\naudio = "v/line.wav"', "either file"),
         ('character_id = 1\nfile = "a.rmf"\npacket = 0\nsound_id = 1\naudio = "v/line.wav"', "either file"),
-        ('character_id = 1\nsound_id = 70000\naudio = "v/line.wav"', "sound_id"),
-        ("character_id = 1\nsound_id = 1", "audio"),
+        (
+            'character_id = 1\nsound_id = 70000\naudio = "v/line.wav"',
+            r"voice\[0\].sound_id: expected `int` <= 65535",
+        ),
+        ("character_id = 1\nsound_id = 1", r"voice\[0\]: object missing required field `audio`"),
         ('character_id = 1\nsound_id = 1\naudio = "v/missing.wav"', "existing audio"),
-        ('character_id = 1\nsound_id = 1\naudio = "v/line.wav"\nvolume = 2', "only the keys"),
+        (
+            'character_id = 1\nsound_id = 1\naudio = "v/line.wav"\nvolume = 2',
+            r"voice\[0\].volume: unknown field",
+        ),
+        ('character_id = 1\nsound_id = 1\naudio = "v/line.wav"\nsound_ib = 2', r"did you mean 'sound_id'"),
+        ('character_id = 1\nsound_id = 1.5\naudio = "v/line.wav"', r"voice\[0\].sound_id: expected `int`"),
     ],
 )
-def test_bad_rows_are_one_format_error(tmp_path, row, problem):
-    with pytest.raises(FormatError, match=problem):
+def test_bad_rows_are_one_error_naming_the_field(tmp_path, row, problem):
+    with pytest.raises(ScenarioError, match=problem):
         load_voicetable(make(tmp_path, f"[[voice]]\n{row}\n"))
 
 
-def test_duplicate_keys_and_bad_toml_are_format_errors(tmp_path):
+def test_duplicate_keys_and_bad_toml_are_one_error(tmp_path):
     row = '[[voice]]\ncharacter_id = 1\nsound_id = 1\naudio = "v/line.wav"\n'
-    with pytest.raises(FormatError, match="one row per key"):
+    with pytest.raises(ScenarioError, match="one row per key"):
         load_voicetable(make(tmp_path, row + row))
-    with pytest.raises(FormatError, match="valid TOML"):
+    with pytest.raises(ScenarioError, match="valid TOML"):
         read_voicetable("[[voice", "x.toml")
 
 
@@ -90,3 +98,17 @@ def test_written_table_reads_back(tmp_path):
     t = load_voicetable(p)
     assert t.entries == entries and t.characters == {12: "Jack"}
     assert 'audio = "v/line.wav"' in p.read_text()
+
+
+@pytest.mark.parametrize(
+    "text,match",
+    [
+        ('[names]\n70000 = "x"\n', r"names\.70000: expected an id 0\.\.65535"),
+        ('[names]\nold = "x"\n', r"names: invalid key: expected `str` matching regex"),
+        ('[propers]\nabc = "x"\n', r"propers: invalid key: expected `str` matching regex"),
+        ('[charcters]\n12 = "Jack"\n', r"charcters: unknown field \(did you mean 'characters'\?\)"),
+    ],
+)
+def test_bad_id_tables_are_one_error_naming_the_table(tmp_path, text, match):
+    with pytest.raises(ScenarioError, match=match):
+        read_voicetable(text, tmp_path / "voices.toml")

@@ -106,6 +106,16 @@ def test_voice_params_from_the_block():
 
 
 def test_mix_overrides_validate():
-    with pytest.raises(ValueError, match="out99"):
+    with pytest.raises(ValueError, match=r"skate\.mix\.out99: unknown field"):
         MixCurves.from_dict({"out99": {"x": [0], "y": [1]}})
+    with pytest.raises(ValueError, match=r"skate\.mix\.out_2: unknown field \(did you mean 'out2'\?\)"):
+        MixCurves.from_dict({"out_2": {"x": [0], "y": [1]}})
+    with pytest.raises(ValueError, match=r"skate\.mix\.out2\.y\[0\]: expected `float` <= 32767"):
+        MixCurves.from_dict({"out2": {"x": [0], "y": [40000]}})
+    with pytest.raises(ValueError, match=r"skate\.mix\.out15\.x\[1\]: expected a finite number, got inf"):
+        MixCurves.from_dict({"out15": {"x": [0, float("inf")], "y": [1, 1]}})
+    with pytest.raises(ValueError, match=r"skate\.mix\.out14: curve x points must not decrease"):
+        MixCurves.from_dict({"out14": {"x": [5, 1], "y": [1, 1]}})
+    with pytest.raises(ValueError, match=r"skate\.mix\.out14: a curve needs as many x as y points"):
+        MixCurves.from_dict({"out14": {"x": [1, 5], "y": [1]}})
     assert MixCurves.from_dict({"out2": {"x": [0, 10], "y": [100, 0]}})(2, 5.0) == 50.0

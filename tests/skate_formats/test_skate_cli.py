@@ -18,7 +18,7 @@ def test_curves_command_takes_overrides_and_reports_a_bad_scenario_in_one_line(t
     scn.write_text("[skate.mix]\nout99 = { x = [0], y = [1] }\n")
     assert main(["skate", "curves", "--scenario", str(scn), "-o", str(tmp_path / "c.png")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "unknown output 'out99'" in err[0]
+    assert len(err) == 1 and "s.toml: skate.mix.out99: unknown field" in err[0]
     missing = str(tmp_path / "none.toml")
     assert main(["skate", "curves", "--scenario", missing, "-o", str(tmp_path / "c.png")]) == 2
     err = capsys.readouterr().err.strip().splitlines()

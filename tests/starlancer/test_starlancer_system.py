@@ -30,7 +30,7 @@ def outcomes(eng, system="starlancer.radio"):
 
 @needs_demo
 def test_start_part_plays_the_instructor_with_generic_comms_muted():
-    eng, s = engine_with({"pilots": {"20": "Instructor"}})
+    eng, s = engine_with({"pilots": {"82": "Instructor"}})
     eng.bus.post(Say(t=1.0, speech="vip_res_002.ut", speaker="ship:Naginata", remark="generic"))
     eng.run_until(48_000 * 2)
     got = outcomes(eng)
@@ -42,7 +42,7 @@ def test_start_part_plays_the_instructor_with_generic_comms_muted():
 
 @needs_demo
 def test_trigger_by_name_and_port_queries_differ_in_the_preroll():
-    eng, s = engine_with({"start": False})
+    eng, s = engine_with({"start": False, "created": ["Naginata"]})
     eng.bus.post(Trigger(t=0.5, condition="Destroyed", subject="Bandit"))
     eng.run_until(int(48_000 * 0.6))
     assert s.film_playing() and not s.speech_playing()  # the pre-roll holds the film
@@ -53,7 +53,9 @@ def test_trigger_by_name_and_port_queries_differ_in_the_preroll():
 
 @needs_demo
 def test_speech_voice_volume_follows_speech_times_master():
-    eng, _s = engine_with({"start": False, "speech_volume": 100, "master_volume": 64})
+    eng, _s = engine_with(
+        {"start": False, "created": ["Naginata"], "speech_volume": 100, "master_volume": 64}
+    )
     eng.bus.post(Say(t=0.1, speech="ms99_nag_001.ut", speaker="ship:Naginata", mode="now"))
     eng.run_until(48_000 * 2)
     assert next(d for o, d in outcomes(eng) if o == "Started")["volume"] == 50
@@ -111,3 +113,21 @@ def test_demo_renders_with_a_drop_an_expiry_and_a_gate():
     eng.run_until(48_000 * 16)
     got = [o for o, _ in outcomes(eng)]
     assert "Dropped" in got and "Expired" in got and "Gated" in got
+
+
+@needs_demo
+def test_bad_port_events_cost_one_decision_and_never_the_system():
+    from audio.games.starlancer.events import Happen
+
+    eng, s = engine_with({"start": False})
+    for ev in (
+        Say(t=0.1, speech="x.ut", speaker="pilot:abc", mode="now"),
+        Happen(t=0.1, what="wingman", ship="Naginata", kind="dance"),
+        Happen(t=0.1, what="hit", ship="Nobody-such"),
+        Happen(t=0.1, what="variable", kind="nope", value=1),
+        Trigger(t=0.1, condition="ShotAt", subject="Bandit", locals=("Nobody-such", 2**40, -1)),
+    ):
+        eng.bus.post(ev)
+    eng.run_until(48_000)
+    bad = [o for o, _ in outcomes(eng) + outcomes(eng, "starlancer.vm") if o == "BadEvent"]
+    assert len(bad) == 4 and not eng.disabled

@@ -84,12 +84,12 @@ def test_length_field_never_begins_cb_or_man():
     assert read_ut(data).payload == payload + b"\0"
 
 
-def test_short_file_and_unknown_tag_are_format_errors():
+def test_short_file_is_a_format_error_and_any_tag_plays():
     with pytest.raises(FormatError, match="12-byte"):
         read_ut(FILE[:11], "x.ut")
-    bad = FILE[:4] + b"CB01" + FILE[8:]
-    with pytest.raises(FormatError, match="offset 4"):
-        read_ut(bad, "x.ut")
+    other = FILE[:4] + b"XY01" + FILE[8:]  # spec 11.16: the game plays whatever the tag
+    assert read_ut(other, "x.ut").tag == "XY01"
+    assert np.array_equal(decode_ut_int16(other), decode_ut_int16(FILE))
 
 
 def test_stream_that_ends_early_decodes_with_zero_bits():
@@ -112,6 +112,6 @@ def test_implausible_size_is_a_format_error():
 
 def test_write_ut_rejects_bad_arguments():
     with pytest.raises(ValueError):
-        write_ut(STREAM, "CB01", num_samples=1)
+        write_ut(STREAM, "CB0", num_samples=1)  # a tag is 4 bytes
     with pytest.raises(ValueError):
         write_ut(STREAM, num_samples=-1)

@@ -183,6 +183,26 @@ def test_system_from_scenario_rejects_unknown_keys_and_missing_install(tmp_path)
         system_from_scenario({"install": "nowhere"}, {"path": str(tmp_path / "s.toml")})
 
 
+@pytest.mark.parametrize(
+    "crew,match",
+    [
+        ({"stage": "X2", "crew": "MessageSet_Ellen"}, r"sylpheed\.crew\[0\]\.stage: expected `str` matching"),
+        (
+            {"stage": 2, "crews": "MessageSet_Ellen"},
+            r"sylpheed\.crew\[0\]\.crews: unknown field \(did you mean 'crew'\?\)",
+        ),
+        (
+            {"stage": 2, "crew": "a", "squadron": "b"},
+            r"sylpheed\.crew\[0\]: give exactly one of crew, squadron, tables",
+        ),
+        ({"tables": ["T"], "phases": [4]}, r"sylpheed\.crew\[0\]\.phases\[0\]: expected `int` <= 3"),
+    ],
+)
+def test_a_bad_section_crew_is_one_error_naming_the_entry(tmp_path, crew, match):
+    with pytest.raises(ScenarioError, match=match):
+        system_from_scenario({"install": "demo", "crew": [crew]}, {"path": str(tmp_path / "s.toml")})
+
+
 def test_subtitle_event_kind():
     assert Subtitle.KIND == "sylpheed.subtitle" and Bark.KIND == "sylpheed.bark"
 

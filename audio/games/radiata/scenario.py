@@ -46,7 +46,7 @@ from msgspec import Meta
 
 from audio.core.bus import Event
 from audio.core.errors import FormatError, ScenarioError
-from audio.core.schema import Struct, convert
+from audio.core.schema import convert
 from audio.games.radiata.events import Advance, Choose, Talk
 from audio.games.radiata.formats.voicetable import load_voicetable
 from audio.games.radiata.system import RadiataTalkSystem, RmfSource
@@ -68,30 +68,17 @@ def _where(ctx: Any) -> str:
     return str(_ctx(ctx, "path") or "<scenario>")
 
 
-class RadiataSection(Struct, kw_only=True):
-    """The ``[radiata]`` scenario section (keys in the module docstring)."""
+class RadiataSection(TalkSettings, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """The ``[radiata]`` scenario section: where the install is, plus every
+    :class:`TalkSettings` field (keys in the module docstring)."""
 
-    install: str = "demo"
+    install: Annotated[str, Meta(min_length=1)] = "demo"
     voices: str | None = None
     region: Literal["auto", "EN", "JP"] = "auto"
-    fps: Annotated[int, Meta(ge=1, le=1000)] = 60
-    default_speed: Annotated[float, Meta(ge=0.0, le=255.0)] = 3.0
-    wait_starts: Literal["at_record", "at_message_start"] = "at_record"
-    cursor_waits_for_press: bool = True
-    auto_advance_frames: Annotated[int, Meta(ge=0, le=1_000_000)] = 45
-    auto_advance_waits_for_voice: bool = True
-    advance_skips_reveal: bool = True
-    other_channels: Literal["auto", "auto_lipsync", "ignore"] = "auto"
-    lip_sync_without_bustup: bool = True
-    end_stops_voices: bool = False
-    on_busy: Literal["queue", "replace", "refuse"] = "queue"
-    queue_size: Annotated[int, Meta(ge=1, le=100_000)] = 16
-    choice_timeout_option: Annotated[int, Meta(ge=0, le=127)] = 0
-    auto_choose: Annotated[int, Meta(ge=0, le=127)] | None = None
-    party: Annotated[tuple[Annotated[int, Meta(ge=0, le=0xFFFF)], ...], Meta(max_length=5)] = ()
-    active_character: Annotated[int, Meta(ge=0, le=0xFFFF)] | None = None
-    voice_gain: Annotated[float, Meta(ge=0.0, le=64.0)] = 1.0
-    mouth_frames: Annotated[int, Meta(ge=0, le=1_000_000)] | None = None
+
+    def settings(self) -> TalkSettings:
+        """The talk settings of this section."""
+        return TalkSettings(**{k: getattr(self, k) for k in TalkSettings.names()})
 
 
 def _event(cls: type[Event]) -> Callable[[dict[str, Any], Any], Event]:
@@ -132,9 +119,8 @@ def system_from_scenario(section: dict[str, Any], ctx: Any) -> RadiataTalkSystem
             + (" (run tools/build_radiata_demo.py)" if cfg.install == "demo" else ""),
         )
     table_path = root / (cfg.voices if cfg.voices is not None else "voices.toml")
-    settings_keys = {k: getattr(cfg, k) for k in TalkSettings.names()}
+    settings = cfg.settings()
     try:
-        settings = TalkSettings(**{**settings_keys, "party": tuple(cfg.party)})
         table = None
         if cfg.voices != "" and (cfg.voices is not None or table_path.is_file()):
             table = load_voicetable(table_path)

@@ -23,6 +23,7 @@ from audio.core.bus import Event, EventBus
 from audio.core.errors import FormatError
 from audio.core.faults import report_fault
 from audio.core.loader import BadName, check_name, read_regular
+from audio.core.schema import did_you_mean
 from audio.games.radiata.events import Advance, Choose, Talk
 from audio.games.radiata.formats.rmf import PacketScript, RmfFile, VoiceClip, read_rmf
 from audio.games.radiata.formats.voicetable import VoiceEntry, VoiceTable
@@ -137,7 +138,7 @@ class RadiataTalkSystem:
         preload: bool = True,
     ) -> None:
         self.rmf, self.voices = rmf, voices
-        self.settings = settings or TalkSettings()
+        self.settings = (settings or TalkSettings()).checked()
         self.frame_rate = self.settings.fps
         self.graph = graph
         self.engine: Any = None
@@ -146,6 +147,15 @@ class RadiataTalkSystem:
         if preload and voices is not None:
             for e in voices.entries:
                 self._clip(e)
+
+    def check_event(self, event: Event) -> tuple[str, str] | None:
+        """``(field, problem)`` when ``event`` names an RMF file the install does not have (with
+        the closest of its names); None otherwise."""
+        if isinstance(event, Talk):
+            names = self.rmf.names()
+            if event.file not in names:
+                return "file", f"no RMF file {event.file!r} in the install{did_you_mean(event.file, names)}"
+        return None
 
     # -- System protocol -----------------------------------------------------------------------
     @property

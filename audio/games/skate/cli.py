@@ -13,11 +13,12 @@ import time
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from audio.core.errors import FormatError, InputError, ScenarioError
+from audio.core.schema import did_you_mean
 from audio.games.skate.formats.install import BANK_PREFIXES, Clip, SkateInstall, SpeechBank
 from audio.games.skate.speech.mixcurves import MixCurves
 
@@ -84,6 +85,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--event", type=int, help="only clips of this event number (the name's first field, e.g. 501)"
     )
     p.add_argument("--voice", help="only clips of this voice id (59) or voice name (busm1)")
+    p.add_argument("--json", action="store_true", help="print the list as one JSON object")
     p.set_defaults(func=cmd_ls)
 
     p = sub.add_parser("info", help="a clip's header, takes and the .evt records that name it")
@@ -110,8 +112,64 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--voice", help="only clips of this voice id or name")
     p.set_defaults(func=cmd_export)
 
+    for name, what in (("replace", "replace one take"), ("add-take", "add a take to a clip")):
+        p = sub.add_parser(
+            name,
+            help=f"{what} (encoded as EA-XMA2) and write a new install",
+            description=f"{what.capitalize()}: the audio is resampled to the clip's rate, mixed to its "
+            "channel count, encoded as EA-XMA2 (codec 3, the game's) and a new install is written with "
+            "the bank's .dat/.hdr/.sth archives rebuilt; every other take is kept byte for byte. "
+            "Console acceptance of barkbus's XMA2 is not verified.",
+        )
+        _add_root(p)
+        p.add_argument("clip", help="clip name, e.g. 501_59_busm1_Warn_n")
+        if name == "replace":
+            p.add_argument("take", type=int, help="take index (from 0)")
+        p.add_argument("audio", type=Path, help="the new line (WAV, FLAC, ...)")
+        p.add_argument("-o", "--output", type=Path, required=True, help="new install root (must not exist)")
+        p.add_argument("--bitrate", type=float, default=64.0, help="kbit/s per channel (default 64)")
+        p.set_defaults(func=cmd_edit, edit=name)
+
 
 # ---------------------------------------------------------------------------------------------
+
+
+def cmd_edit(args: argparse.Namespace) -> int:
+    """``skate replace`` / ``skate add-take``: re-encode a line as EA-XMA2 into a new install."""
+    import soundfile as sf
+    from scipy.signal import resample_poly
+
+    from audio.games.skate.formats.edit import edited_clips, encode_take, write_edited_install
+
+    if not args.bitrate > 0:
+        raise InputError(f"--bitrate must be a positive number of kbit/s, got {args.bitrate}")
+    inst, bank = _open(args)
+    with inst:
+        clip = bank.clip(args.clip)
+        like = clip.takes[0] if clip.takes else None
+        rate = like.sample_rate if like is not None else 36_000
+        channels = like.channels if like is not None else 1
+        try:
+            x, sr = sf.read(args.audio, dtype="float64", always_2d=True)
+        except sf.LibsndfileError as exc:
+            raise InputError(f"{args.audio}: not an audio file soundfile can read ({exc})") from None
+        x = x.mean(axis=1, keepdims=True) if channels == 1 or x.shape[1] != channels else x
+        if x.shape[1] != channels:
+            x = np.repeat(x, channels, axis=1)
+        if int(sr) != rate:
+            from math import gcd
+
+            g = gcd(int(sr), rate)
+            x = resample_poly(x, rate // g, int(sr) // g, axis=0)
+        take = encode_take(x.astype(np.float32), rate, args.bitrate)
+        if args.edit == "replace":
+            specs = edited_clips(inst, args.bank, clip.name, replace=(args.take, take))
+        else:
+            specs = edited_clips(inst, args.bank, clip.name, add=take)
+        path = write_edited_install(Path(args.root), args.output, args.bank, specs, inst)
+    count = next(len(t) for n, _, t in specs if n == clip.name)
+    print(f"{path}: {clip.name} now has {count} takes ({x.shape[0] / rate:.2f} s new line, EA-XMA2)")
+    return 0
 
 
 def _open(args: argparse.Namespace) -> tuple[SkateInstall, SpeechBank]:
@@ -119,7 +177,19 @@ def _open(args: argparse.Namespace) -> tuple[SkateInstall, SpeechBank]:
     return inst, inst.bank(args.bank)
 
 
-def _filter(clips: Iterable[Clip], event: int | None, voice: str | None) -> list[Clip]:
+def _filter(clips: Iterable[Clip], event: int | None, voice: str | None, bank: SpeechBank) -> list[Clip]:
+    """The clips of ``event`` and ``voice`` (id or name); a voice or event the bank does not
+    have is an :class:`InputError` with the closest names."""
+    clips = list(clips)
+    if voice is not None:
+        known = {str(c.voice_id) for c in clips} | {c.voice_name for c in clips if c.voice_name}
+        if voice not in known:
+            raise InputError(f"--voice {voice}: no such voice in {bank.path}{did_you_mean(voice, known)}")
+    if event is not None and all(c.event != event for c in clips):
+        events = sorted({c.event for c in clips})
+        raise InputError(
+            f"--event {event}: no clip of that event in {bank.path} (events {events[0]}..{events[-1]})"
+        )
     out = []
     for c in clips:
         if event is not None and c.event != event:
@@ -157,7 +227,22 @@ def cmd_ls(args: argparse.Namespace) -> int:
     """List clips."""
     inst, bank = _open(args)
     with inst:
-        for c in _filter(bank.clips, args.event, args.voice):
+        clips = _filter(bank.clips, args.event, args.voice, bank)
+        if args.json:
+            import json
+
+            rows = [
+                {
+                    "name": c.name,
+                    "id": c.hdr_id,
+                    "takes": len(c.takes),
+                    "seconds": sum(t.duration for t in c.takes),
+                }
+                for c in clips
+            ]
+            print(json.dumps({"bank": str(bank.path), "clips": rows}, separators=(",", ":")))
+            return 0
+        for c in clips:
             secs = sum(t.duration for t in c.takes)
             hid = "-" if c.hdr_id is None else str(c.hdr_id)
             print(f"{c.name:40s} id {hid:>5s}  takes {len(c.takes):2d}  {secs:7.2f} s")
@@ -198,20 +283,25 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def _write_wav(path: Path, pcm: np.ndarray, rate: int) -> None:
-    import soundfile as sf
+    from audio.offline.outputs import write_audio
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    sf.write(str(path), np.clip(pcm, -1.0, 1.0), rate, subtype="PCM_16")
+    write_audio(path, np.asarray(pcm, np.float32).reshape(len(pcm), -1), rate)
 
 
 def cmd_decode(args: argparse.Namespace) -> int:
     """Decode one take."""
+    from audio.offline.outputs import check_outputs, is_stdio
+
+    check_outputs({"-o": (args.output, "audio")})
     name, _, take = args.clip.partition(":")
     inst, bank = _open(args)
     with inst:
         pcm, rate = bank.decode_take(bank.clip(name), int(take or 0))
         _write_wav(args.output, pcm, rate)
-        print(f"{args.output}: {len(pcm)} samples at {rate} Hz ({len(pcm) / rate:.2f} s)")
+        print(
+            f"{args.output}: {len(pcm)} samples at {rate} Hz ({len(pcm) / rate:.2f} s)",
+            file=sys.stderr if is_stdio(args.output) else sys.stdout,
+        )
     return 0
 
 
@@ -246,13 +336,13 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     inst, bank = _open(args)
     with inst:
-        clips = _filter(bank.clips, args.event, args.voice)
+        clips = _filter(bank.clips, args.event, args.voice, bank)
         total = sum(len(c.takes) for c in clips)
     args.output.mkdir(parents=True, exist_ok=True)
     errors: list[str] = []
     written = 0
     t0 = time.perf_counter()
-    with tqdm(total=total, unit="take", desc="export", file=sys.stderr) as bar:
+    with tqdm(total=total, unit="take", desc="export", file=sys.stderr, disable=None) as bar:
         if args.jobs <= 1:
             _worker_init(str(args.root), args.bank)
             results = (_export_clip(c.name, str(args.output)) for c in clips)
@@ -373,7 +463,7 @@ def cmd_curves(args: argparse.Namespace) -> int:
 
     from audio.offline.outputs import atomic_path, check_writable
 
-    mix = {}
+    mix: Any = {}
     if args.scenario:
         try:
             doc = tomllib.loads(args.scenario.read_text(encoding="utf-8"))
@@ -381,11 +471,11 @@ def cmd_curves(args: argparse.Namespace) -> int:
             raise InputError(f"{args.scenario}: cannot read the scenario ({exc.strerror})") from None
         except tomllib.TOMLDecodeError as exc:
             raise ScenarioError(str(args.scenario), None, f"not valid TOML: {exc}") from None
-        mix = doc.get("skate", {}).get("mix", {})
-    try:
-        curves = MixCurves.from_dict(mix, "[skate.mix]")
-    except ValueError as exc:
-        raise ScenarioError(str(args.scenario), None, str(exc)) from None
+        skate = doc.get("skate", {})
+        mix = skate.get("mix", {}) if isinstance(skate, dict) else None
+    if not isinstance(mix, dict):
+        raise ScenarioError(str(args.scenario), "skate.mix", "expected a table of output curves")
+    curves = MixCurves.from_dict(mix, str(args.scenario or "<defaults>"), "skate.mix")
     check_writable(args.output)
     with atomic_path(args.output) as tmp:
         curves_figure(curves).savefig(tmp, dpi=100, format="png")
@@ -397,11 +487,13 @@ def cmd_tuning(args: argparse.Namespace) -> int:
     """Validate a tuning file and write it back in full."""
     from audio.games.skate.speech.tuning import dump_tuning, load_tuning
     from audio.games.skate.system import DEMO_TUNING
+    from audio.offline.outputs import check_outputs, is_stdio, open_output
 
+    check_outputs({"-o": (args.output, "text")})
     tuning = load_tuning(args.file or DEMO_TUNING)
-    text = dump_tuning(tuning, args.output)
-    if args.output is None:
-        sys.stdout.write(text)
-    else:
+    text = dump_tuning(tuning)
+    with open_output(args.output or "-") as fh:
+        fh.write(text)
+    if args.output is not None and not is_stdio(args.output):
         print(f"wrote {args.output}", file=sys.stderr)
     return 0

@@ -57,13 +57,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol
 
+import msgspec
 import numpy as np
 from msgspec import Meta
 
 from audio.core.bus import Decision, Event, EventBus
 from audio.core.errors import BarkbusError, FormatError, ScenarioError
 from audio.core.faults import describe, report_fault
-from audio.core.schema import Struct, convert
+from audio.core.schema import Struct, convert, did_you_mean
 from audio.dsp.curves import azimuth_to_raw
 from audio.games.skate.events import (
     ChallengeChange,
@@ -76,7 +77,7 @@ from audio.games.skate.events import (
 )
 from audio.games.skate.speech.library import SpeechLibrary
 from audio.games.skate.speech.manager import CHANNEL_LIVING, CHANNEL_MAINCAST, ManagerResult, SpeechManager
-from audio.games.skate.speech.mixcurves import MixCurves
+from audio.games.skate.speech.mixcurves import MixCurves, MixTable
 from audio.games.skate.speech.ped import (
     FEMALE_TYPES,
     INITIAL_VALUE,
@@ -300,6 +301,21 @@ class SkateSpeechSystem:
         elif isinstance(event, PhotoFlag):
             self.photo_flag = bool(event.on)
 
+    def check_event(self, event: Event) -> tuple[str, str] | None:
+        """``(field, problem)`` when ``event`` names a voice the install does not have (with the
+        closest of its names); None otherwise. Scenarios check every event when they load, the
+        port before it posts one."""
+        if (
+            isinstance(event, PedSpawn)
+            and isinstance(event.voice, str)
+            and event.voice not in self.voice_names
+        ):
+            return (
+                "voice",
+                f"no voice {event.voice!r} in the install{did_you_mean(event.voice, self.voice_names)}",
+            )
+        return None
+
     def _spawn(self, ev: PedSpawn) -> None:
         if ev.ped not in self.peds and len(self.peds) >= self.max_peds:
             self._decide("SpawnError", ped=ev.ped, reason=f"already {len(self.peds)} peds (max_peds)")
@@ -307,7 +323,10 @@ class SkateSpeechSystem:
         voice = ev.voice
         if isinstance(voice, str):
             if voice not in self.voice_names:
-                self._decide("SpawnError", ped=ev.ped, reason=f"unknown voice name {voice!r}")
+                problem = self.check_event(ev)
+                self._decide(
+                    "SpawnError", ped=ev.ped, reason=problem[1] if problem else f"unknown voice {voice!r}"
+                )
                 return
             voice = self.voice_names[voice]
         bits = self.voice_bits(voice) if self.voice_bits is not None else None
@@ -597,7 +616,7 @@ class SkateSection(Struct, kw_only=True):
     delay_factor: Annotated[float, Meta(ge=0.0, le=16.0)] = 1.0
     delay_frames: Annotated[int, Meta(ge=1, le=3600)] = 4
     maincast: bool = True
-    mix: dict[str, Any] = {}
+    mix: MixTable = msgspec.field(default_factory=MixTable)
     prefetch: bool = False
     cache_mb: Annotated[float, Meta(gt=0.0, le=65536.0)] = 96.0
     console_start: Annotated[float, Meta(ge=0.0, le=86400.0)] = 0.0
@@ -656,10 +675,7 @@ def system_from_scenario(section: dict, ctx: Any) -> SkateSpeechSystem:
         rng = manager_rand(kind, seed=mseed, generator=gen)
     except ValueError as exc:
         raise ScenarioError(path, "[skate] manager_rand", str(exc)) from None
-    try:
-        curves = MixCurves.from_dict(cfg.mix, "[skate.mix]")
-    except ValueError as exc:
-        raise ScenarioError(path, "[skate] mix", str(exc)) from None
+    curves = MixCurves.from_table(cfg.mix, path, "skate.mix")
     source = BankTakeSource(living_bank, cache_mb)
     spc, frames = cfg.streams_per_channel, cfg.delay_frames
     nums = {"phone_ring_seconds": cfg.phone_ring_seconds, "delay_factor": cfg.delay_factor}

@@ -1,4 +1,4 @@
-"""Port actions (OSC addresses, TUI keys) of the Starlancer radio: say, trigger, gate, reset.
+"""Port actions (OSC addresses, TUI keys) of the Starlancer radio: say, trigger, happen, gate, reset.
 
 Queries for a port: ``system.film_playing()``, ``system.speech_playing()`` (alias ``speaking``),
 ``system.busy()``.
@@ -35,6 +35,20 @@ ACTIONS: tuple[Action, ...] = (
             Param("component", int, ("component",), 0xFF),
         ),
         "raise a trigger condition (Destroyed, ShotAt, ...) on an object (ID or ship name)",
+    ),
+    Action(
+        "starlancer/happen",
+        "starlancer.happen",
+        (
+            Param("what", str, ("what",)),
+            Param("ship", "int|str", ("ship",), ""),
+            Param("other", "int|str", ("other",), ""),
+            Param("kind", str, ("kind",), ""),
+            Param("value", int, ("value",), 0),
+            Param("busy", bool, ("busy",), False),
+        ),
+        "a world event for the script and the remarks: create, explode, kill, hit, missile, "
+        "missile_clear, eject, launch, lost, wingman, variable, key, jumping, jumped, land, backup",
     ),
     Action(
         "starlancer/gate",

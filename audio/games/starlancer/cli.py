@@ -189,13 +189,17 @@ def _hog(args: argparse.Namespace) -> int:
 
 def _decode(args: argparse.Namespace) -> int:
     import numpy as np
-    import soundfile as sf
 
     from audio.games.starlancer.formats.ut import decode_ut
+    from audio.offline.outputs import check_outputs, is_stdio, write_audio
 
+    check_outputs({"-o": (args.output, "audio")})
     pcm = decode_ut(args.file.read_bytes(), str(args.file))
-    sf.write(args.output, np.clip(np.asarray(pcm, np.float32), -1.0, 1.0), 22050, subtype="PCM_16")
-    print(f"{args.output}: {len(pcm)} samples at 22050 Hz ({len(pcm) / 22050:.3f} s)")
+    write_audio(args.output, np.asarray(pcm, np.float32).reshape(-1, 1), 22050)
+    print(
+        f"{args.output}: {len(pcm)} samples at 22050 Hz ({len(pcm) / 22050:.3f} s)",
+        file=sys.stderr if is_stdio(args.output) else sys.stdout,
+    )
     return 0
 
 

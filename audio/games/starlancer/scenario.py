@@ -15,9 +15,17 @@
     speech_volume = 127         # Miles 0..127; volume = round(speech x master / 127)
     master_volume = 127
     frame_ticks = 4             # a VM pass + radio_frame every N game ticks (our setting)
-    wake_compare = ">="         # Wait wakes when clock >= wake (or ">"): unknown in the game
-    instruction_cap = 10000     # per thread per frame (ours: a hostile script cannot hang the VM)
-    static_level = 0.3          # dead-channel static bed level (ours)
+    wake_compare = ">"          # Wait wakes when clock > wake (the engine, spec 11.3); ">=" for experiments
+    frame_budget = 8000         # ours: instructions per frame across all threads
+    thread_budget = 2000        # ours: instructions without yielding before a thread is ended
+    decisions_per_thread = 100  # ours: decisions a thread may log per frame
+    created = ["Naginata"]      # ships that exist from the start (the first curve's work; else stand-ins
+                                # until CreateFlightGroup)
+    hostile = ["Bandit"]        # hostile ships (their lines use the face's hostile voice)
+    training = false            # a training mission (the instructor's reminders and launch line)
+    mission_number = 99         # Moose's pilot and the 45th's films swap by mission number
+    static_bed = false          # OURS, off by default: a noise bed under the dead channel's film
+    static_level = 0.3          # its level
     graph = "starlancer_radio_voice"
 
 ``[[event]]`` types (``t`` in seconds)::
@@ -27,29 +35,33 @@
       mode = "queued", film_flags = 5, expiry = 300, remark = "" }
     { t = 4.0, type = "starlancer.gate", gate = "generic", disabled = true }
     { t = 0.0, type = "starlancer.reset", restart = false }
+    { t = 5.0, type = "starlancer.happen", what = "kill", ship = "Bandit", kind = "fighter" }
+    { t = 6.0, type = "starlancer.happen", what = "hit", ship = "Naginata", other = "Bandit", value = 20 }
+    { t = 7.0, type = "starlancer.happen", what = "variable", kind = "jump_ready", value = 1 }
+    { t = 8.0, type = "starlancer.happen", what = "wingman", ship = "Naginata", kind = "status", value = 1 }
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from msgspec import Meta
 
 from audio.core.bus import Event
 from audio.core.errors import FormatError, ScenarioError
-from audio.core.schema import Struct, convert
-from audio.games.starlancer.events import Gate, Reset, Say, Trigger
+from audio.core.schema import Struct, convert, did_you_mean
+from audio.games.starlancer.events import Gate, Happen, Reset, Say, Trigger
 from audio.games.starlancer.formats.dte import load_mission
 from audio.games.starlancer.formats.hog import open_hog
-from audio.games.starlancer.radio.radio import MODES, RadioSettings
+from audio.games.starlancer.radio.radio import RadioSettings
 from audio.games.starlancer.script.vm import VmSettings
 from audio.games.starlancer.system import SpeechBank, StarlancerSystem
 
 __all__ = ["StarlancerSection", "demo_root", "scenario_events", "system_from_scenario"]
 
-Seconds = Annotated[float, Meta(ge=0.0)]
+E = TypeVar("E", bound=Event)
 Tick = Annotated[int, Meta(ge=0, le=10_000_000)]
 
 
@@ -69,44 +81,15 @@ class StarlancerSection(Struct, kw_only=True):
     speech_volume: Annotated[int, Meta(ge=0, le=127)] = 127
     master_volume: Annotated[int, Meta(ge=0, le=127)] = 127
     frame_ticks: Annotated[int, Meta(ge=1, le=100)] = 4
-    wake_compare: Literal[">=", ">"] = ">="
-    instruction_cap: Annotated[int, Meta(ge=1, le=10_000_000)] = 10_000
-
-
-class TriggerEntry(Struct, kw_only=True):
-    t: Seconds = 0.0
-    type: str = "starlancer.trigger"
-    condition: str | int
-    subject: str | int
-    component: Annotated[int, Meta(ge=0, le=0xFF)] = 0xFF
-    locals: tuple[int, ...] = ()
-
-
-class SayEntry(Struct, kw_only=True):
-    t: Seconds = 0.0
-    type: str = "starlancer.say"
-    speech: Annotated[str, Meta(min_length=1)]
-    speaker: str = "nobody"
-    ship: str | int = ""
-    pilot: int = -1
-    head: int = 0
-    mode: str = "queued"
-    film_flags: Annotated[int, Meta(ge=0, le=0xFFFF)] = 5
-    expiry: int = -1
-    remark: str = ""
-
-
-class GateEntry(Struct, kw_only=True):
-    t: Seconds = 0.0
-    type: str = "starlancer.gate"
-    gate: Literal["generic", "taunts"] = "generic"
-    disabled: bool = True
-
-
-class ResetEntry(Struct, kw_only=True):
-    t: Seconds = 0.0
-    type: str = "starlancer.reset"
-    restart: bool = False
+    wake_compare: Literal[">=", ">"] = ">"
+    frame_budget: Annotated[int, Meta(ge=1, le=10_000_000)] = 8_000
+    thread_budget: Annotated[int, Meta(ge=1, le=10_000_000)] = 2_000
+    decisions_per_thread: Annotated[int, Meta(ge=1, le=1_000_000)] = 100
+    created: list[str] = []
+    hostile: list[str] = []
+    training: bool = False
+    mission_number: Annotated[int, Meta(ge=0, le=255)] = 99
+    static_bed: bool = False
 
 
 def demo_root() -> Path:
@@ -129,57 +112,32 @@ def _base(ctx: Any) -> Path:
 
 
 def _trigger(e: dict[str, Any], ctx: Any) -> Event:
-    from audio.games.starlancer.script.commands import condition_code
+    from audio.games.starlancer.script.commands import TRIGGER_CONDITIONS, condition_code
 
     w = _at(ctx, "starlancer.trigger")
-    v = convert(e, TriggerEntry, source=_where(ctx), where=w)
+    v = _event(Trigger, e, ctx)
     try:
         condition_code(v.condition)
     except KeyError as exc:
-        raise ScenarioError(_where(ctx), f"{w}.condition", str(exc)) from None
-    return Trigger(t=v.t, condition=v.condition, subject=v.subject, component=v.component, locals=v.locals)
+        hint = did_you_mean(str(v.condition), TRIGGER_CONDITIONS)
+        raise ScenarioError(_where(ctx), f"{w}.condition", f"{exc.args[0]}{hint}") from None
+    return v
 
 
-def _say(e: dict[str, Any], ctx: Any) -> Event:
-    w = _at(ctx, "starlancer.say")
-    v = convert(e, SayEntry, source=_where(ctx), where=w)
-    if v.mode not in MODES:
-        raise ScenarioError(_where(ctx), f"{w}.mode", f"must be one of {sorted(MODES)}, got {v.mode!r}")
-    if v.speaker.partition(":")[0] not in ("ship", "pilot", "nobody"):
-        raise ScenarioError(
-            _where(ctx), f"{w}.speaker", f"must be ship[:NAME], pilot[:N] or nobody, got {v.speaker!r}"
-        )
-    return Say(
-        t=v.t,
-        speech=v.speech,
-        speaker=v.speaker,
-        ship=v.ship,
-        pilot=v.pilot,
-        head=v.head,
-        mode=v.mode,
-        film_flags=v.film_flags,
-        expiry=v.expiry,
-        remark=v.remark,
-    )
-
-
-def _gate(e: dict[str, Any], ctx: Any) -> Event:
-    v = convert(e, GateEntry, source=_where(ctx), where=_at(ctx, "starlancer.gate"))
-    return Gate(t=v.t, gate=v.gate, disabled=v.disabled)
-
-
-def _reset(e: dict[str, Any], ctx: Any) -> Event:
-    v = convert(e, ResetEntry, source=_where(ctx), where=_at(ctx, "starlancer.reset"))
-    return Reset(t=v.t, restart=v.restart)
+def _event(cls: type[E], e: dict[str, Any], ctx: Any) -> E:
+    """Entry ``e`` (its ``type`` dropped) checked against the event type itself."""
+    fields = {k: v for k, v in e.items() if k != "type"}
+    return convert(fields, cls, source=_where(ctx), where=_at(ctx, cls.KIND))
 
 
 def scenario_events() -> dict[str, Callable[[dict[str, Any], Any], Event]]:
     """Scenario ``[[event]]`` type -> builder ``(entry, ctx) -> Event``."""
     return {
         "starlancer.trigger": _trigger,
-        "starlancer.say": _say,
-        "starlancer.gate": _gate,
-        "starlancer.reset": _reset,
+        "starlancer.say": lambda e, ctx: _event(Say, e, ctx),
+        "starlancer.gate": lambda e, ctx: _event(Gate, e, ctx),
+        "starlancer.reset": lambda e, ctx: _event(Reset, e, ctx),
+        "starlancer.happen": lambda e, ctx: _event(Happen, e, ctx),
     }
 
 
@@ -230,9 +188,15 @@ def system_from_scenario(section: dict[str, Any], ctx: Any) -> StarlancerSystem:
             once_film_ticks=cfg.once_film_ticks,
             speech_volume=cfg.speech_volume,
             master_volume=cfg.master_volume,
+            static_bed=cfg.static_bed,
         )
         vm = VmSettings(
-            frame_ticks=cfg.frame_ticks, wake_compare=cfg.wake_compare, instruction_cap=cfg.instruction_cap
+            frame_ticks=cfg.frame_ticks,
+            wake_compare=cfg.wake_compare,
+            frame_budget=cfg.frame_budget,
+            thread_budget=cfg.thread_budget,
+            decisions_per_thread=cfg.decisions_per_thread,
+            mission=cfg.mission_number,
         )
         if not all(k.isdigit() for k in cfg.pilots):
             raise ScenarioError(where, "starlancer.pilots", "keys must be pilot numbers")
@@ -247,6 +211,9 @@ def system_from_scenario(section: dict[str, Any], ctx: Any) -> StarlancerSystem:
             graph=cfg.graph,
             static_level=cfg.static_level,
             start=cfg.start,
+            created=tuple(cfg.created),
+            hostile=tuple(cfg.hostile),
+            training=cfg.training,
         )
     except (FormatError, ValueError, TypeError) as exc:
         if isinstance(exc, ScenarioError):

@@ -24,12 +24,16 @@ import numpy as np
 
 from audio.core.bus import Event, EventBus
 from audio.core.errors import FormatError
-from audio.games.starlancer.events import Gate, Reset, Say, Trigger
+from audio.core.schema import did_you_mean
+from audio.games.starlancer.events import Gate, Happen, Reset, Say, Trigger
 from audio.games.starlancer.formats.dte import Dte
 from audio.games.starlancer.formats.hog import Hog, member_name
-from audio.games.starlancer.radio.radio import MODES, NOBODY, SPEECH_RATE, TICK_HZ, Line, Radio, RadioSettings
+from audio.games.starlancer.radio.radio import MODES, SPEECH_RATE, TICK_HZ, Line, Radio, RadioSettings
+from audio.games.starlancer.radio.remarks import Remarks
 from audio.games.starlancer.script.commands import condition_code
-from audio.games.starlancer.script.vm import MsvcRand, Vm, VmSettings
+from audio.games.starlancer.script.triggers import Event as VmEvent
+from audio.games.starlancer.script.vm import MsvcRand, Ref, Vm, VmSettings
+from audio.games.starlancer.script.vm_commands import create_ship, speaker_line
 
 __all__ = [
     "RNG_STREAM",
@@ -138,6 +142,9 @@ class StarlancerSystem:
         seed: int | None = None,
         static_level: float = 0.3,
         start: bool = True,
+        created: tuple[str, ...] = (),
+        hostile: tuple[str, ...] = (),
+        training: bool = False,
     ) -> None:
         self.mission, self.bank = mission, bank
         self.radio_settings, self.vm_settings = radio or RadioSettings(), vm or VmSettings()
@@ -145,6 +152,8 @@ class StarlancerSystem:
             raise ValueError("frame_ticks must be >= 1")
         self.globals_, self.pilot_names = dict(globals_ or {}), dict(pilot_names or {})
         self.graph, self.seed, self.static_level, self.auto_start = graph, seed, static_level, start
+        self.created, self.hostile, self.training = tuple(created), tuple(hostile), training
+        self.remarks: Remarks | None = None
         self.engine: Any = None
         self.radio: Radio | None = None
         self.vm: Vm | None = None
@@ -162,14 +171,15 @@ class StarlancerSystem:
         self.engine = engine
         seed = engine.rng.seed32(RNG_STREAM) if self.seed is None else self.seed
         self.rand = MsvcRand(seed)
-        noise = np.random.default_rng(seed).standard_normal(int(STATIC_LOOP_S * SPEECH_RATE))
-        crackle = np.repeat(
-            np.random.default_rng(seed + 1).random(int(STATIC_LOOP_S * 50)) ** 3, SPEECH_RATE // 50
-        )
-        self.static_loop = (0.25 * noise[: len(crackle)] * (0.3 + crackle)).astype(np.float32)
+        if self.radio_settings.static_bed:  # ours, opt-in: the game's static.fm8 has no sound
+            noise = np.random.default_rng(seed).standard_normal(int(STATIC_LOOP_S * SPEECH_RATE))
+            crackle = np.repeat(
+                np.random.default_rng(seed + 1).random(int(STATIC_LOOP_S * 50)) ** 3, SPEECH_RATE // 50
+            )
+            self.static_loop = (0.25 * noise[: len(crackle)] * (0.3 + crackle)).astype(np.float32)
         self.radio = Radio(_Presenter(self), self._decider("starlancer.radio"), self.radio_settings)
         self._new_vm()
-        engine.bus.subscribe(self, [Trigger, Say, Gate, Reset])
+        engine.bus.subscribe(self, [Trigger, Say, Gate, Reset, Happen])
 
     def _new_vm(self) -> None:
         assert self.radio is not None
@@ -182,6 +192,15 @@ class StarlancerSystem:
             self.globals_,
             self.pilot_names,
         )
+        self.remarks = Remarks(self.vm, self._decider("starlancer.radio"), self.training)
+        for who in self.hostile:
+            k = self._ship_slot(who)
+            if k is not None:
+                self.vm.ships[k].hostile = True
+        for who in self.created:
+            k = self._ship_slot(who)
+            if k is not None:
+                create_ship(self.vm, k, "created at mission start (scenario)")
 
     def _decider(self, system: str) -> Callable[..., Any]:
         def decide(outcome: str, **detail: Any) -> None:
@@ -190,19 +209,29 @@ class StarlancerSystem:
         return decide
 
     def tick(self, frame: int, engine: Any) -> None:
-        assert self.radio is not None and self.vm is not None, "attach() first"
+        assert self.radio is not None and self.vm is not None and self.remarks is not None, "attach() first"
         self.tick_now = frame
         if not self.started:
             self.started = True
             self.radio.reset()
             if self.auto_start:
                 self.vm.mission_start()
-        if frame and frame % TICK_HZ == 0:
-            self.vm.second()
         self.radio.tick(frame)
         if frame % self.vm_settings.frame_ticks == 0:
-            self.vm.run_frame()
+            if frame or not self.auto_start:  # at tick 0 the mission start has just run its pass
+                self.vm.frame(frame)
             self.radio.frame(frame)
+            self.radio.step_reports(frame, self._report_silent)
+            self.remarks.frame(frame, over=self.vm.terminated)
+
+    def _report_silent(self, line: Line) -> str:
+        assert self.vm is not None
+        if line.speaker_object == 0x3E9:
+            return "object 0x3E9 is never said"
+        ship = line.speaker_object if line.speaker_kind == "ship" else -1
+        if 0 <= ship < len(self.vm.ships) and self.vm.ships[ship].exploding:
+            return "the ship is exploding"
+        return ""
 
     def handle(self, event: Event, bus: EventBus) -> None:
         assert self.radio is not None and self.vm is not None, "attach() first"
@@ -217,12 +246,15 @@ class StarlancerSystem:
                 self.engine.bus.decide("starlancer.radio", "BadEvent", reason=str(exc))
         elif isinstance(event, Reset):
             self.reset(event.restart)
+        elif isinstance(event, Happen):
+            self.happen(event)
 
     # -- actions ----------------------------------------------------------------------------
     def reset(self, restart: bool = False) -> None:
         """``radio_reset``; ``restart`` also restarts the script (new VM, the start part runs)."""
-        assert self.radio is not None
+        assert self.radio is not None and self.vm is not None
         self.radio.reset()
+        self.remarks = Remarks(self.vm, self._decider("starlancer.radio"), self.training)  # state cleared
         if restart:
             self._new_vm()
             assert self.vm is not None
@@ -263,43 +295,129 @@ class StarlancerSystem:
                 reason="no object of that name or ID",
             )
             return 0
-        return self.vm.fire(cond, oid, tuple(ev.locals) if ev.locals else None, ev.component)
+        values = tuple(self._value(v) for v in ev.locals[:5]) if ev.locals else (self._subject_ref(oid),)
+        values = values + (0,) * (5 - len(values))
+        return int(self.vm.triggers.post(VmEvent(cond, oid, values, ev.component, ev.groups)))
+
+    def _subject_ref(self, oid: int) -> Ref | int:
+        k = next((i for i, s in enumerate(self.mission.ships) if s.object_id == oid), None)
+        return Ref("ship", k) if k is not None else oid
+
+    def _value(self, v: int | str) -> Ref | int:
+        """An event value: a number, or a ship named (``ship:NAME`` or a bare ship name)."""
+        if isinstance(v, int):
+            return v & 0xFFFFFFFF
+        k = self._ship_slot(v.removeprefix("ship:"))
+        return Ref("ship", k) if k is not None else 0xFFFFFFFF
+
+    def happen(self, ev: Happen) -> None:
+        """A world event (see :class:`~audio.games.starlancer.events.Happen`)."""
+        assert self.vm is not None and self.remarks is not None
+        vm, rm, now = self.vm, self.remarks, self.tick_now
+        k = self._ship_slot(ev.ship) if ev.ship != "" else 0
+        o = self._ship_slot(ev.other) if ev.other != "" else None
+        if k is None or (ev.other != "" and o is None):
+            self._bad(ev, f"no ship {ev.ship if k is None else ev.other!r}")
+            return
+        oid = self.mission.ships[k].object_id if 0 <= k < len(self.mission.ships) else None
+
+        def post(c: int, vals: tuple[Any, ...]) -> None:
+            if oid is not None:
+                vm.triggers.post(VmEvent(c, oid, vals + (0,) * (5 - len(vals))))
+
+        if ev.what == "create":
+            create_ship(vm, k, "created (event)")
+        elif ev.what == "explode":
+            vm.ships[k].exploding = True
+            post(1, (Ref("ship", o) if o is not None else 0xFFFFFFFF, Ref("ship", k)))
+        elif ev.what == "kill":
+            post(1, (Ref("ship", 0), Ref("ship", k)))
+            rm.kill(k, ev.kind or "fighter", now)
+        elif ev.what == "hit":
+            att = Ref("ship", o) if o is not None else 0xFFFFFFFF
+            post(0, (att, ev.value, ev.value, Ref("ship", k), 0xFFFFFFFF))
+            if o is not None and k < vm.s.players and vm.ships[o].hostile:
+                rm.hit(o, now)
+        elif ev.what in ("missile", "missile_clear"):
+            rm.missile_homing = ev.what == "missile"
+        elif ev.what == "eject":
+            rm.eject(k, now)
+        elif ev.what == "launch":
+            post(2, (Ref("ship", k),))
+            rm.launch(ev.kind or "reliant", now)
+        elif ev.what == "lost":
+            rm.lost(k, now)
+        elif ev.what == "wingman":
+            if ev.kind not in ("attack", "backoff", "help", "status", "scold", "praise", "taunt"):
+                self._bad(ev, f"wingman order {ev.kind!r} (attack|backoff|help|status|scold|praise|taunt)")
+                return
+            rm.wingman(k, ev.kind, ev.busy, ev.value, now)
+        elif ev.what == "variable":
+            if ev.kind not in rm.vars:
+                self._bad(ev, f"variable {ev.kind!r} ({'|'.join(rm.vars)})")
+                return
+            rm.vars[ev.kind] = ev.value
+        elif ev.what == "key":
+            (vm.keys.add if ev.busy else vm.keys.discard)(ev.value)
+        elif ev.what == "jumping":
+            vm.moving.add(k)
+        elif ev.what == "jumped":
+            vm.moving.discard(k)
+            post(9, (Ref("ship", k),))
+            if k < vm.s.players:
+                vm.last_jump = vm.clock
+        elif ev.what == "land":
+            rm.permission_to_land(ev.kind or "reliant", ev.value, now)
+        elif ev.what == "backup":
+            if rm.request_backup(ev.kind or "reliant", ev.busy, now):
+                post(0x0D, ())
+        else:
+            self._bad(ev, f"unknown happening {ev.what!r}")
+
+    def _bad(self, ev: Happen, why: str) -> None:
+        self.engine.bus.decide("starlancer.vm", "BadEvent", what=ev.what, reason=why)
 
     def say(self, ev: Say) -> str:
-        """A line from a port or a scenario (see :class:`~audio.games.starlancer.events.Say`)."""
-        assert self.radio is not None
+        """A line from a port or a scenario (see :class:`~audio.games.starlancer.events.Say`): a
+        ship speaks only once created and while not exploding; films and names from the faces."""
+        assert self.radio is not None and self.vm is not None
         kind, _, value = ev.speaker.partition(":")
         who: str | int = value or ev.ship
-        line = Line(
-            ev.speech,
-            flags=int(ev.film_flags),
-            head=int(ev.head),
-            source="port",
-            expiry=-1 if ev.expiry < 0 else self.radio.now + int(ev.expiry),
-        )
+        flags, head = int(ev.film_flags), int(ev.head)
         if kind == "ship":
             slot = self._ship_slot(who)
             if slot is None:
+                problem = self.check_event(ev)
                 self.engine.bus.decide(
-                    "starlancer.radio", "BadEvent", reason=f"no ship {who!r}", file=ev.speech
+                    "starlancer.radio",
+                    "BadEvent",
+                    reason=problem[1] if problem else f"no ship {who!r}",
+                    file=ev.speech,
                 )
                 return "BadEvent"
-            line.speaker, line.speaker_kind, line.speaker_object = (
-                self.mission.ship_name(slot) or f"ship({slot})",
-                "ship",
-                slot,
+            st = self.vm.ships[slot]
+            why = (
+                "the ship is a stand-in (never created)"
+                if not st.created
+                else ("the ship is exploding" if st.exploding else ("no pilot" if st.pilot == 0xFF else ""))
             )
-            line.film = f"pilots\\face{self.mission.ships[slot].pilot:03d}_{ev.head}.fm8"
+            if why:
+                self.engine.bus.decide("starlancer.radio", "Silent", file=ev.speech, reason=why)
+                return "Silent"
+            line = speaker_line(self.vm, st.pilot, head, ev.speech, flags)
+            line.speaker_kind, line.speaker_object = "ship", slot
         elif kind == "pilot":
+            if value and not value.isdigit():
+                self.engine.bus.decide(
+                    "starlancer.radio", "BadEvent", reason=f"pilot {value!r} is not a number"
+                )
+                return "BadEvent"
             n = int(value) if value else int(ev.pilot)
-            line.speaker, line.speaker_kind, line.speaker_object = (
-                self.pilot_names.get(n, f"pilot {n}"),
-                "pilot",
-                0xFFFF + n,
-            )
-            line.film = f"pilots\\face{n & 0xFF:03d}_{ev.head}.fm8"
+            line = speaker_line(self.vm, n & 0xFFFF, head, ev.speech, flags)
         else:
-            line.speaker_object = NOBODY
+            line = Line(ev.speech, flags=flags, head=head)
+        line.source = "port"
+        line.expiry = -1 if ev.expiry < 1 else self.radio.now + int(ev.expiry)
         if ev.mode not in MODES:
             self.engine.bus.decide(
                 "starlancer.radio", "BadEvent", reason=f"mode {ev.mode!r} (now|queued|if_idle)"
@@ -308,6 +426,29 @@ class StarlancerSystem:
         if ev.remark:
             return self.radio.remark(line, ev.remark, ev.mode)
         return self.radio.say(line, ev.mode)
+
+    def check_event(self, event: Event) -> tuple[str, str] | None:
+        """``(field, problem)`` when a :class:`Say` names a ship the mission does not have (with
+        the closest of its ship names); None otherwise."""
+        if isinstance(event, Say):
+            kind, _, value = event.speaker.partition(":")
+            who: str | int = value or event.ship
+            if kind == "ship" and self._ship_slot(who) is None:
+                full = [n for i in range(len(self.mission.ships)) if (n := self.mission.ship_name(i))]
+                names = full + [n.partition(")")[2] for n in full if n.startswith("(") and ")" in n]
+                field = "speaker" if value else "ship"
+                return field, f"no ship {who!r} in the mission{did_you_mean(str(who), names)}"
+            hog = self.bank.hog if self.bank is not None else None
+            if event.speech and hog is not None and hog.find(member_name(event.speech)) is None:
+                lines = [n.lower() for n in hog.names()]  # names match case-insensitively
+                close = did_you_mean(member_name(event.speech).lower(), lines)
+                return "speech", f"no speech line {event.speech!r} in {hog.path}{close}"
+        if isinstance(event, Happen):
+            for field, who in (("ship", event.ship), ("other", event.other)):
+                if who != "" and self._ship_slot(who) is None:
+                    names = [n for i in range(len(self.mission.ships)) if (n := self.mission.ship_name(i))]
+                    return field, f"no ship {who!r} in the mission{did_you_mean(str(who), names)}"
+        return None
 
     def _ship_slot(self, who: str | int) -> int | None:
         if isinstance(who, int) or (isinstance(who, str) and who.isdigit()):
@@ -338,7 +479,7 @@ class StarlancerSystem:
             return {}
         threads = []
         for t in self.vm.running():
-            state = "parked" if t.parked else (f"sleeps until {t.wake} s" if t.wake is not None else "runs")
+            state = "interrupted" if t.interrupted else (f"sleeps until {t.wake} s" if t.wake else "runs")
             threads.append(f"[{t.slot}] {t.label} @{t.ip - t.block} {state}")
         return {
             "threads": threads or ["(none)"],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -110,18 +111,16 @@ def _slb_probe(args: argparse.Namespace) -> int:
 
 
 def _slb_decode(args: argparse.Namespace) -> int:
-    import soundfile as sf
+    from audio.offline.outputs import check_outputs, is_stdio, write_audio
 
-    from audio.offline.outputs import atomic_path, check_writable
-
+    check_outputs({"-o": (args.output, "audio")})
     data, label = _member(args)
-    check_writable(args.output)
     pcm, rate = decode_slb(data, label, args.entry, raw_rate=args.rate)
-    with atomic_path(args.output) as tmp:
-        sf.write(tmp, np.clip(pcm, -1.0, 1.0), rate, subtype="PCM_16", format="WAV")
+    write_audio(args.output, np.asarray(pcm, np.float32), rate)
     print(
         f"{args.output}: {pcm.shape[0]} samples x {pcm.shape[1]} ch at {rate} Hz "
-        f"({pcm.shape[0] / rate:.3f} s)"
+        f"({pcm.shape[0] / rate:.3f} s)",
+        file=sys.stderr if is_stdio(args.output) else sys.stdout,
     )
     return 0
 
@@ -290,6 +289,46 @@ def _cues(args: argparse.Namespace) -> int:
 _ROOT_HELP = 'install folder holding dat/, or "demo" (default: the embedded demo install)'
 
 
+def _slb_replace(args: argparse.Namespace) -> int:
+    from math import gcd
+
+    import soundfile as sf
+    from scipy.signal import resample_poly
+
+    from audio.codecs import xwb
+    from audio.core.errors import OutputError
+    from audio.games.sylpheed.formats.slb import replace_slb_entry
+
+    if args.output.resolve() == args.file.resolve():
+        raise OutputError(f"{args.output}: is the input .slb; give a new file name")
+    data = args.file.read_bytes()
+    bank = xwb.read_wavebank(data, str(args.file))
+    if not 0 <= args.entry < len(bank.entries):
+        raise InputError(f"{args.file}: has entries 0..{len(bank.entries) - 1}, no entry {args.entry}")
+    e = bank.entries[args.entry]
+    try:
+        x, sr = sf.read(args.audio, dtype="float64", always_2d=True)
+    except sf.LibsndfileError as exc:
+        raise InputError(f"{args.audio}: not an audio file soundfile can read ({exc})") from None
+    if x.shape[1] != e.channels:
+        x = np.repeat(x.mean(axis=1, keepdims=True), e.channels, axis=1)
+    if int(sr) != e.sample_rate:
+        g = gcd(int(sr), e.sample_rate)
+        x = resample_poly(x, e.sample_rate // g, int(sr) // g, axis=0)
+    out = replace_slb_entry(data, args.entry, x.astype(np.float32), path=str(args.file), bitrate=args.bitrate)
+    tmp = args.output.with_name(args.output.name + ".partial")
+    try:
+        tmp.write_bytes(out)
+        tmp.replace(args.output)
+    finally:
+        tmp.unlink(missing_ok=True)
+    print(
+        f"{args.output}: entry {args.entry} replaced "
+        f"({x.shape[0] / e.sample_rate:.2f} s, XMA2), {len(out)} bytes"
+    )
+    return 0
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``sylpheed`` command group."""
     p = subparsers.add_parser(
@@ -333,6 +372,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     a.add_argument("--rate", type=int, default=None, help="sample rate (Hz) for raw XMA packets")
     a.add_argument("-o", "--output", type=Path, required=True, help="output .wav")
     a.set_defaults(func=_slb_decode)
+    a = sub.add_parser(
+        "slb-replace",
+        help="replace one wave bank entry of a loose .slb with a new line (XMA2) and write a new file",
+        description="Encode AUDIO as XMA2 at the entry's rate and channel count (resampled and mixed "
+        "as needed) and write a new .slb with every other entry kept as stored. Only an .slb that "
+        "is a wave bank from offset 0 can be rewritten. Console acceptance of barkbus's XMA2 is "
+        "not verified.",
+    )
+    a.add_argument("file", type=Path, help="the .slb (a loose file)")
+    a.add_argument("entry", type=int, help="wave bank entry index")
+    a.add_argument("audio", type=Path, help="the new line (WAV, FLAC, ...)")
+    a.add_argument("-o", "--output", type=Path, required=True, help="new .slb (not the input)")
+    a.add_argument("--bitrate", type=float, default=64.0, help="kbit/s per channel (default 64)")
+    a.set_defaults(func=_slb_replace)
     for name, fn, helptext in (
         ("tables", _tables, "dump rule tables, the squadron roster and self-checks"),
         ("cues", _cues, "the message id -> cue -> bank join with resolution counts"),

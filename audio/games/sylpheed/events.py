@@ -11,6 +11,8 @@ from audio.core.bus import Event
 
 __all__ = ["CrewSetup", "Bark", "PhaseChange", "ChatterEnable", "Subtitle"]
 
+Name = Annotated[str, Meta(max_length=256)]
+
 
 @dataclass(frozen=True, kw_only=True)
 class CrewSetup(Event, kind="sylpheed.crew"):
@@ -22,12 +24,13 @@ class CrewSetup(Event, kind="sylpheed.crew"):
     default to the tables' ``Sperkers`` roster; ``phases`` are the phase slots filled.
     """
 
-    crew: str = ""
-    stage: str = ""
-    squadron: str = ""
-    tables: tuple[str, ...] = ()
-    speakers: tuple[str, ...] = ()
-    phases: tuple[int, ...] = (1, 2, 3)
+    crew: Name = ""
+    stage: Annotated[str, Meta(pattern=r"^([Ss]?[0-9]{1,3})?$")] | Annotated[int, Meta(ge=0, le=999)] = ""
+    """A stage number (``2``, ``"02"``, ``"S02"``; read as ``"S02"``), or "" for ``tables``."""
+    squadron: Name = ""
+    tables: Annotated[tuple[Name, ...], Meta(max_length=64)] = ()
+    speakers: Annotated[tuple[Name, ...], Meta(max_length=256)] = ()
+    phases: Annotated[tuple[Annotated[int, Meta(ge=1, le=3)], ...], Meta(max_length=3)] = (1, 2, 3)
 
 
 @dataclass(frozen=True, kw_only=True)

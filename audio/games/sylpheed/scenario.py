@@ -36,6 +36,7 @@ A speaker may be given with or without the roster's ``Character`` prefix.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -49,7 +50,7 @@ from audio.games.sylpheed.events import Bark, ChatterEnable, CrewSetup, PhaseCha
 from audio.games.sylpheed.formats.install import SylpheedInstall, stage_tag
 from audio.games.sylpheed.system import SylpheedChatterSystem
 
-__all__ = ["CrewTable", "SylpheedSection", "demo_root", "scenario_events", "system_from_scenario"]
+__all__ = ["SylpheedSection", "demo_root", "scenario_events", "system_from_scenario"]
 
 
 def demo_root() -> Path:
@@ -67,19 +68,6 @@ def _where(ctx: Any) -> str:
     return str(_ctx(ctx, "path") or "<scenario>")
 
 
-class CrewTable(Struct, kw_only=True):
-    """A ``[[sylpheed.crew]]`` entry or a ``sylpheed.crew`` event (see :class:`CrewSetup`)."""
-
-    t: Annotated[float, Meta(ge=0.0)] = 0.0
-    type: str = "sylpheed.crew"
-    stage: str | int | None = None
-    crew: str = ""
-    squadron: str = ""
-    tables: list[str] = []
-    speakers: list[str] = []
-    phases: tuple[Annotated[int, Meta(ge=1, le=3)], ...] = (1, 2, 3)
-
-
 class SylpheedSection(Struct, kw_only=True):
     """The ``[sylpheed]`` scenario section (keys in the module docstring)."""
 
@@ -92,34 +80,21 @@ class SylpheedSection(Struct, kw_only=True):
     missing_line_s: Annotated[float, Meta(ge=0.0, le=60.0)] = 2.0
     hold_effective_time: bool = True
     pool_size: Annotated[int, Meta(ge=1, le=4096)] = 128
-    crew: list[CrewTable] | None = None
+    crew: list[dict[str, Any]] | None = None
+    """``[[sylpheed.crew]]`` entries, each a :class:`CrewSetup` (checked when the system is built)."""
 
 
 def _crew(entry: dict[str, Any], ctx: Any, what: str) -> CrewSetup:
-    c = convert(entry, CrewTable, source=_where(ctx), where=_ctx(ctx, "where") or what)
-    return _crew_setup(c, ctx, what)
-
-
-def _crew_setup(c: CrewTable, ctx: Any, what: str) -> CrewSetup:
+    """A crew entry checked against :class:`CrewSetup`: exactly one source, a stage for a crew
+    or squadron (normalised to ``S02``)."""
+    fields = {k: v for k, v in entry.items() if k != "type"}
+    c = convert(fields, CrewSetup, source=_where(ctx), where=_ctx(ctx, "where") or what)
     if sum(bool(x) for x in (c.crew, c.squadron, c.tables)) != 1:
         raise ScenarioError(_where(ctx), what, "give exactly one of crew, squadron, tables")
-    stage = ""
-    if c.stage is not None:
-        try:
-            stage = stage_tag(c.stage)
-        except ValueError as exc:
-            raise ScenarioError(_where(ctx), f"{what}.stage", str(exc)) from None
+    stage = stage_tag(c.stage) if c.stage != "" else ""
     if not c.tables and not stage:
         raise ScenarioError(_where(ctx), what, "crew and squadron need a stage")
-    return CrewSetup(
-        t=c.t,
-        crew=c.crew,
-        stage=stage,
-        squadron=c.squadron,
-        tables=tuple(c.tables),
-        speakers=tuple(c.speakers),
-        phases=tuple(c.phases),
-    )
+    return dataclasses.replace(c, stage=stage)
 
 
 def _event(cls: type[Event], **fixed: Any) -> Callable[[dict[str, Any], Any], Event]:
@@ -141,6 +116,21 @@ def scenario_events() -> dict[str, Callable[[dict[str, Any], Any], Event]]:
     }
 
 
+def install_names(install: SylpheedInstall, crews: list[CrewSetup]) -> tuple[set[str], set[str]]:
+    """Every speaker and chatter event of the install's rule tables (those its UnitMessageSets
+    reach and those the crews name), for the load-time name check."""
+    tables = [*install.reachable_rule_tables(), *(t for c in crews for t in c.tables)]
+    speakers: set[str] = set()
+    events: set[str] = set()
+    for name in dict.fromkeys(tables):
+        table = install.rule_table(name)
+        speakers.update(s.removeprefix("Character") for s in table.speakers)
+        events.update(e.event for e in table.events)
+    for c in crews:
+        speakers.update(s.removeprefix("Character") for s in c.speakers)
+    return speakers, events
+
+
 def system_from_scenario(section: dict[str, Any], ctx: Any) -> SylpheedChatterSystem:
     """Build the chatter system for a ``[sylpheed]`` section (keys in the module docstring)."""
     where = _where(ctx)
@@ -158,7 +148,10 @@ def system_from_scenario(section: dict[str, Any], ctx: Any) -> SylpheedChatterSy
             f"no dat/ folder under {root}"
             + (" (run tools/build_sylpheed_demo.py)" if inst == "demo" else ""),
         )
-    crews = [_crew_setup(c, ctx, f"sylpheed.crew[{i}]") for i, c in enumerate(cfg.crew or [])]
+    crews = [
+        _crew(c, {"path": where, "where": f"sylpheed.crew[{i}]"}, f"sylpheed.crew[{i}]")
+        for i, c in enumerate(cfg.crew or [])
+    ]
     install = SylpheedInstall(root, cfg.lang)
     try:
         if cfg.crew is None:
@@ -178,6 +171,7 @@ def system_from_scenario(section: dict[str, Any], ctx: Any) -> SylpheedChatterSy
             pool_size=cfg.pool_size,
             phase=cfg.phase,
             enabled=cfg.enabled,
+            names=install_names(install, crews),
         )
     except (ValueError, FormatError) as exc:
         raise ScenarioError(where, "[sylpheed]", str(exc)) from None

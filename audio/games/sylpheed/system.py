@@ -24,11 +24,12 @@ import numpy as np
 from audio.core.bus import Event, EventBus
 from audio.core.errors import FormatError
 from audio.core.faults import report_fault
+from audio.core.schema import did_you_mean
 from audio.games.sylpheed.chatter.queue import FRAME_RATE, ChatterQueue, Node, frames_of
 from audio.games.sylpheed.chatter.rand import GameRand
 from audio.games.sylpheed.chatter.rules import MergeResult, merge_phases
 from audio.games.sylpheed.events import Bark, ChatterEnable, CrewSetup, PhaseChange, Subtitle
-from audio.games.sylpheed.formats.install import LineSource, TableSource
+from audio.games.sylpheed.formats.install import LineSource, TableSource, stage_tag
 from audio.games.sylpheed.formats.presets import RuleTable
 
 __all__ = ["RNG_STREAM", "SYSTEM", "SylpheedChatterSystem"]
@@ -79,8 +80,12 @@ class SylpheedChatterSystem:
         missing_line_s: float = 2.0,
         phase: int = 1,
         enabled: bool = True,
+        names: tuple[set[str], set[str]] | None = None,
     ) -> None:
         self.lines, self.tables = lines, tables
+        self.names = names
+        """Every speaker and every chatter event the install's rule tables have (None: not
+        checked), for :meth:`check_event`."""
         self.crews = list(crews)
         self.graph, self.bus_name = graph, bus
         self.generator, self.fold, self.seed = generator, fold, seed
@@ -157,6 +162,22 @@ class SylpheedChatterSystem:
         assert self.queue is not None, "attach() first"
         self.queue.tick(frame)
 
+    def check_event(self, event: Event) -> tuple[str, str] | None:
+        """``(field, problem)`` when a :class:`Bark` names a speaker or an event no rule table of
+        the install has (with the closest of its names); None otherwise. A speaker the install
+        has but no crew has loaded yet is the game's own ``NotLoaded``, not a mistake."""
+        if isinstance(event, Bark) and self.names is not None:
+            speakers, events = self.names
+            who = event.speaker.removeprefix("Character")
+            if who not in speakers:
+                return "speaker", f"no speaker {event.speaker!r} in the install{did_you_mean(who, speakers)}"
+            if event.event not in events:
+                return (
+                    "event",
+                    f"no chatter event {event.event!r} in the install{did_you_mean(event.event, events)}",
+                )
+        return None
+
     def handle(self, event: Event, bus: EventBus) -> None:
         q = self.queue
         assert q is not None, "attach() first"
@@ -211,6 +232,7 @@ class SylpheedChatterSystem:
     def setup_crew(self, ev: CrewSetup) -> MergeResult | None:
         """Apply a :class:`CrewSetup` (names resolved through ``tables``)."""
         label = ev.crew or ev.squadron or "+".join(ev.tables)
+        stage = stage_tag(ev.stage) if ev.stage != "" else ""
         try:
             if ev.tables:
                 groups = [(label, list(ev.tables))]
@@ -218,18 +240,18 @@ class SylpheedChatterSystem:
                 if self.tables is None:
                     raise FormatError(label, None, "a table source for crews given by name")
                 if ev.squadron:
-                    sq = self.tables.unit_group(ev.stage).squadron(ev.squadron)
+                    sq = self.tables.unit_group(stage).squadron(ev.squadron)
                     if sq is None:
-                        raise FormatError(f"UnitGroup_{ev.stage}", None, f"squadron {ev.squadron}")
+                        raise FormatError(f"UnitGroup_{stage}", None, f"squadron {ev.squadron}")
                     crews = list(dict.fromkeys(m.message_set for m in sq.members))
                 else:
                     crews = [ev.crew]
-                ums = self.tables.unit_message_set(ev.stage)
+                ums = self.tables.unit_message_set(stage)
                 groups = []
                 for c in crews:
                     crew = ums.crew(c)
                     if crew is None:
-                        raise FormatError(f"UnitMessageSet_{ev.stage}", None, f"crew {c}")
+                        raise FormatError(f"UnitMessageSet_{stage}", None, f"crew {c}")
                     groups.append((c, crew.tables))
             if self.tables is None:
                 raise FormatError(label, None, "a table source to read rule tables")

@@ -23,17 +23,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
+from msgspec import Meta
 
 from audio.core.bus import Event, EventBus
-from audio.core.errors import ScenarioError
+from audio.core.schema import Struct, convert
 
 __all__ = [
     "CACHE_SAMPLES",
     "DEFAULT_GRAPH",
     "ToneOn",
+    "ToneSection",
     "ToneStop",
     "ToneSystem",
     "port_section",
@@ -111,6 +113,10 @@ class ToneSystem:
         self._cache: dict[tuple[float, float, float, float], np.ndarray] = {}
         self._cached = 0
 
+    def check_event(self, event: Event) -> tuple[str, str] | None:
+        """Tones name nothing of an install: always None."""
+        return None
+
     def prepare(self, events: list[ToneOn]) -> None:
         """Synthesise these lines ahead (e.g. before going live), within the cache bound."""
         for ev in events:
@@ -183,22 +189,20 @@ class ToneSystem:
         return any(line == str(line_id) for _, line in self.lines.values())
 
 
+class ToneSection(Struct):
+    """The ``[tone]`` scenario section."""
+
+    graph: Annotated[str, Meta(min_length=1, max_length=256)] = DEFAULT_GRAPH
+    """Voice graph the lines play through."""
+    max_seconds: Annotated[float, Meta(gt=0.0, le=86_400.0)] = 30.0
+    """Longest line accepted (s); a longer one is Rejected."""
+
+
 def system_from_scenario(section: dict, ctx: Any) -> ToneSystem:
-    """Build the system from a scenario's ``[tone]`` section (keys ``graph``, ``max_seconds``)."""
+    """Build the system from a scenario's ``[tone]`` section (:class:`ToneSection`)."""
     where = str(getattr(ctx, "path", "<scenario>"))
-    unknown = set(section) - {"graph", "max_seconds"}
-    if unknown:
-        raise ScenarioError(where, "[tone]", f"unknown key {min(unknown)!r} (known: graph, max_seconds)")
-    graph = section.get("graph", DEFAULT_GRAPH)
-    max_s = section.get("max_seconds", 30.0)
-    if (
-        not isinstance(graph, str)
-        or isinstance(max_s, bool)
-        or not isinstance(max_s, (int, float))
-        or max_s <= 0
-    ):
-        raise ScenarioError(where, "[tone]", "graph must be a graph name and max_seconds a number > 0")
-    return ToneSystem(graph, max_seconds=float(max_s))
+    cfg = convert(section, ToneSection, source=where, where="tone")
+    return ToneSystem(cfg.graph, max_seconds=cfg.max_seconds)
 
 
 def port_section(install: str | None) -> dict[str, Any]:
@@ -207,18 +211,15 @@ def port_section(install: str | None) -> dict[str, Any]:
 
 
 def scenario_events() -> dict[str, Callable[[dict, Any], Event]]:
-    """Factories for the scenario's ``[[event]]`` types ``tone.on`` / ``tone.stop``."""
-    from audio.port.events import PortError, make_event
+    """Factories for the scenario's ``[[event]]`` types ``tone.on`` / ``tone.stop`` (each
+    entry checked against the event type)."""
 
-    def factory(kind: str) -> Callable[[dict, Any], Event]:
+    def factory(cls: type[Event]) -> Callable[[dict, Any], Event]:
         def make(d: dict, ctx: Any) -> Event:
-            try:
-                return make_event(kind, **{k: v for k, v in d.items() if k != "type"})
-            except PortError as exc:
-                raise ScenarioError(
-                    str(getattr(ctx, "path", "<scenario>")), f"event {kind}", str(exc)
-                ) from None
+            fields = {k: v for k, v in d.items() if k != "type"}
+            where = getattr(ctx, "where", "") or cls.KIND
+            return convert(fields, cls, source=str(getattr(ctx, "path", "<scenario>")), where=where)
 
         return make
 
-    return {"tone.on": factory("tone.on"), "tone.stop": factory("tone.stop")}
+    return {"tone.on": factory(ToneOn), "tone.stop": factory(ToneStop)}

@@ -33,13 +33,51 @@ import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Annotated, Any
 
-from audio.core.errors import FormatError
+from msgspec import Meta
 
-__all__ = ["VoiceEntry", "VoiceTable", "load_voicetable", "read_voicetable", "write_voicetable"]
+from audio.core.errors import ScenarioError
+from audio.core.schema import Struct, convert
 
-_KEYS = {"file", "packet", "sound_id", "character_id", "audio"}
+__all__ = [
+    "VoiceEntry",
+    "VoiceRow",
+    "VoiceTable",
+    "VoiceTableFile",
+    "load_voicetable",
+    "read_voicetable",
+    "write_voicetable",
+]
+
+CharacterId = Annotated[int, Meta(ge=0, le=0xFFFF)]
+Text = Annotated[str, Meta(min_length=1, max_length=1024)]
+
+
+class VoiceRow(Struct):
+    """One ``[[voice]]`` row as written: a line key (file + packet) or a character key, and the
+    audio path (relative to the table)."""
+
+    sound_id: Annotated[int, Meta(ge=0, le=0xFFFF)]
+    audio: Text
+    file: Text | None = None
+    packet: Annotated[int, Meta(ge=0, le=0xFFFFFFFE)] | None = None
+    character_id: CharacterId | None = None
+
+
+IdKey = Annotated[str, Meta(pattern=r"^[0-9]{1,5}$")]
+"""A decimal id 0..65535 as a TOML key (the range is checked after conversion)."""
+Label = Annotated[str, Meta(max_length=256)]
+
+
+class VoiceTableFile(Struct):
+    """A voice table file: ``[characters]`` and ``[names]`` (decimal id = display name),
+    ``[propers]`` (payload hex, whole bytes = text) and ``[[voice]]`` rows."""
+
+    characters: dict[IdKey, Label] = {}
+    names: dict[IdKey, Label] = {}
+    propers: dict[Annotated[str, Meta(pattern=r"^([0-9A-Fa-f]{2})+$", max_length=512)], Label] = {}
+    voice: list[VoiceRow] = []
 
 
 @dataclass(frozen=True)
@@ -111,92 +149,47 @@ class VoiceTable:
         return self.propers.get(payload_hex.lower())
 
 
-def _int(where: str, d: dict[str, Any], key: str, hi: int) -> int | None:
-    if key not in d:
-        return None
-    v = d[key]
-    if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= hi:
-        raise FormatError(where, None, f"{key} an integer 0..{hi}", v)
-    return v
-
-
-def _entry(where: str, base: Path, d: Any, check_files: bool) -> VoiceEntry:
-    if not isinstance(d, dict):
-        raise FormatError(where, None, "a [[voice]] table", d)
-    unknown = set(d) - _KEYS
-    if unknown:
-        raise FormatError(where, None, f"only the keys {sorted(_KEYS)}", sorted(unknown))
-    sound = _int(where, d, "sound_id", 0xFFFF)
-    packet, cid = _int(where, d, "packet", 0xFFFFFFFE), _int(where, d, "character_id", 0xFFFF)
-    file = d.get("file")
-    if sound is None:
-        raise FormatError(where, None, "a sound_id")
-    if file is not None and (not isinstance(file, str) or not file):
-        raise FormatError(where, None, "file a non-empty string", file)
-    line_key, chr_key = file is not None or packet is not None, cid is not None
-    if line_key == chr_key or (line_key and (file is None or packet is None)):
-        raise FormatError(where, None, "either file + packet + sound_id or character_id + sound_id")
-    audio = d.get("audio")
-    if not isinstance(audio, str) or not audio:
-        raise FormatError(where, None, "audio = a path relative to the table", audio)
-    path = Path(audio) if Path(audio).is_absolute() else base / audio
+def _entry(source: str, where: str, base: Path, row: VoiceRow, check_files: bool) -> VoiceEntry:
+    line_key, chr_key = row.file is not None or row.packet is not None, row.character_id is not None
+    if line_key == chr_key or (line_key and (row.file is None or row.packet is None)):
+        raise ScenarioError(
+            source, where, "expected either file + packet + sound_id or character_id + sound_id"
+        )
+    path = Path(row.audio) if Path(row.audio).is_absolute() else base / row.audio
     if check_files and not path.is_file():
-        raise FormatError(where, None, "an existing audio file", str(path))
-    return VoiceEntry(sound, path, file, packet, cid)
+        raise ScenarioError(source, f"{where}.audio", f"expected an existing audio file, found {str(path)!r}")
+    return VoiceEntry(row.sound_id, path, row.file, row.packet, row.character_id)
 
 
 def read_voicetable(text: str, path: str | Path = "<voicetable>", check_files: bool = True) -> VoiceTable:
-    """Parse and validate a voice table (paths resolved against the table's folder)."""
+    """Parse and validate a voice table (:class:`VoiceTableFile`; paths resolved against the
+    table's folder). Errors are one :class:`ScenarioError` naming the path to the field."""
     p = Path(path)
     try:
         doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise FormatError(p, None, "valid TOML", str(exc)) from None
-    unknown = set(doc) - {"voice", "characters", "names", "propers"}
-    if unknown:
-        raise FormatError(
-            p, None, "only [characters], [names], [propers] and [[voice]] tables", sorted(unknown)
-        )
-    chars = _id_table(p, doc, "characters", "character id")
-    names = _id_table(p, doc, "names", "name id")
-    propers_raw = doc.get("propers", {})
-    if not isinstance(propers_raw, dict):
-        raise FormatError(p, None, "[propers] a table of payload hex = text", propers_raw)
-    propers: dict[str, str] = {}
-    for k, v in propers_raw.items():
-        if not (_is_hex_payload(k) and isinstance(v, str)):
-            raise FormatError(p, None, "[propers] entries of payload hex (whole bytes) = text", (k, v))
-        propers[k.lower()] = v
-    rows = doc.get("voice", [])
-    if not isinstance(rows, list):
-        raise FormatError(p, None, "[[voice]] an array of tables", rows)
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:
+        raise ScenarioError(str(p), None, f"expected valid TOML: {exc}") from None
+    table = convert(doc, VoiceTableFile, source=str(p))
+    chars = _id_table(str(p), table.characters, "characters")
+    names = _id_table(str(p), table.names, "names")
+    propers = {k.lower(): v for k, v in table.propers.items()}
     entries, seen = [], set()
-    for i, d in enumerate(rows):
-        e = _entry(f"{p}: voice #{i + 1}", p.parent, d, check_files)
+    for i, row in enumerate(table.voice):
+        e = _entry(str(p), f"voice[{i}]", p.parent, row, check_files)
         if e.key in seen:
-            raise FormatError(f"{p}: voice #{i + 1}", None, "one row per key", e.key)
+            raise ScenarioError(str(p), f"voice[{i}]", f"one row per key: {e.key} is already in the table")
         seen.add(e.key)
         entries.append(e)
     return VoiceTable(p, entries, chars, names, propers)
 
 
-def _id_table(p: Path, doc: dict[str, Any], section: str, what: str) -> dict[int, str]:
-    raw = doc.get(section, {})
-    if not isinstance(raw, dict):
-        raise FormatError(p, None, f"[{section}] a table of id = name", raw)
+def _id_table(source: str, raw: dict[str, str], section: str) -> dict[int, str]:
     out: dict[int, str] = {}
     for k, v in raw.items():
-        if not (k.isdigit() and int(k) <= 0xFFFF and isinstance(v, str)):
-            raise FormatError(p, None, f"[{section}] entries of {what} (0..65535) = name", (k, v))
+        if int(k) > 0xFFFF:
+            raise ScenarioError(source, f"{section}.{k}", "expected an id 0..65535")
         out[int(k)] = v
     return out
-
-
-def _is_hex_payload(key: str) -> bool:
-    try:
-        return len(key) % 2 == 0 and len(bytes.fromhex(key)) == len(key) // 2
-    except ValueError:
-        return False
 
 
 def load_voicetable(path: str | Path, check_files: bool = True) -> VoiceTable:
@@ -205,7 +198,7 @@ def load_voicetable(path: str | Path, check_files: bool = True) -> VoiceTable:
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise FormatError(p, None, "a readable UTF-8 voice table", str(exc)) from None
+        raise ScenarioError(str(p), None, f"expected a readable UTF-8 voice table ({exc})") from None
     return read_voicetable(text, p, check_files)
 
 

@@ -2,18 +2,31 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any
+import typing
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import Meta
+
+from audio.core.errors import BarkbusError, InputError
+from audio.core.schema import convert
 
 __all__ = ["CHANNEL_MODES", "ON_BUSY", "WAIT_STARTS", "TalkSettings"]
 
-WAIT_STARTS = ("at_record", "at_message_start")
-CHANNEL_MODES = ("auto", "auto_lipsync", "ignore")
-ON_BUSY = ("queue", "replace", "refuse")
+WaitStarts = Literal["at_record", "at_message_start"]
+ChannelMode = Literal["auto", "auto_lipsync", "ignore"]
+OnBusy = Literal["queue", "replace", "refuse"]
+WAIT_STARTS: tuple[str, ...] = typing.get_args(WaitStarts)
+CHANNEL_MODES: tuple[str, ...] = typing.get_args(ChannelMode)
+ON_BUSY: tuple[str, ...] = typing.get_args(OnBusy)
+CharacterId = Annotated[int, Meta(ge=0, le=0xFFFF)]
 
 
-@dataclass(frozen=True)
-class TalkSettings:
+def _settings_error(source: str, where: str, problem: str) -> BarkbusError:
+    return InputError(f"{source}: {where}: {problem}" if where else f"{source}: {problem}")
+
+
+class TalkSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """Settings of :class:`~audio.games.radiata.talk.sequencer.TalkSequencer` (frames are game frames).
 
     Parameters
@@ -71,78 +84,39 @@ class TalkSettings:
         record.
     """
 
-    fps: int = 60
-    default_speed: float = 3.0
-    wait_starts: str = "at_record"
+    fps: Annotated[int, Meta(ge=1, le=1000)] = 60
+    default_speed: Annotated[float, Meta(ge=0.0, le=255.0)] = 3.0
+    wait_starts: WaitStarts = "at_record"
     cursor_waits_for_press: bool = True
-    auto_advance_frames: int = 45
+    auto_advance_frames: Annotated[int, Meta(ge=0, le=1_000_000)] = 45
     auto_advance_waits_for_voice: bool = True
     advance_skips_reveal: bool = True
-    other_channels: str = "auto"
+    other_channels: ChannelMode = "auto"
     lip_sync_without_bustup: bool = True
     end_stops_voices: bool = False
-    on_busy: str = "queue"
-    queue_size: int = 16
-    choice_timeout_option: int = 0
-    auto_choose: int | None = None
-    party: tuple[int, ...] = ()
-    active_character: int | None = None
-    voice_gain: float = 1.0
-    mouth_frames: int | None = None
-
-    def __post_init__(self) -> None:
-        checks = [
-            (1 <= self.fps <= 1000, "fps 1..1000"),
-            (0.0 <= self.default_speed <= 255.0, "default_speed 0..255"),
-            (self.wait_starts in WAIT_STARTS, f"wait_starts one of {WAIT_STARTS}"),
-            (self.other_channels in CHANNEL_MODES, f"other_channels one of {CHANNEL_MODES}"),
-            (self.on_busy in ON_BUSY, f"on_busy one of {ON_BUSY}"),
-            (1 <= self.queue_size <= 100_000, "queue_size 1..100000"),
-            (0 <= self.auto_advance_frames <= 1_000_000, "auto_advance_frames 0..1000000"),
-            (0 <= self.choice_timeout_option < 128, "choice_timeout_option 0..127"),
-            (self.auto_choose is None or 0 <= self.auto_choose < 128, "auto_choose 0..127 or none"),
-            (len(self.party) <= 5, "at most 5 party slots"),
-            (0.0 <= self.voice_gain <= 64.0, "voice_gain 0..64"),
-            (
-                self.mouth_frames is None or 0 <= self.mouth_frames <= 1_000_000,
-                "mouth_frames 0..1000000 or none",
-            ),
-        ]
-        bad = [what for ok, what in checks if not ok]
-        if bad:
-            raise ValueError("talk settings: expected " + ", ".join(bad))
+    on_busy: OnBusy = "queue"
+    queue_size: Annotated[int, Meta(ge=1, le=100_000)] = 16
+    choice_timeout_option: Annotated[int, Meta(ge=0, le=127)] = 0
+    auto_choose: Annotated[int, Meta(ge=0, le=127)] | None = None
+    party: Annotated[tuple[CharacterId, ...], Meta(max_length=5)] = ()
+    active_character: CharacterId | None = None
+    voice_gain: Annotated[float, Meta(ge=0.0, le=64.0)] = 1.0
+    mouth_frames: Annotated[int, Meta(ge=0, le=1_000_000)] | None = None
 
     @classmethod
-    def names(cls) -> set[str]:
-        return {f.name for f in fields(cls)}
+    def names(cls) -> tuple[str, ...]:
+        """The setting names (the keys of the ``[radiata]`` section they are read from)."""
+        return cls.__struct_fields__
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> TalkSettings:
-        """Build from scenario keys (lists become tuples); ValueError names a bad key or value."""
-        unknown = set(d) - cls.names()
-        if unknown:
-            raise ValueError(f"unknown talk settings {sorted(unknown)} (have {sorted(cls.names())})")
-        kw: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in d.items()}
-        types = {f.name: f.type for f in fields(cls)}
-        for k, v in kw.items():
-            want = types[k]
-            if "bool" in str(want) and not isinstance(v, bool):
-                raise ValueError(f"{k} must be true/false, got {v!r}")
-            if str(want) == "int" and (isinstance(v, bool) or not isinstance(v, int)):
-                raise ValueError(f"{k} must be an integer, got {v!r}")
-            if str(want) == "float" and (isinstance(v, bool) or not isinstance(v, (int, float))):
-                raise ValueError(f"{k} must be a number, got {v!r}")
-            if str(want) == "str" and not isinstance(v, str):
-                raise ValueError(f"{k} must be a string, got {v!r}")
-            if (
-                str(want) == "int | None"
-                and v is not None
-                and (isinstance(v, bool) or not isinstance(v, int))
-            ):
-                raise ValueError(f"{k} must be an integer, got {v!r}")
-            if k == "party" and not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
-                raise ValueError(f"party must be a list of character ids, got {v!r}")
-        return cls(**kw)
+    def from_dict(cls, d: dict[str, Any], source: str = "talk settings", where: str = "") -> TalkSettings:
+        """Check and build from scenario keys: one :class:`InputError` naming the key, what was
+        expected and a did-you-mean (nan/inf refused)."""
+        return convert(d, cls, source=source, where=where, error=_settings_error)
+
+    def checked(self) -> TalkSettings:
+        """These settings, validated like :meth:`from_dict` (for ones built in Python)."""
+        return self.from_dict(msgspec.to_builtins(self))
 
     def resolve(self, character_id: int | None) -> int | None:
         """9900 -> the active character, 9901..9905 -> party slots (unchanged when unset)."""

@@ -34,11 +34,17 @@ import bisect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Annotated, Any
 
+import msgspec
+from msgspec import Meta
+
+from audio.core.errors import ScenarioError
+from audio.core.schema import Struct, convert
 from audio.dsp.curves import interp_f32
 
 __all__ = [
+    "MixTable",
     "Curve",
     "PEAK_CENTRE",
     "PEAK_GAIN",
@@ -140,6 +146,49 @@ def level_outputs(kind: str, event: int, far: bool) -> tuple[int, int]:
     return 2 + int(far), 15
 
 
+Metres = Annotated[float, Meta(ge=0.0, le=1e6)]
+Points = Meta(min_length=1, max_length=256)
+
+
+class LevelCurve(Struct):
+    """A main-level output over distance: ``x`` metres, ``y`` the game's level 0..32767."""
+
+    x: Annotated[list[Metres], Points]
+    y: Annotated[list[Annotated[float, Meta(ge=0.0, le=32767.0)]], Points]
+
+
+class CutoffCurve(Struct):
+    """A filter-cutoff output over distance: ``x`` metres, ``y`` Hz."""
+
+    x: Annotated[list[Metres], Points]
+    y: Annotated[list[Annotated[float, Meta(ge=0.0, le=1e6)]], Points]
+
+
+class SendCurve(Struct):
+    """A send-level output over distance: ``x`` metres, ``y`` linear 0..64."""
+
+    x: Annotated[list[Metres], Points]
+    y: Annotated[list[Annotated[float, Meta(ge=0.0, le=64.0)]], Points]
+
+
+class MixTable(Struct):
+    """``[skate.mix]``: overrides of the output curves (numbered as in the module docstring)."""
+
+    out2: LevelCurve | None = None
+    out3: LevelCurve | None = None
+    out4: LevelCurve | None = None
+    out5: LevelCurve | None = None
+    out6: LevelCurve | None = None
+    out13: CutoffCurve | None = None
+    out14: CutoffCurve | None = None
+    out15: SendCurve | None = None
+    out16: SendCurve | None = None
+    out17: SendCurve | None = None
+    out21: SendCurve | None = None
+    out22: CutoffCurve | None = None
+    out23: CutoffCurve | None = None
+
+
 @dataclass
 class MixCurves:
     """The output curves by output number (see the module docstring); override any of them."""
@@ -150,24 +199,21 @@ class MixCurves:
         return self.outputs[out](distance)
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any], where: str = "mix") -> MixCurves:
-        """Overrides from ``{"out2": {"x": [...], "y": [...]}, ...}`` (a TOML table)."""
+    def from_table(cls, table: MixTable, source: str = "<mix>", where: str = "skate.mix") -> MixCurves:
+        """The defaults with ``table``'s overrides; :class:`ScenarioError` for a curve whose
+        ``x`` and ``y`` differ in length or whose ``x`` decreases."""
         outputs = dict(DEFAULT_OUTPUTS)
-        for key, v in d.items():
-            if not (
-                isinstance(key, str)
-                and key.startswith("out")
-                and key[3:].isdigit()
-                and int(key[3:]) in DEFAULT_OUTPUTS
-            ):
-                raise ValueError(
-                    f"{where}: unknown output {key!r} (known: "
-                    f"{', '.join(f'out{k}' for k in DEFAULT_OUTPUTS)})"
-                )
-            if not isinstance(v, Mapping) or "x" not in v or "y" not in v:
-                raise ValueError(f"{where}.{key}: expected a table with x and y lists")
+        for key, v in msgspec.structs.asdict(table).items():
+            if v is None:
+                continue
             try:
-                outputs[int(key[3:])] = _c(v["x"], v["y"])
-            except (TypeError, ValueError) as exc:
-                raise ValueError(f"{where}.{key}: {exc}") from None
+                outputs[int(key[3:])] = _c(v.x, v.y)
+            except ValueError as exc:
+                raise ScenarioError(source, f"{where}.{key}", str(exc)) from None
         return cls(outputs)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], source: str = "<mix>", where: str = "skate.mix") -> MixCurves:
+        """Overrides from ``{"out2": {"x": [...], "y": [...]}, ...}`` (a TOML table), checked
+        against :class:`MixTable` (:class:`ScenarioError` naming the field otherwise)."""
+        return cls.from_table(convert(dict(d), MixTable, source=source, where=where), source, where)

@@ -185,6 +185,8 @@ def load_tuning(path: str | Path) -> SpeechTuning:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise FormatError(p, None, "valid TOML", str(exc)) from None
+    except RecursionError:
+        raise FormatError(p, None, "TOML nested at most a few levels deep", "nested too deeply") from None
     return parse_tuning(doc, str(p))
 
 

@@ -93,14 +93,14 @@ def _is_plain(data: bytes) -> bool:
 
 
 def read_ut(data: bytes, path: str = "<buffer>", *, game_faithful_tail: bool = False) -> UtFile:
-    """Parse a ``.ut`` file and unscramble its codec stream. FormatError on a short file or unknown tag."""
+    """Parse a ``.ut`` file and unscramble its codec stream. FormatError on a short file. Any tag is
+    read (the game plays a file whatever bytes 4..7 hold; ``CB00``/``CB97`` are what shipped files
+    carry, spec 11.16)."""
     data = bytes(data)
     if len(data) < HEADER_SIZE:
         raise FormatError(path, 0, f"a {HEADER_SIZE}-byte .ut header", f"{len(data)} bytes")
     length, raw_tag, size = struct.unpack_from("<I4sI", data, 0)
     tag = raw_tag.decode("latin-1")
-    if tag not in TAGS:
-        raise FormatError(path, 4, "tag 'CB00' or 'CB97'", raw_tag)
     stream = data[HEADER_SIZE:]
     scrambled = not _is_plain(data)
     if scrambled:
@@ -114,8 +114,8 @@ def write_ut(payload: bytes, tag: str = "CB00", *, num_samples: int, scramble_st
 
     Scrambles all but the last 8 stream bytes. If the length field would begin with ``CB`` or ``man``
     (which the game would take as "already plain"), one zero byte is appended to the stream first."""
-    if tag not in TAGS:
-        raise ValueError(f"tag must be one of {TAGS}, not {tag!r}")
+    if len(tag.encode("latin-1", "replace")) != 4:
+        raise ValueError(f"a tag is 4 bytes (shipped files: {TAGS}), not {tag!r}")
     if not 0 <= num_samples <= 0x7FFFFFFF:
         raise ValueError(f"num_samples out of range: {num_samples}")
     payload = bytes(payload)
@@ -126,7 +126,7 @@ def write_ut(payload: bytes, tag: str = "CB00", *, num_samples: int, scramble_st
             break
         payload += b"\0"
     body = scramble(payload) if scramble_stream else payload
-    return head + tag.encode("ascii") + struct.pack("<I", 2 * num_samples) + body
+    return head + tag.encode("latin-1") + struct.pack("<I", 2 * num_samples) + body
 
 
 def _check_plausible(ut: UtFile, max_overrun_frames: int) -> None:

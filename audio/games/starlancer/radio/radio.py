@@ -83,6 +83,10 @@ class RadioSettings:
     speech_volume: int = 127
     master_volume: int = 127
     expired_when: str = ">"
+    reports: int = 5
+    static_bed: bool = False
+    """OURS, not the game's (off by default): a noise bed while the dead channel's film holds. The
+    game's ``static.fm8`` is a face film with no sound (spec 11.13)."""
 
     def volume(self) -> int:
         """Miles volume 0..127 of the speech voice."""
@@ -107,6 +111,7 @@ class _Window:
     film_on: bool = True
     static: Any = None
     pcm: np.ndarray | None = None  # the speech waiting for the pre-roll to end
+    silent: bool = False  # the speech is missing: the window closes when the pre-roll ends
 
 
 class Radio:
@@ -118,6 +123,7 @@ class Radio:
         self.p, self.decide = presenter, decide
         self.s = settings or RadioSettings()
         self.queue: deque[Line] = deque()
+        self.reports: list[tuple[int, Line]] = []
         self.window: _Window | None = None
         self.speech: Line | None = None
         self.speech_handle: Any = None
@@ -178,26 +184,34 @@ class Radio:
         self.decide("Gate", gate=gate, disabled=bool(disabled), speaker="radio")
 
     def play_speech(self, speech: str) -> bool:
-        """``PlaySpeech``: at once on the speech voice, no window, no film; stops the line playing."""
+        """``PlaySpeech`` (11.12): stop whatever speech plays, play this at once on its own buffer (no
+        window, film or speaker); a line waiting for the window keeps its own and still starts when
+        its pre-roll ends. A missing file plays nothing (the speech playing is stopped all the same)."""
         line = Line(speech, source="PlaySpeech", film="", said_at=self.now)
         pcm = self._load(line)
+        if self.speech is not None:
+            w = self.window
+            self.p.stop_speech(self.speech_handle)
+            self._log("Interrupted", self.speech, reason="stopped by PlaySpeech")
+            if w is not None and w.line is self.speech:
+                self._log("WindowClosed", w.line, reason="its line was stopped by PlaySpeech")
+                self.window = None
+            self.speech, self.speech_handle = None, None
         if pcm is None:
             return False
-        self._end_line("stopped by PlaySpeech")
         self._start(line, pcm)
         return True
 
     def reset(self) -> None:
         """``radio_reset`` at mission start: empty the queue, clear the gates, stop the line."""
         self.queue.clear()
+        self.reports.clear()
         self.generic_disabled = self.taunts_disabled = False
         self._end_line("radio reset")
         self.decide("Reset", speaker="radio")
 
     def _say_now(self, line: Line) -> str:
         pcm = None if line.flags & FLAG_NO_LINE else self._load(line)
-        if pcm is None and not line.flags & FLAG_NO_LINE:
-            return "Missing"
         had_film = self.film_playing()
         self._end_line("preempted by a new line", keep_window=True)
         if line.speaker_kind == "nobody" and not line.film:
@@ -207,7 +221,7 @@ class Radio:
                 self._start(line, pcm)
             return "Said"
         start_at = self.now if had_film and not line.flags & FLAG_NO_LINE else self.now + self.s.preroll_ticks
-        self.window = _Window(line, start_at, pcm=pcm)
+        self.window = _Window(line, start_at, pcm=pcm, silent=pcm is None)
         self._log("Said", line, mode="now", flags=line.flags, film=line.film, preroll=start_at - self.now)
         if start_at == self.now and pcm is not None:
             self.window.pcm = None
@@ -217,7 +231,9 @@ class Radio:
     def _load(self, line: Line) -> np.ndarray | None:
         pcm = self.p.load(line.speech)
         if pcm is None:
-            self._log("MissingSpeech", line, reason="no such msspeech.hog member: line skipped")
+            self._log(
+                "MissingSpeech", line, reason="no such msspeech.hog member: the window opens, nothing plays"
+            )
         return pcm
 
     # -- playing ----------------------------------------------------------------------------
@@ -245,7 +261,7 @@ class Radio:
             self.speech, self.speech_handle = None, None
         w = self.window
         if w is not None:
-            if w.static is not None:
+            if w.static is not None and w.static is not True:
                 self.p.stop_static(w.static)
             if not keep_window:
                 self._log("WindowClosed", w.line, reason=reason)
@@ -255,17 +271,23 @@ class Radio:
         """Advance to game tick ``now`` (100 Hz): pre-roll, film phases, the line's end."""
         self.now = now
         w = self.window
-        if w is not None and w.pcm is not None and self.speech is None and now >= w.start_at:
+        if w is not None and w.pcm is not None and now >= w.start_at:
             pcm, w.pcm = w.pcm, None
+            if self.speech is not None:  # a PlaySpeech line: the window's line ends it
+                self.p.stop_speech(self.speech_handle)
+                self._log("Interrupted", self.speech, reason="the window's line starts")
+                self.speech, self.speech_handle = None, None
             self._start(w.line, pcm)
         if w is not None and w.face_end is not None and now >= w.face_end and w.film_on and w.static is None:
             if w.line.flags & FLAG_HOLD:
                 left = max(1, self.speech_end - now)
-                w.static = self.p.start_static(w.line, left)
+                w.static = self.p.start_static(w.line, left) if self.s.static_bed else True
                 self._log(
                     "Static",
                     w.line,
-                    reason="face film ended: dead-channel static until the line ends",
+                    film=STATIC_FILM,
+                    reason="face film ended: the dead channel's film loops until the line ends"
+                    + (" (with our opt-in noise bed)" if self.s.static_bed else " (a film: no sound)"),
                     ticks=left,
                 )
             else:
@@ -276,23 +298,59 @@ class Radio:
             self.speech, self.speech_handle = None, None
             self._log("Ended", line)
             if self.window is not None:
-                if self.window.static is not None:
+                if self.window.static is not None and self.window.static is not True:
                     self.p.stop_static(self.window.static)
                 self._log("WindowClosed", self.window.line, reason="the line ended")
                 self.window = None
-        if w is not None and w is self.window and w.line.flags & FLAG_NO_LINE and now >= w.start_at:
-            self._log("WindowClosed", w.line, reason="no line (flag bit 3)")
+        if (
+            w is not None
+            and w is self.window
+            and now >= w.start_at
+            and (w.line.flags & FLAG_NO_LINE or w.silent)
+        ):
+            why = (
+                "no line (flag bit 3)"
+                if w.line.flags & FLAG_NO_LINE
+                else "its speech is missing: nothing to play"
+            )
+            self._log("WindowClosed", w.line, reason=why)
             self.window = None
 
     def frame(self, now: int) -> None:
-        """``radio_frame``: take waiting lines while the window is shut and no speech plays."""
+        """``radio_frame`` (11.13): at most one waiting line a frame, while the window is shut and no
+        speech plays: dropped past its expiry, else said; a nobody line plays nothing."""
         self.now = now
-        while self.queue and self.window is None and self.speech is None:
+        if self.queue and self.window is None and self.speech is None:
             line = self.queue.popleft()
             if line.expiry >= 0 and (now > line.expiry if self.s.expired_when == ">" else now >= line.expiry):
                 self._log("Expired", line, expiry=line.expiry, waited=now - line.said_at)
-                continue
-            self._say_now(line)
+            elif line.speaker_kind == "nobody":
+                self._log(
+                    "Said", line, mode="queued", reason="a queued line of nobody: the window stays empty"
+                )
+            else:
+                self._say_now(line)
+
+    def report(self, line: Line, due: int) -> str:
+        """A delayed report (11.14): said after game tick ``due`` (strictly); none free: dropped."""
+        if len(self.reports) >= self.s.reports:
+            self._log("Dropped", line, reason=f"report slots full ({self.s.reports})")
+            return "Dropped"
+        self.reports.append((due, line))
+        self._log("Reported", line, due=due)
+        return "Reported"
+
+    def step_reports(self, now: int, silent: Callable[[Line], str]) -> None:
+        """Each frame after ``radio_frame``: reports past due leave their slot and are queued (mode 1)
+        unless ``silent(line)`` gives a reason (nobody's, object 0x3E9, an exploding ship)."""
+        due = [r for r in self.reports if now > r[0]]
+        self.reports = [r for r in self.reports if now <= r[0]]
+        for _, line in due:
+            why = "nobody's report" if line.speaker_kind == "nobody" else silent(line)
+            if why:
+                self._log("Dropped", line, reason=why)
+            else:
+                self.say(line, "queued")
 
     def _log(self, outcome: str, line: Line, **detail: Any) -> None:
         self.decide(outcome, speaker=line.speaker, file=line.speech, source=line.source, **detail)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from audio.games.starlancer.script.conditions import CONDITIONS
+
 __all__ = [
     "COMMANDS",
     "COMMAND_INDEX",
@@ -194,42 +196,8 @@ def command(index: int) -> Command:
     return COMMANDS[index]
 
 
-TRIGGER_CONDITIONS: tuple[str, ...] = (
-    "ShotAt",
-    "Destroyed",
-    "Launched",
-    "CameraReached",
-    "ShipReached",
-    "ProximityClose",
-    "ProximityGeneral",
-    "ObjectScooped",
-    "PlayerReadyToJump",
-    "JumpedIn",
-    "FGJumpedIn",
-    "PlayerReadyToWarp",
-    "JumpedThroughHoop",
-    "PlayerWantsBackup",
-    "RipperGrabbedObject",
-    "RipperDroppedObject",
-    "Cloaked",
-    "Decloaked",
-    "Targetted",
-    "PlayerL1DoubleTap",
-    "PlayerL2DoubleTap",
-    "PlayerR1DoubleTap",
-    "PlayerR2DoubleTap",
-    "PlayerL1L2R1R2Pressed",
-    "PlayerL1R1Pressed",
-    "GameTimerExpired",
-    "TractorBeamLocked",
-    "TractorBeamBroken",
-    "InsideObject",
-    "OutsideObject",
-    "Docked",
-    "Undocked",
-    "BeingChased",
-)
-"""``TT_*`` trigger conditions ``0x00..0x20`` (33 scriptable)."""
+TRIGGER_CONDITIONS: tuple[str, ...] = tuple(c.name for c in CONDITIONS)
+"""``TT_*`` trigger conditions ``0x00..0x22`` (33 scriptable, 2 internal)."""
 
 
 def condition_name(code: int) -> str:

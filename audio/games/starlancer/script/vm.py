@@ -1,41 +1,63 @@
-"""The mission-script VM, as far as speech needs it (spec section 5).
+"""The mission-script VM by the engine's rules (spec section 11).
 
-Clocks: the script clock ``clock`` counts mission seconds (1 Hz); game ticks are 100 Hz; the VM
-runs once per game frame (``frame_ticks`` ticks, a setting: the game's frame rate follows its
-renderer). Thread pool: 32 slots, a new thread refused while 31 run. Each pass runs the threads in
-slot order (one started during the pass in a later slot runs in the same pass), skipping parked
-(InterruptTriggerCode) and sleeping ones. A thread runs until a handler yields, it returns at call
-depth 0, or it hits the per-frame instruction cap (logged; it resumes next frame).
+Clocks: game ticks are 100 Hz; the script clock ``clock`` counts mission seconds (clock N begins at
+tick 100 N); the VM runs once per game frame (``frame_ticks`` ticks, a setting). One frame
+(:meth:`Vm.frame`, 11.1): the clock catches up (``ticked`` set for each whole second), the queued
+events are raised (then on the ship's flight group and squads), the threads run (:meth:`run_threads`),
+then, only when the clock ticked, the timers (:meth:`run_timers`).
 
-Speech commands act on the radio (``CommsFromShip/Pilot(Once)``, ``PlayCommsMovie``,
-``PlaySpeech``, the gates); ``Wait`` sleeps on the script clock (wake when ``clock >= wake``:
-the comparison is a setting); ``WaitForSpeech``/``WaitForMovie`` re-run each frame until their
-condition clears; ``CreateTimer``/``DestroyTimer``, ``SetTriggerState``, ``InterruptTriggerCode``,
-``TerminateMission`` and ``KillAllScriptExecutionExecptMe`` are run; every other command is logged
-as ``Skipped`` with its arguments (result 0). ``random_branch`` rolls ``rand() % 100`` on MSVC's
-``rand()`` seeded from the engine's RNG.
+Threads (11.2): 32 slots, a start refused while 31 run. A pass runs as many slots as were alive when
+it began (each non-free slot seen uses one, run or not), so a thread started during the pass in a
+later slot runs while the count lasts. A thread runs until a command returns 0 (yield) or it returns
+at call depth 0. ``Wait n`` sets ``wake = clock + n``; the thread runs again once ``clock > wake``
+(``wake_compare``, a setting kept for experiments: ``>=`` is the old guess); wake 0 = not waiting.
+Deferred starts (a trigger with ``+0x16 != 0``, every ``spawn_part``, every timer) run at the next
+pass; a trigger with ``+0x16 == 0`` and the start parts run at once.
 
-Our choices for unknowns (settings): a trigger thread's locals are ``(subject ship, 0, 0, 0, 0)``
-unless the event gives them; ``WaitForKey``/``WaitForJumpOrLaunch`` are skipped (their
-conditions never happen here); a value pushed as a plain number and used as a ship is ship slot n.
+Timers (11.4): 16 entries; ``CreateTimer`` destroys every timer of its id first, makes none when the
+table is full (result 1 anyway), countdown = period (+1 for period 1); after the threads, in a frame
+where the clock ticked, each live timer not fired at this clock counts down (u16) and fires at 0,
+starting its part deferred.
+
+Faults end the thread, logged (11.10, OpenReliant's fix; the game crashes): division by zero, stack
+overflow (33rd dword) or underflow, an opcode with no handler, code, constants or records outside the
+image, a local past the fifth, no frame, a store with no ``select_``, a command past the catalogue.
+
+Budgets (ours: the game has none; each logged once when it first bites, then counted in
+:attr:`Vm.budget_hits`): ``frame_budget`` instructions per frame across all threads (the rest wait
+for the next frame); ``thread_budget`` instructions of one thread without yielding: the game would
+hang there (a self-looping ``random_branch``, a call fan-out), so the thread is ended with one
+``NoProgress`` decision; ``decisions_per_thread`` decisions per thread per frame (the rest are
+counted, not logged); the timer table's 16 slots (the game's) and the 1,000-event queue (the game's;
+past it events are dropped, OpenReliant's fix).
 """
 
 from __future__ import annotations
 
 import struct
 import zlib
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from audio.games.starlancer.formats.dte import NONE16, Dte
-from audio.games.starlancer.radio.radio import FLAG_LOOP, FLAG_PALETTE, NOBODY, Line, Radio
-from audio.games.starlancer.script.commands import COMMANDS, condition_name
-from audio.games.starlancer.script.opcodes import OPCODES
+from audio.games.starlancer.radio.radio import Radio
 
-__all__ = ["MAX_THREADS", "MsvcRand", "Ref", "Thread", "Vm", "VmSettings"]
+__all__ = [
+    "MAX_THREADS",
+    "MAX_TIMERS",
+    "MsvcRand",
+    "Ref",
+    "ShipState",
+    "Thread",
+    "Timer",
+    "Vm",
+    "VmSettings",
+]
 
 MAX_THREADS = 32
+MAX_TIMERS = 16
 U32 = 0xFFFFFFFF
 
 
@@ -52,7 +74,7 @@ class MsvcRand:
 
 @dataclass(frozen=True)
 class Ref:
-    """A pointer-like value: ``kind`` (ship, flight_group, squad, curve, section19, component), index."""
+    """A record reference: ``kind`` (ship, flight_group, squad, curve, section19, component), index."""
 
     kind: str
     n: int
@@ -85,14 +107,27 @@ def u32(v: Any) -> int:
 
 @dataclass(frozen=True)
 class VmSettings:
-    """Documented settings (the game's values where known)."""
+    """Documented settings: the game's values where known, ours (budgets) marked so."""
 
     frame_ticks: int = 4
-    wake_compare: str = ">="
-    instruction_cap: int = 10_000
+    """Game ticks per frame (the game's frame rate follows its renderer): ours."""
+    wake_compare: str = ">"
+    """``>`` the engine (11.3); ``>=`` kept for experiments."""
     refuse_at: int = 31
     stack_dwords: int = 32
-    comms_yield: bool = True
+    timers: int = MAX_TIMERS
+    event_queue: int = 1000
+    players: int = 1
+    clear_locals: bool = False
+    """[unknown] whether a thread not started by an event gets zeroed locals (OpenReliant: kept)."""
+    frame_budget: int = 8_000
+    """Ours: instructions per frame across all threads."""
+    thread_budget: int = 2_000
+    """Ours: instructions of one thread without yielding before it is ended (the game would hang)."""
+    decisions_per_thread: int = 100
+    """Ours: decisions a thread may log per frame."""
+    mission: int = 99
+    """Mission number (Moose's pilot, the 45th's film swap)."""
 
 
 @dataclass
@@ -100,12 +135,12 @@ class _Frame:
     ret_ip: int
     block: int
     limit: int
-    args: list[Any]
+    args: list[Any] | None
 
 
 @dataclass
 class Thread:
-    """One script thread (``ip`` absolute in the script section)."""
+    """One script thread (``ip`` absolute in the script section); ``args`` None = no frame."""
 
     slot: int
     label: str
@@ -113,23 +148,53 @@ class Thread:
     limit: int
     ip: int
     trigger: int | None = None
-    locals: tuple[Any, ...] = (0, 0, 0, 0, 0)
-    args: list[Any] = field(default_factory=list)
+    locals: list[Any] = field(default_factory=lambda: [0] * 5)
+    args: list[Any] | None = None
     stack: list[Any] = field(default_factory=list)
     frames: list[_Frame] = field(default_factory=list)
-    wake: int | None = None
-    parked: bool = False
+    wake: int = 0
+    interrupted: bool = False
     done: bool = False
-    result: Any = 0
     select: tuple[str, int] | None = None
-    underflows: int = 0
+    result: Any = 0
+    components: list[int] = field(default_factory=list)
+    logged: int = 0
+    spent: int = 0
+
+    frame_words: int = 0
 
     def depth(self) -> int:
-        return len(self.stack) + sum(4 + len(f.args) for f in self.frames)
+        """Stack dwords in use: the values plus each call record (4 dwords and its arguments)."""
+        return len(self.stack) + self.frame_words
+
+
+@dataclass
+class Timer:
+    """A timer entry (11.4): part, period, firings left (0 = for ever), countdown, id, last firing."""
+
+    part: int
+    period: int
+    firings: int
+    countdown: int
+    id: int
+    last: int = 0
+
+
+@dataclass
+class ShipState:
+    """A mission ship at run time: a stand-in until created (11.11)."""
+
+    created: bool = False
+    hostile: bool = False
+    exploding: bool = False
+    destroyed: bool = False
+    pilot: int = 0xFF
+    damage: int = 0
+    intact: int = U32
 
 
 class _Stop(Exception):
-    """End the running thread (error or TerminateMission)."""
+    """End the running thread (a fault or TerminateMission)."""
 
 
 class Vm:
@@ -145,44 +210,90 @@ class Vm:
         globals_: dict[int, int] | None = None,
         pilot_names: dict[int, str] | None = None,
     ) -> None:
-        self.dte, self.radio, self.decide, self.rand = dte, radio, decide, rand
+        from audio.games.starlancer.script.triggers import Triggers
+
+        self.dte, self.radio, self._decide, self.rand = dte, radio, decide, rand
         self.s = settings or VmSettings()
         self.pilot_names = dict(pilot_names or {})
         self.globals = [g.value for g in dte.globals]
         for k, v in (globals_ or {}).items():
-            self.globals[k] = v & U32
+            if 0 <= k < len(self.globals):
+                self.globals[k] = v & U32
         self.array = [0] * 64
-        self.armed = [bool(t.armed) for t in dte.triggers]
-        self.counts = [t.count_a for t in dte.triggers]
         self.slots: list[Thread | None] = [None] * MAX_THREADS
-        self.by_trigger: dict[int, Thread] = {}
-        self.timers: dict[int, list[int]] = {}  # id -> [part, period, firings left (0 forever), countdown]
+        self.slot_locals: list[list[Any]] = [[0] * 5 for _ in range(MAX_THREADS)]
+        self.timers: list[Timer | None] = [None] * max(0, self.s.timers)
+        self.ships = [ShipState(pilot=s.pilot) for s in dte.ships]
+        self.triggers = Triggers(self)
         self.clock = 0
+        self.ticked = False
         self.terminated = False
+        self.terminating = False
+        self.last_jump: int | None = None
+        self.keys: set[int] = set()
+        self.director_cam = False
+        self.moving: set[int] = set()
+        self.budget_hits: Counter[str] = Counter()
+        self.spent = 0
+        self.current: Thread | None = None
+
+    # -- logging and budgets ---------------------------------------------------------------
+    def decide(self, outcome: str, **detail: Any) -> None:
+        """Log a decision; a thread's own are capped per frame (``decisions_per_thread``)."""
+        t = self.current
+        if t is not None:
+            t.logged += 1
+            if t.logged > self.s.decisions_per_thread:
+                self.budget(
+                    "decisions_per_thread",
+                    routine=t.label,
+                    limit=self.s.decisions_per_thread,
+                    reason="a thread's decisions past the per-frame cap are counted, not logged",
+                )
+                return
+        self._decide(outcome, **detail)
+
+    def budget(self, kind: str, **detail: Any) -> None:
+        """A budget bit: logged once per kind (``BudgetExceeded``), counted every time."""
+        self.budget_hits[kind] += 1
+        if self.budget_hits[kind] == 1:
+            self._decide("BudgetExceeded", budget=kind, **detail)
+
+    def fault(self, t: Thread, why: str) -> None:
+        """A fault ends ``t`` (OpenReliant's fix; the game crashes)."""
+        self.end(t, f"fault: {why} (the game would crash; OpenReliant ends the thread)", "Fault")
 
     # -- threads ----------------------------------------------------------------------------
     def running(self) -> list[Thread]:
-        return [t for t in self.slots if t is not None and not t.done]
+        return [t for t in self.slots if t is not None]
 
-    def _new(
+    def start_thread(
         self,
         label: str,
         block: int,
+        *,
         trigger: int | None = None,
         args: list[Any] | None = None,
-        locals_: tuple[Any, ...] = (0, 0, 0, 0, 0),
+        slot: int | None = None,
+        now: bool = False,
     ) -> Thread | None:
+        """``vm_thread_start``: a thread on ``block`` in the first free slot; run at once if ``now``."""
         if self.terminated:
             return None
-        if len(self.running()) >= self.s.refuse_at:
+        if len(self.running()) + 1 > self.s.refuse_at:
             self.decide("ThreadRefused", routine=label, reason=f"{self.s.refuse_at} threads running")
             return None
-        slot = next(i for i, t in enumerate(self.slots) if t is None or t.done)
+        if slot is None:
+            slot = next((i for i, t in enumerate(self.slots) if t is None), None)
+            if slot is None:
+                return None
         script = self.dte.script
         if not 0 <= block <= len(script) - 2:
             self.decide("ThreadError", routine=label, reason=f"block 0x{block:X} outside the script")
             return None
         length = struct.unpack_from("<H", script, block)[0]
+        if trigger is None and self.s.clear_locals:
+            self.slot_locals[slot] = [0] * 5
         t = Thread(
             slot,
             label,
@@ -190,204 +301,179 @@ class Vm:
             min(block + length, len(script)),
             block + 2,
             trigger,
-            tuple(locals_) + (0,) * (5 - len(locals_)),
-            list(args or []),
+            self.slot_locals[slot],
+            args,
         )
         self.slots[slot] = t
-        self.decide("ThreadStarted", routine=label, slot=slot)
+        self.decide("ThreadStarted", routine=label, slot=slot, deferred=not now)
+        if now:
+            self.run_thread(t)
         return t
 
-    def start_part(self, p: int, args: list[Any] | None = None, why: str = "") -> Thread | None:
+    def part_block(self, p: int) -> int | None:
         if not 0 <= p < len(self.dte.parts) or self.dte.parts[p].start == NONE16:
+            return None
+        return self.dte.parts[p].start * 2
+
+    def start_part(
+        self, p: int, args: list[Any] | None = None, why: str = "", now: bool = False
+    ) -> Thread | None:
+        block = self.part_block(p)
+        if block is None:
             self.decide("ThreadError", routine=f"part{p}", reason=f"no part {p} {why}".strip())
             return None
-        return self._new(f"part {self.dte.part_name(p)}", self.dte.parts[p].start * 2, args=args)
+        return self.start_thread(f"part {self.dte.part_name(p)}", block, args=args, now=now)
 
     def mission_start(self) -> None:
-        """Run the start part(s) (flags bit 0) at once."""
+        """11.1: run each start part at once, then arm every trigger in some object's slice, then
+        create the ships the scenario says exist from the start, then one pass of the threads."""
         for p in self.dte.start_parts():
-            t = self.start_part(p, why="(start part)")
+            self.start_part(p, why="(start part)", now=True)
+        self.triggers.arm_all()
+        self.run_threads()
+
+    # -- the frame ----------------------------------------------------------------------------
+    def frame(self, ticks: int) -> None:
+        """One game frame at mission tick ``ticks`` (100 Hz): clock, events, threads, timers."""
+        target = ticks // 100
+        while self.clock < target:
+            self.clock += 1
+            self.ticked = True
+        self.triggers.flush()
+        self.run_threads()
+        if self.ticked:
+            self.run_timers()
+            self.ticked = False
+        if self.terminating and not self.terminated:
+            for t in self.running():
+                self.end(t, "TerminateMission")
+            self.terminated = True
+
+    def run_threads(self) -> None:
+        """``vm_threads_run``: as many slots as were alive when the pass began (11.2)."""
+        self.spent = 0
+        for t in self.slots:
             if t is not None:
-                self.run_thread(t)
-
-    def fire(
-        self, condition: int, oid: int, locals_: tuple[Any, ...] | None = None, component: int = 0xFF
-    ) -> int:
-        """Raise ``condition`` on object ``oid``; returns how many triggers matched."""
-        objs = self.dte.objects
-        if not 0 <= oid < len(objs):
-            self.decide(
-                "TriggerIgnored", condition=condition_name(condition), subject=oid, reason="no such object"
-            )
-            return 0
-        o, hits = objs[oid], 0
-        for i in range(o.first_trigger, min(o.first_trigger + o.trigger_count, len(self.dte.triggers))):
-            tr = self.dte.triggers[i]
-            if tr.condition != condition or tr.link == NONE16:
-                continue
-            if tr.qualifier != 0xFF and tr.qualifier != component:
-                continue
-            if not self.armed[i]:
-                self.decide(
-                    "TriggerIgnored",
-                    trigger=i,
-                    condition=condition_name(condition),
-                    subject=self.dte.object_name(oid),
-                    reason="disarmed",
-                )
-                continue
-            hits += 1
-            self._fire_one(i, oid, locals_)
-        if not hits:
-            self.decide(
-                "TriggerIgnored",
-                condition=condition_name(condition),
-                subject=self.dte.object_name(oid),
-                reason="no armed trigger with that condition in the object's slice",
-            )
-        return hits
-
-    def _fire_one(self, i: int, oid: int, locals_: tuple[Any, ...] | None) -> None:
-        tr = self.dte.triggers[i]
-        subj = self.dte.object_name(oid)
-        old = self.by_trigger.get(i)
-        if old is not None and not old.done:
-            if old.parked:
-                old.parked = False
-                self.decide("TriggerResumed", trigger=i, subject=subj, routine=old.label)
-            else:
-                self.decide("TriggerIgnored", trigger=i, subject=subj, reason="its thread is still running")
-            return
-        if tr.repeat == 0:
-            self.armed[i] = False
-        elif tr.repeat == 2:
-            self.counts[i] -= 1
-            if self.counts[i] <= 0:
-                self.armed[i] = False
-        if locals_ is None:
-            ship = next((k for k, s in enumerate(self.dte.ships) if s.object_id == oid), None)
-            locals_ = (Ref("ship", ship) if ship is not None else oid, 0, 0, 0, 0)
-        t = self._new(f"trigger {i}", tr.link * 2, trigger=i, locals_=locals_)
-        self.decide(
-            "TriggerFired",
-            trigger=i,
-            condition=condition_name(tr.condition),
-            subject=subj,
-            deferred=bool(tr.deferred),
-        )
-        if t is None:
-            return
-        self.by_trigger[i] = t
-        if not tr.deferred:
-            self.run_thread(t)
-
-    # -- clocks -----------------------------------------------------------------------------
-    def second(self) -> None:
-        """The 1 Hz script clock ticks: count timers down, start their parts."""
-        self.clock += 1
-        for tid in list(self.timers):
-            tm = self.timers[tid]
-            tm[3] -= 1
-            if tm[3] <= 0:
-                self.decide("TimerFired", timer=tid, part=self.dte.part_name(tm[0]))
-                self.start_part(tm[0], why="(timer)")
-                tm[3] = max(1, tm[1])
-                if tm[2] > 0:
-                    tm[2] -= 1
-                    if tm[2] == 0:
-                        del self.timers[tid]
-
-    def run_frame(self) -> None:
-        """One scheduler pass over the 32 slots."""
+                t.logged = 0
+        alive, seen = len(self.running()), 0
         for slot in range(MAX_THREADS):
+            if seen >= alive:
+                break
             t = self.slots[slot]
-            if t is None or t.done or t.parked:
+            if t is None:
                 continue
-            if t.wake is not None and not (
-                self.clock >= t.wake if self.s.wake_compare == ">=" else self.clock > t.wake
-            ):
+            seen += 1
+            if t.interrupted:
                 continue
-            t.wake = None
+            if self.spent >= self.s.frame_budget:
+                self.budget(
+                    "frame_budget",
+                    limit=self.s.frame_budget,
+                    reason="instructions per frame across all threads: the rest run next frame",
+                )
+                break
+            if t.wake and (self.clock <= t.wake if self.s.wake_compare == ">" else self.clock < t.wake):
+                continue
+            t.wake = 0
             self.run_thread(t)
+
+    def run_timers(self) -> None:
+        """``vm_run_timers`` (11.4): count down each live timer not fired at this clock."""
+        alive = sum(tm is not None for tm in self.timers)
+        seen = 0
+        for i, tm in enumerate(self.timers):
+            if seen >= alive:
+                break
+            if tm is None:
+                continue
+            seen += 1
+            if tm.last == self.clock:
+                continue
+            tm.countdown = (tm.countdown - 1) & 0xFFFF
+            if tm.countdown:
+                continue
+            tm.last = self.clock
+            if tm.firings == 0:
+                tm.countdown = tm.period
+            else:
+                tm.firings -= 1
+                if tm.firings:
+                    tm.countdown = tm.period
+                else:
+                    self.destroy_timers(tm.id)
+            self._decide(
+                "TimerFired", timer=tm.id, slot=i, part=self.dte.part_name(tm.part), clock=self.clock
+            )
+            self.start_part(tm.part, why="(timer)")
+
+    def create_timer(self, tid: int, part: int, period: int, firings: int) -> bool:
+        tid, period, firings = tid & 0xFFFF, period & 0xFFFF, firings & 0xFFFF
+        self.destroy_timers(tid)
+        free = next((i for i, tm in enumerate(self.timers) if tm is None), None)
+        if free is None:
+            self.budget(
+                "timers",
+                limit=len(self.timers),
+                reason="timer table full (the game's 16 slots): no timer made (OpenReliant's fix)",
+            )
+            return False
+        self.timers[free] = Timer(part, period, firings, period + (1 if period == 1 else 0), tid)
+        return True
+
+    def destroy_timers(self, tid: int) -> None:
+        for i, tm in enumerate(self.timers):
+            if tm is not None and tm.id == tid & 0xFFFF:
+                self.timers[i] = None
 
     # -- the interpreter --------------------------------------------------------------------
     def run_thread(self, t: Thread) -> None:
-        """Run ``t`` until it yields, ends, or hits the instruction cap."""
+        """``vm_thread_run``: interpret ``t`` until a handler yields or it ends."""
         from audio.games.starlancer.script import vm_ops
 
-        for _ in range(self.s.instruction_cap):
-            if t.done:
-                return
-            try:
-                if not vm_ops.step(self, t):
+        outer, self.current = self.current, t
+        try:
+            run = 0
+            while not t.done:
+                if run >= self.s.thread_budget:
+                    self.budget(
+                        "thread_budget",
+                        limit=self.s.thread_budget,
+                        reason="a thread ran this long without yielding: ended (the game would hang)",
+                    )
+                    self.end(t, f"no progress: {run} instructions without yielding", "NoProgress")
                     return
-            except _Stop as exc:
-                self.end(t, str(exc))
-                return
-        self.decide(
-            "InstructionCap",
-            routine=t.label,
-            cap=self.s.instruction_cap,
-            reason="instruction cap per frame reached: resumes next frame",
-        )
+                if self.spent >= self.s.frame_budget:
+                    self.budget(
+                        "frame_budget",
+                        limit=self.s.frame_budget,
+                        reason="instructions per frame across all threads: the rest run next frame",
+                    )
+                    return
+                run += 1
+                self.spent += 1
+                try:
+                    if not vm_ops.step(self, t):
+                        return
+                except _Stop as exc:
+                    self.fault(t, str(exc))
+                    return
+        finally:
+            self.current = outer
 
-    def end(self, t: Thread, reason: str = "returned") -> None:
+    def end(self, t: Thread, reason: str = "returned", outcome: str = "ThreadEnded") -> None:
+        if t.done:
+            return
         t.done = True
-        self.decide("ThreadEnded", routine=t.label, slot=t.slot, reason=reason)
+        if self.slots[t.slot] is t:
+            self.slots[t.slot] = None
+        self.triggers.forget(t)
+        self._decide(outcome, routine=t.label, slot=t.slot, reason=reason)
 
     def stop(self, msg: str) -> None:
         raise _Stop(msg)
-
-    # -- speech commands ---------------------------------------------------------------------
-    def speaker_ship(self, v: Any) -> tuple[str, int, int]:
-        """(name, ship slot, pilot) of a ship argument; nobody for null or unknown values."""
-        n = (
-            v.n
-            if isinstance(v, Ref) and v.kind in ("ship", "component")
-            else (v if isinstance(v, int) else -1)
-        )
-        if not 0 <= n < len(self.dte.ships):
-            return "nobody", NOBODY, 0xFF
-        return self.dte.ship_name(n) or f"ship({n})", n, self.dte.ships[n].pilot
-
-    def comms(self, t: Thread, idx: int, args: list[Any]) -> None:
-        flags = 6 if idx in (0x29, 0x2A) else FLAG_LOOP | FLAG_PALETTE
-        speech = args[2] if isinstance(args[2], str) else ""
-        head = u32(args[1])
-        if idx in (0x18, 0x29):
-            name, slot, pilot = self.speaker_ship(args[0])
-            kind, obj = ("ship", slot) if slot != NOBODY else ("nobody", NOBODY)
-        else:
-            pilot = u32(args[0])
-            name = self.pilot_names.get(pilot, f"pilot {pilot}")
-            kind, obj = "pilot", 0xFFFF + pilot
-        film = "" if kind == "nobody" else f"pilots\\face{pilot & 0xFF:03d}_{head}.fm8"
-        line = Line(speech, name, kind, obj, film, flags, -1, head, source=t.label)
-        self.radio.say(line, "now")
-
-    def comms_movie(self, t: Thread, args: list[Any]) -> None:
-        film = f"pilots\\{args[0]}" if isinstance(args[0], str) else ""
-        speech = args[1] if isinstance(args[1], str) else ""
-        self.radio.say(
-            Line(speech, "nobody", "nobody", NOBODY, film, FLAG_LOOP | FLAG_PALETTE, source=t.label), "now"
-        )
-
-    def skipped(self, t: Thread, idx: int, args: list[Any]) -> None:
-        c = COMMANDS[idx]
-        self.decide(
-            "Skipped",
-            routine=t.label,
-            command=c.name,
-            args=[_show(a) for a in args],
-            reason="not part of the speech emulation",
-        )
 
 
 def _show(v: Any) -> Any:
     if isinstance(v, Ref):
         return f"{v.kind}({v.n})"
     return v
-
-
-def _op_names() -> dict[int, str]:
-    return {c: o.mnemonic for c, o in OPCODES.items()}

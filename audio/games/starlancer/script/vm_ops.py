@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import struct
+from fractions import Fraction
 from typing import Any
 
 from audio.games.starlancer.script.commands import COMMANDS
+from audio.games.starlancer.script.f32 import F32_HUNDREDTH, bits_f32, f32_bits, ftol, round_f32, signed32
 from audio.games.starlancer.script.opcodes import COMMAND_B_ARGC, OPCODES
 from audio.games.starlancer.script.vm import U32, Ref, Thread, Vm, _Frame, u32
 
@@ -48,12 +50,9 @@ _REFS = {0x2C: "ship", 0x52: "ship", 0x2D: "flight_group", 0x44: "squad", 0x49: 
 
 
 def _pop(vm: Vm, t: Thread) -> Any:
-    if t.stack:
-        return t.stack.pop()
-    t.underflows += 1
-    if t.underflows == 1:
-        vm.decide("StackUnderflow", routine=t.label, reason="popped an empty stack: 0 used")
-    return 0
+    if not t.stack:
+        vm.stop("stack underflow")
+    return t.stack.pop()
 
 
 def _push(vm: Vm, t: Thread, v: Any) -> None:
@@ -67,10 +66,39 @@ def _calc(vm: Vm, t: Thread, op: str, a: int, b: int) -> int:
         return b
     if op == "/":
         if b == 0:
-            vm.decide("DivideByZero", routine=t.label, reason="division by zero gives 0")
-            return 0
+            vm.stop("integer division by zero")
         return a // b
     return {"+": a + b, "-": a - b, "*": a * b}[op] & U32
+
+
+def _calc_f(op: int, a: int, b: int) -> int:
+    """``add_f .. div_f`` (a lower, b top): the exact value rounded once to f32, then ``__ftol``."""
+    if op == 0x3B:
+        x = Fraction(b + signed32(a))
+    elif op == 0x3C:
+        x = Fraction(a - signed32(b))
+    elif op == 0x3D:
+        x = Fraction(b * signed32(a))
+    elif signed32(b) == 0:
+        return 0  # inf or NaN: __ftol gives the integer indefinite, low 32 bits 0
+    else:
+        x = Fraction(a, signed32(b))
+    return ftol(round_f32(x))
+
+
+def _assign_f(op: int, target: int, value: int) -> int:
+    """``add_assign_f .. div_assign_f``: the target holds an f32 bit pattern (11.10)."""
+    tv = bits_f32(target)
+    if tv != tv or tv in (float("inf"), float("-inf")) or (op == 0x3A and value == 0):
+        sym = {0x37: "+", 0x38: "-", 0x39: "*", 0x3A: "/"}[op]
+        if sym == "/" and value == 0:
+            r = float("nan") if tv == 0 or tv != tv else (float("inf") if tv > 0 else float("-inf"))
+        else:
+            r = {"+": tv + value, "-": tv - value, "*": tv * value, "/": tv / value}[sym]
+        return f32_bits(r) if r == r else 0xFFC00000
+    a = Fraction(tv)
+    x = {0x37: a + value, 0x38: a - value, 0x39: a * value}.get(op)
+    return f32_bits(round_f32(a / value if x is None else x))
 
 
 def _size(vm: Vm, script: bytes, ip: int, info: Any) -> int:
@@ -78,7 +106,7 @@ def _size(vm: Vm, script: bytes, ip: int, info: Any) -> int:
         return 1 + info.size
     if ip + 1 >= len(script):
         vm.stop("operand past the script end")
-    return 4 + 4 * script[ip + 1] if info.code == 0x51 else 1 + max(2, script[ip + 1])
+    return 4 + 4 * script[ip + 1] if info.code == 0x51 else 1 + script[ip + 1]
 
 
 def step(vm: Vm, t: Thread) -> bool:
@@ -89,10 +117,10 @@ def step(vm: Vm, t: Thread) -> bool:
     op = script[ip]
     info = OPCODES.get(op)
     if info is None:
-        vm.stop(f"invalid opcode 0x{op:02X} at {ip - t.block}")
+        vm.stop(f"opcode 0x{op:02X} at {ip - t.block} has no handler")
         return False
     size = _size(vm, script, ip, info)
-    if ip + size > t.limit:
+    if ip + max(size, 2 if op in (0x2A, 0x2B) else size) > t.limit:
         vm.stop(f"{info.mnemonic} at {ip - t.block} runs past its block")
     t.ip = ip + size
     o1 = script[ip + 1] if size > 1 else 0
@@ -100,12 +128,20 @@ def step(vm: Vm, t: Thread) -> bool:
     if op in _CMP:
         b, a = _pop(vm, t), _pop(vm, t)
         _push(vm, t, int(_CMP[op](u32(a), u32(b))))
-    elif op in (0x1B, 0x1C, 0x1D, 0x1E, 0x3B, 0x3C, 0x3D, 0x3E):
+    elif op in (0x1B, 0x1C, 0x1D, 0x1E):
         b, a = _pop(vm, t), _pop(vm, t)
         _push(vm, t, _calc(vm, t, _ARITH[op], u32(a), u32(b)))
-    elif 0x16 <= op <= 0x1A or 0x37 <= op <= 0x3A:
+    elif op in (0x3B, 0x3C, 0x3D, 0x3E):
         b, a = _pop(vm, t), _pop(vm, t)
-        _store(vm, t, _calc(vm, t, _ARITH[op], u32(a), u32(b)))
+        _push(vm, t, _calc_f(op, u32(a), u32(b)))
+    elif 0x16 <= op <= 0x1A:
+        b, a = _pop(vm, t), _pop(vm, t)
+        _store(vm, t, b if op == 0x16 else _calc(vm, t, _ARITH[op], u32(a), u32(b)))
+    elif 0x37 <= op <= 0x3A:
+        b, a = _pop(vm, t), _pop(vm, t)
+        _store(vm, t, _assign_f(op, u32(a), u32(b)))
+    elif op == 0x53:
+        pass  # nop: no stack effect
     elif op in (0x14, 0x15, 0x45, 0x46):
         b, a = _pop(vm, t), _pop(vm, t)
         member = _member(vm, a, b)
@@ -132,8 +168,8 @@ def _value(vm: Vm, t: Thread, op: int, script: bytes, ip: int, size: int, o1: in
     if op in _REFS:
         return Ref(_REFS[op], w16 if op == 0x52 else o1)
     if op in (0x2A, 0x2B):
-        raw = script[ip + 2 : ip + size]
-        return raw.split(b"\0", 1)[0].decode("latin-1")
+        end = script.find(b"\0", ip + 2)
+        return script[ip + 2 : len(script) if end < 0 else end].decode("latin-1")
     if op in (0x27, 0x40):
         if op == 0x40:
             t.select = ("global", o1)
@@ -143,30 +179,47 @@ def _value(vm: Vm, t: Thread, op: int, script: bytes, ip: int, size: int, o1: in
             t.select = ("array", o1)
         return vm.array[o1] if o1 < 64 else 0
     if op in (0x31, 0x41):
+        if t.args is None or o1 >= len(t.args):
+            vm.stop(f"argument {o1} with no frame holding it")
+            return 0
         if op == 0x41:
             t.select = ("arg", o1)
-        return t.args[o1] if o1 < len(t.args) else 0
+        return t.args[o1]
     if op in (0x28, 0x29):
         n = w16 if op == 0x29 else o1
         at = t.block + struct.unpack_from("<H", script, t.block)[0] + 4 * n
-        return struct.unpack_from("<I", script, at)[0] if at + 4 <= len(script) else 0
+        if at + 4 > len(script):
+            vm.stop(f"constant {n} outside the image")
+        return struct.unpack_from("<I", script, at)[0]
     if op == 0x30:
-        return t.locals[o1] if o1 < len(t.locals) else 0
+        if o1 >= 5:
+            vm.stop(f"local {o1} past the fifth")
+        return t.locals[o1]
     if op == 0x2F:
-        top = u32(t.stack[-1]) if t.stack else 0
-        return int(top * o1 * 0.01)
+        if not t.stack:
+            vm.stop("stack underflow (push_percent)")
+        x = round_f32(Fraction(round_f32(Fraction(u32(t.stack[-1]) * o1))) * F32_HUNDREDTH)
+        return ftol(x)
     if op in (0x47, 0x55):
+        t.components.append(script[ip + 2])
         return Ref("component", o1, script[ip + 2])
     if op == 0x48:
         return U32
     if op == 0x4C:
         return t.result
-    return 0  # push_event_value (event values are not kept), nop
+    if op == 0x4B:
+        c, v, o = script[ip + 1], script[ip + 2], script[ip + 3]
+        got = vm.triggers.event_value(c, v, o)
+        if got is None:
+            vm.stop(f"push_event_value {c} {v} {o}: no kept record there")
+        return got
+    vm.stop(f"opcode 0x{op:02X} has no value")
+    return 0
 
 
 def _store(vm: Vm, t: Thread, v: int) -> None:
     if t.select is None:
-        vm.decide("Skipped", routine=t.label, command="assign", reason="no select_* target: value dropped")
+        vm.stop("a store with no select_ target")
         return
     kind, n = t.select
     if kind == "global" and n < len(vm.globals):
@@ -174,7 +227,7 @@ def _store(vm: Vm, t: Thread, v: int) -> None:
         vm.decide("GlobalSet", routine=t.label, index=n, name=vm.dte.global_name(n), value=v)
     elif kind == "array" and n < 64:
         vm.array[n] = v
-    elif kind == "arg" and n < len(t.args):
+    elif kind == "arg" and t.args is not None and n < len(t.args):
         t.args[n] = v
 
 
@@ -185,8 +238,7 @@ def _member(vm: Vm, a: Any, b: Any) -> bool:
     if b.kind == "flight_group":
         return 0 <= a.n < len(ships) and ships[a.n].flight_group == b.n
     if b.kind == "squad" and 0 <= a.n < len(ships):
-        oid = ships[a.n].object_id
-        return any(m.object_id == oid and m.squad == b.n for m in vm.dte.squad_members)
+        return any(k == a.n for k, _c in vm.triggers.members(b.n))  # nested squads followed, cycles once
     return False
 
 
@@ -210,6 +262,7 @@ def _return(vm: Vm, t: Thread, value: Any) -> bool:
         vm.end(t, "returned")
         return False
     f = t.frames.pop()
+    t.frame_words -= 4 + len(f.args or ())
     t.ip, t.block, t.limit, t.args = f.ret_ip, f.block, f.limit, f.args
     t.result = value
     return True
@@ -223,6 +276,7 @@ def _call(vm: Vm, t: Thread, op: int, n: int, ip: int) -> bool:
     if op == 0x4F:
         _args(vm, t, COMMAND_B_ARGC)
         t.result = 1
+        t.components.clear()
         return True
     if op in (0x4A, 0x4E):
         vm.decide("Skipped", routine=t.label, command=OPCODES[op].mnemonic, reason="the dead AI layer")
@@ -234,17 +288,21 @@ def _call(vm: Vm, t: Thread, op: int, n: int, ip: int) -> bool:
 
         return run_command(vm, t, n, _args(vm, t, COMMANDS[n].argc), ip)
     parts = vm.dte.parts
-    if n >= len(parts) or parts[n].start == 0xFFFF:
-        vm.stop(f"part {n} does not exist")
+    if n >= len(parts):
+        vm.stop(f"part {n} outside the parts table")
     args = _args(vm, t, parts[n].argc)
     if op == 0x4D:
         vm.decide("Spawn", routine=t.label, part=vm.dte.part_name(n))
-        vm.start_part(n, args, "(spawn_part)")
+        if parts[n].start != 0xFFFF:
+            vm.start_part(n, args, "(spawn_part)")  # deferred: the next pass (or later in this one)
         return True
+    if parts[n].start == 0xFFFF:
+        vm.stop(f"call_part {n}: the part has no block")
     block = parts[n].start * 2
     if block + 2 > len(vm.dte.script):
         vm.stop(f"part {n} block outside the script")
     t.frames.append(_Frame(t.ip, t.block, t.limit, t.args))
+    t.frame_words += 4 + len(t.args or ())
     if t.depth() > vm.s.stack_dwords:
         vm.stop(f"stack overflow in call_part ({vm.s.stack_dwords} dwords)")
     length = struct.unpack_from("<H", vm.dte.script, block)[0]

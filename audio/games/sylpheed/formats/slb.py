@@ -21,15 +21,16 @@ through the codec layer (:mod:`audio.codecs`); this module parses no audio itsel
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from audio.codecs import riff, xwb
 from audio.codecs.xma import XMA_PACKET_SIZE, decode_xma, parse_xma2_packet_header, split_packets
+from audio.codecs.xma2_encoder import encode_xma2
 from audio.core.errors import FormatError, UnsupportedError
 
-__all__ = ["SCAN_WINDOW", "ProbeReport", "SlbFinding", "decode_slb", "probe_slb"]
+__all__ = ["SCAN_WINDOW", "ProbeReport", "SlbFinding", "decode_slb", "probe_slb", "replace_slb_entry"]
 
 SCAN_WINDOW = 0x10000
 """Bytes scanned for an embedded magic (4-byte steps)."""
@@ -255,3 +256,60 @@ def decode_slb(
             out = decode_xma(split_packets(data[: f.end], 0, path=path), raw_rate, raw_channels, path=path)
             return out, raw_rate
     raise UnsupportedError(path, 0, "a recognised .slb layout", rep.text())
+
+
+def replace_slb_entry(
+    data: bytes, entry: int, pcm: np.ndarray, *, path: str = "<slb>", bitrate: float = 64.0
+) -> bytes:
+    """A new ``.slb`` whose wave bank entry ``entry`` holds ``pcm`` encoded as XMA2.
+
+    Only an ``.slb`` that is an XACT wave bank from offset 0 to its end can be rewritten
+    (anything around an embedded bank has an unknown layout). ``pcm`` is float32
+    ``(samples, channels)`` at the entry's rate and channel count (1 or 2); the new entry
+    keeps the old one's name and flags, loops are dropped; every other entry's data,
+    format and seek table are kept as stored. ``bitrate`` is kbit/s per channel.
+    """
+    data = bytes(data)
+    bank = xwb.read_wavebank(data, path)
+    if not 0 <= entry < len(bank.entries):
+        raise FormatError(path, 0, f"an entry index below {len(bank.entries)}", entry)
+    if bank.compact:
+        raise UnsupportedError(path, 0, "a wave bank with full (not compact) entries", "compact entries")
+    old = bank.entries[entry]
+    arr = np.asarray(pcm, np.float32)
+    arr = arr.reshape(-1, 1) if arr.ndim == 1 else arr
+    if arr.shape[1] != old.channels or old.channels > 2:
+        raise FormatError(
+            path, old.data_offset, f"audio with the entry's {old.channels} channel(s)", arr.shape[1]
+        )
+    enc = encode_xma2(arr, old.sample_rate, bitrate=bitrate * old.channels)
+    waves = []
+    for e in bank.entries:
+        if e.index == entry:
+            new = xwb.xma2_wave(enc.streams[0], e.channels, e.sample_rate, enc.seek_table(), name=e.name)
+            waves.append(replace(new, flags=e.flags & ~xwb.ENTRY_FLAG_IGNORE_LOOP))
+            continue
+        waves.append(
+            xwb.NewWave(
+                e.codec,
+                e.channels,
+                e.sample_rate,
+                xwb.entry_data(bank, e.index),
+                e.num_samples,
+                e.loop_start,
+                e.loop_length,
+                e.name,
+                e.seek_table,
+                e.block_align,
+                e.flags,
+                e.bits_flag,
+            )
+        )
+    return xwb.write_wavebank(
+        waves,
+        big_endian=bank.big_endian,
+        version=bank.version,
+        name=bank.name,
+        alignment=bank.alignment,
+        header_version=bank.header_version or 44,
+    )

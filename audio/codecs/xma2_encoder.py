@@ -1,0 +1,745 @@
+"""XMA2 encoder: float PCM to 2048-byte XMA2 packets (one packet list per stream).
+
+The subset of ``shared/specs/xma2-encoding.md`` section 12, copying the choices that
+Microsoft's encoder was observed to make (section 11), because those are the only ones
+known to occur in real console data:
+
+- every frame is four 128-sample subframes with one layout for all channels
+  (tile header ``1 11 11 11``), DRC gain 0, post-processing off, the skipped bit 1;
+- no extended subframe header, no vector-count field (tnv 0: the decoder switches to
+  run-level coding by itself), no channel transform (stereo is two independent
+  channels, ``10``), per-channel quantisation through the step modifiers;
+- scale factors with step 2 dB: one DPCM set per frame and channel in the first
+  subframe that carries coefficients, reused by the later subframes; the set follows
+  the band energies (``shaping`` x their level in dB), so quiet bands get finer steps;
+- per channel and subframe the cheaper of the two coefficient tables;
+- start skip 512 in the first frame and end skip ``512 N - 384 - S`` in the last, so a
+  decoder outputs exactly the input length; frames packed back to back, never across
+  a 64 KiB block, at most 63 frame starts per packet, 1-bit padding, packet header
+  with the correct frame count and first-frame offset, metadata 1.
+
+The bitrate target (kbit/s, counted in whole packets) is met by searching a global
+quantiser level in 1 dB steps (then per-frame refinement between two neighbouring
+levels). The forward transform is the exact adjoint of the decoder's windowed IMDCT
+for uniform 128-sample blocks (spec section 6), so without quantisation the decoder
+reconstructs the input. Console acceptance is not verified (no console here).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import numba as nb
+import numpy as np
+
+from audio.codecs import xma2_tables as T
+from audio.codecs.xma import XMA_PACKET_SIZE, XmaPacketHeader, xma_stream_channels
+from audio.codecs.xma2_bitstream import (
+    FRAME_LENGTH_BITS,
+    FRAME_SAMPLES,
+    MAX_FRAMES_PER_PACKET,
+    PACKET_BITS,
+    PACKETS_PER_BLOCK,
+    PAYLOAD_BITS,
+    band_edges,
+    vlc_tables,
+)
+from audio.core.errors import InputError
+
+__all__ = [
+    "SUBFRAME",
+    "MIN_RATE",
+    "MAX_RATE",
+    "Xma2Encoding",
+    "frames_for",
+    "end_skip",
+    "analysis",
+    "encode_xma2",
+]
+
+SUBFRAME = 128
+"""Subframe (block) length of this encoder, samples (four per frame)."""
+MIN_RATE = 1000
+"""Lowest sample rate accepted, Hz."""
+MAX_RATE = 96000
+"""Highest sample rate accepted, Hz (the spec's checks cover up to 96 kHz)."""
+_SF_STEP = 2
+_SF_TOP = 22  # 45 // sf_step: the DPCM start value, used as every set's maximum
+_SF_RANGE = 15  # scale factors span at most 15 steps (30 dB) below the frame's loudest band
+_MAX_FRAME_BITS = (1 << FRAME_LENGTH_BITS) - 1
+_SCRATCH_BYTES = 1 << 15  # > the longest frame the syntax can produce at 2 channels
+_LEVEL_LO, _LEVEL_HI = -40, 200
+
+
+@dataclass(frozen=True)
+class Xma2Encoding:
+    """The result of :func:`encode_xma2`.
+
+    Attributes
+    ----------
+    streams:
+        Per XMA stream (stereo pairs, the last mono if the channel count is odd) its
+        2048-byte packets.
+    stream_channels:
+        Channels of each stream.
+    sample_rate:
+        Hz.
+    num_samples:
+        Input samples per channel; a decoder applying the trims outputs exactly this.
+    frames:
+        XMA frames per stream (``512 * frames`` = the containers' raw sample count).
+    level:
+        The global quantiser level chosen (dB; lower = finer).
+    """
+
+    streams: list[list[bytes]]
+    stream_channels: list[int]
+    sample_rate: int
+    num_samples: int
+    frames: int
+    level: int
+
+    def seek_table(self, stream: int = 0) -> tuple[int, ...]:
+        """Cumulative raw samples (512 x frames started) at the end of each 64 KiB block.
+
+        The last entry is ``512 * frames``, as in Microsoft's XWB/RIFF seek tables.
+        """
+        out, total = [], 0
+        packets = self.streams[stream]
+        for b in range(0, len(packets), PACKETS_PER_BLOCK):
+            for p in packets[b : b + PACKETS_PER_BLOCK]:
+                total += FRAME_SAMPLES * XmaPacketHeader.unpack(int.from_bytes(p[:4], "big")).frame_count
+            out.append(total)
+        return tuple(out)
+
+    @property
+    def bitrate(self) -> float:
+        """Average bitrate in kbit/s, counting whole 2048-byte packets."""
+        seconds = self.num_samples / self.sample_rate
+        if seconds <= 0:
+            return 0.0
+        return sum(len(s) for s in self.streams) * XMA_PACKET_SIZE * 8 / seconds / 1000
+
+
+def frames_for(num_samples: int) -> int:
+    """XMA frames needed for ``num_samples`` samples: ``ceil((S + 384) / 512)``."""
+    return -(-(num_samples + 384) // FRAME_SAMPLES)
+
+
+def end_skip(num_samples: int) -> int:
+    """End skip of the last frame, samples: ``512 N - 384 - S`` (0..511)."""
+    return FRAME_SAMPLES * frames_for(num_samples) - 384 - num_samples
+
+
+@cache
+def _mdct_basis() -> np.ndarray:
+    """(256, 128) analysis matrix: sine window x MDCT kernel x -32768 (spec section 6)."""
+    n = 2 * SUBFRAME
+    u = np.arange(n)[:, None] + 0.5
+    k = np.arange(SUBFRAME)[None, :] + 0.5
+    window = np.sin(u * np.pi / n)
+    return -32768.0 * window * np.cos(np.pi / SUBFRAME * (u + SUBFRAME / 2) * k)
+
+
+def analysis(pcm: np.ndarray) -> np.ndarray:
+    """MDCT coefficients of one channel, shape (frames, 4, 128), decoder scale.
+
+    The input sits at model time 576; block ``j`` (4 per frame) has its 256-sample
+    window starting at model time ``128 j + 192``.
+    """
+    n_frames = frames_for(len(pcm))
+    model = np.zeros(FRAME_SAMPLES * n_frames + 320, np.float64)
+    model[576 : 576 + len(pcm)] = pcm
+    blocks = np.lib.stride_tricks.sliding_window_view(model[192:], 2 * SUBFRAME)[::SUBFRAME]
+    coeffs = blocks[: 4 * n_frames] @ _mdct_basis()
+    return coeffs.reshape(n_frames, 4, SUBFRAME)
+
+
+# ---------------------------------------------------------------- numba tables
+@cache
+def _coding_tables() -> tuple[np.ndarray, ...]:
+    """Dense lookup arrays for the compiled writer.
+
+    Returns ``(scale_code, scale_len, vec4_code, vec4_len, vec2_code, vec2_len,
+    vec1_code, vec1_len, coef_code, coef_len, rl_sym)``: vec4/vec2 indexed by the packed
+    magnitudes (length 0 = not codable), coef by (table, symbol), rl_sym by
+    (table, run, level) giving the symbol or -1.
+    """
+    v = vlc_tables()
+    vec4_code = np.zeros(1 << 16, np.int64)
+    vec4_len = np.zeros(1 << 16, np.int64)
+    for sym in range(1, len(v["vec4"].length)):
+        if v["vec4"].length[sym]:
+            vec4_code[sym - 1], vec4_len[sym - 1] = v["vec4"].code[sym], v["vec4"].length[sym]
+    vec2_code = np.zeros(257, np.int64)
+    vec2_len = np.zeros(257, np.int64)
+    for sym in range(1, len(v["vec2"].length)):
+        if v["vec2"].length[sym]:
+            vec2_code[sym - 1], vec2_len[sym - 1] = v["vec2"].code[sym], v["vec2"].length[sym]
+    # escapes at the last index
+    vec4_code = np.append(vec4_code, v["vec4"].code[0])
+    vec4_len = np.append(vec4_len, v["vec4"].length[0])
+    vec2_code[256], vec2_len[256] = v["vec2"].code[0], v["vec2"].length[0]
+    coef_code = np.zeros((2, 272), np.int64)
+    coef_len = np.zeros((2, 272), np.int64)
+    rl_sym = -np.ones((2, 130, 64), np.int64)
+    for t, (name, runs, levels) in enumerate(
+        (("coef0", T.COEF0_RUN, T.COEF0_LEVEL), ("coef1", T.COEF1_RUN, T.COEF1_LEVEL))
+    ):
+        vlc = v[name]
+        coef_code[t, : len(vlc.code)] = vlc.code
+        coef_len[t, : len(vlc.length)] = vlc.length
+        for sym in range(2, len(runs)):
+            run, level = runs[sym], levels[sym]
+            if run < 130 and level < 64 and rl_sym[t, run, level] < 0:
+                rl_sym[t, run, level] = sym
+    return (
+        v["scale"].code,
+        v["scale"].length,
+        vec4_code,
+        vec4_len,
+        vec2_code,
+        vec2_len,
+        v["vec1"].code,
+        v["vec1"].length,
+        coef_code,
+        coef_len,
+        rl_sym,
+    )
+
+
+# ---------------------------------------------------------------- compiled writer
+@nb.njit(cache=True, nogil=True)
+def _put(buf: np.ndarray, pos: int, value: int, n: int) -> int:  # pragma: no cover - numba
+    """Write ``n`` bits of ``value`` MSB first at bit ``pos`` (buffer starts zeroed)."""
+    while n > 0:
+        free = 8 - (pos & 7)
+        take = free if free < n else n
+        bits = (value >> (n - take)) & ((1 << take) - 1)
+        buf[pos >> 3] |= bits << (free - take)
+        pos += take
+        n -= take
+    return pos
+
+
+@nb.njit(cache=True, nogil=True)
+def _put_large(buf: np.ndarray, pos: int, v: int) -> int:  # pragma: no cover - numba
+    if v < 256:
+        pos = _put(buf, pos, 0, 1)
+        return _put(buf, pos, v, 8)
+    if v < 65536:
+        pos = _put(buf, pos, 2, 2)
+        return _put(buf, pos, v, 16)
+    if v < 1 << 24:
+        pos = _put(buf, pos, 6, 3)
+        return _put(buf, pos, v, 24)
+    pos = _put(buf, pos, 7, 3)
+    return _put(buf, pos, v, 31)
+
+
+@nb.njit(cache=True, nogil=True)
+def _large_bits(v: int) -> int:  # pragma: no cover - numba
+    if v < 256:
+        return 9
+    if v < 65536:
+        return 18
+    if v < 1 << 24:
+        return 27
+    return 34
+
+
+@nb.njit(cache=True, nogil=True)
+def _put_vec1(buf, pos, v, vec1_code, vec1_len):  # type: ignore[no-untyped-def]  # pragma: no cover
+    if v < 100:
+        return _put(buf, pos, vec1_code[v], vec1_len[v])
+    pos = _put(buf, pos, vec1_code[100], vec1_len[100])
+    return _put_large(buf, pos, v - 100)
+
+
+@nb.njit(cache=True, nogil=True)
+def _rl_bits(q, start, t, coef_len, rl_sym):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Bits of the run-level part of ``q[start:]`` with coefficient table ``t``."""
+    n = q.shape[0]
+    bits = 0
+    last = start - 1
+    for p in range(start, n):
+        v = q[p]
+        if v == 0:
+            continue
+        a = abs(v)
+        run = p - last - 1
+        sym = -1
+        if a < 64:
+            sym = rl_sym[t, run, a]
+        if sym >= 0:
+            bits += coef_len[t, sym] + 1
+        else:
+            bits += coef_len[t, 0] + _large_bits(a) + 1
+            if run == 0:
+                bits += 1
+            elif run <= 4:
+                bits += 4
+            else:
+                bits += 10  # '110' + 7 bits (L = 128)
+        last = p
+    if last != n - 1:
+        bits += coef_len[t, 1]
+    return bits
+
+
+@nb.njit(cache=True, nogil=True)
+def _put_rl(buf, pos, q, start, t, coef_code, coef_len, rl_sym):  # type: ignore[no-untyped-def]  # pragma: no cover
+    n = q.shape[0]
+    esc_len = 0
+    while (1 << esc_len) <= n - 1:
+        esc_len += 1
+    last = start - 1
+    for p in range(start, n):
+        v = q[p]
+        if v == 0:
+            continue
+        a = abs(v)
+        run = p - last - 1
+        sym = -1
+        if a < 64:
+            sym = rl_sym[t, run, a]
+        if sym >= 0:
+            pos = _put(buf, pos, coef_code[t, sym], coef_len[t, sym])
+        else:
+            pos = _put(buf, pos, coef_code[t, 0], coef_len[t, 0])
+            pos = _put_large(buf, pos, a)
+            if run == 0:
+                pos = _put(buf, pos, 0, 1)
+            elif run <= 4:
+                pos = _put(buf, pos, 2, 2)
+                pos = _put(buf, pos, run - 1, 2)
+            else:
+                pos = _put(buf, pos, 6, 3)
+                pos = _put(buf, pos, run - 4, esc_len)
+        pos = _put(buf, pos, 1 if v > 0 else 0, 1)
+        last = p
+    if last != n - 1:
+        pos = _put(buf, pos, coef_code[t, 1], coef_len[t, 1])
+    return pos
+
+
+@nb.njit(cache=True, nogil=True)
+def _put_coeffs(buf, pos, q, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """One channel's coefficients of one subframe: table bit, vector part, run-level part."""
+    (_, _, vec4_code, vec4_len, vec2_code, vec2_len, vec1_code, vec1_len, coef_code, coef_len, rl_sym) = tabs
+    n = q.shape[0]
+    threshold = n >> 8
+    # where the vector part ends (the decoder switches after the group with the deciding zero)
+    cur = 0
+    zeros = 0
+    rl_mode = False
+    while not rl_mode and cur + 3 < n:
+        for i in range(4):
+            if q[cur + i] != 0:
+                zeros = 0
+            else:
+                zeros += 1
+                if zeros > threshold:
+                    rl_mode = True
+        cur += 4
+    start = cur
+    t = 1
+    if start < n and _rl_bits(q, start, 0, coef_len, rl_sym) < _rl_bits(q, start, 1, coef_len, rl_sym):
+        t = 0
+    pos = _put(buf, pos, t, 1)
+    for g in range(0, start, 4):
+        m0, m1, m2, m3 = abs(q[g]), abs(q[g + 1]), abs(q[g + 2]), abs(q[g + 3])
+        done = False
+        if m0 < 16 and m1 < 16 and m2 < 16 and m3 < 16:
+            packed = (m0 << 12) | (m1 << 8) | (m2 << 4) | m3
+            if vec4_len[packed]:
+                pos = _put(buf, pos, vec4_code[packed], vec4_len[packed])
+                done = True
+        if not done:
+            pos = _put(buf, pos, vec4_code[65536], vec4_len[65536])
+            for h in range(2):
+                a, b = abs(q[g + 2 * h]), abs(q[g + 2 * h + 1])
+                if a < 16 and b < 16 and vec2_len[(a << 4) | b]:
+                    pos = _put(buf, pos, vec2_code[(a << 4) | b], vec2_len[(a << 4) | b])
+                else:
+                    pos = _put(buf, pos, vec2_code[256], vec2_len[256])
+                    pos = _put_vec1(buf, pos, a, vec1_code, vec1_len)
+                    pos = _put_vec1(buf, pos, b, vec1_code, vec1_len)
+        for i in range(4):
+            v = q[g + i]
+            if v != 0:
+                pos = _put(buf, pos, 1 if v > 0 else 0, 1)
+    if start < n:
+        pos = _put_rl(buf, pos, q, start, t, coef_code, coef_len, rl_sym)
+    return pos
+
+
+@nb.njit(cache=True, nogil=True)
+def _put_quant(buf, pos, s):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Quantiser step offset ``s = quant_step - 90``: 6-bit two's complement, escapes beyond."""
+    if -31 <= s <= 30:
+        return _put(buf, pos, s & 63, 6)
+    if s >= 31:
+        pos = _put(buf, pos, 31, 6)
+        extra = s - 31
+    else:
+        pos = _put(buf, pos, 32, 6)
+        extra = -32 - s
+    while extra >= 31:
+        pos = _put(buf, pos, 31, 5)
+        extra -= 31
+    return _put(buf, pos, extra, 5)
+
+
+@nb.njit(cache=True, nogil=True)
+def _encode_frame(buf, q, qstep, sf, start_skip, end_skip_, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Write one frame at bit 0 of the zeroed ``buf``; returns its length in bits.
+
+    q: (4, C, 128) int64 quantised coefficients; qstep: (C,) quantiser step per channel;
+    sf: (C, bands) scale factors (maximum ``_SF_TOP``); skips < 0 = absent. The trailer
+    bit is written 0 (the packetiser sets it).
+    """
+    scale_code, scale_len = tabs[0], tabs[1]
+    channels = q.shape[1]
+    bands = sf.shape[1]
+    pos = FRAME_LENGTH_BITS
+    pos = _put(buf, pos, 0b1111111, 7)  # same layout, 4 x 128
+    if channels == 2:
+        pos = _put(buf, pos, 0, 1)  # no post-processing transform
+    pos = _put(buf, pos, 0, 8)  # DRC gain
+    if start_skip >= 0 or end_skip_ >= 0:
+        pos = _put(buf, pos, 1, 1)
+        if start_skip >= 0:
+            pos = _put(buf, pos, 1, 1)
+            pos = _put(buf, pos, start_skip, 10)
+        else:
+            pos = _put(buf, pos, 0, 1)
+        if end_skip_ >= 0:
+            pos = _put(buf, pos, 1, 1)
+            pos = _put(buf, pos, end_skip_, 10)
+        else:
+            pos = _put(buf, pos, 0, 1)
+    else:
+        pos = _put(buf, pos, 0, 1)
+    base = qstep.min()
+    max_mod = qstep.max() - base
+    mod_len = 0
+    if max_mod > 1:
+        while (1 << mod_len) <= max_mod - 1:
+            mod_len += 1
+    sf_sent = False
+    for sub in range(4):
+        pos = _put(buf, pos, 0, 2)  # no extended header, reserved 0
+        if channels == 2:
+            pos = _put(buf, pos, 0b010, 3)  # transform bit 0, group: '10' = no transform
+        transmit = False
+        for c in range(channels):
+            any_nz = False
+            for k in range(q.shape[2]):
+                if q[sub, c, k] != 0:
+                    any_nz = True
+                    break
+            pos = _put(buf, pos, 1 if any_nz else 0, 1)
+            transmit = transmit or any_nz
+        if not transmit:
+            continue
+        pos = _put(buf, pos, 0, 1)  # tnv 0
+        pos = _put_quant(buf, pos, base - 90)
+        if channels == 2:
+            pos = _put(buf, pos, mod_len, 3)
+            for c in range(channels):
+                m = qstep[c] - base
+                if m > 0:
+                    pos = _put(buf, pos, 1, 1)
+                    if mod_len:
+                        pos = _put(buf, pos, m - 1, mod_len)
+                else:
+                    pos = _put(buf, pos, 0, 1)
+        for c in range(channels):
+            if sf_sent and sub > 0:
+                pos = _put(buf, pos, 0, 1)  # reuse this frame's set
+                continue
+            if sub > 0:
+                pos = _put(buf, pos, 1, 1)  # new set (the first of the frame: DPCM)
+            pos = _put(buf, pos, _SF_STEP - 1, 2)
+            val = 45 // _SF_STEP
+            for b in range(bands):
+                sym = sf[c, b] - val + 60
+                pos = _put(buf, pos, scale_code[sym], scale_len[sym])
+                val = sf[c, b]
+        sf_sent = True
+        for c in range(channels):
+            nz = False
+            for k in range(q.shape[2]):
+                if q[sub, c, k] != 0:
+                    nz = True
+                    break
+            if nz:
+                pos = _put_coeffs(buf, pos, q[sub, c], tabs)
+    pos = _put(buf, pos, 1, 1)  # the bit decoders skip
+    pos = _put(buf, pos, 0, 1)  # trailer (set by the packetiser)
+    # frame length prefix
+    for i in range(FRAME_LENGTH_BITS):
+        if (pos >> (FRAME_LENGTH_BITS - 1 - i)) & 1:
+            buf[i >> 3] |= 0x80 >> (i & 7)
+    return pos
+
+
+@nb.njit(cache=True, nogil=True)
+def _encode_frames(out, nbits, q, qstep, sf, skips, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Encode frames: ``out[f]`` gets frame f's bytes, ``nbits[f]`` its length (bits).
+
+    skips: (F, 2) start and end skip per frame, -1 = absent.
+    """
+    scratch = np.zeros(_SCRATCH_BYTES, np.uint8)
+    width = out.shape[1]
+    for f in range(q.shape[0]):
+        scratch[:] = 0
+        nbits[f] = _encode_frame(scratch, q[f], qstep[f], sf[f], skips[f, 0], skips[f, 1], tabs)
+        out[f, :] = scratch[:width]
+
+
+@nb.njit(cache=True, nogil=True)
+def _copy_bits(dst, dst_pos, src, nbits):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """OR ``nbits`` bits of ``src`` (from bit 0) into ``dst`` at ``dst_pos`` (dst bits there are 0)."""
+    for i in range(nbits):
+        if (src[i >> 3] >> (7 - (i & 7))) & 1:
+            p = dst_pos + i
+            dst[p >> 3] |= 0x80 >> (p & 7)
+
+
+# ---------------------------------------------------------------- quantisation
+class _Stream:
+    """One XMA stream's analysis: coefficients and band layout, ready to quantise at any level."""
+
+    def __init__(self, pcm: np.ndarray, sample_rate: int, shaping: float) -> None:
+        self.coeffs = np.stack([analysis(pcm[:, c]) for c in range(pcm.shape[1])], axis=2)  # (F, 4, C, 128)
+        self.edges = np.asarray(band_edges(SUBFRAME, sample_rate))
+        bands = len(self.edges) - 1
+        band_of = np.repeat(np.arange(bands), np.diff(self.edges))
+        onehot = (band_of[:, None] == np.arange(bands)[None, :]) / np.diff(self.edges)
+        energy = (self.coeffs**2).mean(axis=1) @ onehot  # (F, C, bands): mean power per band
+        level_db = 10 * np.log10(energy + 1e-3)
+        sf_abs = np.round(shaping * level_db / _SF_STEP).astype(np.int64)
+        top = sf_abs.max(axis=2, keepdims=True)
+        sf_abs = np.maximum(sf_abs, top - _SF_RANGE)
+        self.sf = _SF_TOP + sf_abs - top  # (F, C, bands), maximum _SF_TOP
+        self.top = top[..., 0]  # (F, C) in sf steps
+        # per-coefficient step exponent relative to the frame's level: 2 dB x (sf - top)
+        self.band_db = (_SF_STEP * (self.sf - _SF_TOP))[..., band_of]  # (F, C, 128)
+
+    def quantise(self, level: np.ndarray, rounding: float) -> tuple[np.ndarray, np.ndarray]:
+        """Quantised coefficients (F, 4, C, 128) and per-channel quant steps (F, C).
+
+        ``level`` (F,): global quantiser level per frame, dB. A band's step is
+        ``level + 2 dB x sf_abs``; the transmitted quant step is ``level + 2 top``.
+        """
+        qstep = (level[:, None] + _SF_STEP * self.top).astype(np.int64)
+        q = np.empty(self.coeffs.shape, np.int64)
+        _quantise(self.coeffs, qstep, self.band_db, rounding, q)
+        return q, qstep
+
+
+@nb.njit(cache=True, nogil=True)
+def _quantise(coeffs, qstep, band_db, rounding, q):  # type: ignore[no-untyped-def]  # pragma: no cover
+    frames, subs, channels, n = coeffs.shape
+    for f in range(frames):
+        for c in range(channels):
+            for k in range(n):
+                inv = 10.0 ** (-(qstep[f, c] + band_db[f, c, k]) / 20.0)
+                for s in range(subs):
+                    x = coeffs[f, s, c, k]
+                    m = np.floor(abs(x) * inv + rounding)
+                    q[f, s, c, k] = np.int64(m) if x >= 0 else -np.int64(m)
+
+
+def _encode_stream_frames(
+    stream: _Stream, level: np.ndarray, last_skip: int, rounding: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Frame bytes (F, bytes) and lengths (bits) at the given per-frame levels (dB).
+
+    Frames longer than the 15-bit length field allows are re-quantised 1 dB coarser.
+    """
+    tabs = _coding_tables()
+    level = level.copy()
+    n = stream.coeffs.shape[0]
+    skips = -np.ones((n, 2), np.int64)
+    skips[0, 0] = 512
+    if last_skip > 0:
+        skips[n - 1, 1] = last_skip
+    out = np.zeros((n, _MAX_FRAME_BITS // 8 + 64), np.uint8)
+    nbits = np.zeros(n, np.int64)
+    todo = np.arange(n)
+    while len(todo):
+        q, qstep = stream.quantise(level, rounding)
+        sub_out = np.zeros((len(todo), out.shape[1]), np.uint8)
+        sub_bits = np.zeros(len(todo), np.int64)
+        _encode_frames(sub_out, sub_bits, q[todo], qstep[todo], stream.sf[todo], skips[todo], tabs)
+        out[todo], nbits[todo] = sub_out, sub_bits
+        todo = todo[sub_bits > _MAX_FRAME_BITS]
+        level[todo] += 1
+    return out, nbits
+
+
+def _packetise(frames: np.ndarray, nbits: np.ndarray) -> list[bytes]:
+    """Pack frames back to back into 2048-byte packets (block, 63-frame and trailer rules)."""
+    n = len(nbits)
+    starts = np.zeros(n, np.int64)
+    pos = 0
+    block_bits = PACKETS_PER_BLOCK * PAYLOAD_BITS
+    count: dict[int, int] = {}
+    for f in range(n):
+        bits = int(nbits[f])
+        while True:
+            packet = pos // PAYLOAD_BITS
+            if count.get(packet, 0) >= MAX_FRAMES_PER_PACKET:
+                pos = (packet + 1) * PAYLOAD_BITS
+                continue
+            if pos // block_bits != (pos + bits - 1) // block_bits:
+                pos = (pos // block_bits + 1) * block_bits
+                continue
+            break
+        starts[f] = pos
+        count[packet] = count.get(packet, 0) + 1
+        pos += bits
+    n_packets = max(1, -(-pos // PAYLOAD_BITS))
+    payload = np.zeros(n_packets * PAYLOAD_BITS // 8, np.uint8)
+    for f in range(n):
+        _copy_bits(payload, int(starts[f]), frames[f], int(nbits[f]))
+        # trailer: 1 iff the next frame starts in the packet where this one starts
+        if f + 1 < n and starts[f + 1] // PAYLOAD_BITS == starts[f] // PAYLOAD_BITS:
+            p = int(starts[f] + nbits[f] - 1)
+            payload[p >> 3] |= 0x80 >> (p & 7)
+    # padding = 1-bits: set every bit outside a frame
+    used = np.zeros(n_packets * PAYLOAD_BITS, bool)
+    for f in range(n):
+        used[starts[f] : starts[f] + nbits[f]] = True
+    pad = np.packbits(~used)
+    payload |= pad
+    packets = []
+    first_in = {int(s) // PAYLOAD_BITS: int(s) % PAYLOAD_BITS for s in starts[::-1]}
+    for p in range(n_packets):
+        offset = first_in.get(p, PAYLOAD_BITS)
+        header = XmaPacketHeader(count.get(p, 0), offset, 1, 0).pack()
+        body = payload[p * PAYLOAD_BITS // 8 : (p + 1) * PAYLOAD_BITS // 8].tobytes()
+        packets.append(header.to_bytes(4, "big") + body)
+    return packets
+
+
+def _check_input(pcm: np.ndarray, sample_rate: int) -> np.ndarray:
+    arr = np.asarray(pcm)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2 or arr.shape[1] < 1 or arr.shape[1] > 8:
+        raise InputError(f"XMA2 input must be (samples, 1..8 channels), got shape {arr.shape}")
+    if not np.issubdtype(arr.dtype, np.floating):
+        raise InputError(f"XMA2 input must be float PCM (-1..1), got {arr.dtype}")
+    if not isinstance(sample_rate, (int, np.integer)) or not MIN_RATE <= sample_rate <= MAX_RATE:
+        raise InputError(f"XMA2 sample rate must be {MIN_RATE}..{MAX_RATE} Hz, got {sample_rate!r}")
+    if not np.isfinite(arr).all():
+        bad = int(np.argmax(~np.isfinite(arr).all(axis=1)))
+        raise InputError(f"XMA2 input has a NaN or infinite sample at sample {bad}")
+    return arr.astype(np.float64)
+
+
+def encode_xma2(
+    pcm: np.ndarray,
+    sample_rate: int,
+    *,
+    bitrate: float | None = 64.0,
+    level: int | None = None,
+    shaping: float = 0.1,
+    rounding: float = 0.42,
+) -> Xma2Encoding:
+    """Encode float PCM to XMA2 packets.
+
+    Parameters
+    ----------
+    pcm:
+        float array (samples,) or (samples, channels), nominally -1..1 (keep peaks
+        below ~0.95: decoders do not clip the quantisation overshoot).
+    sample_rate:
+        Hz, ``MIN_RATE..MAX_RATE``; written nowhere here but picks the band layout.
+    bitrate:
+        Target average bitrate over all channels, kbit/s (whole packets counted); the
+        finest quantiser level that stays at or under it is chosen. Ignored if
+        ``level`` is given.
+    level:
+        A fixed global quantiser level, dB (lower = finer, larger output).
+    shaping:
+        How much the band scale factors follow the band energies (0 = flat steps,
+        maximum SNR; 1 = steps proportional to the band level).
+    rounding:
+        Quantiser rounding offset (0.5 = nearest; smaller values widen the dead zone).
+
+    Raises
+    ------
+    InputError
+        NaN/inf samples, a rate outside the allowed range, a bad shape or bitrate.
+    """
+    arr = _check_input(pcm, sample_rate)
+    if level is None and (bitrate is None or not np.isfinite(bitrate) or bitrate <= 0):
+        raise InputError(f"XMA2 bitrate must be a positive number of kbit/s, got {bitrate!r}")
+    split = xma_stream_channels(arr.shape[1])
+    streams = []
+    col = 0
+    for ch in split:
+        streams.append(_Stream(arr[:, col : col + ch], int(sample_rate), shaping))
+        col += ch
+    n_samples = arr.shape[0]
+    n_frames = frames_for(n_samples)
+    last_skip = end_skip(n_samples)
+    seconds = max(n_samples, 1) / sample_rate
+
+    def frame_bits(lv: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        return [_encode_stream_frames(s, lv, last_skip, rounding) for s in streams]
+
+    def estimate(lv: np.ndarray) -> float:
+        """kbit/s in whole packets from the frame lengths: half a frame of padding per 64 KiB
+        block, a partly filled last packet per stream."""
+        packets = 0
+        for _, nb_ in frame_bits(lv):
+            bits = int(nb_.sum())
+            blocks = bits / (PACKETS_PER_BLOCK * PAYLOAD_BITS)
+            padding = blocks * bits / max(len(nb_), 1) / 2
+            packets += max(1, -(-int(bits + padding) // PAYLOAD_BITS))
+        return packets * PACKET_BITS / seconds / 1000
+
+    if level is not None:
+        levels = np.full(n_frames, int(level), np.int64)
+    else:
+        assert bitrate is not None
+        levels = _search(estimate, n_frames, bitrate)
+    while True:
+        packets = [_packetise(*fb) for fb in frame_bits(levels)]
+        rate = sum(len(p) for p in packets) * XMA_PACKET_SIZE * 8 / seconds / 1000
+        if level is not None or rate <= bitrate or levels.min() >= _LEVEL_HI:  # type: ignore[operator]
+            break
+        levels = levels + 1  # the estimate was short of the packetised size
+    return Xma2Encoding(packets, split, int(sample_rate), n_samples, n_frames, int(levels.max()))
+
+
+def _search(estimate, n_frames: int, bitrate: float) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """Per-frame levels: the finest uniform level under ``bitrate``, then the largest evenly
+    spread share of frames one dB finer that still fits (bisection on estimated sizes)."""
+    lo, hi = _LEVEL_LO, _LEVEL_HI  # invariant: hi fits (or is the coarsest), lo does not
+    if estimate(np.full(n_frames, hi, np.int64)) > bitrate:
+        return np.full(n_frames, hi, np.int64)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if estimate(np.full(n_frames, mid, np.int64)) <= bitrate:
+            hi = mid
+        else:
+            lo = mid
+    best = np.full(n_frames, hi, np.int64)
+    flo, fhi = 0.0, 1.0
+    for _ in range(5):
+        mid_f = (flo + fhi) / 2
+        pick = np.floor(np.arange(1, n_frames + 1) * mid_f) > np.floor(np.arange(n_frames) * mid_f)
+        trial = np.where(pick, hi - 1, hi).astype(np.int64)
+        if estimate(trial) <= bitrate:
+            flo, best = mid_f, trial
+        else:
+            fhi = mid_f
+    return best

@@ -1,0 +1,394 @@
+// barkbus profiler page: one WebSocket, JSON messages (see audio/live/profiler/sources.py).
+// No library: canvas for the timeline and the map, plain DOM for tables and meters.
+"use strict";
+
+const S = {
+  mode: "", game: "", actions: [], decisions: [], bars: [], snap: null, panels: [],
+  follow: true, span: 20, end: 0, now: 0, duration: 0, selected: -1, games: new Set(),
+  rows: new Map(), rowOrder: [], playing: false,
+};
+const CLS_COLOUR = { refused: "#e0524a", cut: "#e8913a", state: "#4a90d9", other: "#9aa0a8" };
+const SLOT_COLOUR = ["#4C72B0", "#55A868", "#8172B2", "#CCB974", "#64B5CD", "#8C8C8C", "#DD8452", "#937860"];
+const ROW_H = 30, LABEL_W = 120, MIN_WAIT = 0.1, MAX_ROWS = 14;
+const $ = (id) => document.getElementById(id);
+let ws = null;
+
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") e.className = v; else if (k === "text") e.textContent = v; else e.setAttribute(k, v);
+  }
+  for (const k of kids) e.append(k);
+  return e;
+}
+const fmtDb = (v) => (v === null || v === undefined ? "-inf" : v.toFixed(1));
+const dbFrac = (v) => (v === null || v === undefined ? 0 : Math.max(0, Math.min(1, (v + 60) / 60)));
+
+// -- connection ------------------------------------------------------------------------------
+function connect() {
+  const proto = location.protocol === "https:" ? "wss" : "ws";
+  ws = new WebSocket(`${proto}://${location.host}/ws${location.search}`);
+  ws.onopen = () => { $("conn").textContent = "connected"; $("conn").className = "tag good"; };
+  ws.onclose = () => {
+    $("conn").textContent = "offline"; $("conn").className = "tag bad";
+    setTimeout(connect, 1000);
+  };
+  ws.onmessage = (ev) => handle(JSON.parse(ev.data));
+}
+function send(obj) { if (ws && ws.readyState === 1) ws.send(JSON.stringify(obj)); }
+
+function handle(m) {
+  if (m.type === "hello") {
+    S.mode = m.mode; S.game = m.game; S.actions = m.actions || []; S.duration = m.duration || 0;
+    S.decisions = []; S.bars = []; S.rows = new Map(); S.rowOrder = []; drawDecisions(true);
+    $("mode").textContent = m.mode === "live" ? "live" : "finished run";
+    $("game").textContent = `game ${m.game}` + (m.note ? ` (${m.note})` : "");
+    buildActions();
+    $("control-box").hidden = m.mode !== "live";
+    $("review-controls").hidden = m.mode !== "review";
+    if (m.mode === "review") { $("seek").max = S.duration; $("seek").value = S.duration; S.now = S.duration; }
+  } else if (m.type === "tick") {
+    for (const d of m.decisions || []) addDecision(d);
+    for (const b of m.bars || []) addBar(b);
+    if (m.snap) { S.snap = m.snap; if (S.mode === "live") S.now = m.snap.t; drawSnap(); }
+    if (m.panels) { S.panels = m.panels; drawPanels(); }
+    if (m.metrics) drawMetrics(m.metrics);
+    if ((m.decisions || []).length) drawDecisions();
+    markDirty();
+  } else if (m.type === "result") {
+    const r = $("result"); r.textContent = m.text; r.className = m.ok ? "good" : "bad";
+  }
+}
+
+// -- rows ------------------------------------------------------------------------------------
+function natural(a, b) {
+  const na = Number(a), nb = Number(b);
+  if (a !== "" && b !== "" && !isNaN(na) && !isNaN(nb)) return na - nb;
+  if (a === "") return -1; if (b === "") return 1;
+  return a.localeCompare(b);
+}
+function rowFor(game, speaker) {
+  const key = `${game}\u0000${speaker}`;
+  let r = S.rows.get(key);
+  if (!r) {
+    r = { key, game, speaker, label: speaker ? `${game} ${speaker}` : `${game} (all)`, bars: [], marks: [], queued: [] };
+    S.rows.set(key, r);
+    if (!S.games.has(game)) { S.games.add(game); $("f-game").append(el("option", { value: game, text: game })); }
+    const games = [...S.games];
+    S.rowOrder = [...S.rows.values()].sort((x, y) =>
+      games.indexOf(x.game) - games.indexOf(y.game) || natural(x.speaker, y.speaker));
+  }
+  return r;
+}
+function addDecision(d) {
+  S.decisions.push(d);
+  if (d.outcome === "Queued" && d.speaker) rowFor(d.game, d.speaker).queued.push(d.t);
+  if (d.cls === "quiet" || (!d.speaker && d.cls === "other")) return;
+  rowFor(d.game, d.speaker).marks.push(d);
+}
+function addBar(b) { S.bars.push(b); rowFor(b.system, b.speaker).bars.push(b); }
+
+// -- timeline --------------------------------------------------------------------------------
+function view() {
+  const end = S.follow ? S.now : S.end;
+  return [Math.max(0, end - S.span), Math.max(end, S.span)];
+}
+function niceStep(span) {
+  const raw = span / 8, p = Math.pow(10, Math.floor(Math.log10(raw)));
+  for (const m of [1, 2, 5, 10]) if (raw <= m * p) return m * p;
+  return 10 * p;
+}
+function drawTimeline() {
+  const c = $("timeline"), box = $("timeline-scroll");
+  // the canvas is only as tall as the rows shown (a small canvas is cheap to redraw at 15 Hz);
+  // the wheel scrolls the rows (S.rowTop), shift/ctrl + wheel scroll/zoom time
+  const visible = Math.max(1, Math.min(S.rowOrder.length, MAX_ROWS));
+  S.rowTop = Math.max(0, Math.min(S.rowTop || 0, S.rowOrder.length - visible));
+  const rows = S.rowOrder.slice(S.rowTop, S.rowTop + visible);
+  const w = Math.max(300, box.clientWidth), h = visible * ROW_H + 22;
+  const dpr = window.devicePixelRatio || 1;
+  if (c.width !== Math.round(w * dpr) || c.height !== Math.round(h * dpr)) {
+    c.width = Math.round(w * dpr); c.height = Math.round(h * dpr); c.style.height = `${h}px`;
+  }
+  const g = c.getContext("2d");
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  g.fillStyle = "#181a1f"; g.fillRect(0, 0, w, h);
+  const [t0, t1] = view(), x = (t) => LABEL_W + ((t - t0) / (t1 - t0)) * (w - LABEL_W - 4);
+  g.font = "11px ui-monospace, monospace"; g.textBaseline = "middle";
+  const step = niceStep(t1 - t0);
+  g.strokeStyle = "#2a2e36"; g.fillStyle = "#8a93a3";
+  for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) {
+    const xx = x(t); g.beginPath(); g.moveTo(xx, 14); g.lineTo(xx, h); g.stroke();
+    g.fillText(`${+t.toFixed(3)} s`, xx + 2, 7);
+  }
+  const live = new Map();
+  if (S.snap) for (const v of S.snap.voices) live.set(v.id, v);
+  S.hits = [];
+  rows.forEach((r, i) => {
+    const y = 16 + i * ROW_H;
+    g.fillStyle = i % 2 ? "#1b1e23" : "#1f2228"; g.fillRect(0, y, w, ROW_H);
+    g.fillStyle = "#d8dde6"; g.save(); g.beginPath(); g.rect(0, y, LABEL_W - 4, ROW_H); g.clip();
+    g.fillText(r.label, 4, y + ROW_H / 2); g.restore();
+    const bars = r.bars.filter((b) => b.t1 >= t0 && b.t0 <= t1);
+    for (const v of live.values()) if (v.system === r.game && v.speaker === r.speaker)
+      bars.push({ t0: v.t0, t1: S.now, clip: v.clip, take: v.take, slot: v.slot, open: true });
+    const starts = r.bars.map((b) => b.t0).concat(bars.filter((b) => b.open).map((b) => b.t0)).sort((a, b) => a - b);
+    g.save(); g.beginPath(); g.rect(LABEL_W, y, w - LABEL_W, ROW_H); g.clip();
+    // queue waits: from a Queued decision to the next bar start on the row
+    g.strokeStyle = "#c8b14a"; g.lineWidth = 2;
+    for (const q of r.queued) {
+      if (q > t1) continue;
+      const s = starts.find((b) => b >= q);
+      if (s !== undefined && s - q >= MIN_WAIT && s >= t0) {
+        g.beginPath(); g.moveTo(x(q), y + 9); g.lineTo(x(s), y + 9); g.stroke();
+      }
+    }
+    g.lineWidth = 1;
+    for (const b of bars) {
+      const xa = Math.max(LABEL_W, x(b.t0)), xb = Math.max(xa + 2, x(b.t1));
+      g.fillStyle = SLOT_COLOUR[(b.slot || 0) % SLOT_COLOUR.length];
+      g.globalAlpha = b.open ? 1 : 0.85; g.fillRect(xa, y + 3, xb - xa, 12); g.globalAlpha = 1;
+      if (xb - xa > 24) {
+        g.save(); g.beginPath(); g.rect(xa, y + 3, xb - xa - 2, 12); g.clip();
+        g.fillStyle = "#fff"; g.fillText(`${b.clip}${b.take !== "" ? "#" + b.take : ""}`, xa + 3, y + 9.5); g.restore();
+      }
+    }
+    for (const d of r.marks) {
+      if (d.t < t0 || d.t > t1) continue;
+      const xx = x(d.t), yy = y + 23;
+      g.strokeStyle = g.fillStyle = CLS_COLOUR[d.cls] || CLS_COLOUR.other;
+      g.beginPath();
+      if (d.cls === "refused") { g.moveTo(xx - 4, yy - 4); g.lineTo(xx + 4, yy + 4); g.moveTo(xx + 4, yy - 4); g.lineTo(xx - 4, yy + 4); g.lineWidth = 2; g.stroke(); g.lineWidth = 1; }
+      else if (d.cls === "cut") { g.moveTo(xx - 4, yy - 4); g.lineTo(xx + 4, yy - 4); g.lineTo(xx, yy + 4); g.fill(); }
+      else { g.arc(xx, yy, d.cls === "state" ? 4 : 2.5, 0, 2 * Math.PI); g.fill(); }
+      if (d.i === S.selected) { g.strokeStyle = "#fff"; g.strokeRect(xx - 6, yy - 6, 12, 12); }
+      S.hits.push([xx, yy, d]);
+    }
+    g.restore();
+  });
+  // the present (live) or the sought time (finished run)
+  const xn = x(S.now);
+  g.strokeStyle = "#f2f2f2"; g.beginPath(); g.moveTo(xn, 12); g.lineTo(xn, h); g.stroke();
+  setText($("span"), `${t0.toFixed(1)}-${t1.toFixed(1)} s, rows ${S.rowTop + 1}-${S.rowTop + rows.length} of ${S.rowOrder.length}`);
+  const total = Math.max(S.now, S.duration, S.span);
+  const sc = $("scroll"); sc.max = total.toFixed(2);
+  if (S.follow) sc.value = S.now.toFixed(2);
+}
+function setFollow(on) { S.follow = on; $("follow").className = on ? "on" : ""; markDirty(); }
+
+function timelineEvents() {
+  $("follow").onclick = () => setFollow(!S.follow);
+  $("zoom-in").onclick = () => { S.span = Math.max(0.5, S.span / 1.5); markDirty(); };
+  $("zoom-out").onclick = () => { S.span = Math.min(3600, S.span * 1.5); markDirty(); };
+  $("scroll").oninput = (e) => { setFollow(false); S.end = Math.max(S.span, +e.target.value); };
+  $("timeline").addEventListener("wheel", (e) => {
+    e.preventDefault();
+    if (!e.ctrlKey && !e.shiftKey && Math.abs(e.deltaX) < Math.abs(e.deltaY)) {
+      S.rowTop = (S.rowTop || 0) + Math.sign(e.deltaY); markDirty(); return;
+    }
+    if (e.ctrlKey) { S.span = Math.min(3600, Math.max(0.5, S.span * (e.deltaY > 0 ? 1.25 : 0.8))); }
+    else {
+      const [, t1] = view(); setFollow(false);
+      S.end = Math.max(S.span, Math.min(S.now, t1 + ((e.deltaX || e.deltaY) / 400) * S.span));
+    }
+    markDirty();
+  }, { passive: false });
+  $("timeline").onclick = (e) => {
+    const rect = e.target.getBoundingClientRect(), mx = e.clientX - rect.left, my = e.clientY - rect.top;
+    let best = null, bd = 64;
+    for (const [xx, yy, d] of S.hits || []) {
+      const dd = (xx - mx) ** 2 + (yy - my) ** 2; if (dd < bd) { bd = dd; best = d; }
+    }
+    if (best) select(best);
+  };
+}
+
+// -- voices, buses, map ------------------------------------------------------------------------
+function meter(peak, rms) {
+  const m = el("div", { class: "meter" + ((peak || -99) > -1 ? " hot" : "") });
+  const r = el("div", { class: "rms" }); r.style.width = `${100 * dbFrac(rms ?? peak)}%`;
+  const p = el("div", { class: "pk" }); p.style.left = `${100 * dbFrac(peak)}%`;
+  m.append(r, p); return m;
+}
+function td(text, cls) { return el("td", { class: cls || "", text: String(text) }); }
+function setText(node, text) { if (node.textContent !== text) node.textContent = text; }
+function setMeter(m, peak, rms) {
+  const hot = (peak ?? -99) > -1;
+  if (m.classList.contains("hot") !== hot) m.classList.toggle("hot", hot);
+  const w = `${(100 * dbFrac(rms ?? peak)).toFixed(1)}%`, l = `${(100 * dbFrac(peak)).toFixed(1)}%`;
+  if (m.firstChild.style.width !== w) m.firstChild.style.width = w;
+  if (m.lastChild.style.left !== l) m.lastChild.style.left = l;
+}
+const voiceRows = new Map();
+function voiceCells(v) {
+  return [String(v.id), v.speaker, v.clip, v.take, v.bus, null, fmtDb(v.peak_db),
+    v.peak_centre_hz !== undefined ? `${v.peak_centre_hz} Hz / ${fmtDb(v.peak_gain_db)} dB` : "",
+    v.delay_ms !== undefined ? `${v.delay_ms} ms` : "",
+    v.band !== undefined ? `${v.band} / ${fmtDb(v.duck_db)} dB` : "",
+    `${v.pos_s.toFixed(2)} / ${v.len_s.toFixed(2)}` + (v.stopped ? " stop" : "")];
+}
+function drawSnap() {
+  // rows are updated in place (only changed text is written): little layout work per update
+  const s = S.snap, body = $("voices").tBodies[0], seen = new Set();
+  setText($("clock"), `t ${s.t.toFixed(3)} s`);
+  setText($("voice-count"), `${s.voices_total} playing` + (s.voices_total > s.voices.length ? ` (${s.voices.length} listed)` : ""));
+  for (const v of s.voices) {
+    seen.add(v.id);
+    rowFor(v.system, v.speaker);
+    const cells = voiceCells(v);
+    let tr = voiceRows.get(v.id);
+    if (!tr) {
+      tr = el("tr", { "data-id": v.id });
+      cells.forEach((c, k) => tr.append(c === null ? el("td", {}, meter(v.peak_db, null)) : td("", [0, 6, 10].includes(k) ? "num" : "")));
+      voiceRows.set(v.id, tr); body.append(tr);
+    }
+    cells.forEach((c, k) => { if (c !== null) setText(tr.cells[k], c); });
+    setMeter(tr.cells[5].firstChild, v.peak_db, null);
+  }
+  for (const [id, tr] of voiceRows) if (!seen.has(id)) { tr.remove(); voiceRows.delete(id); }
+  const buses = $("buses");
+  for (const b of s.buses) {
+    let row = buses.querySelector(`[data-bus="${CSS.escape(b.name)}"]`);
+    if (!row) {
+      row = el("div", { class: "row" + (b.name === "master" ? " master" : ""), "data-bus": b.name },
+        el("span", { text: b.name }), meter(b.peak_db, b.rms_db), el("span"));
+      buses.append(row);
+    }
+    setMeter(row.children[1], b.peak_db, b.rms_db);
+    setText(row.children[2], `${fmtDb(b.peak_db)} / ${fmtDb(b.rms_db)}`);
+  }
+  drawMap(s);
+  setText($("counts"), `${S.decisions.length} decisions, ${S.bars.length + s.voices_total} voices`);
+}
+function drawMap(s) {
+  const c = $("map"), g = c.getContext("2d"), w = c.width, h = c.height, k = Math.min(w, h) / 40;
+  g.fillStyle = "#111"; g.fillRect(0, 0, w, h);
+  if (!s.listener) return;
+  const [lx, , lz, yaw] = s.listener, px = (x) => w / 2 + (x - lx) * k, pz = (z) => h / 2 - (z - lz) * k;
+  g.strokeStyle = "#2a2e36"; for (let r = 5; r <= 20; r += 5) { g.beginPath(); g.arc(w / 2, h / 2, r * k, 0, 7); g.stroke(); }
+  g.font = "10px ui-monospace, monospace"; g.fillStyle = "#8a93a3";
+  for (const [name, [x, , z]] of Object.entries(s.emitters || {})) {
+    g.fillRect(px(x) - 2, pz(z) - 2, 4, 4); g.fillText(name, px(x) + 4, pz(z) - 4);
+  }
+  const a = (yaw * Math.PI) / 180, fx = -Math.sin(a), fz = Math.cos(a);
+  g.fillStyle = "#f2f2f2"; g.beginPath();
+  g.moveTo(w / 2 + fx * 8, h / 2 - fz * 8); g.lineTo(w / 2 - fz * 5 - fx * 4, h / 2 - fx * 5 + fz * 4);
+  g.lineTo(w / 2 + fz * 5 - fx * 4, h / 2 + fx * 5 + fz * 4); g.fill();
+  setText($("listener-pose"), `(${lx.toFixed(1)}, ${s.listener[1].toFixed(1)}, ${lz.toFixed(1)}) m, yaw ${yaw.toFixed(0)} deg`);
+}
+function drawMetrics(m) {
+  if (!m || m.callback_p99_us === undefined) return;
+  $("metrics").textContent = `callback p99 ${m.callback_p99_us} us of ${m.budget_us}  render p99 ${m.render_p99_us} us  ` +
+    `underruns ${m.underruns}  misses ${m.deadline_misses}  dropped ${m.events_dropped}`;
+}
+function drawPanels() {
+  const box = $("panels"); box.textContent = "";
+  if (!S.panels.length) box.append(el("pre", { text: "(no panel: the systems of this run publish none)" }));
+  for (const p of S.panels) box.append(el("h3", { text: `${p.system}: ${p.title}` }), el("pre", { text: p.rows.join("\n") }));
+}
+
+// -- decisions -------------------------------------------------------------------------------
+function passes(d) {
+  const g = $("f-game").value, sp = $("f-speaker").value.trim(), c = $("f-class").value;
+  return (!g || d.game === g) && (!sp || d.speaker === sp) && (!c || d.cls === c);
+}
+const SHOWN = 150;
+let shownUpTo = 0;
+function decisionRow(d) {
+  const tr = el("tr", { class: `c-${d.cls}` + (d.i === S.selected ? " sel" : ""), "data-i": d.i },
+    td(d.t.toFixed(3), "num"), td(d.system), td(d.outcome), td(d.speaker), td(d.label));
+  tr.onclick = () => select(d);
+  return tr;
+}
+function drawDecisions(full) {
+  // new decisions go on top of the table; a filter change (full) rebuilds it
+  const table = $("decisions");
+  let body = table.tBodies[0];
+  if (full === true) { body = el("tbody"); table.replaceChild(body, table.tBodies[0]); shownUpTo = 0; }
+  const fresh = [];
+  const from = full === true ? 0 : shownUpTo;
+  for (let i = S.decisions.length - 1; i >= from && fresh.length < SHOWN; i--) if (passes(S.decisions[i])) fresh.push(S.decisions[i]);
+  shownUpTo = S.decisions.length;
+  if (fresh.length) {
+    const frag = document.createDocumentFragment();
+    for (const d of fresh) frag.append(decisionRow(d));
+    body.insertBefore(frag, body.firstChild);
+    while (body.rows.length > SHOWN) body.lastChild.remove();
+  }
+  setText($("decision-count"), `${body.rows.length} shown of ${S.decisions.length}`);
+}
+function select(d) {
+  S.selected = d.i;
+  $("detail").textContent = `${d.t.toFixed(4)} s  ${d.system}  ${d.outcome}  (class ${d.cls})\n` + JSON.stringify(d.detail, null, 1);
+  if (S.mode === "review") seek(d.t);
+  for (const tr of $("decisions").tBodies[0].rows) tr.classList.toggle("sel", +tr.dataset.i === d.i);
+  markDirty();
+}
+
+// -- actions ---------------------------------------------------------------------------------
+function buildActions() {
+  const sel = $("action-name"); sel.textContent = "";
+  for (const a of S.actions) sel.append(el("option", { value: a.name, text: `/${a.name}` }));
+  sel.onchange = buildParams; buildParams();
+}
+function buildParams() {
+  const a = S.actions.find((x) => x.name === $("action-name").value), box = $("action-params");
+  box.textContent = ""; if (!a) return;
+  $("action-help").textContent = a.help;
+  for (const p of a.params) {
+    const lab = el("label", {}, `${p.name}${p.required ? "" : "?"}`);
+    const n = p.type === "vec3" ? 3 : 1;
+    for (let k = 0; k < n; k++) {
+      const inp = el("input", { name: p.name, "data-k": k, class: n === 3 ? "vec" : "", title: `${p.name}: ${p.type}` });
+      if (p.default !== null && p.default !== undefined) inp.placeholder = String(p.default);
+      else if (n === 3) inp.placeholder = "xyz"[k];
+      lab.append(inp);
+    }
+    box.append(lab);
+  }
+}
+function actionEvents() {
+  $("action-form").onsubmit = (e) => {
+    e.preventDefault();
+    const a = S.actions.find((x) => x.name === $("action-name").value); if (!a) return;
+    const values = {};
+    for (const p of a.params) {
+      const inputs = [...$("action-params").querySelectorAll(`input[name="${p.name}"]`)].map((i) => i.value.trim());
+      values[p.name] = p.type === "vec3" ? (inputs.some((v) => v !== "") ? inputs : "") : inputs[0];
+    }
+    send({ type: "action", name: a.name, values });
+  };
+  for (const b of $("listener").querySelectorAll("button")) {
+    b.onclick = () => send({ type: "listener", forward: +(b.dataset.forward || 0), right: +(b.dataset.right || 0), turn: +(b.dataset.turn || 0) });
+  }
+  for (const id of ["f-game", "f-speaker", "f-class"]) $(id).addEventListener("input", () => drawDecisions(true));
+}
+
+// -- finished runs ---------------------------------------------------------------------------
+let lastSeek = 0;
+function seek(t) {
+  S.now = Math.max(0, Math.min(S.duration, t)); $("seek").value = S.now;
+  const now = performance.now(); if (now - lastSeek > 60) { lastSeek = now; send({ type: "seek", t: S.now }); }
+  markDirty();
+}
+function reviewEvents() {
+  $("seek").oninput = (e) => { S.playing = false; $("play").textContent = "play"; seek(+e.target.value); };
+  $("play").onclick = () => {
+    S.playing = !S.playing; $("play").textContent = S.playing ? "pause" : "play";
+    if (S.playing && S.now >= S.duration) seek(0);
+    setFollow(true);
+  };
+  let last = performance.now();
+  setInterval(() => {
+    const now = performance.now();
+    if (S.playing) { seek(S.now + (now - last) / 1000); if (S.now >= S.duration) { S.playing = false; $("play").textContent = "play"; } }
+    last = now;
+  }, 66);
+}
+
+let scheduled = false;
+function markDirty() {
+  if (!scheduled) { scheduled = true; requestAnimationFrame(() => { scheduled = false; drawTimeline(); }); }
+}
+window.addEventListener("resize", markDirty);
+timelineEvents(); actionEvents(); reviewEvents(); connect();
