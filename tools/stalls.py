@@ -162,7 +162,11 @@ def nul_osc() -> dict[str, Any]:
     server.handle_datagram(good)
     port.advance(0.2)
     server.stop()
-    return {"disabled": dict(port.engine.disabled), "outcomes": _outcomes(port.engine.bus.decisions)}
+    return {
+        "disabled": dict(port.engine.disabled),
+        "osc_rejected": server.stats.rejected,
+        "outcomes": _outcomes(port.engine.bus.decisions),
+    }
 
 
 def _fifo_live(device: bool, sigterm: bool) -> dict[str, Any]:

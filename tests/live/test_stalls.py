@@ -46,7 +46,8 @@ def test_a_fifo_play_on_the_device_and_sigterm_ends_the_run(audio_device: None) 
 @pytest.mark.slow
 def test_a_nul_talk_file_name_over_osc_is_one_fault_and_the_next_talk_plays() -> None:
     r = _run("nul-osc")
-    assert r["disabled"] == {} and r["outcomes"]["radiata.talk:Fault"] == 1, r
+    # refused by the port's own check (an OSC rejection) or by the system (one Fault)
+    assert r["disabled"] == {} and r["osc_rejected"] + r["outcomes"].get("radiata.talk:Fault", 0) == 1, r
     assert r["outcomes"]["radiata.talk:TalkStarted"] == 1
     assert r["seconds"] < 60 and r["peak_rss_mb"] < 300, r
 

@@ -48,3 +48,12 @@ def test_a_port_keeps_the_last_decisions_only_but_listeners_see_all() -> None:
             port.advance(0.01)
     port.advance(0.05)
     assert len(port.bus.decisions) == keep and len(seen) > keep
+
+
+def test_a_nul_talk_name_reaching_the_system_is_one_fault_and_the_system_lives() -> None:
+    port = open_system(game="radiata")
+    port.bus.post(Talk(file="town.rmf\x00"))  # past the port's own checks (a capture, a script)
+    port.bus.post(Talk(file="town.rmf", t=0.1))
+    port.advance(0.3)
+    outcomes = [d.outcome for d in port.bus.decisions]
+    assert outcomes.count("Fault") == 1 and "TalkStarted" in outcomes and port.engine.disabled == {}
