@@ -23,11 +23,12 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from audio.codecs import riff, vgmstream, xwb
 from audio.codecs.eaxma import encode_eaxma
-from audio.codecs.snr import CODEC_EAXMA, CODEC_XAS1, TYPE_STREAM, SnrHeader, decode_take
 from audio.codecs.xas1 import encode_xas1
 from audio.codecs.xma import xma2_extradata
+from audio.containers import riff, vgmstream, xwb
+from audio.containers.snr import CODEC_EAXMA, CODEC_XAS1, TYPE_STREAM, SnrHeader, decode_take
+from audio.containers.sns import write_blocks
 
 DEFAULT_FIXTURE = ROOT / ".." / "shared" / "fixtures" / "xmadroid.xwb"
 
@@ -56,7 +57,7 @@ def bench_eaxma(fixture: Path, repeat: int) -> list[tuple[str, float, float]]:
         raw = xwb.entry_data(bank, e.index)
         packets = [raw[i : i + 2048] for i in range(0, len(raw), 2048)]
         header = SnrHeader(0, CODEC_EAXMA, e.channels, e.sample_rate, TYPE_STREAM, False, e.num_samples)
-        takes.append((header.pack(), encode_eaxma([packets])))
+        takes.append((header.pack(), write_blocks(encode_eaxma([packets]))))
         ext = xma2_extradata(e.channels, samples_encoded=e.num_samples, block_count=-(-len(raw) // 0x10000))
         wavs.append(riff.build_wav(riff.xma2_fmt(e.channels, e.sample_rate, ext), raw))
         seconds += e.num_samples / e.sample_rate
@@ -75,7 +76,7 @@ def bench_xas1(seconds: float, repeat: int) -> tuple[list[tuple[str, float, floa
     x = 9000 * np.sin(2 * np.pi * 180 * t) * np.sin(2 * np.pi * 1.3 * t) + rng.normal(0, 800, t.size)
     pcm = x.astype(np.int16)
     header = SnrHeader(0, CODEC_XAS1, 1, rate, TYPE_STREAM, False, len(pcm)).pack()
-    body = encode_xas1(pcm)
+    body = write_blocks(encode_xas1(pcm))
     rows = [("XAS1 (ours, numpy)", seconds, best_time(lambda: decode_take(header, body), repeat))]
     ok, reason = vgmstream.available()
     if ok:

@@ -85,7 +85,6 @@ OPS = {"Rsp0": 4, "PI20": 6, "HI20": 6, "LI20": 6, "Gai0": 1, "Del0": 0, "Sub0":
 
 def profile(n: int, block: int, min_seconds: float) -> None:
     """Where the time goes: per node on the node path, per graph fused, per voice-sample."""
-    from audio.dsp import kernels as K
 
     e = _engine(n, block)
     m = e.mixer
@@ -106,29 +105,7 @@ def profile(n: int, block: int, min_seconds: float) -> None:
         fused_ms = _time(step(lambda t0, b=bank: b.process(block, t0)), min_seconds)
         node_sum = 0.0
         for node in bank.nodes:
-            if node.kind == "Rsp0":
-                fn = lambda t0, b=bank, nd=node: K.rsp0(  # noqa: E731
-                    b.pool.data,
-                    b.src_off,
-                    b.src_len,
-                    b.act,
-                    nd.out,
-                    block,
-                    t0,
-                    nd.dirty,
-                    nd.params["pitch"],
-                    b.rate,
-                    float(b.sample_rate),
-                    b.rstep,
-                    b.ipos,
-                    b.frac,
-                    b.wait,
-                    b.rel_left,
-                    b.rel_total,
-                    b.ended_at,
-                )
-            else:
-                fn = lambda t0, b=bank, nd=node: nd.run(b.act, block, t0)  # noqa: E731
+            fn = lambda t0, b=bank, nd=node: nd.run(b.act, block, t0)  # noqa: E731
             ms = _time(step(fn), min_seconds / 4)
             node_sum += ms
             ops = OPS.get(node.kind, 0)

@@ -21,9 +21,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from audio.codecs import vgmstream
 from audio.codecs.psadpcm import encode_psadpcm
-from audio.codecs.vag import decode_vag, encode_vag
+from audio.containers import vgmstream
+from audio.containers.vag import decode_vag, encode_vag
 
 
 def best_time(fn: Callable[[], object], repeat: int) -> float:

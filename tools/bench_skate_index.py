@@ -18,7 +18,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from audio.codecs import refpack
+from audio.containers import refpack
 from audio.games.skate.formats.evt import ClipRef, EvtEvent, EvtRecord, EvtTable, event_id
 from audio.games.skate.formats.hdr import ClipHeader
 from audio.games.skate.formats.install import SkateInstall, write_install

@@ -37,6 +37,7 @@ from audio.codecs.psadpcm import decode_psadpcm, encode_psadpcm
 from audio.codecs.xas1 import decode_xas1, encode_xas1
 from audio.codecs.xma import decode_xma
 from audio.codecs.xma2_encoder import encode_xma2
+from audio.containers.sns import coded_blocks, write_blocks
 
 
 def demo_speech(voices: int) -> np.ndarray:
@@ -87,8 +88,8 @@ def main(argv: list[str] | None = None) -> int:
         y = decode_xma(enc.streams[0], RATE, 1)[:, 0]  # type: ignore[attr-defined]
         rows.append((f"XMA2 @ {kbps:g}", enc.bitrate, snr_db(x, y), seg_snr_db(x, y), seconds / dt))  # type: ignore[attr-defined]
     ints = np.clip(np.round(x * 32767), -32768, 32767).astype(np.int16)
-    body, dt = timed(lambda: encode_xas1(ints))
-    y = decode_xas1(body, 1, x.size)[:, 0].astype(np.float32) / 32768  # type: ignore[arg-type]
+    body, dt = timed(lambda: write_blocks(encode_xas1(ints)))
+    y = decode_xas1(coded_blocks(body), 1, x.size)[:, 0].astype(np.float32) / 32768  # type: ignore[arg-type]
     rows.append(
         ("XAS1 (EA codec 4)", 8 * len(body) / seconds / 1000, snr_db(x, y), seg_snr_db(x, y), seconds / dt)
     )  # type: ignore[arg-type]

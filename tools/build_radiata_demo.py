@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from speech_synth import builder_main, speak
 
-from audio.codecs.vag import encode_vag
+from audio.containers.vag import encode_vag
 from audio.games.radiata.formats import rmf
 from audio.games.radiata.formats.voicetable import VoiceEntry, write_voicetable
 from audio.games.radiata.talk.typewriter import reveal_frames

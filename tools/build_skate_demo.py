@@ -50,9 +50,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from speech_synth import speak
 
 from audio.codecs.pcm import encode_pcm16be
-from audio.codecs.snr import CODEC_PCM16BE, CODEC_XAS1, TYPE_STREAM, SnrHeader, eaxma_take
 from audio.codecs.xas1 import encode_xas1
 from audio.codecs.xma2_encoder import encode_xma2
+from audio.containers.snr import CODEC_PCM16BE, CODEC_XAS1, TYPE_STREAM, SnrHeader, eaxma_take
+from audio.containers.sns import write_blocks
 from audio.games.skate.formats.big import COMPRESSIONS
 from audio.games.skate.formats.evt import ClipRef, EvtEvent, EvtRecord, EvtTable, event_id
 from audio.games.skate.formats.hdr import ClipHeader
@@ -493,7 +494,7 @@ def encode_take(pcm: np.ndarray, codec: str) -> tuple[bytes, bytes]:
         enc = encode_xma2(pcm.astype(np.float32) / np.float32(32768.0), RATE, bitrate=XMA2_KBPS)
         return eaxma_take(enc.streams, 1, RATE, int(pcm.size))
     number = CODEC_XAS1 if codec == "xas1" else CODEC_PCM16BE
-    body = encode_xas1(pcm) if codec == "xas1" else encode_pcm16be(pcm)
+    body = write_blocks(encode_xas1(pcm)) if codec == "xas1" else write_blocks(encode_pcm16be(pcm))
     head = SnrHeader(
         version=0,
         codec=number,

@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from speech_synth import speak
 
-from audio.codecs import refpack
+from audio.containers import refpack
 from audio.games.starlancer.formats.dte import (
     Dte,
     FlightGroup,

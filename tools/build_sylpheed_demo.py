@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from speech_synth import builder_main, speak
 
-from audio.codecs.xwb import NewWave, write_wavebank
+from audio.containers.xwb import NewWave, write_wavebank
 from audio.games.sylpheed.formats.cues import bank_path, cue_name, write_sounds
 from audio.games.sylpheed.formats.pak import write_pak
 from audio.games.sylpheed.formats.presets import (

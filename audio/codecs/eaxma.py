@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from audio.codecs.sns import walk_blocks, write_blocks
+from audio.codecs.blocks import CodedBlock
 from audio.codecs.xma import (
     XMA_LENGTH_SLACK,
     XMA_PACKET_SIZE,
@@ -37,16 +37,15 @@ def eaxma_extradata(stream_channels: int) -> bytes:
 
 
 def split_streams(
-    body: bytes, channels: int, *, path: str = "<buffer>", version: int = 0, base_offset: int = 0
+    blocks: Sequence[CodedBlock], channels: int, *, path: str = "<buffer>"
 ) -> list[list[tuple[int, bytes]]]:
     """Per XMA stream, its ``(file offset, 2048-byte packet)`` list, re-padded with 0xFF."""
     streams = xma_stream_channels(channels)
     out: list[list[tuple[int, bytes]]] = [[] for _ in streams]
-    for blk in walk_blocks(body, path, version=version, base_offset=base_offset):
-        pos = blk.payload_offset - base_offset
-        end = pos + blk.payload_size
+    for blk in blocks:
+        body, pos, end = blk.payload, 0, len(blk.payload)
         for s in range(len(streams)):
-            at = base_offset + pos
+            at = blk.payload_offset + pos
             if pos + 4 > end:
                 raise FormatError(
                     path, at, f"an EA-XMA chunk header for stream {s}", f"{end - pos} bytes left"
@@ -64,27 +63,27 @@ def split_streams(
 
 
 def decode_eaxma(
-    body: bytes,
+    blocks: Sequence[CodedBlock],
     channels: int,
     sample_rate: int,
     num_samples: int,
     *,
     path: str = "<buffer>",
-    version: int = 0,
-    base_offset: int = 0,
     slack: int = XMA_LENGTH_SLACK,
 ) -> np.ndarray:
-    """Decode EA-XMA SNS blocks to float32 ``(num_samples, channels)``.
+    """Decode EA-XMA blocks to float32 ``(num_samples, channels)``.
 
     Each stream's decoded length must be within ``slack`` samples of ``num_samples``
     (FFmpeg drops pre-roll and applies the encoded skips), else FormatError.
     """
     per_stream = xma_stream_channels(channels)
-    packets = split_streams(body, channels, path=path, version=version, base_offset=base_offset)
+    packets = split_streams(blocks, channels, path=path)
     decoded = []
     for s, (ch, pk) in enumerate(zip(per_stream, packets)):
         if not pk:
-            raise FormatError(path, base_offset, f"XMA packets for EA-XMA stream {s}", "none")
+            raise FormatError(
+                path, blocks[0].offset if blocks else None, f"XMA packets for EA-XMA stream {s}", "none"
+            )
         decoded.append(
             decode_xma(
                 pk,
@@ -115,9 +114,10 @@ def _cut(chunk: bytes, packets: int) -> bytes:
 
 
 def encode_eaxma(
-    stream_packets: Sequence[Sequence[bytes]], *, packets_per_block: int = 32, version: int = 0
-) -> bytes:
-    """SNS blocks of EA-XMA from each stream's 2048-byte XMA2 packets.
+    stream_packets: Sequence[Sequence[bytes]], *, packets_per_block: int = 32
+) -> list[tuple[int, bytes]]:
+    """EA-XMA ``(samples, payload)`` blocks from each stream's 2048-byte XMA2 packets (a
+    container writes them, e.g. :func:`audio.containers.sns.write_blocks`).
 
     Each block carries up to ``packets_per_block`` packets per stream (32 = one XMA2
     block, so frames never cross a chunk); each chunk's last packet is cut short. The
@@ -142,4 +142,4 @@ def encode_eaxma(
                     XmaPacketHeader.unpack(struct.unpack_from(">I", p)[0]).frame_count for p in part
                 )
         payloads.append((samples, bytes(body)))
-    return write_blocks(payloads or [(0, b"")], version=version)
+    return payloads or [(0, b"")]

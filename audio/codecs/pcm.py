@@ -1,10 +1,12 @@
-"""EAAudioCore codec 2: PCM16BE in SNS blocks (big-endian int16, channel-interleaved)."""
+"""EAAudioCore codec 2: PCM16BE (big-endian int16, channel-interleaved) in coded blocks."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
-from audio.codecs.sns import walk_blocks, write_blocks
+from audio.codecs.blocks import CodedBlock
 from audio.core.errors import FormatError
 
 __all__ = ["decode_pcm16be", "encode_pcm16be", "fit_length"]
@@ -13,38 +15,33 @@ __all__ = ["decode_pcm16be", "encode_pcm16be", "fit_length"]
 def fit_length(pcm: np.ndarray, num_samples: int, path: str, what: str) -> np.ndarray:
     """Trim ``pcm`` (frames, channels) to ``num_samples`` frames; FormatError if the blocks held fewer."""
     if pcm.shape[0] < num_samples:
-        raise FormatError(path, None, f"{num_samples} samples of {what} in the SNS blocks", pcm.shape[0])
+        raise FormatError(path, None, f"{num_samples} samples of {what} in the blocks", pcm.shape[0])
     return pcm[:num_samples]
 
 
 def decode_pcm16be(
-    body: bytes,
-    channels: int,
-    num_samples: int,
-    *,
-    path: str = "<buffer>",
-    version: int = 0,
-    base_offset: int = 0,
+    blocks: Sequence[CodedBlock], channels: int, num_samples: int, *, path: str = "<buffer>"
 ) -> np.ndarray:
-    """Decode PCM16BE SNS blocks to int16 ``(num_samples, channels)``.
+    """Decode PCM16BE blocks to int16 ``(num_samples, channels)``.
 
     Each block's payload must hold ``samples * channels`` int16 values.
     """
     parts = []
-    for blk in walk_blocks(body, path, version=version, base_offset=base_offset):
+    for blk in blocks:
         need = blk.samples * channels * 2
-        if need > blk.payload_size:
+        if need > len(blk.payload):
             raise FormatError(
-                path, blk.offset, f"{need} bytes of PCM16BE for {blk.samples} samples", blk.payload_size
+                path, blk.offset, f"{need} bytes of PCM16BE for {blk.samples} samples", len(blk.payload)
             )
-        start = blk.payload_offset - base_offset
-        parts.append(np.frombuffer(body, ">i2", blk.samples * channels, start))
+        parts.append(np.frombuffer(blk.payload, ">i2", blk.samples * channels))
     flat = np.concatenate(parts) if parts else np.zeros(0, ">i2")
     return fit_length(flat.astype(np.int16).reshape(-1, channels), num_samples, path, "PCM16BE")
 
 
-def encode_pcm16be(samples: np.ndarray, *, block_samples: int = 2048, version: int = 0) -> bytes:
-    """SNS blocks of PCM16BE from int16 ``(frames, channels)`` (or 1-D mono) samples."""
+def encode_pcm16be(samples: np.ndarray, *, block_samples: int = 2048) -> list[tuple[int, bytes]]:
+    """PCM16BE ``(samples, payload)`` blocks from int16 ``(frames, channels)`` (or 1-D mono)
+    samples, ``block_samples`` per block (a container writes them, e.g.
+    :func:`audio.containers.sns.write_blocks`)."""
     arr = np.asarray(samples, np.int16)
     arr = arr if arr.ndim == 2 else arr.reshape(-1, 1)
     if block_samples < 1:
@@ -53,4 +50,4 @@ def encode_pcm16be(samples: np.ndarray, *, block_samples: int = 2048, version: i
         (len(arr[i : i + block_samples]), arr[i : i + block_samples].astype(">i2").tobytes())
         for i in range(0, len(arr), block_samples)
     ]
-    return write_blocks(chunks or [(0, b"")], version=version)
+    return chunks or [(0, b"")]

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+from audio.codecs.blocks import pcm16_to_float32
 from audio.core.errors import FormatError, UnsupportedError
 
 __all__ = [
@@ -261,7 +262,7 @@ def decode_psadpcm(
     pcm = decode_psadpcm_int16(
         data, channels, interleave=interleave, num_samples=num_samples, settings=settings, path=path
     )
-    return np.multiply(pcm, np.float32(1.0 / 32768.0), dtype=np.float32)
+    return pcm16_to_float32(pcm)
 
 
 # ---------------------------------------------------------------------------------------------- encoder

@@ -15,10 +15,12 @@ the 30-step recursion runs once over all groups at once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
+from audio.codecs.blocks import CodedBlock
 from audio.codecs.pcm import fit_length
-from audio.codecs.sns import walk_blocks, write_blocks
 from audio.core.errors import FormatError
 
 __all__ = [
@@ -120,26 +122,18 @@ def encode_frames(pcm: np.ndarray) -> np.ndarray:
 
 
 def decode_xas1(
-    body: bytes,
-    channels: int,
-    num_samples: int,
-    *,
-    path: str = "<buffer>",
-    version: int = 0,
-    base_offset: int = 0,
+    blocks: Sequence[CodedBlock], channels: int, num_samples: int, *, path: str = "<buffer>"
 ) -> np.ndarray:
-    """Decode XAS1 SNS blocks to int16 ``(num_samples, channels)``."""
-    blocks = walk_blocks(body, path, version=version, base_offset=base_offset)
+    """Decode XAS1 blocks to int16 ``(num_samples, channels)``."""
     frames, kept = [], []
     for blk in blocks:
         nfr = -(-blk.samples // FRAME_SAMPLES)
         need = nfr * FRAME_BYTES * channels
-        if need > blk.payload_size:
+        if need > len(blk.payload):
             raise FormatError(
-                path, blk.offset, f"{need} bytes of XAS1 frames for {blk.samples} samples", blk.payload_size
+                path, blk.offset, f"{need} bytes of XAS1 frames for {blk.samples} samples", len(blk.payload)
             )
-        start = blk.payload_offset - base_offset
-        frames.append(body[start : start + need])
+        frames.append(blk.payload[:need])
         kept.append(blk.samples)
     stripped = b"".join(frames)  # every block's frames, block headers cut out
     pcm = decode_frames(np.frombuffer(stripped, np.uint8).reshape(-1, FRAME_BYTES))
@@ -155,8 +149,9 @@ def decode_xas1(
     return fit_length(pcm, num_samples, path, "XAS1")
 
 
-def encode_xas1(samples: np.ndarray, *, block_samples: int = 2048, version: int = 0) -> bytes:
-    """SNS blocks of XAS1 from int16 ``(frames, channels)`` (or 1-D mono) samples.
+def encode_xas1(samples: np.ndarray, *, block_samples: int = 2048) -> list[tuple[int, bytes]]:
+    """XAS1 ``(samples, payload)`` blocks from int16 ``(frames, channels)`` (or 1-D mono) samples
+    (a container writes them, e.g. :func:`audio.containers.sns.write_blocks`).
 
     ``block_samples`` (a multiple of 128) samples per block; the last block is partial.
     """
@@ -176,4 +171,4 @@ def encode_xas1(samples: np.ndarray, *, block_samples: int = 2048, version: int 
     for b in range(0, nfr, fpb):
         samples_here = min(block_samples, frames_total - b * FRAME_SAMPLES)
         payloads.append((samples_here, enc[b : b + fpb].tobytes()))
-    return write_blocks(payloads or [(0, b"")], version=version)
+    return payloads or [(0, b"")]

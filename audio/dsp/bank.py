@@ -15,177 +15,17 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from audio.dsp import kernels as K
-from audio.dsp.graph import NODE_KINDS, GraphSpec, NodeSpec
+from audio.dsp.graph import GraphSpec
+from audio.dsp.nodes import NODE_KINDS, Node, Resampler, Send
 from audio.dsp.pool import SamplePool
 
 if TYPE_CHECKING:
-    from audio.dsp.fused import FusedProgram
+    from audio.dsp.fused import FusedPlan, FusedProgram
 
 __all__ = ["GraphBank", "LAYOUTS"]
 
 LAYOUTS = {"stereo": 2, "5.1": 6}
 """Output layouts: channel counts. 5.1 is in WAV order L, R, C, LFE, Ls, Rs."""
-
-_NO_DUCK = np.ones((0, 1), dtype=np.float32)
-
-
-class _Node:
-    """Runtime state of one node across all instances."""
-
-    def __init__(
-        self,
-        spec: NodeSpec,
-        cap: int,
-        ch_in: int,
-        ch_out: int,
-        fs: int,
-        layout: int,
-        max_block: int,
-        inp: np.ndarray | None,
-    ) -> None:
-        self.spec = spec
-        self.kind = spec.kind
-        self.ch_out = ch_out
-        self.fs = fs
-        self.layout = layout
-        kind = NODE_KINDS[spec.kind]
-        self.defaults = dict(spec.params)
-        self.params = {p: np.full(cap, self.defaults[p], dtype=np.float64) for p in kind.params}
-        self.dirty = np.ones(cap, dtype=np.bool_)
-        self.inp = inp
-        if spec.kind == "Sen0":
-            assert inp is not None, "a Sen0 always has an input"
-            self.out: np.ndarray = inp  # pass-through: the input is the output
-        else:
-            self.out = np.zeros((cap, ch_out, max_block), dtype=np.float32)
-        k = spec.kind
-        if k in ("PI20", "HI20", "LI20"):
-            self.coefs = np.zeros((cap, 5), dtype=np.float32)  # b0, b1, b2, a1, a2
-            self.bypass = np.ones(cap, dtype=np.bool_)
-            self.state = np.zeros((cap, ch_in, 4), dtype=np.float32)  # x1, x2, y1, y2
-        elif k in ("Gai0", "Sen0"):
-            self.cur = np.zeros(cap)
-            self.step = np.zeros(cap)
-            self.left = np.zeros(cap, dtype=np.int64)
-            self.init = np.zeros(cap, dtype=np.bool_)
-        elif k == "Del0":
-            size = 1 << int(np.ceil(np.log2(np.ceil(self.defaults["max_seconds"] * fs) + 1)))
-            self.buf = np.zeros((cap, ch_in, size), dtype=np.float32)
-            self.widx = np.zeros(cap, dtype=np.int64)
-            self.dcur = np.zeros(cap, dtype=np.int64)
-            self.dold = np.zeros(cap, dtype=np.int64)
-            self.left = np.zeros(cap, dtype=np.int64)
-        elif k == "Pn21":
-            self.cur = np.zeros((cap, ch_out))
-            self.goal = np.zeros((cap, ch_out))
-            self.step = np.zeros((cap, ch_out))
-            self.left = np.zeros(cap, dtype=np.int64)
-            self.init = np.zeros(cap, dtype=np.bool_)
-            self.scratch = np.zeros(ch_out)
-        if k == "Sen0":
-            self.dest = np.zeros(cap, dtype=np.int64)
-            self.target: np.ndarray = np.zeros((1, ch_in, max_block), dtype=np.float32)
-            self.duck: np.ndarray = _NO_DUCK
-            self.band: np.ndarray = np.zeros(cap, dtype=np.int64)
-
-    def reset(self, v: int) -> None:
-        """Put instance ``v`` back to the defaults, with cleared history."""
-        for p, arr in self.params.items():
-            arr[v] = self.defaults[p]
-        self.dirty[v] = True
-        k = self.kind
-        if k in ("PI20", "HI20", "LI20"):
-            self.state[v] = 0.0
-            self.bypass[v] = True
-        elif k in ("Gai0", "Sen0", "Pn21"):
-            self.init[v] = False
-            self.left[v] = 0
-        elif k == "Del0":
-            self.buf[v] = 0.0
-            self.widx[v] = self.dcur[v] = self.dold[v] = self.left[v] = 0
-
-    def run(self, act: np.ndarray, n: int, t0: int) -> None:
-        k = self.kind
-        p = self.params
-        if k == "PI20":
-            K.refresh_peak(
-                act,
-                self.dirty,
-                p["centre_hz"],
-                p["gain"],
-                p["q"],
-                float(self.fs),
-                self.coefs,
-                self.bypass,
-                self.state,
-            )
-            K.biquad(act, self.inp, self.out, n, t0, self.coefs, self.bypass, self.state)
-        elif k in ("HI20", "LI20"):
-            K.refresh_pass(
-                act,
-                self.dirty,
-                p["cutoff_hz"],
-                float(self.fs),
-                k == "HI20",
-                self.coefs,
-                self.bypass,
-                self.state,
-            )
-            K.biquad(act, self.inp, self.out, n, t0, self.coefs, self.bypass, self.state)
-        elif k == "Gai0":
-            K.gai0(
-                act, self.inp, self.out, n, self.dirty, p["gain"], self.cur, self.step, self.left, self.init
-            )
-        elif k == "Sen0":
-            K.sen0(
-                act,
-                self.inp,
-                n,
-                self.dirty,
-                p["level"],
-                self.cur,
-                self.step,
-                self.left,
-                self.init,
-                self.dest,
-                self.target,
-                self.duck,
-                self.band,
-            )
-        elif k == "Del0":
-            K.del0(
-                act,
-                self.inp,
-                self.out,
-                n,
-                self.dirty,
-                p["seconds"],
-                float(self.fs),
-                self.buf,
-                self.widx,
-                self.dcur,
-                self.dold,
-                self.left,
-            )
-        elif k == "Pn21":
-            K.pn21(
-                act,
-                self.inp,
-                self.out,
-                n,
-                self.dirty,
-                p["angle_deg"],
-                p["level"],
-                self.layout,
-                self.cur,
-                self.goal,
-                self.step,
-                self.left,
-                self.init,
-                self.scratch,
-            )
-        elif k == "Sub0":
-            K.copy_rows(act, self.inp, self.out, n)
 
 
 class GraphBank:
@@ -222,44 +62,48 @@ class GraphBank:
         lay = 0 if layout == "stereo" else 1
         ch0 = nch if spec.kind == "bus" else 1
         self.input = np.zeros((capacity, ch0, max_block), dtype=np.float32)
-        self.nodes: list[_Node] = []
-        self.by_id: dict[str, _Node] = {}
+        self.nodes: list[Node] = []
+        self.by_id: dict[str, Node] = {}
         for i, ns in enumerate(spec.nodes):
             if i == 0:
                 ch_in, inp = ch0, (None if ns.kind == "Rsp0" else self.input)
             else:
                 src = self.by_id[ns.input]  # type: ignore[index]
                 ch_in, inp = src.ch_out, src.out
-            ch_out = nch if ns.kind == "Pn21" else ch_in
-            node = _Node(ns, capacity, ch_in, ch_out, sample_rate, lay, max_block, inp)
+            cls = NODE_KINDS[ns.kind]
+            node = cls(ns, capacity, ch_in, cls.channels_out(ch_in, nch), sample_rate, lay, max_block, inp)
             self.nodes.append(node)
             self.by_id[ns.id] = node
         self.output = self.nodes[-1].out
-        self.sends = [n for n in self.nodes if n.kind == "Sen0"]
+        self.sends = [n for n in self.nodes if isinstance(n, Send)]
         self.active = np.zeros(capacity, dtype=np.bool_)
         self.act = np.zeros(0, dtype=np.int64)
         self.band = np.zeros(capacity, dtype=np.int64)
         for s in self.sends:
             s.band = self.band
-        self._rsp = self.nodes[0] if spec.nodes[0].kind == "Rsp0" else None
+        first = self.nodes[0]
+        self._rsp = first if isinstance(first, Resampler) else None
         if self._rsp is not None:
             self.pool = pool if pool is not None else SamplePool()
-            self.src_off = np.full(capacity, -1, dtype=np.int64)
-            self.src_len = np.zeros(capacity, dtype=np.int64)
-            self.rate = np.full(capacity, float(sample_rate))
-            self.ipos = np.zeros(capacity, dtype=np.int64)
-            self.frac = np.zeros(capacity, dtype=np.int64)
-            self.rstep = np.zeros(capacity, dtype=np.int64)
-            self.wait = np.zeros(capacity, dtype=np.int64)
-            self.rel_left = np.zeros(capacity, dtype=np.int64)
-            self.rel_total = np.ones(capacity, dtype=np.int64)
-            self.ended_at = np.full(capacity, -1, dtype=np.int64)
+            r = self._rsp
+            r.source = self.pool
+            # the source state lives in the resampler; the bank exposes it to the voice manager
+            self.src_off, self.src_len, self.rate, self.ipos, self.frac = (
+                r.src_off,
+                r.src_len,
+                r.rate,
+                r.ipos,
+                r.frac,
+            )
+            self.rstep, self.wait, self.rel_left, self.rel_total = r.rstep, r.wait, r.rel_left, r.rel_total
+            self.ended_at = r.ended_at
         self._pack()
         self._program: FusedProgram | None = None
         self._args: tuple | None = None
         self._args_pool: np.ndarray | None = None
+        self._plan: FusedPlan | None = None
         if fused:
-            self._setup_fused(max_block)
+            self._setup_fused()
 
     _UNPACKED = ("input", "output", "out", "inp", "target", "duck", "act", "active")
 
@@ -297,31 +141,47 @@ class GraphBank:
                     setattr(obj, attr, views[id(arr)])
         self.pack_index = {id(views[i]): (names[key], r) for i, (key, r) in index.items() if key in names}
 
-    def _setup_fused(self, max_block: int) -> None:
+    def prepare_fused(self) -> FusedPlan | None:
+        """Plan the fused kernel and allocate its scratch (once); None when the graph keeps
+        the node path. :func:`audio.dsp.fused.graph_source` of the plan is the kernel's source."""
         from audio.dsp import fused as F
 
-        names = F.plan_graph(self)
-        if names is None:
-            return
+        if self._plan is not None:
+            return self._plan
+        plan = F.plan_graph(self)
+        if plan is None:
+            return None
         self.slots = {}
-        for name in names:
-            if name[0] in "SP" and name[1:].isdigit():
-                n = self.nodes[int(name[1:])]
-                shape = (
-                    (F.LANES, n.ch_out, max_block + F.ROW_PAD)
-                    if name[0] == "S"
-                    else (n.ch_out, max_block, F.LANES)
-                )
-                self.slots[name] = np.zeros(shape, dtype=np.float32)
+        for name, (k, rows) in plan.slots.items():
+            ch = self.nodes[k].ch_out
+            shape = (F.LANES, ch, self.max_block + F.ROW_PAD) if rows else (ch, self.max_block, F.LANES)
+            self.slots[name] = np.zeros(shape, dtype=np.float32)
         self.lane_scratch = {
             "CO": np.zeros((F.CHAIN, 5, F.LANES), np.float32),
             "ST": np.zeros((F.CHAIN, 4, F.LANES), np.float32),
             "BY": np.zeros((F.CHAIN, F.LANES), np.bool_),
-            "GB": np.zeros((max_block, F.LANES), np.float64),
+            "GB": np.zeros((self.max_block, F.LANES), np.float64),
             "GV": np.zeros(F.LANES, np.float64),
         }
         self._pack()
-        self._program = F.compile_graph(self, names)
+        self._plan = plan
+        return plan
+
+    def fused_source(self, lanes_name: str = "barkbus_lanes") -> str | None:
+        """The source of this graph's fused kernel, importing the lane kernels as module
+        ``lanes_name`` (the snapshot tests' view: ``tools/fused_snapshots.py``); None when
+        the graph keeps the node path. Nothing is compiled."""
+        from audio.dsp import fused as F
+
+        plan = self.prepare_fused()
+        return None if plan is None else F.graph_source(self, plan, lanes_name)[0]
+
+    def _setup_fused(self) -> None:
+        from audio.dsp import fused as F
+
+        plan = self.prepare_fused()
+        if plan is not None:
+            self._program = F.compile_graph(self, plan)
 
     @property
     def fused(self) -> bool:
@@ -425,32 +285,7 @@ class GraphBank:
         act = self.act
         if act.shape[0] == 0:
             return
-        if self._rsp is not None:
-            node = self._rsp
-            K.rsp0(
-                self.pool.data,
-                self.src_off,
-                self.src_len,
-                act,
-                node.out,
-                n,
-                t0,
-                node.dirty,
-                node.params["pitch"],
-                self.rate,
-                float(self.sample_rate),
-                self.rstep,
-                self.ipos,
-                self.frac,
-                self.wait,
-                self.rel_left,
-                self.rel_total,
-                self.ended_at,
-            )
-            rest = self.nodes[1:]
-        else:
-            rest = self.nodes
-        for node in rest:
+        for node in self.nodes:
             node.run(act, n, t0)
         if self._rsp is None:
             K.clear_rows(act, self.input, n)  # consumed: ready for the next block's sends
@@ -459,6 +294,6 @@ class GraphBank:
         """Zero the active instances' inputs (:meth:`process` does it once it has read them)."""
         K.clear_rows(self.act, self.input, n)
 
-    def routes(self) -> list[tuple[_Node, str]]:
+    def routes(self) -> list[tuple[Send, str]]:
         """Each send node with its destination string."""
         return [(s, s.spec.to) for s in self.sends]  # type: ignore[misc]

@@ -33,16 +33,18 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-import re
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import numba
 
-__all__ = ["LANES", "compile_graph", "cache_dir", "FusedProgram"]
+from audio.dsp.nodes import Biquad, Node, Site, Slot, branches, width_expr
+
+__all__ = ["LANES", "FusedPlan", "FusedProgram", "cache_dir", "compile_graph", "graph_source", "plan_graph"]
 
 LANES = 16
 """Instances processed together (two AVX registers of float32)."""
@@ -323,372 +325,305 @@ def lanes_module() -> ModuleType:
 class FusedProgram:
     """A compiled graph: ``fn(*args)`` plus how to build ``args`` from a bank."""
 
-    def __init__(
-        self, fn: Callable[..., None], getters: list[Callable[[Any], Any]], slot_names: list[str]
-    ) -> None:
+    def __init__(self, fn: Callable[..., None], getters: list[Callable[[Any], Any]]) -> None:
         self.fn = fn
         self.getters = getters
-        self.slot_names = slot_names
 
     def args(self, bank: Any) -> tuple:
         return tuple(g(bank) for g in self.getters)
 
 
-def _node_args(kind: str) -> list[str]:
-    """The per-node arrays the generated code refers to, in argument order."""
-    return {
-        "Rsp0": ["dirty", "p:pitch"],
-        "PI20": ["dirty", "p:centre_hz", "p:gain", "p:q", "coefs", "bypass", "state"],
-        "HI20": ["dirty", "p:cutoff_hz", "coefs", "bypass", "state"],
-        "LI20": ["dirty", "p:cutoff_hz", "coefs", "bypass", "state"],
-        "Gai0": ["dirty", "p:gain", "cur", "step", "left", "init"],
-        "Sen0": ["dirty", "p:level", "cur", "step", "left", "init", "dest", "target", "duck", "band"],
-        "Del0": ["dirty", "p:seconds", "buf", "widx", "dcur", "dold", "left"],
-        "Pn21": ["dirty", "p:angle_deg", "p:level", "cur", "goal", "step", "left", "init", "scratch"],
-        "Sub0": ["inp"],
-    }[kind]
+@dataclass(frozen=True)
+class FusedPlan:
+    """How a graph runs fused: per node its input (node index), output slot (the node whose
+    output it writes; a send's is its input's), whether it works sample-major, and its name in
+    the generated code (the node id, made an identifier); the lane widths a group can have;
+    and the scratch arrays the bank allocates (``slots``: name -> (node index, rows?))."""
+
+    graph: str
+    graph_kind: str
+    capacity: int
+    nodes: tuple[Node, ...]
+    inputs: tuple[int | None, ...]
+    slot: tuple[int, ...]
+    lanes: tuple[bool, ...]
+    idents: tuple[str, ...]
+    widths: tuple[int, ...]
+    layout: int
+    slots: dict[str, tuple[int, bool]]
 
 
-def _getter(i: int, attr: str) -> Callable[[Any], Any]:
-    if attr.startswith("p:"):
-        key = attr[2:]
-        return lambda b: b.nodes[i].params[key]
-    return lambda b: getattr(b.nodes[i], attr)
+def _idents(ids: list[str]) -> tuple[str, ...]:
+    """Each node id as a unique Python identifier (other characters become ``_``)."""
+    out: list[str] = []
+    for nid in ids:
+        base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in nid)
+        base = base if base[:1].isalpha() else f"n_{base}"
+        name, i = base, 2
+        while name in out:
+            name, i = f"{base}_{i}", i + 1
+        out.append(name)
+    return tuple(out)
 
 
-_BANK = [
-    "pool",
-    "src_off",
-    "src_len",
-    "rate",
-    "rstep",
-    "ipos",
-    "frac",
-    "wait",
-    "rel_left",
-    "rel_total",
-    "ended_at",
-]
+def _widths(capacity: int) -> tuple[int, ...]:
+    """The lane widths a group of at most ``min(LANES, capacity)`` instances can have."""
+    most = min(LANES, capacity)
+    return tuple(w for w in WIDTHS if w < most) + (next(w for w in WIDTHS if w >= most),)
 
 
-def _bank_getter(attr: str) -> Callable[[Any], Any]:
-    if attr == "pool":
-        return lambda b: b.pool.data
-    return lambda b: getattr(b, attr)
-
-
-_LANE_IN = ("PI20", "HI20", "LI20", "Gai0", "Del0")  # kinds that can read the sample-major layout
-
-
-def _emit_node(k: int, kind: str, src: int | None, dst: int, lay: int, lanes: bool) -> list[str]:
-    """Source lines (inside the group loop) for node ``k`` reading slot ``src``, writing ``dst``;
-    ``lanes``: the node works on the sample-major buffers ``P`` (else on the rows ``S``)."""
-    a = f"n{k}_"
-    each = ["        for j in range(m):", "            v = act[g0 + j]"]
-    if kind == "Rsp0":
-        out = f"P{dst}[0, :, j]" if lanes else f"S{dst}[j, 0]"
-        return each + [
-            f"            K.rsp0_voice(v, pool, src_off, src_len, {out}, n, t0, {a}dirty, "
-            f"{a}pitch, rate, fs, rstep, ipos, frac, wait, rel_left, rel_total, ended_at)"
-        ]
-    if kind == "Sub0":
-        out = f"P{dst}[c, :, j]" if lanes else f"S{dst}[j, c]"
-        return each + [
-            f"            for c in range({a}inp.shape[1]):",
-            f"                K.copy_row({a}inp[v, c], {out}, n)",
-            f"                K.zero_row({a}inp[v, c], n)",
-        ]
-    if kind in ("PI20", "HI20", "LI20"):
-        ref = _refresh_line(k, kind)
-        if not lanes:
-            return each + [
-                ref,
-                f"            K.biquad_voice(v, S{src}[j], S{dst}[j], n, t0, {a}coefs, {a}bypass, {a}state)",
-            ]
-        assert src is not None
-        return each + [
-            ref,
-            f"        for c in range(P{src}.shape[0]):",
-            f"            LN.gather(act, g0, m, {a}coefs, {a}bypass, {a}state, c, {_lane(0)})",
-            *_single_biquad(src, dst, "            "),
-            "            " + _scatter(k, 0, src),
-        ]
-    if kind == "Gai0" and lanes:
-        return [
-            f"        LN.gain_lanes(act, g0, m, w, P{src}, P{dst}, n, {a}dirty, {a}gain, {a}cur, "
-            f"{a}step, {a}left, {a}init, GB, GV)"
-        ]
-    if kind == "Gai0":
-        return each + [
-            f"            K.gai0_voice(v, S{src}[j], S{dst}[j], n, {a}dirty, {a}gain, "
-            f"{a}cur, {a}step, {a}left, {a}init)"
-        ]
-    if kind == "Sen0":
-        return each + [
-            f"            K.sen0_voice(v, S{src}[j], n, {a}dirty, {a}level, {a}cur, {a}step, "
-            f"{a}left, {a}init, {a}dest, {a}target, {a}duck, {a}band)"
-        ]
-    if kind == "Del0":
-        x, y = (f"P{src}[:, :, j]", f"P{dst}[:, :, j]") if lanes else (f"S{src}[j]", f"S{dst}[j]")
-        return each + [
-            f"            K.del0_voice(v, {x}, {y}, n, {a}dirty, {a}seconds, "
-            f"fs, {a}buf, {a}widx, {a}dcur, {a}dold, {a}left)"
-        ]
-    if kind == "Pn21":
-        return each + [
-            f"            K.pn21_voice(v, S{src}[j], S{dst}[j], n, {a}dirty, "
-            f"{a}angle_deg, {a}level, {lay}, {a}cur, {a}goal, {a}step, {a}left, {a}init, "
-            f"{a}scratch)"
-        ]
-    raise ValueError(f"no fused form for node kind {kind!r}")
-
-
-def _refresh_line(k: int, kind: str) -> str:
-    """The per-instance coefficient refresh of biquad node ``k`` (inside ``for j in range(m)``)."""
-    a = f"n{k}_"
-    if kind == "PI20":
-        return (
-            f"            K.refresh_peak_voice(v, {a}dirty, {a}centre_hz, {a}gain, {a}q, fs, "
-            f"{a}coefs, {a}bypass, {a}state)"
-        )
-    return (
-        f"            K.refresh_pass_voice(v, {a}dirty, {a}cutoff_hz, fs, {kind == 'HI20'}, "
-        f"{a}coefs, {a}bypass, {a}state)"
-    )
-
-
-def _single_biquad(src: int, dst: int, ind: str, f: int = 0) -> list[str]:
-    """One lane biquad ``P{src}[c] -> P{dst}[c]`` at the group's width, filter ``f`` of the
-    scratch (``CO[f]``, ``ST[f]``)."""
-    return [
-        f"{ind}if w == {WIDTHS[0]}:",
-        f"{ind}    LN.biquad_lanes_{WIDTHS[0]}(P{src}[c], P{dst}[c], n, t0, CO[{f}], ST[{f}])",
-        f"{ind}elif w == {WIDTHS[1]}:",
-        f"{ind}    LN.biquad_lanes_{WIDTHS[1]}(P{src}[c], P{dst}[c], n, t0, CO[{f}], ST[{f}])",
-        f"{ind}else:",
-        f"{ind}    LN.biquad_lanes_{WIDTHS[2]}(P{src}[c], P{dst}[c], n, t0, CO[{f}], ST[{f}])",
-    ]
-
-
-def _emit_chain(ks: list[int], kinds: list[str], src: int) -> list[str]:
-    """Source lines for the consecutive lane biquads ``ks`` (each reading the one before, the
-    first reading slot ``src``): coefficients refreshed per instance, then per channel one
-    chained loop at widths :data:`CHAIN_WIDTHS`, else the single loops one after another."""
-    out = ["        for j in range(m):", "            v = act[g0 + j]"]
-    out += [_refresh_line(k, kinds[k]) for k in ks]
-    ins = [src, *ks[:-1]]
-    ys = ", ".join(f"P{k}[c]" for k in ks)
-    out.append(f"        for c in range(P{src}.shape[0]):")
-    for f, k in enumerate(ks):
-        out.append(f"            LN.gather(act, g0, m, n{k}_coefs, n{k}_bypass, n{k}_state, c, {_lane(f)})")
-    for i, L in enumerate(CHAIN_WIDTHS):
-        out.append(f"            {'if' if i == 0 else 'elif'} w == {L}:")
-        out.append(f"                LN.biquad{len(ks)}_lanes_{L}(P{src}[c], {ys}, n, t0, CO, ST, BY)")
-    out.append("            else:")
-    for f, k in enumerate(ks):
-        out += _single_biquad(ins[f], k, "                ", f)
-        out.append("                " + _scatter(k, f, ins[f]))
-    out.append(f"            if w <= {CHAIN_WIDTHS[-1]}:")
-    out += ["                " + _scatter(k, f, ins[f]) for f, k in enumerate(ks)]
-    return out
-
-
-def _lane(f: int) -> str:
-    """Filter ``f``'s lane scratch: coefficients, history, bypass flags."""
-    return f"CO[{f}], ST[{f}], BY[{f}]"
-
-
-def _scatter(k: int, f: int, src: int) -> str:
-    return f"LN.scatter(act, g0, m, n{k}_state, c, ST[{f}], BY[{f}], P{src}[c], P{k}[c], n)"
-
-
-def _plan(kinds: list[str], inputs: list[int | None], use_lanes: bool) -> tuple[list[int], list[bool]]:
-    """Each node's output slot and whether it works sample-major (``lanes``): biquads always
-    (unless ``use_lanes`` is off: a one-instance bus stays in rows); a source (Rsp0/Sub0) when
-    all its readers can; a gain or a delay as decided by :func:`graph_source`."""
+def _lane_plan(nodes: list[Node], inputs: list[int | None], use_lanes: bool) -> tuple[list[int], list[bool]]:
+    """Each node's output slot and whether it works sample-major: biquads always (unless
+    ``use_lanes`` is off: a one-instance bus stays in rows); a source when all its readers can;
+    a gain or a delay as decided by :func:`graph_source`."""
     slot: list[int] = []
-    for k, kind in enumerate(kinds):
-        slot.append(slot[inputs[k]] if kind == "Sen0" else k)  # type: ignore[index]
+    for k, node in enumerate(nodes):
+        slot.append(slot[inputs[k]] if node.passes_input else k)  # type: ignore[index]
     lanes: list[bool] = []
-    for k, kind in enumerate(kinds):
-        if kind in ("Rsp0", "Sub0"):
-            readers = [kinds[r] for r in range(len(kinds)) if inputs[r] == k]
-            lanes.append(use_lanes and bool(readers) and all(r in _LANE_IN for r in readers))
-        elif kind in ("PI20", "HI20", "LI20"):
-            lanes.append(use_lanes)
+    for k, node in enumerate(nodes):
+        if node.first:
+            readers = [nodes[r] for r in range(len(nodes)) if inputs[r] == k]
+            lanes.append(use_lanes and bool(readers) and all(r.lane_input for r in readers))
         else:
-            lanes.append(False)
+            lanes.append(use_lanes and isinstance(node, Biquad))
     return slot, lanes
 
 
-def _biquad_run(k: int, kinds: list[str], inputs: list[int | None], lanes: list[bool]) -> list[int]:
+def _biquad_run(k: int, p: FusedPlan, lanes: list[bool]) -> list[int]:
     """Node ``k`` and the lane biquads after it that each read the one before (at most
     :data:`CHAIN`); a single node when ``k`` starts no such run."""
-    bq = ("PI20", "HI20", "LI20")
     run = [k]
-    if kinds[k] not in bq or not lanes[k]:
+    if not isinstance(p.nodes[k], Biquad) or not lanes[k]:
         return run
     while (
         len(run) < CHAIN
-        and run[-1] + 1 < len(kinds)
-        and kinds[run[-1] + 1] in bq
+        and run[-1] + 1 < len(p.nodes)
+        and isinstance(p.nodes[run[-1] + 1], Biquad)
         and lanes[run[-1] + 1]
-        and inputs[run[-1] + 1] == run[-1]
+        and p.inputs[run[-1] + 1] == run[-1]
     ):
         run.append(run[-1] + 1)
     return run
 
 
-def graph_source(
-    kinds: list[str],
-    inputs: list[int | None],
-    lay: int,
-    lanes_name: str,
-    packed: dict[str, str] | None = None,
-    use_lanes: bool = True,
-) -> tuple[str, list[str]]:
-    """Source of the fused function for nodes ``kinds`` (``inputs[k]`` = index of node k's input)
-    and its argument names. Slot k holds node k's output (a send's slot is its input's), as
-    rows ``S{k}`` and/or sample-major ``P{k}``; a layout is converted when a reader needs it."""
-    slot, lanes = _plan(kinds, inputs, use_lanes)
-    have: dict[int, set[str]] = {}
-    body = [
-        "    na = act.shape[0]",
-        f"    for g0 in range(0, na, {LANES}):",
-        f"        m = min({LANES}, na - g0)",
-        f"        w = {WIDTHS[0]} if m <= {WIDTHS[0]} else "
-        f"({WIDTHS[1]} if m <= {WIDTHS[1]} else {WIDTHS[2]})",
-    ]
+class _Body:
+    """The group loop of a graph's function, emitted node by node (:func:`graph_source`)."""
 
-    def need(sl: int, layout: str) -> None:
-        if layout in have[sl]:
+    def __init__(self, p: FusedPlan, out_rows: bool) -> None:
+        self.p = p
+        self.out_rows = out_rows
+        self.lanes = list(p.lanes)
+        self.have: dict[int, set[str]] = {}
+        self.lines = [
+            "    na = act.shape[0]",
+            f"    for g0 in range(0, na, {LANES}):",
+            f"        m = min({LANES}, na - g0)",
+        ]
+        if any(p.lanes):
+            self.lines.append(f"        w = {width_expr(p.widths)}")
+
+    def slot(self, sl: int) -> Slot:
+        """Slot ``sl``'s names; the graph's output slot is the bank's output rows when
+        ``out_rows`` (its producer and readers then write and read ``OUT`` directly)."""
+        name = self.p.idents[sl]
+        if self.out_rows and sl == self.p.slot[-1]:
+            return Slot("OUT", f"P_{name}", "v")
+        return Slot(f"S_{name}", f"P_{name}")
+
+    def site(self, k: int, src: int | None, lanes: bool) -> Site:
+        p = self.p
+        return Site(
+            f"{p.idents[k]}_",
+            None if src is None else self.slot(src),
+            self.slot(p.slot[k]),
+            lanes,
+            p.layout,
+            p.widths,
+        )
+
+    def need(self, sl: int, layout: str) -> None:
+        """Make slot ``sl`` available as rows (``S``) or sample-major (``P``)."""
+        if layout in self.have[sl]:
             return
+        s = self.slot(sl)
         if layout == "P":
-            body.extend(
-                [
-                    f"        for c in range(S{sl}.shape[1]):",
-                    f"            LN.to_lanes(S{sl}, c, P{sl}[c], n, w)",
-                ]
-            )
+            self.lines += [
+                f"        for c in range({s.rows}.shape[1]):",
+                f"            LN.to_lanes({s.rows}, c, {s.lanes}[c], n, w)",
+            ]
         else:
-            body.extend(
-                [
-                    f"        for c in range(P{sl}.shape[0]):",
-                    f"            LN.from_lanes(P{sl}[c], S{sl}, c, n, w)",
-                ]
-            )
-        have[sl].add(layout)
+            self.lines += [
+                f"        for c in range({s.lanes}.shape[0]):",
+                f"            LN.from_lanes({s.lanes}[c], {s.rows}, c, n, w)",
+            ]
+        self.have[sl].add(layout)
 
-    chained: set[int] = set()
-    for k, kind in enumerate(kinds):
-        if k in chained:
-            continue
-        src = slot[inputs[k]] if inputs[k] is not None else None  # type: ignore[index]
-        run = _biquad_run(k, kinds, inputs, lanes)
-        if len(run) > 1 and src is not None:
-            need(src, "P")
-            for r in run:
-                have[slot[r]] = {"P"}
-            body += _emit_chain(run, kinds, src)
-            chained.update(run)
-            continue
-        if kind in ("Gai0", "Del0") and src is not None:
-            lanes[k] = "P" in have[src]  # these work in whichever layout their input already has
-        if src is not None:
-            need(src, "P" if lanes[k] else "S")
-        if kind != "Sen0":
-            have[slot[k]] = {"P" if lanes[k] else "S"}
-        body += _emit_node(k, kind, src, slot[k], lay, lanes[k])
-    last = slot[-1]
-    if have[last] == {"S"}:
+    def chain(self, ks: list[int], src: int) -> None:
+        """The consecutive lane biquads ``ks`` (each reading the one before, the first reading
+        slot ``src``): coefficients refreshed per instance, then per channel one chained loop
+        at the widths of :data:`CHAIN_WIDTHS` a group can have, else the single loops."""
+        p = self.p
+        ins = [src, *ks[:-1]]
+        sites = [self.site(k, ins[f], True) for f, k in enumerate(ks)]
+        filters = [bq for bq in (p.nodes[k] for k in ks) if isinstance(bq, Biquad)]
+        self.lines += ["        for j in range(m):", "            v = act[g0 + j]"]
+        self.lines += [bq.refresh_line(st) for bq, st in zip(filters, sites)]
+        x = self.slot(src).lanes
+        self.lines.append(f"        for c in range({x}.shape[0]):")
+        self.lines += [
+            "            " + bq.gather_line(st, f) for f, (bq, st) in enumerate(zip(filters, sites))
+        ]
+        scatters = [bq.scatter_line(st, f) for f, (bq, st) in enumerate(zip(filters, sites))]
+        ys = ", ".join(f"{st.dst.lanes}[c]" for st in sites)
+        cases = [
+            (f"w == {L}", [f"LN.biquad{len(ks)}_lanes_{L}({x}[c], {ys}, n, t0, CO, ST, BY)", *scatters])
+            for L in CHAIN_WIDTHS
+            if L in p.widths
+        ]
+        wide = tuple(w for w in p.widths if w > CHAIN_WIDTHS[-1])
+        if wide:
+            singles: list[str] = []
+            for f, (bq, st) in enumerate(zip(filters, sites)):
+                singles += [*bq.lane_lines(replace(st, widths=wide), f), scatters[f]]
+            cases.append(("", singles))
+        self.lines += ["            " + line for line in branches(cases, "")]
+
+    def emit(self) -> None:
+        p = self.p
+        chained: set[int] = set()
+        for k, node in enumerate(p.nodes):
+            if k in chained:
+                continue
+            inp = p.inputs[k]
+            src = p.slot[inp] if inp is not None else None
+            run = _biquad_run(k, p, self.lanes)
+            if len(run) > 1 and src is not None:
+                self.need(src, "P")
+                for r in run:
+                    self.have[p.slot[r]] = {"P"}
+                self.chain(run, src)
+                chained.update(run)
+                continue
+            if node.lane_input and not isinstance(node, Biquad) and src is not None:
+                self.lanes[k] = "P" in self.have[src]  # gains and delays keep their input's layout
+            if src is not None:
+                self.need(src, "P" if self.lanes[k] else "S")
+            if not node.passes_input:
+                self.have[p.slot[k]] = {"P" if self.lanes[k] else "S"}
+            self.lines += node.emit(self.site(k, src, self.lanes[k]))
+
+
+def _fetch(table: str, key: str) -> Callable[[Any], Any]:
+    """Fetch entry ``key`` of a bank's dict ``table`` (``slots``, ``lane_scratch``, ``packed``)."""
+    return lambda b: getattr(b, table)[key]
+
+
+def _node_array(k: int, attr: str) -> Callable[[Any], Any]:
+    """Fetch node ``k``'s array ``attr`` (read at each call: the sample pool may grow)."""
+    return lambda b: b.nodes[k].array(attr)
+
+
+def _body(p: FusedPlan) -> _Body:
+    """The emitted group loop, ending with the graph's output in the bank's output rows."""
+    last = p.slot[-1]
+    body = _Body(p, out_rows=False)
+    body.emit()
+    if body.have[last] == {"S"}:
         # the graph's output is produced in rows: its producer and readers use the instance's
         # row of the bank's output directly (no copy)
-        row = re.compile(rf"\bS{last}\[j(?=[,\]])")
-        body = [row.sub("OUT[v", line) for line in body]
-        have[last] = set()
+        body = _Body(p, out_rows=True)
+        body.emit()
+        body.have[last] = set()
     else:
-        need(last, "S")
-        body += [
+        body.need(last, "S")
+        rows = body.slot(last).rows
+        body.lines += [
             "        for j in range(m):",
             "            v = act[g0 + j]",
-            f"            for c in range(S{last}.shape[1]):",
-            f"                K.copy_row(S{last}[j, c], OUT[v, c], n)",
+            f"            for c in range({rows}.shape[1]):",
+            f"                K.copy_row({rows}[j, c], OUT[v, c], n)",
         ]
-    names = ["act", "n", "t0", "fs", "OUT", "CO", "ST", "BY", "GB", "GV"]
-    names += [f"{lt}{k}" for k in sorted(have) for lt in sorted(have[k])]
-    assert not any(re.search(rf"\bS{last}\b", line) for line in body) or "S" in have[last]
-    if kinds[0] == "Rsp0":
-        names += list(_BANK)
-    for k, kind in enumerate(kinds):
-        names += [f"n{k}_" + a.removeprefix("p:") for a in _node_args(kind)]
-    packed = packed or {}
-    args = [nm for nm in names if nm not in packed] + sorted({packed[nm].partition("[")[0] for nm in packed})
+    return body
+
+
+def graph_source(
+    bank: Any, p: FusedPlan, lanes_name: str
+) -> tuple[str, list[str], list[Callable[[Any], Any]]]:
+    """Source of the fused function of ``bank``'s graph (importing the lane kernels as module
+    ``lanes_name``), its argument names and how to fetch each argument from the bank. Arrays
+    the bank packed (``bank.pack_index``) are passed as their packed array and indexed inside.
+    Slot ``S_<id>`` holds node ``<id>``'s output as instance rows, ``P_<id>`` sample-major; a
+    layout is converted when a reader needs it."""
+    body = _body(p)
+    getters: dict[str, Callable[[Any], Any]] = {"OUT": lambda b: b.output}
+    for nm in ("CO", "ST", "BY", "GB", "GV"):
+        getters[nm] = _fetch("lane_scratch", nm)
+    for k in sorted(body.have):
+        for lt in sorted(body.have[k]):
+            nm = f"{lt}_{p.idents[k]}"
+            getters[nm] = _fetch("slots", nm)
+    for k, node in enumerate(p.nodes):
+        for attr in node.arrays:
+            getters[f"{p.idents[k]}_{attr}"] = _node_array(k, attr)
+    packed: dict[str, str] = {}
+    for nm, g in getters.items():
+        where = bank.pack_index.get(id(g(bank)))
+        if where is not None:
+            packed[nm] = f"{where[0]}[{where[1]}]"
+    args = ["act", "n", "t0", "fs"] + [nm for nm in getters if nm not in packed]
+    arrays = sorted({packed[nm].partition("[")[0] for nm in packed})
     head = [
-        '"""Generated by audio.dsp.fused from a graph file (do not edit)."""',
+        f'"""Generated by audio.dsp.fused from graph {p.graph!r} (do not edit)."""',
+        f"# graph {p.graph}: {p.graph_kind}, {p.capacity} instance(s), lane widths {p.widths}",
+        "# nodes: " + ", ".join(f"{p.idents[k]} ({n.kind})" for k, n in enumerate(p.nodes)),
         "import numba as nb",
         "from audio.dsp import kernels as K",
         f"import {lanes_name} as LN",
         "",
         "",
         "@nb.njit(cache=True, nogil=True, boundscheck=False, fastmath=False, _nrt=False)",
-        "def fused(" + ", ".join(args) + "):",
+        "def fused(" + ", ".join(args + arrays) + "):",
     ]
-    head += [f"    {nm} = {packed[nm]}" for nm in names if nm in packed]
-    return "\n".join(head + body) + "\n", args
+    head += [f"    {nm} = {packed[nm]}" for nm in getters if nm in packed]
+    fetch = [getters[nm] for nm in args[4:]] + [_fetch("packed", a) for a in arrays]
+    return "\n".join(head + body.lines) + "\n", args + arrays, fetch
 
 
-def _structure(bank: Any) -> tuple[list[str], list[int | None]] | None:
-    nodes = bank.nodes
-    tos = [n.spec.to for n in nodes if n.kind == "Sen0"]
+def plan_graph(bank: Any) -> FusedPlan | None:
+    """How ``bank``'s graph runs fused (the bank allocates :attr:`FusedPlan.slots`), or None
+    when it must keep the node path: two sends of one graph into the same destination would
+    sum in a different order."""
+    nodes: list[Node] = bank.nodes
+    tos = [n.spec.to for n in nodes if n.passes_input]
     if len(set(tos)) != len(tos):
         return None
     index = {n.spec.id: i for i, n in enumerate(nodes)}
-    return [n.kind for n in nodes], [index[n.spec.input] if n.spec.input is not None else None for n in nodes]
-
-
-def plan_graph(bank: Any) -> list[str] | None:
-    """The argument names the fused function of ``bank``'s graph will need (the bank allocates
-    the slots among them), or None when the graph must keep the node path."""
-    st = _structure(bank)
-    if st is None:
-        return None
-    return graph_source(st[0], st[1], bank.nodes[0].layout, "LN", use_lanes=bank.capacity > 1)[1]
-
-
-def compile_graph(bank: Any, names: list[str]) -> FusedProgram:
-    """The fused program of ``bank``'s graph (``names`` from :func:`plan_graph`); arrays the
-    bank packed (``bank.pack_index``) are passed as their packed array and indexed inside."""
-    st = _structure(bank)
-    assert st is not None
-    kinds, inputs = st
-    lanes = lanes_module()
-    getter = {name: _arg_getter(name, kinds) for name in names[4:]}
-    packed: dict[str, str] = {}
-    for name, g in getter.items():
-        if name == "pool":
-            continue
-        where = bank.pack_index.get(id(g(bank)))
-        if where is not None:
-            packed[name] = f"{where[0]}[{where[1]}]"
-    src, args = graph_source(
-        kinds, inputs, bank.nodes[0].layout, lanes.__name__, packed, use_lanes=bank.capacity > 1
+    inputs = [index[n.spec.input] if n.spec.input is not None else None for n in nodes]
+    slot, lanes = _lane_plan(nodes, inputs, bank.capacity > 1)
+    p = FusedPlan(
+        bank.spec.name,
+        bank.spec.kind,
+        bank.capacity,
+        tuple(nodes),
+        tuple(inputs),
+        tuple(slot),
+        tuple(lanes),
+        _idents([n.spec.id for n in nodes]),
+        _widths(bank.capacity),
+        nodes[0].layout,
+        {},
     )
+    body = _body(p)
+    for k in sorted(body.have):
+        for lt in sorted(body.have[k]):
+            p.slots[f"{lt}_{p.idents[k]}"] = (k, lt == "S")
+    return p
+
+
+def compile_graph(bank: Any, p: FusedPlan) -> FusedProgram:
+    """The fused program of ``bank``'s graph (``p`` from :func:`plan_graph`, its slots
+    allocated by the bank)."""
+    lanes = lanes_module()
+    src, _, fetch = graph_source(bank, p, lanes.__name__)
     mod = _load("barkbus_graph", src)
-    getters: list[Any] = [getter[nm] if nm in getter else (lambda b, g=nm: b.packed[g]) for nm in args[4:]]
-    slots = [nm for nm in names if nm[0] in "SP" and nm[1:].isdigit()]
-    return FusedProgram(mod.fused, getters, slots)
-
-
-def _arg_getter(name: str, kinds: list[str]) -> Callable[[Any], Any]:
-    """How to fetch argument ``name`` of a generated function from a bank."""
-    if name == "OUT":
-        return lambda b: b.output
-    if name in ("CO", "ST", "BY", "GB", "GV"):
-        return lambda b: b.lane_scratch[name]
-    if name[0] in "SP" and name[1:].isdigit():
-        return lambda b: b.slots[name]
-    if name.startswith("n") and "_" in name and name[1:].partition("_")[0].isdigit():
-        k, _, attr = name[1:].partition("_")
-        full = next(a for a in _node_args(kinds[int(k)]) if a.removeprefix("p:") == attr)
-        return _getter(int(k), full)
-    return _bank_getter(name)
+    return FusedProgram(mod.fused, fetch)

@@ -9,7 +9,7 @@ A graph file::
 
     [[node]]
     id = "PI20"             # unique within the graph; parameters are addressed "PI20.gain"
-    kind = "PI20"           # one of NODE_KINDS
+    kind = "PI20"           # one of NODE_KINDS (audio.dsp.nodes)
     params = { centre_hz = 96000.0, gain = 1.0, q = 3.0 }
     input = "Rsp0"          # optional: defaults to the previous node (chain order = file order)
 
@@ -40,7 +40,6 @@ import os
 import re
 import tomllib
 from dataclasses import dataclass, field
-from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -49,10 +48,10 @@ import msgspec
 
 from audio.core.errors import BarkbusError, GraphError
 from audio.core.schema import Struct, check_value, convert, did_you_mean
+from audio.dsp.nodes import NODE_KINDS
 
 __all__ = [
     "NODE_KINDS",
-    "NodeKind",
     "NodeSpec",
     "GraphSpec",
     "CurveSpec",
@@ -63,74 +62,6 @@ __all__ = [
     "available_graphs",
 ]
 
-
-@dataclass(frozen=True)
-class NodeKind:
-    """A node kind: its parameters with defaults and valid ranges, and what it does."""
-
-    name: str
-    params: dict[str, tuple[float, float, float]]  # name -> (default, min, max)
-    doc: str
-
-    @cached_property
-    def params_type(self) -> type[msgspec.Struct]:
-        """The schema of this kind's ``params`` table: one float field per parameter, its
-        range as a constraint and its default (unknown names refused with a did-you-mean)."""
-        fields = [
-            (k, Annotated[float, msgspec.Meta(ge=lo, le=hi)], default)
-            for k, (default, lo, hi) in self.params.items()
-        ]
-        return msgspec.defstruct(f"{self.name}Params", fields, bases=(Struct,), kw_only=True)
-
-
-NODE_KINDS: dict[str, NodeKind] = {
-    k.name: k
-    for k in [
-        NodeKind(
-            "Rsp0",
-            {"pitch": (4096.0, 0.0, 1 << 20)},
-            "Linear 16.16 resampler from the source rate to the engine rate; pitch 4096 = 1.0.",
-        ),
-        NodeKind(
-            "PI20",
-            {"centre_hz": (96000.0, 0.0, 1e6), "gain": (1.0, 0.0, 64.0), "q": (3.0, 0.0, 100.0)},
-            "RBJ peaking EQ (the PEAK head shadow); gain is linear and equals the response at the centre.",
-        ),
-        NodeKind(
-            "HI20",
-            {"cutoff_hz": (0.0, 0.0, 1e6)},
-            "RBJ high-pass at Q = 1; exact bypass at w <= pi/1000 (<= 24 Hz at 48 kHz).",
-        ),
-        NodeKind(
-            "LI20",
-            {"cutoff_hz": (96000.0, 0.0, 1e6)},
-            "RBJ low-pass at Q = 1; exact bypass at w >= 0.999*pi (>= 23,976 Hz at 48 kHz).",
-        ),
-        NodeKind(
-            "Gai0",
-            {"gain": (1.0, 0.0, 64.0)},
-            "Linear gain; a change ramps linearly over 64 samples; the first value jumps.",
-        ),
-        NodeKind(
-            "Sen0",
-            {"level": (1.0, 0.0, 64.0)},
-            "Send to a bus or to the voice's submix slot; the level moves 64/65 of the way over 64 "
-            "samples, then holds; the first value jumps. Passes its input through.",
-        ),
-        NodeKind(
-            "Del0",
-            {"seconds": (0.0, 0.0, 10.0), "max_seconds": (0.17, 0.001, 10.0)},
-            "Whole-sample delay; a change crossfades old and new taps over 128 samples; 0 bypasses.",
-        ),
-        NodeKind(
-            "Pn21",
-            {"angle_deg": (0.0, -3600.0, 3600.0), "level": (1.0, 0.0, 64.0)},
-            "Constant-power pairwise pan of a mono signal to the output layout (+ angle = left); "
-            "matrix changes ramp over 64 samples.",
-        ),
-        NodeKind("Sub0", {}, "Submix/bus input: the sum of everything sent to this instance."),
-    ]
-}
 
 GraphKind = Literal["voice", "submix", "bus"]
 """What a graph is: fed by a PCM source (voice), one instance per submix slot, or a bus."""
@@ -182,7 +113,7 @@ class GraphSpec:
 
     def param_keys(self) -> list[str]:
         """Every settable parameter as ``"NODE.param"``."""
-        return [f"{n.id}.{p}" for n in self.nodes for p in NODE_KINDS[n.kind].params]
+        return [f"{n.id}.{p}" for n in self.nodes for p in NODE_KINDS[n.kind].PARAMS]
 
 
 NonEmpty = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
@@ -199,7 +130,8 @@ class GraphHead(Struct):
 
 
 class NodeEntry(Struct):
-    """One ``[[node]]``; its ``params`` are checked against its kind (:attr:`NodeKind.params_type`)."""
+    """One ``[[node]]``; its ``params`` are checked against its kind
+    (:meth:`audio.dsp.nodes.Node.params_struct`)."""
 
     id: NonEmpty
     kind: str
@@ -304,7 +236,7 @@ def _node(path: str, i: int, rn: NodeEntry, kind: str, nodes: list[NodeSpec], ma
             "kind",
             f"unknown node kind {nk!r}{did_you_mean(nk, NODE_KINDS)} (known: {', '.join(NODE_KINDS)})",
         )
-    typed = convert(rn.params, spec.params_type, source=path, where=f"node[{i}].params", error=make)
+    typed = convert(rn.params, spec.params_struct(), source=path, where=f"node[{i}].params", error=make)
     params = {k: float(v) for k, v in msgspec.structs.asdict(typed).items()}
     if i == 0 and rn.input is not None:
         raise GraphError(path, nid, "input", "the first node has no input")

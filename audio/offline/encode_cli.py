@@ -19,13 +19,14 @@ from pathlib import Path
 
 import numpy as np
 
-from audio.codecs import riff, vag
 from audio.codecs.eaxma import split_streams
 from audio.codecs.pcm import decode_pcm16be, encode_pcm16be
-from audio.codecs.snr import CODEC_PCM16BE, CODEC_XAS1, TYPE_STREAM, SnrHeader, eaxma_take
 from audio.codecs.xas1 import decode_xas1, encode_xas1
 from audio.codecs.xma2_decoder import decode_xma2
 from audio.codecs.xma2_encoder import encode_xma2
+from audio.containers import riff, vag
+from audio.containers.snr import CODEC_PCM16BE, CODEC_XAS1, TYPE_STREAM, SnrHeader, eaxma_take
+from audio.containers.sns import coded_blocks, write_blocks
 from audio.core.errors import InputError
 from audio.games.starlancer.formats.ut import decode_ut, encode_ut
 from audio.offline.outputs import atomic_path, check_writable
@@ -89,15 +90,15 @@ def encode_file(
         header, body = eaxma_take(enc.streams, channels, rate, n)
         parts = [
             decode_xma2([p for _, p in packets], rate, ch)
-            for packets, ch in zip(split_streams(body, channels), enc.stream_channels)
+            for packets, ch in zip(split_streams(coded_blocks(body), channels), enc.stream_channels)
         ]
         return Encoded(_ea_pair(stem, header, body), np.concatenate(parts, axis=1), rate, codec)
     if codec == "xas1" or codec == "pcm16" and ext != ".wav":
         number, writer = (CODEC_XAS1, encode_xas1) if codec == "xas1" else (CODEC_PCM16BE, encode_pcm16be)
-        body = writer(_to_int16(pcm))
+        body = write_blocks(writer(_to_int16(pcm)))
         header = SnrHeader(0, number, channels, rate, TYPE_STREAM, False, n).pack()
         reader: Callable[..., np.ndarray] = decode_xas1 if codec == "xas1" else decode_pcm16be
-        decoded = reader(body, channels, n).astype(np.float32) / 32768.0
+        decoded = reader(coded_blocks(body), channels, n).astype(np.float32) / 32768.0
         return Encoded(_ea_pair(stem, header, body), decoded, rate, codec)
     if codec == "pcm16":
         ints = _to_int16(pcm)

@@ -53,7 +53,7 @@ from typing import Annotated, Any, ClassVar, Literal
 import msgspec
 import numpy as np
 
-from audio.codecs.fallback import decode_file
+from audio.containers.fallback import decode_file
 from audio.core.bus import Event, EventBus
 from audio.core.capture import read_header
 from audio.core.engine import Engine, EngineConfig
@@ -398,7 +398,7 @@ class PlaySystem:
     def preload(self, file: str) -> tuple[np.ndarray, int]:
         """Read ``file`` (mono mix, float32) once; later plays reuse it (no I/O while rendering).
 
-        Any regular file :func:`~audio.codecs.fallback.decode_file` decodes: soundfile first
+        Any regular file :func:`~audio.containers.fallback.decode_file` decodes: soundfile first
         (WAV, FLAC as before), then our codecs, then vgmstream (``.vag``, ADX, XWB...)."""
         if file not in self.files:
             self.files[file] = _decode_mono(self._where(file))

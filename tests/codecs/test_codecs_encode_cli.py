@@ -9,8 +9,8 @@ import pytest
 import soundfile as sf
 
 from audio.cli import main
-from audio.codecs import riff
-from audio.codecs.snr import CODEC_EAXMA, decode_take, parse_snr
+from audio.containers import riff
+from audio.containers.snr import CODEC_EAXMA, decode_take, parse_snr
 
 RATE = 36000
 

@@ -13,7 +13,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from audio.codecs import vgmstream
 from audio.codecs.psadpcm import (
     COEFS,
     PsxSettings,
@@ -24,7 +23,8 @@ from audio.codecs.psadpcm import (
     frame_flags,
     loop_points,
 )
-from audio.codecs.vag import decode_vag, encode_vag, read_vag, write_vag
+from audio.containers import vgmstream
+from audio.containers.vag import decode_vag, encode_vag, read_vag, write_vag
 from audio.core.errors import BarkbusError, FormatError, UnsupportedError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from audio.codecs import xwb
 from audio.codecs.xma import XmaPacketHeader, decode_xma, split_packets
 from audio.codecs.xma2_bitstream import PAYLOAD_BITS, band_edges, vlc_tables
 from audio.codecs.xma2_decoder import decode_xma2, parse_xma2
 from audio.codecs.xma2_encoder import encode_xma2, end_skip, frames_for
+from audio.containers import xwb
 from audio.core.errors import FormatError, InputError
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
@@ -231,7 +231,7 @@ def test_strict_parser_raises_only_format_errors_on_mutated_streams(valid_stream
 
 # ---------------------------------------------------------------- containers
 def test_riff_xma2_reads_back_and_decodes_in_ffmpegs_wav_demuxer() -> None:
-    from audio.codecs import riff
+    from audio.containers import riff
 
     x = _voice(1.5)
     enc = encode_xma2(x, RATE, bitrate=64)
@@ -285,7 +285,8 @@ def test_seek_table_rule_reproduces_the_real_banks_tables(bank: xwb.WaveBank) ->
 
 def test_ea_snr_sns_codec_3_take_decodes_through_the_take_decoder() -> None:
     from audio.codecs.eaxma import split_streams
-    from audio.codecs.snr import CODEC_EAXMA, decode_take, eaxma_take, parse_snr
+    from audio.containers.snr import CODEC_EAXMA, decode_take, eaxma_take, parse_snr
+    from audio.containers.sns import coded_blocks
 
     x = _voice(2.5)
     enc = encode_xma2(x, RATE, bitrate=64)
@@ -293,7 +294,7 @@ def test_ea_snr_sns_codec_3_take_decodes_through_the_take_decoder() -> None:
     h = parse_snr(header)
     assert (h.codec, h.channels, h.sample_rate, h.num_samples) == (CODEC_EAXMA, 1, RATE, x.size)
     pcm, rate = decode_take(header, body)
-    packets = [p for _, p in split_streams(body, 1)[0]]
+    packets = [p for _, p in split_streams(coded_blocks(body), 1)[0]]
     ours = decode_xma2(packets, RATE, 1)
     assert rate == RATE and pcm.shape == ours.shape == (x.size, 1)
     assert np.abs(pcm - ours).max() < 1e-5 and _snr(x, pcm[:, 0]) > 25

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from audio.codecs.vag import decode_vag
+from audio.containers.vag import decode_vag
 from audio.games.radiata.cli import demo_rmf, register
 from audio.games.radiata.formats.rmf import read_rmf
 from audio.games.radiata.formats.voicetable import load_voicetable

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from audio.containers.sns import write_blocks
 from audio.core.engine import Engine
 from audio.games.skate.events import PedSpawn, SpeechValue
 from audio.games.skate.speech.library import SpeechLibrary
@@ -45,7 +46,7 @@ def test_lines_render_through_the_engine_block_size_invariant():
 
 def _write_game(tmp_path):
     from audio.codecs.pcm import encode_pcm16be
-    from audio.codecs.snr import CODEC_PCM16BE, TYPE_STREAM, SnrHeader
+    from audio.containers.snr import CODEC_PCM16BE, TYPE_STREAM, SnrHeader
     from audio.games.skate.formats.hdr import ClipHeader
     from audio.games.skate.formats.install import write_install
 
@@ -55,7 +56,7 @@ def _write_game(tmp_path):
         for k in range(n):
             pcm = (np.sin(np.arange(9000) * (0.05 + 0.01 * k)) * 8000).astype(np.int16)
             head = SnrHeader(0, CODEC_PCM16BE, 1, 36000, TYPE_STREAM, False, len(pcm)).pack()
-            takes.append((head, encode_pcm16be(pcm)))
+            takes.append((head, write_blocks(encode_pcm16be(pcm))))
         clips.append((CLIP_NAMES[cid], ClipHeader.new(cid, n), takes))
     write_install(tmp_path / "game", "livingworld", clips, demo_table())
 

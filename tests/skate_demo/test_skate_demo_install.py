@@ -197,14 +197,15 @@ def test_demo_takes_pass_the_strict_xma2_parser_and_decode_like_ffmpeg(bank):
     """An FFmpeg-free decoder as the independent reference (the pyvgmstream wheel is built without
     FFmpeg, so vgmstream cannot decode EA-XMA)."""
     from audio.codecs.eaxma import split_streams
-    from audio.codecs.snr import parse_snr
     from audio.codecs.xma2_decoder import decode_xma2
+    from audio.containers.snr import parse_snr
+    from audio.containers.sns import coded_blocks
 
     for name in ("501_59_busm1_Warn_n", "102_75_secg1_Radio", "102_75_secg1_Radio_chirp_out"):
         clip = bank.clip(name)
         head, body = bank.take_bytes(clip, 0)
         h = parse_snr(head)
-        packets = [p for _, p in split_streams(bytes(body), h.channels)[0]]
+        packets = [p for _, p in split_streams(coded_blocks(bytes(body)), h.channels)[0]]
         ref = decode_xma2(packets, h.sample_rate, h.channels)[:, 0]
         ours, our_rate = bank.decode_take(clip, 0)
         assert our_rate == h.sample_rate == 36_000

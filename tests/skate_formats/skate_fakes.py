@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from audio.codecs.pcm import encode_pcm16be
-from audio.codecs.snr import CODEC_PCM16BE, TYPE_STREAM, SnrHeader
+from audio.containers.snr import CODEC_PCM16BE, TYPE_STREAM, SnrHeader
+from audio.containers.sns import write_blocks
 from audio.games.skate.formats.evt import ClipRef, EvtEvent, EvtRecord, EvtTable, event_id
 from audio.games.skate.formats.hdr import ClipHeader
 
@@ -17,7 +18,7 @@ def pcm_take(seed: int, n: int = 900, rate: int = RATE) -> tuple[bytes, bytes, n
     rng = np.random.default_rng(seed)
     pcm = (rng.standard_normal(n) * 3000).astype(np.int16)
     snr = SnrHeader(0, CODEC_PCM16BE, 1, rate, TYPE_STREAM, False, n).pack()
-    return snr, encode_pcm16be(pcm, block_samples=256), pcm
+    return snr, write_blocks(encode_pcm16be(pcm, block_samples=256)), pcm
 
 
 def event(

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from skate_fakes import small_bank
 
-from audio.codecs import refpack
+from audio.containers import refpack
 from audio.core.errors import FormatError
 from audio.games.skate.formats.big import (
     BigArchive,

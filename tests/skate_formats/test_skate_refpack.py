@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audio.codecs import refpack
+from audio.containers import refpack
 from audio.core.errors import FormatError
 
 

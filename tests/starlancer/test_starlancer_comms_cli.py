@@ -7,7 +7,7 @@ import json
 
 from starlancer_fakes import SPEC_BLOCK, small_mission
 
-from audio.codecs import refpack
+from audio.containers import refpack
 from audio.games.starlancer.cli import register
 from audio.games.starlancer.formats.dte import read_dte, write_dte
 from audio.games.starlancer.formats.hog import read_hog, write_hog

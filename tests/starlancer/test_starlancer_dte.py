@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from starlancer_fakes import MISSION1_BLOCK, SPEC_BLOCK, small_mission
 
-from audio.codecs import refpack
+from audio.containers import refpack
 from audio.core.errors import BarkbusError, FormatError
 from audio.games.starlancer.formats.dte import (
     DIR_SIZE,

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audio.codecs import refpack
+from audio.containers import refpack
 from audio.core.errors import BarkbusError, FormatError
 from audio.games.starlancer.formats.hog import MissingMember, member_name, read_hog, write_hog
 

@@ -8,8 +8,8 @@ import numpy as np
 import soundfile as sf
 
 from audio.cli import main
-from audio.codecs import xwb
 from audio.codecs.xma2_encoder import encode_xma2
+from audio.containers import xwb
 
 RATE = 32000
 

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sylpheed_fakes import FIXTURES
 
-from audio.codecs.riff import build_wav, pcm_fmt
-from audio.codecs.xwb import NewWave, write_wavebank
+from audio.containers.riff import build_wav, pcm_fmt
+from audio.containers.xwb import NewWave, write_wavebank
 from audio.core.errors import FormatError, UnsupportedError
 from audio.games.sylpheed.formats.slb import decode_slb, probe_slb
 

@@ -39,9 +39,9 @@ MAX_RMF_BYTES = 64 << 20
 
 def decode_clip(path: Path) -> tuple[np.ndarray, int]:
     """A clip as mono float32 and its rate through the codec layer's fallback chain
-    (:func:`audio.codecs.fallback.decode_file`: soundfile, our codecs by signature, vgmstream);
+    (:func:`audio.containers.fallback.decode_file`: soundfile, our codecs by signature, vgmstream);
     FormatError if nothing decodes it."""
-    from audio.codecs.fallback import decode_file
+    from audio.containers.fallback import decode_file
 
     try:
         pcm, rate = decode_file(path)

@@ -125,13 +125,13 @@ class TakeSource(Protocol):
 class BankTakeSource:
     """A :class:`TakeSource` over an install bank (``audio.games.skate.formats.install.SpeechBank``).
 
-    Decoded takes live in a :class:`~audio.codecs.cache.TakeCache` bounded in megabytes, so a
+    Decoded takes live in a :class:`~audio.containers.cache.TakeCache` bounded in megabytes, so a
     take is decoded once and memory stays bounded; :meth:`prefetch_voice` decodes every take a
     voice can be given on the cache's worker thread, ahead of need (live playback).
     """
 
     def __init__(self, bank: Any, budget_mb: float = 96.0) -> None:
-        from audio.codecs.cache import TakeCache
+        from audio.containers.cache import TakeCache
 
         self.bank = bank
         self._clips = bank.clips_by_hdr_id()

@@ -295,7 +295,7 @@ def _slb_replace(args: argparse.Namespace) -> int:
     import soundfile as sf
     from scipy.signal import resample_poly
 
-    from audio.codecs import xwb
+    from audio.containers import xwb
     from audio.core.errors import OutputError
     from audio.games.sylpheed.formats.slb import replace_slb_entry
 

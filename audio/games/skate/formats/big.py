@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 
-from audio.codecs import refpack
+from audio.containers import refpack
 from audio.core.binary import Reader, align
 from audio.core.errors import FormatError, UnsupportedError
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from audio.codecs.snr import eaxma_take
 from audio.codecs.xma2_encoder import encode_xma2
+from audio.containers.snr import eaxma_take
 from audio.core.errors import InputError, OutputError
 from audio.games.skate.formats.hdr import ClipHeader
 from audio.games.skate.formats.install import SPEECH_DIR, ClipSpec, SkateInstall, bank_paths, write_install

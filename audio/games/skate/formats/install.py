@@ -239,17 +239,16 @@ class SpeechBank:
     def decode_take(self, clip: Clip | str, take: int | Take) -> tuple[np.ndarray, int]:
         """Decode one take to ``(float32 mono samples in -1..1, rate in Hz)``.
 
-        Uses ``audio.codecs.snr.decode_take`` (imported on first use); int16 output is scaled by
-        1/32768 and several channels are averaged.
+        Uses ``audio.containers.snr.decode_take`` (imported on first use; float32 for every
+        codec); several channels are averaged.
         """
-        from audio.codecs.snr import decode_take as _decode
+        from audio.containers.snr import decode_take as _decode
 
         c = self.clip(clip) if isinstance(clip, str) else clip
         k = take.index if isinstance(take, Take) else take
         head, body = self.take_bytes(c, k)
         samples, rate = _decode(head, body, f"{self.path}+{c.entry.path}#take{k}")
-        pcm = np.asarray(samples)
-        pcm = pcm.astype(np.float32) / 32768.0 if pcm.dtype == np.int16 else pcm.astype(np.float32)
+        pcm = np.asarray(samples, np.float32)
         if pcm.ndim == 2:
             pcm = pcm[:, 0].copy() if pcm.shape[1] == 1 else pcm.mean(axis=1, dtype=np.float32)
         return pcm, int(rate)

@@ -19,7 +19,7 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from audio.codecs import refpack
+from audio.containers import refpack
 from audio.core.errors import FormatError
 
 __all__ = [

@@ -104,7 +104,7 @@ class SylpheedInstall:
         self._paks: dict[str, PakArchive] = {}
         self._rules: dict[str, RuleTable] = {}
         self._msgs: dict[str, MessageTable | None] = {}
-        from audio.codecs.cache import TakeCache
+        from audio.containers.cache import TakeCache
 
         self.lines = TakeCache(cache_mb)
         """Decoded lines, bounded in megabytes (LRU); lines that cannot play are in :attr:`line_errors`."""

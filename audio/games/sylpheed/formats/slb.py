@@ -7,9 +7,9 @@ therefore looks for, in order:
 1. an XACT wave bank (``DNBW`` big-endian or ``WBND`` little-endian, versions 34-46) at
    offset 0, else embedded: the magic is scanned at 4-byte alignment within the first
    ``window`` bytes and accepted only if the whole header parses (segments inside the
-   file, sane entry table) through :func:`audio.codecs.xwb.read_wavebank`;
+   file, sane entry table) through :func:`audio.containers.xwb.read_wavebank`;
 2. a RIFF/RIFX WAVE (XMA1, XMA2 or PCM), at 0 or embedded, validated by
-   :func:`audio.codecs.riff.read_riff`;
+   :func:`audio.containers.riff.read_riff`;
 3. raw 2048-byte XMA packets, accepted only if every packet header is a valid XMA2
    packet header and the first packet starts a frame.
 
@@ -25,9 +25,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from audio.codecs import riff, xwb
 from audio.codecs.xma import XMA_PACKET_SIZE, decode_xma, parse_xma2_packet_header, split_packets
 from audio.codecs.xma2_encoder import encode_xma2
+from audio.containers import riff, xwb
 from audio.core.errors import FormatError, UnsupportedError
 
 __all__ = ["SCAN_WINDOW", "ProbeReport", "SlbFinding", "decode_slb", "probe_slb", "replace_slb_entry"]

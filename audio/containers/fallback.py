@@ -4,9 +4,9 @@ The chain, first success wins:
 
 1. **soundfile** (libsndfile): WAV, FLAC, OGG, AIFF... read exactly as before the chain existed.
 2. **barkbus codecs**, chosen by the file's signature: RIFF/RIFX WAVE (XMA1/XMA2, MS-ADPCM,
-   big-endian PCM; :mod:`audio.codecs.riff`), ``VAGp`` PS-ADPCM (:mod:`audio.codecs.vag`),
-   XACT wave banks ``WBND``/``DNBW`` (the first entry; :mod:`audio.codecs.xwb`), EA SPS
-   (``0x48`` header block) and ``.snr`` with a sibling ``.sns`` (:mod:`audio.codecs.snr`).
+   big-endian PCM; :mod:`audio.containers.riff`), ``VAGp`` PS-ADPCM (:mod:`audio.containers.vag`),
+   XACT wave banks ``WBND``/``DNBW`` (the first entry; :mod:`audio.containers.xwb`), EA SPS
+   (``0x48`` header block) and ``.snr`` with a sibling ``.sns`` (:mod:`audio.containers.snr`).
 3. **vgmstream** (pyvgmstream, by path so companion files are found): ADX, PS-ADPCM variants,
    XWB PCM, hundreds of game formats. Loops are played once.
 
@@ -25,7 +25,8 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from audio.codecs import riff, snr, vag, vgmstream, xwb
+from audio.codecs.blocks import pcm16_to_float32
+from audio.containers import riff, snr, vag, vgmstream, xwb
 from audio.core.errors import BarkbusError, FormatError, UnsupportedError
 
 __all__ = ["MAX_FILE_BYTES", "decode_file", "decode_file_step"]
@@ -41,7 +42,7 @@ def _float2d(pcm: np.ndarray, rate: int, path: str) -> Decoded:
     arr = np.asarray(pcm)
     arr = arr.reshape(-1, 1) if arr.ndim == 1 else arr
     if arr.dtype == np.int16:
-        out = arr.astype(np.float32) / np.float32(32768.0)
+        out = pcm16_to_float32(arr)
     else:
         out = arr.astype(np.float32, copy=False)
     if not 1 <= int(rate) <= 384_000 or out.shape[1] < 1:

@@ -12,13 +12,14 @@ import soundfile as sf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from audio.codecs import riff, vgmstream, xwb
-from audio.codecs.fallback import decode_file, decode_file_step
 from audio.codecs.psadpcm import decode_psadpcm_int16, encode_psadpcm
-from audio.codecs.snr import CODEC_XAS1, TYPE_STREAM, SnrHeader
-from audio.codecs.vag import decode_vag, encode_vag
 from audio.codecs.xas1 import encode_xas1
 from audio.codecs.xma import xma2_extradata
+from audio.containers import riff, vgmstream, xwb
+from audio.containers.fallback import decode_file, decode_file_step
+from audio.containers.snr import CODEC_XAS1, TYPE_STREAM, SnrHeader
+from audio.containers.sns import write_blocks
+from audio.containers.vag import decode_vag, encode_vag
 from audio.core.errors import BarkbusError, FormatError, UnsupportedError
 
 _ROOT = Path(__file__).resolve().parents[2]
@@ -99,7 +100,7 @@ def test_riff_xma2_is_declined_by_soundfile_and_decoded_by_our_riff_reader(tmp_p
 def test_ea_snr_with_sibling_sns_is_decoded_by_our_take_decoder(tmp_path: Path) -> None:
     header = SnrHeader(0, CODEC_XAS1, 1, 22050, TYPE_STREAM, False, _PCM16.size).pack()
     (tmp_path / "take.snr").write_bytes(header)
-    (tmp_path / "take.sns").write_bytes(encode_xas1(_PCM16, block_samples=1024))
+    (tmp_path / "take.sns").write_bytes(write_blocks(encode_xas1(_PCM16, block_samples=1024)))
     pcm, rate, step = decode_file_step(tmp_path / "take.snr")
     assert step == "barkbus SNR+SNS" and rate == 22050 and pcm.shape == (_PCM16.size, 1)
     assert np.abs(pcm[:, 0] - _TONE).max() < 0.05
@@ -121,7 +122,7 @@ def test_vgmstream_is_the_last_step_for_a_little_endian_vag(tmp_path: Path) -> N
 def test_vgmstream_decodes_an_ea_snu_our_codecs_do_not_take(tmp_path: Path) -> None:
     header = SnrHeader(0, CODEC_XAS1, 1, 22050, TYPE_STREAM, False, _PCM16.size).pack()
     p = tmp_path / "take.snu"
-    p.write_bytes(vgmstream.snu_wrap(header, encode_xas1(_PCM16, block_samples=1024)))
+    p.write_bytes(vgmstream.snu_wrap(header, write_blocks(encode_xas1(_PCM16, block_samples=1024))))
     _, rate, step = decode_file_step(p)
     assert step == "vgmstream" and rate == 22050
 

@@ -14,12 +14,14 @@ Example: ``02 00 8c a0 40 00 27 10`` = mono 36000 Hz PCM16BE STREAM, 10000 sampl
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from audio.codecs import eaxma, pcm, xas1
-from audio.codecs.sns import SPS_HEADER
+from audio.codecs.blocks import CodedBlock, pcm16_to_float32
+from audio.containers.sns import SPS_HEADER, coded_blocks, write_blocks
 from audio.core.binary import Reader
 from audio.core.errors import FormatError, UnsupportedError
 
@@ -28,6 +30,8 @@ __all__ = [
     "CODEC_PCM16BE",
     "CODEC_EAXMA",
     "CODEC_XAS1",
+    "EA_CODECS",
+    "TakeCodec",
     "TYPE_RAM",
     "TYPE_STREAM",
     "TYPE_GIGASAMPLE",
@@ -162,9 +166,39 @@ def split_sps(data: bytes | memoryview, path: str = "<buffer>") -> tuple[SnrHead
 
 def write_sps(header: SnrHeader, blocks: bytes) -> bytes:
     """An SPS file: 'H' block holding ``header`` (version forced to 1), then ``blocks``
-    (version-1 'D' blocks and 'E', as :func:`audio.codecs.sns.write_blocks` makes them)."""
+    (version-1 'D' blocks and 'E', as :func:`audio.containers.sns.write_blocks` makes them)."""
     snr = replace(header, version=1).pack()
     return struct.pack(">I", SPS_HEADER << 24 | (4 + len(snr))) + snr + blocks
+
+
+@dataclass(frozen=True)
+class TakeCodec:
+    """A sample codec as an SNR header names it: ``decode(blocks, header, path)`` returns
+    float32 ``(header.num_samples, header.channels)`` in [-1, 1]."""
+
+    name: str
+    decode: Callable[[Sequence[CodedBlock], SnrHeader, str], np.ndarray]
+
+
+def _pcm16be(blocks: Sequence[CodedBlock], h: SnrHeader, path: str) -> np.ndarray:
+    return pcm16_to_float32(pcm.decode_pcm16be(blocks, h.channels, h.num_samples, path=path))
+
+
+def _eaxma(blocks: Sequence[CodedBlock], h: SnrHeader, path: str) -> np.ndarray:
+    return eaxma.decode_eaxma(blocks, h.channels, h.sample_rate, h.num_samples, path=path)
+
+
+def _xas1(blocks: Sequence[CodedBlock], h: SnrHeader, path: str) -> np.ndarray:
+    return pcm16_to_float32(xas1.decode_xas1(blocks, h.channels, h.num_samples, path=path))
+
+
+EA_CODECS: dict[int, TakeCodec] = {
+    CODEC_PCM16BE: TakeCodec(CODEC_NAMES[CODEC_PCM16BE], _pcm16be),
+    CODEC_EAXMA: TakeCodec(CODEC_NAMES[CODEC_EAXMA], _eaxma),
+    CODEC_XAS1: TakeCodec(CODEC_NAMES[CODEC_XAS1], _xas1),
+}
+"""SNR codec id -> decoder: the codecs barkbus decodes (every other id of :data:`CODEC_NAMES`
+is UnsupportedError)."""
 
 
 def decode_take(
@@ -176,9 +210,15 @@ def decode_take(
     are SNS data that precede ``body_bytes``. GIGASAMPLE prefetch data is not
     supported (UnsupportedError when present).
 
-    Returns ``(samples, rate Hz)``: int16 ``(frames, channels)`` for PCM16BE and XAS1,
-    float32 ``(frames, channels)`` in -1..1 for EA-XMA; ``frames`` = the header's samples.
-    Raises UnsupportedError("unsupported codec N (name)") for other codecs.
+    Returns
+    -------
+    samples : numpy.ndarray
+        float32 ``(frames, channels)`` in [-1, 1] whatever the codec (int16 codecs scaled by
+        1/32768); ``frames`` = the header's sample count.
+    sample_rate : int
+        The header's sample rate (Hz).
+
+    Raises UnsupportedError("unsupported codec N (name)") for a codec not in :data:`EA_CODECS`.
     """
     h = parse_snr(header_bytes, path)
     inline = bytes(header_bytes[h.size :])
@@ -189,21 +229,14 @@ def decode_take(
             "a GIGASAMPLE header without prefetched data",
             f"{len(inline)} bytes of prefetch data",
         )
-    body = inline + bytes(body_bytes)
-    if h.codec == CODEC_PCM16BE:
-        out = pcm.decode_pcm16be(body, h.channels, h.num_samples, path=path, version=h.version)
-    elif h.codec == CODEC_XAS1:
-        out = xas1.decode_xas1(body, h.channels, h.num_samples, path=path, version=h.version)
-    elif h.codec == CODEC_EAXMA:
-        out = eaxma.decode_eaxma(body, h.channels, h.sample_rate, h.num_samples, path=path, version=h.version)
-    else:
+    codec = EA_CODECS.get(h.codec)
+    if codec is None:
+        known = ", ".join(f"{k} {c.name}" for k, c in sorted(EA_CODECS.items()))
         raise UnsupportedError(
-            path,
-            0,
-            "a supported codec (2 PCM16BE, 3 EA-XMA, 4 XAS1)",
-            f"unsupported codec {h.codec} ({h.codec_name})",
+            path, 0, f"a supported codec ({known})", f"unsupported codec {h.codec} ({h.codec_name})"
         )
-    return out, h.sample_rate
+    body = inline + bytes(body_bytes)
+    return codec.decode(coded_blocks(body, path, version=h.version), h, path), h.sample_rate
 
 
 def eaxma_take(
@@ -215,4 +248,4 @@ def eaxma_take(
     wrapped by :func:`audio.codecs.eaxma.encode_eaxma` (one 64 KiB XMA2 block per SNS block).
     """
     header = SnrHeader(0, CODEC_EAXMA, channels, sample_rate, TYPE_STREAM, False, num_samples).pack()
-    return header, eaxma.encode_eaxma(stream_packets)
+    return header, write_blocks(eaxma.encode_eaxma(stream_packets))

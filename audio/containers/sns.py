@@ -12,6 +12,7 @@ import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from audio.codecs.blocks import CodedBlock
 from audio.core.errors import FormatError
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "SPS_END",
     "SnsBlock",
     "walk_blocks",
+    "coded_blocks",
     "write_blocks",
     "MAX_BLOCKS",
 ]
@@ -81,6 +83,22 @@ def walk_blocks(
         if flag == FLAG_LAST and version == 0:
             break
     return blocks
+
+
+def coded_blocks(
+    data: bytes | memoryview, path: str = "<buffer>", *, version: int = 0, base_offset: int = 0
+) -> list[CodedBlock]:
+    """The data blocks of :func:`walk_blocks` with their payloads, as a codec reads them."""
+    view = memoryview(data)
+    return [
+        CodedBlock(
+            b.offset,
+            b.samples,
+            b.payload_offset,
+            bytes(view[b.payload_offset - base_offset :][: b.payload_size]),
+        )
+        for b in walk_blocks(data, path, version=version, base_offset=base_offset)
+    ]
 
 
 def write_blocks(payloads: Iterable[tuple[int, bytes]], *, version: int = 0, mark_last: bool = True) -> bytes:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from audio.codecs.blocks import pcm16_to_float32
 from audio.codecs.xma import XMA2_BLOCK_SIZE, decode_xma, split_packets, xma2_extradata
 from audio.core.binary import Reader
 from audio.core.errors import FormatError, UnsupportedError
@@ -134,7 +135,7 @@ def decode_riff(wave: RiffWave, data: bytes | memoryview) -> tuple[np.ndarray, i
     if wave.format_tag == TAG_PCM:
         if wave.bits_per_sample == 16:
             usable = len(body) // (2 * wave.channels) * 2 * wave.channels
-            pcm = np.frombuffer(body[:usable], ">i2" if wave.big_endian else "<i2").astype(np.float32) / 32768
+            pcm = pcm16_to_float32(np.frombuffer(body[:usable], ">i2" if wave.big_endian else "<i2"))
         elif wave.bits_per_sample == 8:
             usable = len(body) // wave.channels * wave.channels
             pcm = (np.frombuffer(body[:usable], np.uint8).astype(np.float32) - 128) / 128
@@ -236,7 +237,7 @@ def decode_with_ffmpeg(wav: bytes, path: str = "<buffer>") -> np.ndarray:
                 arr = frame.to_ndarray()
                 arr = arr.T if frame.format.is_planar else arr.reshape(-1, channels)
                 if arr.dtype == np.int16:
-                    arr = arr.astype(np.float32) / 32768.0
+                    arr = pcm16_to_float32(arr)
                 chunks.append(arr.astype(np.float32, copy=False))
     except (av.error.FFmpegError, IndexError) as exc:
         raise FormatError(path, None, "audio FFmpeg can decode", str(exc)) from exc

@@ -12,9 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audio.codecs import riff, xwb
 from audio.codecs.eaxma import decode_eaxma, eaxma_extradata, encode_eaxma, split_streams
-from audio.codecs.snr import CODEC_EAXMA, TYPE_STREAM, SnrHeader, decode_take
 from audio.codecs.xma import (
     XmaPacketHeader,
     decode_xma,
@@ -23,6 +21,9 @@ from audio.codecs.xma import (
     xma1_extradata,
     xma2_extradata,
 )
+from audio.containers import riff, xwb
+from audio.containers.snr import CODEC_EAXMA, TYPE_STREAM, SnrHeader, decode_take
+from audio.containers.sns import coded_blocks, write_blocks
 from audio.core.errors import FormatError, UnsupportedError
 
 FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures"
@@ -242,7 +243,7 @@ def test_eaxma_of_fixture_entries_equals_ffmpeg_on_the_raw_stream(bank, per_bloc
         if e.channels != 1 and per_block != 32:
             continue
         packets = _entry_packets(bank, e.index)
-        body = encode_eaxma([packets], packets_per_block=per_block)
+        body = write_blocks(encode_eaxma([packets], packets_per_block=per_block))
         assert len(body) < len(b"".join(packets)) + 64  # padding was cut
         header = SnrHeader(0, CODEC_EAXMA, e.channels, e.sample_rate, TYPE_STREAM, False, e.num_samples)
         got, rate = decode_take(header.pack(), body, "take")
@@ -259,9 +260,9 @@ def test_eaxma_three_channels_are_two_streams(bank):
     e6, e7 = bank.entries[6], bank.entries[7]
     assert e6.sample_rate == e7.sample_rate
     n = min(e6.num_samples, e7.num_samples)
-    body = encode_eaxma([stereo, mono])
-    assert [len(s) for s in split_streams(body, 3)] == [len(stereo), len(mono)]
-    got = decode_eaxma(body, 3, e6.sample_rate, n, slack=200000)
+    body = write_blocks(encode_eaxma([stereo, mono]))
+    assert [len(s) for s in split_streams(coded_blocks(body), 3)] == [len(stereo), len(mono)]
+    got = decode_eaxma(coded_blocks(body), 3, e6.sample_rate, n, slack=200000)
     ref = decode_xma(mono, e7.sample_rate, 1)
     assert len(ref) < n
     np.testing.assert_array_equal(got[: len(ref), 2], ref[:, 0])
@@ -269,10 +270,10 @@ def test_eaxma_three_channels_are_two_streams(bank):
 
 
 def test_eaxma_bad_chunk_word_is_rejected(bank):
-    body = bytearray(encode_eaxma([_entry_packets(bank, 3)]))
+    body = bytearray(write_blocks(encode_eaxma([_entry_packets(bank, 3)])))
     struct.pack_into(">I", body, 8, 4 * 0x100000)
     with pytest.raises(FormatError, match="chunk word") as err:
-        decode_eaxma(bytes(body), 1, 44100, 9216, path="x.dat")
+        decode_eaxma(coded_blocks(bytes(body)), 1, 44100, 9216, path="x.dat")
     assert err.value.offset == 8
 
 

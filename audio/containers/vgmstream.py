@@ -18,7 +18,7 @@ from types import ModuleType
 
 import numpy as np
 
-from audio.codecs.riff import read_riff
+from audio.containers.riff import read_riff
 from audio.core.errors import FormatError
 
 __all__ = ["available", "snu_wrap", "decode_buffer", "decode_path", "decode_take_vgmstream"]

@@ -7,7 +7,7 @@ import threading
 import numpy as np
 import pytest
 
-from audio.codecs.cache import TakeCache
+from audio.containers.cache import TakeCache
 
 
 def take(mb: float, fill: float = 0.0):

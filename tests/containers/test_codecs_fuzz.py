@@ -10,13 +10,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from audio.codecs import riff, xwb
 from audio.codecs.eaxma import encode_eaxma
 from audio.codecs.pcm import encode_pcm16be
-from audio.codecs.snr import SnrHeader, decode_take, parse_snr, split_sps, write_sps
-from audio.codecs.sns import walk_blocks
 from audio.codecs.xas1 import encode_xas1
 from audio.codecs.xma import parse_xma2_packet_header
+from audio.containers import riff, xwb
+from audio.containers.snr import SnrHeader, decode_take, parse_snr, split_sps, write_sps
+from audio.containers.sns import walk_blocks, write_blocks
 from audio.core.errors import FormatError
 
 FIXTURE = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "xmadroid.xwb"
@@ -24,9 +24,17 @@ FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCh
 
 _rng = np.random.default_rng(11)
 _PCM = _rng.integers(-20000, 20000, size=(900, 2), dtype=np.int16)
-_PCM_TAKE = (SnrHeader(0, 2, 2, 32000, 1, False, 900).pack(), encode_pcm16be(_PCM, block_samples=256))
-_XAS_TAKE = (SnrHeader(0, 4, 2, 32000, 1, True, 900, 0, 0).pack(), encode_xas1(_PCM, block_samples=256))
-_SPS = write_sps(SnrHeader(0, 4, 2, 32000, 0, False, 900), encode_xas1(_PCM, block_samples=256, version=1))
+_PCM_TAKE = (
+    SnrHeader(0, 2, 2, 32000, 1, False, 900).pack(),
+    write_blocks(encode_pcm16be(_PCM, block_samples=256)),
+)
+_XAS_TAKE = (
+    SnrHeader(0, 4, 2, 32000, 1, True, 900, 0, 0).pack(),
+    write_blocks(encode_xas1(_PCM, block_samples=256)),
+)
+_SPS = write_sps(
+    SnrHeader(0, 4, 2, 32000, 0, False, 900), write_blocks(encode_xas1(_PCM, block_samples=256), version=1)
+)
 _BANK = xwb.write_wavebank(
     [xwb.NewWave.pcm16(_PCM[:300], 22050, name="a"), xwb.NewWave.pcm16(_PCM[:100, :1], 8000, name="b")],
     alignment=64,
@@ -50,7 +58,7 @@ def _xma_inputs():
     small = xwb.write_wavebank([xwb.NewWave(e.codec, 1, e.sample_rate, raw, e.num_samples)])
     take = (
         SnrHeader(0, 3, 1, e.sample_rate, 1, False, e.num_samples).pack(),
-        encode_eaxma([[raw[i : i + 2048] for i in range(0, len(raw), 2048)]]),
+        write_blocks(encode_eaxma([[raw[i : i + 2048] for i in range(0, len(raw), 2048)]])),
     )
     return small, take
 

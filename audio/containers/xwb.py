@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from audio.codecs import riff
+from audio.codecs.blocks import pcm16_to_float32
 from audio.codecs.xma import XMA2_BLOCK_SIZE, XMA_LENGTH_SLACK, decode_xma, split_packets, xma2_extradata
+from audio.containers import riff
 from audio.core.binary import Reader, align
 from audio.core.errors import FormatError, UnsupportedError
 
@@ -337,7 +338,7 @@ def decode_entry(bank: WaveBank, index: int) -> tuple[np.ndarray, int]:
         if e.bits_flag:
             usable = len(raw) // (2 * e.channels) * 2 * e.channels
             pcm = np.frombuffer(raw[:usable], ">i2" if bank.big_endian else "<i2")
-            out = pcm.astype(np.float32) / 32768.0
+            out = pcm16_to_float32(pcm)
         else:
             usable = len(raw) // e.channels * e.channels
             out = (np.frombuffer(raw[:usable], np.uint8).astype(np.float32) - 128.0) / 128.0

@@ -1,0 +1,669 @@
+"""DSP node kinds: one class per kind, holding everything the kind is and does.
+
+A kind class carries
+
+* its parameters (:class:`Param`: default, range, unit) and a msgspec struct of them
+  (:meth:`Node.params_struct`), from which a graph file's ``params`` table is validated;
+* its runtime state over all instances of a graph bank (``__init__``, :meth:`Node.reset`);
+* its node-path step (:meth:`Node.run`: one compiled kernel of :mod:`audio.dsp.kernels` over
+  the active instances; the reference path);
+* its fused-kernel emitter (:meth:`Node.emit`: the source lines :mod:`audio.dsp.fused` puts in
+  a graph's generated function, calling the per-instance forms of the same kernels) and the
+  arrays those lines use (:attr:`Node.arrays`).
+
+:data:`NODE_KINDS` maps a kind's name (as graph files spell it) to its class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Annotated, Any, ClassVar, Protocol
+
+import msgspec
+import numpy as np
+
+from audio.dsp import kernels as K
+from audio.dsp.pool import SamplePool
+
+__all__ = [
+    "NODE_KINDS",
+    "Param",
+    "NodeSpecLike",
+    "Slot",
+    "Site",
+    "Node",
+    "Resampler",
+    "Biquad",
+    "Peak",
+    "HighPass",
+    "LowPass",
+    "Gain",
+    "Send",
+    "Delay",
+    "Pan",
+    "SubmixInput",
+]
+
+_NO_DUCK = np.ones((0, 1), dtype=np.float32)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One node parameter: float, ``lo <= value <= hi``, ``default`` when a graph omits it."""
+
+    default: float
+    lo: float
+    hi: float
+    unit: str
+    doc: str
+
+
+class NodeSpecLike(Protocol):
+    """What a node needs of its graph-file entry (:class:`audio.dsp.graph.NodeSpec`)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def params(self) -> Mapping[str, float]: ...
+    @property
+    def input(self) -> str | None: ...
+    @property
+    def to(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A signal in a generated function: ``rows`` (instance rows ``[index, channel, sample]``,
+    ``index`` ``j`` for a group's scratch rows, ``v`` for the bank's output) and ``lanes``
+    (sample-major ``[channel, sample, lane]``)."""
+
+    rows: str
+    lanes: str
+    index: str = "j"
+
+    def row(self, *more: str) -> str:
+        """This instance's row (``more``: further indexes, e.g. a channel)."""
+        return f"{self.rows}[{', '.join((self.index, *more))}]"
+
+
+@dataclass(frozen=True)
+class Site:
+    """Where a node's fused code runs: its arrays' name ``prefix``, the slot it reads (``src``)
+    and writes (``dst``), whether it works sample-major (``lanes``), the output layout code
+    and the lane widths a group of this bank can have (narrowest first)."""
+
+    prefix: str
+    src: Slot | None
+    dst: Slot
+    lanes: bool
+    layout: int
+    widths: tuple[int, ...]
+
+    def a(self, attr: str) -> str:
+        """The name of this node's array ``attr`` in the generated function."""
+        return self.prefix + attr
+
+
+_EACH = ["        for j in range(m):", "            v = act[g0 + j]"]
+
+
+def branches(cases: list[tuple[str, list[str]]], ind: str) -> list[str]:
+    """``if``/``elif``/``else`` over ``cases`` (condition, body lines); the last case is the
+    ``else`` and a single case is its body alone, so no branch is unreachable."""
+    if len(cases) == 1:
+        return cases[0][1]
+    out: list[str] = []
+    for i, (cond, body) in enumerate(cases):
+        head = "else:" if i == len(cases) - 1 else f"{'if' if i == 0 else 'elif'} {cond}:"
+        out.append(ind + head)
+        out += ["    " + line for line in body]
+    return out
+
+
+def width_expr(widths: tuple[int, ...]) -> str:
+    """The expression for a group's lane width ``w`` (one of ``widths``) from its size ``m``."""
+    if len(widths) == 1:
+        return str(widths[0])
+    rest = width_expr(widths[1:])
+    return f"{widths[0]} if m <= {widths[0]} else " + (f"({rest})" if len(widths) > 2 else rest)
+
+
+class Node:
+    """A node kind and, as an instance, one node's state across every instance of a bank.
+
+    Parameters
+    ----------
+    spec : NodeSpecLike
+        The node's graph-file entry (id, kind, parameter values, input, destination).
+    cap : int
+        Instances in the bank.
+    ch_in, ch_out : int
+        Channels read and written.
+    fs : int
+        Engine sample rate (Hz).
+    layout : int
+        Output layout code (0 stereo, 1 5.1).
+    max_block : int
+        Largest block (samples).
+    inp : numpy.ndarray or None
+        The rows this node reads ``(cap, ch_in, max_block)`` (None for a resampler).
+    """
+
+    kind: ClassVar[str]
+    doc: ClassVar[str]
+    PARAMS: ClassVar[dict[str, Param]] = {}
+    """The parameters by name (graph files set them as ``params = { name = value }``)."""
+    arrays: ClassVar[tuple[str, ...]] = ()
+    """Arrays the fused code passes (state attributes and parameter names), in order."""
+    lane_input: ClassVar[bool] = False
+    """Whether the fused form can read its input sample-major."""
+    first: ClassVar[bool] = False
+    """A graph's first node (a source): Rsp0 or Sub0."""
+    passes_input: ClassVar[bool] = False
+    """Its output is its input (a send)."""
+
+    def __init__(
+        self,
+        spec: NodeSpecLike,
+        cap: int,
+        ch_in: int,
+        ch_out: int,
+        fs: int,
+        layout: int,
+        max_block: int,
+        inp: np.ndarray | None,
+    ) -> None:
+        self.spec = spec
+        self.ch_out = ch_out
+        self.fs = fs
+        self.layout = layout
+        self.defaults = dict(spec.params)
+        self.params = {p: np.full(cap, self.defaults[p], dtype=np.float64) for p in self.PARAMS}
+        self.dirty = np.ones(cap, dtype=np.bool_)
+        self.inp = inp
+        if self.passes_input:
+            assert inp is not None, "a send always has an input"
+            self.out: np.ndarray = inp
+        else:
+            self.out = np.zeros((cap, ch_out, max_block), dtype=np.float32)
+        self._state(cap, ch_in, ch_out, max_block)
+
+    @staticmethod
+    def channels_out(ch_in: int, layout_channels: int) -> int:
+        """Channels written, from channels read and the layout's channel count."""
+        return ch_in
+
+    def _state(self, cap: int, ch_in: int, ch_out: int, max_block: int) -> None:
+        """Allocate the kind's state arrays."""
+
+    def reset(self, v: int) -> None:
+        """Put instance ``v`` back to the defaults, with cleared history."""
+        for p, arr in self.params.items():
+            arr[v] = self.defaults[p]
+        self.dirty[v] = True
+
+    def run(self, act: np.ndarray, n: int, t0: int) -> None:
+        """The node-path step: ``n`` samples from ``t0`` for the instances ``act``."""
+        raise NotImplementedError
+
+    def emit(self, s: Site) -> list[str]:
+        """Source lines of the fused form, inside a graph function's group loop."""
+        raise NotImplementedError
+
+    def array(self, name: str) -> Any:
+        """Array ``name`` of :attr:`arrays` (a parameter or a state attribute)."""
+        return self.params[name] if name in self.params else getattr(self, name)
+
+    @classmethod
+    @cache
+    def params_struct(cls) -> type[msgspec.Struct]:
+        """A msgspec struct of the parameters (names, float type, ranges, defaults; unknown
+        names refused), to validate a graph file's ``params`` table against."""
+        fields = [
+            (
+                name,
+                Annotated[float, msgspec.Meta(ge=p.lo, le=p.hi, description=f"{p.doc} ({p.unit})")],
+                p.default,
+            )
+            for name, p in cls.PARAMS.items()
+        ]
+        return msgspec.defstruct(f"{cls.__name__}Params", fields, kw_only=True, forbid_unknown_fields=True)
+
+
+class Resampler(Node):
+    kind = "Rsp0"
+    doc = "Linear 16.16 resampler from the source rate to the engine rate; pitch 4096 = 1.0."
+    PARAMS = {"pitch": Param(4096.0, 0.0, 1 << 20, "1/4096 of the source rate", "playback rate")}
+    arrays = (
+        "pool",
+        "src_off",
+        "src_len",
+        "rate",
+        "rstep",
+        "ipos",
+        "frac",
+        "wait",
+        "rel_left",
+        "rel_total",
+        "ended_at",
+        "dirty",
+        "pitch",
+    )
+    first = True
+
+    source: SamplePool
+    """The bank's sample pool (the bank sets it)."""
+
+    def _state(self, cap: int, ch_in: int, ch_out: int, max_block: int) -> None:
+        self.src_off = np.full(cap, -1, dtype=np.int64)
+        self.src_len = np.zeros(cap, dtype=np.int64)
+        self.rate = np.full(cap, float(self.fs))
+        self.ipos = np.zeros(cap, dtype=np.int64)
+        self.frac = np.zeros(cap, dtype=np.int64)
+        self.rstep = np.zeros(cap, dtype=np.int64)
+        self.wait = np.zeros(cap, dtype=np.int64)
+        self.rel_left = np.zeros(cap, dtype=np.int64)
+        self.rel_total = np.ones(cap, dtype=np.int64)
+        self.ended_at = np.full(cap, -1, dtype=np.int64)
+
+    @property
+    def pool(self) -> np.ndarray:
+        """The sample pool's current storage."""
+        return self.source.data
+
+    def run(self, act: np.ndarray, n: int, t0: int) -> None:
+        K.rsp0(
+            self.source.data,
+            self.src_off,
+            self.src_len,
+            act,
+            self.out,
+            n,
+            t0,
+            self.dirty,
+            self.params["pitch"],
+            self.rate,
+            float(self.fs),
+            self.rstep,
+            self.ipos,
+            self.frac,
+            self.wait,
+            self.rel_left,
+            self.rel_total,
+            self.ended_at,
+        )
+
+    def emit(self, s: Site) -> list[str]:
+        a = s.a
+        out = f"{s.dst.lanes}[0, :, j]" if s.lanes else s.dst.row("0")
+        return _EACH + [
+            f"            K.rsp0_voice(v, {a('pool')}, {a('src_off')}, {a('src_len')}, {out}, n, t0, "
+            f"{a('dirty')}, {a('pitch')}, {a('rate')}, fs, {a('rstep')}, {a('ipos')}, {a('frac')}, "
+            f"{a('wait')}, {a('rel_left')}, {a('rel_total')}, {a('ended_at')})"
+        ]
+
+
+class SubmixInput(Node):
+    kind = "Sub0"
+    doc = "Submix/bus input: the sum of everything sent to this instance."
+    arrays = ("inp",)
+    first = True
+
+    def run(self, act: np.ndarray, n: int, t0: int) -> None:
+        K.copy_rows(act, self.inp, self.out, n)
+
+    def emit(self, s: Site) -> list[str]:
+        out = f"{s.dst.lanes}[c, :, j]" if s.lanes else s.dst.row("c")
+        inp = s.a("inp")
+        return _EACH + [
+            f"            for c in range({inp}.shape[1]):",
+            f"                K.copy_row({inp}[v, c], {out}, n)",
+            f"                K.zero_row({inp}[v, c], n)",
+        ]
+
+
+class Biquad(Node):
+    """An RBJ biquad (Direct Form I, float32 step by step as the console computes it)."""
+
+    lane_input = True
+
+    def _state(self, cap: int, ch_in: int, ch_out: int, max_block: int) -> None:
+        self.coefs = np.zeros((cap, 5), dtype=np.float32)  # b0, b1, b2, a1, a2
+        self.bypass = np.ones(cap, dtype=np.bool_)
+        self.state = np.zeros((cap, ch_in, 4), dtype=np.float32)  # x1, x2, y1, y2
+
+    def reset(self, v: int) -> None:
+        super().reset(v)
+        self.state[v] = 0.0
+        self.bypass[v] = True
+
+    def refresh(self, act: np.ndarray) -> None:
+        """Recompute the coefficients of the dirty instances of ``act``."""
+        raise NotImplementedError
+
+    def refresh_line(self, s: Site) -> str:
+        """The per-instance coefficient refresh (inside ``for j in range(m)``)."""
+        raise NotImplementedError
+
+    def run(self, act: np.ndarray, n: int, t0: int) -> None:
+        self.refresh(act)
+        K.biquad(act, self.inp, self.out, n, t0, self.coefs, self.bypass, self.state)
+
+    def gather_line(self, s: Site, f: int) -> str:
+        """Load this filter's coefficients and channel-c history into lane scratch ``f``."""
+        a = s.a
+        return (
+            f"LN.gather(act, g0, m, {a('coefs')}, {a('bypass')}, {a('state')}, c, CO[{f}], ST[{f}], BY[{f}])"
+        )
+
+    def scatter_line(self, s: Site, f: int) -> str:
+        """Store lane scratch ``f``'s history; bypassed lanes pass their input through."""
+        assert s.src is not None
+        return (
+            f"LN.scatter(act, g0, m, {s.a('state')}, c, ST[{f}], BY[{f}], {s.src.lanes}[c], "
+            f"{s.dst.lanes}[c], n)"
+        )
+
+    def lane_lines(self, s: Site, f: int) -> list[str]:
+        """The lane biquad ``src[c] -> dst[c]`` at the group's width (lane scratch ``f``),
+        indented for a channel loop."""
+        assert s.src is not None
+        x, y = f"{s.src.lanes}[c]", f"{s.dst.lanes}[c]"
+        cases = [(f"w == {w}", [f"LN.biquad_lanes_{w}({x}, {y}, n, t0, CO[{f}], ST[{f}])"]) for w in s.widths]
+        return branches(cases, "")
+
+    def emit(self, s: Site) -> list[str]:
+        a = s.a
+        assert s.src is not None
+        if not s.lanes:
+            return _EACH + [
+                self.refresh_line(s),
+                f"            K.biquad_voice(v, {s.src.row()}, {s.dst.row()}, n, t0, {a('coefs')}, "
+                f"{a('bypass')}, {a('state')})",
+            ]
+        return _EACH + [
+            self.refresh_line(s),
+            f"        for c in range({s.src.lanes}.shape[0]):",
+            "            " + self.gather_line(s, 0),
+            *["            " + line for line in self.lane_lines(s, 0)],
+            "            " + self.scatter_line(s, 0),
+        ]
+
+
+class Peak(Biquad):
+    kind = "PI20"
+    doc = "RBJ peaking EQ (the PEAK head shadow); gain is linear and equals the response at the centre."
+    PARAMS = {
+        "centre_hz": Param(96000.0, 0.0, 1e6, "Hz", "centre frequency"),
+        "gain": Param(1.0, 0.0, 64.0, "linear", "response at the centre"),
+        "q": Param(3.0, 0.0, 100.0, "Q", "bandwidth"),
+    }
+    arrays = ("dirty", "centre_hz", "gain", "q", "coefs", "bypass", "state")
+
+    def refresh(self, act: np.ndarray) -> None:
+        p = self.params
+        K.refresh_peak(
+            act,
+            self.dirty,
+            p["centre_hz"],
+            p["gain"],
+            p["q"],
+            float(self.fs),
+            self.coefs,
+            self.bypass,
+            self.state,
+        )
+
+    def refresh_line(self, s: Site) -> str:
+        a = s.a
+        return (
+            f"            K.refresh_peak_voice(v, {a('dirty')}, {a('centre_hz')}, {a('gain')}, {a('q')}, fs, "
+            f"{a('coefs')}, {a('bypass')}, {a('state')})"
+        )
+
+
+class _Pass(Biquad):
+    """An RBJ high- or low-pass at Q = 1."""
+
+    high: ClassVar[bool]
+    arrays = ("dirty", "cutoff_hz", "coefs", "bypass", "state")
+
+    def refresh(self, act: np.ndarray) -> None:
+        K.refresh_pass(
+            act,
+            self.dirty,
+            self.params["cutoff_hz"],
+            float(self.fs),
+            self.high,
+            self.coefs,
+            self.bypass,
+            self.state,
+        )
+
+    def refresh_line(self, s: Site) -> str:
+        a = s.a
+        return (
+            f"            K.refresh_pass_voice(v, {a('dirty')}, {a('cutoff_hz')}, fs, {self.high}, "
+            f"{a('coefs')}, {a('bypass')}, {a('state')})"
+        )
+
+
+class HighPass(_Pass):
+    kind = "HI20"
+    doc = "RBJ high-pass at Q = 1; exact bypass at w <= pi/1000 (<= 24 Hz at 48 kHz)."
+    PARAMS = {"cutoff_hz": Param(0.0, 0.0, 1e6, "Hz", "cutoff frequency")}
+    high = True
+
+
+class LowPass(_Pass):
+    kind = "LI20"
+    doc = "RBJ low-pass at Q = 1; exact bypass at w >= 0.999*pi (>= 23,976 Hz at 48 kHz)."
+    PARAMS = {"cutoff_hz": Param(96000.0, 0.0, 1e6, "Hz", "cutoff frequency")}
+    high = False
+
+
+class _Ramped(Node):
+    """A gain-like node whose level moves over 64 samples; the first value jumps."""
+
+    def _state(self, cap: int, ch_in: int, ch_out: int, max_block: int) -> None:
+        self.cur = np.zeros(cap)
+        self.step = np.zeros(cap)
+        self.left = np.zeros(cap, dtype=np.int64)
+        self.init = np.zeros(cap, dtype=np.bool_)
+
+    def reset(self, v: int) -> None:
+        super().reset(v)
+        self.init[v] = False
+        self.left[v] = 0
+
+
+class Gain(_Ramped):
+    kind = "Gai0"
+    doc = "Linear gain; a change ramps linearly over 64 samples; the first value jumps."
+    PARAMS = {"gain": Param(1.0, 0.0, 64.0, "linear", "gain")}
+    arrays = ("dirty", "gain", "cur", "step", "left", "init")
+    lane_input = True
+
+    def run(self, act: np.ndarray, n: int, t0: int) -> None:
+        K.gai0(
+            act,
+            self.inp,
+            self.out,
+            n,
+            self.dirty,
+            self.params["gain"],
+            self.cur,
+            self.step,
+            self.left,
+            self.init,
+        )
+
+    def emit(self, s: Site) -> list[str]:
+        a = s.a
+        assert s.src is not None
+        tail = f"{a('dirty')}, {a('gain')}, {a('cur')}, {a('step')}, {a('left')}, {a('init')}"
+        if s.lanes:
+            return [f"        LN.gain_lanes(act, g0, m, w, {s.src.lanes}, {s.dst.lanes}, n, {tail}, GB, GV)"]
+        return _EACH + [f"            K.gai0_voice(v, {s.src.row()}, {s.dst.row()}, n, {tail})"]
+
+
+class Send(_Ramped):
+    kind = "Sen0"
+    doc = (
+        "Send to a bus or to the voice's submix slot; the level moves 64/65 of the way over 64 "
+        "samples, then holds; the first value jumps. Passes its input through."
+    )
+    PARAMS = {"level": Param(1.0, 0.0, 64.0, "linear", "send level")}
+    arrays = ("dirty", "level", "cur", "step", "left", "init", "dest", "target", "duck", "band")
+    passes_input = True
+
+    def _state(self, cap: int, ch_in: int, ch_out: int, max_block: int) -> None:
+        super()._state(cap, ch_in, ch_out, max_block)
+        self.dest = np.zeros(cap, dtype=np.int64)
+        self.target: np.ndarray = np.zeros((1, ch_in, max_block), dtype=np.float32)
+        self.duck: np.ndarray = _NO_DUCK
+        self.band: np.ndarray = np.zeros(cap, dtype=np.int64)
+
+    def run(self, act: np.ndarray, n: int, t0: int) -> None:
+        K.sen0(
+            act,
+            self.inp,
+            n,
+            self.dirty,
+            self.params["level"],
+            self.cur,
+            self.step,
+            self.left,
+            self.init,
+            self.dest,
+            self.target,
+            self.duck,
+            self.band,
+        )
+
+    def emit(self, s: Site) -> list[str]:
+        a = s.a
+        assert s.src is not None
+        return _EACH + [
+            f"            K.sen0_voice(v, {s.src.row()}, n, {a('dirty')}, {a('level')}, {a('cur')}, "
+            f"{a('step')}, {a('left')}, {a('init')}, {a('dest')}, {a('target')}, {a('duck')}, {a('band')})"
+        ]
+
+
+class Delay(Node):
+    kind = "Del0"
+    doc = "Whole-sample delay; a change crossfades old and new taps over 128 samples; 0 bypasses."
+    PARAMS = {
+        "seconds": Param(0.0, 0.0, 10.0, "s", "delay"),
+        "max_seconds": Param(0.17, 0.001, 10.0, "s", "longest delay (sizes the buffer)"),
+    }
+    arrays = ("dirty", "seconds", "buf", "widx", "dcur", "dold", "left")
+    lane_input = True
+
+    def _state(self, cap: int, ch_in: int, ch_out: int, max_block: int) -> None:
+        size = 1 << int(np.ceil(np.log2(np.ceil(self.defaults["max_seconds"] * self.fs) + 1)))
+        self.buf = np.zeros((cap, ch_in, size), dtype=np.float32)
+        self.widx = np.zeros(cap, dtype=np.int64)
+        self.dcur = np.zeros(cap, dtype=np.int64)
+        self.dold = np.zeros(cap, dtype=np.int64)
+        self.left = np.zeros(cap, dtype=np.int64)
+
+    def reset(self, v: int) -> None:
+        super().reset(v)
+        self.buf[v] = 0.0
+        self.widx[v] = self.dcur[v] = self.dold[v] = self.left[v] = 0
+
+    def run(self, act: np.ndarray, n: int, t0: int) -> None:
+        K.del0(
+            act,
+            self.inp,
+            self.out,
+            n,
+            self.dirty,
+            self.params["seconds"],
+            float(self.fs),
+            self.buf,
+            self.widx,
+            self.dcur,
+            self.dold,
+            self.left,
+        )
+
+    def emit(self, s: Site) -> list[str]:
+        a = s.a
+        assert s.src is not None
+        x, y = (
+            (f"{s.src.lanes}[:, :, j]", f"{s.dst.lanes}[:, :, j]") if s.lanes else (s.src.row(), s.dst.row())
+        )
+        return _EACH + [
+            f"            K.del0_voice(v, {x}, {y}, n, {a('dirty')}, {a('seconds')}, fs, {a('buf')}, "
+            f"{a('widx')}, {a('dcur')}, {a('dold')}, {a('left')})"
+        ]
+
+
+class Pan(Node):
+    kind = "Pn21"
+    doc = (
+        "Constant-power pairwise pan of a mono signal to the output layout (+ angle = left); "
+        "matrix changes ramp over 64 samples."
+    )
+    PARAMS = {
+        "angle_deg": Param(0.0, -3600.0, 3600.0, "degrees", "direction, + = left"),
+        "level": Param(1.0, 0.0, 64.0, "linear", "level"),
+    }
+    arrays = ("dirty", "angle_deg", "level", "cur", "goal", "step", "left", "init", "scratch")
+
+    @staticmethod
+    def channels_out(ch_in: int, layout_channels: int) -> int:
+        return layout_channels
+
+    def _state(self, cap: int, ch_in: int, ch_out: int, max_block: int) -> None:
+        self.cur = np.zeros((cap, ch_out))
+        self.goal = np.zeros((cap, ch_out))
+        self.step = np.zeros((cap, ch_out))
+        self.left = np.zeros(cap, dtype=np.int64)
+        self.init = np.zeros(cap, dtype=np.bool_)
+        self.scratch = np.zeros(ch_out)
+
+    def reset(self, v: int) -> None:
+        super().reset(v)
+        self.init[v] = False
+        self.left[v] = 0
+
+    def run(self, act: np.ndarray, n: int, t0: int) -> None:
+        p = self.params
+        K.pn21(
+            act,
+            self.inp,
+            self.out,
+            n,
+            self.dirty,
+            p["angle_deg"],
+            p["level"],
+            self.layout,
+            self.cur,
+            self.goal,
+            self.step,
+            self.left,
+            self.init,
+            self.scratch,
+        )
+
+    def emit(self, s: Site) -> list[str]:
+        a = s.a
+        assert s.src is not None
+        return _EACH + [
+            f"            K.pn21_voice(v, {s.src.row()}, {s.dst.row()}, n, {a('dirty')}, {a('angle_deg')}, "
+            f"{a('level')}, {s.layout}, {a('cur')}, {a('goal')}, {a('step')}, {a('left')}, {a('init')}, "
+            f"{a('scratch')})"
+        ]
+
+
+NODE_KINDS: dict[str, type[Node]] = {
+    k.kind: k for k in (Resampler, Peak, HighPass, LowPass, Gain, Send, Delay, Pan, SubmixInput)
+}
+"""Every node kind by the name graph files use."""
