@@ -8,8 +8,10 @@ speech values, moves, listener and emitter moves, ``play`` of a good file under 
 ``--allow`` folder) with malformed ones (random bytes, truncated messages, wrong types,
 out-of-range values such as ``/skate/value 1 999`` and ``/sylpheed/phase 99``), files the
 path policy must refuse (``/etc/passwd``, ``..`` out of the allowed folder, a symlink out of
-it), a WAV that does not decode, and crafted datagrams (a bundle nested thousands deep, a
-bundle with a lying element size). At the end it stops the run with SIGTERM and reports:
+it, a name with a NUL byte), a FIFO in the allowed folder (never opened: the loader opens
+regular files only), a WAV that does not decode, bundles of 16 plays at once, and crafted
+datagrams (a bundle nested thousands deep, a bundle with a lying element size). At the end it
+stops the run with SIGTERM and reports:
 messages sent by kind, received/accepted/rejected/dropped/errors (the server's own count),
 faults logged, RSS at start and end, deadline misses and underruns, whether the engine
 answered to the end, and whether the streamed capture replays to audio identical to the
@@ -79,7 +81,10 @@ def make_files(tmp: Path) -> dict[str, str]:
     (allowed / "bad.wav").write_bytes(b"RIFF\x24\x00\x00\x00WAVEfmt " + os.urandom(64))
     sf.write(outside / "secret.wav", np.zeros(480, np.float32), 48000)
     (allowed / "link.wav").symlink_to(outside / "secret.wav")
+    os.mkfifo(allowed / "stall.wav")  # opening it would block: only regular files are opened
     return {
+        "fifo": str(allowed / "stall.wav"),
+        "nul": str(allowed / "good.wav") + "\u0000",
         "good": str(allowed / "good.wav"),
         "bad": str(allowed / "bad.wav"),
         "allowed": str(allowed),
@@ -155,13 +160,24 @@ class Flood:
         return build_message("/nowhere", 1, 2, 3)
 
     def _file(self) -> tuple[str, bytes]:
-        kind = self.rng.choice(("bad", "passwd", "dotdot", "link"))
+        kind = self.rng.choice(("bad", "passwd", "dotdot", "link", "fifo", "nul"))
         msg = build_message("/event", "play", json.dumps({"emitter": "e0", "file": self.files[kind]}))
-        return ("play_corrupt" if kind == "bad" else "refused"), msg
+        names = {"bad": "play_corrupt", "fifo": "play_fifo", "nul": "bad_name"}
+        return names.get(kind, "refused"), msg
+
+    def _burst(self) -> bytes:
+        """A bundle of 16 plays of the good file (all in one block)."""
+        play = build_message("/event", "play", json.dumps({"emitter": "e0", "file": self.files["good"]}))
+        element = struct.pack(">i", len(play)) + play
+        return b"#bundle\x00" + b"\x00" * 7 + b"\x01" + element * 16
 
     def next(self) -> bytes:
-        """One datagram: 80% valid, 17% malformed, 2.5% file faults, 0.5% crafted."""
+        """One datagram: 80% valid, 17% malformed, 2.5% file faults (a FIFO and a NUL name
+        among them), 0.4% crafted, 0.1% a burst of 16 plays."""
         x = self.rng.random()
+        if x < 0.001:
+            self._count("play_burst")
+            return self._burst()
         if x < 0.80:
             self._count("valid")
             return self._valid()

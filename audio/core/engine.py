@@ -11,6 +11,7 @@ caller uses (64, 256, 1000 samples...).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +19,7 @@ import numpy as np
 from audio.core.bus import Consumer, Event, EventBus
 from audio.core.clock import BLOCK, SAMPLE_RATE, FrameClock, RngStreams
 from audio.core.faults import FaultLog, SystemFault, report_fault
+from audio.core.loader import LOAD_TIMEOUT, AssetLoader, Load, shared_loader
 from audio.core.plugin import GameSystem
 from audio.core.voices import VoiceManager
 from audio.core.world import World
@@ -53,6 +55,12 @@ class EngineConfig:
     """True (live, ports): a game system whose tick raises is disabled and reported once as a
     fault, and an event a system cannot apply is a fault, while audio and the other systems go
     on. False (offline): the render fails with :class:`~audio.core.faults.SystemFault`."""
+    load_wait: bool = True
+    """True (offline, pulled ports): a system waits for a file it asked the loader for at the
+    event's sample, so the output does not depend on the disk. False (live, set by the player):
+    the voice starts when the data is ready, a late start logged with its delay."""
+    load_timeout: float = LOAD_TIMEOUT
+    """Seconds a file load may take before the request fails as a fault."""
 
 
 class _Clocked:
@@ -108,6 +116,12 @@ class Engine:
         self.disabled: dict[str, str] = {}
         """Systems disabled after an exception (name -> reason)."""
         self.bus.on_consumer_error = self._consumer_error
+        self.loader: AssetLoader = shared_loader()
+        """Opens and decodes files off the render thread (:mod:`audio.core.loader`)."""
+        self.load_wait = cfg.load_wait
+        self.prefetchers: dict[type[Event], Callable[[Event], Load[object] | None]] = {}
+        """Per event class, what starts loading the files an event names (a system registers
+        it); a live inbox holds such an event until its files are loaded (:meth:`prefetch`)."""
 
     @property
     def channels(self) -> int:
@@ -190,6 +204,11 @@ class Engine:
         for v in self._taps.values():
             v.clear()
         return out
+
+    def prefetch(self, event: Event) -> Load[object] | None:
+        """Start loading the files ``event`` names; the load, or None when nothing is to load."""
+        fn = self.prefetchers.get(type(event))
+        return None if fn is None else fn(event)
 
     def _control(self) -> None:
         now = self.now

@@ -26,6 +26,7 @@ from typing import Any
 
 from audio.core.bus import Decision, EventBus
 from audio.core.errors import BarkbusError, FormatError, UnsupportedError
+from audio.core.loader import BadName
 from audio.core.outcomes import CoreOutcome
 from audio.core.paths import PathRefused
 
@@ -83,6 +84,8 @@ def describe(exc: BaseException, file: str | None = None) -> tuple[str, str | No
         return "unsupported", file or exc.path, exc.offset, str(exc)
     if isinstance(exc, FormatError):
         return "decode", file or exc.path, exc.offset, str(exc)
+    if isinstance(exc, BadName):
+        return "refused", file or str(exc.name)[:200], None, str(exc)
     if isinstance(exc, FileNotFoundError):
         return "missing", file or exc.filename, None, f"no such file: {file or exc.filename}"
     if isinstance(exc, OSError):

@@ -8,15 +8,16 @@ each block, so events reach the bus only on that thread.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import queue
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
 from audio.core.bus import Event
+from audio.core.engine import Engine
 
-if TYPE_CHECKING:
-    from audio.core.engine import Engine
+log = logging.getLogger("barkbus.live")
 
 __all__ = ["Inbox", "InboxItem"]
 
@@ -42,6 +43,8 @@ class Inbox:
         self.maxsize = maxsize
         self.accepted = 0
         self.dropped = 0
+        self._held: list[tuple[InboxItem, Any, int]] = []
+        """Live: events waiting for the loader (item, load, sample held at), at most ``HOLD``."""
 
     def put(self, event: Event, *, when: str = "now", received_ns: int | None = None) -> bool:
         """Queue ``event``; returns ``False`` if it was dropped (the inbox is full).
@@ -75,16 +78,18 @@ class Inbox:
             except queue.Empty:
                 return out
 
-    def post_all(self, engine: Engine) -> list[tuple[int, int]]:
+    def post_all(self, engine: Any) -> list[tuple[int, int]]:
         """Drain and post to ``engine.bus``; returns ``[(sample, received_ns)]``.
 
         "now" events are re-timed to the current block boundary (``t`` = ``now / rate``);
-        "event" events keep their ``t`` (a past time is clamped to now by the bus).
+        "event" events keep their ``t`` (a past time is clamped to now by the bus). ``engine``
+        is an :class:`~audio.core.engine.Engine` or a stand-in with ``now`` and ``bus`` (which
+        just drains: nothing is held for a loader).
         """
         posted = []
         now = int(engine.now)
         rate = engine.bus.sample_rate
-        for item in self.drain():
+        for item in self._ready(engine, now):
             ev = item.event
             if item.when == "now":
                 ev = dataclasses.replace(ev, t=now / rate)
@@ -93,3 +98,30 @@ class Inbox:
                 at = engine.bus.post(ev)
             posted.append((at, item.received_ns))
         return posted
+
+    HOLD = 256
+    """Events held for the loader at most; more are posted at once (their system decides)."""
+
+    def _ready(self, engine: Any, now: int) -> list[InboxItem]:
+        """The events to post now, in arrival order. Live (``engine.load_wait`` false), an event
+        naming a file still loading is held (not posted, so not captured) until the file is
+        ready or its load times out: the system then starts it at once, and a replay of the
+        capture, which waits for the file at the same sample, plays the same."""
+        if not isinstance(engine, Engine) or engine.load_wait:
+            return [item for item, _, _ in self._held] + self.drain() if self._held else self.drain()
+        out, held = [], []
+        timeout = engine.config.load_timeout
+        for item, load, since in self._held:
+            if load.ready() or load.expired(timeout):
+                log.info("%s posted %d samples late (its file was loading)", item.event.KIND, now - since)
+                out.append(item)
+            else:
+                held.append((item, load, since))
+        for item in self.drain():
+            load = engine.prefetch(item.event) if len(held) < self.HOLD else None
+            if load is None or load.ready():
+                out.append(item)
+            else:
+                held.append((item, load, now))
+        self._held = held
+        return out

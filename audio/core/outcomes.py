@@ -90,6 +90,8 @@ class CoreOutcome(Outcome):
 
     Fault = "Fault", FAULT
     """A take, file or event cost one voice or request, or a system was disabled."""
+    Dropped = "Dropped", REFUSED
+    """The world refused a new emitter (``max_emitters`` reached); logged as system ``world``."""
 
 
 LINE_START = frozenset({"Started", "Playing", "LineStarted"})

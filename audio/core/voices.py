@@ -5,6 +5,9 @@ instances whose source has ended are reclaimed only when a voice starts (a sampl
 render shares, whatever its block size), and a new voice takes the lowest free instance.
 When the budget is full the oldest voice is stolen with the release fade (Unreal's
 StopOldest / FMOD's "oldest"): the steal rule is a setting, not any game's documented rule.
+A stolen voice's fade holds its instance only while the bank has room (the headroom): under
+a burst that fills the bank, the oldest fading voice is cut at once and its instance reused,
+so any number of starts in one block never runs out of instances (counted in ``cut``).
 """
 
 from __future__ import annotations
@@ -99,6 +102,8 @@ class VoiceManager:
         self._next_id = 1
         self.now = 0
         self.stolen = 0
+        self.cut = 0
+        """Fading voices ended at once because a burst needed their instance."""
         self.history: list[Voice] = []
         self.keep_history = True
 
@@ -143,9 +148,7 @@ class VoiceManager:
             self.stop(oldest)
             self.stolen += 1
         free = bank.free_slots()
-        if free.shape[0] == 0:
-            raise VoiceLimitError(f"no free instance of {graph!r} ({bank.capacity} in use)")
-        inst = int(free[0])
+        inst = int(free[0]) if free.shape[0] else self._cut_fading(graph, bank)
         bank.alloc(inst)
         bank.load_source(inst, pcm, rate, self.start_silence)
         bank.band[inst] = band
@@ -173,6 +176,18 @@ class VoiceManager:
         if self.keep_history:
             self.history.append(v)
         return v
+
+    def _cut_fading(self, graph: str, bank: GraphBank) -> int:
+        """End the oldest fading voice of ``graph`` now and return its freed instance."""
+        fading = [v for v in self._live[graph].values() if v.stopped]
+        if not fading:
+            raise VoiceLimitError(f"no free instance of {graph!r} ({bank.capacity} in use)")
+        oldest = min(fading, key=lambda v: (v.started_at, v.id))
+        oldest._ended = self.now
+        bank.free(oldest.instance)
+        del self._live[graph][oldest.instance]
+        self.cut += 1
+        return oldest.instance
 
     def set(self, voice: Voice, **params: float) -> None:
         """Set ``"NODE.param"`` values; applied at the current sample (a block boundary).

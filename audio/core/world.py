@@ -8,16 +8,20 @@ yaw 90 it faces -x. Azimuths are relative to the listener's facing, + = left; th
 
 from __future__ import annotations
 
+import logging
 import math
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from audio.core.bus import Event, EventBus
+from audio.core.outcomes import CoreOutcome
 from audio.dsp.curves import azimuth_to_raw
 
 if TYPE_CHECKING:
     from audio.core.engine import Engine
+
+log = logging.getLogger("barkbus.world")
 
 __all__ = ["World", "Path3", "ListenerPose", "EmitterMove"]
 
@@ -68,14 +72,25 @@ class Path3:
         return (p0[0] + (p1[0] - p0[0]) * f, p0[1] + (p1[1] - p0[1]) * f, p0[2] + (p1[2] - p0[2]) * f)
 
 
+MAX_EMITTERS = 4096
+"""Emitters a world holds at most; a ``world.emitter`` naming a new one beyond is refused
+(a ``Dropped`` decision of system ``world``), so a client cannot grow it without bound."""
+
+
 class World:
-    """Where the listener and the emitters are, at the engine's current time."""
+    """Where the listener and the emitters are, at the engine's current time.
+
+    ``max_emitters`` (default :data:`MAX_EMITTERS`) bounds the emitters events may create.
+    """
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         self.listener = Path3([(0.0, (0.0, 0.0, 0.0))])
         self.listener_yaw = 0.0
         self.emitters: dict[str, Path3] = {}
+        self.max_emitters = MAX_EMITTERS
+        self.dropped = 0
+        """``world.emitter`` events refused because the world was full."""
         self._pose: tuple[int, Path3, float, Vec3, float, float] | None = None
         engine.bus.subscribe(self, [ListenerPose, EmitterMove])
 
@@ -83,6 +98,17 @@ class World:
         if isinstance(event, ListenerPose):
             self.set_listener(event.position, event.yaw_deg)
         elif isinstance(event, EmitterMove):
+            if event.emitter not in self.emitters and len(self.emitters) >= self.max_emitters:
+                self.dropped += 1
+                if self.dropped == 1:
+                    log.warning("world: %d emitters; refusing new ones (max_emitters)", self.max_emitters)
+                bus.decide(
+                    "world",
+                    CoreOutcome.Dropped,
+                    emitter=event.emitter[:128],
+                    reason=f"{self.max_emitters} emitters",
+                )
+                return
             self.set_emitter(event.emitter, event.position)
 
     @property

@@ -222,6 +222,7 @@ class LivePlayer:
         max_seconds: float = 900.0,
     ) -> None:
         self.engine = engine
+        engine.load_wait = False  # the device's clock never waits for a file (audio.core.loader)
         self.s = settings or LiveSettings()
         if self.s.ahead < 1:
             raise ValueError(f"ahead must be >= 1 block, got {self.s.ahead}")

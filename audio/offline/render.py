@@ -7,10 +7,12 @@ so ``render_replay`` reproduces a run — offline or live — exactly.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO, cast
@@ -27,6 +29,7 @@ from audio.offline.outputs import (
     AudioSink,
     AudioStats,
     _target,
+    atomic_path,
     audio_format,
     check_outputs,
     is_stdio,
@@ -37,6 +40,7 @@ from audio.offline.outputs import (
     write_audio,
 )
 from audio.offline.scenario import Scenario, build_engine, load_scenario, replay_scenario
+from audio.offline.spool import DecisionSpool
 
 __all__ = [
     "Outputs",
@@ -62,7 +66,9 @@ class RenderResult:
     sample_rate: int
     samples: int
     channels: int
-    decisions: list[Decision]
+    decisions: Sequence[Decision]
+    """Every decision, in order (a :class:`~audio.offline.spool.DecisionSpool`: on disk, read
+    back when iterated)."""
     seconds_taken: float
     """Wall seconds of the render itself: the block loop and the files' last chunk."""
     scenario: str
@@ -97,13 +103,16 @@ class RenderResult:
         return self.samples / self.sample_rate
 
     def outcome_counts(self) -> Counter[tuple[str, str]]:
+        if isinstance(self.decisions, DecisionSpool):
+            return Counter(self.decisions.counts)
         return Counter((d.system, d.outcome) for d in self.decisions)
 
 
 @dataclass
 class Outputs:
     """Where a render streams to: the mix (``audio``), one file per bus in ``stems_dir``, the
-    capture; ``subtype`` is the libsndfile subtype (default PCM_16).
+    capture, the decision log ``log`` (JSON lines, written as the decisions are taken);
+    ``subtype`` is the libsndfile subtype (default PCM_16).
 
     ``stems`` names the buses to write; empty with a ``stems_dir`` means every bus the render
     loads (every bus that carries voices, and the master). Stems take the mix's format (its
@@ -115,6 +124,7 @@ class Outputs:
     stems: list[str] = field(default_factory=list)
     capture: Path | None = None
     subtype: str | None = None
+    log: Path | None = None
     others: dict[str, tuple[Path | None, str]] = field(default_factory=dict)
     """The command's other outputs (``{"--log": (path, "text")}``), checked with these."""
 
@@ -134,6 +144,7 @@ class Outputs:
         named: dict[str, tuple[Path | None, str]] = {
             "-o": (self.audio, "audio"),
             "--capture": (self.capture, "text"),
+            "log": (self.log, "text"),
             **self.others,
             "--stems": (self.stems_dir, "folder"),
         }
@@ -174,6 +185,8 @@ class _Run:
         self.stem_keep: dict[str, list[np.ndarray]] = {n: [] for n in outputs.stems} if keep_audio else {}
         self.buf = np.empty((CHUNK, eng.channels), dtype=np.float32)
         self.fill = 0
+        self.spans: list[tuple[int, str, int, int, int | None]] = []
+        """Ended voices as (id, tag, slot, first audible sample, ended_at): what the timeline needs."""
         warm_output_kernels()
         try:
             if outputs.audio is not None:
@@ -208,6 +221,19 @@ class _Run:
                 self.stem_sinks[name].write(stem)
             if name in self.stem_keep:
                 self.stem_keep[name].append(stem)
+        self.keep_spans(done_only=True)
+
+    def keep_spans(self, done_only: bool) -> None:
+        """Move the voice history's (ended) voices into :attr:`spans` (memory stays flat)."""
+        voices = self.eng.voices
+        silence = voices.start_silence
+        kept = []
+        for v in voices.history:
+            if done_only and not v.done:
+                kept.append(v)
+            else:
+                self.spans.append((v.id, v.tag, v.slot, v.started_at + silence, v.ended_at))
+        voices.history = kept
 
     def close(self, ok: bool) -> None:
         """Commit every file, or discard them all (last first, so a stems folder this run
@@ -263,7 +289,17 @@ def _render(
         outputs.check(outputs.stems)
     if outputs.stems:
         eng.tap_buses(outputs.stems)
-    with terminate_as_interrupt():  # from before the first partial file exists
+    with terminate_as_interrupt(), contextlib.ExitStack() as stack:  # before any partial file exists
+        log = None
+        if outputs.log is not None:
+            tmp = stack.enter_context(atomic_path(outputs.log))
+            log = stack.enter_context(open(tmp, "w", encoding="utf-8"))
+        decisions = DecisionSpool(log)
+        for d in eng.bus.decisions:  # taken while the engine was built
+            decisions.append(d)
+        eng.bus.decisions.clear()
+        eng.bus.keep_decisions = False
+        eng.bus.on_decision(decisions.append)
         run = _Run(eng, outputs, keep_audio)
         t_render = time.perf_counter()
         ok = False
@@ -273,10 +309,9 @@ def _render(
             ok = True
         finally:
             run.close(ok)
-    voices = [
-        (v.tag, v.slot, v.started_at + eng.voices.start_silence, v.ended_at) for v in eng.voices.history
-    ]
-    decisions = list(eng.bus.decisions)
+            decisions.log = None  # the log is complete (renamed into place) or removed
+    run.keep_spans(done_only=False)
+    voices = [span[1:] for span in sorted(run.spans)]  # in start order, as the history was
     audio = (
         np.concatenate(run.keep)
         if run.keep
@@ -301,7 +336,7 @@ def _render(
         stems,
         voices,
         {s.name: text for s in eng.systems if (text := s.summary(decisions)) is not None},
-        sum(1 for d in decisions if d.outcome == "Fault"),
+        sum(n for (_, outcome), n in decisions.counts.items() if outcome == "Fault"),
         t_render - t0,
         run.stats.clipped,
         run.stats.first_clip,
@@ -402,7 +437,7 @@ def render_replay(
     return _render(eng, scn, total, outputs, keep, progress, f"replay {scn.name}", t0)
 
 
-def write_log(path: str | Path, decisions: list[Decision]) -> None:
+def write_log(path: str | Path, decisions: Sequence[Decision]) -> None:
     """The decision log as JSON lines (written under a temporary name, then renamed)."""
     with open_output(path) as fh:
         for d in decisions:

@@ -42,6 +42,7 @@ game's rule.
 
 from __future__ import annotations
 
+import logging
 import sys
 import tomllib
 from collections.abc import Callable
@@ -58,6 +59,7 @@ from audio.core.capture import read_header
 from audio.core.engine import Engine, EngineConfig
 from audio.core.errors import BarkbusError, ScenarioError
 from audio.core.faults import describe, report_fault
+from audio.core.loader import Load, check_name, check_regular
 from audio.core.outcomes import END, START, Outcome
 from audio.core.paths import PathPolicy
 from audio.core.plugin import GameSystem, ScenarioContext
@@ -67,6 +69,8 @@ from audio.core.world import EmitterMove, ListenerPose, Path3
 from audio.dsp.curves import PeakCurves, azimuth_to_raw
 from audio.dsp.graph import load_graph
 from audio.games import game, game_names
+
+log = logging.getLogger("barkbus.play")
 
 __all__ = [
     "Scenario",
@@ -325,6 +329,8 @@ class PlaySystem(GameSystem):
     DELAY_FRAMES = 4
     SPEED_OF_SOUND = 344.0
     MAX_DELAY = 0.15
+    MAX_LOADING = 256
+    """Plays waiting for the loader at most (live); more are faults (``io``)."""
 
     def __init__(
         self,
@@ -343,6 +349,8 @@ class PlaySystem(GameSystem):
         self.peak = PeakCurves.from_graph(load_graph("play_voice"))
         self.paths: PathPolicy | None = None
         """Set by ports and live runs: files outside its roots are refused (a fault)."""
+        self.loading: list[tuple[Load[tuple[np.ndarray, int]], PlayEvent, int]] = []
+        """Plays waiting for the loader (live): the load, the event, the sample it was asked at."""
 
     @property
     def graphs(self) -> tuple[str, ...]:
@@ -352,6 +360,27 @@ class PlaySystem(GameSystem):
     def attach(self, engine: Engine) -> None:
         self.engine = engine
         engine.bus.subscribe(self, [PlayEvent])
+        engine.prefetchers[PlayEvent] = self.prefetch  # type: ignore[assignment]
+
+    def prefetch(self, ev: PlayEvent) -> Load[tuple[np.ndarray, int]] | None:
+        """Start loading the file ``ev`` plays (kept in :attr:`files` when decoded), so a live
+        inbox posts it when it can start at once; None if loaded or refused (its fault comes
+        when it is handled)."""
+        if ev.file in self.files:
+            return None
+        try:
+            if self.paths is not None:
+                self.paths.check(ev.file)
+            where = self._where(ev.file)
+        except (BarkbusError, ValueError):
+            return None
+
+        def load() -> tuple[np.ndarray, int]:
+            got = _decode_mono(where)
+            self.files.setdefault(ev.file, got)  # one dict store: safe from the worker thread
+            return got
+
+        return self.engine.loader.request(where, load)
 
     def allow_paths(self, policy: PathPolicy) -> None:
         """Refuse (as a fault) files outside ``policy``'s roots from now on."""
@@ -360,12 +389,10 @@ class PlaySystem(GameSystem):
     def preload(self, file: str) -> tuple[np.ndarray, int]:
         """Read ``file`` (mono mix, float32) once; later plays reuse it (no I/O while rendering).
 
-        Any file :func:`~audio.containers.fallback.decode_file` decodes: soundfile first (WAV, FLAC
-        as before), then our codecs, then vgmstream (``.vag``, ADX, XWB...)."""
+        Any regular file :func:`~audio.containers.fallback.decode_file` decodes: soundfile first
+        (WAV, FLAC as before), then our codecs, then vgmstream (``.vag``, ADX, XWB...)."""
         if file not in self.files:
-            path = Path(file)
-            data, rate = decode_file(path if path.is_absolute() or self.base is None else self.base / path)
-            self.files[file] = (data.mean(axis=1).astype(np.float32), int(rate))
+            self.files[file] = _decode_mono(self._where(file))
         return self.files[file]
 
     def check_event(self, event: Event) -> tuple[str, str] | None:
@@ -373,33 +400,92 @@ class PlaySystem(GameSystem):
         return None
 
     def _where(self, file: str) -> Path:
-        path = Path(file)
+        path = Path(check_name(file))
         return path if path.is_absolute() or self.base is None else self.base / path
 
     def handle(self, ev: Event, bus: EventBus) -> None:
         assert isinstance(ev, PlayEvent)
         eng = self.engine
-        state: dict[str, Any] = {"countdown": 0, "delay": None}
         try:  # a file that is refused, missing or does not decode costs this voice only
             if self.paths is not None:
                 self.paths.check(ev.file)
-            pcm, rate = self.preload(ev.file)
-            params = self._params(ev, state)
+            got = self.files.get(ev.file)
+            if got is None:
+                where = self._where(ev.file)
+                load: Load[tuple[np.ndarray, int]] = eng.loader.request(where, lambda: _decode_mono(where))
+                if not eng.load_wait and not load.ready():
+                    if len(self.loading) >= self.MAX_LOADING:
+                        raise OSError(f"{self.MAX_LOADING} plays already wait for the loader")
+                    self.loading.append((load, ev, bus.now))
+                    return
+                got = self._loaded(ev, load.wait(eng.config.load_timeout))
         except (BarkbusError, OSError, RuntimeError, KeyError, ValueError) as exc:
-            kind, file, offset, reason = describe(exc, ev.file)
-            if kind != "refused" and not self._where(ev.file).is_file():
-                kind, reason = "missing", f"no such file: {ev.file}"
-            report_fault(bus, "play", kind, reason, file=file, offset=offset, emitter=ev.emitter)
+            self._fault(ev, exc)
+            return
+        self._start(ev, got, bus)
+
+    def _loaded(self, ev: PlayEvent, got: tuple[np.ndarray, int]) -> tuple[np.ndarray, int]:
+        """Keep a file the loader decoded for the next plays (no reference while others play it)."""
+        self.files.setdefault(ev.file, got)
+        return got
+
+    def _fault(self, ev: PlayEvent, exc: BaseException) -> None:
+        kind, file, offset, reason = describe(exc, ev.file)
+        if kind not in ("refused", "io") and not _is_file(self._where_or_none(ev.file)):
+            kind, reason = "missing", f"no such file: {ev.file[:200]}"
+        report_fault(self.engine.bus, "play", kind, reason, file=file, offset=offset, emitter=ev.emitter)
+
+    def _where_or_none(self, file: str) -> Path | None:
+        try:
+            return self._where(file)
+        except ValueError:
+            return None
+
+    def _start(self, ev: PlayEvent, got: tuple[np.ndarray, int], bus: EventBus, late: int = 0) -> None:
+        pcm, rate = got
+        state: dict[str, Any] = {"countdown": 0, "delay": None}
+        try:
+            params = self._params(ev, state)
+        except (KeyError, ValueError) as exc:
+            self._fault(ev, exc)
             return
         slot = self.slots[self._next_slot % len(self.slots)]
         self._next_slot += 1
-        v = eng.voices.start(
+        v = self.engine.voices.start(
             "play_voice", pcm, rate, slot=slot, params=params, tag=f"play:{ev.emitter}:{Path(ev.file).name}"
         )
         self.voices.append((v, ev, state))
+        more = {"late_ms": round(1000.0 * late / self.engine.sample_rate, 1)} if late else {}
         bus.decide(
-            "play", PlayOutcome.Started, emitter=ev.emitter, file=Path(ev.file).name, slot=slot, voice=v.id
+            "play",
+            PlayOutcome.Started,
+            emitter=ev.emitter,
+            file=Path(ev.file).name,
+            slot=slot,
+            voice=v.id,
+            **more,
         )
+        if late:
+            log.info("play %s started %d samples after its event (loading)", Path(ev.file).name, late)
+
+    def _poll_loading(self, engine: Engine) -> None:
+        """Start the plays whose file is ready now (live); fail those past the timeout."""
+        waiting = []
+        for load, ev, asked_at in self.loading:
+            if load.ready():
+                try:
+                    got = self._loaded(ev, load.result())
+                except (BarkbusError, OSError, RuntimeError, ValueError) as exc:
+                    self._fault(ev, exc)
+                    continue
+                self._start(ev, got, engine.bus, late=engine.now - asked_at)
+            elif load.expired(engine.config.load_timeout):
+                self._fault(
+                    ev, TimeoutError(f"loading {ev.file[:200]} took over {engine.config.load_timeout:g} s")
+                )
+            else:
+                waiting.append((load, ev, asked_at))
+        self.loading = waiting
 
     def _params(self, ev: PlayEvent, state: dict[str, Any]) -> dict[str, float]:
         w = self.engine.world
@@ -426,6 +512,8 @@ class PlaySystem(GameSystem):
         }
 
     def tick(self, frame: int, engine: Engine) -> None:
+        if self.loading:
+            self._poll_loading(engine)
         keep = []
         for v, ev, state in self.voices:
             if v.done:
@@ -438,6 +526,19 @@ class PlaySystem(GameSystem):
                 engine.mixer.set_submix("play_echo_submix", v.slot, **{"Del0.seconds": state["delay"]})
             keep.append((v, ev, state))
         self.voices = keep
+
+
+def _decode_mono(path: Path) -> tuple[np.ndarray, int]:
+    """A regular file decoded to mono float32 and its rate (see :meth:`PlaySystem.preload`)."""
+    data, rate = decode_file(check_regular(path))
+    return data.mean(axis=1).astype(np.float32), int(rate)
+
+
+def _is_file(path: Path | None) -> bool:
+    try:
+        return path is not None and path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def build_engine(

@@ -135,6 +135,10 @@ class SpeechTracker:
         return any(s in lines for _, _, _, lines in list(self.active.values()))
 
 
+DECISIONS_KEPT = 10_000
+"""Decisions a port keeps in ``bus.decisions`` (the last ones; ``on_decision`` sees every one)."""
+
+
 class VoicePort:
     """A voice system embedded in a host: post events, advance time, query speech.
 
@@ -171,6 +175,7 @@ class VoicePort:
             system.allow_paths(self.paths)
         self.doc, self.scenario = doc, scenario
         self.bus = engine.bus
+        self.bus.bound_decisions(DECISIONS_KEPT)  # a port may run for hours (listeners see all)
         self.sample_rate = int(engine.bus.sample_rate)
         self.block = block
         self.game, self.install, self.seed = game, install, seed
@@ -413,7 +418,6 @@ class VoicePort:
         self.engine.reserve(1 << 24)
         # a live run may last hours: keep a bounded decision history and no voice history
         # (listeners such as the speech tracker and the TUI still see every decision)
-        self.engine.bus.bound_decisions(10_000)
         self.engine.voices.keep_history = False
         for system in self.engine.systems:  # decode takes ahead of need on the cache's worker
             system.start_prefetch()

@@ -19,6 +19,7 @@
     lip_sync_without_bustup = true
     end_stops_voices = false
     on_busy = "queue"           # queue | replace | refuse
+    queue_size = 16             # talks waiting at most (more are Dropped)
     choice_timeout_option = 0
     # auto_choose = 0           # with auto-advance, take this option (default: wait)
     party = [40, 41]            # character ids of party slots 1..5 (speaker ids 9901..9905)

@@ -21,6 +21,8 @@ import numpy as np
 
 from audio.core.bus import Event, EventBus
 from audio.core.errors import FormatError
+from audio.core.faults import report_fault
+from audio.core.loader import BadName, check_name, read_regular
 from audio.core.outcomes import CUT, END, QUIET, REFUSED, START, STATE, Outcome
 from audio.core.plugin import GameSystem
 from audio.core.schema import did_you_mean
@@ -34,6 +36,8 @@ from audio.games.radiata.talk.settings import TalkSettings
 __all__ = ["SYSTEM", "RadiataOutcome", "RadiataTalkSystem", "RmfSource", "decode_clip"]
 
 SYSTEM = "radiata.talk"
+MAX_RMF_BYTES = 64 << 20
+"""Largest RMF file read (bytes; the game's largest is under 1 MB)."""
 
 
 def decode_clip(path: Path) -> tuple[np.ndarray, int]:
@@ -74,11 +78,17 @@ class RmfSource:
 
     def _inside(self, path: Path) -> bool:
         assert self.root is not None
-        real, root = path.resolve(), self.root.resolve()
-        return real.is_relative_to(root) and real.is_file()
+        try:
+            real, root = path.resolve(), self.root.resolve()
+        except (OSError, RuntimeError, ValueError):  # a symbolic-link loop, a bad name
+            return False
+        return real.is_relative_to(root)
 
     def file(self, name: str) -> RmfFile:
+        """The parsed file ``name``: FormatError (or BadName) for a name that is not a regular
+        RMF file inside the folder; a FIFO or a device is refused without being opened."""
         if name not in self._parsed:
+            check_name(name, limit=1024)
             if name in self._raw:
                 data = self._raw[name]
             elif self.root is not None:
@@ -86,7 +96,11 @@ class RmfSource:
                 if not self._inside(path):  # a name from OSC or a port stays in the install
                     raise FormatError(path, None, "a regular .rmf file inside the RMF folder", name[:120])
                 try:
-                    data = path.read_bytes()
+                    data = read_regular(path, limit=MAX_RMF_BYTES)
+                except BadName as exc:
+                    raise FormatError(
+                        path, None, "a regular .rmf file inside the RMF folder", exc.reason
+                    ) from None
                 except OSError as exc:
                     raise FormatError(path, None, "a readable RMF1 file", exc.strerror or str(exc)) from None
             else:
@@ -121,6 +135,8 @@ class RadiataOutcome(Outcome):
     """A proper-noun record expanded through the voice table's ``[propers]``."""
     Trap = "Trap", REFUSED
     """An error-trap record in a packet script."""
+    Dropped = "Dropped", REFUSED
+    """A talk refused because the queue holds ``queue_size`` talks."""
     ChoiceOpen = "ChoiceOpen", STATE
     Chosen = "Chosen", STATE
     ChoiceRefused = "ChoiceRefused", REFUSED
@@ -201,6 +217,11 @@ class RadiataTalkSystem(GameSystem):
 
     def handle(self, event: Event, bus: EventBus) -> None:
         if isinstance(event, Talk):
+            try:
+                check_name(event.file, limit=1024)
+            except BadName as exc:  # costs this request only (never the system)
+                report_fault(bus, SYSTEM, "refused", str(exc), file=event.file[:200], packet=event.packet)
+                return
             self.seq.talk(event)
         elif isinstance(event, Advance):
             self.seq.advance()

@@ -22,15 +22,16 @@ replaces (stops) the one playing in that slot; other channels follow ``other_cha
 message never cuts the previous message's auto-channel clip (our choice: only a channel slot
 says to), and the End leaves clips playing unless ``end_stops_voices``.
 
-Decisions (system ``radiata.talk``): TalkQueued, TalkRefused, TalkStarted, TalkError, Prologue,
-Message, Proper, Started / Finished (clips; detail ``speaker`` only for lip-sync clips, ``voice_of`` for the
-others), VoiceOff, ChannelIgnored, Replaced, NoClip, Signal, Mouth, Trap, ProhibitSkip, Wait, Advanced,
-AutoAdvanced, WaitDone, RevealSkipped, AdvanceIgnored, ChoiceOpen, Chosen, ChoiceTimeout,
-ChoiceRefused, ChooseIgnored, TalkEnd.
+Decisions (system ``radiata.talk``): TalkQueued, TalkRefused, Dropped (queue full), TalkStarted,
+TalkError, Prologue, Message, Proper, Started / Finished (clips; detail ``speaker`` only for
+lip-sync clips, ``voice_of`` for the others), VoiceOff, ChannelIgnored, Replaced, NoClip, Signal,
+Mouth, Trap, ProhibitSkip, Wait, Advanced, AutoAdvanced, WaitDone, RevealSkipped, AdvanceIgnored,
+ChoiceOpen, Chosen, ChoiceTimeout, ChoiceRefused, ChooseIgnored, TalkEnd.
 """
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -57,6 +58,8 @@ from audio.games.radiata.formats.rmf import (
 )
 from audio.games.radiata.talk.settings import TalkSettings
 from audio.games.radiata.talk.typewriter import Typewriter, reveal_frames
+
+log = logging.getLogger("barkbus.radiata")
 
 __all__ = ["Conversation", "Presenter", "TalkSequencer"]
 
@@ -134,6 +137,8 @@ class TalkSequencer:
     ) -> None:
         self.settings, self.presenter, self.decide, self.load = settings, presenter, decide, load
         self.queue: deque[Talk] = deque()
+        self.dropped = 0
+        """Talks refused because the queue held ``settings.queue_size``."""
         self.conv: Conversation | None = None
         self.frame = 0
         self.channels: dict[int, Any] = {}
@@ -156,6 +161,15 @@ class TalkSequencer:
                 if self.conv is not None:
                     self._close("Replaced")
                 self.queue.clear()
+            elif len(self.queue) >= self.settings.queue_size:
+                self.dropped += 1
+                if self.dropped == 1:
+                    log.warning("radiata talk queue holds %d talks; dropping more", self.settings.queue_size)
+                self.decide(
+                    "Dropped", file=ev.file, packet=ev.packet, reason=f"queue holds {len(self.queue)}"
+                )
+                self.presenter.post(TalkEnd(file=ev.file, packet=ev.packet, reason="Dropped"))
+                return
             self.decide("TalkQueued", file=ev.file, packet=ev.packet, waiting=len(self.queue) + 1)
         self.queue.append(ev)
 

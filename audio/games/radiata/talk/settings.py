@@ -62,6 +62,10 @@ class TalkSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     on_busy:
         A ``radiata.talk`` while a conversation runs: ``"queue"`` (default), ``"replace"`` or
         ``"refuse"`` (ours).
+    queue_size:
+        Talks waiting behind the running one at most (ours; default 16, as Skate's speech
+        queue); a talk beyond is ``Dropped`` (and ends with ``radiata.talk_end`` reason
+        ``Dropped``).
     choice_timeout_option:
         Option taken when a WaitSelect time limit runs out [unknown]; default 0.
     auto_choose:
@@ -91,6 +95,7 @@ class TalkSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     lip_sync_without_bustup: bool = True
     end_stops_voices: bool = False
     on_busy: OnBusy = "queue"
+    queue_size: Annotated[int, Meta(ge=1, le=100_000)] = 16
     choice_timeout_option: Annotated[int, Meta(ge=0, le=127)] = 0
     auto_choose: Annotated[int, Meta(ge=0, le=127)] | None = None
     party: Annotated[tuple[CharacterId, ...], Meta(max_length=5)] = ()
