@@ -157,7 +157,7 @@ def test_a_decision_log_gives_decisions_and_line_bars(tmp_path) -> None:
             "speaker": "ann",
             "line": "a",
         },
-        {"at": 4800, "t": 0.1, "system": "sylpheed.chatter", "outcome": "Refused", "speaker": "bob"},
+        {"at": 4800, "t": 0.1, "system": "sylpheed.chatter", "outcome": "Duplicate", "speaker": "bob"},
         {
             "at": 48000,
             "t": 1.0,
@@ -169,7 +169,7 @@ def test_a_decision_log_gives_decisions_and_line_bars(tmp_path) -> None:
     ]
     log.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     src = review_source(log)
-    assert [d["outcome"] for d in src.history.decisions] == ["Started", "Refused", "Finished"]
+    assert [d["outcome"] for d in src.history.decisions] == ["Started", "Duplicate", "Finished"]
     assert src.history.decisions[1]["cls"] == "refused"
     assert [(b["speaker"], b["t0"], b["t1"]) for b in src.history.bars] == [("ann", 0.0, 1.0)]
 
