@@ -211,7 +211,7 @@ def test_system_from_scenario_rejects_unknown_keys_and_missing_install(tmp_path)
 )
 def test_a_bad_section_crew_is_one_error_naming_the_entry(tmp_path, crew, match):
     with pytest.raises(ScenarioError, match=match):
-        system_from_scenario({"install": "demo", "crew": [crew]}, {"path": str(tmp_path / "s.toml")})
+        system_from_scenario({"install": "demo", "crew": [crew]}, scn(tmp_path / "s.toml"))
 
 
 def test_subtitle_event_kind():
