@@ -49,7 +49,16 @@ def case(fn: Callable[[], dict[str, Any]]) -> Callable[[], dict[str, Any]]:
 
 
 def peak_rss_mb() -> float:
-    """This process's peak resident set, MB (ru_maxrss is KiB on Linux)."""
+    """This process's peak resident set, MB: Linux's VmHWM, the high-water mark of this program
+    image. ``ru_maxrss`` is not used: Linux carries it across fork and exec, so a case started by
+    a large process (a long pytest session) would report its parent's size."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) * 1024 / 1e6, 1)
+    except OSError:
+        pass
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e6, 1)
 
 
