@@ -553,3 +553,15 @@ def test_an_unknown_player_voice_is_refused():
     w = World([Asm().ret()]).run(1, True)
     with pytest.raises(ValueError, match="male or female"):
         Remarks(w.vm, w.decide, player_voice="robot")
+
+
+def test_moose_calls_the_pilot_to_eject_queued_from_ejt_1_to_8_even_with_generic_comms_muted():
+    w = World([Asm().ret()]).run(1, True)
+    rm = Remarks(w.vm, w.decide)
+    w.radio.set_gate("generic", True)
+    state = w.vm.rand.state
+    rm.eject_call(10)
+    _state, r = msvc_next(state)
+    (line,) = w.radio.queue
+    assert line.speech == f"ejt_{r % 8 + 1:03d}.ut" and line.flags == 5 and line.expiry == -1
+    assert not w.when("Gated") and w.when("Queued", source="remark:eject call", mode="queued")

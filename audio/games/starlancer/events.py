@@ -78,6 +78,7 @@ Happening = Literal[
     "missile",
     "missile_clear",
     "eject",
+    "eject_call",
     "launch",
     "lost",
     "wingman",
@@ -102,8 +103,9 @@ class Happen(Event, kind="starlancer.happen"):
     | pod | other; posts Destroyed with the player as Killer), ``hit`` (``other`` hits ``ship``; posts
     ShotAt with ``value`` as the damage; a hostile attacker on the player's ship may taunt),
     ``missile`` / ``missile_clear`` (a missile homes on the player's ship or stops), ``eject``
-    (a wingman's pilot ejects: ``ejt_001`` and the rescue timer), ``launch`` (the player's launch
-    from ``kind`` reliant | yamato), ``lost`` (a wing ship is lost), ``wingman`` (the player
+    (a wingman's pilot ejects: ``ejt_001`` and the rescue timer), ``eject_call`` (Moose calls the
+    pilot to eject: ``ejt_001..008``, queued; the moment is the port's), ``launch`` (the player's
+    launch from ``kind`` reliant | yamato), ``lost`` (a wing ship is lost), ``wingman`` (the player
     orders ``ship``: ``kind`` attack | backoff | help | status | scold | praise, or taunt (``ship``
     a hostile fighter); ``value`` the armour level for status; ``busy``), ``variable``
     (``kind`` jump_ready | warp_ready | landing_cleared = ``value``), ``key`` (action ``value``

@@ -425,6 +425,8 @@ class StarlancerSystem(GameSystem):
             rm.missile_homing = ev.what == "missile"
         elif ev.what == "eject":
             rm.eject(k, now)
+        elif ev.what == "eject_call":
+            rm.eject_call(now)
         elif ev.what == "launch":
             post(2, (Ref("ship", k),))
             rm.launch(ev.kind or "reliant", now)

@@ -223,6 +223,12 @@ class Remarks:
         if line is not None:
             self._say(line, "wingman ejected", 2, "generic", now)
 
+    def eject_call(self, now: int) -> None:
+        """Moose calls the pilot to eject (the ejection sequence): ``ejt_001..008``, queued, flags
+        5, no expiry; the ejection's words are not gated. The sequence's timing is not in the spec:
+        a port or scenario posts the moment (``happen eject_call``)."""
+        self._say(self._moose(self._pick("ejt_", 8)), "eject call", 1, None, now)
+
     def pod_exploded(self) -> None:
         """The ejected pilot's pod explodes: no rescue remark."""
         if self.rescue_from is not None:
