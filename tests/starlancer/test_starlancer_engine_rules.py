@@ -486,3 +486,82 @@ def test_scolding_a_fuller_set_wingman_draws_from_cmon_1_to_12():
         ln.speech.startswith("vip_cmon_") and 1 <= int(ln.speech[9:12]) <= 12 for _d, ln in w.radio.reports
     )
     assert [d for d, _ln in w.radio.reports] == [300] * 5
+
+
+# -- 11.15 the rescue remark and the player's own lines -----------------------------------------
+def msvc_next(state):
+    """The game's rand() step (Microsoft C: state * 214013 + 2531011, bits 16..30), computed here."""
+    state = (state * 214013 + 2531011) & 0xFFFFFFFF
+    return state, (state >> 16) & 0x7FFF
+
+
+def test_the_rescue_is_said_by_wing_place_5_once_frame_start_passes_ejection_plus_1000():
+    w = World([Asm().ret()]).run(1, True)
+    rm = Remarks(w.vm, w.decide, rescuer=1)  # wing place 5: ship 1, pilot 7 (voice vip)
+    rm.eject(2, 100)
+    rm.frame(1100)  # not yet: strictly after 1100
+    assert not [d for _t, o, d in w.log if d.get("rule") == "rescue"]
+    _state, r = msvc_next(w.vm.rand.state)
+    rm.frame(1104)
+    rm.frame(5000)  # once per ejection
+    (said,) = [d for _t, o, d in w.log if o == "Remark" and d.get("rule") == "rescue"]
+    assert said["file"] == f"{FACES[7].friendly_voice}res_{r % 3 + 1:03d}.ut"
+    (line,) = w.radio.queue  # mode 2 (if idle), flags 5, no expiry, said as the pilot (radio_say_pilot)
+    assert (line.speaker_kind, line.flags, line.expiry) == ("pilot", 5, -1)
+
+
+def test_no_rescue_when_the_pod_explodes_and_nothing_but_the_draw_without_a_place_5_ship():
+    w = World([Asm().ret()]).run(1, True)
+    rm = Remarks(w.vm, w.decide, rescuer=1)
+    rm.eject(2, 0)
+    rm.pod_exploded()
+    rm.frame(2000)
+    assert not [d for _t, o, d in w.log if o == "Remark" and d.get("rule") == "rescue" and "file" in d]
+    rm = Remarks(w.vm, w.decide)  # no ship in wing place 5
+    rm.eject(2, 0)
+    calls = w.vm.rand.calls
+    rm.frame(2000)
+    assert w.vm.rand.calls == calls + 1  # the suffix is drawn first, then nothing is said
+    assert w.log[-1][2] == {"rule": "rescue", "reason": "no ship in wing place 5: nothing"}
+
+
+def test_the_rescue_is_muted_by_disable_generic_comms():
+    w = World([Asm().ret()]).run(1, True)
+    rm = Remarks(w.vm, w.decide, rescuer=1)
+    w.radio.set_gate("generic", True)
+    rm.eject(2, 0)
+    rm.frame(1004)
+    assert [d["rule"] for _t, o, d in w.log if o == "Gated"] == ["rescue"]
+
+
+@pytest.mark.parametrize(("voice", "prefix"), [("male", "mp"), ("female", "fp")])
+def test_the_players_own_lines_are_mp_or_fp_by_the_pilots_sex(voice, prefix):
+    w = World([Asm().ret()]).run(1, True)
+    rm = Remarks(w.vm, w.decide, player_voice=voice)
+    rm.wingman(1, "attack", busy=False, armour=0, now=0)
+    rm.permission_to_land("reliant", 0, now=10)
+    rm.request_backup("reliant", True, 20)
+    heard = [
+        d["file"]
+        for _t, o, d in w.log
+        if d.get("file", "").endswith(("hud_001.ut", "hud_012.ut", "hud_013.ut"))
+    ]
+    assert sorted(set(heard)) == [f"{prefix}hud_001.ut", f"{prefix}hud_012.ut", f"{prefix}hud_013.ut"]
+
+
+def test_an_unknown_player_voice_is_refused():
+    w = World([Asm().ret()]).run(1, True)
+    with pytest.raises(ValueError, match="male or female"):
+        Remarks(w.vm, w.decide, player_voice="robot")
+
+
+def test_moose_calls_the_pilot_to_eject_queued_from_ejt_1_to_8_even_with_generic_comms_muted():
+    w = World([Asm().ret()]).run(1, True)
+    rm = Remarks(w.vm, w.decide)
+    w.radio.set_gate("generic", True)
+    state = w.vm.rand.state
+    rm.eject_call(10)
+    _state, r = msvc_next(state)
+    (line,) = w.radio.queue
+    assert line.speech == f"ejt_{r % 8 + 1:03d}.ut" and line.flags == 5 and line.expiry == -1
+    assert not w.when("Gated") and w.when("Queued", source="remark:eject call", mode="queued")

@@ -139,3 +139,33 @@ def test_bad_port_events_cost_one_decision_and_never_the_system():
     eng.run_until(48_000)
     bad = [o for o, _ in outcomes(eng) + outcomes(eng, "starlancer.vm") if o == "BadEvent"]
     assert len(bad) == 4 and not eng.disabled
+
+
+@needs_demo
+def test_the_rescuer_setting_names_wing_place_5_and_a_pod_explosion_cancels_the_rescue():
+    from audio.games.starlancer.events import Happen
+
+    eng, _s = engine_with({"start": False, "rescuer": "Naginata", "player_voice": "female"})
+    eng.bus.post(Happen(t=0.5, what="eject", ship="Bandit"))  # rescue due after 10.00 s + 0.5 s
+    eng.bus.post(Happen(t=1.0, what="wingman", ship="Naginata", kind="status", value=1))
+    eng.run_until(48_000 * 11)
+    remarks = [d for o, d in outcomes(eng) if o == "Remark" and d.get("rule") == "rescue"]
+    assert len(remarks) == 1 and remarks[0]["file"][:6] == "vipres"  # Naginata's pilot 7: vip
+    assert any(d.get("file") == "fphud_004.ut" for _o, d in outcomes(eng))
+    eng, _s = engine_with({"start": False, "rescuer": "Naginata"})
+    eng.bus.post(Happen(t=0.5, what="eject", ship="Bandit"))
+    eng.bus.post(Happen(t=2.0, what="explode", ship="Bandit", kind="pod"))
+    eng.bus.post(Happen(t=2.0, what="explode", ship="Bandit", kind="pdo"))
+    eng.run_until(48_000 * 12)
+    got = outcomes(eng) + outcomes(eng, "starlancer.vm")
+    assert not [d for o, d in got if o == "Remark" and "file" in d and d.get("rule") == "rescue"]
+    assert [o for o, _d in got if o == "BadEvent"] == ["BadEvent"]
+    assert not [d for o, d in got if o == "TriggerFired"]  # a pod's explosion is not the ship's
+
+
+@needs_demo
+def test_an_unknown_rescuer_or_player_voice_is_one_clear_scenario_error():
+    with pytest.raises(ScenarioError, match="did you mean"):
+        system_from_scenario({"install": "demo", "rescuer": "Naginta"}, scn(DEMO / "mission.toml"))
+    with pytest.raises(ScenarioError):
+        system_from_scenario({"install": "demo", "player_voice": "robot"}, scn(DEMO / "mission.toml"))

@@ -48,7 +48,8 @@ ACTIONS: tuple[Action, ...] = (
             Param("busy", bool, ("busy",), False),
         ),
         "a world event for the script and the remarks: create, explode, kill, hit, missile, "
-        "missile_clear, eject, launch, lost, wingman, variable, key, jumping, jumped, land, backup",
+        "missile_clear, eject, eject_call, launch, lost, wingman, variable, key, jumping, jumped, "
+        "land, backup",
     ),
     Action(
         "starlancer/gate",

@@ -78,6 +78,7 @@ Happening = Literal[
     "missile",
     "missile_clear",
     "eject",
+    "eject_call",
     "launch",
     "lost",
     "wingman",
@@ -97,14 +98,16 @@ class Happen(Event, kind="starlancer.happen"):
     """Something in the game world the script and the radio's remarks react to (spec 11.6, 11.15).
 
     ``what``: ``create`` (the ship exists: it may speak), ``explode`` (it starts exploding: silent;
-    posts Destroyed), ``kill`` (the player's kill of ``ship``; ``kind`` fighter | torpedo | pod |
-    other; posts Destroyed with the player as Killer), ``hit`` (``other`` hits ``ship``; posts
+    posts Destroyed; with ``kind`` pod: the pod of ``ship``'s ejected pilot explodes, which only
+    cancels the rescue remark), ``kill`` (the player's kill of ``ship``; ``kind`` fighter | torpedo
+    | pod | other; posts Destroyed with the player as Killer), ``hit`` (``other`` hits ``ship``; posts
     ShotAt with ``value`` as the damage; a hostile attacker on the player's ship may taunt),
     ``missile`` / ``missile_clear`` (a missile homes on the player's ship or stops), ``eject``
-    (a wingman's pilot ejects), ``launch`` (the player's launch from ``kind`` reliant | yamato),
-    ``lost`` (a wing ship is lost), ``wingman`` (the player orders ``ship``: ``kind`` attack |
-    backoff | help | status | scold | praise, or taunt (``ship`` a hostile fighter); ``value``
-    the armour level for status; ``busy``), ``variable``
+    (a wingman's pilot ejects: ``ejt_001`` and the rescue timer), ``eject_call`` (Moose calls the
+    pilot to eject: ``ejt_001..008``, queued; the moment is the port's), ``launch`` (the player's
+    launch from ``kind`` reliant | yamato), ``lost`` (a wing ship is lost), ``wingman`` (the player
+    orders ``ship``: ``kind`` attack | backoff | help | status | scold | praise, or taunt (``ship``
+    a hostile fighter); ``value`` the armour level for status; ``busy``), ``variable``
     (``kind`` jump_ready | warp_ready | landing_cleared = ``value``), ``key`` (action ``value``
     held while ``busy``), ``jumping`` / ``jumped`` (``ship`` has a jump order / jumped in), ``land``
     (PERMISSION TO LAND to carrier ``kind`` reliant | yamato; ``value`` the mission's success: 0

@@ -23,6 +23,8 @@
                                 # until CreateFlightGroup)
     hostile = ["Bandit"]        # hostile ships (their lines use the face's hostile voice)
     training = false            # a training mission (the instructor's reminders and launch line)
+    player_voice = "male"       # the player's own lines: male (mphud_NNN) | female (fphud_NNN)
+    rescuer = "Naginata"        # the ship in wing place 5 (says the rescue remark); "" none (the default)
     mission_number = 99         # Moose's pilot and the 45th's films swap by mission number
     static_bed = false          # OURS, off by default: a noise bed under the dead channel's film
     static_level = 0.3          # its level
@@ -39,6 +41,7 @@
     { t = 6.0, type = "starlancer.happen", what = "hit", ship = "Naginata", other = "Bandit", value = 20 }
     { t = 7.0, type = "starlancer.happen", what = "variable", kind = "jump_ready", value = 1 }
     { t = 8.0, type = "starlancer.happen", what = "wingman", ship = "Naginata", kind = "status", value = 1 }
+    { t = 9.0, type = "starlancer.happen", what = "explode", ship = "Naginata", kind = "pod" }
 """
 
 from __future__ import annotations
@@ -89,6 +92,8 @@ class StarlancerSection(Struct, kw_only=True):
     created: list[str] = []
     hostile: list[str] = []
     training: bool = False
+    player_voice: Literal["male", "female"] = "male"
+    rescuer: str = ""
     mission_number: Annotated[int, Meta(ge=0, le=255)] = 99
     static_bed: bool = False
 
@@ -213,6 +218,8 @@ def system_from_scenario(section: dict[str, Any], ctx: ScenarioContext) -> Starl
             created=tuple(cfg.created),
             hostile=tuple(cfg.hostile),
             training=cfg.training,
+            player_voice=cfg.player_voice,
+            rescuer=cfg.rescuer,
         )
     except (FormatError, ValueError, TypeError) as exc:
         if isinstance(exc, ScenarioError):

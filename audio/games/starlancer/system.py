@@ -204,6 +204,8 @@ class StarlancerSystem(GameSystem):
         created: tuple[str, ...] = (),
         hostile: tuple[str, ...] = (),
         training: bool = False,
+        player_voice: str = "male",
+        rescuer: str = "",
     ) -> None:
         self.mission, self.bank = mission, bank
         self.radio_settings, self.vm_settings = radio or RadioSettings(), vm or VmSettings()
@@ -212,6 +214,13 @@ class StarlancerSystem(GameSystem):
         self.globals_, self.pilot_names = dict(globals_ or {}), dict(pilot_names or {})
         self.graph, self.seed, self.static_level, self.auto_start = graph, seed, static_level, start
         self.created, self.hostile, self.training = tuple(created), tuple(hostile), training
+        if player_voice not in ("male", "female"):
+            raise ValueError(f"player_voice {player_voice!r}: expected male or female")
+        self.player_voice, self.rescuer = player_voice, rescuer
+        if rescuer and self._ship_slot(rescuer) is None:
+            names = [mission.ship_name(i) or "" for i in range(len(mission.ships))]
+            hint = did_you_mean(rescuer, names)
+            raise ValueError(f"rescuer {rescuer!r}: no such ship in the mission{hint}")
         self.remarks: Remarks | None = None
         self.engine: Any = None
         self.radio: Radio | None = None
@@ -251,7 +260,7 @@ class StarlancerSystem(GameSystem):
             self.globals_,
             self.pilot_names,
         )
-        self.remarks = Remarks(self.vm, self._decider("starlancer.radio"), self.training)
+        self.remarks = self._new_remarks()
         for who in self.hostile:
             k = self._ship_slot(who)
             if k is not None:
@@ -260,6 +269,17 @@ class StarlancerSystem(GameSystem):
             k = self._ship_slot(who)
             if k is not None:
                 create_ship(self.vm, k, "created at mission start (scenario)")
+
+    def _new_remarks(self) -> Remarks:
+        assert self.vm is not None
+        rescuer = self._ship_slot(self.rescuer) if self.rescuer else None
+        return Remarks(
+            self.vm,
+            self._decider("starlancer.radio"),
+            self.training,
+            player_voice=self.player_voice,
+            rescuer=rescuer,
+        )
 
     def _decider(self, system: str) -> Callable[..., Any]:
         def decide(outcome: str, **detail: Any) -> None:
@@ -313,7 +333,7 @@ class StarlancerSystem(GameSystem):
         """``radio_reset``; ``restart`` also restarts the script (new VM, the start part runs)."""
         assert self.radio is not None and self.vm is not None
         self.radio.reset()
-        self.remarks = Remarks(self.vm, self._decider("starlancer.radio"), self.training)  # state cleared
+        self.remarks = self._new_remarks()  # state cleared
         if restart:
             self._new_vm()
             assert self.vm is not None
@@ -386,6 +406,10 @@ class StarlancerSystem(GameSystem):
 
         if ev.what == "create":
             create_ship(vm, k, "created (event)")
+        elif ev.what == "explode" and ev.kind not in ("", "pod"):
+            self._bad(ev, f"explode kind {ev.kind!r} ('' the ship | pod its ejected pilot's pod)")
+        elif ev.what == "explode" and ev.kind == "pod":
+            rm.pod_exploded()
         elif ev.what == "explode":
             vm.ships[k].exploding = True
             post(1, (Ref("ship", o) if o is not None else 0xFFFFFFFF, Ref("ship", k)))
@@ -401,6 +425,8 @@ class StarlancerSystem(GameSystem):
             rm.missile_homing = ev.what == "missile"
         elif ev.what == "eject":
             rm.eject(k, now)
+        elif ev.what == "eject_call":
+            rm.eject_call(now)
         elif ev.what == "launch":
             post(2, (Ref("ship", k),))
             rm.launch(ev.kind or "reliant", now)

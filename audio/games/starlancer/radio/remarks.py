@@ -1,9 +1,11 @@
-"""The radio's own lines (spec 11.15): reminders, the missile warning, kill remarks, taunts, launch lines.
+"""The radio's own lines (spec 11.15): reminders, the missile warning, the rescue, kill remarks, taunts,
+launch lines, and the player's own ``hud_`` lines.
 
-Driven by what a scenario or a port posts (``starlancer.happen``: kill, hit, missile, eject, launch,
-lost, and the variables jump_ready / warp_ready / landing_cleared). Picks use the game's ``rand()``
-(``rand() % count``). Each remark is logged with its rule (``rule=``). Gates: ``DisableGenericComms``
-mutes all but the jump reminders and the instructor's landing reminder; ``DisableTaunts`` the taunts.
+Driven by what a scenario or a port posts (``starlancer.happen``: kill, hit, missile, eject, explode
+of a pod, launch, lost, and the variables jump_ready / warp_ready / landing_cleared). Picks use the
+game's ``rand()`` (``rand() % count``). Each remark is logged with its rule (``rule=``). Gates:
+``DisableGenericComms`` mutes all but the jump reminders and the instructor's landing reminder;
+``DisableTaunts`` the taunts.
 
 File names: a voice prefix + the suffix with nothing between (``ban`` + ``dth_001.ut``); for the
 hostile voices (``rus``) the suffix starts with ``_`` (``rus_tnt_001.ut``), as the spec's
@@ -28,14 +30,32 @@ from audio.games.starlancer.radio.radio import Line
 if TYPE_CHECKING:
     from audio.games.starlancer.script.vm import Vm
 
-__all__ = ["Remarks"]
+__all__ = ["PLAYER_PREFIX", "Remarks"]
+
+PLAYER_PREFIX = {"male": "mp", "female": "fp"}
+"""The player's own lines (``hud_NNN``): ``mp`` + name for a male pilot, ``fp`` for a female one (11.15)."""
 
 
 class Remarks:
     """``radio_remarks_frame`` and the event remarks of one mission."""
 
-    def __init__(self, vm: Vm, decide: Callable[..., Any], training: bool = False) -> None:
+    def __init__(
+        self,
+        vm: Vm,
+        decide: Callable[..., Any],
+        training: bool = False,
+        *,
+        player_voice: str = "male",
+        rescuer: int | None = None,
+    ) -> None:
+        """``player_voice``: male (``mp`` + name) or female (``fp`` + name), the player's own lines;
+        ``rescuer``: the ship slot in wing place 5 (who says the rescue remark), None for none."""
         self.vm, self.decide, self.training = vm, decide, training
+        if player_voice not in PLAYER_PREFIX:
+            raise ValueError(f"player_voice {player_voice!r}: expected male or female")
+        self.player = PLAYER_PREFIX[player_voice]
+        self.rescuer = rescuer
+        self.rescue_from: int | None = None
         self.vars = {"jump_ready": 0, "warp_ready": 0, "landing_cleared": 0}
         self.jump: dict[str, int] | None = None
         self.landing_next: int | None = None
@@ -91,8 +111,7 @@ class Remarks:
 
     # -- each frame ------------------------------------------------------------------------
     def frame(self, now: int, over: bool = False) -> None:
-        """The landing reminder, the jump reminder and the missile warning (the rescue needs the
-        ejection sequence, not emulated)."""
+        """The landing reminder, the jump reminder, the missile warning and the rescue, in that order."""
         if self.vars["landing_cleared"] and not over:
             if self.landing_next is None:
                 self.landing_next = now + 4500
@@ -133,6 +152,26 @@ class Remarks:
         if self.missile_homing and now > self.missile_next:
             self.missile_next = now + 1000
             self._say(self._moose(self._pick("plck_", 8), expiry=500), "missile warning", 2, "generic", now)
+        if self.rescue_from is not None and now > self.rescue_from + 1000:
+            self.rescue_from = None
+            self.rescue(now)
+
+    def rescue(self, now: int) -> None:
+        """The rescue remark: the suffix ``res_001..003`` is drawn first, then the pilot of the ship
+        in wing place 5 says it as that pilot, behind the ship's voice prefix (no ship: nothing)."""
+        suffix = self._pick("res_", 3)
+        k = self.rescuer
+        st = self.vm.ships[k] if k is not None and 0 <= k < len(self.vm.ships) else None
+        if st is None or not 0 <= st.pilot < len(FACES):
+            self.decide("Remark", rule="rescue", reason="no ship in wing place 5: nothing")
+            return
+        face = FACES[st.pilot]
+        prefix = face.hostile_voice if st.hostile else face.friendly_voice
+        if prefix is None:
+            self.decide("Remark", rule="rescue", reason="the ship's pilot has no voice: nothing")
+            return
+        name = prefix + ("_" if st.hostile else "") + suffix
+        self._say(self._pilot_line(st.pilot, name), "rescue", 2, "generic", now)
 
     # -- on events -------------------------------------------------------------------------
     def kill(self, victim: int, kind: str, now: int) -> None:
@@ -178,9 +217,23 @@ class Remarks:
         self._say(self._moose(self._pick("npcdth_", 4)), "ship lost", 1, "generic", now)
 
     def eject(self, ship: int, now: int) -> None:
+        """A wingman's pilot ejects: the rescue timer is set (always), the pilot says ``ejt_001``."""
+        self.rescue_from = now
         line = self.voice_line(ship, "ejt_", 1)
         if line is not None:
             self._say(line, "wingman ejected", 2, "generic", now)
+
+    def eject_call(self, now: int) -> None:
+        """Moose calls the pilot to eject (the ejection sequence): ``ejt_001..008``, queued, flags
+        5, no expiry; the ejection's words are not gated. The sequence's timing is not in the spec:
+        a port or scenario posts the moment (``happen eject_call``)."""
+        self._say(self._moose(self._pick("ejt_", 8)), "eject call", 1, None, now)
+
+    def pod_exploded(self) -> None:
+        """The ejected pilot's pod explodes: no rescue remark."""
+        if self.rescue_from is not None:
+            self.rescue_from = None
+            self.decide("Remark", rule="rescue", reason="the pod exploded: no rescue")
 
     def launch(self, carrier: str, now: int) -> None:
         if self.training:
@@ -197,7 +250,7 @@ class Remarks:
     def taunt_answer(self, ship: int, now: int) -> None:
         """The player taunts (``hud_007..011``): a hostile fighter answers as a report in 300 ticks,
         ``_res_001.._res_024`` in its voice, or an ace's own lines (11.14)."""
-        self.vm.radio.play_speech(f"mphud_{7 + self.vm.rand() % 5:03d}.ut")
+        self.vm.radio.play_speech(f"{self.player}hud_{7 + self.vm.rand() % 5:03d}.ut")
         st = self.vm.ships[ship] if 0 <= ship < len(self.vm.ships) else None
         if st is None or not st.hostile or not 0 <= st.pilot < len(FACES):
             self.decide("Remark", rule="taunt answer", reason="not a hostile ship with a pilot: no answer")
@@ -227,7 +280,7 @@ class Remarks:
             "scold": "hud_005",
             "praise": "hud_006",
         }[order]
-        self.vm.radio.play_speech(f"mp{hud}.ut")
+        self.vm.radio.play_speech(f"{self.player}{hud}.ut")
         st = self.vm.ships[ship] if 0 <= ship < len(self.vm.ships) else None
         if st is None or not 0 <= st.pilot < len(FACES):
             return
@@ -271,7 +324,7 @@ class Remarks:
             self.decide("Remark", rule="permission to land", reason="at most once per 500 ticks: not heard")
             return
         self.land_next = now + 500
-        self.vm.radio.play_speech("mphud_012.ut")
+        self.vm.radio.play_speech(f"{self.player}hud_012.ut")
         cleared = bool(self.vars["landing_cleared"])
         if self.training:
             if not cleared:
@@ -288,7 +341,7 @@ class Remarks:
         """REQUEST BACKUP (11.14): ``hud_013``; ``_reqbk_001..007`` when backup is available and not
         yet called this mission (then True: the caller posts PlayerWantsBackup), else ``008..014``.
         The answering voice is the carrier's bridge [derived: the spec names no speaker]."""
-        self.vm.radio.play_speech("mphud_013.ut")
+        self.vm.radio.play_speech(f"{self.player}hud_013.ut")
         granted = available and not self.backup_called
         self.backup_called = self.backup_called or granted
         line = self._bridge(carrier, "_reqbk_", *((1, 7) if granted else (8, 14)))
