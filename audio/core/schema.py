@@ -71,9 +71,15 @@ def did_you_mean(name: str, known: typing.Iterable[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+def printable(text: str) -> str:
+    """``text`` with control characters escaped (``\\n``), so a name from a file stays on one line."""
+    return text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
+
+
 def _join(where: str, key: str | int) -> str:
     if isinstance(key, int):
         return f"{where}[{key}]"
+    key = printable(key)
     return f"{where}.{key}" if where else key
 
 
@@ -238,4 +244,5 @@ def convert(
             msg = _choice_problem(choice.group("value"), _type_at(tp, parts))
         at = _render(parts)
         full = f"{where}{'' if not at or at.startswith('[') else '.'}{at}" if where else at
-        raise make(source, full, msg[0].lower() + msg[1:] if msg else "invalid value") from None
+        problem = msg[0].lower() + msg[1:] if msg else "invalid value"
+        raise make(source, printable(full), printable(problem)) from None
