@@ -16,6 +16,7 @@ A kind class carries
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -132,7 +133,7 @@ def width_expr(widths: tuple[int, ...]) -> str:
     return f"{widths[0]} if m <= {widths[0]} else " + (f"({rest})" if len(widths) > 2 else rest)
 
 
-class Node:
+class Node(ABC):
     """A node kind and, as an instance, one node's state across every instance of a bank.
 
     Parameters
@@ -199,6 +200,7 @@ class Node:
 
     def _state(self, cap: int, ch_in: int, ch_out: int, max_block: int) -> None:
         """Allocate the kind's state arrays."""
+        return None  # a kind without state arrays keeps this default
 
     def reset(self, v: int) -> None:
         """Put instance ``v`` back to the defaults, with cleared history."""
@@ -206,13 +208,13 @@ class Node:
             arr[v] = self.defaults[p]
         self.dirty[v] = True
 
+    @abstractmethod
     def run(self, act: np.ndarray, n: int, t0: int) -> None:
         """The node-path step: ``n`` samples from ``t0`` for the instances ``act``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def emit(self, s: Site) -> list[str]:
         """Source lines of the fused form, inside a graph function's group loop."""
-        raise NotImplementedError
 
     def array(self, name: str) -> Any:
         """Array ``name`` of :attr:`arrays` (a parameter or a state attribute)."""
@@ -341,13 +343,13 @@ class Biquad(Node):
         self.state[v] = 0.0
         self.bypass[v] = True
 
+    @abstractmethod
     def refresh(self, act: np.ndarray) -> None:
         """Recompute the coefficients of the dirty instances of ``act``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def refresh_line(self, s: Site) -> str:
         """The per-instance coefficient refresh (inside ``for j in range(m)``)."""
-        raise NotImplementedError
 
     def run(self, act: np.ndarray, n: int, t0: int) -> None:
         self.refresh(act)
