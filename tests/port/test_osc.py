@@ -12,12 +12,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from named_stub import NamedStub
 from pythonosc.osc_message import OscMessage
 
 import audio.games.skate.events as skate_events
 import audio.games.sylpheed.events as syl_events
-from audio.core.outcomes import CoreOutcome
-from audio.core.plugin import GameSystem
 from audio.port import OscServer, open_system
 from audio.port.osc import build_message
 
@@ -69,26 +68,6 @@ def test_tone_messages_play_and_the_speaking_query_replies_to_the_sender(rig):
     assert c.ask("/query/stats")[1] == [8, 1, 0, 0, 0, 0]
 
 
-class _Stub(GameSystem):
-    """A system of another game's name (so the port accepts that game's events)."""
-
-    frame_rate = 30
-    outcomes = CoreOutcome
-    graphs = ()
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def attach(self, engine) -> None:
-        pass
-
-    def tick(self, frame, engine) -> None:
-        pass
-
-    def check_event(self, event):
-        return None
-
-
 def test_a_run_refuses_other_games_addresses_and_lists_only_its_own(rig):
     port, server, c = rig
     c.send("/skate/spawn", 1, 41, 1.0, 0.0, 6.0)
@@ -103,8 +82,8 @@ def test_a_run_refuses_other_games_addresses_and_lists_only_its_own(rig):
 
 def test_game_addresses_build_the_game_modules_events(rig):
     port, server, c = rig
-    port.engine.add_system(_Stub("skate.speech"))
-    port.engine.add_system(_Stub("sylpheed.chatter"))
+    port.engine.add_system(NamedStub("skate.speech"))
+    port.engine.add_system(NamedStub("sylpheed.chatter"))
     c.send("/skate/spawn", 1, 41, 1.0, 0.0, 6.0)
     c.send("/barkbus/skate/value", 1, 14)
     c.send("/skate/move", 1, -2.0, 0.0, 3.0)

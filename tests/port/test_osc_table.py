@@ -12,9 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
+from named_stub import NamedStub
 
-from audio.core.outcomes import CoreOutcome
-from audio.core.plugin import GameSystem
 from audio.port import OscServer, open_system
 from audio.port.osc import build_message
 
@@ -36,32 +35,11 @@ needs_liblo = pytest.mark.skipif(
 )
 
 
-class _Stub(GameSystem):
-    """A system of another game's name: the port accepts that game's events (a run accepts only
-    its own games' addresses), so the whole table can be tried on one tone port."""
-
-    frame_rate = 30
-    outcomes = CoreOutcome
-    graphs = ()
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def attach(self, engine) -> None:
-        pass
-
-    def tick(self, frame, engine) -> None:
-        pass
-
-    def check_event(self, event):
-        return None
-
-
 @pytest.fixture
 def server():
     port = open_system(game="tone", seed=3)
     for name in ("skate.speech", "sylpheed.chatter", "starlancer", "radiata.talk"):
-        port.engine.add_system(_Stub(name))
+        port.engine.add_system(NamedStub(name))
     with OscServer(port, udp_port=0) as srv:
         yield srv
 
