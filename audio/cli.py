@@ -123,7 +123,7 @@ def _outputs(args: argparse.Namespace) -> Any:
 def _finish_render(res: Any, args: argparse.Namespace) -> int:
     import json
 
-    from audio.offline.outputs import atomic_path, is_stdio, picture_format
+    from audio.core.outputs import atomic_path, is_stdio, picture_format
     from audio.offline.render import summary_json, summary_text, write_log
 
     if args.log:
@@ -242,7 +242,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from audio.offline.outputs import is_stdio
+    from audio.core.outputs import is_stdio
     from audio.offline.render import render_scenario
     from audio.offline.scenario import demo_names, demo_scenario
 
@@ -311,7 +311,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
             print(f"  ducker     on the sends into this bus: {ducker_text(spec.ducker)}")
         return 0
-    from audio.offline.outputs import atomic_path, check_outputs, picture_format
+    from audio.core.outputs import atomic_path, check_outputs, picture_format
     from audio.offline.plots import plot_graph
 
     out = args.output or Path(f"{spec.name}.png")

@@ -29,7 +29,7 @@ from audio.containers.snr import CODEC_PCM16BE, CODEC_XAS1, TYPE_STREAM, SnrHead
 from audio.containers.sns import coded_blocks, write_blocks
 from audio.core.errors import InputError
 from audio.games.starlancer.formats.ut import decode_ut, encode_ut
-from audio.offline.outputs import atomic_path, check_writable
+from audio.core.outputs import atomic_path, check_writable
 
 __all__ = ["CODECS", "register", "encode_file"]
 

@@ -25,7 +25,7 @@ from audio.core.clock import RENDER_BLOCK
 from audio.core.engine import Engine
 from audio.core.errors import FormatError, OutputError
 from audio.dsp.graph import available_graphs, load_graph
-from audio.offline.outputs import (
+from audio.core.outputs import (
     AudioSink,
     AudioStats,
     _target,

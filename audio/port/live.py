@@ -175,7 +175,7 @@ class _Armed:
 
 def _writable(args: argparse.Namespace) -> str | None:
     """None if every output can be written (missing folders are created), else the problem."""
-    from audio.offline.outputs import check_outputs, is_stdio
+    from audio.core.outputs import check_outputs, is_stdio
 
     for label, p in (("--capture", args.capture), ("--record", args.record)):
         if is_stdio(p):
@@ -446,7 +446,7 @@ def _finish(
             )
         }
     if args.metrics_json is not None:
-        from audio.offline.outputs import open_output
+        from audio.core.outputs import open_output
 
         try:
             with open_output(args.metrics_json) as fh:

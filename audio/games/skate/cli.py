@@ -283,14 +283,14 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def _write_wav(path: Path, pcm: np.ndarray, rate: int) -> None:
-    from audio.offline.outputs import write_audio
+    from audio.core.outputs import write_audio
 
     write_audio(path, np.asarray(pcm, np.float32).reshape(len(pcm), -1), rate)
 
 
 def cmd_decode(args: argparse.Namespace) -> int:
     """Decode one take."""
-    from audio.offline.outputs import check_outputs, is_stdio
+    from audio.core.outputs import check_outputs, is_stdio
 
     check_outputs({"-o": (args.output, "audio")})
     name, _, take = args.clip.partition(":")
@@ -461,7 +461,7 @@ def cmd_curves(args: argparse.Namespace) -> int:
     """Plot the mix curves (defaults or a scenario's overrides) and the PEAK curves."""
     import tomllib
 
-    from audio.offline.outputs import atomic_path, check_writable
+    from audio.core.outputs import atomic_path, check_writable
 
     mix: Any = {}
     if args.scenario:
@@ -487,7 +487,7 @@ def cmd_tuning(args: argparse.Namespace) -> int:
     """Validate a tuning file and write it back in full."""
     from audio.games.skate.speech.tuning import dump_tuning, load_tuning
     from audio.games.skate.system import DEMO_TUNING
-    from audio.offline.outputs import check_outputs, is_stdio, open_output
+    from audio.core.outputs import check_outputs, is_stdio, open_output
 
     check_outputs({"-o": (args.output, "text")})
     tuning = load_tuning(args.file or DEMO_TUNING)

@@ -191,7 +191,7 @@ def _decode(args: argparse.Namespace) -> int:
     import numpy as np
 
     from audio.games.starlancer.formats.ut import decode_ut
-    from audio.offline.outputs import check_outputs, is_stdio, write_audio
+    from audio.core.outputs import check_outputs, is_stdio, write_audio
 
     check_outputs({"-o": (args.output, "audio")})
     pcm = decode_ut(args.file.read_bytes(), str(args.file))

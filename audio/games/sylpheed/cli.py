@@ -111,7 +111,7 @@ def _slb_probe(args: argparse.Namespace) -> int:
 
 
 def _slb_decode(args: argparse.Namespace) -> int:
-    from audio.offline.outputs import check_outputs, is_stdio, write_audio
+    from audio.core.outputs import check_outputs, is_stdio, write_audio
 
     check_outputs({"-o": (args.output, "audio")})
     data, label = _member(args)

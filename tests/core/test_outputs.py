@@ -16,7 +16,7 @@ import soundfile as sf
 
 from audio.cli import main
 from audio.core.errors import OutputError
-from audio.offline.outputs import AudioSink, audio_format, check_writable
+from audio.core.outputs import AudioSink, audio_format, check_writable
 from audio.offline.scenario import demo_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -185,7 +185,7 @@ def test_the_console_entry_exits_with_mains_status_and_its_files_complete(tmp_pa
 
 
 def test_pcm16_quantisation_is_numpys_rint_clip_expression_sample_for_sample():
-    from audio.offline.outputs import _to_pcm16
+    from audio.core.outputs import _to_pcm16
 
     rng = np.random.default_rng(3)
     halves = (np.arange(-40, 40, dtype=np.float32) + np.float32(0.5)) / np.float32(32767.0)

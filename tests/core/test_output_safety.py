@@ -18,7 +18,7 @@ import soundfile as sf
 
 from audio.cli import main
 from audio.core.errors import OutputError
-from audio.offline.outputs import AudioSink, AudioStats, atomic_path, open_output, remove_stale_partials
+from audio.core.outputs import AudioSink, AudioStats, atomic_path, open_output, remove_stale_partials
 from audio.offline.scenario import demo_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
