@@ -31,13 +31,17 @@ Every game follows one file layout (``tone`` is the smallest, and the template):
     tui.py        Adapter(GameAdapter)
     cli.py        register(subparsers): the game's command group (optional)
     demo/         the demo install and scenario (optional)
+
+:class:`GameCodec`
+    A sample format of the game's own (Starlancer's ``.ut``) that ``barkbus encode`` writes;
+    the game's record names it (``Game.codecs``), so the encode command never names a game.
 """
 
 from __future__ import annotations
 
 import abc
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
@@ -56,6 +60,7 @@ __all__ = [
     "VEC3",
     "Action",
     "GameAdapter",
+    "GameCodec",
     "GameSystem",
     "Param",
     "Port",
@@ -214,6 +219,34 @@ class ScenarioContext:
     def error(self, where: str | None, problem: str) -> ScenarioError:
         """A :class:`ScenarioError` naming this scenario file."""
         return ScenarioError(str(self.path), where, problem)
+
+
+@dataclass(frozen=True)
+class GameCodec:
+    """A game's own sample format, written by ``barkbus encode`` and checked by its decoder.
+
+    Parameters
+    ----------
+    name:
+        The ``--codec`` name (``"ut"``); the game's record lists it under ``Game.codecs``.
+    extensions:
+        File extensions it is written as, with the dot (``(".ut",)``); the first is the one
+        written to stdout.
+    channels:
+        The channel count the format holds (1 = mono), or ``None`` for any.
+    encode:
+        ``encode(pcm, sample_rate) -> bytes``: the file from float32 ``pcm`` in [-1, 1), shape
+        (samples, channels), at ``sample_rate`` Hz (the codec resamples if it has a fixed rate).
+    decode:
+        ``decode(data) -> (pcm, sample_rate)``: float32 samples (samples, channels) and their
+        sample rate in Hz, as the game would play the file.
+    """
+
+    name: str
+    extensions: tuple[str, ...]
+    channels: int | None
+    encode: Callable[[Any, int], bytes]
+    decode: Callable[[bytes], tuple[Any, int]]
 
 
 # -- actions ---------------------------------------------------------------------------

@@ -19,6 +19,8 @@ Parts of a game (``module:attr`` inside the game's package; the types are the ga
 ``cli``         ``register(subparsers)`` adding the game's command group
 ``demo``        the demo scenario, a path relative to the game's package folder
 ``port``        ``port_section(install: str | None) -> dict``: the scenario section a port opens
+``codecs``      codec name -> ``"module:attr"`` of a :class:`~audio.core.plugin.GameCodec` that
+                ``barkbus encode`` writes (Starlancer's ``.ut``); names known without importing
 ==============  ================================================================================
 
 The timeline and the batch report read each outcome's class (refused, cut, state, quiet,
@@ -32,17 +34,22 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from audio.core import capture
 from audio.core.errors import InputError
 from audio.core.outcomes import CoreOutcome, Outcome, OutcomeClass
 
+if TYPE_CHECKING:
+    from audio.core.plugin import GameCodec
+
 __all__ = [
     "REGISTRY",
     "Game",
     "all_games",
+    "codec_names",
     "game",
+    "game_codec",
     "game_names",
     "install_section",
     "load_all_events",
@@ -86,6 +93,10 @@ class Game:
         Demo scenario path relative to the package folder, or ``None``.
     needs_install:
         Whether the game reads game data (an install root) or plays without any (test tones).
+    codecs:
+        ``(codec name, "module:attr")`` pairs of the game's own sample formats
+        (:class:`~audio.core.plugin.GameCodec`) that ``barkbus encode`` writes; the names are
+        known without importing the codec (``barkbus --help`` stays light).
     """
 
     name: str
@@ -100,6 +111,7 @@ class Game:
     demo: str | None = None
     port: str | None = None
     needs_install: bool = True
+    codecs: tuple[tuple[str, str], ...] = ()
 
     def load(self, part: str) -> Any:
         """Import and return the object a part refers to (``game.load("system")``)."""
@@ -139,6 +151,26 @@ def game(name: str) -> Game:
         if g.name == name:
             return g
     raise InputError(f"unknown game {name!r} (known: {', '.join(game_names())})")
+
+
+def codec_names() -> dict[str, Game]:
+    """Codec name -> the game whose record declares it (:attr:`Game.codecs`), without importing
+    any codec."""
+    return {name: g for g in all_games() for name, _ in g.codecs}
+
+
+def game_codec(name: str) -> GameCodec:
+    """The :class:`~audio.core.plugin.GameCodec` a game registers as ``name``."""
+    from audio.core.plugin import GameCodec  # the contract's import cost only when encoding
+
+    g = codec_names().get(name)
+    if g is None:
+        raise InputError(f"no game registers a codec {name!r} (known: {', '.join(codec_names()) or 'none'})")
+    module, _, attr = dict(g.codecs)[name].partition(":")
+    codec = getattr(importlib.import_module(f"{g.package}.{module}"), attr)
+    if not isinstance(codec, GameCodec) or codec.name != name:
+        raise TypeError(f"{g.package}.{module}:{attr} is not the GameCodec {name!r}")
+    return codec
 
 
 @cache

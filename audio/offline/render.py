@@ -24,7 +24,6 @@ from audio.core.capture import Capture, portable_header, post_captured, read_cap
 from audio.core.clock import RENDER_BLOCK
 from audio.core.engine import Engine
 from audio.core.errors import FormatError, OutputError
-from audio.dsp.graph import available_graphs, load_graph
 from audio.core.outputs import (
     AudioSink,
     AudioStats,
@@ -39,6 +38,7 @@ from audio.core.outputs import (
     warm_output_kernels,
     write_audio,
 )
+from audio.dsp.graph import available_graphs, load_graph
 from audio.offline.scenario import Scenario, build_engine, load_scenario, replay_scenario
 from audio.offline.spool import DecisionSpool
 

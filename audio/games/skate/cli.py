@@ -485,9 +485,9 @@ def cmd_curves(args: argparse.Namespace) -> int:
 
 def cmd_tuning(args: argparse.Namespace) -> int:
     """Validate a tuning file and write it back in full."""
+    from audio.core.outputs import check_outputs, is_stdio, open_output
     from audio.games.skate.speech.tuning import dump_tuning, load_tuning
     from audio.games.skate.system import DEMO_TUNING
-    from audio.core.outputs import check_outputs, is_stdio, open_output
 
     check_outputs({"-o": (args.output, "text")})
     tuning = load_tuning(args.file or DEMO_TUNING)

@@ -190,8 +190,8 @@ def _hog(args: argparse.Namespace) -> int:
 def _decode(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from audio.games.starlancer.formats.ut import decode_ut
     from audio.core.outputs import check_outputs, is_stdio, write_audio
+    from audio.games.starlancer.formats.ut import decode_ut
 
     check_outputs({"-o": (args.output, "audio")})
     pcm = decode_ut(args.file.read_bytes(), str(args.file))

@@ -8,4 +8,5 @@ GAME = Game(
     package="audio.games.starlancer",
     outcomes="system:StarlancerOutcome",
     demo="demo/mission.toml",
+    codecs=(("ut", "formats.ut:UT_CODEC"),),
 )

@@ -31,12 +31,14 @@ import numpy as np
 
 from audio.codecs import da_lpc
 from audio.core.errors import FormatError
+from audio.core.plugin import GameCodec
 
 __all__ = [
     "KEY",
     "MAX_OVERRUN_FRAMES",
     "PLAIN_TAIL",
     "TAGS",
+    "UT_CODEC",
     "UtFile",
     "decode_ut",
     "decode_ut_int16",
@@ -215,3 +217,16 @@ def encode_ut(
         sos = butter(8, float(lowpass_hz), fs=da_lpc.SAMPLE_RATE, output="sos")
         x = np.clip(np.rint(sosfiltfilt(sos, x)), -32768, 32767)
     return write_ut(da_lpc.encode(x, header), tag, num_samples=x.size)
+
+
+def _encode_file(pcm: np.ndarray, sample_rate: int) -> bytes:
+    return encode_ut(pcm[:, 0] if pcm.ndim == 2 else pcm, sample_rate)
+
+
+def _decode_file(data: bytes) -> tuple[np.ndarray, int]:
+    return decode_ut(data).reshape(-1, 1), da_lpc.SAMPLE_RATE
+
+
+UT_CODEC = GameCodec("ut", (".ut",), 1, _encode_file, _decode_file)
+"""``barkbus encode``'s ``ut`` codec: mono speech in, a CB00 file at 22,050 Hz out (the game's
+record lists it, so the encode command never names Starlancer)."""
