@@ -63,14 +63,33 @@ __all__ = [
     "GameCodec",
     "GameSystem",
     "Param",
+    "PlayKey",
     "Port",
     "parse_arg",
     "ScenarioContext",
     "ShareKey",
+    "default_play_key",
 ]
 
 ShareKey = tuple[str, str]
 """``(event, clip)`` of the batch report's shares and catalogues (``str(id)`` for numeric ids)."""
+
+
+PlayKey = tuple[Any, Any, Any]
+"""``(event, clip, take)`` of a decision for the batch report (any may be ``None``)."""
+
+
+def default_play_key(detail: Mapping[str, Any]) -> PlayKey:
+    """``(event, clip, take)`` from the detail keys ``event``, ``clip`` (else ``line``, else
+    ``message``) and ``take`` (else ``index``).
+
+    Parameters
+    ----------
+    detail:
+        A decision's detail fields.
+    """
+    clip = detail.get("clip", detail.get("line", detail.get("message")))
+    return detail.get("event"), clip, detail.get("take", detail.get("index"))
 
 
 class GameSystem(abc.ABC):
@@ -159,6 +178,20 @@ class GameSystem(abc.ABC):
     def event_names(self) -> Mapping[str, str]:
         """Display names of event ids (``{}``: none)."""
         return {}
+
+    def play_key(self, detail: Mapping[str, Any]) -> PlayKey:
+        """``(event, clip, take)`` a decision's detail names, for the batch report's plays and
+        takes tables (``None`` where it names none).
+
+        Parameters
+        ----------
+        detail:
+            The decision's detail (its JSON fields but ``at``, ``t``, ``system``, ``outcome``).
+
+        The default is :func:`default_play_key`; a game whose decisions name their clip
+        otherwise (Starlancer: the speech ``file``) overrides it.
+        """
+        return default_play_key(detail)
 
     def variety(self) -> tuple[str, str] | None:
         """Detail keys ``(what groups plays, what should vary inside a group)`` for the batch

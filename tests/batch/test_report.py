@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from audio.core.bus import Decision
 from audio.games.skate.system import SkateOutcome
 from audio.games.sylpheed.system import SylpheedOutcome
@@ -143,3 +145,51 @@ def test_the_report_bytes_do_not_depend_on_chunking_or_completion_order(tmp_path
     for n in names:
         assert (a / n).read_bytes() == (b / n).read_bytes(), n
     assert "never" in (a / "never_played.csv").read_text()
+
+
+def _demo_batch(tmp_path, names: tuple[str, ...]):
+    """A one-seed batch of the named games' demos, and each run's start-class decisions."""
+    import json
+
+    from audio.games import game, outcome_table
+    from audio.offline.batch.runner import run_one
+    from audio.offline.batch.shares import PLAY_CLASS
+
+    demos = {name: str(game(name).demo_path()) for name in names}
+    store = BatchStore(tmp_path)
+    store.open(demos, "decisions", resume=False)
+    starts = {}
+    for key, path in demos.items():
+        rows = run_one(key, path, 0)
+        store.write(key, [0], table_from_rows(rows))
+        starts[key] = [
+            json.loads(r["detail"])
+            for r in rows
+            if r["kind"] == "decision" and outcome_table()[str(r["outcome"].value)] is PLAY_CLASS
+        ]
+    return store, starts
+
+
+def _check_plays(store, starts) -> None:
+    f = load_frames(store.root)
+    t = plays_table(f["decision"], f["expect"], f["catalog"])
+    for key in starts:
+        mine = t[t["scenario"] == key]
+        assert starts[key] and int(mine["plays"].sum()) == len(starts[key]), key
+    lancer = t[(t["scenario"] == "starlancer") & (t["plays"] > 0)]
+    assert set(lancer["clip"]) == {d["file"] for d in starts["starlancer"]}
+
+
+def test_starlancer_and_radiata_demos_fill_the_plays_table_with_each_line_start(tmp_path):
+    """Starlancer names its clip ``file`` (its play_key) and Radiata's script lines have no
+    event: both count, one play per start-class decision of the run (counted from the rows)."""
+    _check_plays(*_demo_batch(tmp_path, ("sylpheed", "starlancer", "radiata")))
+
+
+@pytest.mark.slow
+def test_every_demo_fills_the_plays_table_and_the_report_of_all_four_games(tmp_path):
+    store, starts = _demo_batch(tmp_path, ("skate", "sylpheed", "starlancer", "radiata"))
+    _check_plays(store, starts)
+    page = write_report(store.root)  # the whole report (CSV, plots, HTML) over the four games
+    plays = (page.parent / "plays.csv").read_text()
+    assert all(key in plays for key in starts) and "ms99_ins_001.ut" in plays

@@ -17,7 +17,7 @@ RandomBranch, Skipped, InstructionCap, StackUnderflow, ...), each with its reaso
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -26,7 +26,7 @@ from audio.core.bus import Event, EventBus
 from audio.core.crt import MsvcRand
 from audio.core.errors import FormatError
 from audio.core.outcomes import CUT, END, QUIET, REFUSED, START, STATE, Outcome
-from audio.core.plugin import GameSystem
+from audio.core.plugin import GameSystem, PlayKey
 from audio.core.schema import did_you_mean
 from audio.games.starlancer.events import Gate, Happen, Reset, Say, Trigger
 from audio.games.starlancer.formats.dte import Dte
@@ -234,6 +234,12 @@ class StarlancerSystem(GameSystem):
     def graphs(self) -> tuple[str, ...]:
         """The voice graph its lines play through (loaded by :meth:`Engine.prepare`)."""
         return (self.graph,)
+
+    def play_key(self, detail: Mapping[str, Any]) -> PlayKey:
+        """A radio line's ``(source, file, None)``: the clip is the speech ``file`` it names, the
+        event the script part or remark that said it (``"part Start"``, ``"remark:kill"``); a
+        ``.ut`` file has one take."""
+        return detail.get("source"), detail.get("file"), None
 
     def attach(self, engine: Any) -> None:
         self.engine = engine

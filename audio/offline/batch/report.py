@@ -4,7 +4,9 @@ Tables (``DIR/report/*.csv``, every one sorted on its keys):
 
 * ``runs.csv`` per scenario: runs, ok, failed, mean decisions and voices per run;
   ``failures.csv`` every failed run with its error.
-* ``plays.csv`` per scenario, system, event and clip: plays (``Started``), the event's
+* ``plays.csv`` per scenario, system, event and clip (what each system's
+  :meth:`~audio.core.plugin.GameSystem.play_key` names: Starlancer's clip is the speech file,
+  its event the script part; a play no event caused has event ""): plays (``Started``), the event's
   lines (line starts: a ``Started`` without a later ``clip_index``), expected plays from the
   systems' weights (:mod:`audio.offline.batch.shares`), observed and expected shares of the
   event's lines, and plays / expected. ``takes.csv``: plays per take.
@@ -73,6 +75,7 @@ def _detail(s: str | None) -> dict[str, Any]:
 def _plays(dec: pd.DataFrame) -> pd.DataFrame:
     plays = _names_of(PLAY_CLASS)
     p = dec[dec["outcome"].isin(plays) & dec["clip"].notna()].copy()
+    p["event"] = p["event"].fillna("")  # a play no event caused (a Radiata script line) still counts
     starts = [int(_detail(s).get("clip_index", 0) or 0) == 0 for s in p["detail"]]
     p["line_start"] = pd.Series(starts, index=p.index, dtype=bool)  # bool even when empty
     return p

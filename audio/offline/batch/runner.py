@@ -14,7 +14,7 @@ import json
 import math
 import time
 import traceback
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,7 @@ import pyarrow as pa
 from audio.core.bus import Decision
 from audio.core.engine import Engine
 from audio.core.outcomes import CoreOutcome, Outcome
+from audio.core.plugin import PlayKey, default_play_key
 from audio.offline.batch.shares import DEFAULT_VARIETY, PLAY_CLASS
 from audio.offline.batch.store import table_from_rows
 from audio.offline.loudness import integrated_loudness
@@ -98,13 +99,17 @@ def decision_rows(
     decisions: Iterable[Decision],
     names: dict[str, dict[str, str]],
     varieties: Mapping[type[Outcome], tuple[str, str] | None] | None = None,
+    play_keys: Mapping[type[Outcome], Callable[[Mapping[str, Any]], PlayKey]] | None = None,
 ) -> list[dict[str, Any]]:
-    """One store row per decision. ``clip`` is the detail's clip (or line/message) and
-    ``take`` its take (or message index); everything else stays in the JSON ``detail``.
-    A line start (an outcome of class start) carries its system's ``variety`` (found by the
-    outcome's type in ``varieties``, else :data:`~audio.offline.batch.shares.DEFAULT_VARIETY`)."""
+    """One store row per decision. ``event``, ``clip`` and ``take`` are what its system's
+    :meth:`~audio.core.plugin.GameSystem.play_key` reads from the detail (found by the outcome's
+    type in ``play_keys``, else :func:`~audio.core.plugin.default_play_key`); everything else
+    stays in the JSON ``detail``. A line start (an outcome of class start) carries its system's
+    ``variety`` (found by the outcome's type in ``varieties``, else
+    :data:`~audio.offline.batch.shares.DEFAULT_VARIETY`)."""
     rows = []
     varieties = varieties or {}
+    play_keys = play_keys or {}
     for i, d in enumerate(decisions):
         variety = None
         if d.outcome.kind is PLAY_CLASS:
@@ -112,9 +117,8 @@ def decision_rows(
         det = d.to_json()
         for k in ("at", "t", "system", "outcome"):
             det.pop(k)
-        clip = det.get("clip", det.get("line", det.get("message")))
-        take = det.get("take", det.get("index"))
-        event = _text(det.get("event"))
+        event, clip, take = play_keys.get(type(d.outcome), default_play_key)(det)
+        event = _text(event)
         rows.append(
             {
                 "scenario": key,
@@ -184,7 +188,8 @@ def run_one(key: str, path: str, seed: int, decisions_only: bool = True) -> list
         out = simulate(path, seed, decisions_only)
         extra, names = _system_rows(key, seed, out)
         varieties = {s.outcomes: s.variety() for s in out.engine.systems}
-        rows = decision_rows(key, seed, out.decisions, names, varieties) + extra
+        play_keys = {s.outcomes: s.play_key for s in out.engine.systems}
+        rows = decision_rows(key, seed, out.decisions, names, varieties, play_keys) + extra
         faults = [d for d in out.decisions if d.outcome is CoreOutcome.Fault]
         run.update(
             status="ok",
