@@ -6,7 +6,9 @@
 an 8-bit pitch lag, a 4-bit pitch gain in fifteenths, a 6-bit gain index, in stepped mode an
 offset and an "alone" bit, and the pulses (a plain 1/2-bit code, or a two-context variable code
 with runs and escapes when the first level index < ``coded_levels``). The excitation is
-``gain x pulse + pitch x past excitation``; reflection coefficients step a quarter of the way to
+``gain x pulse + pitch gain x past excitation`` (``pitch`` here is the speech
+model's long-term predictor, as in every LPC codec: a lag and a gain; barkbus's ``pitch``
+parameter is a playback-rate ratio); reflection coefficients step a quarter of the way to
 the frame's over its first four 12-sample blocks, and a 12-pole all-pole filter makes the samples.
 
 Every operation is IEEE float32 in the order of the spec (``starlancer-radio.md`` section 8), in
@@ -82,7 +84,7 @@ def _f32_bits(hexbits: str) -> np.float32:
     return np.frombuffer(bytes.fromhex(hexbits)[::-1], "<f4")[0]
 
 
-_PITCH_STEP = _f32_bits("3D888889")  # f32(1/15): pitch = f32(pg) x this (a product, not pg / 15)
+_PITCH_STEP = _f32_bits("3D888889")  # f32(1/15): pitch_gain = f32(pg) x this (a product, not pg / 15)
 _W1, _W3, _W5 = _f32_bits("3F18EE49"), _f32_bits("BDEAAEFB"), _f32_bits("3C93B945")  # fill filter weights
 _QUARTER = np.float32(0.25)
 _HALF = np.float32(0.5)
@@ -267,8 +269,8 @@ def _fill(xb, other):
 @nb.njit(**_FLAGS)
 def _build_subframe(st, s, lag, pg, gi, stepped, offset, alone, xb):
     """Excitation of subframe ``s`` into the history from the pulses in ``xb`` (fill applied here):
-    ``H[p] = f32(gain x x[i]) + f32(pitch x source)``."""
-    pitch = np.float32(pg) * _PITCH_STEP
+    ``H[p] = f32(gain x x[i]) + f32(pitch_gain x source)``."""
+    pitch_gain = np.float32(pg) * _PITCH_STEP
     gain = st[gi]
     if stepped:
         if alone:
@@ -285,7 +287,7 @@ def _build_subframe(st, s, lag, pg, gi, stepped, offset, alone, xb):
     out = _H0 + HISTORY + SUBFRAME_SAMPLES * s
     src = _H0 + HISTORY - SUBFRAME_SAMPLES + SUBFRAME_SAMPLES * s - lag
     for i in range(SUBFRAME_SAMPLES):
-        st[out + i] = gain * xb[5 + i] + pitch * st[src + i]
+        st[out + i] = gain * xb[5 + i] + pitch_gain * st[src + i]
 
 
 @nb.njit(**_FLAGS)
@@ -607,10 +609,10 @@ def _encode_subframe(st, s, target, wsets, stepped, coded, sub, pulses):
     n0 = n * s
     cand, fp, t2, e = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
     lag, pg = _pitch_search(st, s, target, wsets, zero, cand)
-    pitch = np.float32(pg) * _PITCH_STEP
+    pitch_gain = np.float32(pg) * _PITCH_STEP
     src = _H0 + HISTORY - n + n0 - lag
     for i in range(n):
-        cand[i] = np.float64(pitch * st[src + i])
+        cand[i] = np.float64(pitch_gain * st[src + i])
     _filt(cand, n0, n, wsets, zero, fp)
     for i in range(n):
         t2[i] = target[i] - fp[i]

@@ -10,7 +10,7 @@ The chain, first success wins:
 3. **vgmstream** (pyvgmstream, by path so companion files are found): ADX, PS-ADPCM variants,
    XWB PCM, hundreds of game formats. Loops are played once.
 
-The result is float32 ``(frames, channels)`` in [-1, 1] and the rate in Hz. A file nobody
+The result is float32 ``(frames, channels)`` in [-1, 1] and the sample rate in Hz. A file nobody
 decodes raises one :class:`FormatError` (or :class:`UnsupportedError` when one of our
 codecs recognised it as well-formed but unimplemented) naming the file and every step's
 reason. Files above :data:`MAX_FILE_BYTES` are refused before reading.
@@ -37,7 +37,7 @@ MAX_FILE_BYTES = 1 << 30
 Decoded = tuple[np.ndarray, int]
 
 
-def _float2d(pcm: np.ndarray, rate: int, path: str) -> Decoded:
+def _float2d(pcm: np.ndarray, sample_rate: int, path: str) -> Decoded:
     """float32 ``(frames, channels)`` from int16 (scaled by 1/32768) or float samples."""
     arr = np.asarray(pcm)
     arr = arr.reshape(-1, 1) if arr.ndim == 1 else arr
@@ -45,14 +45,16 @@ def _float2d(pcm: np.ndarray, rate: int, path: str) -> Decoded:
         out = pcm16_to_float32(arr)
     else:
         out = arr.astype(np.float32, copy=False)
-    if not 1 <= int(rate) <= 384_000 or out.shape[1] < 1:
-        raise FormatError(path, None, "1..384000 Hz and at least one channel", (int(rate), out.shape[1]))
-    return out, int(rate)
+    if not 1 <= int(sample_rate) <= 384_000 or out.shape[1] < 1:
+        raise FormatError(
+            path, None, "1..384000 Hz and at least one channel", (int(sample_rate), out.shape[1])
+        )
+    return out, int(sample_rate)
 
 
 def _soundfile(path: Path) -> Decoded:
-    data, rate = sf.read(str(path), dtype="float32", always_2d=True)
-    return data, int(rate)
+    data, sample_rate = sf.read(str(path), dtype="float32", always_2d=True)
+    return data, int(sample_rate)
 
 
 def _riff(data: bytes, path: Path) -> Decoded:
@@ -110,8 +112,8 @@ def _own_codecs(data: bytes, path: Path, tried: list[str]) -> tuple[Decoded, str
             continue
         matched = True
         try:
-            pcm, rate = decode(data, path)
-            return _float2d(pcm, rate, str(path)), name
+            pcm, sample_rate = decode(data, path)
+            return _float2d(pcm, sample_rate, str(path)), name
         except BarkbusError as exc:
             tried.append(f"{name}: {'unsupported: ' if isinstance(exc, UnsupportedError) else ''}{exc}")
     if not matched:
@@ -125,14 +127,14 @@ def _vgmstream(path: Path, tried: list[str]) -> Decoded | None:
         tried.append(f"vgmstream: {reason}")
         return None
     try:
-        pcm, rate = vgmstream.decode_path(str(path))
+        pcm, sample_rate = vgmstream.decode_path(str(path))
     except BarkbusError as exc:
         tried.append(f"vgmstream: {exc.found if isinstance(exc, FormatError) else exc}")
         return None
     if not pcm.size:
         tried.append("vgmstream: no samples")
         return None
-    return _float2d(pcm, rate, str(path))
+    return _float2d(pcm, sample_rate, str(path))
 
 
 def decode_file_step(path: str | PathLike[str]) -> tuple[np.ndarray, int, str]:
@@ -142,15 +144,15 @@ def decode_file_step(path: str | PathLike[str]) -> tuple[np.ndarray, int, str]:
     p = Path(path)
     tried: list[str] = []
     try:
-        pcm, rate = _soundfile(p)
-        return pcm, rate, "soundfile"
+        pcm, sample_rate = _soundfile(p)
+        return pcm, sample_rate, "soundfile"
     except (sf.SoundFileError, RuntimeError, TypeError) as exc:
         tried.append(f"soundfile: {str(exc).rsplit(': ', 1)[-1]}")
     data = _read(p)
     own = _own_codecs(data, p, tried)
     if own is not None:
-        (pcm, rate), name = own
-        return pcm, rate, name
+        (pcm, sample_rate), name = own
+        return pcm, sample_rate, name
     got = _vgmstream(p, tried)
     if got is not None:
         return got[0], got[1], "vgmstream"
@@ -163,5 +165,5 @@ def decode_file_step(path: str | PathLike[str]) -> tuple[np.ndarray, int, str]:
 def decode_file(path: str | PathLike[str]) -> tuple[np.ndarray, int]:
     """Decode an audio file to float32 ``(frames, channels)`` and its sample rate in Hz
     through soundfile, our codecs, then vgmstream (module docstring)."""
-    pcm, rate, _ = decode_file_step(path)
-    return pcm, rate
+    pcm, sample_rate, _ = decode_file_step(path)
+    return pcm, sample_rate

@@ -104,21 +104,21 @@ def read_riff(data: bytes | memoryview, path: str = "<buffer>", base_offset: int
         if not 1 <= n <= 8 or fsize < 12 + 20 * n:
             raise FormatError(path, fo + 8, "1..8 XMA1 streams inside the fmt chunk", n)
         streams = tuple(r.u8(fo + 12 + 20 * i + 17, "XMA1 stream channels") for i in range(n))
-        channels, rate = sum(streams), r.u32(fo + 16, "XMA1 sample rate")
+        channels, sample_rate = sum(streams), r.u32(fo + 16, "XMA1 sample rate")
         block_align, bits = 2048, 16
     else:
         if fsize < 16:
             raise FormatError(path, fo, "a fmt chunk of at least 16 bytes", fsize)
-        channels, rate = r.u16(fo + 2, "channels"), r.u32(fo + 4, "sample rate")
+        channels, sample_rate = r.u16(fo + 2, "channels"), r.u32(fo + 4, "sample rate")
         block_align, bits = r.u16(fo + 12, "block align"), r.u16(fo + 14, "bits per sample")
-    if not 1 <= channels <= 16 or not 1 <= rate <= 384_000:
-        raise FormatError(path, fo, "1..16 channels and a 1..384000 Hz rate", (channels, rate))
+    if not 1 <= channels <= 16 or not 1 <= sample_rate <= 384_000:
+        raise FormatError(path, fo, "1..16 channels and a 1..384000 Hz sample rate", (channels, sample_rate))
     return RiffWave(
         path,
         magic == b"RIFX",
         tag,
         channels,
-        rate,
+        sample_rate,
         block_align,
         bits,
         fmt,
@@ -130,7 +130,7 @@ def read_riff(data: bytes | memoryview, path: str = "<buffer>", base_offset: int
 
 
 def decode_riff(wave: RiffWave, data: bytes | memoryview) -> tuple[np.ndarray, int]:
-    """Decode ``wave`` (read from ``data``) to float32 ``(frames, channels)`` and its rate in Hz."""
+    """Decode ``wave`` (read from ``data``) to float32 ``(frames, channels)`` and its sample rate in Hz."""
     body = bytes(data[wave.data_offset : wave.data_offset + wave.data_size])
     if wave.format_tag == TAG_PCM:
         if wave.bits_per_sample == 16:

@@ -122,17 +122,17 @@ class SnrHeader:
 def parse_snr(data: bytes | memoryview, path: str = "<buffer>", offset: int = 0) -> SnrHeader:
     """Parse the SNR header at ``offset`` of ``data`` (the optional words must be present).
 
-    Raises FormatError for a bad version, rate, type or a truncated header; unknown
+    Raises FormatError for a bad version, sample rate, type or a truncated header; unknown
     codec ids are accepted here (:func:`decode_take` rejects them).
     """
     r = Reader(bytes(data), path)
     w1, w2 = r.u32(offset, "SNR word 1"), r.u32(offset + 4, "SNR word 2")
-    version, codec, channels, rate = w1 >> 28, (w1 >> 24) & 0xF, ((w1 >> 18) & 0x3F) + 1, w1 & 0x3FFFF
+    version, codec, channels, sample_rate = w1 >> 28, (w1 >> 24) & 0xF, ((w1 >> 18) & 0x3F) + 1, w1 & 0x3FFFF
     kind, loop, samples = w2 >> 30, bool(w2 >> 29 & 1), w2 & 0x1FFFFFFF
     if version > 1:
         raise FormatError(path, offset, "SNR version 0 (SNR/SNS) or 1 (SPS)", version)
-    if not 1 <= rate <= MAX_RATE:
-        raise FormatError(path, offset, f"an SNR sample rate of 1..{MAX_RATE} Hz", rate)
+    if not 1 <= sample_rate <= MAX_RATE:
+        raise FormatError(path, offset, f"an SNR sample rate of 1..{MAX_RATE} Hz", sample_rate)
     if kind == 3:
         raise FormatError(path, offset + 4, "SNR type RAM, STREAM or GIGASAMPLE", 3)
     pos = offset + 8
@@ -145,7 +145,9 @@ def parse_snr(data: bytes | memoryview, path: str = "<buffer>", offset: int = 0)
             pos += 4
     if kind == TYPE_GIGASAMPLE:
         prefetch = r.u32(pos, "SNR GIGASAMPLE prefetch samples")
-    return SnrHeader(version, codec, channels, rate, kind, loop, samples, loop_start, loop_offset, prefetch)
+    return SnrHeader(
+        version, codec, channels, sample_rate, kind, loop, samples, loop_start, loop_offset, prefetch
+    )
 
 
 def split_sps(data: bytes | memoryview, path: str = "<buffer>") -> tuple[SnrHeader, int]:

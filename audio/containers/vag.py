@@ -137,13 +137,15 @@ def read_vag(data: bytes | memoryview, path: str = "<buffer>") -> VagFile:
         raise FormatError(
             path, 0x0C, f"a data size of at most {room} bytes (the bytes after the header)", size
         )
-    rate = r.u32(0x10, "sample rate")
-    if not 1 <= rate <= MAX_RATE:
-        raise FormatError(path, 0x10, f"a sample rate of 1..{MAX_RATE} Hz", rate)
+    sample_rate = r.u32(0x10, "sample rate")
+    if not 1 <= sample_rate <= MAX_RATE:
+        raise FormatError(path, 0x10, f"a sample rate of 1..{MAX_RATE} Hz", sample_rate)
     raw_name = r.bytes(0x20, NAME_SIZE, "name")
     name = raw_name.split(b"\0", 1)[0].decode("latin-1")
     reserved = r.bytes(0x08, 4, "reserved") + r.bytes(0x14, 12, "reserved")
-    return VagFile(path, version, rate, name, r.bytes(HEADER_SIZE, size, "PS-ADPCM data"), size, reserved)
+    return VagFile(
+        path, version, sample_rate, name, r.bytes(HEADER_SIZE, size, "PS-ADPCM data"), size, reserved
+    )
 
 
 def _name_bytes(name: str) -> bytes:

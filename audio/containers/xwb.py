@@ -56,24 +56,30 @@ _MAX_ENTRIES = 1 << 16
 
 
 def unpack_miniwaveformat(word: int, version: int) -> tuple[int, int, int, int, int]:
-    """Split a MINIWAVEFORMAT word into ``(tag, channels, rate Hz, block_align, bits flag)``."""
+    """Split a MINIWAVEFORMAT word into ``(tag, channels, sample rate Hz, block_align, bits flag)``."""
     if version <= 34:
         return word & 1, (word >> 1) & 7, (word >> 4) & 0x7FFFF, (word >> 23) & 0xFF, word >> 31
     return word & 3, (word >> 2) & 7, (word >> 5) & 0x3FFFF, (word >> 23) & 0xFF, word >> 31
 
 
-def pack_miniwaveformat(tag: int, channels: int, rate: int, block_align: int, bits: int, version: int) -> int:
+def pack_miniwaveformat(
+    tag: int, channels: int, sample_rate: int, block_align: int, bits: int, version: int
+) -> int:
     """Inverse of :func:`unpack_miniwaveformat` (fields are checked against their widths)."""
     tag_bits, rate_bits = (1, 19) if version <= 34 else (2, 18)
     if not (
         0 <= tag < 1 << tag_bits
         and 0 <= channels < 8
-        and 0 <= rate < 1 << rate_bits
+        and 0 <= sample_rate < 1 << rate_bits
         and 0 <= block_align < 256
         and bits in (0, 1)
     ):
-        raise ValueError(f"MINIWAVEFORMAT fields out of range: {(tag, channels, rate, block_align, bits)}")
-    return (tag | channels << tag_bits | rate << (tag_bits + 3) | block_align << 23 | bits << 31) & 0xFFFFFFFF
+        raise ValueError(
+            f"MINIWAVEFORMAT fields out of range: {(tag, channels, sample_rate, block_align, bits)}"
+        )
+    return (
+        tag | channels << tag_bits | sample_rate << (tag_bits + 3) | block_align << 23 | bits << 31
+    ) & 0xFFFFFFFF
 
 
 def _codec_of(tag: int, version: int, xma1_max_version: int) -> str:
@@ -187,17 +193,20 @@ def _read_entry(
         raise FormatError(
             path, eo, f"wave data inside the {lay.wave_size}-byte wave segment", f"{start:#x}+{size:#x}"
         )
-    tag, channels, rate, block_align, bits = unpack_miniwaveformat(fmt, lay.version)
-    if not 1 <= channels <= 7 or not 1 <= rate <= 200_000:
+    tag, channels, sample_rate, block_align, bits = unpack_miniwaveformat(fmt, lay.version)
+    if not 1 <= channels <= 7 or not 1 <= sample_rate <= 200_000:
         raise FormatError(
-            path, eo + (0 if lay.compact else 4), "1..7 channels and a 1..200000 Hz rate", (channels, rate)
+            path,
+            eo + (0 if lay.compact else 4),
+            "1..7 channels and a 1..200000 Hz sample rate",
+            (channels, sample_rate),
         )
     return WaveEntry(
         index=i,
         codec=_codec_of(tag, lay.version, lay.xma1_max_version),
         tag=tag,
         channels=channels,
-        sample_rate=rate,
+        sample_rate=sample_rate,
         block_align=block_align,
         bits_flag=bits,
         flags=flags_duration & 0xF,
@@ -326,7 +335,7 @@ def _entry(bank: WaveBank, index: int) -> WaveEntry:
 
 
 def decode_entry(bank: WaveBank, index: int) -> tuple[np.ndarray, int]:
-    """Decode entry ``index`` to float32 ``(frames, channels)`` in -1..1 and its rate in Hz.
+    """Decode entry ``index`` to float32 ``(frames, channels)`` in -1..1 and its sample rate in Hz.
 
     PCM and MS-ADPCM decode exactly; XMA goes through FFmpeg (its length is checked
     against the header within :data:`XMA_LENGTH_SLACK`); xWMA raises UnsupportedError.

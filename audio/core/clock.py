@@ -33,30 +33,35 @@ def seconds_to_samples(t: float, sample_rate: int = SAMPLE_RATE) -> int:
 
 @dataclass(frozen=True)
 class FrameClock:
-    """A game clock of ``rate`` frames per second, locked to the sample clock.
+    """A game clock of ``frame_rate`` console frames per second, locked to the sample clock.
 
-    ``rate`` may be any positive rational given as ``rate`` (Hz, int) — 30 for Skate 3's
-    console frames, 60 for Project Sylpheed.
+    Parameters
+    ----------
+    frame_rate:
+        Console frames per second, Hz (an int): 30 for Skate 3, 60 for Project Sylpheed.
+    sample_rate:
+        The engine's sample rate, Hz.
     """
 
-    rate: int
+    frame_rate: int
     sample_rate: int = SAMPLE_RATE
 
     def start(self, frame: int) -> int:
-        """First sample of ``frame`` (exact: ``ceil(frame * sample_rate / rate)``)."""
-        return -(-frame * self.sample_rate // self.rate)
+        """First sample of console frame ``frame`` (exact: ``ceil(frame * sample_rate / frame_rate)``)."""
+        return -(-frame * self.sample_rate // self.frame_rate)
 
     def frame_at(self, sample: int) -> int:
-        """The frame running at ``sample`` (the last frame whose start is <= sample)."""
-        return sample * self.rate // self.sample_rate
+        """The console frame running at ``sample`` (the last frame whose start is <= sample)."""
+        return sample * self.frame_rate // self.sample_rate
 
     def next_start(self, sample: int) -> int:
-        """The first frame start at or after ``sample``."""
-        k = -(-sample * self.rate // self.sample_rate)
+        """The first console frame start at or after ``sample``."""
+        k = -(-sample * self.frame_rate // self.sample_rate)
         return self.start(k)
 
     def seconds(self, frames: int | float) -> float:
-        return frames / self.rate
+        """Seconds that ``frames`` console frames last."""
+        return frames / self.frame_rate
 
 
 def _name_words(name: str) -> list[int]:

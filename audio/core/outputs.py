@@ -388,8 +388,8 @@ def terminate_as_interrupt() -> Iterator[None]:
 @nb.njit(cache=True, nogil=True, fastmath=False)
 def _measure(x: np.ndarray) -> tuple[float, float, int, int]:
     """Peak magnitude, float64 sum of squares, count of full-scale samples (magnitude >= 1.0,
-    clipped by every fixed-point format) and the first such frame (-1 if none) of a
-    ``(frames, channels)`` float32 array, in one pass."""
+    clipped by every fixed-point format) and the sample index of the first (-1 if none) of a
+    ``(samples, channels)`` float32 array, in one pass."""
     peak = 0.0
     sq = 0.0
     clipped = 0
@@ -429,29 +429,31 @@ class AudioStats:
     def __init__(self) -> None:
         self.peak = 0.0
         self.sum_sq = 0.0
-        self.samples = 0
-        self.frames = 0
+        self.values = 0
+        """Values written (samples x channels)."""
+        self.length = 0
+        """Samples (per channel) written."""
         self.clipped = 0
         """Samples (one channel each) at or over full scale (magnitude >= 1.0)."""
         self.first_clip: int | None = None
-        """Frame of the first clipped sample (samples from the start), or None."""
+        """Sample index (from the start) of the first clipped sample, or None."""
 
     def add(self, block: np.ndarray) -> None:
-        """Account ``(frames, channels)`` samples."""
+        """Account a ``(samples, channels)`` block."""
         if block.size:
             x = np.ascontiguousarray(block, dtype=np.float32).reshape(block.shape[0], -1)
             peak, sq, clipped, first = _measure(x)
             self.peak = max(self.peak, peak)
             self.sum_sq += sq
-            self.samples += block.size
+            self.values += block.size
             if clipped and self.first_clip is None:
-                self.first_clip = self.frames + first
+                self.first_clip = self.length + first
             self.clipped += clipped
-            self.frames += block.shape[0]
+            self.length += block.shape[0]
 
     @property
     def rms(self) -> float:
-        return float(np.sqrt(self.sum_sq / self.samples)) if self.samples else 0.0
+        return float(np.sqrt(self.sum_sq / self.values)) if self.values else 0.0
 
 
 class AudioSink:

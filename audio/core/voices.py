@@ -41,8 +41,10 @@ class Voice:
     slot: int
     band: int
     tag: str
-    rate: float
-    frames: int  # source length in samples at ``rate``
+    sample_rate: float
+    """The source's sample rate, Hz."""
+    length: int
+    """Source length, samples (at :attr:`sample_rate`)."""
     started_at: int  # engine sample of the start event
     _bank: GraphBank = field(repr=False)
     stopped: bool = False  # a stop (release fade) was requested
@@ -76,7 +78,7 @@ class Voice:
     @property
     def position(self) -> int:
         """Source samples consumed so far."""
-        return int(self._bank.ipos[self.instance]) if self._ended < 0 else self.frames
+        return int(self._bank.ipos[self.instance]) if self._ended < 0 else self.length
 
 
 class VoiceManager:
@@ -120,7 +122,7 @@ class VoiceManager:
         self,
         graph: str,
         pcm: np.ndarray,
-        rate: float,
+        sample_rate: float,
         *,
         params: dict[str, float] | None = None,
         slot: int = 0,
@@ -128,17 +130,38 @@ class VoiceManager:
         tag: str = "",
         meta: dict[str, Any] | None = None,
     ) -> Voice:
-        """Start ``pcm`` (mono float32, -1..1, ``rate`` Hz) through voice graph ``graph``.
+        """Start ``pcm`` through voice graph ``graph``.
 
-        ``slot`` selects the instance of every submix the graph sends to; ``band`` is the
-        ducking band on the destination bus; ``params`` are initial ``"NODE.param"`` values
-        (they jump, they do not ramp).
+        Parameters
+        ----------
+        graph:
+            A voice graph's name (loaded by :meth:`~audio.core.engine.Engine.prepare`).
+        pcm:
+            The source: mono float32 samples in -1..1.
+        sample_rate:
+            The source's sample rate, Hz (the graph's resampler converts it to the engine's).
+        params:
+            Initial ``"NODE.param"`` values, in each parameter's unit (they jump, they do not
+            ramp).
+        slot:
+            The instance of every submix the graph sends to (an emitter's, a stream's).
+        band:
+            The ducking band on the destination bus.
+        tag:
+            A label for logs and UIs.
+        meta:
+            Free fields a UI shows (speaker, clip, take...).
+
+        Returns
+        -------
+        Voice
+            The handle; a voice over the graph's budget steals the oldest audible one.
         """
         pcm = np.asarray(pcm, dtype=np.float32)
         if pcm.ndim != 1:
             raise ValueError(f"a voice source is mono: expected a 1-D array, got shape {pcm.shape}")
-        if rate <= 0:
-            raise ValueError(f"sample rate must be > 0 Hz, got {rate}")
+        if sample_rate <= 0:
+            raise ValueError(f"sample rate must be > 0 Hz, got {sample_rate}")
         bank = self.mixer.voice_bank(graph)
         self._reclaim(graph, bank)
         live = self._live[graph]
@@ -150,7 +173,7 @@ class VoiceManager:
         free = bank.free_slots()
         inst = int(free[0]) if free.shape[0] else self._cut_fading(graph, bank)
         bank.alloc(inst)
-        bank.load_source(inst, pcm, rate, self.start_silence)
+        bank.load_source(inst, pcm, sample_rate, self.start_silence)
         bank.band[inst] = band
         for node, to in bank.routes():
             if to.startswith("submix:"):
@@ -165,7 +188,7 @@ class VoiceManager:
             slot,
             band,
             tag,
-            float(rate),
+            float(sample_rate),
             int(pcm.shape[0]),
             self.now,
             bank,

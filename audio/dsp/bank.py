@@ -213,14 +213,14 @@ class GraphBank:
     def free_slots(self) -> np.ndarray:
         return np.flatnonzero(~self.active)
 
-    def load_source(self, v: int, pcm: np.ndarray, rate: float, wait: int) -> None:
-        """Give voice instance ``v`` its mono float32 source at ``rate`` Hz."""
+    def load_source(self, v: int, pcm: np.ndarray, sample_rate: float, wait: int) -> None:
+        """Give voice instance ``v`` its mono float32 source at ``sample_rate`` Hz."""
         assert self._rsp is not None
         if self.src_off[v] >= 0:
             self.pool.release(int(self.src_off[v]))
         self.src_off[v] = self.pool.add(np.asarray(pcm, dtype=np.float32))
         self.src_len[v] = pcm.shape[0]
-        self.rate[v] = float(rate)
+        self.rate[v] = float(sample_rate)
         self.ipos[v] = self.frac[v] = 0
         self.wait[v] = wait
         self.rel_left[v] = 0

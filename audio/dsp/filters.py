@@ -2,9 +2,10 @@
 
 Retail analysis (spec 5.4): parameters are float32; the angle is
 ``w = f32(f32(fc / fs) * f32(2*pi))`` (``fc`` rounded to float32 when it is set, so
-``fc / fs`` is one float32 division); ``s = f32(sin w)``, ``c = f32(cos w)`` (trig in double,
-rounded once); every other step is one float32 operation. ``b``/``a`` are normalised so
-``a0 == 1``; the kernel (:mod:`audio.dsp.kernels`) stores ``b0, b1, b2, a1, a2``.
+``fc / fs`` is one float32 division; ``fs`` = the engine's sample rate, Hz); ``s = f32(sin w)``,
+``c = f32(cos w)`` (trig in double, rounded once); every other step is one float32 operation.
+``b``/``a`` are normalised so ``a0 == 1``; the kernel (:mod:`audio.dsp.kernels`) stores
+``b0, b1, b2, a1, a2``.
 
 * HI20 / LI20 (RBJ at Q = 1): ``alpha = 0.5*s``, ``a0 = 1 + alpha``, ``inv = 1/a0``,
   ``a1 = (-2*c)*inv``, ``a2 = (1 - alpha)*inv``, ``n = 1 - c`` (LPF) / ``1 + c`` (HPF),
@@ -60,9 +61,9 @@ _FLAGS: Any = dict(cache=True, nogil=True, fastmath=False, _nrt=False)
 
 
 @nb.njit(**_FLAGS)
-def angle(fc: float, fs: float) -> np.float32:
-    """``w = f32(f32(fc) / f32(fs) * f32(2*pi))`` in radians (float32, each step rounded)."""
-    ratio = np.float32(fc) / np.float32(fs)
+def angle(fc: float, sample_rate: float) -> np.float32:
+    """``w = f32(f32(fc) / f32(sample_rate) * f32(2*pi))`` in radians (float32, each step rounded)."""
+    ratio = np.float32(fc) / np.float32(sample_rate)
     return ratio * np.float32(TWO_PI_F32)
 
 
@@ -74,12 +75,12 @@ def _trig(w: np.float32) -> tuple:
 
 
 @nb.njit(**_FLAGS)
-def pass_coefs(cutoff_hz: float, fs: float, high: bool, out: np.ndarray) -> bool:
+def pass_coefs(cutoff_hz: float, sample_rate: float, high: bool, out: np.ndarray) -> bool:
     """HI20 (``high``) or LI20 coefficients into float32 ``out[0:5] = b0, b1, b2, a1, a2``;
     returns False when the filter bypasses (then ``out`` is left as it was)."""
     lo_w = np.float32(HPF_BYPASS_W)
     hi_w = np.float32(LPF_BYPASS_W)
-    w = angle(cutoff_hz, fs)
+    w = angle(cutoff_hz, sample_rate)
     if w != w:
         return False
     if high:
@@ -109,14 +110,14 @@ def pass_coefs(cutoff_hz: float, fs: float, high: bool, out: np.ndarray) -> bool
 
 
 @nb.njit(**_FLAGS)
-def peaking_coefs(centre_hz: float, gain: float, q: float, fs: float, out: np.ndarray) -> bool:
+def peaking_coefs(centre_hz: float, gain: float, q: float, sample_rate: float, out: np.ndarray) -> bool:
     """PI20 coefficients into float32 ``out[0:5] = b0, b1, b2, a1, a2``; False when bypassed.
 
     ``gain`` is LINEAR (A = sqrt(gain): the response at the centre equals ``gain``)."""
     g = np.float32(gain)
     if g == np.float32(1.0):
         return False
-    w = angle(centre_hz, fs)
+    w = angle(centre_hz, sample_rate)
     qq = np.float32(q)
     if w != w or qq != qq or g != g:
         return False
@@ -147,32 +148,32 @@ def _ba(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def peaking(
-    centre_hz: float, gain: float, q: float, fs: float = 48_000
+    centre_hz: float, gain: float, q: float, sample_rate: float = 48_000
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """``(b, a)`` of PI20 (its float32 values, as float64 arrays), or None when it bypasses."""
     c = np.zeros(5, dtype=np.float32)
-    return _ba(c) if peaking_coefs(float(centre_hz), float(gain), float(q), float(fs), c) else None
+    return _ba(c) if peaking_coefs(float(centre_hz), float(gain), float(q), float(sample_rate), c) else None
 
 
-def highpass(cutoff_hz: float, fs: float = 48_000) -> tuple[np.ndarray, np.ndarray] | None:
+def highpass(cutoff_hz: float, sample_rate: float = 48_000) -> tuple[np.ndarray, np.ndarray] | None:
     """``(b, a)`` of HI20 at ``cutoff_hz``, or None when it bypasses."""
     c = np.zeros(5, dtype=np.float32)
-    return _ba(c) if pass_coefs(float(cutoff_hz), float(fs), True, c) else None
+    return _ba(c) if pass_coefs(float(cutoff_hz), float(sample_rate), True, c) else None
 
 
-def lowpass(cutoff_hz: float, fs: float = 48_000) -> tuple[np.ndarray, np.ndarray] | None:
+def lowpass(cutoff_hz: float, sample_rate: float = 48_000) -> tuple[np.ndarray, np.ndarray] | None:
     """``(b, a)`` of LI20 at ``cutoff_hz``, or None when it bypasses."""
     c = np.zeros(5, dtype=np.float32)
-    return _ba(c) if pass_coefs(float(cutoff_hz), float(fs), False, c) else None
+    return _ba(c) if pass_coefs(float(cutoff_hz), float(sample_rate), False, c) else None
 
 
 def magnitude(
-    ba: tuple[np.ndarray, np.ndarray] | None, freq_hz: float | np.ndarray, fs: float = 48_000
+    ba: tuple[np.ndarray, np.ndarray] | None, freq_hz: float | np.ndarray, sample_rate: float = 48_000
 ) -> np.ndarray:
     """|H(f)| of a biquad's coefficients (1.0 for a bypassed one), for plots."""
     f = np.atleast_1d(np.asarray(freq_hz, dtype=float))
     if ba is None:
         return np.ones_like(f)
     b, a = ba
-    z = np.exp(-1j * 2 * np.pi * f / fs)
+    z = np.exp(-1j * 2 * np.pi * f / sample_rate)
     return np.abs((b[0] + b[1] * z + b[2] * z * z) / (a[0] + a[1] * z + a[2] * z * z))

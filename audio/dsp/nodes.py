@@ -144,7 +144,7 @@ class Node(ABC):
         Instances in the bank.
     ch_in, ch_out : int
         Channels read and written.
-    fs : int
+    sample_rate : int
         Engine sample rate (Hz).
     layout : int
         Output layout code (0 stereo, 1 5.1).
@@ -173,14 +173,14 @@ class Node(ABC):
         cap: int,
         ch_in: int,
         ch_out: int,
-        fs: int,
+        sample_rate: int,
         layout: int,
         max_block: int,
         inp: np.ndarray | None,
     ) -> None:
         self.spec = spec
         self.ch_out = ch_out
-        self.fs = fs
+        self.sample_rate = sample_rate
         self.layout = layout
         self.defaults = dict(spec.params)
         self.params = {p: np.full(cap, self.defaults[p], dtype=np.float64) for p in self.PARAMS}
@@ -263,7 +263,7 @@ class Resampler(Node):
     def _state(self, cap: int, ch_in: int, ch_out: int, max_block: int) -> None:
         self.src_off = np.full(cap, -1, dtype=np.int64)
         self.src_len = np.zeros(cap, dtype=np.int64)
-        self.rate = np.full(cap, float(self.fs))
+        self.rate = np.full(cap, float(self.sample_rate))
         self.ipos = np.zeros(cap, dtype=np.int64)
         self.frac = np.zeros(cap, dtype=np.int64)
         self.rstep = np.zeros(cap, dtype=np.int64)
@@ -289,7 +289,7 @@ class Resampler(Node):
             self.dirty,
             self.params["pitch"],
             self.rate,
-            float(self.fs),
+            float(self.sample_rate),
             self.rstep,
             self.ipos,
             self.frac,
@@ -414,7 +414,7 @@ class Peak(Biquad):
             p["centre_hz"],
             p["gain"],
             p["q"],
-            float(self.fs),
+            float(self.sample_rate),
             self.coefs,
             self.bypass,
             self.state,
@@ -439,7 +439,7 @@ class _Pass(Biquad):
             act,
             self.dirty,
             self.params["cutoff_hz"],
-            float(self.fs),
+            float(self.sample_rate),
             self.high,
             self.coefs,
             self.bypass,
@@ -567,7 +567,7 @@ class Delay(Node):
     lane_input = True
 
     def _state(self, cap: int, ch_in: int, ch_out: int, max_block: int) -> None:
-        size = 1 << int(np.ceil(np.log2(np.ceil(self.defaults["max_seconds"] * self.fs) + 1)))
+        size = 1 << int(np.ceil(np.log2(np.ceil(self.defaults["max_seconds"] * self.sample_rate) + 1)))
         self.buf = np.zeros((cap, ch_in, size), dtype=np.float32)
         self.widx = np.zeros(cap, dtype=np.int64)
         self.dcur = np.zeros(cap, dtype=np.int64)
@@ -587,7 +587,7 @@ class Delay(Node):
             n,
             self.dirty,
             self.params["seconds"],
-            float(self.fs),
+            float(self.sample_rate),
             self.buf,
             self.widx,
             self.dcur,

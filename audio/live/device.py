@@ -303,6 +303,7 @@ class LivePlayer:
 
     # -- audio side --------------------------------------------------------------------
     def _callback(self, outdata: np.ndarray, frames: int, time_info: Any, status: Any) -> None:
+        # ``frames`` is sounddevice's name for the callback block's length in samples
         t0 = time.perf_counter_ns()
         m = self.cb
         i = m.count % m.capacity
@@ -603,8 +604,9 @@ class RecordWriter(_Streamer):
     def __init__(self, path: str | Path, sample_rate: int, channels: int = 2, flush_s: float = 0.25) -> None:
         super().__init__("barkbus-record", flush_s)
         self.path = Path(path)
-        self.rate, self.channels = int(sample_rate), int(channels)
-        self.frames = 0
+        self.sample_rate, self.channels = int(sample_rate), int(channels)
+        self.samples = 0
+        """Samples (per channel) written so far."""
         self.full = False
         self._q: collections.deque[np.ndarray] = collections.deque()
         self._fh = self.path.open("wb")
@@ -612,10 +614,10 @@ class RecordWriter(_Streamer):
         self._fh.flush()
         self._thread.start()
 
-    def _header(self, frames: int) -> bytes:
-        ch, rate = self.channels, self.rate
-        data = frames * ch * 4
-        fmt = struct.pack("<HHIIHHH", 3, ch, rate, rate * ch * 4, ch * 4, 32, 0)
+    def _header(self, samples: int) -> bytes:
+        ch, sample_rate = self.channels, self.sample_rate
+        data = samples * ch * 4
+        fmt = struct.pack("<HHIIHHH", 3, ch, sample_rate, sample_rate * ch * 4, ch * 4, 32, 0)
         return (
             b"RIFF"
             + struct.pack("<I", self._HEADER - 8 + data)
@@ -624,28 +626,28 @@ class RecordWriter(_Streamer):
             + struct.pack("<I", 18)
             + fmt
             + b"fact"
-            + struct.pack("<II", 4, frames)
+            + struct.pack("<II", 4, samples)
             + b"data"
             + struct.pack("<I", data)
         )
 
     def push(self, start: int, block: np.ndarray) -> None:
-        """Queue a copy of ``block`` ((frames, channels) float32); ``on_block`` callback shape."""
+        """Queue a copy of ``block`` ((samples, channels) float32); ``on_block`` callback shape."""
         self._q.append(np.array(block, dtype="<f4", copy=True))
 
     def _flush(self) -> None:
         limit = (2**32 - 1 - self._HEADER) // (self.channels * 4)
         while self._q:
             blk = self._q.popleft()
-            if self.frames + blk.shape[0] > limit:
+            if self.samples + blk.shape[0] > limit:
                 self.full = True
                 self._q.clear()
                 break
             self._fh.write(blk.tobytes())
-            self.frames += blk.shape[0]
+            self.samples += blk.shape[0]
         self._fh.flush()
         self._fh.seek(0)
-        self._fh.write(self._header(self.frames))
+        self._fh.write(self._header(self.samples))
         self._fh.seek(0, os.SEEK_END)
         self._fh.flush()
 

@@ -442,7 +442,7 @@ class PlaySystem(GameSystem):
             return None
 
     def _start(self, ev: PlayEvent, got: tuple[np.ndarray, int], bus: EventBus, late: int = 0) -> None:
-        pcm, rate = got
+        pcm, sample_rate = got
         state: dict[str, Any] = {"countdown": 0, "delay": None}
         try:
             params = self._params(ev, state)
@@ -452,7 +452,12 @@ class PlaySystem(GameSystem):
         slot = self.slots[self._next_slot % len(self.slots)]
         self._next_slot += 1
         v = self.engine.voices.start(
-            "play_voice", pcm, rate, slot=slot, params=params, tag=f"play:{ev.emitter}:{Path(ev.file).name}"
+            "play_voice",
+            pcm,
+            sample_rate,
+            slot=slot,
+            params=params,
+            tag=f"play:{ev.emitter}:{Path(ev.file).name}",
         )
         self.voices.append((v, ev, state))
         more = {"late_ms": round(1000.0 * late / self.engine.sample_rate, 1)} if late else {}
@@ -529,9 +534,9 @@ class PlaySystem(GameSystem):
 
 
 def _decode_mono(path: Path) -> tuple[np.ndarray, int]:
-    """A regular file decoded to mono float32 and its rate (see :meth:`PlaySystem.preload`)."""
-    data, rate = decode_file(check_regular(path))
-    return data.mean(axis=1).astype(np.float32), int(rate)
+    """A regular file decoded to mono float32 and its sample rate, Hz (see :meth:`PlaySystem.preload`)."""
+    data, sample_rate = decode_file(check_regular(path))
+    return data.mean(axis=1).astype(np.float32), int(sample_rate)
 
 
 def _is_file(path: Path | None) -> bool:

@@ -74,7 +74,13 @@ def register(subparsers: Any) -> None:
         "--no-audio", action="store_true", help="null output: render in real time without a device"
     )
     p.add_argument("--ahead", type=int, default=2, help="blocks rendered ahead of the callback (default 2)")
-    p.add_argument("--rate", type=int, default=SAMPLE_RATE, help=f"sample rate, Hz (default {SAMPLE_RATE})")
+    p.add_argument(
+        "--rate",
+        dest="sample_rate",
+        type=int,
+        default=SAMPLE_RATE,
+        help=f"sample rate, Hz (default {SAMPLE_RATE})",
+    )
     p.add_argument("--block", type=int, default=BLOCK, help=f"block size, samples (default {BLOCK})")
     p.add_argument("--osc", action="store_true", help="accept OSC control (see audio.port.osc for addresses)")
     p.add_argument("--osc-host", default="127.0.0.1", help="OSC bind address (default 127.0.0.1)")
@@ -203,7 +209,7 @@ def _open_port(args: argparse.Namespace) -> tuple[Any, Any]:
     allow = [str(a) for a in args.allow or []]
     if args.scenario is not None:
         port, duration = open_scenario(
-            args.scenario, args.seed, sample_rate=args.rate, block=args.block, allow=allow
+            args.scenario, args.seed, sample_rate=args.sample_rate, block=args.block, allow=allow
         )
         if args.seconds is None:
             return port, lambda: port.now >= duration
@@ -212,7 +218,7 @@ def _open_port(args: argparse.Namespace) -> tuple[Any, Any]:
         game=args.game,
         install=args.install,
         seed=args.seed or 0,
-        sample_rate=args.rate,
+        sample_rate=args.sample_rate,
         block=args.block,
         allow=allow,
     )
@@ -222,8 +228,8 @@ def _open_port(args: argparse.Namespace) -> tuple[Any, Any]:
 def _check_args(args: argparse.Namespace) -> str | None:
     if args.block < 1 or args.block > 16384:
         return f"--block must be 1..16384 samples, got {args.block}"
-    if args.rate < 8000 or args.rate > 384000:
-        return f"--rate must be 8000..384000 Hz, got {args.rate}"
+    if args.sample_rate < 8000 or args.sample_rate > 384000:
+        return f"--rate must be 8000..384000 Hz, got {args.sample_rate}"
     if args.ahead < 1 or args.ahead > 64:
         return f"--ahead must be 1..64 blocks, got {args.ahead}"
     if args.seed is not None and args.seed < 0:
@@ -455,7 +461,7 @@ def _finish(
             problems.append(str(exc))
     if record is not None:
         print(
-            f"rendered audio written to {args.record} ({record.frames} samples"
+            f"rendered audio written to {args.record} ({record.samples} samples"
             + (", stopped at the 4 GiB WAV limit)" if record.full else ")")
         )
     if capture is not None:

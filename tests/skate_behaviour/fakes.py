@@ -136,8 +136,8 @@ class FakeWorld:
 class FakeVoice:
     id: int
     graph: str
-    frames: int
-    rate: int
+    length: int
+    sample_rate: int
     slot: int
     tag: str
     params: dict
@@ -149,7 +149,7 @@ class FakeVoice:
     def done(self) -> bool:
         if self.stopped:
             return True
-        return self.engine.now >= self.started_at + int(self.frames * 48000 / self.rate)
+        return self.engine.now >= self.started_at + int(self.length * 48000 / self.sample_rate)
 
 
 class FakeVoices:
@@ -159,12 +159,12 @@ class FakeVoices:
         self.sets: list[tuple[int, dict]] = []
         self.stops: list[int] = []
 
-    def start(self, graph, pcm, rate, *, params=None, slot=0, band=0, tag="", meta=None):
+    def start(self, graph, pcm, sample_rate, *, params=None, slot=0, band=0, tag="", meta=None):
         v = FakeVoice(
             len(self.started),
             graph,
             len(pcm),
-            rate,
+            sample_rate,
             slot,
             tag,
             dict(params or {}),

@@ -66,7 +66,7 @@ def table(name: str, events: list[EventRecord], speakers: tuple[str, ...] = ("Ch
 class FakeVoice:
     id: int
     pcm_len: int
-    rate: int
+    sample_rate: int
     band: int
     tag: str
     playing: bool = True
@@ -81,7 +81,7 @@ class FakeVoices:
         self,
         graph: str,
         pcm: np.ndarray,
-        rate: int,
+        sample_rate: int,
         *,
         band: int = 0,
         tag: str = "",
@@ -90,7 +90,7 @@ class FakeVoices:
         meta: dict[str, Any] | None = None,
     ) -> FakeVoice:
         self.started.append((graph, band, len(pcm), tag))
-        return FakeVoice(len(self.started), len(pcm), rate, band, tag)
+        return FakeVoice(len(self.started), len(pcm), sample_rate, band, tag)
 
     def stop(self, voice: FakeVoice, fade: bool = True) -> None:
         self.stopped.append(voice.id)
@@ -148,9 +148,9 @@ class FakeEngine:
 class SilentLines:
     """A LineSource of synthetic PCM: each message id lasts ``seconds`` at 24 kHz."""
 
-    def __init__(self, seconds: float | dict[str, float] = 0.5, rate: int = 24_000) -> None:
-        self.seconds, self.rate = seconds, rate
+    def __init__(self, seconds: float | dict[str, float] = 0.5, sample_rate: int = 24_000) -> None:
+        self.seconds, self.sample_rate = seconds, sample_rate
 
     def line(self, message_id: str) -> tuple[np.ndarray, int] | None:
         s = self.seconds.get(message_id, 0.5) if isinstance(self.seconds, dict) else self.seconds
-        return np.zeros(int(s * self.rate), np.float32), self.rate
+        return np.zeros(int(s * self.sample_rate), np.float32), self.sample_rate

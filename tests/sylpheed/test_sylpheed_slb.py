@@ -95,7 +95,7 @@ def test_raw_xma_needs_a_rate_and_bad_packets_are_rejected():
     pkt[4:6] = b"\x40\x00"  # 15-bit frame length 0x2000
     rep = probe_slb(bytes(pkt))
     assert rep.findings and rep.findings[0].kind == "xma"
-    with pytest.raises(UnsupportedError, match="raw_rate"):
+    with pytest.raises(UnsupportedError, match="raw_sample_rate"):
         decode_slb(bytes(pkt))
     bad = bytearray(pkt)
     struct.pack_into(">I", bad, 0, (1 << 26) | (0x7FF0 << 11))
@@ -108,6 +108,6 @@ def test_probe_fuzz_never_raises_and_decode_raises_only_format_errors(tail, magi
     data = magic + tail
     probe_slb(data)
     try:
-        decode_slb(data, raw_rate=24_000)
+        decode_slb(data, raw_sample_rate=24_000)
     except FormatError:
         pass

@@ -41,20 +41,20 @@ MAX_RMF_BYTES = 64 << 20
 
 
 def decode_clip(path: Path) -> tuple[np.ndarray, int]:
-    """A clip as mono float32 and its rate through the codec layer's fallback chain
+    """A clip as mono float32 and its sample rate through the codec layer's fallback chain
     (:func:`audio.containers.fallback.decode_file`: soundfile, our codecs by signature, vgmstream);
     FormatError if nothing decodes it."""
     from audio.containers.fallback import decode_file
 
     try:
-        pcm, rate = decode_file(path)
+        pcm, sample_rate = decode_file(path)
     except FormatError:
         raise
     except Exception as exc:
         raise FormatError(path, None, "an audio file the codec layer decodes", str(exc)) from None
     pcm = np.asarray(pcm, np.float32)
     mono = pcm.mean(axis=1) if pcm.ndim == 2 else pcm.reshape(-1)
-    return np.ascontiguousarray(mono, np.float32), int(rate)
+    return np.ascontiguousarray(mono, np.float32), int(sample_rate)
 
 
 class RmfSource:
@@ -324,12 +324,12 @@ class RadiataTalkSystem(GameSystem):
         if isinstance(got, FormatError):
             self._decide("NoClip", sound_id=clip.sound_id, file=talk.file, packet=talk.packet, error=str(got))
             return None
-        pcm, rate = got
+        pcm, sample_rate = got
         who = self.label(talk.speaker_id)
         return self.engine.voices.start(
             self.graph,
             pcm,
-            rate,
+            sample_rate,
             params={"Gai0.gain": self.settings.voice_gain},
             tag=f"radiata:{who}:{entry.audio.stem}",
             meta={

@@ -116,9 +116,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         p = sub.add_parser(
             name,
             help=f"{what} (encoded as EA-XMA2) and write a new install",
-            description=f"{what.capitalize()}: the audio is resampled to the clip's rate, mixed to its "
-            "channel count, encoded as EA-XMA2 (codec 3, the game's) and a new install is written with "
-            "the bank's .dat/.hdr/.sth archives rebuilt; every other take is kept byte for byte. "
+            description=f"{what.capitalize()}: the audio is resampled to the clip's sample rate, mixed "
+            "to its channel count, encoded as EA-XMA2 (codec 3, the game's) and a new install is written "
+            "with the bank's .dat/.hdr/.sth archives rebuilt; every other take is kept byte for byte. "
             "Console acceptance of barkbus's XMA2 is not verified.",
         )
         _add_root(p)
@@ -147,7 +147,7 @@ def cmd_edit(args: argparse.Namespace) -> int:
     with inst:
         clip = bank.clip(args.clip)
         like = clip.takes[0] if clip.takes else None
-        rate = like.sample_rate if like is not None else 36_000
+        sample_rate = like.sample_rate if like is not None else 36_000
         channels = like.channels if like is not None else 1
         try:
             x, sr = sf.read(args.audio, dtype="float64", always_2d=True)
@@ -156,19 +156,19 @@ def cmd_edit(args: argparse.Namespace) -> int:
         x = x.mean(axis=1, keepdims=True) if channels == 1 or x.shape[1] != channels else x
         if x.shape[1] != channels:
             x = np.repeat(x, channels, axis=1)
-        if int(sr) != rate:
+        if int(sr) != sample_rate:
             from math import gcd
 
-            g = gcd(int(sr), rate)
-            x = resample_poly(x, rate // g, int(sr) // g, axis=0)
-        take = encode_take(x.astype(np.float32), rate, args.bitrate)
+            g = gcd(int(sr), sample_rate)
+            x = resample_poly(x, sample_rate // g, int(sr) // g, axis=0)
+        take = encode_take(x.astype(np.float32), sample_rate, args.bitrate)
         if args.edit == "replace":
             specs = edited_clips(inst, args.bank, clip.name, replace=(args.take, take))
         else:
             specs = edited_clips(inst, args.bank, clip.name, add=take)
         path = write_edited_install(Path(args.root), args.output, args.bank, specs, inst)
     count = next(len(t) for n, _, t in specs if n == clip.name)
-    print(f"{path}: {clip.name} now has {count} takes ({x.shape[0] / rate:.2f} s new line, EA-XMA2)")
+    print(f"{path}: {clip.name} now has {count} takes ({x.shape[0] / sample_rate:.2f} s new line, EA-XMA2)")
     return 0
 
 
@@ -282,10 +282,10 @@ def cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_wav(path: Path, pcm: np.ndarray, rate: int) -> None:
+def _write_wav(path: Path, pcm: np.ndarray, sample_rate: int) -> None:
     from audio.core.outputs import write_audio
 
-    write_audio(path, np.asarray(pcm, np.float32).reshape(len(pcm), -1), rate)
+    write_audio(path, np.asarray(pcm, np.float32).reshape(len(pcm), -1), sample_rate)
 
 
 def cmd_decode(args: argparse.Namespace) -> int:
@@ -296,10 +296,10 @@ def cmd_decode(args: argparse.Namespace) -> int:
     name, _, take = args.clip.partition(":")
     inst, bank = _open(args)
     with inst:
-        pcm, rate = bank.decode_take(bank.clip(name), int(take or 0))
-        _write_wav(args.output, pcm, rate)
+        pcm, sample_rate = bank.decode_take(bank.clip(name), int(take or 0))
+        _write_wav(args.output, pcm, sample_rate)
         print(
-            f"{args.output}: {len(pcm)} samples at {rate} Hz ({len(pcm) / rate:.2f} s)",
+            f"{args.output}: {len(pcm)} samples at {sample_rate} Hz ({len(pcm) / sample_rate:.2f} s)",
             file=sys.stderr if is_stdio(args.output) else sys.stdout,
         )
     return 0
@@ -321,11 +321,11 @@ def _export_clip(name: str, out_dir: str) -> tuple[str, int, list[str]]:
     errors, written = [], 0
     for t in c.takes:
         try:
-            pcm, rate = bank.decode_take(c, t.index)
+            pcm, sample_rate = bank.decode_take(c, t.index)
         except FormatError as exc:
             errors.append(f"{c.name}:{t.index}: {exc}")
             continue
-        _write_wav(Path(out_dir) / c.name / f"{t.index}.wav", pcm, rate)
+        _write_wav(Path(out_dir) / c.name / f"{t.index}.wav", pcm, sample_rate)
         written += 1
     return name, written, errors
 

@@ -114,7 +114,7 @@ FRAME_RATE = 30
 
 
 class TakeSource(Protocol):
-    """Where the system gets audio: a take's PCM (float32 mono, -1..1, rate Hz) and clip names."""
+    """Where the system gets audio: a take's PCM (float32 mono, -1..1, ``sample_rate`` Hz) and clip names."""
 
     def pcm(self, clip_id: int, take: int) -> tuple[np.ndarray, int]: ...
 
@@ -664,7 +664,7 @@ class SkateSpeechSystem(GameSystem):
                 return
             name = src.clip_name(clip_id)
             try:
-                pcm, rate = src.pcm(clip_id, take)
+                pcm, sample_rate = src.pcm(clip_id, take)
             except (BarkbusError, OSError) as exc:  # a take that does not decode costs this line only
                 self._take_fault(line, name, take, exc, detail)
                 return
@@ -675,7 +675,7 @@ class SkateSpeechSystem(GameSystem):
             self.voices[line.slot] = engine.voices.start(
                 VOICE_GRAPH,
                 np.asarray(pcm, np.float32),
-                int(rate),
+                int(sample_rate),
                 params=params,
                 slot=line.slot,
                 tag=f"skate:{req.ped}:{name}#{take}",

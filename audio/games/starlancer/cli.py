@@ -209,15 +209,15 @@ def _encode(args: argparse.Namespace) -> int:
 
     from audio.games.starlancer.formats.ut import decode_ut, encode_ut
 
-    x, rate = sf.read(args.file, dtype="float32", always_2d=True)
-    data = encode_ut(x.mean(axis=1), int(rate), tag=args.tag)
+    x, sample_rate = sf.read(args.file, dtype="float32", always_2d=True)
+    data = encode_ut(x.mean(axis=1), int(sample_rate), tag=args.tag)
     args.output.write_bytes(data)
     y = decode_ut(data, str(args.output))
     ref = np.asarray(sf.read(args.file, dtype="float32", always_2d=True)[0].mean(axis=1))
     seconds = len(y) / 22050
     kbps = 8 * len(data) / max(seconds, 1e-9) / 1000
     msg = f"{args.output}: {len(data)} bytes for {seconds:.3f} s ({kbps:.1f} kbit/s)"
-    if int(rate) == 22050 and len(ref) == len(y):
+    if int(sample_rate) == 22050 and len(ref) == len(y):
         err = float(np.sum((ref - y) ** 2))
         msg += f", waveform SNR {10 * np.log10(float(np.sum(ref**2)) / max(err, 1e-20)):.2f} dB"
     print(msg)

@@ -115,11 +115,11 @@ def _slb_decode(args: argparse.Namespace) -> int:
 
     check_outputs({"-o": (args.output, "audio")})
     data, label = _member(args)
-    pcm, rate = decode_slb(data, label, args.entry, raw_rate=args.rate)
-    write_audio(args.output, np.asarray(pcm, np.float32), rate)
+    pcm, sample_rate = decode_slb(data, label, args.entry, raw_sample_rate=args.sample_rate)
+    write_audio(args.output, np.asarray(pcm, np.float32), sample_rate)
     print(
-        f"{args.output}: {pcm.shape[0]} samples x {pcm.shape[1]} ch at {rate} Hz "
-        f"({pcm.shape[0] / rate:.3f} s)",
+        f"{args.output}: {pcm.shape[0]} samples x {pcm.shape[1]} ch at {sample_rate} Hz "
+        f"({pcm.shape[0] / sample_rate:.3f} s)",
         file=sys.stderr if is_stdio(args.output) else sys.stdout,
     )
     return 0
@@ -369,13 +369,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     a.add_argument("file", help="file, or install member with --root")
     a.add_argument("--root", default=None, help='install folder or "demo": FILE names a member of it')
     a.add_argument("--entry", type=int, default=0, help="wave bank entry index (default 0)")
-    a.add_argument("--rate", type=int, default=None, help="sample rate (Hz) for raw XMA packets")
+    a.add_argument(
+        "--rate", dest="sample_rate", type=int, default=None, help="sample rate (Hz) for raw XMA packets"
+    )
     a.add_argument("-o", "--output", type=Path, required=True, help="output .wav")
     a.set_defaults(func=_slb_decode)
     a = sub.add_parser(
         "slb-replace",
         help="replace one wave bank entry of a loose .slb with a new line (XMA2) and write a new file",
-        description="Encode AUDIO as XMA2 at the entry's rate and channel count (resampled and mixed "
+        description="Encode AUDIO as XMA2 at the entry's sample rate and channel count (resampled and mixed "
         "as needed) and write a new .slb with every other entry kept as stored. Only an .slb that "
         "is a wave bank from offset 0 can be rewritten. Console acceptance of barkbus's XMA2 is "
         "not verified.",

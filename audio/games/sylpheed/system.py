@@ -296,13 +296,13 @@ class SylpheedChatterSystem(GameSystem):
         eng = self.engine
         frames = self.missing_line_frames
         if got is not None:
-            pcm, rate = got
+            pcm, sample_rate = got
             pcm = np.asarray(pcm, np.float32).reshape(-1)
-            frames = frames_of(len(pcm), rate)
+            frames = frames_of(len(pcm), sample_rate)
             node.handle = eng.voices.start(
                 self.graph,
                 pcm,
-                rate,
+                sample_rate,
                 band=node.priority,
                 tag=f"sylpheed:{node.speaker}:{node.message}",
                 meta={

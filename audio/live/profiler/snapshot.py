@@ -113,10 +113,10 @@ class Snapshot:
         panels: list[dict[str, Any]] | None = None,
         voices_total: int = 0,
         extra: dict[str, Any] | None = None,
-        rate: float = 48000.0,
+        sample_rate: float = 48000.0,
     ) -> None:
         self.seq, self.t, self.groups, self.buses, self.panels = seq, t, groups, buses, panels
-        self.voices_total, self.extra, self.rate = voices_total, extra or {}, rate
+        self.voices_total, self.extra, self.sample_rate = voices_total, extra or {}, sample_rate
         self._voices: list[dict[str, Any]] | None = None
         self._json: str | None = None
 
@@ -124,7 +124,7 @@ class Snapshot:
     def voices(self) -> list[dict[str, Any]]:
         """The listed voices as the page shows them, oldest first."""
         if self._voices is None:
-            rows = [r for g in self.groups for r in voice_rows(g, self.rate)]
+            rows = [r for g in self.groups for r in voice_rows(g, self.sample_rate)]
             rows.sort(key=lambda r: r["id"])
             self._voices = rows
         return self._voices
@@ -213,7 +213,7 @@ def gather(voices: list[Any], info: _GraphInfo) -> VoiceGroup:
     )
 
 
-def voice_rows(g: VoiceGroup, rate: float) -> list[dict[str, Any]]:
+def voice_rows(g: VoiceGroup, sample_rate: float) -> list[dict[str, Any]]:
     """The rows of one :class:`VoiceGroup` as the page shows them (any thread)."""
     peaks, ipos = g.peaks.tolist(), g.ipos.tolist()
     centre = g.centre.tolist() if g.centre is not None else None
@@ -223,7 +223,7 @@ def voice_rows(g: VoiceGroup, rate: float) -> list[dict[str, Any]]:
     for k, v in enumerate(g.voices):
         meta = v.meta or {}
         system, speaker = split_tag(v.tag, meta)
-        vr = v.rate or 1.0
+        vr = v.sample_rate or 1.0
         row: dict[str, Any] = {
             "id": v.id,
             "system": system,
@@ -233,9 +233,9 @@ def voice_rows(g: VoiceGroup, rate: float) -> list[dict[str, Any]]:
             "graph": v.graph,
             "bus": g.bus,
             "slot": v.slot,
-            "t0": round(v.started_at / rate, 4),
+            "t0": round(v.started_at / sample_rate, 4),
             "pos_s": round(ipos[k] / vr, 3),
-            "len_s": round(v.frames / vr, 3),
+            "len_s": round(v.length / vr, 3),
             "peak_db": db(peaks[k]),
             "stopped": v.stopped,
         }
@@ -279,9 +279,9 @@ class SnapshotPublisher:
         keep: int = 65536,
     ) -> None:
         self.engine = engine
-        self.rate = float(engine.sample_rate)
+        self.sample_rate = float(engine.sample_rate)
         self.block = int(engine.block)
-        self.every = max(1, round(self.rate / self.block / rate_hz))
+        self.every = max(1, round(self.sample_rate / self.block / rate_hz))
         self.panel_every = max(1, round(rate_hz / panel_hz))
         self.max_voices = max_voices
         self.latest: Snapshot | None = None
@@ -365,7 +365,17 @@ class SnapshotPublisher:
         system, speaker = split_tag(v.tag, meta)
         clip, take = str(meta.get("clip", v.tag)), str(meta.get("take", ""))
         self.bars.append(
-            Bar(v.id, system, speaker, clip, take, v.slot, v.graph, v.started_at / self.rate, end / self.rate)
+            Bar(
+                v.id,
+                system,
+                speaker,
+                clip,
+                take,
+                v.slot,
+                v.graph,
+                v.started_at / self.sample_rate,
+                end / self.sample_rate,
+            )
         )
 
     def _buses(self) -> list[dict[str, Any]]:
@@ -415,13 +425,13 @@ class SnapshotPublisher:
         panels = self._panels() if self._seq % self.panel_every == 0 else None
         snap = Snapshot(
             self._seq,
-            self.engine.now / self.rate,
+            self.engine.now / self.sample_rate,
             voices,
             self._buses(),
             panels,
             total,
             self._world(),
-            self.rate,
+            self.sample_rate,
         )
         self._seq += 1
         self.latest = snap

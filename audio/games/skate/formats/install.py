@@ -237,7 +237,7 @@ class SpeechBank:
         return t.snr, bytes(self._dat(c)[t.offset : t.offset + t.size])
 
     def decode_take(self, clip: Clip | str, take: int | Take) -> tuple[np.ndarray, int]:
-        """Decode one take to ``(float32 mono samples in -1..1, rate in Hz)``.
+        """Decode one take to ``(float32 mono samples in -1..1, sample_rate in Hz)``.
 
         Uses ``audio.containers.snr.decode_take`` (imported on first use; float32 for every
         codec); several channels are averaged.
@@ -247,11 +247,11 @@ class SpeechBank:
         c = self.clip(clip) if isinstance(clip, str) else clip
         k = take.index if isinstance(take, Take) else take
         head, body = self.take_bytes(c, k)
-        samples, rate = _decode(head, body, f"{self.path}+{c.entry.path}#take{k}")
+        samples, sample_rate = _decode(head, body, f"{self.path}+{c.entry.path}#take{k}")
         pcm = np.asarray(samples, np.float32)
         if pcm.ndim == 2:
             pcm = pcm[:, 0].copy() if pcm.shape[1] == 1 else pcm.mean(axis=1, dtype=np.float32)
-        return pcm, int(rate)
+        return pcm, int(sample_rate)
 
     # -- derived data ------------------------------------------------------------------------------
     @cached_property

@@ -47,9 +47,9 @@ class Take:
 
     @property
     def duration(self) -> float:
-        """Seconds (0 if the rate is 0)."""
-        rate = self.sample_rate
-        return self.num_samples / rate if rate else 0.0
+        """Seconds (0 if the sample rate is 0)."""
+        sample_rate = self.sample_rate
+        return self.num_samples / sample_rate if sample_rate else 0.0
 
 
 def parse_sth(data: bytes | memoryview, dat_size: int, path: str = "<sth>") -> list[Take]:

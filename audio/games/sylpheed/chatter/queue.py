@@ -24,7 +24,7 @@ OUR CHOICES (the seed does not establish them):
   (Sound, Log) is the radio path, Pattern >= 3 (Window, Demo) the comm-window path; each path
   plays one line at a time and the two may overlap. Each tick, after the playing/cooling
   nodes are advanced, every pending node whose path is idle starts, in list order.
-* A line lasts its audio length in frames (``ceil(samples * 60 / rate)``, at least 1); with
+* A line lasts its audio length in frames (``ceil(samples * 60 / sample_rate)``, at least 1); with
   ``hold_effective_time`` (default) it also holds its path for at least EffectiveTime frames
   (node +16 holds EffectiveTime while the line plays, as the seed reports).
 * Ducking level (+20): raised to 1 when a node starts playing while a line of lower
@@ -73,9 +73,10 @@ PATH_SOUND, PATH_WINDOW = "sound", "window"
 FRAME_RATE = 60
 
 
-def frames_of(samples: int, rate: int) -> int:
-    """Frames (60 Hz) a take of ``samples`` at ``rate`` Hz lasts: ``ceil(samples * 60 / rate)``, >= 1."""
-    return max(1, -(-samples * FRAME_RATE // max(1, rate)))
+def frames_of(samples: int, sample_rate: int) -> int:
+    """Console frames (60 Hz) a take of ``samples`` at ``sample_rate`` Hz lasts:
+    ``ceil(samples * 60 / sample_rate)``, >= 1."""
+    return max(1, -(-samples * FRAME_RATE // max(1, sample_rate)))
 
 
 def pick_index(used: int, count: int, r: float) -> int | None:

@@ -72,7 +72,7 @@ class TableSource(Protocol):
 
 
 class LineSource(Protocol):
-    """Audio of a line: message id -> (mono float32 pcm in -1..1, rate Hz), or None if missing."""
+    """Audio of a line: message id -> (mono float32 pcm in -1..1, ``sample_rate`` Hz), or None if missing."""
 
     def line(self, message_id: str) -> tuple[np.ndarray, int] | None: ...
 
@@ -268,5 +268,5 @@ class SylpheedInstall:
         res = self.cues([message_id]).results[message_id]
         if not res.ok:
             raise FormatError(SOUND_PAK, None, f"a recording for {message_id}", res.problem)
-        pcm, rate = decode_slb(self.pak(SOUND_PAK).read(res.path or ""), f"{SOUND_PAK}+{res.path}")
-        return np.ascontiguousarray(pcm.mean(axis=1), dtype=np.float32), rate
+        pcm, sample_rate = decode_slb(self.pak(SOUND_PAK).read(res.path or ""), f"{SOUND_PAK}+{res.path}")
+        return np.ascontiguousarray(pcm.mean(axis=1), dtype=np.float32), sample_rate

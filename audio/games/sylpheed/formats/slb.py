@@ -232,11 +232,16 @@ def probe_slb(data: bytes, path: str = "<slb>", window: int = SCAN_WINDOW) -> Pr
 
 
 def decode_slb(
-    data: bytes, path: str = "<slb>", entry: int = 0, *, raw_rate: int | None = None, raw_channels: int = 1
+    data: bytes,
+    path: str = "<slb>",
+    entry: int = 0,
+    *,
+    raw_sample_rate: int | None = None,
+    raw_channels: int = 1,
 ) -> tuple[np.ndarray, int]:
     """Decode entry ``entry`` of the first decodable structure: float32 ``(frames, channels)``, Hz.
 
-    Raw XMA packets carry no rate: pass ``raw_rate`` (Hz) to decode them.
+    Raw XMA packets carry no sample rate: pass ``raw_sample_rate`` (Hz) to decode them.
     """
     data = bytes(data)
     rep = probe_slb(data, path)
@@ -251,10 +256,12 @@ def decode_slb(
                 raise FormatError(path, f.offset, "entry 0 (a RIFF wave holds one)", entry)
             return riff.decode_riff(riff.read_riff(data, path, f.offset), data)
         if f.kind == "xma":
-            if raw_rate is None:
-                raise UnsupportedError(path, 0, "a sample rate for raw XMA packets (raw_rate)")
-            out = decode_xma(split_packets(data[: f.end], 0, path=path), raw_rate, raw_channels, path=path)
-            return out, raw_rate
+            if raw_sample_rate is None:
+                raise UnsupportedError(path, 0, "a sample rate for raw XMA packets (raw_sample_rate)")
+            out = decode_xma(
+                split_packets(data[: f.end], 0, path=path), raw_sample_rate, raw_channels, path=path
+            )
+            return out, raw_sample_rate
     raise UnsupportedError(path, 0, "a recognised .slb layout", rep.text())
 
 
