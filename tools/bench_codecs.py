@@ -44,7 +44,7 @@ def best_time(fn: Callable[[], object], repeat: int) -> float:
 
 
 def wav_demuxer_decode(wav: bytes) -> np.ndarray:
-    """Decode a RIFF/WAVE through FFmpeg's demuxer to float32 (frames, channels), as our path returns."""
+    """Decode a RIFF/WAVE through FFmpeg's demuxer to float32 (samples, channels), as our path returns."""
     with av.open(io.BytesIO(wav), format="wav") as container:
         planar = np.concatenate([f.to_ndarray() for f in container.decode(audio=0)], axis=1)
     return np.column_stack(tuple(planar))

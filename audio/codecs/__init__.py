@@ -1,4 +1,4 @@
-"""Sample codecs: coded bytes to sample frames, and back (vgmstream's ``coding/``).
+"""Sample codecs: coded bytes to samples, and back (vgmstream's ``coding/``).
 
 A codec knows how samples are coded, not where they are stored: the containers in
 :mod:`audio.containers` find the coded data in a file and hand it to a codec here. Codecs

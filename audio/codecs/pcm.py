@@ -13,7 +13,7 @@ __all__ = ["decode_pcm16be", "encode_pcm16be", "fit_length"]
 
 
 def fit_length(pcm: np.ndarray, num_samples: int, path: str, what: str) -> np.ndarray:
-    """Trim ``pcm`` (frames, channels) to ``num_samples`` frames; FormatError if the blocks held fewer."""
+    """Trim ``pcm`` (samples, channels) to ``num_samples`` samples; FormatError if the blocks held fewer."""
     if pcm.shape[0] < num_samples:
         raise FormatError(path, None, f"{num_samples} samples of {what} in the blocks", pcm.shape[0])
     return pcm[:num_samples]
@@ -39,7 +39,7 @@ def decode_pcm16be(
 
 
 def encode_pcm16be(samples: np.ndarray, *, block_samples: int = 2048) -> list[tuple[int, bytes]]:
-    """PCM16BE ``(samples, payload)`` blocks from int16 ``(frames, channels)`` (or 1-D mono)
+    """PCM16BE ``(samples, payload)`` blocks from int16 ``(samples, channels)`` (or 1-D mono)
     samples, ``block_samples`` per block (a container writes them, e.g.
     :func:`audio.containers.sns.write_blocks`)."""
     arr = np.asarray(samples, np.int16)

@@ -150,7 +150,7 @@ def decode_xas1(
 
 
 def encode_xas1(samples: np.ndarray, *, block_samples: int = 2048) -> list[tuple[int, bytes]]:
-    """XAS1 ``(samples, payload)`` blocks from int16 ``(frames, channels)`` (or 1-D mono) samples
+    """XAS1 ``(samples, payload)`` blocks from int16 ``(samples, channels)`` (or 1-D mono) samples
     (a container writes them, e.g. :func:`audio.containers.sns.write_blocks`).
 
     ``block_samples`` (a multiple of 128) samples per block; the last block is partial.

@@ -263,7 +263,7 @@ def decode_xma(
 
     Returns
     -------
-    float32 array of shape (frames, channels), interleaved; ``.T`` gives planar.
+    float32 array of shape (samples, channels), interleaved; ``.T`` gives planar.
     """
     if version not in (1, 2):
         raise ValueError(f"XMA version must be 1 or 2, got {version}")

@@ -10,7 +10,7 @@ The chain, first success wins:
 3. **vgmstream** (pyvgmstream, by path so companion files are found): ADX, PS-ADPCM variants,
    XWB PCM, hundreds of game formats. Loops are played once.
 
-The result is float32 ``(frames, channels)`` in [-1, 1] and the sample rate in Hz. A file nobody
+The result is float32 ``(samples, channels)`` in [-1, 1] and the sample rate in Hz. A file nobody
 decodes raises one :class:`FormatError` (or :class:`UnsupportedError` when one of our
 codecs recognised it as well-formed but unimplemented) naming the file and every step's
 reason. Files above :data:`MAX_FILE_BYTES` are refused before reading.
@@ -38,7 +38,7 @@ Decoded = tuple[np.ndarray, int]
 
 
 def _float2d(pcm: np.ndarray, sample_rate: int, path: str) -> Decoded:
-    """float32 ``(frames, channels)`` from int16 (scaled by 1/32768) or float samples."""
+    """float32 ``(samples, channels)`` from int16 (scaled by 1/32768) or float samples."""
     arr = np.asarray(pcm)
     arr = arr.reshape(-1, 1) if arr.ndim == 1 else arr
     if arr.dtype == np.int16:
@@ -163,7 +163,7 @@ def decode_file_step(path: str | PathLike[str]) -> tuple[np.ndarray, int, str]:
 
 
 def decode_file(path: str | PathLike[str]) -> tuple[np.ndarray, int]:
-    """Decode an audio file to float32 ``(frames, channels)`` and its sample rate in Hz
+    """Decode an audio file to float32 ``(samples, channels)`` and its sample rate in Hz
     through soundfile, our codecs, then vgmstream (module docstring)."""
     pcm, sample_rate, _ = decode_file_step(path)
     return pcm, sample_rate

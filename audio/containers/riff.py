@@ -130,7 +130,7 @@ def read_riff(data: bytes | memoryview, path: str = "<buffer>", base_offset: int
 
 
 def decode_riff(wave: RiffWave, data: bytes | memoryview) -> tuple[np.ndarray, int]:
-    """Decode ``wave`` (read from ``data``) to float32 ``(frames, channels)`` and its sample rate in Hz."""
+    """Decode ``wave`` (read from ``data``) to float32 ``(samples, channels)`` and its sample rate in Hz."""
     body = bytes(data[wave.data_offset : wave.data_offset + wave.data_size])
     if wave.format_tag == TAG_PCM:
         if wave.bits_per_sample == 16:
@@ -225,7 +225,7 @@ def xma2_fmt(channels: int, sample_rate: int, extension: bytes) -> bytes:
 
 
 def decode_with_ffmpeg(wav: bytes, path: str = "<buffer>") -> np.ndarray:
-    """Decode a RIFF/WAVE buffer with FFmpeg's wav demuxer to float32 ``(frames, channels)``."""
+    """Decode a RIFF/WAVE buffer with FFmpeg's wav demuxer to float32 ``(samples, channels)``."""
     import av.error  # PyAV loads on first use
 
     chunks = []

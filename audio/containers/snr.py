@@ -215,8 +215,8 @@ def decode_take(
     Returns
     -------
     samples : numpy.ndarray
-        float32 ``(frames, channels)`` in [-1, 1] whatever the codec (int16 codecs scaled by
-        1/32768); ``frames`` = the header's sample count.
+        float32 ``(samples, channels)`` in [-1, 1] whatever the codec (int16 codecs scaled by
+        1/32768); ``samples`` = the header's sample count.
     sample_rate : int
         The header's sample rate (Hz).
 

@@ -66,7 +66,7 @@ def _module() -> ModuleType:
 
 
 def _wav_pcm(wav: bytes, what: str) -> tuple[np.ndarray, int]:
-    """int16 ``(frames, channels)`` and the sample rate of the WAV vgmstream wrote."""
+    """int16 ``(samples, channels)`` and the sample rate of the WAV vgmstream wrote."""
     info = read_riff(wav, f"vgmstream output of {what}")
     body = wav[info.data_offset : info.data_offset + info.data_size]
     usable = len(body) // (2 * info.channels) * 2 * info.channels
@@ -76,7 +76,7 @@ def _wav_pcm(wav: bytes, what: str) -> tuple[np.ndarray, int]:
 
 def decode_buffer(data: bytes, filename_hint: str) -> tuple[np.ndarray, int]:
     """Decode any buffer vgmstream recognises (by ``filename_hint``'s extension) to int16
-    ``(frames, channels)`` and the sample rate in Hz; loops are ignored (played once)."""
+    ``(samples, channels)`` and the sample rate in Hz; loops are ignored (played once)."""
     module = _module()
     config = module.DecodeConfig(sample_format=module.SampleFormat.PCM16, ignore_loop=True)
     try:
@@ -88,7 +88,7 @@ def decode_buffer(data: bytes, filename_hint: str) -> tuple[np.ndarray, int]:
 
 def decode_path(path: str) -> tuple[np.ndarray, int]:
     """Decode a file by path (so vgmstream may open companion files, e.g. ``.snr`` + ``.sns``)
-    to int16 ``(frames, channels)`` and the sample rate in Hz; loops are ignored (played once)."""
+    to int16 ``(samples, channels)`` and the sample rate in Hz; loops are ignored (played once)."""
     module = _module()
     config = module.DecodeConfig(sample_format=module.SampleFormat.PCM16, ignore_loop=True)
     try:

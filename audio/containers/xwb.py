@@ -335,7 +335,7 @@ def _entry(bank: WaveBank, index: int) -> WaveEntry:
 
 
 def decode_entry(bank: WaveBank, index: int) -> tuple[np.ndarray, int]:
-    """Decode entry ``index`` to float32 ``(frames, channels)`` in -1..1 and its sample rate in Hz.
+    """Decode entry ``index`` to float32 ``(samples, channels)`` in -1..1 and its sample rate in Hz.
 
     PCM and MS-ADPCM decode exactly; XMA goes through FFmpeg (its length is checked
     against the header within :data:`XMA_LENGTH_SLACK`); xWMA raises UnsupportedError.
@@ -408,7 +408,7 @@ class NewWave:
     def pcm16(
         cls, samples: np.ndarray, sample_rate: int, *, big_endian: bool = True, name: str | None = None
     ) -> NewWave:
-        """A PCM16 wave from int16 ``(frames, channels)`` (or 1-D mono) samples."""
+        """A PCM16 wave from int16 ``(samples, channels)`` (or 1-D mono) samples."""
         arr = np.asarray(samples, np.int16)
         arr = arr if arr.ndim == 2 else arr.reshape(-1, 1)
         return cls(

@@ -88,7 +88,7 @@ class VoiceManager:
     ----------
     mixer: the engine's mixer.
     budget: maximum voices per voice graph that are not fading out.
-    release_samples: the fixed stop/steal fade (16 samples: Skate 3's 16-frame release).
+    release_samples: the fixed stop/steal fade (16 samples: Skate 3's 16-sample release).
     start_silence: samples of silence before a new voice's first sample (Skate 3: the first
         256-sample block of a new voice is silent).
     """

@@ -253,24 +253,24 @@ SPEC_FLOOR_DB = -120.0
 
 
 def spectrogram_db(
-    x: np.ndarray, sample_rate: int, nfft: int = 1024, max_frames: int = 4000
+    x: np.ndarray, sample_rate: int, nfft: int = 1024, max_windows: int = 4000
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Short-time spectrum of mono ``x``: ``(times s, freqs Hz, level dB (freqs, times))``.
 
     Hann window of ``nfft`` samples, hop nfft/4 (longer for long signals, at most
-    ``max_frames`` frames). 0 dB is a full-scale sine centred on a bin; levels are floored
+    ``max_windows`` windows). 0 dB is a full-scale sine centred on a bin; levels are floored
     at :data:`SPEC_FLOOR_DB`, so silence needs no logarithm of zero.
     """
     x = np.asarray(x, dtype=np.float64)
     if len(x) < nfft:
         x = np.pad(x, (0, nfft - len(x)))
-    hop = max(nfft // 4, -(-(len(x) - nfft) // max(max_frames - 1, 1)))
-    frames = np.lib.stride_tricks.sliding_window_view(x, nfft)[::hop]
+    hop = max(nfft // 4, -(-(len(x) - nfft) // max(max_windows - 1, 1)))
+    windows = np.lib.stride_tricks.sliding_window_view(x, nfft)[::hop]
     w = np.hanning(nfft)
-    spec = np.abs(np.fft.rfft(frames * w, axis=1)) * (2.0 / w.sum())  # sine amplitude per bin
+    spec = np.abs(np.fft.rfft(windows * w, axis=1)) * (2.0 / w.sum())  # sine amplitude per bin
     floor = 10.0 ** (SPEC_FLOOR_DB / 20.0)
     db = 20.0 * np.log10(np.maximum(spec, floor)).T
-    times = (np.arange(frames.shape[0]) * hop + nfft / 2) / sample_rate
+    times = (np.arange(windows.shape[0]) * hop + nfft / 2) / sample_rate
     return times, np.fft.rfftfreq(nfft, 1.0 / sample_rate), db
 
 

@@ -230,7 +230,7 @@ def test_spectrogram_level_of_a_half_scale_sine_is_minus_6_db_at_its_frequency()
 
 
 def test_spectrogram_of_a_long_signal_keeps_a_bounded_frame_count():
-    t, _f, db = spectrogram_db(np.zeros(SR * 10), SR, max_frames=300)
+    t, _f, db = spectrogram_db(np.zeros(SR * 10), SR, max_windows=300)
     assert db.shape == (513, len(t)) and len(t) <= 300
 
 

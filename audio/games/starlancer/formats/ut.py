@@ -183,7 +183,7 @@ def _to_line_pcm(pcm: np.ndarray, sample_rate: int) -> np.ndarray:
     if x.ndim == 2:
         x = x.mean(axis=1) if np.issubdtype(x.dtype, np.floating) else x.astype(np.float64).mean(axis=1)
     if x.ndim != 1:
-        raise ValueError(f"pcm must be 1-D (mono) or 2-D (frames, channels), not {x.ndim}-D")
+        raise ValueError(f"pcm must be 1-D (mono) or 2-D (samples, channels), not {x.ndim}-D")
     x = x.astype(np.float64) * (32768.0 if np.issubdtype(np.asarray(pcm).dtype, np.floating) else 1.0)
     if sample_rate != da_lpc.SAMPLE_RATE:
         if sample_rate <= 0:

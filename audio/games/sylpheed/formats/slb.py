@@ -239,7 +239,7 @@ def decode_slb(
     raw_sample_rate: int | None = None,
     raw_channels: int = 1,
 ) -> tuple[np.ndarray, int]:
-    """Decode entry ``entry`` of the first decodable structure: float32 ``(frames, channels)``, Hz.
+    """Decode entry ``entry`` of the first decodable structure: float32 ``(samples, channels)``, Hz.
 
     Raw XMA packets carry no sample rate: pass ``raw_sample_rate`` (Hz) to decode them.
     """
