@@ -36,5 +36,11 @@ class CodedBlock(NamedTuple):
 
 def pcm16_to_float32(pcm: np.ndarray) -> np.ndarray:
     """float32 samples in [-1, 1) from int16 samples: ``x / 32768`` (exact: a power-of-two scale
-    of a 16-bit integer is representable in float32)."""
+    of a 16-bit integer is representable in float32).
+
+    Parameters
+    ----------
+    pcm:
+        int16 samples, any shape.
+    """
     return np.asarray(pcm, np.int16).astype(np.float32) / np.float32(32768.0)

@@ -154,20 +154,38 @@ SHIPPED_HEADER = StreamHeader(True, 8, 7, 28)
 
 
 def read_header(stream: bytes) -> StreamHeader:
-    """The header from the stream's first 15 bits (bytes past the end read as zero)."""
+    """The header from the stream's first 15 bits (bytes past the end read as zero).
+
+    Parameters
+    ----------
+    stream:
+        The unscrambled codec stream.
+    """
     v = int.from_bytes(bytes(stream[:2]).ljust(2, b"\0"), "little")
     return StreamHeader(bool(v & 1), (v >> 1) & 15, (v >> 5) & 15, (v >> 9) & 63)
 
 
 def write_header_bits(header: StreamHeader) -> bytes:
     """The two bytes holding the header (bit 15 zero); frames start at bit 15, so an encoder shares the
-    second byte with the first frame."""
+    second byte with the first frame.
+
+    Parameters
+    ----------
+    header:
+        The stream header.
+    """
     return header.bits().to_bytes(2, "little")
 
 
 def gain_table(header: StreamHeader) -> np.ndarray:
     """The 64 gains in float32: ``G[0] = f32(g + 1) x 8``, ``G[i] = f32(rho x G[i-1])`` one step at a time,
-    ``rho = f32(r) x 0.001f + 1.04f``."""
+    ``rho = f32(r) x 0.001f + 1.04f``.
+
+    Parameters
+    ----------
+    header:
+        The stream header (its ``g`` and ``r``).
+    """
     g = np.zeros(64, np.float32)
     g[0] = np.float32(header.g + 1) * np.float32(8.0)
     rho = np.float32(header.r) * _f32_bits("3A83126F") + _f32_bits("3F851EB8")
@@ -177,7 +195,13 @@ def gain_table(header: StreamHeader) -> np.ndarray:
 
 
 def frames_for(num_samples: int) -> int:
-    """Frames needed for ``num_samples`` samples: ceil(num_samples / 432)."""
+    """Frames needed for ``num_samples`` samples: ceil(num_samples / 432).
+
+    Parameters
+    ----------
+    num_samples:
+        Samples (22,050 Hz).
+    """
     return -(-max(num_samples, 0) // FRAME_SAMPLES)
 
 
@@ -386,7 +410,15 @@ def _decode_kernel(data, nframes, stepped, coded_levels, gains, levels, kind, va
 # ------------------------------------------------------------------------------------------- decoder
 def decode_float(stream: bytes, num_samples: int) -> np.ndarray:
     """Decode an (unscrambled) codec stream to exactly ``num_samples`` float32 samples, before rounding
-    (16-bit scale). Bits past the stream's end read as zero."""
+    (16-bit scale). Bits past the stream's end read as zero.
+
+    Parameters
+    ----------
+    stream:
+        The unscrambled codec stream, header included.
+    num_samples:
+        Samples to decode (22,050 Hz).
+    """
     if num_samples < 0:
         raise FormatError(None, None, "a sample count >= 0", num_samples)
     header = read_header(stream)
@@ -413,7 +445,15 @@ def decode_float(stream: bytes, num_samples: int) -> np.ndarray:
 def to_int16(y: np.ndarray, *, wrap17: bool = False) -> np.ndarray:
     """float32 samples to int16 as the game's player: round to nearest, ties to even; NaN -> -32768;
     held to -32768..32767. ``wrap17`` (faithful to a game bug, off by default): the game reads 17 bits,
-    so values wrap modulo 2^17 before the hold."""
+    so values wrap modulo 2^17 before the hold.
+
+    Parameters
+    ----------
+    y:
+        float32 samples, int16 scale.
+    wrap17:
+        Wrap at 17 bits as the game's player does (a game bug; default off).
+    """
     y = np.asarray(y, np.float32)
     with np.errstate(invalid="ignore", over="ignore"):
         r = np.rint(y.astype(np.float64))
@@ -427,7 +467,17 @@ def to_int16(y: np.ndarray, *, wrap17: bool = False) -> np.ndarray:
 
 
 def decode(stream: bytes, num_samples: int, *, wrap17: bool = False) -> np.ndarray:
-    """Decode an (unscrambled) codec stream to ``num_samples`` int16 samples at 22,050 Hz."""
+    """Decode an (unscrambled) codec stream to ``num_samples`` int16 samples at 22,050 Hz.
+
+    Parameters
+    ----------
+    stream:
+        The unscrambled codec stream, header included.
+    num_samples:
+        Samples to decode (22,050 Hz).
+    wrap17:
+        Wrap at 17 bits as the game's player does (a game bug; default off).
+    """
     return to_int16(decode_float(stream, num_samples), wrap17=wrap17)
 
 
@@ -718,7 +768,15 @@ def _encode_kernel(x, nframes, stepped, coded_levels, gains, levels, code, lengt
 
 def encode_frames(pcm16: np.ndarray, header: StreamHeader = SHIPPED_HEADER) -> tuple[bytes, np.ndarray]:
     """Encode mono samples (int16 scale, 22,050 Hz) by analysis by synthesis; returns the codec stream and
-    the float32 samples a decoder makes from it (the encoder runs the decoder's own state)."""
+    the float32 samples a decoder makes from it (the encoder runs the decoder's own state).
+
+    Parameters
+    ----------
+    pcm16:
+        Mono samples at 22,050 Hz, int16 scale (float or int).
+    header:
+        The stream header (default: the shipped files' ``F1 38``).
+    """
     x = np.asarray(pcm16, np.float64).reshape(-1)
     if not np.all(np.isfinite(x)):
         raise ValueError("samples must be finite")
@@ -749,5 +807,13 @@ def encode_frames(pcm16: np.ndarray, header: StreamHeader = SHIPPED_HEADER) -> t
 def encode(pcm16: np.ndarray, header: StreamHeader = SHIPPED_HEADER) -> bytes:
     """Encode mono samples (int16 scale, 22,050 Hz) to a codec stream (spec 8.11): per frame Levinson-Durbin
     levels, then per subframe the pitch lag/gain and the gain/offset/alone/pulses that minimise the
-    filtered squared error, against the decoder's own state. Decode with ``num_samples = len(pcm16)``."""
+    filtered squared error, against the decoder's own state. Decode with ``num_samples = len(pcm16)``.
+
+    Parameters
+    ----------
+    pcm16:
+        Mono samples at 22,050 Hz, int16 scale (float or int).
+    header:
+        The stream header (default: the shipped files' ``F1 38``).
+    """
     return encode_frames(pcm16, header)[0]

@@ -32,14 +32,30 @@ __all__ = ["eaxma_extradata", "split_streams", "decode_eaxma", "encode_eaxma"]
 
 
 def eaxma_extradata(stream_channels: int) -> bytes:
-    """The XMA2 extradata used for each EA-XMA stream (one stream of 1 or 2 channels)."""
+    """The XMA2 extradata used for each EA-XMA stream (one stream of 1 or 2 channels).
+
+    Parameters
+    ----------
+    stream_channels:
+        Channels of the stream, 1 or 2.
+    """
     return xma2_extradata(stream_channels)
 
 
 def split_streams(
     blocks: Sequence[CodedBlock], channels: int, *, path: str = "<buffer>"
 ) -> list[list[tuple[int, bytes]]]:
-    """Per XMA stream, its ``(file offset, 2048-byte packet)`` list, re-padded with 0xFF."""
+    """Per XMA stream, its ``(file offset, 2048-byte packet)`` list, re-padded with 0xFF.
+
+    Parameters
+    ----------
+    blocks:
+        The take's coded blocks (:func:`audio.containers.sns.coded_blocks`).
+    channels:
+        The take's channel count (streams of 2, the last mono if odd).
+    path:
+        Source name for error messages (file, or archive+member).
+    """
     streams = xma_stream_channels(channels)
     out: list[list[tuple[int, bytes]]] = [[] for _ in streams]
     for blk in blocks:
@@ -75,6 +91,21 @@ def decode_eaxma(
 
     Each stream's decoded length must be within ``slack`` samples of ``num_samples``
     (FFmpeg drops pre-roll and applies the encoded skips), else FormatError.
+
+    Parameters
+    ----------
+    blocks:
+        The take's coded blocks (:func:`audio.containers.sns.coded_blocks`).
+    channels:
+        The take's channel count.
+    sample_rate:
+        The take's sample rate, Hz (XMA2 band tables depend on it).
+    num_samples:
+        The header's sample count.
+    path:
+        Source name for error messages (file, or archive+member).
+    slack:
+        Samples a stream's decoded length may differ from ``num_samples`` by.
     """
     per_stream = xma_stream_channels(channels)
     packets = split_streams(blocks, channels, path=path)
@@ -122,6 +153,13 @@ def encode_eaxma(
     Each block carries up to ``packets_per_block`` packets per stream (32 = one XMA2
     block, so frames never cross a chunk); each chunk's last packet is cut short. The
     block's sample word is 512 x the frames starting in stream 0's packets.
+
+    Parameters
+    ----------
+    stream_packets:
+        Per XMA stream, its 2048-byte XMA2 packets.
+    packets_per_block:
+        Packets per stream in each block (32 = one 64 KiB XMA2 block).
     """
     if packets_per_block < 1:
         raise ValueError("packets_per_block must be >= 1")

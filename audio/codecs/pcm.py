@@ -13,7 +13,19 @@ __all__ = ["decode_pcm16be", "encode_pcm16be", "fit_length"]
 
 
 def fit_length(pcm: np.ndarray, num_samples: int, path: str, what: str) -> np.ndarray:
-    """Trim ``pcm`` (samples, channels) to ``num_samples`` samples; FormatError if the blocks held fewer."""
+    """Trim ``pcm`` (samples, channels) to ``num_samples`` samples; FormatError if the blocks held fewer.
+
+    Parameters
+    ----------
+    pcm:
+        Decoded ``(samples, channels)``.
+    num_samples:
+        The header's sample count.
+    path:
+        Source name for error messages (file, or archive+member).
+    what:
+        The codec's name, for the error.
+    """
     if pcm.shape[0] < num_samples:
         raise FormatError(path, None, f"{num_samples} samples of {what} in the blocks", pcm.shape[0])
     return pcm[:num_samples]
@@ -25,6 +37,17 @@ def decode_pcm16be(
     """Decode PCM16BE blocks to int16 ``(num_samples, channels)``.
 
     Each block's payload must hold ``samples * channels`` int16 values.
+
+    Parameters
+    ----------
+    blocks:
+        The take's coded blocks.
+    channels:
+        Channel count.
+    num_samples:
+        The header's sample count.
+    path:
+        Source name for error messages (file, or archive+member).
     """
     parts = []
     for blk in blocks:
@@ -41,7 +64,15 @@ def decode_pcm16be(
 def encode_pcm16be(samples: np.ndarray, *, block_samples: int = 2048) -> list[tuple[int, bytes]]:
     """PCM16BE ``(samples, payload)`` blocks from int16 ``(samples, channels)`` (or 1-D mono)
     samples, ``block_samples`` per block (a container writes them, e.g.
-    :func:`audio.containers.sns.write_blocks`)."""
+    :func:`audio.containers.sns.write_blocks`).
+
+    Parameters
+    ----------
+    samples:
+        int16 ``(samples, channels)`` or 1-D mono.
+    block_samples:
+        Samples per block.
+    """
     arr = np.asarray(samples, np.int16)
     arr = arr if arr.ndim == 2 else arr.reshape(-1, 1)
     if block_samples < 1:

@@ -222,6 +222,21 @@ def decode_psadpcm_int16(
 
     ``channels`` > 1: blocks of ``interleave`` bytes per channel, in turn. Trailing bytes
     short of a frame (mono) are ignored. ``num_samples`` cuts (never pads) the result.
+
+    Parameters
+    ----------
+    data:
+        PS-ADPCM data (16-byte frames of 28 samples).
+    channels:
+        Channel count.
+    interleave:
+        Bytes per channel before the next channel's (interleaved data).
+    num_samples:
+        Samples to keep (``None``: every decoded one; never pads).
+    settings:
+        Decoder choices the spec leaves open (:class:`PsxSettings`; default: vgmstream's).
+    path:
+        Source name for error messages (file, or archive+member).
     """
     coefs, shifts = settings.coef_table(), settings.shift_table()
     decoded = []
@@ -258,6 +273,21 @@ def decode_psadpcm(
     """Decode PS-ADPCM frames to float32 ``(samples, channels)`` in [-1, 1) (int16 / 32768).
 
     Arguments as :func:`decode_psadpcm_int16`.
+
+    Parameters
+    ----------
+    data:
+        PS-ADPCM data (16-byte frames of 28 samples).
+    channels:
+        Channel count.
+    interleave:
+        Bytes per channel before the next channel's (interleaved data).
+    num_samples:
+        Samples to keep (``None``: every decoded one; never pads).
+    settings:
+        Decoder choices the spec leaves open (:class:`PsxSettings`; default: vgmstream's).
+    path:
+        Source name for error messages (file, or archive+member).
     """
     pcm = decode_psadpcm_int16(
         data, channels, interleave=interleave, num_samples=num_samples, settings=settings, path=path
@@ -326,7 +356,13 @@ def _encode_channel(x, coefs, mode, raw_hist, out):
 
 
 def to_int16(pcm: np.ndarray) -> np.ndarray:
-    """int16 input unchanged; float input (full scale 1.0) scaled by 32768, rounded and clipped."""
+    """int16 input unchanged; float input (full scale 1.0) scaled by 32768, rounded and clipped.
+
+    Parameters
+    ----------
+    pcm:
+        Float (full scale 1.0) or integer samples.
+    """
     arr = np.asarray(pcm)
     if arr.dtype == np.int16:
         return arr
@@ -342,6 +378,13 @@ def encode_frames(samples: np.ndarray, *, settings: PsxSettings = VGMSTREAM) -> 
     decoder's exact arithmetic (``settings.rounding`` and ``history``), each nibble the one whose
     decoded value is nearest the input; the pair with the least squared error wins and
     its reconstructed history carries into the next frame. Zero-padded to a whole frame.
+
+    Parameters
+    ----------
+    samples:
+        One channel of int16 samples.
+    settings:
+        Rounding and history as the decoder will use them.
     """
     x = np.asarray(samples, np.int16).reshape(-1)
     nfr = -(-x.size // FRAME_SAMPLES)
@@ -381,6 +424,21 @@ def encode_psadpcm(
     the loop get 6 (first), 2 (inside), 3 (last). Several channels are interleaved in
     blocks of ``interleave`` bytes, each channel zero-padded to whole blocks. The frames
     are chosen for a decoder with ``settings`` (its rounding and history).
+
+    Parameters
+    ----------
+    pcm:
+        Float (full scale 1.0) or int16 samples, 1-D mono or ``(samples, channels)``.
+    loop_start:
+        First sample of the loop (``None``: no loop).
+    loop_end:
+        Sample after the loop's last (``None``: the end).
+    end_flag:
+        Mark the last frame of a one-shot with the end flag (1).
+    interleave:
+        Bytes per channel block (multi-channel data).
+    settings:
+        Rounding and history as the decoder will use them.
     """
     arr = to_int16(pcm)
     arr = arr.reshape(-1, 1) if arr.ndim == 1 else arr
@@ -401,14 +459,26 @@ def encode_psadpcm(
 
 
 def frame_flags(data: bytes | memoryview) -> np.ndarray:
-    """The flag byte of every whole 16-byte frame (one channel)."""
+    """The flag byte of every whole 16-byte frame (one channel).
+
+    Parameters
+    ----------
+    data:
+        PS-ADPCM data of one channel.
+    """
     raw = np.frombuffer(data, np.uint8)
     return raw[: raw.size // FRAME_BYTES * FRAME_BYTES].reshape(-1, FRAME_BYTES)[:, 1].copy()
 
 
 def loop_points(data: bytes | memoryview) -> tuple[int, int] | None:
     """``(start, end)`` in samples (end exclusive) from the first loop-start (6) frame and the
-    first loop-end (3) frame at or after it; ``None`` without both marks."""
+    first loop-end (3) frame at or after it; ``None`` without both marks.
+
+    Parameters
+    ----------
+    data:
+        PS-ADPCM data of one channel.
+    """
     flags = frame_flags(data)
     starts = np.flatnonzero(flags == FLAG_LOOP_START)
     if not starts.size:

@@ -50,7 +50,13 @@ def _predict(s: np.ndarray, h1: np.ndarray, h2: np.ndarray, c1: np.ndarray, c2: 
 
 
 def decode_frames(frames: np.ndarray) -> np.ndarray:
-    """Decode ``(n, 0x4C)`` uint8 frames to int16 ``(n, 128)`` samples."""
+    """Decode ``(n, 0x4C)`` uint8 frames to int16 ``(n, 128)`` samples.
+
+    Parameters
+    ----------
+    frames:
+        ``(n, 0x4C)`` uint8 XAS1 frames (one channel each).
+    """
     frames = np.ascontiguousarray(frames, np.uint8).reshape(-1, FRAME_BYTES)
     n = frames.shape[0]
     hdr = frames[:, :16].copy().view("<u4").astype(np.int64)  # (n, 4)
@@ -88,6 +94,11 @@ def encode_frames(pcm: np.ndarray) -> np.ndarray:
     Closed loop per 32-sample group: every coefficient index (0..3) and shift (0..12) is
     simulated with the decoder's exact arithmetic, each nibble chosen nearest to the
     input given the reconstructed history; the pair with the least squared error wins.
+
+    Parameters
+    ----------
+    pcm:
+        int16 ``(n, 128)`` samples, one frame of one channel per row.
     """
     x = np.asarray(pcm, np.int32).reshape(-1, 4, 32)
     n = x.shape[0]
@@ -124,7 +135,19 @@ def encode_frames(pcm: np.ndarray) -> np.ndarray:
 def decode_xas1(
     blocks: Sequence[CodedBlock], channels: int, num_samples: int, *, path: str = "<buffer>"
 ) -> np.ndarray:
-    """Decode XAS1 blocks to int16 ``(num_samples, channels)``."""
+    """Decode XAS1 blocks to int16 ``(num_samples, channels)``.
+
+    Parameters
+    ----------
+    blocks:
+        The take's coded blocks.
+    channels:
+        Channel count.
+    num_samples:
+        The header's sample count.
+    path:
+        Source name for error messages (file, or archive+member).
+    """
     frames, kept = [], []
     for blk in blocks:
         nfr = -(-blk.samples // FRAME_SAMPLES)
@@ -154,6 +177,13 @@ def encode_xas1(samples: np.ndarray, *, block_samples: int = 2048) -> list[tuple
     (a container writes them, e.g. :func:`audio.containers.sns.write_blocks`).
 
     ``block_samples`` (a multiple of 128) samples per block; the last block is partial.
+
+    Parameters
+    ----------
+    samples:
+        int16 ``(samples, channels)`` or 1-D mono.
+    block_samples:
+        Samples per block (a multiple of 128).
     """
     if block_samples < FRAME_SAMPLES or block_samples % FRAME_SAMPLES:
         raise ValueError("block_samples must be a positive multiple of 128")

@@ -59,7 +59,13 @@ _MASKS = {1: 0x4, 2: 0x3}
 
 
 def xma_stream_channels(channels: int) -> list[int]:
-    """Channels of each XMA stream: stereo pairs, the last stream mono if ``channels`` is odd."""
+    """Channels of each XMA stream: stereo pairs, the last stream mono if ``channels`` is odd.
+
+    Parameters
+    ----------
+    channels:
+        Total channel count.
+    """
     if channels < 1:
         raise ValueError(f"channels must be >= 1, got {channels}")
     return [2] * (channels // 2) + [1] * (channels % 2)
@@ -92,6 +98,22 @@ def xma2_extradata(
         Number of ``bytes_per_block`` blocks in the stream.
     channel_mask:
         Speaker mask; defaults to 0x4 (mono), 0x3 (stereo), else 0.
+    bytes_per_block:
+        Bytes per XMA2 block (64 KiB).
+    play_begin:
+        First sample to play.
+    play_length:
+        Samples to play (0: all).
+    loop_begin:
+        First sample of the loop.
+    loop_length:
+        Samples in the loop (0: no loop).
+    loop_count:
+        Times the loop plays (255: forever).
+    encoder_version:
+        Encoder version byte.
+    streams:
+        XMA stream count (``None``: from ``channels``).
     """
     n_streams = len(xma_stream_channels(channels)) if streams is None else streams
     mask = _MASKS.get(channels, 0) if channel_mask is None else channel_mask
@@ -124,6 +146,21 @@ def xma1_extradata(
 
     One XMASTREAMFORMAT per stream (stereo pairs, last one mono if odd); ``sample_rate``
     in Hz, loop points in bits (XMA1 convention, 0 = none).
+
+    Parameters
+    ----------
+    sample_rate:
+        Sample rate, Hz.
+    channels:
+        Total channel count.
+    loop_start:
+        Loop start, bits (0: none).
+    loop_end:
+        Loop end, bits (0: none).
+    loop_count:
+        Times the loop plays.
+    bytes_per_second:
+        Average bytes per second (informational).
     """
     per = xma_stream_channels(channels)
     head = struct.pack("<HHHBB", 0, 0, len(per), loop_count, 0)
@@ -150,6 +187,13 @@ class XmaPacketHeader:
 
     @classmethod
     def unpack(cls, word: int) -> XmaPacketHeader:
+        """The header fields of a packet's big-endian first word.
+
+        Parameters
+        ----------
+        word:
+            The packet's first 32 bits, big-endian.
+        """
         return cls(word >> 26, (word >> 11) & 0x7FFF, (word >> 8) & 0x7, word & 0xFF)
 
     def pack(self) -> int:
@@ -167,6 +211,15 @@ def parse_xma2_packet_header(packet: bytes, path: str = "<buffer>", offset: int 
 
     Raises FormatError if the packet is short or the first-frame offset points outside
     the packet (``32 + offset`` must be below ``2048 * 8`` bits).
+
+    Parameters
+    ----------
+    packet:
+        One 2048-byte packet.
+    path:
+        Source name for error messages (file, or archive+member).
+    offset:
+        The packet's byte offset in its file.
     """
     if len(packet) < 4:
         raise FormatError(path, offset, "an XMA2 packet header (4 bytes)", f"{len(packet)} bytes")
@@ -184,6 +237,17 @@ def split_packets(
     """Cut ``data`` into ``(file offset, 2048-byte packet)`` pairs.
 
     A short tail is padded with 0xFF when ``pad`` is true, else it is an error.
+
+    Parameters
+    ----------
+    data:
+        Whole XMA packets.
+    base_offset:
+        Byte offset of ``data`` in its file, so errors name the real offset.
+    pad:
+        Pad a short tail with 0xFF (``False``: a short tail is an error).
+    path:
+        Source name for error messages (file, or archive+member).
     """
     out = []
     for pos in range(0, len(data), XMA_PACKET_SIZE):
@@ -260,6 +324,10 @@ def decode_xma(
         If given, ``(low, high)``: the decoded length (samples per channel) must lie in it.
     max_abs:
         Largest accepted sample magnitude (garbage from corrupt packets is far above 1).
+    path:
+        Source name for error messages (file, or archive+member).
+    base_offset:
+        Byte offset of the first bare packet in its file.
 
     Returns
     -------

@@ -50,6 +50,11 @@ def codes_from_lengths(lengths: Sequence[int]) -> np.ndarray:
 
     Walking the table in order, each entry takes the next free code of its length: the
     running code (left-aligned in 32 bits) grows by ``2**(32 - length)`` per entry.
+
+    Parameters
+    ----------
+    lengths:
+        Code length of each entry, bits, in tree order.
     """
     codes = np.zeros(len(lengths), np.int64)
     acc = 0
@@ -80,6 +85,15 @@ class Vlc:
 
     @classmethod
     def from_pairs(cls, symbols: Sequence[int], lengths: Sequence[int]) -> Vlc:
+        """A VLC from its symbols and their code lengths (bits), in tree order.
+
+        Parameters
+        ----------
+        symbols:
+            Symbol of each entry.
+        lengths:
+            Code length of each entry, bits.
+        """
         codes = codes_from_lengths(lengths)
         n = max(symbols) + 1
         code = np.zeros(n, np.int64)
@@ -110,7 +124,13 @@ def vlc_tables() -> dict[str, Vlc]:
 
 
 def rate_class(sample_rate: int) -> int:
-    """The rate class (Hz) that picks the band layout: 24000, 32000, 44100 or 48000."""
+    """The rate class (Hz) that picks the band layout: 24000, 32000, 44100 or 48000.
+
+    Parameters
+    ----------
+    sample_rate:
+        The stream's sample rate, Hz.
+    """
     if sample_rate > 44100:
         return 48000
     if sample_rate > 32000:
@@ -141,7 +161,17 @@ def band_edges(subframe_length: int, sample_rate: int) -> tuple[int, ...]:
 
 
 class BitReader:
-    """MSB-first reader over a bytes object; reading past ``limit`` bits raises FormatError."""
+    """MSB-first reader over a bytes object; reading past ``limit`` bits raises FormatError.
+
+    Parameters
+    ----------
+    data:
+        The bytes to read.
+    limit:
+        Readable bits (``None``: all of ``data``).
+    path:
+        Source name for error messages (file, or archive+member).
+    """
 
     def __init__(self, data: bytes, limit: int | None = None, *, path: str = "<buffer>") -> None:
         self._value = int.from_bytes(data, "big")
@@ -151,7 +181,13 @@ class BitReader:
         self.path = path
 
     def read(self, n: int) -> int:
-        """The next ``n`` bits as an unsigned integer."""
+        """The next ``n`` bits as an unsigned integer.
+
+        Parameters
+        ----------
+        n:
+            Bits to read (0..32).
+        """
         if n == 0:
             return 0
         end = self.pos + n
@@ -162,7 +198,15 @@ class BitReader:
         return v
 
     def read_vlc(self, vlc: Vlc, what: str) -> int:
-        """One symbol of ``vlc``."""
+        """One symbol of ``vlc``.
+
+        Parameters
+        ----------
+        vlc:
+            The code table.
+        what:
+            What is read, for the error at a bad code.
+        """
         code = 0
         for n in range(1, vlc.max_length + 1):
             code = (code << 1) | self.read(1)

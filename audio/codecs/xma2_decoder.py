@@ -350,6 +350,19 @@ def parse_xma2(
 ) -> Xma2Stream:
     """Strictly parse one XMA2 stream (1 or 2 channels) of 2048-byte packets.
 
+    Parameters
+    ----------
+    packets:
+        2048-byte XMA2 packets of one stream.
+    sample_rate:
+        The stream's sample rate, Hz (band tables depend on it).
+    channels:
+        The stream's channels, 1 or 2.
+    path:
+        Source name for error messages (file, or archive+member).
+    base_offset:
+        Byte offset of the first packet in its file.
+
     Raises
     ------
     FormatError
@@ -491,6 +504,19 @@ def decode_xma2(
 
     The output matches FFmpeg's ``xma2`` decoder: model time 576 on, trimmed by the
     stream's start and end skips (:attr:`Xma2Stream.num_samples`).
+
+    Parameters
+    ----------
+    packets:
+        2048-byte XMA2 packets of one stream.
+    sample_rate:
+        The stream's sample rate, Hz (band tables depend on it).
+    channels:
+        The stream's channels, 1 or 2.
+    path:
+        Source name for error messages (file, or archive+member).
+    base_offset:
+        Byte offset of the first packet in its file.
     """
     stream = parse_xma2(packets, sample_rate, channels, path=path, base_offset=base_offset)
     model = synthesise(stream)

@@ -104,6 +104,11 @@ class Xma2Encoding:
         """Cumulative raw samples (512 x frames started) at the end of each 64 KiB block.
 
         The last entry is ``512 * frames``, as in Microsoft's XWB/RIFF seek tables.
+
+        Parameters
+        ----------
+        stream:
+            Index of the XMA stream.
         """
         out, total = [], 0
         packets = self.streams[stream]
@@ -123,12 +128,24 @@ class Xma2Encoding:
 
 
 def frames_for(num_samples: int) -> int:
-    """XMA frames needed for ``num_samples`` samples: ``ceil((S + 384) / 512)``."""
+    """XMA frames needed for ``num_samples`` samples: ``ceil((S + 384) / 512)``.
+
+    Parameters
+    ----------
+    num_samples:
+        Samples of one channel.
+    """
     return -(-(num_samples + 384) // FRAME_SAMPLES)
 
 
 def end_skip(num_samples: int) -> int:
-    """End skip of the last frame, samples: ``512 N - 384 - S`` (0..511)."""
+    """End skip of the last frame, samples: ``512 N - 384 - S`` (0..511).
+
+    Parameters
+    ----------
+    num_samples:
+        Samples of one channel.
+    """
     return FRAME_SAMPLES * frames_for(num_samples) - 384 - num_samples
 
 
@@ -147,6 +164,11 @@ def analysis(pcm: np.ndarray) -> np.ndarray:
 
     The input sits at model time 576; block ``j`` (4 per frame) has its 256-sample
     window starting at model time ``128 j + 192``.
+
+    Parameters
+    ----------
+    pcm:
+        One channel of float samples (full scale 1.0).
     """
     n_frames = frames_for(len(pcm))
     model = np.zeros(FRAME_SAMPLES * n_frames + 320, np.float64)

@@ -21,7 +21,13 @@ __all__ = ["CacheStats", "TakeCache", "value_nbytes"]
 
 
 def value_nbytes(value: Any) -> int:
-    """Bytes of the numpy arrays in ``value`` (an array, or a tuple/list holding some)."""
+    """Bytes of the numpy arrays in ``value`` (an array, or a tuple/list holding some).
+
+    Parameters
+    ----------
+    value:
+        An array, or a tuple/list holding some.
+    """
     if isinstance(value, np.ndarray):
         return int(value.nbytes)
     if isinstance(value, (tuple, list)):
@@ -45,6 +51,13 @@ class TakeCache:
     """LRU of decoded takes bounded by ``budget_mb`` megabytes (10**6 bytes) of numpy data.
 
     Thread-safe. ``workers`` decode threads serve :meth:`prefetch` (1 by default).
+
+    Parameters
+    ----------
+    budget_mb:
+        Budget, megabytes (10**6 bytes) of numpy data.
+    workers:
+        Decode threads serving :meth:`prefetch`.
     """
 
     def __init__(self, budget_mb: float, *, workers: int = 1) -> None:
@@ -59,7 +72,13 @@ class TakeCache:
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="take-decode")
 
     def get(self, key: Hashable) -> Any | None:
-        """The cached value (counts a hit, refreshes recency) or ``None`` (counts a miss); never decodes."""
+        """The cached value (counts a hit, refreshes recency) or ``None`` (counts a miss); never decodes.
+
+        Parameters
+        ----------
+        key:
+            The take's key.
+        """
         with self._lock:
             if key in self._data:
                 self._hits += 1
@@ -73,7 +92,15 @@ class TakeCache:
             return key in self._data
 
     def get_or_decode(self, key: Hashable, fn: Callable[[], Any]) -> Any:
-        """The cached value, else wait for an in-flight prefetch of ``key``, else decode now with ``fn``."""
+        """The cached value, else wait for an in-flight prefetch of ``key``, else decode now with ``fn``.
+
+        Parameters
+        ----------
+        key:
+            The take's key.
+        fn:
+            Decodes the take (called at most once per miss).
+        """
         with self._lock:
             value = self.get(key)
             if value is not None:
@@ -86,7 +113,13 @@ class TakeCache:
         return value
 
     def prefetch(self, keys_and_fns: Iterable[tuple[Hashable, Callable[[], Any]]]) -> list[Future]:
-        """Decode the missing keys on the worker thread; returns their futures (errors surface there)."""
+        """Decode the missing keys on the worker thread; returns their futures (errors surface there).
+
+        Parameters
+        ----------
+        keys_and_fns:
+            ``(key, decode function)`` pairs.
+        """
         futures = []
         with self._lock:
             for key, fn in keys_and_fns:
@@ -127,12 +160,24 @@ class TakeCache:
             self._evictions += 1
 
     def pin(self, key: Hashable) -> None:
-        """Keep ``key`` from eviction until a matching :meth:`unpin` (pins nest)."""
+        """Keep ``key`` from eviction until a matching :meth:`unpin` (pins nest).
+
+        Parameters
+        ----------
+        key:
+            The take's key.
+        """
         with self._lock:
             self._pins[key] = self._pins.get(key, 0) + 1
 
     def unpin(self, key: Hashable) -> None:
-        """Release one pin of ``key``; evicts if the cache is over budget."""
+        """Release one pin of ``key``; evicts if the cache is over budget.
+
+        Parameters
+        ----------
+        key:
+            The take's key.
+        """
         with self._lock:
             left = self._pins.get(key, 0) - 1
             if left > 0:

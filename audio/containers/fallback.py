@@ -140,7 +140,13 @@ def _vgmstream(path: Path, tried: list[str]) -> Decoded | None:
 def decode_file_step(path: str | PathLike[str]) -> tuple[np.ndarray, int, str]:
     """As :func:`decode_file`, plus the name of the step that decoded it (``"soundfile"``,
     ``"barkbus RIFF"``, ``"barkbus VAG"``, ``"barkbus XWB"``, ``"barkbus SPS"``,
-    ``"barkbus SNR+SNS"`` or ``"vgmstream"``)."""
+    ``"barkbus SNR+SNS"`` or ``"vgmstream"``).
+
+    Parameters
+    ----------
+    path:
+        An audio file (a barkbus container, else what vgmstream or libsndfile reads).
+    """
     p = Path(path)
     tried: list[str] = []
     try:
@@ -164,6 +170,12 @@ def decode_file_step(path: str | PathLike[str]) -> tuple[np.ndarray, int, str]:
 
 def decode_file(path: str | PathLike[str]) -> tuple[np.ndarray, int]:
     """Decode an audio file to float32 ``(samples, channels)`` and its sample rate in Hz
-    through soundfile, our codecs, then vgmstream (module docstring)."""
+    through soundfile, our codecs, then vgmstream (module docstring).
+
+    Parameters
+    ----------
+    path:
+        An audio file (a barkbus container, else what vgmstream or libsndfile reads).
+    """
     pcm, sample_rate, _ = decode_file_step(path)
     return pcm, sample_rate

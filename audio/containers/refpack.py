@@ -37,12 +37,26 @@ _MAX_MATCH = 1028
 
 
 def is_refpack(data: bytes | memoryview) -> bool:
-    """True if ``data`` starts with a plausible RefPack header (flags with bit4 set, then 0xFB)."""
+    """True if ``data`` starts with a plausible RefPack header (flags with bit4 set, then 0xFB).
+
+    Parameters
+    ----------
+    data:
+        Any bytes.
+    """
     return len(data) >= 5 and data[1] == MAGIC and (data[0] & ~0xC1) == 0x10
 
 
 def header_info(data: bytes | memoryview, path: str = "<refpack>") -> tuple[int, int, int | None]:
-    """Parse the header: ``(header_size, unpacked_size, compressed_size or None)`` in bytes."""
+    """Parse the header: ``(header_size, unpacked_size, compressed_size or None)`` in bytes.
+
+    Parameters
+    ----------
+    data:
+        A RefPack stream.
+    path:
+        Source name for error messages (file, or archive+member).
+    """
     if len(data) < 2:
         raise FormatError(path, 0, "RefPack header (flags, 0xFB)", f"{len(data)} bytes")
     flags, magic = data[0], data[1]
@@ -181,6 +195,13 @@ def encode(data: bytes | memoryview, *, chain_depth: int = 24) -> bytes:
     A greedy matcher: at each position the longest match among the last ``chain_depth`` positions
     with the same 3 bytes (within 131,072 bytes back, at most 1,028 long) is taken if some command can
     encode it. Decoding the result with :func:`decode` gives ``data`` back.
+
+    Parameters
+    ----------
+    data:
+        The bytes to compress.
+    chain_depth:
+        Earlier positions tried per match (more: smaller, slower).
     """
     src = bytes(data)
     n = len(src)

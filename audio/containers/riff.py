@@ -73,7 +73,17 @@ class RiffWave:
 
 
 def read_riff(data: bytes | memoryview, path: str = "<buffer>", base_offset: int = 0) -> RiffWave:
-    """Parse a RIFF (little-endian) or RIFX (big-endian) WAVE at ``base_offset`` of ``data``."""
+    """Parse a RIFF (little-endian) or RIFX (big-endian) WAVE at ``base_offset`` of ``data``.
+
+    Parameters
+    ----------
+    data:
+        A RIFF/WAVE file.
+    path:
+        Source name for error messages (file, or archive+member).
+    base_offset:
+        Byte offset of ``data`` in its file, so errors name the real offset.
+    """
     data = bytes(data)
     magic = Reader(data, path).bytes(base_offset, 4, "RIFF magic")
     if magic not in (b"RIFF", b"RIFX"):
@@ -130,7 +140,15 @@ def read_riff(data: bytes | memoryview, path: str = "<buffer>", base_offset: int
 
 
 def decode_riff(wave: RiffWave, data: bytes | memoryview) -> tuple[np.ndarray, int]:
-    """Decode ``wave`` (read from ``data``) to float32 ``(samples, channels)`` and its sample rate in Hz."""
+    """Decode ``wave`` (read from ``data``) to float32 ``(samples, channels)`` and its sample rate in Hz.
+
+    Parameters
+    ----------
+    wave:
+        The parsed file (:func:`read_riff`).
+    data:
+        The bytes it was read from.
+    """
     body = bytes(data[wave.data_offset : wave.data_offset + wave.data_size])
     if wave.format_tag == TAG_PCM:
         if wave.bits_per_sample == 16:
@@ -178,7 +196,17 @@ def decode_riff(wave: RiffWave, data: bytes | memoryview) -> tuple[np.ndarray, i
 
 
 def build_wav(fmt: bytes, data: bytes, extra_chunks: dict[str, bytes] | None = None) -> bytes:
-    """A little-endian RIFF/WAVE from a fmt body and data (plus optional chunks, word-padded)."""
+    """A little-endian RIFF/WAVE from a fmt body and data (plus optional chunks, word-padded).
+
+    Parameters
+    ----------
+    fmt:
+        The ``fmt `` chunk's body.
+    data:
+        The ``data`` chunk's body.
+    extra_chunks:
+        More chunks (id -> body), written between them.
+    """
     parts = [b"WAVE", b"fmt ", struct.pack("<I", len(fmt)), fmt, b"\0" * (len(fmt) & 1)]
     for cid, body in (extra_chunks or {}).items():
         pad = b"\0" * (len(body) & 1)
@@ -189,13 +217,33 @@ def build_wav(fmt: bytes, data: bytes, extra_chunks: dict[str, bytes] | None = N
 
 
 def pcm_fmt(channels: int, sample_rate: int, bits: int = 16) -> bytes:
-    """A 16-byte PCM WAVEFORMAT body."""
+    """A 16-byte PCM WAVEFORMAT body.
+
+    Parameters
+    ----------
+    channels:
+        Channel count.
+    sample_rate:
+        Sample rate, Hz.
+    bits:
+        Bits per sample.
+    """
     ba = channels * bits // 8
     return struct.pack("<HHIIHH", TAG_PCM, channels, sample_rate, sample_rate * ba, ba, bits)
 
 
 def msadpcm_fmt(channels: int, sample_rate: int, block_align: int) -> bytes:
-    """An MS-ADPCM WAVEFORMATEX (tag 2) with the standard seven coefficient pairs."""
+    """An MS-ADPCM WAVEFORMATEX (tag 2) with the standard seven coefficient pairs.
+
+    Parameters
+    ----------
+    channels:
+        Channel count.
+    sample_rate:
+        Sample rate, Hz.
+    block_align:
+        Bytes per MS-ADPCM block.
+    """
     spb = (block_align - 7 * channels) * 2 // channels + 2
     coefs = b"".join(struct.pack("<hh", *c) for c in MSADPCM_COEFS)
     ext = struct.pack("<HH", spb, len(MSADPCM_COEFS)) + coefs
@@ -215,7 +263,17 @@ def msadpcm_fmt(channels: int, sample_rate: int, block_align: int) -> bytes:
 
 
 def xma2_fmt(channels: int, sample_rate: int, extension: bytes) -> bytes:
-    """An XMA2 WAVEFORMATEX (tag 0x0166) carrying the 34-byte ``extension``."""
+    """An XMA2 WAVEFORMATEX (tag 0x0166) carrying the 34-byte ``extension``.
+
+    Parameters
+    ----------
+    channels:
+        Channel count.
+    sample_rate:
+        Sample rate, Hz.
+    extension:
+        The XMA2WAVEFORMATEX extension (:func:`audio.codecs.xma.xma2_extradata`).
+    """
     return (
         struct.pack(
             "<HHIIHHH", TAG_XMA2, channels, sample_rate, sample_rate * 2 * channels, 2048, 16, len(extension)
@@ -225,7 +283,15 @@ def xma2_fmt(channels: int, sample_rate: int, extension: bytes) -> bytes:
 
 
 def decode_with_ffmpeg(wav: bytes, path: str = "<buffer>") -> np.ndarray:
-    """Decode a RIFF/WAVE buffer with FFmpeg's wav demuxer to float32 ``(samples, channels)``."""
+    """Decode a RIFF/WAVE buffer with FFmpeg's wav demuxer to float32 ``(samples, channels)``.
+
+    Parameters
+    ----------
+    wav:
+        A RIFF/WAVE file.
+    path:
+        Source name for error messages (file, or archive+member).
+    """
     import av.error  # PyAV loads on first use
 
     chunks = []
@@ -253,6 +319,19 @@ def xma2_wav(
 
     ``num_samples`` is the audible length (PlayLength); SamplesEncoded is the raw count
     ``seek_table[-1]`` (512 x frames).
+
+    Parameters
+    ----------
+    packets:
+        2048-byte XMA2 packets of one stream.
+    channels:
+        Channels, 1 or 2.
+    sample_rate:
+        Sample rate, Hz.
+    num_samples:
+        Samples to play.
+    seek_table:
+        Cumulative raw samples at the end of each 64 KiB block.
     """
     if channels not in (1, 2):
         raise ValueError(f"one XMA2 stream holds 1 or 2 channels, got {channels}")

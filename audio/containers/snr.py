@@ -124,6 +124,15 @@ def parse_snr(data: bytes | memoryview, path: str = "<buffer>", offset: int = 0)
 
     Raises FormatError for a bad version, sample rate, type or a truncated header; unknown
     codec ids are accepted here (:func:`decode_take` rejects them).
+
+    Parameters
+    ----------
+    data:
+        An SNR header (8 or 12 bytes and more).
+    path:
+        Source name for error messages (file, or archive+member).
+    offset:
+        Byte offset of the header in its file.
     """
     r = Reader(bytes(data), path)
     w1, w2 = r.u32(offset, "SNR word 1"), r.u32(offset + 4, "SNR word 2")
@@ -152,7 +161,15 @@ def parse_snr(data: bytes | memoryview, path: str = "<buffer>", offset: int = 0)
 
 def split_sps(data: bytes | memoryview, path: str = "<buffer>") -> tuple[SnrHeader, int]:
     """Parse an SPS file: its 'H' block and SNR header; returns ``(header, data offset)``
-    where the 'D' blocks start."""
+    where the 'D' blocks start.
+
+    Parameters
+    ----------
+    data:
+        An SPS file (SNR header, then SNS-style blocks).
+    path:
+        Source name for error messages (file, or archive+member).
+    """
     r = Reader(bytes(data), path)
     word = r.u32(0, "SPS header block")
     if word >> 24 != SPS_HEADER:
@@ -168,7 +185,15 @@ def split_sps(data: bytes | memoryview, path: str = "<buffer>") -> tuple[SnrHead
 
 def write_sps(header: SnrHeader, blocks: bytes) -> bytes:
     """An SPS file: 'H' block holding ``header`` (version forced to 1), then ``blocks``
-    (version-1 'D' blocks and 'E', as :func:`audio.containers.sns.write_blocks` makes them)."""
+    (version-1 'D' blocks and 'E', as :func:`audio.containers.sns.write_blocks` makes them).
+
+    Parameters
+    ----------
+    header:
+        The take's header.
+    blocks:
+        The take's blocks, version 1 (:func:`audio.containers.sns.write_blocks`).
+    """
     snr = replace(header, version=1).pack()
     return struct.pack(">I", SPS_HEADER << 24 | (4 + len(snr))) + snr + blocks
 
@@ -212,6 +237,15 @@ def decode_take(
     are SNS data that precede ``body_bytes``. GIGASAMPLE prefetch data is not
     supported (UnsupportedError when present).
 
+    Parameters
+    ----------
+    header_bytes:
+        The SNR header.
+    body_bytes:
+        The SNS body (its blocks).
+    path:
+        Source name for error messages (file, or archive+member).
+
     Returns
     -------
     samples : numpy.ndarray
@@ -248,6 +282,17 @@ def eaxma_take(
 
     ``num_samples`` is the audible length (the encoder's input length); the packets are
     wrapped by :func:`audio.codecs.eaxma.encode_eaxma` (one 64 KiB XMA2 block per SNS block).
+
+    Parameters
+    ----------
+    stream_packets:
+        Per XMA stream, its 2048-byte XMA2 packets.
+    channels:
+        Channel count.
+    sample_rate:
+        Sample rate, Hz.
+    num_samples:
+        Samples of the take.
     """
     header = SnrHeader(0, CODEC_EAXMA, channels, sample_rate, TYPE_STREAM, False, num_samples).pack()
     return header, write_blocks(eaxma.encode_eaxma(stream_packets))

@@ -54,6 +54,17 @@ def walk_blocks(
 
     Version 0 stops after the 0x80 block or at the end of ``data``; version 1 stops at
     the 'E' block or at the end. Offsets in errors and results are ``base_offset + pos``.
+
+    Parameters
+    ----------
+    data:
+        An SNS body or SPS data.
+    path:
+        Source name for error messages (file, or archive+member).
+    version:
+        0: SNS (last block flagged 0x80); 1: SPS ('D' blocks, an 'E' block).
+    base_offset:
+        Byte offset of ``data`` in its file, so errors name the real offset.
     """
     blocks: list[SnsBlock] = []
     pos, n = 0, len(data)
@@ -88,7 +99,19 @@ def walk_blocks(
 def coded_blocks(
     data: bytes | memoryview, path: str = "<buffer>", *, version: int = 0, base_offset: int = 0
 ) -> list[CodedBlock]:
-    """The data blocks of :func:`walk_blocks` with their payloads, as a codec reads them."""
+    """The data blocks of :func:`walk_blocks` with their payloads, as a codec reads them.
+
+    Parameters
+    ----------
+    data:
+        An SNS body or SPS data.
+    path:
+        Source name for error messages (file, or archive+member).
+    version:
+        0: SNS; 1: SPS.
+    base_offset:
+        Byte offset of ``data`` in its file, so errors name the real offset.
+    """
     view = memoryview(data)
     return [
         CodedBlock(
@@ -106,6 +129,15 @@ def write_blocks(payloads: Iterable[tuple[int, bytes]], *, version: int = 0, mar
 
     Version 0 flags the last block 0x80 when ``mark_last``; version 1 writes 'D' blocks
     followed by a 4-byte 'E' block.
+
+    Parameters
+    ----------
+    payloads:
+        ``(samples, payload)`` pairs: samples per channel in the block, its codec bytes.
+    version:
+        0: SNS; 1: SPS.
+    mark_last:
+        Flag the last version-0 block 0x80.
     """
     items = list(payloads)
     out = bytearray()

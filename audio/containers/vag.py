@@ -111,7 +111,13 @@ class VagFile:
         return int(marks[0]) if marks.size else None
 
     def decode(self, settings: PsxSettings = VGMSTREAM) -> np.ndarray:
-        """float32 ``(num_samples, 1)`` in [-1, 1)."""
+        """float32 ``(num_samples, 1)`` in [-1, 1).
+
+        Parameters
+        ----------
+        settings:
+            Decoder choices the spec leaves open (:class:`PsxSettings`; default: vgmstream's).
+        """
         return decode_psadpcm(self.data, 1, settings=settings, path=self.path)
 
 
@@ -124,7 +130,15 @@ def _check_magic(r: Reader) -> None:
 
 
 def read_vag(data: bytes | memoryview, path: str = "<buffer>") -> VagFile:
-    """Parse a ``.vag`` file; :class:`FormatError` (file + offset) on anything malformed."""
+    """Parse a ``.vag`` file; :class:`FormatError` (file + offset) on anything malformed.
+
+    Parameters
+    ----------
+    data:
+        A ``.vag`` file.
+    path:
+        Source name for error messages (file, or archive+member).
+    """
     r = Reader(data, path, big=True)
     r.need(0, HEADER_SIZE, "a VAGp header")
     _check_magic(r)
@@ -161,7 +175,21 @@ def _name_bytes(name: str) -> bytes:
 def write_vag(
     frames: bytes, sample_rate: int, name: str = "", *, version: int = VERSION, reserved: bytes = bytes(16)
 ) -> bytes:
-    """A ``.vag`` file around PS-ADPCM ``frames`` (a whole number of 16-byte frames)."""
+    """A ``.vag`` file around PS-ADPCM ``frames`` (a whole number of 16-byte frames).
+
+    Parameters
+    ----------
+    frames:
+        PS-ADPCM data (16-byte frames).
+    sample_rate:
+        Sample rate, Hz.
+    name:
+        Name field (16 bytes at most).
+    version:
+        Header version.
+    reserved:
+        The 16 reserved header bytes.
+    """
     if len(frames) % FRAME_BYTES:
         raise ValueError(f"PS-ADPCM data is whole 16-byte frames, not {len(frames)} bytes")
     if not 1 <= sample_rate <= MAX_RATE:
@@ -175,7 +203,17 @@ def write_vag(
 def decode_vag(
     data: bytes | memoryview, path: str = "<buffer>", settings: PsxSettings = VGMSTREAM
 ) -> tuple[np.ndarray, int]:
-    """A ``.vag`` file to float32 ``(samples, 1)`` and its sample rate in Hz."""
+    """A ``.vag`` file to float32 ``(samples, 1)`` and its sample rate in Hz.
+
+    Parameters
+    ----------
+    data:
+        A ``.vag`` file.
+    path:
+        Source name for error messages (file, or archive+member).
+    settings:
+        Decoder choices the spec leaves open (:class:`PsxSettings`; default: vgmstream's).
+    """
     vag = read_vag(data, path)
     return vag.decode(settings), vag.sample_rate
 
@@ -195,6 +233,23 @@ def encode_vag(
     ``lead_in`` puts the conventional all-zero frame first (28 samples of silence on
     decode). Without a loop the last audio frame carries the end flag (1); a loop
     (``loop_start``/``loop_end`` in samples of ``pcm``) is marked 6 ... 3 instead.
+
+    Parameters
+    ----------
+    pcm:
+        Mono float (full scale 1.0) or int16 samples.
+    sample_rate:
+        Sample rate, Hz.
+    name:
+        Name field (16 bytes at most).
+    lead_in:
+        Put the conventional all-zero frame (28 silent samples) first.
+    loop_start:
+        First sample of the loop (``None``: no loop).
+    loop_end:
+        Sample after the loop's last (``None``: the end).
+    settings:
+        Rounding and history as the decoder will use them.
     """
     arr = np.asarray(pcm)
     if arr.ndim == 2 and arr.shape[1] != 1:

@@ -54,7 +54,15 @@ def available() -> tuple[bool, str]:
 
 
 def snu_wrap(header_bytes: bytes, body_bytes: bytes) -> bytes:
-    """A ``.snu`` buffer: 16-byte header (big-endian body offset at 0x08), SNR header, SNS body."""
+    """A ``.snu`` buffer: 16-byte header (big-endian body offset at 0x08), SNR header, SNS body.
+
+    Parameters
+    ----------
+    header_bytes:
+        The SNR header.
+    body_bytes:
+        The SNS body.
+    """
     return struct.pack(">IIII", 0, 0, 16 + len(header_bytes), 0) + bytes(header_bytes) + bytes(body_bytes)
 
 
@@ -76,7 +84,15 @@ def _wav_pcm(wav: bytes, what: str) -> tuple[np.ndarray, int]:
 
 def decode_buffer(data: bytes, filename_hint: str) -> tuple[np.ndarray, int]:
     """Decode any buffer vgmstream recognises (by ``filename_hint``'s extension) to int16
-    ``(samples, channels)`` and the sample rate in Hz; loops are ignored (played once)."""
+    ``(samples, channels)`` and the sample rate in Hz; loops are ignored (played once).
+
+    Parameters
+    ----------
+    data:
+        A file vgmstream reads.
+    filename_hint:
+        A file name whose extension tells vgmstream the format.
+    """
     module = _module()
     config = module.DecodeConfig(sample_format=module.SampleFormat.PCM16, ignore_loop=True)
     try:
@@ -88,7 +104,13 @@ def decode_buffer(data: bytes, filename_hint: str) -> tuple[np.ndarray, int]:
 
 def decode_path(path: str) -> tuple[np.ndarray, int]:
     """Decode a file by path (so vgmstream may open companion files, e.g. ``.snr`` + ``.sns``)
-    to int16 ``(samples, channels)`` and the sample rate in Hz; loops are ignored (played once)."""
+    to int16 ``(samples, channels)`` and the sample rate in Hz; loops are ignored (played once).
+
+    Parameters
+    ----------
+    path:
+        A file vgmstream reads.
+    """
     module = _module()
     config = module.DecodeConfig(sample_format=module.SampleFormat.PCM16, ignore_loop=True)
     try:
@@ -99,5 +121,13 @@ def decode_path(path: str) -> tuple[np.ndarray, int]:
 
 
 def decode_take_vgmstream(header_bytes: bytes, body_bytes: bytes) -> tuple[np.ndarray, int]:
-    """Decode an SNR header + SNS body with vgmstream (via :func:`snu_wrap`) to int16."""
+    """Decode an SNR header + SNS body with vgmstream (via :func:`snu_wrap`) to int16.
+
+    Parameters
+    ----------
+    header_bytes:
+        The SNR header.
+    body_bytes:
+        The SNS body.
+    """
     return decode_buffer(snu_wrap(header_bytes, body_bytes), "take.snu")

@@ -56,7 +56,15 @@ _MAX_ENTRIES = 1 << 16
 
 
 def unpack_miniwaveformat(word: int, version: int) -> tuple[int, int, int, int, int]:
-    """Split a MINIWAVEFORMAT word into ``(tag, channels, sample rate Hz, block_align, bits flag)``."""
+    """Split a MINIWAVEFORMAT word into ``(tag, channels, sample rate Hz, block_align, bits flag)``.
+
+    Parameters
+    ----------
+    word:
+        The MINIWAVEFORMAT word.
+    version:
+        Bank version (the field widths depend on it).
+    """
     if version <= 34:
         return word & 1, (word >> 1) & 7, (word >> 4) & 0x7FFFF, (word >> 23) & 0xFF, word >> 31
     return word & 3, (word >> 2) & 7, (word >> 5) & 0x3FFFF, (word >> 23) & 0xFF, word >> 31
@@ -65,7 +73,23 @@ def unpack_miniwaveformat(word: int, version: int) -> tuple[int, int, int, int, 
 def pack_miniwaveformat(
     tag: int, channels: int, sample_rate: int, block_align: int, bits: int, version: int
 ) -> int:
-    """Inverse of :func:`unpack_miniwaveformat` (fields are checked against their widths)."""
+    """Inverse of :func:`unpack_miniwaveformat` (fields are checked against their widths).
+
+    Parameters
+    ----------
+    tag:
+        Codec tag (see the module docstring; its width depends on ``version``).
+    channels:
+        Channel count.
+    sample_rate:
+        Sample rate, Hz.
+    block_align:
+        Block alignment field.
+    bits:
+        Bits flag (1: 16-bit PCM).
+    version:
+        Bank version (the field widths depend on it).
+    """
     tag_bits, rate_bits = (1, 19) if version <= 34 else (2, 18)
     if not (
         0 <= tag < 1 << tag_bits
@@ -227,6 +251,17 @@ def read_wavebank(
     """Parse a wave bank starting at ``base_offset`` of ``data`` (segment offsets are relative to it).
 
     Raises FormatError (with file and absolute offset) for anything truncated or inconsistent.
+
+    Parameters
+    ----------
+    data:
+        The bytes holding the bank.
+    path:
+        Source name for error messages (file, or archive+member).
+    base_offset:
+        Where the bank starts in ``data``.
+    xma1_max_version:
+        Highest bank version whose XMA entries are XMA1.
     """
     data = bytes(data)
     if base_offset < 0 or base_offset > len(data):
@@ -323,7 +358,15 @@ def _read_seek_tables(r: Reader, seg: tuple[int, int], count: int) -> list[tuple
 
 
 def entry_data(bank: WaveBank, index: int) -> bytes:
-    """The raw stored bytes of entry ``index``."""
+    """The raw stored bytes of entry ``index``.
+
+    Parameters
+    ----------
+    bank:
+        The parsed bank.
+    index:
+        Entry index.
+    """
     e = _entry(bank, index)
     return bank.data[e.data_offset : e.data_offset + e.data_size]
 
@@ -339,6 +382,13 @@ def decode_entry(bank: WaveBank, index: int) -> tuple[np.ndarray, int]:
 
     PCM and MS-ADPCM decode exactly; XMA goes through FFmpeg (its length is checked
     against the header within :data:`XMA_LENGTH_SLACK`); xWMA raises UnsupportedError.
+
+    Parameters
+    ----------
+    bank:
+        The parsed bank.
+    index:
+        Entry index.
     """
     e = _entry(bank, index)
     raw = entry_data(bank, index)
@@ -408,7 +458,19 @@ class NewWave:
     def pcm16(
         cls, samples: np.ndarray, sample_rate: int, *, big_endian: bool = True, name: str | None = None
     ) -> NewWave:
-        """A PCM16 wave from int16 ``(samples, channels)`` (or 1-D mono) samples."""
+        """A PCM16 wave from int16 ``(samples, channels)`` (or 1-D mono) samples.
+
+        Parameters
+        ----------
+        samples:
+            int16 ``(samples, channels)`` or 1-D mono.
+        sample_rate:
+            Sample rate, Hz.
+        big_endian:
+            Store the samples big-endian (Xbox 360 banks).
+        name:
+            Entry name (``None``: none).
+        """
         arr = np.asarray(samples, np.int16)
         arr = arr if arr.ndim == 2 else arr.reshape(-1, 1)
         return cls(
@@ -431,7 +493,21 @@ def xma2_wave(
 ) -> NewWave:
     """A :class:`NewWave` holding one XMA2 stream (1 or 2 channels) as Microsoft's banks do:
     whole 2048-byte packets, duration = raw samples (512 x frames = the seek table's last
-    entry), one seek entry per 64 KiB block."""
+    entry), one seek entry per 64 KiB block.
+
+    Parameters
+    ----------
+    packets:
+        2048-byte XMA2 packets of one stream.
+    channels:
+        Channels, 1 or 2.
+    sample_rate:
+        Sample rate, Hz.
+    seek_table:
+        Cumulative raw samples at the end of each 64 KiB block.
+    name:
+        Entry name (``None``: none).
+    """
     if channels not in (1, 2):
         raise ValueError(f"one XMA2 stream holds 1 or 2 channels, got {channels}")
     return NewWave(
@@ -501,6 +577,23 @@ def write_wavebank(
     Writes entry names when any wave has one and XMA seek tables (version >= 39) when any
     wave has one. ``compact`` writes 4-byte entries (all waves must share one format and
     ``alignment`` must be at most 2048).
+
+    Parameters
+    ----------
+    waves:
+        The entries.
+    big_endian:
+        Write a big-endian (Xbox 360) bank.
+    version:
+        Bank tool version.
+    name:
+        Bank name (64 bytes at most).
+    alignment:
+        Alignment of each wave in the wave segment, bytes.
+    compact:
+        Write 4-byte compact entries.
+    header_version:
+        Header version.
     """
     if not MIN_VERSION <= version <= MAX_VERSION:
         raise ValueError(f"version must be {MIN_VERSION}..{MAX_VERSION}, got {version}")

@@ -70,6 +70,13 @@ def event_kinds() -> dict[str, type[Event]]:
 
 
 def to_jsonable(v: Any) -> Any:
+    """``v`` with tuples as lists and dict keys as text, ready for JSON.
+
+    Parameters
+    ----------
+    v:
+        An event field's value.
+    """
     if isinstance(v, tuple):
         return [to_jsonable(x) for x in v]
     if isinstance(v, list):
@@ -80,7 +87,17 @@ def to_jsonable(v: Any) -> Any:
 
 
 def event_to_json(ev: Event, at: int, origin: str = "external") -> dict[str, Any]:
-    """Serialise ``ev`` (stamped at sample ``at``) to a JSON-ready dict."""
+    """Serialise ``ev`` (stamped at sample ``at``) to a JSON-ready dict.
+
+    Parameters
+    ----------
+    ev:
+        The event.
+    at:
+        Sample it takes effect at.
+    origin:
+        Where it came from (``"external"``, ``"internal"``).
+    """
     d = {f.name: to_jsonable(getattr(ev, f.name)) for f in dataclasses.fields(ev)}
     return {"kind": ev.KIND, "at": at, "origin": origin, **d}
 
@@ -113,7 +130,16 @@ class Decision:
 class Consumer(Protocol):
     """Anything that receives events: ``handle(event, bus)``."""
 
-    def handle(self, event: Event, bus: EventBus) -> None: ...
+    def handle(self, event: Event, bus: EventBus) -> None:
+        """Receive ``event`` at its sample.
+
+        Parameters
+        ----------
+        event:
+            The event due now.
+        bus:
+            The bus (post follow-ups with :meth:`EventBus.post_now`).
+        """
 
 
 @dataclass(order=True)
@@ -125,7 +151,13 @@ class _Pending:
 
 
 class EventBus:
-    """Orders events by sample and delivers them to subscribed consumers."""
+    """Orders events by sample and delivers them to subscribed consumers.
+
+    Parameters
+    ----------
+    sample_rate:
+        The engine's sample rate, Hz (event times in seconds become samples).
+    """
 
     def __init__(self, sample_rate: int = SAMPLE_RATE) -> None:
         self.sample_rate = sample_rate
@@ -144,7 +176,17 @@ class EventBus:
 
     # -- producers ---------------------------------------------------------------------
     def post(self, event: Event, *, at: int | None = None, origin: str = "external") -> int:
-        """Queue ``event``; returns the sample it takes effect at (never in the past)."""
+        """Queue ``event``; returns the sample it takes effect at (never in the past).
+
+        Parameters
+        ----------
+        event:
+            The event; its ``t`` (seconds) gives its sample unless ``at`` does.
+        at:
+            Sample it takes effect at (``None``: ``round(t * sample_rate)``); never before now.
+        origin:
+            Where it came from (``"external"``, ``"internal"``), recorded in captures.
+        """
         sample = seconds_to_samples(event.t, self.sample_rate) if at is None else int(at)
         sample = max(sample, self.now)
         heapq.heappush(self._heap, _Pending(sample, self._seq, event, origin))
@@ -156,12 +198,28 @@ class EventBus:
         return sample
 
     def post_now(self, event: Event, origin: str = "internal") -> int:
-        """Post a follow-up at the current sample (used by consumers)."""
+        """Post a follow-up at the current sample (used by consumers).
+
+        Parameters
+        ----------
+        event:
+            The follow-up event.
+        origin:
+            Where it came from, recorded in captures.
+        """
         return self.post(event, at=self.now, origin=origin)
 
     # -- consumers ---------------------------------------------------------------------
     def subscribe(self, consumer: Consumer, kinds: Iterable[type[Event]] | None = None) -> None:
-        """Deliver events of ``kinds`` (subclasses included; all if None) to ``consumer``."""
+        """Deliver events of ``kinds`` (subclasses included; all if None) to ``consumer``.
+
+        Parameters
+        ----------
+        consumer:
+            Anything with ``handle(event, bus)``.
+        kinds:
+            Event classes it wants (subclasses included); ``None``: all.
+        """
         self._subs.append((tuple(kinds) if kinds is not None else None, consumer))
 
     def next_at(self) -> int | None:
@@ -169,7 +227,13 @@ class EventBus:
         return self._heap[0].at if self._heap else None
 
     def dispatch(self, now: int) -> int:
-        """Deliver every event due at or before sample ``now``; returns how many."""
+        """Deliver every event due at or before sample ``now``; returns how many.
+
+        Parameters
+        ----------
+        now:
+            The current engine sample.
+        """
         self.now = now
         n = 0
         while self._heap and self._heap[0].at <= now:
@@ -186,7 +250,13 @@ class EventBus:
         return n
 
     def unsubscribe(self, consumer: Consumer) -> None:
-        """Stop delivering events to ``consumer`` (a disabled system)."""
+        """Stop delivering events to ``consumer`` (a disabled system).
+
+        Parameters
+        ----------
+        consumer:
+            A subscribed consumer.
+        """
         self._subs = [(k, c) for k, c in self._subs if c is not consumer]
 
     def pending(self) -> int:
@@ -216,13 +286,32 @@ class EventBus:
         return d
 
     def bound_decisions(self, keep: int) -> None:
-        """Keep only the last ``keep`` decisions (long live runs: listeners still see all)."""
+        """Keep only the last ``keep`` decisions (long live runs: listeners still see all).
+
+        Parameters
+        ----------
+        keep:
+            Decisions kept in ``decisions``.
+        """
         self.decisions = deque(self.decisions, maxlen=keep)
 
     def on_decision(self, callback: Callable[[Decision], None]) -> None:
+        """Call ``callback(decision)`` for every decision logged from now on.
+
+        Parameters
+        ----------
+        callback:
+            Called with each :class:`Decision` (the render thread in a live run).
+        """
         self._decision_listeners.append(callback)
 
     # -- capture -----------------------------------------------------------------------
     def on_post(self, callback: Callable[[dict[str, Any]], None]) -> None:
-        """Call ``callback(record)`` for every posted event (the capture hook)."""
+        """Call ``callback(record)`` for every posted event (the capture hook).
+
+        Parameters
+        ----------
+        callback:
+            Called with each posted event's JSON record (kind, ``at`` in samples, origin, fields).
+        """
         self._capture.append(callback)

@@ -146,7 +146,13 @@ class Engine:
         self._clocked.append(_Clocked(system, FrameClock(system.frame_rate, self.sample_rate), self.now))
 
     def check_event(self, event: Event) -> tuple[str, str] | None:
-        """The first system's ``(field, problem)`` for a name in ``event`` no install has."""
+        """The first system's ``(field, problem)`` for a name in ``event`` no install has.
+
+        Parameters
+        ----------
+        event:
+            An event about to be posted (scenario, port, OSC).
+        """
         for s in self.systems:
             problem = s.check_event(event)
             if problem is not None:
@@ -171,14 +177,26 @@ class Engine:
         self.mixer.pool.reserve(int(samples))
 
     def system(self, name: str) -> GameSystem:
-        """The attached system called ``name`` (``KeyError`` naming the attached ones otherwise)."""
+        """The attached system called ``name`` (``KeyError`` naming the attached ones otherwise).
+
+        Parameters
+        ----------
+        name:
+            A system's decision-log name (``"skate.speech"``).
+        """
         for s in self.systems:
             if s.name == name:
                 return s
         raise KeyError(f"no system {name!r} (have: {', '.join(s.name for s in self.systems) or 'none'})")
 
     def tap_buses(self, names: list[str]) -> None:
-        """Record the output of these buses (for stems); read them with :meth:`taps`."""
+        """Record the output of these buses (for stems); read them with :meth:`taps`.
+
+        Parameters
+        ----------
+        names:
+            Bus names (``"master"``, a submix's).
+        """
         for n in names:
             self.mixer.bus(n)
         self._taps = {n: [] for n in names}
@@ -206,7 +224,13 @@ class Engine:
         return out
 
     def prefetch(self, event: Event) -> Load[object] | None:
-        """Start loading the files ``event`` names; the load, or None when nothing is to load."""
+        """Start loading the files ``event`` names; the load, or None when nothing is to load.
+
+        Parameters
+        ----------
+        event:
+            An event that may name files (a play event's audio file).
+        """
         fn = self.prefetchers.get(type(event))
         return None if fn is None else fn(event)
 

@@ -216,6 +216,13 @@ class VoiceManager:
         """Set ``"NODE.param"`` values; applied at the current sample (a block boundary).
 
         Keys may be given as ``voices.set(v, **{"PI20.gain": 0.3})``.
+
+        Parameters
+        ----------
+        voice:
+            A started voice.
+        params:
+            ``"NODE.param"`` values in each parameter's unit (Hz, dB, seconds; ``pitch`` in 1/4096).
         """
         if voice.done:
             return
@@ -223,7 +230,15 @@ class VoiceManager:
             voice._bank.set(voice.instance, k, val)
 
     def stop(self, voice: Voice, fade: bool = True) -> None:
-        """Stop with the release fade (``fade=False``: end at once, may click)."""
+        """Stop with the release fade (``fade=False``: end at once, may click).
+
+        Parameters
+        ----------
+        voice:
+            A started voice.
+        fade:
+            Fade out over ``release_samples`` samples (``False``: end at once, may click).
+        """
         if voice.done or voice.stopped:
             return
         voice.stopped = True

@@ -43,7 +43,13 @@ ACTIONS: dict[str, Action] = {a.name: a for a in GENERIC_ACTIONS}
 
 
 def register_action(action: Action) -> None:
-    """Add (or replace) a friendly action."""
+    """Add (or replace) a friendly action.
+
+    Parameters
+    ----------
+    action:
+        The action; one of the same name is replaced.
+    """
     ACTIONS[action.name] = action
 
 

@@ -101,6 +101,11 @@ class SpeechTracker:
     A line is keyed by (system, speaker); it answers to every speaker alias in its start
     decision (:data:`SPEAKER_KEYS`: e.g. a Skate ped id and its voice id) and every line
     alias (:data:`LINE_KEYS`: e.g. a speech event id, a message id).
+
+    Parameters
+    ----------
+    keep_last:
+        Decisions kept in ``last`` (the most recent ones).
     """
 
     def __init__(self, keep_last: int = 64) -> None:
@@ -127,10 +132,24 @@ class SpeechTracker:
                 del self.active[key]
 
     def is_speaking(self, speaker: Any) -> bool:
+        """Whether ``speaker`` has a line playing (any of its aliases).
+
+        Parameters
+        ----------
+        speaker:
+            A speaker id or alias (compared as text).
+        """
         s = str(speaker)
         return any(s in names for _, _, names, _ in list(self.active.values()))
 
     def line_active(self, line_id: Any) -> bool:
+        """Whether a line with id ``line_id`` plays (any of its aliases).
+
+        Parameters
+        ----------
+        line_id:
+            A line id or alias: speech event id, message id, file (compared as text).
+        """
         s = str(line_id)
         return any(s in lines for _, _, _, lines in list(self.active.values()))
 
@@ -152,6 +171,12 @@ class VoicePort:
         Events waiting between blocks before new ones are dropped (counted).
     paths:
         Where files named by posted events may be (default: barkbus's demo installs only).
+    block:
+        Engine block, samples (the output does not depend on it).
+    doc:
+        The scenario document the engine was built from (capture headers carry it).
+    scenario:
+        The scenario file the port was opened on, or ``None``.
     """
 
     def __init__(
@@ -202,7 +227,13 @@ class VoicePort:
         return int(self.engine.now)
 
     def pull(self, n: int) -> np.ndarray:
-        """Render ``n`` samples (in blocks, draining the inbox before each): ``(n, 2)`` float32."""
+        """Render ``n`` samples (in blocks, draining the inbox before each): ``(n, 2)`` float32.
+
+        Parameters
+        ----------
+        n:
+            Samples to render (at :attr:`sample_rate` Hz).
+        """
         if self.player is not None:
             raise PortError("the audio device drives this port (play() is running); stop it to pull blocks")
         if n < 0:
@@ -221,12 +252,24 @@ class VoicePort:
         return out
 
     def advance_to(self, t: float) -> np.ndarray:
-        """Render up to game time ``t`` seconds (sample ``round(t * rate)``); past -> empty."""
+        """Render up to game time ``t`` seconds (sample ``round(t * sample_rate)``); past -> empty.
+
+        Parameters
+        ----------
+        t:
+            Game time to render up to, seconds since sample 0.
+        """
         target = seconds_to_samples(t, self.sample_rate)
         return self.pull(max(0, target - self.now_samples))
 
     def advance(self, seconds: float) -> np.ndarray:
-        """Render ``seconds`` more (exact sample arithmetic, no drift over many calls)."""
+        """Render ``seconds`` more (exact sample arithmetic, no drift over many calls).
+
+        Parameters
+        ----------
+        seconds:
+            Game time to render, seconds.
+        """
         if seconds < 0:
             raise PortError(f"cannot advance by a negative time ({seconds} s)")
         return self.advance_to(self.now + seconds)
@@ -234,7 +277,13 @@ class VoicePort:
     # -- events ------------------------------------------------------------------------
     def schedule(self, events: list[Event]) -> None:
         """Post ``events`` at their own ``t`` when the run starts (first pull or play),
-        after any capture hook is attached (a scenario's script)."""
+        after any capture hook is attached (a scenario's script).
+
+        Parameters
+        ----------
+        events:
+            Events, each posted at its own ``t`` (seconds).
+        """
         self._scheduled.extend(events)
 
     def _flush_scheduled(self) -> None:
@@ -247,7 +296,15 @@ class VoicePort:
 
         A file the event names (its class's ``FILE_FIELDS``) is checked against :attr:`paths`
         and replaced by its resolved absolute path; outside them :class:`PathRefused` is raised,
-        counted and reported as a fault."""
+        counted and reported as a fault.
+
+        Parameters
+        ----------
+        event:
+            A validated event (:func:`make_event`); its ``t`` is game time, seconds.
+        when:
+            ``"event"``: take effect at the event's ``t``; ``"now"``: at the next block boundary.
+        """
         return self.inbox.put(self.checked(event), when=when)
 
     def games(self) -> set[str]:
@@ -257,7 +314,13 @@ class VoicePort:
 
     def accepts(self, kind: str) -> str | None:
         """None if events of ``kind`` are for this run (a generic kind such as ``world.emitter``,
-        or one of its games'), else why not."""
+        or one of its games'), else why not.
+
+        Parameters
+        ----------
+        kind:
+            An event kind (``"skate.value"``, ``"world.emitter"``).
+        """
         from audio.games import game_names
 
         game, dot, _ = kind.partition(".")
@@ -269,7 +332,13 @@ class VoicePort:
     def checked(self, event: Event) -> Event:
         """``event`` for this run's games, naming what their installs have (else
         :class:`InputError` with a did-you-mean), with its file fields resolved under the allowed
-        roots (else PathRefused)."""
+        roots (else PathRefused).
+
+        Parameters
+        ----------
+        event:
+            The event to check (untrusted: from a host, OSC or a capture).
+        """
         why = self.accepts(event.KIND)
         if why is not None:
             raise InputError(why)
@@ -295,6 +364,15 @@ class VoicePort:
         """Build event ``kind`` from ``fields`` (validated) and post it.
 
         Without ``t`` the event takes effect at the next block boundary (``when="now"``).
+
+        Parameters
+        ----------
+        kind:
+            The event kind (``"tone.on"``).
+        when:
+            ``"now"`` (the default without ``t``): the next block boundary; ``"event"``: at ``t``.
+        fields:
+            The event's fields (``t`` in seconds, positions in metres...), validated by its type.
         """
         ev = make_event(kind, **fields)
         self.post(ev, when=when or ("event" if "t" in fields else "now"))
@@ -307,12 +385,24 @@ class VoicePort:
         return load_game_actions()
 
     def is_speaking(self, speaker: Any) -> bool:
-        """True while ``speaker`` has a line playing (or starting) in any system."""
+        """True while ``speaker`` has a line playing (or starting) in any system.
+
+        Parameters
+        ----------
+        speaker:
+            A speaker id or alias (a Skate ped or voice id, a Sylpheed speaker).
+        """
         answers = [s.is_speaking(speaker) for s in self.engine.systems]
         return any(answers) or self.tracker.is_speaking(speaker)
 
     def line_active(self, line_id: Any) -> bool:
-        """True while a line with id ``line_id`` plays (speech event id, message id, ...)."""
+        """True while a line with id ``line_id`` plays (speech event id, message id, ...).
+
+        Parameters
+        ----------
+        line_id:
+            A line id: speech event id, message id, file...
+        """
         answers = [s.line_active(line_id) for s in self.engine.systems]
         return any(answers) or self.tracker.line_active(line_id)
 
@@ -341,20 +431,46 @@ class VoicePort:
 
     def on_fault(self, callback: Callable[[Fault], None]) -> None:
         """Call ``callback(fault)`` for every fault (a voice that could not start, a refused file,
-        a disabled system); render thread in live mode."""
+        a disabled system); render thread in live mode.
+
+        Parameters
+        ----------
+        callback:
+            Called with each :class:`~audio.core.faults.Fault`.
+        """
         self.engine.faults.on_fault(self._guard(callback))
 
     def on_decision(self, callback: Callable[[Decision], None]) -> None:
-        """Call ``callback(decision)`` for every decision (render thread in live mode)."""
+        """Call ``callback(decision)`` for every decision (render thread in live mode).
+
+        Parameters
+        ----------
+        callback:
+            Called with each :class:`~audio.core.bus.Decision`.
+        """
         self.bus.on_decision(self._guard(callback))
 
     def on_subtitle(self, callback: Callable[[Subtitle], None]) -> None:
         """Call ``callback(subtitle)`` for every subtitle event (``*.subtitle``, e.g.
-        ``sylpheed.subtitle``) and every decision that carries a ``text``/``subtitle``."""
+        ``sylpheed.subtitle``) and every decision that carries a ``text``/``subtitle``.
+
+        Parameters
+        ----------
+        callback:
+            Called with each :class:`Subtitle` (its ``t`` in seconds).
+        """
         self._subtitle_cbs.append(self._guard(callback))
 
     def handle(self, event: Event, bus: Any) -> None:
-        """Bus consumer: forwards subtitle events (kinds ending in ``.subtitle``)."""
+        """Bus consumer: forwards subtitle events (kinds ending in ``.subtitle``).
+
+        Parameters
+        ----------
+        event:
+            An event the bus delivers.
+        bus:
+            The engine's bus.
+        """
         if not self._subtitle_cbs or not event.KIND.endswith(".subtitle"):
             return
         pages = getattr(event, "pages", None)
@@ -408,7 +524,15 @@ class VoicePort:
         """Own the audio device: start a :class:`LivePlayer` sharing this port's inbox.
 
         Game systems that can prefetch (Skate: a spawned ped's takes) start doing so, so the
-        render thread finds decoded takes in the cache; the audio is the same either way."""
+        render thread finds decoded takes in the cache; the audio is the same either way.
+
+        Parameters
+        ----------
+        settings:
+            Device settings (default: this port's sample rate, Hz, and block, samples).
+        kw:
+            Passed to :class:`LivePlayer` (``on_block`` and the like).
+        """
         if self.player is not None:
             raise PortError("play() is already running")
         s = settings or LiveSettings(sample_rate=self.sample_rate, block=self.block)
@@ -439,7 +563,15 @@ class VoicePort:
         """Serve the live profiler page for this port (:mod:`audio.live.profiler`) at ``bind``
         (``[HOST:]PORT``; default 127.0.0.1 and a free port; another host needs ``token``).
         Call it before or after :meth:`play` (or while pulling blocks); returns the server:
-        its ``url``, and ``stop()``."""
+        its ``url``, and ``stop()``.
+
+        Parameters
+        ----------
+        bind:
+            ``[HOST:]PORT`` to serve on (default 127.0.0.1 and a free port).
+        token:
+            Access token, needed for a host other than 127.0.0.1.
+        """
         from audio.live.profiler import start_profiler
 
         return start_profiler(self, bind, token)
@@ -489,7 +621,19 @@ def port_paths(
     allow: Any = (),
 ) -> PathPolicy:
     """The allowed roots of a port: barkbus's demo installs, ``install`` (a folder), the
-    scenario's folder and the installs its game sections name, and the ``allow`` folders."""
+    scenario's folder and the installs its game sections name, and the ``allow`` folders.
+
+    Parameters
+    ----------
+    install:
+        A game install folder (``None`` or ``"demo"``: none).
+    scenario:
+        The scenario file, whose folder is allowed.
+    doc:
+        The scenario document, whose game sections name installs.
+    allow:
+        More folders.
+    """
     roots: list[Path] = []
     base = Path(scenario).resolve().parent if scenario is not None else None
     if install not in (None, "demo"):
@@ -532,6 +676,14 @@ def open_system(
     carries (so ``barkbus render --replay`` rebuilds the same engine). The engine's world
     follows ``world.listener`` / ``world.emitter`` events. ``allow``: more folders posted
     events may name files in (see :func:`port_paths`).
+    sample_rate:
+        Output sample rate, Hz.
+    block:
+        Engine block, samples (the output does not depend on it).
+    inbox_size:
+        Events the thread-safe inbox holds before a post is refused.
+    allow:
+        More folders posted events may name files in (see :func:`port_paths`).
     """
     from audio.games import game as find_game
 
@@ -572,7 +724,23 @@ def open_scenario(
     """A port on the engine a scenario file describes, its events scheduled (posted when
     the run starts); returns ``(port, duration_s)``. ``sample_rate`` is the output rate (Hz).
     Posted events may name files under the scenario's folder, its installs and ``allow``
-    (see :func:`port_paths`)."""
+    (see :func:`port_paths`).
+
+    Parameters
+    ----------
+    path:
+        The scenario file (TOML).
+    seed:
+        Seed, 0..2^63-1 (``None``: the file's).
+    sample_rate:
+        Output sample rate, Hz.
+    block:
+        Engine block, samples (the output does not depend on it).
+    inbox_size:
+        Events the thread-safe inbox holds before a post is refused.
+    allow:
+        More folders posted events may name files in (see :func:`port_paths`).
+    """
     from audio.core.errors import ScenarioError
     from audio.offline.scenario import build_engine, load_scenario
 
@@ -602,6 +770,13 @@ def engine_for_capture(header: dict[str, Any], capture: str | Path | None = None
     (:func:`audio.offline.scenario.replay_scenario`): the header's layout, sample rate, block,
     seed, isolation and allowed roots; ``capture`` is the capture file the header's relative
     paths are read from. Post the events with :func:`audio.core.capture.post_captured`.
+
+    Parameters
+    ----------
+    header:
+        A capture header (:func:`audio.core.capture.read_capture`'s first record).
+    capture:
+        The capture file, so install paths relative to it resolve (``None``: as written).
     """
     from audio.offline.scenario import replay_scenario
 

@@ -106,7 +106,13 @@ class OscStats:
 def check_bundle(data: bytes) -> None:
     """Walk a datagram's bundle structure without recursion; PortError if it nests deeper than
     :data:`MAX_BUNDLE_DEPTH`, holds more than :data:`MAX_BUNDLE_ELEMENTS` elements or has an
-    element size that does not fit (a plain message passes)."""
+    element size that does not fit (a plain message passes).
+
+    Parameters
+    ----------
+    data:
+        One UDP datagram (untrusted).
+    """
     if not data.startswith(_BUNDLE):
         return
     stack = [(0, len(data), 1)]
@@ -134,7 +140,15 @@ def check_bundle(data: bytes) -> None:
 
 
 def build_message(address: str, *args: Any) -> bytes:
-    """Encode one OSC message (ints as i, floats as f, str as s, bool as T/F)."""
+    """Encode one OSC message (ints as i, floats as f, str as s, bool as T/F).
+
+    Parameters
+    ----------
+    address:
+        OSC address pattern (``/tone/on``).
+    args:
+        Arguments: int, float, str or bool.
+    """
     b = OscMessageBuilder(address)
     for a in args:
         b.add_arg(a)
@@ -211,7 +225,15 @@ class OscServer:
             self.handle_datagram(data, sender)
 
     def handle_datagram(self, data: bytes, sender: tuple[str, int] | None = None) -> None:
-        """Decode and apply one datagram (message or bundle); never raises."""
+        """Decode and apply one datagram (message or bundle); never raises.
+
+        Parameters
+        ----------
+        data:
+            One UDP datagram (untrusted).
+        sender:
+            ``(host, port)`` it came from, for replies and logs.
+        """
         self.stats.received += 1
         try:
             self._handle(data, sender)
