@@ -238,8 +238,10 @@ class Node(ABC):
 
 class Resampler(Node):
     kind = "Rsp0"
-    doc = "Linear 16.16 resampler from the source rate to the engine rate; pitch 4096 = 1.0."
-    PARAMS = {"pitch": Param(4096.0, 0.0, 1 << 20, "1/4096 of the source rate", "playback rate")}
+    doc = "Linear 16.16 resampler from the source's sample rate to the engine's; pitch 4096 = 1.0."
+    PARAMS = {
+        "pitch": Param(4096.0, 0.0, 1 << 20, "1/4096 (4096 = 1.0)", "playback-rate ratio (pitch and speed)")
+    }
     arrays = (
         "pool",
         "src_off",
