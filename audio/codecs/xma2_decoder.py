@@ -97,7 +97,7 @@ class _FrameParser:
 
     def __init__(self, channels: int, sample_rate: int, path: str) -> None:
         self.channels = channels
-        self.rate = sample_rate
+        self.sample_rate = sample_rate
         self.path = path
         self.vlc = vlc_tables()
 
@@ -155,7 +155,7 @@ class _FrameParser:
     ) -> _Sub:
         ch = self.channels
         size_idx = {512: 0, 256: 1, 128: 2}[size]
-        edges = band_edges(size, self.rate)
+        edges = band_edges(size, self.sample_rate)
         bands = len(edges) - 1
         if r.read(1):  # extended header: fill bits
             n = r.read(2)
@@ -206,7 +206,7 @@ class _FrameParser:
             cur: list[int] | None = None
             prev = saved[c]
             if prev is not None:
-                cur = [prev[v] for v in _sf_map(self.rate)[(size_idx, saved_idx[c])]]
+                cur = [prev[v] for v in _sf_map(self.sample_rate)[(size_idx, saved_idx[c])]]
             if sub_no == 0 or r.read(1):
                 if prev is None:
                     sf_step[c] = r.read(2) + 1

@@ -735,8 +735,8 @@ def encode_xma2(
         levels = _search(estimate, n_frames, bitrate)
     while True:
         packets = [_packetise(*fb) for fb in frame_bits(levels)]
-        rate = sum(len(p) for p in packets) * XMA_PACKET_SIZE * 8 / seconds / 1000
-        if level is not None or rate <= bitrate or levels.min() >= _LEVEL_HI:  # type: ignore[operator]
+        kbps = sum(len(p) for p in packets) * XMA_PACKET_SIZE * 8 / seconds / 1000
+        if level is not None or kbps <= bitrate or levels.min() >= _LEVEL_HI:  # type: ignore[operator]
             break
         levels = levels + 1  # the estimate was short of the packetised size
     return Xma2Encoding(packets, split, int(sample_rate), n_samples, n_frames, int(levels.max()))

@@ -81,18 +81,18 @@ class Inbox:
     def post_all(self, engine: Any) -> list[tuple[int, int]]:
         """Drain and post to ``engine.bus``; returns ``[(sample, received_ns)]``.
 
-        "now" events are re-timed to the current block boundary (``t`` = ``now / rate``);
+        "now" events are re-timed to the current block boundary (``t`` = ``now / sample_rate``);
         "event" events keep their ``t`` (a past time is clamped to now by the bus). ``engine``
         is an :class:`~audio.core.engine.Engine` or a stand-in with ``now`` and ``bus`` (which
         just drains: nothing is held for a loader).
         """
         posted = []
         now = int(engine.now)
-        rate = engine.bus.sample_rate
+        sample_rate = engine.bus.sample_rate
         for item in self._ready(engine, now):
             ev = item.event
             if item.when == "now":
-                ev = dataclasses.replace(ev, t=now / rate)
+                ev = dataclasses.replace(ev, t=now / sample_rate)
                 at = engine.bus.post(ev, at=now)
             else:
                 at = engine.bus.post(ev)

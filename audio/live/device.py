@@ -472,7 +472,7 @@ class LivePlayer:
         }
 
     def capture_header(self, **extra: Any) -> dict[str, Any]:
-        """Header for :func:`write_capture`: rate, block, first sample and samples rendered."""
+        """Header for :func:`write_capture`: sample rate, block, first sample and samples rendered."""
         return {
             "source": "live",
             "sample_rate": self.s.sample_rate,

@@ -116,8 +116,8 @@ def encode_file(
                 f"{codec} holds {game.channels} channel(s); the input has {channels} (mix it down first)"
             )
         data = game.encode(pcm, sample_rate)
-        decoded, decoded_rate = game.decode(data)
-        return Encoded({stem + ext: data}, decoded, decoded_rate, codec)
+        decoded, decoded_sample_rate = game.decode(data)
+        return Encoded({stem + ext: data}, decoded, decoded_sample_rate, codec)
     if codec == "ps-adpcm" and channels != 1:
         raise InputError(f"{codec} is mono; the input has {channels} channels (mix it down first)")
     if codec == "xma2":
@@ -166,21 +166,21 @@ def _read_input(name: str, sample_rate: int | None) -> tuple[np.ndarray, int]:
 
     source: object = io.BytesIO(sys.stdin.buffer.read()) if name == "-" else name
     try:
-        x, file_rate = sf.read(source, dtype="float64", always_2d=True)
+        x, file_sample_rate = sf.read(source, dtype="float64", always_2d=True)
     except sf.LibsndfileError as exc:
         raise InputError(f"{name}: not an audio file soundfile can read ({exc})") from None
-    file_rate = int(file_rate)
-    if sample_rate is not None and sample_rate != file_rate:
+    file_sample_rate = int(file_sample_rate)
+    if sample_rate is not None and sample_rate != file_sample_rate:
         from math import gcd
 
         from scipy.signal import resample_poly
 
-        g = gcd(sample_rate, file_rate)
-        x = resample_poly(x, sample_rate // g, file_rate // g, axis=0)
-        file_rate = sample_rate
+        g = gcd(sample_rate, file_sample_rate)
+        x = resample_poly(x, sample_rate // g, file_sample_rate // g, axis=0)
+        file_sample_rate = sample_rate
     if not np.isfinite(x).all():
         raise InputError(f"{name}: has NaN or infinite samples")
-    return x.astype(np.float32), file_rate
+    return x.astype(np.float32), file_sample_rate
 
 
 def _run(args: argparse.Namespace) -> int:

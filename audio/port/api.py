@@ -584,7 +584,7 @@ class VoicePort:
         return player
 
     def capture_header(self) -> dict[str, Any]:
-        """What a replay needs to rebuild this engine: game, install, seed, rate, block and,
+        """What a replay needs to rebuild this engine: game, install, seed, sample rate, block and,
         for engines built from a scenario document, ``doc`` and ``scenario`` (the fields
         ``audio.offline.render.render_replay`` reads)."""
         h: dict[str, Any] = {

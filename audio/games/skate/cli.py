@@ -150,17 +150,17 @@ def cmd_edit(args: argparse.Namespace) -> int:
         sample_rate = like.sample_rate if like is not None else 36_000
         channels = like.channels if like is not None else 1
         try:
-            x, sr = sf.read(args.audio, dtype="float64", always_2d=True)
+            x, file_sample_rate = sf.read(args.audio, dtype="float64", always_2d=True)
         except sf.LibsndfileError as exc:
             raise InputError(f"{args.audio}: not an audio file soundfile can read ({exc})") from None
         x = x.mean(axis=1, keepdims=True) if channels == 1 or x.shape[1] != channels else x
         if x.shape[1] != channels:
             x = np.repeat(x, channels, axis=1)
-        if int(sr) != sample_rate:
+        if int(file_sample_rate) != sample_rate:
             from math import gcd
 
-            g = gcd(int(sr), sample_rate)
-            x = resample_poly(x, sample_rate // g, int(sr) // g, axis=0)
+            g = gcd(int(file_sample_rate), sample_rate)
+            x = resample_poly(x, sample_rate // g, int(file_sample_rate) // g, axis=0)
         take = encode_take(x.astype(np.float32), sample_rate, args.bitrate)
         if args.edit == "replace":
             specs = edited_clips(inst, args.bank, clip.name, replace=(args.take, take))

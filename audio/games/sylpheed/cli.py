@@ -307,14 +307,14 @@ def _slb_replace(args: argparse.Namespace) -> int:
         raise InputError(f"{args.file}: has entries 0..{len(bank.entries) - 1}, no entry {args.entry}")
     e = bank.entries[args.entry]
     try:
-        x, sr = sf.read(args.audio, dtype="float64", always_2d=True)
+        x, file_sample_rate = sf.read(args.audio, dtype="float64", always_2d=True)
     except sf.LibsndfileError as exc:
         raise InputError(f"{args.audio}: not an audio file soundfile can read ({exc})") from None
     if x.shape[1] != e.channels:
         x = np.repeat(x.mean(axis=1, keepdims=True), e.channels, axis=1)
-    if int(sr) != e.sample_rate:
-        g = gcd(int(sr), e.sample_rate)
-        x = resample_poly(x, e.sample_rate // g, int(sr) // g, axis=0)
+    if int(file_sample_rate) != e.sample_rate:
+        g = gcd(int(file_sample_rate), e.sample_rate)
+        x = resample_poly(x, e.sample_rate // g, int(file_sample_rate) // g, axis=0)
     out = replace_slb_entry(data, args.entry, x.astype(np.float32), path=str(args.file), bitrate=args.bitrate)
     tmp = args.output.with_name(args.output.name + ".partial")
     try:

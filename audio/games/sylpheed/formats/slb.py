@@ -167,7 +167,7 @@ def _raw_xma(data: bytes, path: str) -> SlbFinding:
         None,
         1,
         ("xma2/?ch/?Hz",),
-        f"{n} packets; the rate and channel count are not stored",
+        f"{n} packets; the sample rate and channel count are not stored",
     )
 
 
@@ -272,7 +272,7 @@ def replace_slb_entry(
 
     Only an ``.slb`` that is an XACT wave bank from offset 0 to its end can be rewritten
     (anything around an embedded bank has an unknown layout). ``pcm`` is float32
-    ``(samples, channels)`` at the entry's rate and channel count (1 or 2); the new entry
+    ``(samples, channels)`` at the entry's sample rate and channel count (1 or 2); the new entry
     keeps the old one's name and flags, loops are dropped; every other entry's data,
     format and seek table are kept as stored. ``bitrate`` is kbit/s per channel.
     """
