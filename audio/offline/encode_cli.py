@@ -269,6 +269,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--rate",
         dest="sample_rate",
+        metavar="HZ",
         type=_positive(int),
         help="resample to this sample rate first, Hz",
     )

@@ -77,6 +77,7 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--rate",
         dest="sample_rate",
+        metavar="HZ",
         type=int,
         default=SAMPLE_RATE,
         help=f"sample rate, Hz (default {SAMPLE_RATE})",

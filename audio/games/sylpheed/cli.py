@@ -370,7 +370,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     a.add_argument("--root", default=None, help='install folder or "demo": FILE names a member of it')
     a.add_argument("--entry", type=int, default=0, help="wave bank entry index (default 0)")
     a.add_argument(
-        "--rate", dest="sample_rate", type=int, default=None, help="sample rate (Hz) for raw XMA packets"
+        "--rate",
+        dest="sample_rate",
+        metavar="HZ",
+        type=int,
+        default=None,
+        help="sample rate (Hz) for raw XMA packets",
     )
     a.add_argument("-o", "--output", type=Path, required=True, help="output .wav")
     a.set_defaults(func=_slb_decode)
