@@ -169,7 +169,7 @@ class LiveSource(_Base):
             "game": self.port.game,
             "games": sorted(self.games),
             "actions": self.actions,
-            "rate_hz": round(self.publisher.rate / self.publisher.block / self.publisher.every, 2),
+            "rate_hz": round(self.publisher.sample_rate / self.publisher.block / self.publisher.every, 2),
         }
 
     def tick(self, state: dict[str, Any]) -> str | None:
