@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
+from fuzz_budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -177,8 +178,7 @@ def test_play_events_preload_vag_files_through_the_chain(tmp_path: Path) -> None
 
 
 @settings(
-    max_examples=40,
-    deadline=None,
+    max_examples=examples(40),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
+from fuzz_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -222,7 +223,7 @@ def mutated_capture(draw) -> bytes:
     return bytes(text)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300))
 @given(mutated_capture())
 def test_a_mutated_capture_reads_or_fails_with_a_barkbus_error(tmp_path_factory, data):
     path = tmp_path_factory.mktemp("cap") / "c.jsonl"

@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 import pytest
+from fuzz_budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from named_stub import NamedStub
@@ -203,7 +204,7 @@ _ARG = st.one_of(
 )
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(100), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.sampled_from(_ADDRS), st.lists(_ARG, max_size=6)), max_size=6))
 def test_any_message_is_either_rejected_or_yields_events_the_engine_renders(messages):
     port = open_system(game="tone")
@@ -221,7 +222,7 @@ def test_any_message_is_either_rejected_or_yields_events_the_engine_renders(mess
         server.stop()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200))
 @given(st.binary(max_size=64))
 def test_random_datagrams_never_raise(data):
     port = open_system(game="tone")
