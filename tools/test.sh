@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Set up (first run only), then run the whole test suite. Extra arguments go to pytest.
-# Live tests use a real audio device: CI starts a JACK dummy server first (see .ci/run);
-# elsewhere, without any device, they skip and say why.
+# The tests run on one worker process per CPU (pytest-xdist; `-n 0` as an argument runs them in
+# this process, `-n 4` on four); tests that share the audio device run on one worker in turn
+# (their xdist_group). Live tests use a real audio device: CI starts a JACK dummy server first
+# (see .ci/run); elsewhere, without any device, they skip and say why.
+# BARKBUS_FUZZ=thorough draws every hypothesis example (CI's slow job); the default draws a share.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh || exit 1
-.venv/bin/python -m pytest tests "$@"
+.venv/bin/python -m pytest tests -n auto --dist loadgroup "$@"
 rc=$?
 if [ "$rc" -eq 5 ]; then
   echo "test.sh: pytest collected no tests" >&2
