@@ -41,10 +41,17 @@ class Client:
         msg = OscMessage(self.sock.recvfrom(65536)[0])
         return msg.address, list(msg.params)
 
-    def settle(self, received: int, timeout: float = 5.0) -> None:
+    def settle(self, received: int, timeout: float = 30.0) -> None:
+        """Wait until ``received`` datagrams (one message each) have arrived and been handled:
+        counted as accepted, rejected, dropped or answered (``received`` is counted on arrival,
+        before the message is applied). ``timeout`` only keeps a lost datagram from hanging."""
+        s = self.server.stats
         end = time.monotonic() + timeout
-        while self.server.stats.received < received and time.monotonic() < end:
+        while time.monotonic() < end:
+            if s.received >= received and s.accepted + s.rejected + s.dropped + s.queries >= s.received:
+                return
             time.sleep(0.005)
+        raise AssertionError(f"{received} datagrams not handled: {s}")
 
 
 @pytest.fixture
