@@ -160,29 +160,12 @@ def test_live_refuses_bad_numbers_and_unwritable_outputs_with_one_line(tmp_path,
         assert len(err.strip().splitlines()) == 1
 
 
-def test_outputs_in_a_missing_folder_are_created(tmp_path):
+def test_outputs_in_a_missing_folder_are_created(tmp_path, capsys):
+    from audio.port.live import main
+
     out = tmp_path / "a" / "b"
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "audio.port.live",
-            "live",
-            "--no-audio",
-            "--seconds",
-            "0.3",
-            "--capture",
-            str(out / "c.jsonl"),
-            "--record",
-            str(out / "r.wav"),
-        ],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert r.returncode == 0, r.stderr
+    argv = ["live", "--no-audio", "--seconds", "0.3", "--capture", str(out / "c.jsonl")]
+    assert main([*argv, "--record", str(out / "r.wav")]) == 0, capsys.readouterr().err
     assert read_capture(out / "c.jsonl")[0]["samples"] == sf.info(str(out / "r.wav")).frames > 0
 
 
