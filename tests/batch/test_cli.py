@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from fuzz_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,7 +20,7 @@ def test_seeds_are_a_half_open_range_or_one_seed():
             parse_seeds(bad)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200))
 @given(st.text(max_size=12))
 def test_any_seeds_text_parses_or_gives_one_barkbus_error(text):
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from fuzz_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -46,7 +47,7 @@ _blocks = st.lists(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150))
 @given(
     src_len=st.integers(0, 3000),
     rate=st.sampled_from([22_050.0, 24_000.0, 44_100.0, 48_000.0]),

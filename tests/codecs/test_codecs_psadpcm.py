@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fuzz_budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -28,7 +29,7 @@ from audio.containers.vag import decode_vag, encode_vag, read_vag, write_vag
 from audio.core.errors import BarkbusError, FormatError, UnsupportedError
 
 ROOT = Path(__file__).resolve().parents[2]
-FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=examples(120), suppress_health_check=[HealthCheck.too_slow])
 needs_vgmstream = pytest.mark.skipif(not vgmstream.available()[0], reason="pyvgmstream unavailable")
 SPEC_COEFS = [(0, 0), (60, 0), (115, -52), (98, -55), (122, -60)]  # spec: (c1, c2) in 1/64 units
 

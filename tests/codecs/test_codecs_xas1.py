@@ -6,6 +6,7 @@ import struct
 
 import numpy as np
 import pytest
+from fuzz_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -75,7 +76,7 @@ def test_vectorised_decoder_matches_reference_on_random_frames_including_bad_coe
         assert got[i].tolist() == reference_frame(frames[i].tobytes())
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40))
 @given(st.binary(min_size=FRAME_BYTES, max_size=FRAME_BYTES))
 def test_vectorised_decoder_matches_reference_on_any_frame(frame):
     assert decode_frames(np.frombuffer(frame, np.uint8)[None])[0].tolist() == reference_frame(frame)
@@ -100,7 +101,7 @@ def test_encoder_round_trip_snr_on_speech_like_signal_is_at_least_35_db():
     assert snr_db(x, y[:, 0] * 32768) >= 35.0  # measured 40-44 dB
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15))
 @given(
     n=st.integers(1, 3000),
     channels=st.integers(1, 3),

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fuzz_budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -213,7 +214,7 @@ def valid_stream() -> list[bytes]:
     return encode_xma2(_voice(0.4), RATE, bitrate=64).streams[0]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_strict_parser_raises_only_format_errors_on_mutated_streams(valid_stream, data) -> None:
     packets = [bytearray(p) for p in valid_stream]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fuzz_budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +21,7 @@ from audio.containers.sns import walk_blocks, write_blocks
 from audio.core.errors import FormatError
 
 FIXTURE = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "xmadroid.xwb"
-FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=examples(120), suppress_health_check=[HealthCheck.too_slow])
 
 _rng = np.random.default_rng(11)
 _PCM = _rng.integers(-20000, 20000, size=(900, 2), dtype=np.int16)
@@ -141,13 +142,13 @@ def test_riff_fuzz(data):
     only_format_errors(run, mutate(_WAV, data.draw))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40))
 @given(st.binary(max_size=8))
 def test_packet_header_fuzz(blob):
     only_format_errors(parse_xma2_packet_header, blob, "f", 0)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), st.booleans())
 def test_xma_bank_and_eaxma_take_fuzz(data, take):
     if _XMA is None:

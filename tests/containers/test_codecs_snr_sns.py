@@ -6,6 +6,7 @@ import struct
 
 import numpy as np
 import pytest
+from fuzz_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -63,7 +64,7 @@ def test_bad_headers_raise_format_error_naming_the_field(blob, what):
         parse_snr(blob, "take.snr")
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100))
 @given(
     version=st.integers(0, 1),
     codec=st.integers(0, 15),

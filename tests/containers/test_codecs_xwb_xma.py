@@ -9,6 +9,7 @@ from pathlib import Path
 import av
 import numpy as np
 import pytest
+from fuzz_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -110,7 +111,7 @@ def test_writer_reproduces_the_fixture_segment_layout(bank, bank_bytes):
     assert out[0x800:] == bank_bytes[0x800:]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60))
 @given(
     version=st.integers(34, 46),
     big=st.booleans(),

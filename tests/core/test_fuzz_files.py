@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import tomli_w
+from fuzz_budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -17,7 +18,7 @@ from audio.core.errors import FormatError, GraphError, ScenarioError
 from audio.dsp.graph import load_graph
 from audio.offline.scenario import build_engine, load_scenario
 
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+FUZZ = settings(max_examples=examples(150), suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 scalars = st.one_of(
     st.integers(-(10**6), 10**6),
@@ -260,7 +261,7 @@ game_event = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(120), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     game=st.sampled_from(["skate", "sylpheed", "tone", "starlancer", "radiata"]),
     section=st.dictionaries(section_keys, wild_values, max_size=3),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fuzz_budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -17,7 +18,7 @@ from audio.games.skate.speech.mixcurves import MixCurves
 from audio.games.sylpheed.scenario import scenario_events as sylpheed_events
 from audio.games.tone.scenario import system_from_scenario as tone_system
 
-FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+FUZZ = settings(max_examples=examples(60), suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 scalars = st.one_of(
     st.none(),

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
+from fuzz_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -123,22 +124,28 @@ def test_after_a_sigkill_the_capture_on_disk_replays_and_loses_at_most_a_second(
     live = Live(tmp_path)
     live.tones(20, gap=0.1)
     time.sleep(0.5)
-    ran = time.monotonic() - live.started
     live.proc.send_signal(signal.SIGKILL)
     live.proc.communicate(timeout=30)
     assert live.proc.returncode == -signal.SIGKILL
     header, events = read_capture(tmp_path / "run.jsonl")
-    list(events)
-    kept = header["samples"] / RATE
-    assert kept >= ran - 1.0, (kept, ran)
+    list(events)  # the capture on disk reads as a whole
+    # counted, not timed against the run's render speed: the first 15 tones were sent at least a
+    # second before the kill (the last 5 and the 0.5 s pause took longer), so they are all on disk,
+    # in order, and the header's samples reach past the last of them
+    lines = [json.loads(x) for x in (tmp_path / "run.jsonl").read_text().splitlines()[1:]]
+    sent = [x["line"] for x in lines if x.get("origin") == "external" and x.get("kind") == "tone.on"]
+    assert sent[:15] == [f"l{i}" for i in range(15)], sent
+    last = max(x["at"] for x in lines if x.get("line") == "l14")
+    assert header["samples"] > last
     replay, rec = _replay_equals_record(tmp_path)
     n = min(len(replay), len(rec))
-    assert n >= (ran - 1.0) * RATE and np.array_equal(replay[:n], rec[:n]) and np.abs(rec[:n]).max() > 0.1
+    assert n > last and np.array_equal(replay[:n], rec[:n]) and np.abs(rec[:n]).max() > 0.1
 
 
-def test_live_refuses_bad_numbers_and_unwritable_outputs_with_one_line(tmp_path):
-    base = [sys.executable, "-m", "audio.port.live", "live", "--no-audio", "--seconds", "0.1"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def test_live_refuses_bad_numbers_and_unwritable_outputs_with_one_line(tmp_path, capsys):
+    from audio.port.live import main
+
+    base = ["live", "--no-audio", "--seconds", "0.1"]
     (tmp_path / "dir.jsonl").mkdir()
     for extra, msg in (
         (["--block", "0"], "--block must be"),
@@ -147,34 +154,18 @@ def test_live_refuses_bad_numbers_and_unwritable_outputs_with_one_line(tmp_path)
         (["--ahead", "0"], "--ahead must be"),
         (["--capture", str(tmp_path / "dir.jsonl")], "is a folder"),
     ):
-        r = subprocess.run(base + extra, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
-        assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr, r.stderr
-        assert len(r.stderr.strip().splitlines()) == 1
+        assert main(base + extra) == 2  # in this process: an exception here would fail the test
+        err = capsys.readouterr().err
+        assert msg in err and "Traceback" not in err, err
+        assert len(err.strip().splitlines()) == 1
 
 
-def test_outputs_in_a_missing_folder_are_created(tmp_path):
+def test_outputs_in_a_missing_folder_are_created(tmp_path, capsys):
+    from audio.port.live import main
+
     out = tmp_path / "a" / "b"
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "audio.port.live",
-            "live",
-            "--no-audio",
-            "--seconds",
-            "0.3",
-            "--capture",
-            str(out / "c.jsonl"),
-            "--record",
-            str(out / "r.wav"),
-        ],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert r.returncode == 0, r.stderr
+    argv = ["live", "--no-audio", "--seconds", "0.3", "--capture", str(out / "c.jsonl")]
+    assert main([*argv, "--record", str(out / "r.wav")]) == 0, capsys.readouterr().err
     assert read_capture(out / "c.jsonl")[0]["samples"] == sf.info(str(out / "r.wav")).frames > 0
 
 
@@ -222,7 +213,7 @@ def mutated_capture(draw) -> bytes:
     return bytes(text)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300))
 @given(mutated_capture())
 def test_a_mutated_capture_reads_or_fails_with_a_barkbus_error(tmp_path_factory, data):
     path = tmp_path_factory.mktemp("cap") / "c.jsonl"

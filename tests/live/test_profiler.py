@@ -10,6 +10,7 @@ import urllib.request
 
 import numpy as np
 import pytest
+from fuzz_budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -212,7 +213,7 @@ _json = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     kind=st.sampled_from(["action", "listener", "seek", "bogus"]) | st.text(max_size=8),
     name=st.sampled_from(["tone/on", "listener", "emitter", "tone/stop"]) | st.text(max_size=12),
@@ -229,7 +230,7 @@ def test_any_request_from_the_page_is_answered_never_raised(kind, name, values, 
 _SHARED = _port_with_publisher()
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100))
 @given(
     data=st.binary(max_size=300)
     | st.lists(_json, max_size=4).map(lambda xs: "\n".join(map(json.dumps, xs)).encode())

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import soundfile as sf
@@ -16,36 +13,19 @@ from audio.offline.render import render_replay
 from audio.offline.scenario import demo_scenario
 from audio.port import open_system
 
-ROOT = Path(__file__).resolve().parents[2]
 
+def test_a_live_scenario_run_replays_offline_to_the_identical_audio(tmp_path, capsys):
+    from audio.port.live import main
 
-def test_a_live_scenario_run_replays_offline_to_the_identical_audio(tmp_path):
     cap, wav = tmp_path / "live.jsonl", tmp_path / "live.wav"
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "audio.port.live",
-            "live",
-            "--scenario",
-            str(demo_scenario("basic")),
-            "--no-audio",
-            "--seconds",
-            "2",
-            "--capture",
-            str(cap),
-            "--record",
-            str(wav),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert r.returncode == 0, r.stderr
+    scenario = str(demo_scenario("basic"))
+    argv = ["live", "--scenario", scenario, "--no-audio", "--seconds", "2", "--capture", str(cap)]
+    assert main([*argv, "--record", str(wav)]) == 0, capsys.readouterr().err
     played, _ = sf.read(wav, dtype="float32")
     header, _ = read_capture(cap)
-    assert header["samples"] == played.shape[0] >= 2 * 48000 * 0.9
+    # counted, not timed: the run's own samples (fewer than 2 s of them on a starved machine,
+    # whose underruns render nothing), past the first line's start at 0.2 s
+    assert header["samples"] == played.shape[0] > 0.5 * 48000
     assert np.abs(played).max() > 0.01  # the scenario's first line starts at 0.2 s
     assert render_replay(cap).audio.tobytes() == played.tobytes()
 

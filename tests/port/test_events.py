@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from fuzz_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -61,7 +62,7 @@ _JSONISH = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200))
 @given(
     st.dictionaries(
         st.sampled_from(["n", "gain", "name", "on", "pos", "maybe", "many", "t", "x"]), _JSONISH, max_size=6

@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 import pytest
+from fuzz_budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from named_stub import NamedStub
@@ -40,10 +41,17 @@ class Client:
         msg = OscMessage(self.sock.recvfrom(65536)[0])
         return msg.address, list(msg.params)
 
-    def settle(self, received: int, timeout: float = 5.0) -> None:
+    def settle(self, received: int, timeout: float = 30.0) -> None:
+        """Wait until ``received`` datagrams (one message each) have arrived and been handled:
+        counted as accepted, rejected, dropped or answered (``received`` is counted on arrival,
+        before the message is applied). ``timeout`` only keeps a lost datagram from hanging."""
+        s = self.server.stats
         end = time.monotonic() + timeout
-        while self.server.stats.received < received and time.monotonic() < end:
+        while time.monotonic() < end:
+            if s.received >= received and s.accepted + s.rejected + s.dropped + s.queries >= s.received:
+                return
             time.sleep(0.005)
+        raise AssertionError(f"{received} datagrams not handled: {s}")
 
 
 @pytest.fixture
@@ -203,7 +211,7 @@ _ARG = st.one_of(
 )
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(100), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.sampled_from(_ADDRS), st.lists(_ARG, max_size=6)), max_size=6))
 def test_any_message_is_either_rejected_or_yields_events_the_engine_renders(messages):
     port = open_system(game="tone")
@@ -221,7 +229,7 @@ def test_any_message_is_either_rejected_or_yields_events_the_engine_renders(mess
         server.stop()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200))
 @given(st.binary(max_size=64))
 def test_random_datagrams_never_raise(data):
     port = open_system(game="tone")

@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 import pytest
+from fuzz_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pythonosc.osc_message import OscMessage
@@ -188,7 +189,7 @@ def datagram(draw) -> bytes:
     return bytes(data)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300))
 @given(st.lists(datagram(), min_size=1, max_size=5))
 def test_any_datagram_is_accepted_rejected_or_answered_never_an_error(datagrams):
     port = open_system(game="tone")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from audio.core.world import EmitterMove
 from audio.games.radiata.events import Talk, TalkEnd
 from audio.port.api import open_system
@@ -36,12 +38,16 @@ def test_the_world_holds_a_bounded_number_of_emitters() -> None:
     assert [d.outcome for d in port.bus.decisions].count("Dropped") == 12
 
 
-def test_a_port_keeps_the_last_decisions_only_but_listeners_see_all() -> None:
+def test_a_port_keeps_the_last_decisions_only_but_listeners_see_all(monkeypatch: pytest.MonkeyPatch) -> None:
+    import audio.port.api
+
+    assert audio.port.api.DECISIONS_KEPT >= 1000  # the real bound; the test runs a smaller one
+    monkeypatch.setattr(audio.port.api, "DECISIONS_KEPT", 600)
     port = open_system(game="tone")
     seen: list[Any] = []
     port.on_decision(seen.append)
     keep = port.bus.decisions.maxlen
-    assert keep is not None
+    assert keep == 600
     for i in range(keep + 50):
         port.emit("tone.on", speaker=f"s{i % 4}", seconds=0.01, when="now")
         if i % 500 == 0:

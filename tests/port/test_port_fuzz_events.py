@@ -15,6 +15,7 @@ from functools import cache
 from typing import Any
 
 import pytest
+from fuzz_budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -89,7 +90,7 @@ def test_random_events_of_every_kind_never_disable_a_system(game: str) -> None:
     port = _port(game)
     kinds = _kinds(game)
 
-    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @settings(max_examples=examples(40), suppress_health_check=list(HealthCheck), database=None)
     @given(st.lists(st.one_of(*(_event(k) for k in kinds)), min_size=1, max_size=8))
     def run(events: list[dict[str, Any]]) -> None:
         for fields in events:

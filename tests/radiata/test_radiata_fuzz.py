@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import struct
 
+from fuzz_budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from radiata_fixtures import spec_file
@@ -15,7 +16,7 @@ from audio.games.radiata.formats.rmf import EN, JP, read_rmf, write_packet, writ
 from audio.games.radiata.formats.voicetable import read_voicetable
 from audio.games.radiata.talk.typewriter import Typewriter, reveal_frames
 
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=examples(150), suppress_health_check=[HealthCheck.too_slow])
 
 
 def everything(data: bytes) -> None:
@@ -107,7 +108,7 @@ def build(idx: int, text: str, speed: float, voice, wait) -> bytes:
     return rmf.build_message(idx, text, speed=speed, voice=voice, wait=wait)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100))
 @given(
     st.recursive(
         st.none() | st.booleans() | st.integers(-5, 70000) | st.text(max_size=8),
@@ -144,7 +145,7 @@ def test_fuzz_helpers_see_the_spec_file():
     assert struct.unpack_from("<I", spec_file(), 0x18)[0] == 0x1C and len(f.script(0).messages) == 3
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60))
 @given(
     st.binary(max_size=160),
     st.lists(st.tuples(st.integers(0, 300), st.sampled_from(["adv", "c0", "c1", "c9"])), max_size=6),

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+from fuzz_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -114,7 +115,7 @@ _keys = st.sampled_from(
 _table = st.dictionaries(_keys, _values, max_size=6)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200))
 @given(
     default=_table,
     events=st.dictionaries(st.sampled_from(["8210", "1", "x", "70000", "-3"]), _table, max_size=3),
@@ -129,7 +130,7 @@ def test_fuzzed_documents_load_or_raise_format_error(default, events):
         assert all(0 <= e <= 0xFFFF for e in t.events)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100))
 @given(data=st.binary(max_size=200))
 def test_fuzzed_bytes_raise_format_error(tmp_path_factory, data):
     p = tmp_path_factory.mktemp("fz") / "t.toml"

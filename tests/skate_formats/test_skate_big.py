@@ -6,6 +6,7 @@ import os
 import struct
 
 import pytest
+from fuzz_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -165,7 +166,7 @@ def test_legacy_round_trip(magic, compression):
 names = st.text(st.sampled_from("abcdefxyz_0123."), min_size=1, max_size=20)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60))
 @given(
     st.lists(st.tuples(names, st.binary(max_size=300)), max_size=8, unique_by=lambda f: f[0]),
     st.sampled_from(sorted(big.COMPRESSIONS)),

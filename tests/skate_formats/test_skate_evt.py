@@ -5,6 +5,7 @@ from __future__ import annotations
 import struct
 
 import pytest
+from fuzz_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -148,7 +149,7 @@ def events(draw):
     )
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100))
 @given(st.integers(0, 7), st.integers(0, 255), st.lists(events(), max_size=6))
 def test_write_evt_parses_back_to_an_equal_model(bank, sub, evs):
     table = EvtTable(bank=bank, sub_bank=sub, events=evs, path="rt.evt")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from fuzz_budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from skate_fakes import small_bank
@@ -23,7 +24,7 @@ from audio.games.skate.formats.hdr import ClipHeader, parse_hdr, write_hdr
 from audio.games.skate.formats.install import SkateInstall, write_install
 from audio.games.skate.formats.sth import parse_sth, write_sth
 
-FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+FUZZ = settings(max_examples=examples(120), suppress_health_check=[HealthCheck.function_scoped_fixture])
 _CLIPS, _EVT, _ = small_bank()
 _PAYLOAD = b"speech " * 40 + os.urandom(64)
 
@@ -132,7 +133,7 @@ def install_bytes(tmp_path_factory):
     return path.read_bytes()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(40), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(m=st.data())
 def test_fuzz_install_index(install_bytes, tmp_path_factory, m):
     root = tmp_path_factory.mktemp("inst")

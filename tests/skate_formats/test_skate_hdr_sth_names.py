@@ -5,6 +5,7 @@ from __future__ import annotations
 import struct
 
 import pytest
+from fuzz_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -38,7 +39,7 @@ def test_new_header_has_row_offsets_and_an_empty_history_ring():
     assert ClipHeader.new(1, 4, history_len=0).history_len == 0
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100))
 @given(st.binary(min_size=9, max_size=200))
 def test_hdr_write_of_read_is_identity(raw):
     assert write_hdr(parse_hdr(raw)) == raw
@@ -68,7 +69,7 @@ def test_bad_sth_rows_are_format_errors():
         parse_sth(write_sth([(0, SNR), (200, SNR)]), 100, "x.sth")
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100))
 @given(st.lists(st.tuples(st.integers(0, 5000), st.binary(min_size=8, max_size=8)), max_size=10))
 def test_sth_round_trip(rows):
     rows = sorted(rows)

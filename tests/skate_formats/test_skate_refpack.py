@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from fuzz_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -117,7 +118,7 @@ chunks = st.lists(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150))
 @given(chunks, st.integers(1, 40))
 def test_encode_decode_round_trip(parts, depth):
     data = b"".join(parts)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from fuzz_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from starlancer_fakes import MISSION1_BLOCK, SPEC_BLOCK, small_mission
@@ -195,7 +196,7 @@ def test_every_opcode_decodes_with_its_size():
     assert sum(len(v) for v in SIZE_CLASSES.values()) == 71
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300))
 @given(st.binary(min_size=0, max_size=120), st.binary(max_size=16))
 def test_fuzz_raw_blocks_only_barkbus_errors(code, consts):
     blk = bytearray(write_routine(code)) + consts

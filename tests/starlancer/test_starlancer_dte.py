@@ -6,6 +6,7 @@ import itertools
 import struct
 
 import pytest
+from fuzz_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from starlancer_fakes import MISSION1_BLOCK, SPEC_BLOCK, small_mission
@@ -120,7 +121,7 @@ def test_bad_block_length_is_a_format_error():
         read_routine(b"\x40\x00\x43\x00", 0, 4)
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120))
 @given(
     st.binary(max_size=300),
     st.lists(st.tuples(st.integers(0, 26), st.integers(0, 40), st.integers(0, 1500)), max_size=8),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import struct
 
 import pytest
+from fuzz_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -102,7 +103,7 @@ def test_not_bigf_is_a_format_error():
         read_hog(b"BIGG" + bytes(12))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150))
 @given(st.binary(max_size=200))
 def test_fuzz_hog_only_barkbus_errors(blob):
     for data in (blob, b"BIGF" + blob):
@@ -114,7 +115,7 @@ def test_fuzz_hog_only_barkbus_errors(blob):
             pass
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60))
 @given(
     st.lists(
         st.tuples(st.text("abcXYZ_.\\ 01", min_size=1, max_size=12), st.binary(max_size=40)), max_size=6

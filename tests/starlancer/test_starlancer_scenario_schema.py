@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 import tomli_w
+from fuzz_budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -98,7 +99,7 @@ entry = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(120), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(entry)
 def test_any_starlancer_entry_loads_or_is_one_scenario_error(tmp_path, e):
     try:

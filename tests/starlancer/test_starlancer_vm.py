@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from fuzz_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from starlancer_fakes import Pool
@@ -260,7 +261,7 @@ def test_recursion_ends_in_a_stack_overflow_not_a_hang():
     assert any("stack overflow" in d.get("reason", "") for _t, o, d in h.log if o == "Fault")
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80))
 @given(st.binary(min_size=1, max_size=80), st.integers(0, 2**32 - 1))
 def test_fuzz_hostile_scripts_cannot_hang_the_vm(code, seed):
     blk = write_routine(code, [1, 2, 3])

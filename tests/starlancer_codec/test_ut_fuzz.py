@@ -5,13 +5,14 @@ from __future__ import annotations
 import struct
 
 import numpy as np
+from fuzz_budget import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from audio.core.errors import BarkbusError
 from audio.games.starlancer.formats.ut import MAX_OVERRUN_FRAMES, decode_ut, read_ut, write_ut
 
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=examples(150), suppress_health_check=[HealthCheck.too_slow])
 _rng = np.random.default_rng(5)
 SEED = write_ut(b"\xf1\x38" + _rng.integers(0, 256, 900, dtype=np.uint8).tobytes(), num_samples=432 * 20)
 

@@ -6,6 +6,7 @@ import struct
 import zlib
 
 import pytest
+from fuzz_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sylpheed_fakes import ev, load_demo_tool, table
@@ -115,7 +116,7 @@ def test_pak_plus_inner_path_opens_from_disk(tmp_path):
         read_install_path(tmp_path, "dat\\tables.pak")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60))
 @given(
     st.dictionaries(
         st.text("abcdefghijklmnopqrstuvwxyz\\._0123456789", min_size=1, max_size=24),
@@ -133,7 +134,7 @@ def test_pak_round_trip_property(entries, compress):
     assert {k: arc.read(k) for k in entries} == entries
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200))
 @given(st.binary(max_size=200), st.binary(max_size=300))
 def test_pak_fuzz_only_format_errors(toc, part):
     try:
@@ -162,7 +163,7 @@ def tables(draw, wide=None):
     return Table(tuple(recs), wide)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150))
 @given(tables())
 def test_idxd_ixud_round_trip_property(t):
     data = write_table(t)
@@ -203,7 +204,7 @@ def test_hash_report_flags_a_field_whose_tag_disagrees_with_its_name():
     assert read_table(write_table(Table((good,)))).hash_report().fields_ok
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200))
 @given(st.binary(max_size=400))
 def test_table_fuzz_random_bytes_only_format_errors(data):
     try:
@@ -212,7 +213,7 @@ def test_table_fuzz_random_bytes_only_format_errors(data):
         pass
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200))
 @given(st.integers(0, 10_000), st.integers(0, 255))
 def test_table_fuzz_mutated_valid_table_only_format_errors(pos, value):
     data = bytearray(
@@ -429,7 +430,7 @@ def _valid_chatter_tables():
 _CHATTER = _valid_chatter_tables()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200))
 @given(
     st.integers(0, len(_CHATTER) - 1),
     st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(0, 255)), min_size=1, max_size=4),

@@ -6,6 +6,7 @@ import struct
 
 import numpy as np
 import pytest
+from fuzz_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sylpheed_fakes import FIXTURES
@@ -102,7 +103,7 @@ def test_raw_xma_needs_a_rate_and_bad_packets_are_rejected():
     assert not probe_slb(bytes(bad)).recognised
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120))
 @given(st.binary(max_size=600), st.sampled_from([b"", b"DNBW", b"WBND", b"RIFF", b"RIFX"]))
 def test_probe_fuzz_never_raises_and_decode_raises_only_format_errors(tail, magic):
     data = magic + tail
