@@ -7,5 +7,6 @@ GAME = Game(
     title="Starlancer",
     package="audio.games.starlancer",
     outcomes="system:StarlancerOutcome",
+    cli_help="Starlancer: mission scripts (.DTE), radio, .ut speech",
     demo="demo/mission.toml",
 )
