@@ -43,8 +43,9 @@ class EngineConfig:
     submix_slots: int = 32
     release_samples: int = 16
     start_silence: int = 256
-    pool_samples: int = 1 << 22
-    """Initial sample-pool size (samples; 16 MB of float32, committed only as it is used)."""
+    pool_samples: int = 0
+    """Initial sample-pool size (samples); 0 sizes it by what plays (it doubles as needed; a
+    live player reserves ahead with :meth:`Engine.reserve`)."""
     max_block: int | None = None
     """Largest sub-block the mixer processes (samples); defaults to ``block``. Only memory
     and speed depend on it, never the output."""
@@ -105,6 +106,7 @@ class Engine:
             voice_capacity=cfg.voice_budget + cfg.voice_headroom,
             submix_slots=cfg.submix_slots,
             pool_samples=cfg.pool_samples,
+            dsp=cfg.dsp,
         )
         self.voices = VoiceManager(self.mixer, cfg.voice_budget, cfg.release_samples, cfg.start_silence)
         self.world = World(self)
@@ -155,8 +157,8 @@ class Engine:
 
     def prepare(self) -> None:
         """Load the voice graphs the systems declare (:attr:`GameSystem.graphs`) with their
-        submixes, buses and compiled kernels now; see :meth:`audio.dsp.mixer.Mixer.prepare`.
-        Output does not depend on it."""
+        submixes, buses and compiled kernels now (decisions-only, ``dsp=False``: the graphs
+        only, no kernel); see :meth:`audio.dsp.mixer.Mixer.prepare`. Output does not depend on it."""
         self.mixer.prepare(tuple(g for s in self.systems for g in s.graphs))
 
     def reserve(self, samples: int) -> None:
