@@ -302,7 +302,8 @@ class Engine:
                 out[i : i + m] = 0.0
             if self._taps is not None:
                 for name, chunks in self._taps.items():
-                    chunks.append(self.mixer.buses[name].output[0, :, :m].T.copy())
+                    bus = self.mixer.buses[name].output[0, :, :m].T if self.config.dsp else out[i : i + m]
+                    chunks.append(bus.copy())  # decisions-only: silence, like the output
             self.now = nxt
             i += m
         return out

@@ -77,7 +77,8 @@ class Mixer:
         ``fused=False`` or ``$BARKBUS_FUSED=0`` selects).
     dsp: False for a decisions-only engine, which only advances the sources' positions
         (:mod:`audio.dsp.skip`): no fused kernel is planned, compiled or loaded and the
-        sample pool keeps lengths, not samples.
+        sample pool keeps lengths, not samples; the banks' buffers are one sample long
+        (nothing is processed).
     """
 
     def __init__(
@@ -96,7 +97,7 @@ class Mixer:
         self.sample_rate = sample_rate
         self.layout = layout
         self.channels = LAYOUTS[layout]
-        self.max_block = max_block
+        self.max_block = max_block if dsp else 1
         self.voice_capacity = voice_capacity
         self.submix_slots = submix_slots
         self.dsp = dsp

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
+from audio.core import memo
 from audio.core.bus import Event
 from audio.core.clock import RngStreams
 from audio.core.errors import FormatError, ScenarioError
@@ -96,15 +97,16 @@ def system_from_scenario(section: dict[str, Any], ctx: ScenarioContext) -> Skate
     cfg = convert(section, SkateSection, source=path, where="skate")
     streams = RngStreams(ctx.seed)
     try:
-        tuning = load_tuning(base / cfg.tuning if cfg.tuning else DEMO_TUNING)
+        tuning_path = base / cfg.tuning if cfg.tuning else DEMO_TUNING
+        tuning = memo.memo(("skate.tuning", memo.file_key(tuning_path)), lambda: load_tuning(tuning_path))
     except FormatError as exc:
+        raise ScenarioError(path, "skate.tuning", str(exc)) from None
+    except OSError as exc:
         raise ScenarioError(path, "skate.tuning", str(exc)) from None
     install = cfg.install
     root = _install_root(install, base, path)
-    from audio.games.skate.formats.install import SkateInstall
-
     try:
-        inst = SkateInstall.open(root)
+        inst = memo.memo(("skate.install", *_install_key(root)), lambda: _open_install(root))
         living_bank = inst.bank("livingworld")
     except (OSError, KeyError, FormatError) as exc:
         raise ScenarioError(path, "[skate] install", str(exc)) from None
@@ -142,6 +144,26 @@ def system_from_scenario(section: dict[str, Any], ctx: ScenarioContext) -> Skate
         console_start=cfg.console_start,
         **nums,
     )
+
+
+def _open_install(root: Path) -> Any:
+    """The install at ``root`` with its living-world index built (what a batch worker keeps)."""
+    from audio.games.skate.formats.install import SkateInstall
+
+    inst = SkateInstall.open(root)
+    for bank in inst.banks.values():
+        bank.clips_by_hdr_id()
+    return inst
+
+
+def _install_key(root: Path) -> tuple[tuple[str, int, int], ...]:
+    """The signature of an install for the per-worker memo: its root and speech folder files."""
+    from audio.games.skate.formats.install import SPEECH_DIR
+
+    folder = root.joinpath(*SPEECH_DIR.parts)
+    if not folder.is_dir():  # a folder named in another case: SkateInstall.open finds it
+        return (memo.file_key(root),)
+    return (memo.file_key(root), *(memo.file_key(f) for f in sorted(folder.iterdir()) if f.is_file()))
 
 
 def _install_root(install: str, base: Path, path: str) -> Path:
