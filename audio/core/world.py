@@ -137,7 +137,7 @@ class World:
     def distance_to(self, position: Vec3) -> float:
         """Metres from the listener now to ``position`` (the distance :meth:`place` returns,
         without holding an emitter there: a decisions-only system that needs no panning)."""
-        return self._polar_of(_vec3(position))[0]
+        return math.dist(_vec3(position), self._listener_pose()[0])
 
     def _hold(self, emitter: str, pos: Vec3) -> None:
         old = self.emitters.get(emitter)

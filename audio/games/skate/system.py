@@ -325,6 +325,11 @@ class SkateSpeechSystem(GameSystem):
         frames its distance is needed (a request's near/far word, a playing line's level)."""
         self._world: Any = None
         self._frame = -1
+        self._busy: set[int] = set()
+        """Peds whose next frame may act (a new value, a ring running, a photo repeat
+        counting); every other ped's frame is idle (:meth:`PedSpeech.idle`) and skipped."""
+        self._mains: dict[tuple[str, int, int], int] = {}
+        """(speaker kind, event, clip id) -> the main level output (decisions-only)."""
 
     # -- engine ------------------------------------------------------------------------
     graphs = (VOICE_GRAPH,)
@@ -358,6 +363,7 @@ class SkateSpeechSystem(GameSystem):
                 )
             else:
                 ped.value = event.value
+                self._busy.add(event.ped)
         elif isinstance(event, PedMove):
             ped = self.peds.get(event.ped)
             if ped is not None:
@@ -370,6 +376,7 @@ class SkateSpeechSystem(GameSystem):
             self.manager.challenge = event.challenge
         elif isinstance(event, PhotoFlag):
             self.photo_flag = bool(event.on)
+            self._busy.update(self.peds)
 
     def check_event(self, event: Event) -> tuple[str, str] | None:
         """``(field, problem)`` when ``event`` names a voice the install does not have (with the
@@ -429,6 +436,7 @@ class SkateSpeechSystem(GameSystem):
             position=(float(ev.position[0]), float(ev.position[1]), float(ev.position[2])),
             path=tuple(ev.path),
         )
+        self._busy.add(ev.ped)
         self._decide(
             "Spawned", ped=ev.ped, speaker=voice, reason=f"{kind} type 0x{type_bit:X} variant {variant}"
         )
@@ -571,11 +579,16 @@ class SkateSpeechSystem(GameSystem):
                 self._player_event(self.player.clip_done(line), engine)
         for pe in self.player.frame():
             self._player_event(pe, engine)
-        photo = self.photo_flag
-        for pid in sorted(self.peds):
-            ped = self.peds[pid]
-            if not ped.speech.idle(ped.value, photo):
+        if self._busy:
+            photo = self.photo_flag
+            for pid in sorted(self._busy):
+                ped = self.peds.get(pid)
+                if ped is None or ped.speech.idle(ped.value, photo):
+                    self._busy.discard(pid)
+                    continue
                 self._ped_frame(ped, dt, engine)
+                if ped.speech.idle(ped.value, photo):
+                    self._busy.discard(pid)
         for line in list(self.player.lines()):
             self._update_line(line, engine)
 
@@ -693,7 +706,11 @@ class SkateSpeechSystem(GameSystem):
         src = self.sources.get(req.channel)
         if ped is None or src is None:
             return None
-        return self.mixer.level(ped.model.kind, req.event, src.clip_name(line.clip[0]), self._distance(ped))
+        key = (ped.model.kind, req.event, line.clip[0])
+        main = self._mains.get(key)
+        if main is None:
+            main = self._mains[key] = self.mixer.main_output(key[0], key[1], src.clip_name(key[2]))
+        return self.mixer.level(main, self._distance(ped))
 
     def _cut_check(self, line: Line, level: float, engine: Any) -> None:
         cut = self.player.level(line, level)
