@@ -582,12 +582,12 @@ class SkateSpeechSystem(GameSystem):
         if self._busy:
             photo = self.photo_flag
             for pid in sorted(self._busy):
-                ped = self.peds.get(pid)
-                if ped is None or ped.speech.idle(ped.value, photo):
+                busy = self.peds.get(pid)
+                if busy is None or busy.speech.idle(busy.value, photo):
                     self._busy.discard(pid)
                     continue
-                self._ped_frame(ped, dt, engine)
-                if ped.speech.idle(ped.value, photo):
+                self._ped_frame(busy, dt, engine)
+                if busy.speech.idle(busy.value, photo):
                     self._busy.discard(pid)
         for line in list(self.player.lines()):
             self._update_line(line, engine)
