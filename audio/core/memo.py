@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["MAX_ENTRIES", "active", "clear", "enabled", "file_key", "memo", "stats"]
+__all__ = ["MAX_ENTRIES", "active", "clear", "enabled", "file_key", "folder_key", "load", "memo", "stats"]
 
 T = TypeVar("T")
 
@@ -73,6 +73,13 @@ def file_key(path: str | os.PathLike[str]) -> tuple[str, int, int]:
     return (str(p), st.st_size, st.st_mtime_ns)
 
 
+def folder_key(path: str | os.PathLike[str]) -> tuple[tuple[str, int, int], ...]:
+    """:func:`file_key` of a folder and of every regular file directly inside it (an install's
+    archives: one edited, added or removed between runs changes the key)."""
+    p = Path(path)
+    return (file_key(p), *(file_key(f) for f in sorted(p.iterdir()) if f.is_file()))
+
+
 def _nbytes(value: Any) -> int:
     if isinstance(value, tuple):
         return sum(_nbytes(v) for v in value)
@@ -109,6 +116,19 @@ def memo(key: Hashable, build: Callable[[], T]) -> T:
         _, (_, dropped) = _store.popitem(last=False)
         _bytes -= dropped
     return value
+
+
+def load(kind: str, path: str | os.PathLike[str], build: Callable[[], T], *extra: Hashable) -> T:
+    """``build()`` memoised under ``(kind, signature of path, *extra)``: a file's
+    :func:`file_key`, a folder's :func:`folder_key`. A path that cannot be examined is simply
+    built (its loader then reports the problem, as outside the memo)."""
+    if _depth == 0:
+        return build()
+    try:
+        sig = folder_key(path) if Path(path).is_dir() else (file_key(path),)
+    except OSError:
+        return build()
+    return memo((kind, *sig, *extra), build)
 
 
 def clear() -> None:

@@ -98,15 +98,13 @@ def system_from_scenario(section: dict[str, Any], ctx: ScenarioContext) -> Skate
     streams = RngStreams(ctx.seed)
     try:
         tuning_path = base / cfg.tuning if cfg.tuning else DEMO_TUNING
-        tuning = memo.memo(("skate.tuning", memo.file_key(tuning_path)), lambda: load_tuning(tuning_path))
+        tuning = memo.load("skate.tuning", tuning_path, lambda: load_tuning(tuning_path))
     except FormatError as exc:
-        raise ScenarioError(path, "skate.tuning", str(exc)) from None
-    except OSError as exc:
         raise ScenarioError(path, "skate.tuning", str(exc)) from None
     install = cfg.install
     root = _install_root(install, base, path)
     try:
-        inst = memo.memo(("skate.install", *_install_key(root)), lambda: _open_install(root))
+        inst = memo.load("skate.install", _speech_folder(root), lambda: _open_install(root), str(root))
         living_bank = inst.bank("livingworld")
     except (OSError, KeyError, FormatError) as exc:
         raise ScenarioError(path, "[skate] install", str(exc)) from None
@@ -156,14 +154,13 @@ def _open_install(root: Path) -> Any:
     return inst
 
 
-def _install_key(root: Path) -> tuple[tuple[str, int, int], ...]:
-    """The signature of an install for the per-worker memo: its root and speech folder files."""
+def _speech_folder(root: Path) -> Path:
+    """What identifies an install for the per-worker memo: its speech folder (the banks' files),
+    or the root when that folder is named in another case (:meth:`SkateInstall.open` finds it)."""
     from audio.games.skate.formats.install import SPEECH_DIR
 
     folder = root.joinpath(*SPEECH_DIR.parts)
-    if not folder.is_dir():  # a folder named in another case: SkateInstall.open finds it
-        return (memo.file_key(root),)
-    return (memo.file_key(root), *(memo.file_key(f) for f in sorted(folder.iterdir()) if f.is_file()))
+    return folder if folder.is_dir() else root
 
 
 def _install_root(install: str, base: Path, path: str) -> Path:
