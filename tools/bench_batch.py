@@ -123,8 +123,31 @@ def padded_install(dest: Path, clips_total: int = 3011, takes_total: int = 20096
     return scenario
 
 
-def profile(name: str, path: str, dry: bool, seeds: int, top: int = 8) -> list[tuple[str, float]]:
-    """The ``top`` functions by own time over ``seeds`` warm runs, as (function, share)."""
+AREAS = (
+    ("engine loop", ("core/engine.py", "core/bus.py", "dsp/skip.py", "core/voices.py", "core/faults.py")),
+    ("DSP", ("dsp/", "barkbus_graph_", "barkbus_lanes")),
+    ("decode", ("codecs/", "containers/", "av/", "soundfile")),
+    ("loudness", ("offline/loudness.py",)),
+    ("game", ("games/", "core/world.py")),
+    (
+        "set-up",
+        ("offline/scenario.py", "core/schema.py", "tomllib", "msgspec", "core/memo.py"),
+    ),
+    ("rows", ("offline/batch/", "pyarrow")),
+)
+"""Where a function's own time is counted (first match of its file name), for the profile."""
+
+
+def _area(filename: str) -> str:
+    for area, marks in AREAS:
+        if any(m in filename for m in marks):
+            return area
+    return "other (Python, NumPy)"
+
+
+def profile(name: str, path: str, dry: bool, seeds: int, top: int = 6) -> tuple[dict[str, float], list]:
+    """Shares of a warm run's own time per area (:data:`AREAS`) and the ``top`` functions,
+    over ``seeds`` runs after one warm-up run (cProfile)."""
     import cProfile
     import pstats
 
@@ -132,17 +155,20 @@ def profile(name: str, path: str, dry: bool, seeds: int, top: int = 8) -> list[t
     from audio.offline.batch.runner import run_one
 
     with memo.enabled():
-        run_one(name, path, 10_000, dry)
+        for s in range(3):  # warm: imports, numba caches, the memo (takes seen by the first seeds)
+            run_one(name, path, 10_000 + s, dry)
         prof = cProfile.Profile()
         prof.enable()
         for s in range(seeds):
             run_one(name, path, s, dry)
         prof.disable()
-    st = pstats.Stats(prof)
-    rows = st.stats  # type: ignore[attr-defined]
+    rows = pstats.Stats(prof).stats  # type: ignore[attr-defined]
     total = sum(v[2] for v in rows.values())
+    areas: dict[str, float] = {}
+    for (f, _, _), v in rows.items():
+        areas[_area(f)] = areas.get(_area(f), 0.0) + v[2] / total
     best = sorted(rows.items(), key=lambda kv: -kv[1][2])[:top]
-    return [(f"{Path(f).name}:{ln}({fn})", v[2] / total) for (f, ln, fn), v in best]
+    return areas, [(f"{Path(f).name}:{ln}({fn})", v[2] / total) for (f, ln, fn), v in best]
 
 
 def _noop(x: int) -> int:
@@ -258,13 +284,20 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {label:<10} " + "; ".join(rows) + "  (target <= 1.5x)")
 
         if args.profile:
-            print("\n3. where a run's time goes now (cProfile own time, warm worker, this tree)")
+            print("\n3. where a run's time goes now (cProfile own time by area, warm worker, this tree)")
+            names = [a for a, _ in AREAS] + ["other (Python, NumPy)"]
+            print(f"  {'demo':<12}{'mode':<16}" + "".join(f"{a[:12]:>13}" for a in names))
+            tops = []
             for d in demos:
                 for dry in (True, False):
-                    top = profile(d, str(demo_scenario(d)), dry, 5 if dry else 2)
-                    print(f"  {d} {'decisions-only' if dry else 'full'}:")
-                    for fn, share in top:
-                        print(f"    {100 * share:5.1f}%  {fn}")
+                    areas, top = profile(d, str(demo_scenario(d)), dry, 8 if dry else 3)
+                    mode = "decisions-only" if dry else "full"
+                    print(
+                        f"  {d:<12}{mode:<16}" + "".join(f"{100 * areas.get(a, 0.0):>12.0f}%" for a in names)
+                    )
+                    tops.append(f"  {d} {mode}: " + ", ".join(f"{fn} {100 * sh:.0f}%" for fn, sh in top))
+            print("  top functions (own time):")
+            print("\n".join(tops))
 
         if args.workers:
             print("\n4. Dask (this tree)")
