@@ -43,9 +43,9 @@ class EngineConfig:
     submix_slots: int = 32
     release_samples: int = 16
     start_silence: int = 256
-    pool_samples: int = 0
-    """Initial sample-pool size (samples); 0 sizes it by what plays (it doubles as needed; a
-    live player reserves ahead with :meth:`Engine.reserve`)."""
+    pool_samples: int = 1 << 22
+    """Initial sample-pool size (samples; 16 MB of float32, committed only as it is used); 0
+    sizes it by what plays (it doubles as needed, copying: a batch run, never a live one)."""
     max_block: int | None = None
     """Largest sub-block the mixer processes (samples); defaults to ``block``. Only memory
     and speed depend on it, never the output."""
