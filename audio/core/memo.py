@@ -12,6 +12,8 @@ It is off unless a caller turns it on around its runs (:func:`enabled`, as the b
 does): live runs and ports, which keep one engine for hours and may decode on a loader
 thread, always build their own. A memoised value must therefore be read-only for the runs
 that share it (per-run state such as random generators is built around it, never inside).
+Values are per thread (a Dask worker with several threads runs one task per thread, and an
+install's reader is not shared between threads).
 The memo holds at most :data:`MAX_ENTRIES` values and ``budget`` bytes of arrays (the least
 recently used go first).
 """
@@ -19,6 +21,7 @@ recently used go first).
 from __future__ import annotations
 
 import os
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
@@ -35,16 +38,21 @@ DEFAULT_BUDGET = 512 << 20
 """Bytes of array data (``nbytes``) the memo holds by default (512 MiB per worker)."""
 
 _store: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
-_depth = 0
+_lock = threading.Lock()
+_local = threading.local()
 _budget = DEFAULT_BUDGET
 _bytes = 0
 _hits = 0
 _misses = 0
 
 
+def _depth() -> int:
+    return getattr(_local, "depth", 0)  # type: ignore[no-any-return]
+
+
 def active() -> bool:
-    """Whether :func:`memo` shares values now (inside :func:`enabled`)."""
-    return _depth > 0
+    """Whether :func:`memo` shares values now (inside :func:`enabled`, in this thread)."""
+    return _depth() > 0
 
 
 @contextmanager
@@ -57,13 +65,13 @@ def enabled(budget: int = DEFAULT_BUDGET) -> Iterator[None]:
         Bytes of array data kept (``nbytes`` of the values' arrays); the least recently
         used values go first beyond it.
     """
-    global _depth, _budget
-    _depth += 1
+    global _budget
+    _local.depth = _depth() + 1
     _budget = budget
     try:
         yield
     finally:
-        _depth -= 1
+        _local.depth = _depth() - 1
 
 
 def file_key(path: str | os.PathLike[str]) -> tuple[str, int, int]:
@@ -100,21 +108,25 @@ def memo(key: Hashable, build: Callable[[], T]) -> T:
         Loads the value (its exceptions pass through; nothing is stored then).
     """
     global _bytes, _hits, _misses
-    if _depth == 0:
+    if _depth() == 0:
         return build()
-    got = _store.get(key)
-    if got is not None:
-        _store.move_to_end(key)
-        _hits += 1
-        return got[0]  # type: ignore[no-any-return]
-    _misses += 1
-    value = build()
+    key = (threading.get_ident(), key)
+    with _lock:
+        got = _store.get(key)
+        if got is not None:
+            _store.move_to_end(key)
+            _hits += 1
+            return got[0]  # type: ignore[no-any-return]
+        _misses += 1
+    value = build()  # outside the lock: only this thread builds under its own keys
     size = _nbytes(value)
-    _store[key] = (value, size)
-    _bytes += size
-    while len(_store) > 1 and (len(_store) > MAX_ENTRIES or _bytes > _budget):
-        _, (_, dropped) = _store.popitem(last=False)
-        _bytes -= dropped
+    with _lock:
+        old = _store.pop(key, None)
+        _bytes += size - (old[1] if old is not None else 0)
+        _store[key] = (value, size)
+        while len(_store) > 1 and (len(_store) > MAX_ENTRIES or _bytes > _budget):
+            _, (_, dropped) = _store.popitem(last=False)
+            _bytes -= dropped
     return value
 
 
@@ -122,7 +134,7 @@ def load(kind: str, path: str | os.PathLike[str], build: Callable[[], T], *extra
     """``build()`` memoised under ``(kind, signature of path, *extra)``: a file's
     :func:`file_key`, a folder's :func:`folder_key`. A path that cannot be examined is simply
     built (its loader then reports the problem, as outside the memo)."""
-    if _depth == 0:
+    if _depth() == 0:
         return build()
     try:
         sig = folder_key(path) if Path(path).is_dir() else (file_key(path),)
@@ -134,8 +146,9 @@ def load(kind: str, path: str | os.PathLike[str], build: Callable[[], T], *extra
 def clear() -> None:
     """Forget every memoised value."""
     global _bytes, _hits, _misses
-    _store.clear()
-    _bytes = _hits = _misses = 0
+    with _lock:
+        _store.clear()
+        _bytes = _hits = _misses = 0
 
 
 def stats() -> dict[str, int]:

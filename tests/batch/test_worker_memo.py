@@ -66,3 +66,27 @@ def test_the_memo_drops_the_least_recently_used_arrays_beyond_its_budget():
     memo.clear()
     assert isinstance(kept["a"], np.ndarray) and isinstance(kept["c"], np.ndarray)
     assert kept["b"] == "rebuilt"
+
+
+def test_each_thread_builds_its_own_value():
+    import threading
+
+    memo.clear()
+    got: dict[str, object] = {}
+    both = threading.Barrier(2)  # alive together: a finished thread's id may be reused
+
+    def run(name: str) -> None:
+        with memo.enabled():
+            both.wait()
+            got[name] = memo.memo(("test.thread",), object)
+            both.wait()
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    with memo.enabled():
+        mine = memo.memo(("test.thread",), object)
+    memo.clear()
+    assert len({id(got["a"]), id(got["b"]), id(mine)}) == 3
