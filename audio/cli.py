@@ -27,18 +27,33 @@ for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 from audio import __version__  # noqa: E402
-from audio.core.clock import RENDER_BLOCK  # noqa: E402
+from audio.core.clock import RENDER_BLOCK  # noqa: E402  (numpy-free, like the rest of this header)
 from audio.core.errors import BarkbusError, InputError  # noqa: E402
 
 __all__ = ["main", "run", "build_parser"]
 
 _GROUPS = (
-    "audio.port.live",
-    "audio.live.profiler.cli",
-    "audio.offline.batch.cli",
-    "audio.offline.encode_cli",
+    (
+        "live",
+        "audio.port.live",
+        "play in real time (PortAudio or --no-audio), with OSC control and/or the TUI",
+    ),
+    (
+        "profile",
+        "audio.live.profiler.cli",
+        "open the profiler page over a finished run (a live capture or a render's decision log)",
+    ),
+    ("batch", "audio.offline.batch.cli", "run scenarios over many seeds on Dask and report speech variety"),
+    (
+        "encode",
+        "audio.offline.encode_cli",
+        "encode audio in a game codec (XMA2, EA-XMA2, XAS1, PCM16, PS-ADPCM, .ut)",
+    ),
 )
-"""Command groups of the core rooms; each registered game adds its own (``Game.cli``)."""
+"""Command groups of the core rooms as (command, module with ``register(subparsers)``, one-line
+help); each registered game adds its own (``Game.cli``, ``Game.cli_help``). A group's module is
+imported only when its command is chosen, so ``barkbus --help`` loads no codec, numba or Dask."""
+
 
 _EPILOG = """examples:
   barkbus demo -o out/demo.wav                 render every game's embedded demo install
@@ -336,7 +351,13 @@ def _games():
     return all_games()
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The ``barkbus`` parser for the command line ``argv`` (without the program name).
+
+    Only the command group ``argv`` chooses is imported and registered in full; the others are
+    listed with their one-line help. ``argv=None`` registers every group.
+    """
+    command: object = _ALL if argv is None else _command(argv)
     p = _Parser(
         prog="barkbus",
         description="barkbus: a real-time audio middleware emulator for in-game speech ("
@@ -357,7 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
         "the demo installs shipped in the games' own formats, print a summary. Every output "
         "gets a per-game suffix (out-skate.wav, cap-skate.jsonl...). " + _OUTPUT_NOTE,
     )
-    from audio.offline.scenario import demo_names
+    from audio.offline.demos import demo_names
 
     d.add_argument(
         "--which",
@@ -394,11 +415,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--json", action="store_true", help="list: print the graphs as one JSON object")
     g.set_defaults(func=cmd_graph)
 
-    from audio.games import all_games
-
-    registers = [(mod, lambda m=mod: importlib.import_module(m).register) for mod in _GROUPS]
-    registers += [(g.name, lambda g=g: g.load("cli")) for g in all_games() if g.cli is not None]
-    for name, get in registers:
+    for name, help_, get in _lazy_groups():
+        if name != command and command is not _ALL:
+            sub.add_parser(name, help=help_, add_help=False)  # listed; loaded when chosen
+            continue
         try:
             get()(sub)
         except ImportError as exc:  # a game module that cannot load must not take the CLI down
@@ -406,13 +426,36 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+_ALL = object()
+"""``build_parser(None)``: every command group loaded (documentation, tests)."""
+
+
+def _lazy_groups() -> list[tuple[str, str, Any]]:
+    """(command, one-line help, what returns its ``register``) for the core groups, then the games."""
+    out: list[tuple[str, str, Any]] = [
+        (name, help_, lambda m=mod: importlib.import_module(m).register) for name, mod, help_ in _GROUPS
+    ]
+    out += [(g.name, g.cli_help, lambda g=g: g.load("cli")) for g in _games() if g.cli is not None]
+    return out
+
+
+def _command(argv: list[str]) -> str | None:
+    """The subcommand ``argv`` names: its first word that is not an option (None if none)."""
+    for a in argv:
+        if a == "--":
+            return None
+        if not a.startswith("-"):
+            return a
+    return None
+
+
 def run() -> NoReturn:
     """The console script (and ``python -m audio``): :func:`main`, then, after ``demo`` and
     ``render``, a quick exit. Those commands leave no thread running and every file committed,
     and tearing down the interpreter with numba's compiled code loaded took 0.2-0.3 s of a
     1.4 s demo; streams are flushed and the ``atexit`` handlers run first."""
-    parser = build_parser()
     argv, debug = _take_debug(sys.argv[1:])
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     args.debug = debug
     rc = _execute(parser, args)
@@ -433,8 +476,8 @@ def main(argv: list[str] | None = None) -> int:
     Every error barkbus raises on purpose is one line on stderr (its file, field or offset and
     what was expected); ``--debug`` adds the traceback.
     """
-    parser = build_parser()
     argv, debug = _take_debug(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     args.debug = debug
     return _execute(parser, args)

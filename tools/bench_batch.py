@@ -1,162 +1,309 @@
 #!/usr/bin/env python3
-"""Batch benchmark: plaza + dogfight on a LocalCluster of 1 and 2 workers, decisions-only and full.
+"""Batch benchmark: runs per second per core of every game's demo, decisions-only and full,
+this tree against a baseline tree side by side, then Dask scaling on 1 and 2 workers.
 
-For each mode and worker count it runs a fresh batch (chunked seeds, one single-threaded
-worker process per core) and prints:
+Parts (each prints its peers in one table, measured in the same run):
 
-- runs per second (wall time from first submit to last file written; cluster start apart),
-  and the scaling efficiency ``rate(N) / (N * rate(1))``;
-- the work share: the runs' own time (sum of ``wall_s``) over ``workers * wall``; the rest is
-  Dask scheduling, transfer and idle workers;
-- the client's serial share: seconds writing Parquet per task;
-- peak memory (max RSS) per worker process;
-- the per-task Dask overhead (empty tasks, round trip) and the per-run data load
-  (``load_scenario`` + ``build_engine``, measured in this process).
+1. **Per core** (no Dask: what one worker does): each demo's runs through
+   :func:`audio.offline.batch.runner.run_task` in one process, seeds one after another,
+   after one warm-up task, timed in CPU seconds of that process (runs/s per core stays
+   comparable on a shared machine, where wall time varies with the others' load).
+   ``--baseline DIR`` runs the same in a second interpreter on another tree (e.g.
+   ``git archive <commit> | tar -x -C DIR``: the code before a change), game by game in
+   turn with this one. Targets: decisions-only
+   >= 100 runs/s and full >= 20 runs/s per core on the plaza.
+2. **Real-size install**: the plaza on an install padded to 3,011 clips and 20,096 takes
+   (the demo's clips plus filler clips of other events, :func:`padded_install`) against the
+   demo install. Target: within 1.5x of the demo's per-run cost.
+3. **Profile** (``--profile``): where a run's time goes now, per demo and mode (cProfile,
+   the functions with the most own time and their share).
+4. **Dask**: one LocalCluster per worker count, reused for every mode and demo (its start
+   is printed apart); runs/s, scaling ``rate(2) / rate(1)`` (target >= 1.8x), work share.
 
-It ends with a projection for a 64-core cluster (see ``project``). Example::
+Example (the machine is shared: prefix ``nice``, compare within one run)::
 
-    python tools/bench_batch.py --dry-seeds 1000 --full-seeds 200 --chunk 10
+    git archive aec87d3 | tar -x -C /tmp/base
+    nice python tools/bench_batch.py --baseline /tmp/base --profile
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-from audio.offline.batch.cluster import open_client, run_batch
-from audio.offline.batch.report import load_frames
-from audio.offline.batch.store import BatchStore
-from audio.offline.scenario import build_engine, demo_scenario, load_scenario
+TARGETS = {"dry": 100.0, "full": 20.0}
+"""Runs per second per core on the plaza (issue 25)."""
 
-DEMOS = {"plaza": str(demo_scenario("skate")), "dogfight": str(demo_scenario("sylpheed"))}
+_PER_CORE = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from audio.offline.batch.runner import Task, run_task
+from audio.offline.scenario import demo_scenario
+plan = json.loads(sys.argv[2])
+out = {}
+for name, path, dry, seeds in plan:
+    path = path or str(demo_scenario(name))
+    run_task(Task(name, path, (10_000,), dry))  # warm-up: imports, numba caches, first loads
+    t0 = time.process_time()  # CPU seconds: the machine's other load does not count
+    table = run_task(Task(name, path, tuple(range(seeds)), dry))
+    wall = time.process_time() - t0
+    runs = [r for r in table.to_pylist() if r["kind"] == "run"]
+    failed = sum(r["status"] != "ok" for r in runs)
+    out[f"{name} {'dry' if dry else 'full'}"] = {"ms": 1000 * wall / seeds, "failed": failed}
+print(json.dumps(out))
+"""
 
 
-def _max_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+def per_core(tree: Path, plan: list[tuple[str, str | None, bool, int]]) -> dict[str, dict[str, float]]:
+    """``{"DEMO dry|full": {"ms": per run, "failed": n}}`` of ``tree``, measured in a fresh
+    single-threaded interpreter (one core)."""
+    env = {**os.environ, "PYTHONPATH": str(tree), "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
+    res = subprocess.run(
+        [sys.executable, "-c", _PER_CORE, str(tree), json.dumps(plan)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tree,
+    )
+    if res.returncode != 0:
+        raise SystemExit(f"{tree}: {res.stderr.strip().splitlines()[-1] if res.stderr else 'failed'}")
+    return json.loads(res.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def padded_install(dest: Path, clips_total: int = 3011, takes_total: int = 20096) -> Path:
+    """The Skate demo install padded to ``clips_total`` clips and ``takes_total`` takes: the
+    demo's own clips and events, plus filler clips (tiny fake take bodies) in filler events the
+    plaza never requests. Returns the plaza scenario on it (``dest/plaza.toml``)."""
+    import tomllib
+
+    from audio.games.skate.formats.evt import EvtTable, event_id
+    from audio.games.skate.formats.hdr import ClipHeader
+    from audio.games.skate.formats.install import SkateInstall, write_install
+    from audio.games.skate.system import DEMO_INSTALL
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    from bench_skate_index import make_bank
+
+    demo = SkateInstall.open(DEMO_INSTALL)
+    bank = demo.bank("livingworld")
+    own = []
+    for c in bank.clips:
+        assert c.header is not None
+        own.append((c.name, c.header, [bank.take_bytes(c, k) for k in range(len(c.takes))]))
+    n_own_takes = sum(len(t) for _, _, t in own)
+    filler, filler_evt = make_bank(clips_total - len(own), takes_total - n_own_takes, 81)
+    top = max(h.id for _, h, _ in own)
+    moved = []
+    for name, h, takes in filler:
+        ev, rest = name.split("_", 1)
+        moved.append((f"{int(ev) + 5000}_{rest}", ClipHeader.new(h.id + top, h.take_count), takes))
+    events = list(bank.events.events)
+    for n, e in enumerate(filler_evt.events):
+        records = tuple(
+            replace(r, clips=tuple(replace(c, clip_id=c.clip_id + top) for c in r.clips)) for r in e.records
+        )
+        events.append(replace(e, id=event_id(1, 1000 + n), records=records, name=f"filler_{n}"))
+    write_install(dest, "livingworld", own + moved, EvtTable(bank.events.bank, bank.events.sub_bank, events))
+    demo.close()
+    doc = (DEMO_INSTALL / "plaza.toml").read_text()
+    assert 'install = "."' in doc or "[skate]" in tomllib.loads(doc)
+    scenario = dest / "plaza.toml"
+    scenario.write_text(doc)
+    return scenario
+
+
+AREAS = (
+    ("engine loop", ("core/engine.py", "core/bus.py", "dsp/skip.py", "core/voices.py", "core/faults.py")),
+    ("DSP", ("dsp/", "barkbus_graph_", "barkbus_lanes")),
+    ("decode", ("codecs/", "containers/", "av/", "soundfile")),
+    ("loudness", ("offline/loudness.py",)),
+    ("game", ("games/", "core/world.py")),
+    (
+        "set-up",
+        ("offline/scenario.py", "core/schema.py", "tomllib", "msgspec", "core/memo.py"),
+    ),
+    ("rows", ("offline/batch/", "pyarrow")),
+)
+"""Where a function's own time is counted (first match of its file name), for the profile."""
+
+
+def _area(filename: str) -> str:
+    for area, marks in AREAS:
+        if any(m in filename for m in marks):
+            return area
+    return "other (Python, NumPy)"
+
+
+def profile(name: str, path: str, dry: bool, seeds: int, top: int = 6) -> tuple[dict[str, float], list]:
+    """Shares of a warm run's own time per area (:data:`AREAS`) and the ``top`` functions,
+    over ``seeds`` runs after one warm-up run (cProfile)."""
+    import cProfile
+    import pstats
+
+    from audio.core import memo
+    from audio.offline.batch.runner import run_one
+
+    with memo.enabled():
+        for s in range(3):  # warm: imports, numba caches, the memo (takes seen by the first seeds)
+            run_one(name, path, 10_000 + s, dry)
+        prof = cProfile.Profile()
+        prof.enable()
+        for s in range(seeds):
+            run_one(name, path, s, dry)
+        prof.disable()
+    rows = pstats.Stats(prof).stats  # type: ignore[attr-defined]
+    total = sum(v[2] for v in rows.values())
+    areas: dict[str, float] = {}
+    for (f, _, _), v in rows.items():
+        areas[_area(f)] = areas.get(_area(f), 0.0) + v[2] / total
+    best = sorted(rows.items(), key=lambda kv: -kv[1][2])[:top]
+    return areas, [(f"{Path(f).name}:{ln}({fn})", v[2] / total) for (f, ln, fn), v in best]
 
 
 def _noop(x: int) -> int:
     return x
 
 
-def _warm_up(decisions_only: bool) -> None:
-    from audio.offline.batch.runner import run_one
+def dask_scaling(workers: list[int], plan: list[tuple[str, str, bool, int]], chunk: int, tmp: Path) -> None:
+    """Runs/s per worker count (one cluster per count, reused across every mode and demo)."""
+    from audio.offline.batch.cluster import open_client, run_batch
+    from audio.offline.batch.report import load_frames
+    from audio.offline.batch.runner import Task, run_task
+    from audio.offline.batch.store import BatchStore
 
-    for key, path in DEMOS.items():
-        run_one(key, path, 0, decisions_only)
-
-
-def task_overhead(client, n: int = 300) -> float:
-    """Seconds per empty task (submit -> result) when ``n`` are in flight together."""
-    t0 = time.perf_counter()
-    futs = client.map(_noop, range(n), pure=False)
-    client.gather(futs)
-    return (time.perf_counter() - t0) / n
-
-
-def data_load(n: int = 10) -> dict[str, float]:
-    """Seconds per run to load each scenario and build its engine (the per-run data load)."""
-    out = {}
-    for key, path in DEMOS.items():
-        build_engine(load_scenario(path, 0))
+    rates: dict[tuple[int, bool], float] = {}
+    for n in workers:
         t0 = time.perf_counter()
-        for s in range(n):
-            build_engine(load_scenario(path, s), dsp=False)
-        out[key] = (time.perf_counter() - t0) / n
-    return out
-
-
-def one(workers: int, seeds: int, decisions_only: bool, chunk: int, tmp: Path) -> dict[str, float]:
-    t0 = time.perf_counter()
-    with open_client(workers, processes=True, quiet=True) as client:
-        client.wait_for_workers(workers)
-        client.run(_warm_up, decisions_only)  # imports, numba caches, first-run costs
-        start = time.perf_counter() - t0
-        over = task_overhead(client)
-        root = tmp / f"{'dry' if decisions_only else 'full'}-{workers}"
-        shutil.rmtree(root, ignore_errors=True)
-        t1 = time.perf_counter()
-        s = run_batch(
-            client,
-            BatchStore(root),
-            DEMOS,
-            range(seeds),
-            decisions_only=decisions_only,
-            chunk=chunk,
-            progress=False,
-        )
-        wall = time.perf_counter() - t1
-        rss = client.run(_max_rss_mb)
-    runs = load_frames(root)["run"]
-    work = float(runs["wall_s"].sum())
-    n = s.done + s.failed
-    return {
-        "workers": workers,
-        "runs": n,
-        "failed": s.failed,
-        "start_s": start,
-        "wall_s": wall,
-        "rate": n / wall,
-        "work_share": work / (workers * wall),
-        "run_ms": 1000 * work / n,
-        "write_ms_per_task": 1000 * s.write_s / max(1, len(s.files)),
-        "tasks": len(s.files),
-        "rss_mb": max(rss.values()),
-        "task_overhead_ms": 1000 * over,
-    }
-
-
-def project(r1: dict[str, float], chunk: int, cores: int = 64) -> str:
-    """A 64-core estimate: workers scale on the work; the client (writes) and the scheduler
-    (per-task overhead, serial) cap the task rate."""
-    per_worker = 1000.0 / r1["run_ms"]  # runs/s of one busy worker
-    work_rate = cores * per_worker
-    serial_s = (r1["write_ms_per_task"] + r1["task_overhead_ms"]) / 1000.0
-    cap = chunk / serial_s if serial_s > 0 else float("inf")
-    rate = min(work_rate, cap)
-    what = "the work itself" if work_rate <= cap else "the client/scheduler per task (raise --chunk)"
-    return (
-        f"{rate:,.0f} runs/s on {cores} cores (workers alone {work_rate:,.0f}/s, per-task serial cap "
-        f"{cap:,.0f}/s at chunk {chunk}); dominated by {what}"
-    )
+        with open_client(n, processes=True, quiet=True) as client:
+            client.wait_for_workers(n)
+            start = time.perf_counter() - t0
+            warm = [client.submit(run_task, Task(k, p, (10_000,), d), pure=False) for k, p, d, _ in plan]
+            client.gather(warm)
+            print(f"  {n} worker(s): cluster start {start:.1f} s (once for every mode and demo)")
+            for dry in (True, False):
+                scen = {k: p for k, p, d, _ in plan if d == dry}
+                seeds = max(s for _, _, d, s in plan if d == dry)
+                root = tmp / f"dask-{n}-{dry}"
+                shutil.rmtree(root, ignore_errors=True)
+                t1 = time.perf_counter()
+                s = run_batch(
+                    client,
+                    BatchStore(root),
+                    scen,
+                    range(seeds),
+                    decisions_only=dry,
+                    chunk=chunk,
+                    progress=False,
+                )
+                wall = time.perf_counter() - t1
+                work = float(load_frames(root)["run"]["wall_s"].sum())
+                runs = s.done + s.failed
+                rates[(n, dry)] = runs / wall
+                base = rates.get((workers[0], dry))
+                scale = ""
+                if base and n != workers[0]:
+                    scale = f", {rates[(n, dry)] / base:.2f}x of {workers[0]} worker(s)"
+                share = 100 * work / (n * wall)
+                print(
+                    f"    {'decisions-only' if dry else 'full':>14}: {runs} runs ({len(scen)} demos) in "
+                    f"{wall:.1f} s = {runs / wall:.1f} runs/s{scale}; work share {share:.0f}%, "
+                    f"failed {s.failed}"
+                )
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--dry-seeds", type=int, default=1000, help="seeds per scenario, decisions-only")
-    ap.add_argument("--full-seeds", type=int, default=200, help="seeds per scenario, full render")
-    ap.add_argument("--chunk", type=int, default=10, help="seeds per task")
-    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--baseline", type=Path, help="another tree to measure side by side (the code before)")
+    ap.add_argument("--dry-seeds", type=int, default=40, help="seeds per demo, decisions-only (default 40)")
+    ap.add_argument("--full-seeds", type=int, default=10, help="seeds per demo, full (default 10)")
+    ap.add_argument("--demos", nargs="+", help="demo names (default: every game's demo)")
+    ap.add_argument("--profile", action="store_true", help="print where each demo's run time goes")
+    ap.add_argument("--workers", type=int, nargs="*", default=[1, 2], help="Dask worker counts ([] skips)")
+    ap.add_argument("--chunk", type=int, default=10, help="seeds per Dask task (default 10)")
+    ap.add_argument("--no-install", action="store_true", help="skip the real-size install comparison")
     args = ap.parse_args(argv)
-    print(
-        "data load per run (load_scenario + build_engine): "
-        + ", ".join(f"{k} {1000 * v:.1f} ms" for k, v in data_load().items())
-    )
+
+    from audio.offline.scenario import demo_names, demo_scenario
+
+    demos = args.demos or [n for n in demo_names() if n != "basic"]
+    plan = [
+        (d, None, dry, args.dry_seeds if dry else args.full_seeds) for d in demos for dry in (True, False)
+    ]
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (compare within this run)\n")
+
+    trees = [("this tree", ROOT)] + ([("baseline", args.baseline.resolve())] if args.baseline else [])
+    got: dict[str, dict[str, dict[str, float]]] = {label: {} for label, _ in trees}
+    for d in demos:  # game by game, the trees in turn: both see the same load
+        for label, tree in trees:
+            got[label].update(per_core(tree, [p for p in plan if p[0] == d]))
+    print("1. per core (runs per CPU second of one process; CPU ms per run)")
+    head = "".join(f"{label:>22}" for label, _ in trees)
+    print(f"  {'demo':<12}{'mode':<16}{head}{'  speed-up' if args.baseline else ''}  target")
+    for d, _, dry, _ in plan:
+        key = f"{d} {'dry' if dry else 'full'}"
+        cells = "".join(
+            f"{1000 / got[label][key]['ms']:>9.1f}/s {got[label][key]['ms']:>7.1f} ms"
+            + ("!" if got[label][key]["failed"] else " ")
+            for label, _ in trees
+        )
+        ratio = f"{got['baseline'][key]['ms'] / got['this tree'][key]['ms']:>9.2f}x" if args.baseline else ""
+        mode = "decisions-only" if dry else "full"
+        target = f">= {TARGETS['dry' if dry else 'full']:.0f}/s" if d == "skate" else ""
+        print(f"  {d:<12}{mode:<16}{cells}{ratio}  {target}")
+    print(f"  ('!': some runs failed; load average now {os.getloadavg()[0]:.1f})")
+
     with tempfile.TemporaryDirectory(prefix="bench_batch-") as tmp:
-        for decisions_only, seeds in ((True, args.dry_seeds), (False, args.full_seeds)):
-            label = "decisions-only" if decisions_only else "full"
-            res = [one(w, seeds, decisions_only, args.chunk, Path(tmp)) for w in args.workers]
-            print(f"\n{label}: plaza + dogfight, {seeds} seeds each, chunk {args.chunk}")
-            for r in res:
-                eff = r["rate"] / (r["workers"] * res[0]["rate"] / res[0]["workers"])
-                print(
-                    f"  {r['workers']} worker(s): {r['runs']} runs in {r['wall_s']:.1f} s = "
-                    f"{r['rate']:.1f} runs/s, efficiency {100 * eff:.0f}%, "
-                    f"work share {100 * r['work_share']:.0f}%, "
-                    f"run {r['run_ms']:.1f} ms, client write {r['write_ms_per_task']:.1f} ms/task, "
-                    f"task overhead {r['task_overhead_ms']:.2f} ms, peak RSS/worker {r['rss_mb']:.0f} MB, "
-                    f"cluster start {r['start_s']:.1f} s, failed {r['failed']}"
-                )
-            print("  projection: " + project(res[0], args.chunk))
-    print(f"\nmachine: {os.cpu_count()} cores")
+        if not args.no_install:
+            t0 = time.perf_counter()
+            big = padded_install(Path(tmp) / "real-size")
+            built = time.perf_counter() - t0
+            print(f"\n2. real-size install (3,011 clips, 20,096 takes; built in {built:.1f} s)")
+            pair = [("skate", None, True, args.dry_seeds), ("skate", str(big), True, args.dry_seeds)]
+            pair += [("skate", None, False, args.full_seeds), ("skate", str(big), False, args.full_seeds)]
+            for label, tree in trees:
+                rows = []
+                for i in (0, 2):
+                    a = per_core(tree, [pair[i]])
+                    b = per_core(tree, [pair[i + 1]])
+                    (ka, va), (_, vb) = next(iter(a.items())), next(iter(b.items()))
+                    rows.append(
+                        f"{ka.split()[1]:>4}: demo {va['ms']:.1f} ms, real-size {vb['ms']:.1f} ms per run "
+                        f"= {vb['ms'] / va['ms']:.2f}x"
+                    )
+                print(f"  {label:<10} " + "; ".join(rows) + "  (target <= 1.5x)")
+
+        if args.profile:
+            print("\n3. where a run's time goes now (cProfile own time by area, warm worker, this tree)")
+            names = [a for a, _ in AREAS] + ["other (Python, NumPy)"]
+            print(f"  {'demo':<12}{'mode':<16}" + "".join(f"{a[:12]:>13}" for a in names))
+            tops = []
+            for d in demos:
+                for dry in (True, False):
+                    areas, top = profile(d, str(demo_scenario(d)), dry, 8 if dry else 3)
+                    mode = "decisions-only" if dry else "full"
+                    print(
+                        f"  {d:<12}{mode:<16}" + "".join(f"{100 * areas.get(a, 0.0):>12.0f}%" for a in names)
+                    )
+                    tops.append(f"  {d} {mode}: " + ", ".join(f"{fn} {100 * sh:.0f}%" for fn, sh in top))
+            print("  top functions (own time):")
+            print("\n".join(tops))
+
+        if args.workers:
+            print("\n4. Dask (this tree)")
+            demo_plan = [(d, str(demo_scenario(d)), dry, s) for d, _, dry, s in plan]
+            dask_scaling(args.workers, demo_plan, args.chunk, Path(tmp))
+    print(f"\nload average at the end {os.getloadavg()[0]:.1f}")
     return 0
 
 

@@ -22,14 +22,16 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Annotated, Any, Literal, TextIO
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TextIO
 
 import msgspec
-import numpy as np
 
 from audio.core.bus import _KINDS, Event, EventBus, event_to_json
 from audio.core.clock import BLOCK, SAMPLE_RATE, seconds_to_samples
 from audio.core.errors import FormatError
+
+if TYPE_CHECKING:  # numpy is imported by replay(): the game registry imports this module light
+    import numpy as np
 
 __all__ = [
     "KIND_LOADERS",
@@ -272,6 +274,8 @@ def replay(
     tuples (as :func:`read_capture` yields). ``engine`` must be built like the recorded one (same
     systems, install, seed and layout). Returns ``(samples, engine.channels)`` float32.
     """
+    import numpy as np
+
     post_captured(engine, records)
     out = np.zeros((samples, engine.channels), dtype=np.float32)
     done = 0

@@ -9,9 +9,12 @@ so a 30 Hz console frame is exactly 1,600 samples at 48 kHz and a 60 Hz frame 80
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where a stream is made: `barkbus --help` needs no numpy
+    import numpy as np
 
 __all__ = ["SAMPLE_RATE", "BLOCK", "RENDER_BLOCK", "FrameClock", "RngStreams", "seconds_to_samples"]
 
@@ -28,7 +31,7 @@ frame starts and add no sub-blocks of their own."""
 
 def seconds_to_samples(t: float, sample_rate: int = SAMPLE_RATE) -> int:
     """The sample at which something timed ``t`` seconds happens (rounded half up)."""
-    return int(np.floor(t * sample_rate + 0.5))
+    return math.floor(t * sample_rate + 0.5)
 
 
 @dataclass(frozen=True)
@@ -84,18 +87,22 @@ class RngStreams:
         self._cache: dict[str, np.random.Generator] = {}
 
     def _sequence(self, name: str) -> np.random.SeedSequence:
+        import numpy as np
+
         return np.random.SeedSequence([self.seed & 0xFFFFFFFF, self.seed >> 32, *_name_words(name)])
 
     def generator(self, name: str) -> np.random.Generator:
         """The numpy Generator of stream ``name`` (created on first use, then shared)."""
         if name not in self._cache:
+            import numpy as np
+
             self._cache[name] = np.random.Generator(np.random.PCG64(self._sequence(name)))
         return self._cache[name]
 
     def seed32(self, name: str) -> int:
         """A 32-bit unsigned seed for stream ``name`` (for games' own generators)."""
-        return int(self._sequence(name).generate_state(1, np.uint32)[0])
+        return int(self._sequence(name).generate_state(1, "uint32")[0])
 
     def words(self, name: str, n: int) -> list[int]:
         """``n`` 32-bit unsigned seed words for stream ``name``."""
-        return [int(w) for w in self._sequence(name).generate_state(n, np.uint32)]
+        return [int(w) for w in self._sequence(name).generate_state(n, "uint32")]

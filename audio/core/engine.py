@@ -44,7 +44,8 @@ class EngineConfig:
     release_samples: int = 16
     start_silence: int = 256
     pool_samples: int = 1 << 22
-    """Initial sample-pool size (samples; 16 MB of float32, committed only as it is used)."""
+    """Initial sample-pool size (samples; 16 MB of float32, committed only as it is used); 0
+    sizes it by what plays (it doubles as needed, copying: a batch run, never a live one)."""
     max_block: int | None = None
     """Largest sub-block the mixer processes (samples); defaults to ``block``. Only memory
     and speed depend on it, never the output."""
@@ -105,6 +106,7 @@ class Engine:
             voice_capacity=cfg.voice_budget + cfg.voice_headroom,
             submix_slots=cfg.submix_slots,
             pool_samples=cfg.pool_samples,
+            dsp=cfg.dsp,
         )
         self.voices = VoiceManager(self.mixer, cfg.voice_budget, cfg.release_samples, cfg.start_silence)
         self.world = World(self)
@@ -161,8 +163,8 @@ class Engine:
 
     def prepare(self) -> None:
         """Load the voice graphs the systems declare (:attr:`GameSystem.graphs`) with their
-        submixes, buses and compiled kernels now; see :meth:`audio.dsp.mixer.Mixer.prepare`.
-        Output does not depend on it."""
+        submixes, buses and compiled kernels now (decisions-only, ``dsp=False``: the graphs
+        only, no kernel); see :meth:`audio.dsp.mixer.Mixer.prepare`. Output does not depend on it."""
         self.mixer.prepare(tuple(g for s in self.systems for g in s.graphs))
 
     def reserve(self, samples: int) -> None:
@@ -324,7 +326,8 @@ class Engine:
                 out[i : i + m] = 0.0
             if self._taps is not None:
                 for name, chunks in self._taps.items():
-                    chunks.append(self.mixer.buses[name].output[0, :, :m].T.copy())
+                    bus = self.mixer.buses[name].output[0, :, :m].T if self.config.dsp else out[i : i + m]
+                    chunks.append(bus.copy())  # decisions-only: silence, like the output
             self.now = nxt
             i += m
         return out

@@ -134,6 +134,11 @@ class World:
         self._hold(emitter, pos)
         return self._polar_of(pos)
 
+    def distance_to(self, position: Vec3) -> float:
+        """Metres from the listener now to ``position`` (the distance :meth:`place` returns,
+        without holding an emitter there: a decisions-only system that needs no panning)."""
+        return math.dist(_vec3(position), self._listener_pose()[0])
+
     def _hold(self, emitter: str, pos: Vec3) -> None:
         old = self.emitters.get(emitter)
         if old is None or len(old.keys) != 1 or old.keys[0][1] != pos:

@@ -46,6 +46,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from audio.core import memo
 from audio.core.errors import BarkbusError, GraphError
 from audio.core.schema import Struct, check_value, convert, did_you_mean
 from audio.dsp.nodes import NODE_KINDS
@@ -283,10 +284,19 @@ def load_graph(name_or_path: str | Path) -> GraphSpec:
 
     The file is checked against :class:`GraphFile` (and each node's ``params`` against its
     kind's ranges); errors are :class:`GraphError` naming the file, the node and the field.
+    Inside :func:`audio.core.memo.enabled` (a batch worker) a file is read once.
     """
     p = Path(name_or_path)
     if p.suffix != ".toml":
         p = graphs_dir() / f"{name_or_path}.toml"
+    try:
+        key = memo.file_key(p) if memo.active() else None
+    except OSError:
+        key = None  # reported by the read below
+    return _load_graph(p) if key is None else memo.memo(("dsp.graph", key), lambda: _load_graph(p))
+
+
+def _load_graph(p: Path) -> GraphSpec:
     path = str(p)
     doc = _read_graph_doc(p)
     if not isinstance(doc.get("graph"), dict):

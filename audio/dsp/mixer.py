@@ -75,6 +75,10 @@ class Mixer:
     pool_samples: initial size of the sample pool holding the playing sources (samples).
     fused: run each graph as one fused kernel (bit-identical to the node-by-node path, which
         ``fused=False`` or ``$BARKBUS_FUSED=0`` selects).
+    dsp: False for a decisions-only engine, which only advances the sources' positions
+        (:mod:`audio.dsp.skip`): no fused kernel is planned, compiled or loaded and the
+        sample pool keeps lengths, not samples; the banks' buffers are one sample long
+        (nothing is processed).
     """
 
     def __init__(
@@ -86,17 +90,19 @@ class Mixer:
         submix_slots: int = 16,
         pool_samples: int = 1 << 22,
         fused: bool | None = None,
+        dsp: bool = True,
     ) -> None:
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {list(LAYOUTS)}, got {layout!r}")
         self.sample_rate = sample_rate
         self.layout = layout
         self.channels = LAYOUTS[layout]
-        self.max_block = max_block
+        self.max_block = max_block if dsp else 1
         self.voice_capacity = voice_capacity
         self.submix_slots = submix_slots
-        self.pool = SamplePool(pool_samples)
-        self.fused = os.environ.get("BARKBUS_FUSED", "1") != "0" if fused is None else fused
+        self.dsp = dsp
+        self.pool = SamplePool(pool_samples, keep_samples=dsp)
+        self.fused = dsp and (os.environ.get("BARKBUS_FUSED", "1") != "0" if fused is None else fused)
         self.voice_banks: dict[str, GraphBank] = {}
         self.submix_banks: dict[str, GraphBank] = {}
         self.buses: dict[str, GraphBank] = {}
@@ -199,9 +205,12 @@ class Mixer:
     def prepare(self, voice_graphs: list[str] | tuple[str, ...] = ()) -> None:
         """Load ``voice_graphs`` (and the submixes and buses they send to) and every bank's
         compiled kernel now, before the first block: a graph's first voice then costs no
-        loading (offline, no first-block stall; live, none on the render thread)."""
+        loading (offline, no first-block stall; live, none on the render thread). A
+        decisions-only mixer loads the graphs only."""
         for name in voice_graphs:
             self.voice_bank(name)
+        if not self.dsp:
+            return
         for bank in [*self.voice_banks.values(), *self.submix_banks.values(), *self._bus_order]:
             bank.warm()
 

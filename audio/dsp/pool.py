@@ -2,9 +2,11 @@
 all voices' sources (a numba typed list would cost ~70 MB and a second of compilation).
 
 Regions are found first-fit in a sorted free list and coalesced on release; the arena
-doubles when nothing fits. Growth happens when a voice starts, never inside a kernel.
-The same array object added twice (a take playing on several voices, as handed out by the
-decoded-take cache) is stored once and reference-counted.
+doubles when nothing fits (a pool made with no capacity is sized by what plays). Growth
+happens when a voice starts, never inside a kernel. The same array object added twice (a
+take playing on several voices, as handed out by the decoded-take cache) is stored once and
+reference-counted. A pool that does not ``keep_samples`` (decisions-only engines, which
+never read a source) allocates regions the same way but copies nothing and holds no arena.
 """
 
 from __future__ import annotations
@@ -17,11 +19,21 @@ __all__ = ["SamplePool"]
 
 
 class SamplePool:
-    """First-fit allocator over one growing float32 array (sizes in samples)."""
+    """First-fit allocator over one growing float32 array (sizes in samples).
 
-    def __init__(self, capacity: int = 1 << 20) -> None:
-        self.data = np.zeros(capacity, dtype=np.float32)
-        self._free: list[tuple[int, int]] = [(0, capacity)]  # sorted (offset, length)
+    Parameters
+    ----------
+    capacity:
+        Initial arena size (samples); 0 grows it from the first source on.
+    keep_samples:
+        False: regions are allocated (offsets, lengths) but no sample is copied or stored.
+    """
+
+    def __init__(self, capacity: int = 1 << 20, keep_samples: bool = True) -> None:
+        self.keep_samples = keep_samples
+        self.capacity = capacity
+        self.data = np.zeros(capacity if keep_samples else 0, dtype=np.float32)
+        self._free: list[tuple[int, int]] = [(0, capacity)] if capacity else []  # sorted (offset, length)
         self._used: dict[int, int] = {}
         self._shared: dict[int, tuple[int, int, np.ndarray]] = {}  # id(array) -> (offset, refs, array)
         self._by_offset: dict[int, int] = {}
@@ -55,7 +67,8 @@ class SamplePool:
             del self._free[i]
         else:
             self._free[i] = (off + n, length - n)
-        self.data[off : off + pcm.shape[0]] = pcm
+        if self.keep_samples:
+            self.data[off : off + pcm.shape[0]] = pcm
         self._used[off] = n
         return off
 
@@ -84,11 +97,13 @@ class SamplePool:
             self._grow(samples)
 
     def _grow(self, need: int) -> None:
-        old = self.data.shape[0]
+        old = self.capacity
         new = max(old * 2, old + need)
-        data = np.zeros(new, dtype=np.float32)
-        data[:old] = self.data
-        self.data = data
+        if self.keep_samples:
+            data = np.zeros(new, dtype=np.float32)
+            data[:old] = self.data
+            self.data = data
+        self.capacity = new
         if self._free and self._free[-1][0] + self._free[-1][1] == old:
             self._free[-1] = (self._free[-1][0], new - self._free[-1][0])
         else:

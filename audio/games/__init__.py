@@ -89,6 +89,8 @@ class Game:
         ``"module:attr"`` of the system's :class:`~audio.core.outcomes.Outcome` enum.
     system, events, actions, tui, cli, port:
         ``"module:attr"`` references (see the module docstring); ``None`` where the game has none.
+    cli_help:
+        The command group's one-line help, listed by ``barkbus --help`` without importing ``cli``.
     demo:
         Demo scenario path relative to the package folder, or ``None``.
     needs_install:
@@ -108,6 +110,7 @@ class Game:
     actions: str | None = "actions:ACTIONS"
     tui: str | None = "tui:Adapter"
     cli: str | None = "cli:register"
+    cli_help: str = ""
     demo: str | None = None
     port: str | None = None
     needs_install: bool = True

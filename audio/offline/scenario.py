@@ -69,6 +69,7 @@ from audio.core.world import EmitterMove, ListenerPose, Path3
 from audio.dsp.curves import PeakCurves, azimuth_to_raw
 from audio.dsp.graph import load_graph
 from audio.games import game, game_names
+from audio.offline.demos import BASIC_DEMO, demo_names, demo_scenario
 
 log = logging.getLogger("barkbus.play")
 
@@ -84,26 +85,6 @@ __all__ = [
     "demo_names",
     "demo_scenario",
 ]
-
-BASIC_DEMO = Path(__file__).resolve().parent / "demo" / "basic.toml"
-"""The generic demo: ``play`` events of an espeak-ng line at moving emitters (no game)."""
-
-
-def demo_names() -> list[str]:
-    """The bundled demos: every registered game that ships one, then ``"basic"``."""
-    from audio.games import all_games
-
-    return [g.name for g in all_games() if g.demo is not None] + ["basic"]
-
-
-def demo_scenario(which: str) -> Path:
-    """Path of a bundled demo scenario: a game's name (see :func:`demo_names`) or ``"basic"``."""
-    if which == "basic":
-        return BASIC_DEMO
-    path = game(which).demo_path() if which in game_names() else None
-    if path is None:
-        raise ScenarioError("<demo>", None, f"no demo {which!r} (have: {', '.join(demo_names())})")
-    return path
 
 
 @dataclass(frozen=True, kw_only=True)

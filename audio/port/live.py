@@ -38,7 +38,7 @@ def register(subparsers: Any) -> None:
         "the run and write the metrics; `barkbus render --replay CAPTURE` reproduces it bit for bit.",
     )
     from audio.games import all_games
-    from audio.offline.scenario import demo_names
+    from audio.offline.demos import demo_names
 
     games = all_games()
     p.add_argument(

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from audio.core.bus import EventBus
+from audio.core.engine import EngineConfig
 from audio.games.skate.formats.evt import ClipRef, EvtEvent, EvtRecord, EvtTable
 
 BUSM = 0x1000  # business m type bit (voices 59-61)
@@ -105,6 +106,10 @@ class SynthSource:
         t = np.arange(n, dtype=np.float32) / 36000
         return (0.1 * np.sin(2 * np.pi * (200 + clip_id) * t)).astype(np.float32), 36000
 
+    def length(self, clip_id: int, take: int) -> tuple[int, int]:
+        pcm, rate = self.pcm(clip_id, take)
+        return pcm.shape[0], rate
+
     def clip_name(self, clip_id: int) -> str:
         return CLIP_NAMES.get(clip_id, f"999_41_clip{clip_id}")
 
@@ -196,6 +201,7 @@ class FakeEngine:
 
     def __init__(self) -> None:
         self.bus = EventBus()
+        self.config = EngineConfig()
         self.world = FakeWorld()
         self.voices = FakeVoices(self)
         self.mixer = FakeMixer()

@@ -7,5 +7,6 @@ GAME = Game(
     title="Radiata Stories",
     package="audio.games.radiata",
     outcomes="system:RadiataOutcome",
+    cli_help="Radiata Stories RMF1 dialogue: dump messages as voice cues",
     demo="demo/talk.toml",
 )

@@ -44,6 +44,7 @@ from typing import Annotated, Any, Literal
 
 from msgspec import Meta
 
+from audio.core import memo
 from audio.core.bus import Event
 from audio.core.errors import FormatError, ScenarioError
 from audio.core.plugin import ScenarioContext
@@ -118,7 +119,9 @@ def system_from_scenario(section: dict[str, Any], ctx: ScenarioContext) -> Radia
     try:
         table = None
         if cfg.voices != "" and (cfg.voices is not None or table_path.is_file()):
-            table = load_voicetable(table_path)
-        return RadiataTalkSystem(RmfSource(root, region=cfg.region), table, settings)
+            table = memo.load("radiata.voices", table_path, lambda: load_voicetable(table_path))
+        # a batch worker keeps the parsed RMF files
+        source = memo.load("radiata.rmf", root, lambda: RmfSource(root, region=cfg.region), cfg.region)
+        return RadiataTalkSystem(source, table, settings)
     except (ValueError, FormatError) as exc:
         raise ScenarioError(where, "radiata", str(exc)) from None

@@ -7,5 +7,6 @@ GAME = Game(
     title="Skate 3",
     package="audio.games.skate",
     outcomes="system:SkateOutcome",
+    cli_help="Skate 3 speech banks: index, ls, info, decode, export, curves",
     demo="demo/plaza.toml",
 )

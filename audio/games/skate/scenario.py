@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import Meta
 
+from audio.core import memo
 from audio.core.bus import Event
 from audio.core.clock import RngStreams
 from audio.core.errors import FormatError, ScenarioError
@@ -96,15 +97,14 @@ def system_from_scenario(section: dict[str, Any], ctx: ScenarioContext) -> Skate
     cfg = convert(section, SkateSection, source=path, where="skate")
     streams = RngStreams(ctx.seed)
     try:
-        tuning = load_tuning(base / cfg.tuning if cfg.tuning else DEMO_TUNING)
+        tuning_path = base / cfg.tuning if cfg.tuning else DEMO_TUNING
+        tuning = memo.load("skate.tuning", tuning_path, lambda: load_tuning(tuning_path))
     except FormatError as exc:
         raise ScenarioError(path, "skate.tuning", str(exc)) from None
     install = cfg.install
     root = _install_root(install, base, path)
-    from audio.games.skate.formats.install import SkateInstall
-
     try:
-        inst = SkateInstall.open(root)
+        inst = memo.load("skate.install", _speech_folder(root), lambda: _open_install(root), str(root))
         living_bank = inst.bank("livingworld")
     except (OSError, KeyError, FormatError) as exc:
         raise ScenarioError(path, "[skate] install", str(exc)) from None
@@ -142,6 +142,25 @@ def system_from_scenario(section: dict[str, Any], ctx: ScenarioContext) -> Skate
         console_start=cfg.console_start,
         **nums,
     )
+
+
+def _open_install(root: Path) -> Any:
+    """The install at ``root`` with its living-world index built (what a batch worker keeps)."""
+    from audio.games.skate.formats.install import SkateInstall
+
+    inst = SkateInstall.open(root)
+    for bank in inst.banks.values():
+        bank.clips_by_hdr_id()
+    return inst
+
+
+def _speech_folder(root: Path) -> Path:
+    """What identifies an install for the per-worker memo: its speech folder (the banks' files),
+    or the root when that folder is named in another case (:meth:`SkateInstall.open` finds it)."""
+    from audio.games.skate.formats.install import SPEECH_DIR
+
+    folder = root.joinpath(*SPEECH_DIR.parts)
+    return folder if folder.is_dir() else root
 
 
 def _install_root(install: str, base: Path, path: str) -> Path:

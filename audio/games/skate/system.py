@@ -59,6 +59,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from audio.core import memo
 from audio.core.bus import Decision, Event, EventBus
 from audio.core.errors import BarkbusError
 from audio.core.faults import describe, report_fault
@@ -114,9 +115,12 @@ FRAME_RATE = 30
 
 
 class TakeSource(Protocol):
-    """Where the system gets audio: a take's PCM (float32 mono, -1..1, ``sample_rate`` Hz) and clip names."""
+    """Where the system gets audio: a take's PCM (float32 mono, -1..1, ``sample_rate`` Hz), its
+    length (samples, ``sample_rate`` Hz: all a decisions-only run needs) and clip names."""
 
     def pcm(self, clip_id: int, take: int) -> tuple[np.ndarray, int]: ...
+
+    def length(self, clip_id: int, take: int) -> tuple[int, int]: ...
 
     def clip_name(self, clip_id: int) -> str: ...
 
@@ -126,7 +130,9 @@ class BankTakeSource:
 
     Decoded takes live in a :class:`~audio.containers.cache.TakeCache` bounded in megabytes, so a
     take is decoded once and memory stays bounded; :meth:`prefetch_voice` decodes every take a
-    voice can be given on the cache's worker thread, ahead of need (live playback).
+    voice can be given on the cache's worker thread, ahead of need (live playback). Inside
+    :func:`audio.core.memo.enabled` (a batch worker) takes, and decisions-only their lengths,
+    are kept for the worker's later runs.
     """
 
     def __init__(self, bank: Any, budget_mb: float = 96.0) -> None:
@@ -135,6 +141,7 @@ class BankTakeSource:
         self.bank = bank
         self._clips = bank.clips_by_hdr_id()
         self.cache = TakeCache(budget_mb)
+        self._memo_key = memo.file_key(bank.path) if memo.active() else None
 
     def clip_name(self, clip_id: int) -> str:
         c = self._clips.get(clip_id)
@@ -148,7 +155,23 @@ class BankTakeSource:
         return lambda: self.bank.decode_take(clip, take)
 
     def pcm(self, clip_id: int, take: int) -> tuple[np.ndarray, int]:
-        return self.cache.get_or_decode((clip_id, take), self._decoder(clip_id, take))
+        decode = self._decoder(clip_id, take)
+        if self._memo_key is not None:
+            return memo.memo(("skate.take", self._memo_key, clip_id, take), decode)
+        return self.cache.get_or_decode((clip_id, take), decode)
+
+    def length(self, clip_id: int, take: int) -> tuple[int, int]:
+        """``(samples, sample_rate Hz)`` of a take (a take that does not decode raises here as in
+        :meth:`pcm`); inside the memo it is decoded once per worker and only its length kept."""
+        if self._memo_key is None:
+            pcm, sample_rate = self.pcm(clip_id, take)
+            return int(pcm.shape[0]), int(sample_rate)
+
+        def measure() -> tuple[int, int]:
+            pcm, sample_rate = self._decoder(clip_id, take)()
+            return int(pcm.shape[0]), int(sample_rate)
+
+        return memo.memo(("skate.take_length", self._memo_key, clip_id, take), measure)
 
     def prefetch_voice(self, voice_id: int) -> int:
         """Queue every take of ``voice_id``'s clips for decoding; returns how many were queued."""
@@ -173,6 +196,8 @@ class _Ped:
     distance: float = 0.0
     azimuth: int = 0
     delay: float = 0.0
+    placed: int = -1
+    """Console frame of ``position`` and ``distance`` (decisions-only places a ped when asked)."""
 
 
 def _path_position(
@@ -294,6 +319,17 @@ class SkateSpeechSystem(GameSystem):
         self.bus: EventBus | None = None
         self.now = 0.0
         self.console_start = console_start
+        self.decisions_only = False
+        """Set from the engine (``dsp=False``): the voice parameters, panning and distance
+        delays that cannot change a decision are not computed, and a ped is placed only on the
+        frames its distance is needed (a request's near/far word, a playing line's level)."""
+        self._world: Any = None
+        self._frame = -1
+        self._busy: set[int] = set()
+        """Peds whose next frame may act (a new value, a ring running, a photo repeat
+        counting); every other ped's frame is idle (:meth:`PedSpeech.idle`) and skipped."""
+        self._mains: dict[tuple[str, int, int], int] = {}
+        """(speaker kind, event, clip id) -> the main level output (decisions-only)."""
 
     # -- engine ------------------------------------------------------------------------
     graphs = (VOICE_GRAPH,)
@@ -301,6 +337,8 @@ class SkateSpeechSystem(GameSystem):
 
     def attach(self, engine: Any) -> None:
         self.bus = engine.bus
+        self.decisions_only = not engine.config.dsp
+        self._world = engine.world
         engine.bus.subscribe(
             self, (PedSpawn, SpeechValue, PedMove, PlayerSpeed, ZombieMode, ChallengeChange, PhotoFlag)
         )
@@ -325,6 +363,7 @@ class SkateSpeechSystem(GameSystem):
                 )
             else:
                 ped.value = event.value
+                self._busy.add(event.ped)
         elif isinstance(event, PedMove):
             ped = self.peds.get(event.ped)
             if ped is not None:
@@ -337,6 +376,7 @@ class SkateSpeechSystem(GameSystem):
             self.manager.challenge = event.challenge
         elif isinstance(event, PhotoFlag):
             self.photo_flag = bool(event.on)
+            self._busy.update(self.peds)
 
     def check_event(self, event: Event) -> tuple[str, str] | None:
         """``(field, problem)`` when ``event`` names a voice the install does not have (with the
@@ -396,6 +436,7 @@ class SkateSpeechSystem(GameSystem):
             position=(float(ev.position[0]), float(ev.position[1]), float(ev.position[2])),
             path=tuple(ev.path),
         )
+        self._busy.add(ev.ped)
         self._decide(
             "Spawned", ped=ev.ped, speaker=voice, reason=f"{kind} type 0x{type_bit:X} variant {variant}"
         )
@@ -522,25 +563,47 @@ class SkateSpeechSystem(GameSystem):
     def tick(self, frame: int, engine: Any) -> None:
         """One console frame (see the module docstring for the order)."""
         self.now = frame / FRAME_RATE
+        self._frame = frame
         dt = 1.0 / FRAME_RATE
-        world = engine.world
-        for ped in self.peds.values():
-            if ped.path:
-                ped.position = _path_position(ped.path, self.now)
-            distance, azimuth = world.place(ped.emitter, ped.position)
-            ped.distance = float(distance)
-            ped.azimuth = azimuth_to_raw(azimuth)
-            ped.delay, _ = self.mixer.delay(ped.id, ped.distance)
+        if not self.decisions_only:
+            world = engine.world
+            for ped in self.peds.values():
+                self._place(ped)
+                distance, azimuth = world.place(ped.emitter, ped.position)
+                ped.distance = float(distance)
+                ped.azimuth = azimuth_to_raw(azimuth)
+                ped.delay, _ = self.mixer.delay(ped.id, ped.distance)
         for line in list(self.player.lines()):
             v = self.voices.get(line.slot)
             if v is not None and v.done:
                 self._player_event(self.player.clip_done(line), engine)
         for pe in self.player.frame():
             self._player_event(pe, engine)
-        for pid in sorted(self.peds):
-            self._ped_frame(self.peds[pid], dt, engine)
+        if self._busy:
+            photo = self.photo_flag
+            for pid in sorted(self._busy):
+                busy = self.peds.get(pid)
+                if busy is None or busy.speech.idle(busy.value, photo):
+                    self._busy.discard(pid)
+                    continue
+                self._ped_frame(busy, dt, engine)
+                if busy.speech.idle(busy.value, photo):
+                    self._busy.discard(pid)
         for line in list(self.player.lines()):
             self._update_line(line, engine)
+
+    def _place(self, ped: _Ped) -> None:
+        """Move a ped along its path to this frame (once per frame)."""
+        if ped.path:
+            ped.position = _path_position(ped.path, self.now)
+        ped.placed = self._frame
+
+    def _distance(self, ped: _Ped) -> float:
+        """The ped's distance this frame (m); decisions-only computes it here, when needed."""
+        if self.decisions_only and ped.placed != self._frame:
+            self._place(ped)
+            ped.distance = float(self._world.distance_to(ped.position))
+        return ped.distance
 
     # -- per ped -----------------------------------------------------------------------
     def _ped_frame(self, ped: _Ped, dt: float, engine: Any) -> None:
@@ -552,7 +615,7 @@ class SkateSpeechSystem(GameSystem):
             self._decide("PhoneRing", ped=ped.id, reason=f"ring for {self.phone_ring_seconds} s")
         m = ped.model
         for value in pf.values:
-            block = ped.speech.block(ped.distance, self.manager.zombie)
+            block = ped.speech.block(self._distance(ped), self.manager.zombie)
             if m.maincast:
                 stop, results = self.manager.request_maincast_value(
                     m.voice_id, value, block, self.console_now
@@ -622,13 +685,35 @@ class SkateSpeechSystem(GameSystem):
             self.submix_posted[slot] = params
 
     def _update_line(self, line: Line, engine: Any) -> None:
+        if self.decisions_only:
+            level = self._level(line)
+            if level is not None and line.slot in self.voices:
+                self._cut_check(line, level, engine)
+            return
         block = self._block(line)
         voice = self.voices.get(line.slot)
         if block is None or voice is None:
             return
         engine.voices.set(voice, **block.voice_params())
         self._post_submix(line.slot, block, engine)
-        cut = self.player.level(line, block.level)
+        self._cut_check(line, block.level, engine)
+
+    def _level(self, line: Line) -> float | None:
+        """The line's main level this frame (decisions-only: the only part of the voice block a
+        decision reads, computed as :meth:`VoiceMixer.block` does)."""
+        req = line.request
+        ped = self.peds.get(req.ped)
+        src = self.sources.get(req.channel)
+        if ped is None or src is None:
+            return None
+        key = (ped.model.kind, req.event, line.clip[0])
+        main = self._mains.get(key)
+        if main is None:
+            main = self._mains[key] = self.mixer.main_output(key[0], key[1], src.clip_name(key[2]))
+        return self.mixer.level(main, self._distance(ped))
+
+    def _cut_check(self, line: Line, level: float, engine: Any) -> None:
+        cut = self.player.level(line, level)
         if cut is not None:
             self._player_event(cut, engine)
 
@@ -664,14 +749,22 @@ class SkateSpeechSystem(GameSystem):
                 return
             name = src.clip_name(clip_id)
             try:
-                pcm, sample_rate = src.pcm(clip_id, take)
+                if self.decisions_only:  # the voice lasts the take's length; no sample is read
+                    n, sample_rate = src.length(clip_id, take)
+                    pcm = np.broadcast_to(np.float32(0.0), (n,))
+                else:
+                    pcm, sample_rate = src.pcm(clip_id, take)
             except (BarkbusError, OSError) as exc:  # a take that does not decode costs this line only
                 self._take_fault(line, name, take, exc, detail)
                 return
-            block = self._block(line)
-            params = block.voice_params() if block is not None else {}
-            if block is not None:
-                self._post_submix(pe.slot or 0, block, engine)
+            if self.decisions_only:
+                ped = self.peds.get(req.ped)
+                params = {"Rsp0.pitch": float(ped.model.pitch)} if ped is not None else {}
+            else:
+                block = self._block(line)
+                params = block.voice_params() if block is not None else {}
+                if block is not None:
+                    self._post_submix(pe.slot or 0, block, engine)
             self.voices[line.slot] = engine.voices.start(
                 VOICE_GRAPH,
                 np.asarray(pcm, np.float32),

@@ -7,6 +7,7 @@ GAME = Game(
     title="Starlancer",
     package="audio.games.starlancer",
     outcomes="system:StarlancerOutcome",
+    cli_help="Starlancer: mission scripts (.DTE), radio, .ut speech",
     demo="demo/mission.toml",
     codecs=(("ut", "formats.ut:UT_CODEC"),),
 )

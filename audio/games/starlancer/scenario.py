@@ -52,6 +52,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from msgspec import Meta
 
+from audio.core import memo
 from audio.core.bus import Event
 from audio.core.errors import FormatError, ScenarioError
 from audio.core.plugin import ScenarioContext
@@ -171,7 +172,7 @@ def system_from_scenario(section: dict[str, Any], ctx: ScenarioContext) -> Starl
     try:
         loose = root / mission
         if loose.is_file():
-            dte = load_mission(loose.read_bytes(), str(loose))
+            dte = memo.load("starlancer.mission", loose, lambda: load_mission(loose.read_bytes(), str(loose)))
         else:
             res = root / "resource.hog"
             if not res.is_file():
@@ -181,11 +182,20 @@ def system_from_scenario(section: dict[str, Any], ctx: ScenarioContext) -> Starl
                     f"no resource.hog under {root}"
                     + (" (run tools/build_starlancer_demo.py)" if inst == "demo" else ""),
                 )
-            dte = load_mission(open_hog(res).read(mission, game_name=False), f"{res}:{mission}")
+            dte = memo.load(
+                "starlancer.mission",
+                res,
+                lambda: load_mission(open_hog(res).read(mission, game_name=False), f"{res}:{mission}"),
+                mission,
+            )
         sp = next(
             (p for p in (root / "ms_speech" / "msspeech.hog", root / "msspeech.hog") if p.is_file()), None
         )
-        bank = SpeechBank(open_hog(sp) if sp is not None else None)
+        bank = (  # a batch worker keeps the bank and the lines it decoded
+            SpeechBank(None)
+            if sp is None
+            else memo.load("starlancer.speech", sp, lambda: SpeechBank(open_hog(sp)))
+        )
         radio = RadioSettings(
             preroll_ticks=cfg.preroll_ticks,
             queue_size=cfg.queue_size,

@@ -7,5 +7,6 @@ GAME = Game(
     title="Project Sylpheed",
     package="audio.games.sylpheed",
     outcomes="system:SylpheedOutcome",
+    cli_help="Project Sylpheed data: paks, .slb banks, tables, cue join",
     demo="demo/dogfight.toml",
 )

@@ -43,6 +43,7 @@ from typing import Annotated, Any, Literal
 
 from msgspec import Meta
 
+from audio.core import memo
 from audio.core.bus import Event
 from audio.core.errors import FormatError, ScenarioError
 from audio.core.plugin import ScenarioContext
@@ -126,6 +127,16 @@ def install_names(install: SylpheedInstall, crews: list[CrewSetup]) -> tuple[set
     return speakers, events
 
 
+def _install(root: Path, lang: str) -> SylpheedInstall:
+    """The install at ``root``: a batch worker keeps it (with the tables and lines it has read)
+    for its later runs (:mod:`audio.core.memo`); every other caller opens its own."""
+    if not memo.active():
+        return SylpheedInstall(root, lang)
+    return memo.memo(
+        ("sylpheed.install", lang, *memo.folder_key(root / "dat")), lambda: SylpheedInstall(root, lang)
+    )
+
+
 def system_from_scenario(section: dict[str, Any], ctx: ScenarioContext) -> SylpheedChatterSystem:
     """Build the chatter system for a ``[sylpheed]`` section (keys in the module docstring)."""
     where = _where(ctx)
@@ -146,7 +157,7 @@ def system_from_scenario(section: dict[str, Any], ctx: ScenarioContext) -> Sylph
         _crew(c, dataclasses.replace(ctx, where=f"sylpheed.crew[{i}]"), f"sylpheed.crew[{i}]")
         for i, c in enumerate(cfg.crew or [])
     ]
-    install = SylpheedInstall(root, cfg.lang)
+    install = _install(root, cfg.lang)
     try:
         if cfg.crew is None:
             crews = [

@@ -10,17 +10,19 @@ loudness per ITU-R BS.1770 (:mod:`audio.offline.loudness`, LUFS) and clipped sam
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
+from audio.core import memo
 from audio.core.bus import Decision
 from audio.core.engine import Engine
 from audio.core.outcomes import CoreOutcome, Outcome
@@ -28,6 +30,9 @@ from audio.core.plugin import PlayKey, default_play_key
 from audio.offline.batch.shares import DEFAULT_VARIETY, PLAY_CLASS
 from audio.offline.batch.store import table_from_rows
 from audio.offline.loudness import integrated_loudness
+
+if TYPE_CHECKING:
+    from audio.offline.scenario import Scenario
 
 __all__ = ["RunOutput", "Task", "decision_rows", "failed_table", "measure", "run_one", "run_task", "simulate"]
 
@@ -59,10 +64,11 @@ class RunOutput:
 def simulate(path: str, seed: int, decisions_only: bool = True) -> RunOutput:
     """Run a scenario file at ``seed``; with ``decisions_only`` no audio is computed."""
     from audio.core.clock import RENDER_BLOCK
-    from audio.offline.scenario import build_engine, load_scenario
+    from audio.offline.scenario import build_engine
 
-    scn = load_scenario(path, seed)
-    eng = build_engine(scn, block=RENDER_BLOCK, dsp=not decisions_only)
+    scn = _scenario(path, seed)
+    # the pool sized by what plays: no 16 MB arena zeroed per run
+    eng = build_engine(scn, block=RENDER_BLOCK, dsp=not decisions_only, pool_samples=0)
     total = round(scn.duration * eng.sample_rate)
     audio = None if decisions_only else np.empty((total, eng.channels), dtype=np.float32)
     scratch = np.empty((min(CHUNK_SAMPLES, total), eng.channels), dtype=np.float32)
@@ -72,6 +78,17 @@ def simulate(path: str, seed: int, decisions_only: bool = True) -> RunOutput:
         eng.render(m, scratch[:m] if audio is None else audio[i : i + m])
         i += m
     return RunOutput(eng, list(eng.bus.decisions), scn.duration, audio)
+
+
+def _scenario(path: str, seed: int) -> Scenario:
+    """The scenario file at ``seed``: parsed and checked once per worker inside the memo (its
+    events and tables do not depend on the seed), then given the seed."""
+    from audio.offline.scenario import load_scenario
+
+    if not memo.active() or not 0 <= seed < 2**63:  # a seed out of range: the loader says why
+        return load_scenario(path, seed)
+    scn = memo.memo(("offline.scenario", memo.file_key(path)), lambda: load_scenario(path))
+    return dataclasses.replace(scn, seed=int(seed))
 
 
 def measure(audio: np.ndarray, sample_rate: int) -> dict[str, float | int]:
@@ -216,11 +233,15 @@ def run_one(key: str, path: str, seed: int, decisions_only: bool = True) -> list
 
 def run_task(task: Task) -> pa.Table:
     """Run every seed of ``task`` (the function a worker executes). A catalogue line appears
-    once per task, under the first seed that listed it."""
+    once per task, under the first seed that listed it. What does not depend on the seed
+    (installs and their indexes, tuning, decoded takes or their lengths) is kept in the
+    worker's :mod:`~audio.core.memo` for its later tasks."""
     rows: list[dict[str, Any]] = []
     listed: set[tuple[Any, ...]] = set()
     for seed in task.seeds:
-        for r in run_one(task.key, task.path, seed, task.decisions_only):
+        with memo.enabled():
+            got = run_one(task.key, task.path, seed, task.decisions_only)
+        for r in got:
             if r["kind"] == "catalog":  # a line listed once per task is enough for the union
                 key = (r["system"], r["event"], r["clip"])
                 if key in listed:

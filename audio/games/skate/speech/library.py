@@ -61,6 +61,19 @@ class ClipHeaderLike(Protocol):
     def history_len(self) -> int: ...
 
 
+class _Histories(dict[int, "ClipHistory"]):
+    """Clip id -> its history ring, made empty on first use (a real install has thousands of
+    clips; a run touches the few its lines pick)."""
+
+    def __init__(self, headers: dict[int, ClipHeaderLike]) -> None:
+        super().__init__()
+        self._headers = headers
+
+    def __missing__(self, clip_id: int) -> ClipHistory:
+        hist = self[clip_id] = ClipHistory([_EMPTY] * int(self._headers[clip_id].history_len))
+        return hist
+
+
 @dataclass
 class ClipHistory:
     """A clip's runtime history ring (``0xFF`` = empty) and its cursor."""
@@ -147,9 +160,7 @@ class SpeechLibrary:
         ordered = sorted(self.headers, key=lambda h: h.id)
         self._header = {h.id: h for h in ordered}
         self._header_index = {h.id: i for i, h in enumerate(ordered)}
-        self.history: dict[int, ClipHistory] = {
-            h.id: ClipHistory([_EMPTY] * int(h.history_len)) for h in ordered
-        }
+        self.history: dict[int, ClipHistory] = _Histories(self._header)
         self.ring: list[tuple[int, int]] = [(0, 0)] * RECENT_RING
         self.ring_cursor = 0
 
@@ -320,6 +331,5 @@ class SpeechLibrary:
     def commit(self, picks: Iterable[tuple[int, int]]) -> None:
         """Write the picked takes into their clips' history rings (when the line starts)."""
         for clip_id, take in picks:
-            hist = self.history.get(clip_id)
-            if hist is not None:
-                hist.write(take)
+            if clip_id in self._header:
+                self.history[clip_id].write(take)

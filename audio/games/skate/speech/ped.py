@@ -126,6 +126,11 @@ class PedSpeech:
     ring_left: float | None = None
     flag: int = field(default=2)
 
+    def idle(self, value: int, photo_flag: bool) -> bool:
+        """Whether :meth:`frame` with ``value`` would change nothing and ask for nothing (no
+        ring running, the value unchanged, no photo repeat counting): the frame can be skipped."""
+        return self.ring_left is None and value == self.previous and not (value == 29 and photo_flag)
+
     def frame(self, value: int, dt: float, photo_flag: bool) -> PedFrame:
         """Advance one frame of ``dt`` seconds with the ped's current speech ``value``."""
         values: list[int] = []

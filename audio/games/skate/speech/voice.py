@@ -137,6 +137,16 @@ class VoiceMixer:
             cd = self.countdowns[speaker] = DelayCountdown(self.delay_factor, self.delay_frames)
         return cd.step(distance)
 
+    @staticmethod
+    def main_output(kind: str, event: int, clip_name: str) -> int:
+        """The mix output :meth:`block` reads the main level from (spec 5.7)."""
+        return level_outputs(kind, event, is_far_clip(clip_name))[0]
+
+    def level(self, main: int, distance: float) -> float:
+        """The main level (0..32767) of :meth:`block` from output ``main`` alone (all a
+        decisions-only run reads)."""
+        return max(0.0, min(32767.0, self.curves(main, distance)))
+
     def block(
         self,
         *,
