@@ -6,6 +6,12 @@ with a compiled kernel. Parameters are written into target arrays and marked dir
 kernels apply them at the start of their next call, i.e. atomically at a block boundary.
 A submix or bus zeroes its inputs once it has read them, so the next block's sends start
 from silence (an instance's input is also zeroed when it is allocated).
+
+An allocated instance may be *asleep* (:meth:`GraphBank.sleep`): it keeps its state and
+parameters but is left out of processing until :meth:`GraphBank.wake`. The mixer puts a
+submix slot or a bus to sleep when nothing can send to it and it is idle
+(:meth:`GraphBank.idle`: no parameter change or ramp pending, every signal history below
+:data:`QUIET_FLOOR`).
 """
 
 from __future__ import annotations
@@ -26,6 +32,14 @@ __all__ = ["GraphBank", "LAYOUTS"]
 
 LAYOUTS = {"stereo": 2, "5.1": 6}
 """Output layouts: channel counts. 5.1 is in WAV order L, R, C, LFE, Ls, Rs."""
+
+QUIET_FLOOR = 2.0**-30
+"""Signal level (linear, about -180 dBFS) below which an instance with no input counts as
+silent. The biquads add a denormal bias of 1e-18 each sample, so a filter fed with zeros
+settles on a tiny constant (at most about 1e-13 for the lowest cutoffs) instead of exact
+zero; this floor sits 10^4 above that and 128 times below one 24-bit step (2^-23), so
+skipping what remains changes 16- and 24-bit output only where a sample lies within 2^-30
+of a rounding boundary."""
 
 
 class GraphBank:
@@ -77,6 +91,7 @@ class GraphBank:
         self.output = self.nodes[-1].out
         self.sends = [n for n in self.nodes if isinstance(n, Send)]
         self.active = np.zeros(capacity, dtype=np.bool_)
+        self.asleep = np.zeros(capacity, dtype=np.bool_)
         self.act = np.zeros(0, dtype=np.int64)
         self.band = np.zeros(capacity, dtype=np.int64)
         for s in self.sends:
@@ -105,7 +120,7 @@ class GraphBank:
         if fused:
             self._setup_fused()
 
-    _UNPACKED = ("input", "output", "out", "inp", "target", "duck", "act", "active")
+    _UNPACKED = ("input", "output", "out", "inp", "target", "duck", "act", "active", "asleep")
 
     def _pack(self) -> None:
         """Move arrays of the same dtype and shape (the nodes' parameters and state, the
@@ -199,16 +214,53 @@ class GraphBank:
             node.reset(v)
         self.input[v] = 0.0  # sends may have reached the instance while it was idle
         self.active[v] = True
+        self.asleep[v] = False
         self.band[v] = 0
-        self.act = np.flatnonzero(self.active).astype(np.int64)
+        self._update_act()
 
     def free(self, v: int) -> None:
         self.active[v] = False
+        self.asleep[v] = False
         if self._rsp is not None and self.src_off[v] >= 0:
             self.pool.release(int(self.src_off[v]))
             self.src_off[v] = -1
             self.src_len[v] = 0
-        self.act = np.flatnonzero(self.active).astype(np.int64)
+        self._update_act()
+
+    def _update_act(self) -> None:
+        self.act = np.flatnonzero(self.active & ~self.asleep).astype(np.int64)
+
+    def sleep(self, insts: np.ndarray) -> None:
+        """Leave the allocated instances ``insts`` out of processing (state and parameters
+        kept); their output rows read as silence until they run again."""
+        self.asleep[insts] = True
+        self.output[insts] = 0.0
+        self._update_act()
+
+    def wake(self, v: int) -> bool:
+        """Process instance ``v`` again from the next block; whether it was asleep."""
+        if not self.asleep[v]:
+            return False
+        self.asleep[v] = False
+        self._update_act()
+        return True
+
+    def idle(self, insts: np.ndarray, settled: bool = True) -> np.ndarray:
+        """Which of ``insts`` (instance indexes) are silent once their input is: every
+        signal history below :data:`QUIET_FLOOR` and, with ``settled``, no parameter change
+        pending and no ramp running. One numpy pass per node array, whatever the count."""
+        ok = np.ones(insts.shape[0], dtype=np.bool_)
+        if insts.shape[0] == 0:
+            return ok
+        for node in self.nodes:
+            if settled and node.PARAMS:  # a kind without parameters never clears its flag
+                ok &= ~node.dirty[insts]
+                for a in node.ramps:
+                    ok &= getattr(node, a)[insts] == 0
+            for a in node.signal:
+                hist = getattr(node, a)[insts].reshape(insts.shape[0], -1)
+                ok &= np.abs(hist).max(axis=1, initial=0.0) < QUIET_FLOOR
+        return ok
 
     def free_slots(self) -> np.ndarray:
         return np.flatnonzero(~self.active)
