@@ -5,9 +5,9 @@ dependency order, the ``master`` bus last. Every send adds into its destination'
 instance order, so the sum is the same for the same set of voices whatever the block size.
 
 :meth:`Mixer.sleep_idle` (the engine calls it on a fixed sample grid) puts to sleep every
-submix slot no playing voice sends to and every bus (but the master) nothing awake sends to,
-once they are idle (:meth:`GraphBank.idle`); a voice start or a parameter set wakes what it
-reaches.
+submix slot no playing voice sends to and every bus nothing awake sends to (the master too:
+a sleeping bus's output rows are silence) once they are idle (:meth:`GraphBank.idle`); a
+voice start or a parameter set wakes what it reaches.
 """
 
 from __future__ import annotations
@@ -235,8 +235,8 @@ class Mixer:
                 self.wake_downstream(self.submix_banks[name])
 
     def sleep_idle(self) -> None:
-        """Put to sleep the submix slots no active voice sends to and the buses (but the
-        master) no awake instance sends to, when they are idle (:meth:`GraphBank.idle`). Their
+        """Put to sleep the submix slots no active voice sends to and the buses no awake
+        instance sends to, when they are idle (:meth:`GraphBank.idle`). Their
         skipped output would be below :data:`audio.dsp.bank.QUIET_FLOOR`; whether one sleeps
         depends only on the state at this sample, so it is the same whatever the block size."""
         fed: dict[str, list[np.ndarray]] = {}
@@ -258,7 +258,7 @@ class Mixer:
                 feeding.update(to[4:] for _n, to in b.routes() if to.startswith("bus:"))
         for bus in self._bus_order:
             name = bus.spec.name
-            if name == "master" or bus.act.shape[0] == 0:
+            if bus.act.shape[0] == 0:
                 continue
             if name not in feeding and bus.idle(bus.act)[0]:
                 bus.sleep(bus.act)
