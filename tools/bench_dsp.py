@@ -14,8 +14,8 @@ environment send, pan to stereo, mix):
 Prints CPU ms per 256-sample block (process CPU time, so a shared machine does not skew the
 ratios), real-time voices per core (how many voices one core could run in real time at this
 cost), the ratios to barkbus, and the peak RSS of each run (each N and implementation runs in
-its own process). Targets at 256 voices: >= 15x the pedalboard chain and >= 2,500 real-time
-voices per core (stretch 5,000). ``--profile`` adds where the time goes: per node (node path),
+its own process). Targets at 256 voices (issue 25): >= 30x the pedalboard chain and >= 8,000
+real-time voices per core. ``--profile`` adds where the time goes: per node (node path),
 per graph (fused), per voice-sample, against the arithmetic count.
 """
 
@@ -74,8 +74,21 @@ def _engine(n: int, block: int):
 
 
 def run_barkbus(n: int, block: int, min_seconds: float) -> float:
-    e = _engine(n, block)
-    return _time(lambda: e.render(block), min_seconds)
+    """CPU ms per block, timed only while every voice still plays: the sources last 12 s and an
+    ended voice leaves its bank (the engine's idle skipping), so each fresh engine is timed for
+    at most 10 s of audio, and engines are built until ``min_seconds`` of CPU are timed."""
+    spent, calls = 0.0, 0
+    while spent < min_seconds or calls < 5:
+        e = _engine(n, block)
+        window = int(10 * SR / block) - 8
+        t0 = time.process_time()
+        for _ in range(window):
+            e.render(block)
+            calls += 1
+            if spent + time.process_time() - t0 >= min_seconds and calls >= 5:
+                break
+        spent += time.process_time() - t0
+    return spent / calls * 1000.0
 
 
 # float operations per voice-sample of each node in this chain (biquad: 2 + 4 fma; send:
@@ -98,6 +111,7 @@ def profile(n: int, block: int, min_seconds: float) -> None:
 
         return run
 
+    whole = _time(lambda: e.render(block), min(min_seconds, 0.5))  # first: while every voice plays
     print(f"{n} voices x {block} samples = {vs} voice-samples per block")
     print(f"{'graph':>20} {'node':>10} {'ms/block':>9} {'ns/v-sample':>12} {'ops/v-sample':>13}")
     total_ops = 0
@@ -120,7 +134,6 @@ def profile(n: int, block: int, min_seconds: float) -> None:
             )
         print(f"{bank.spec.name[:20]:>20} {'nodes sum':>10} {node_sum:>9.3f} {node_sum * 1e6 / vs:>12.2f}")
         print(f"{bank.spec.name[:20]:>20} {'FUSED':>10} {fused_ms:>9.3f} {fused_ms * 1e6 / vs:>12.2f}")
-    whole = _time(lambda: e.render(block), min_seconds)
     print(f"{'whole engine block':>31} {whole:>9.3f} {whole * 1e6 / vs:>12.2f} {total_ops:>13}")
     print(
         f"arithmetic: {total_ops} float ops per voice-sample; at 16 float32 lanes x 2 FMA ports per cycle "
@@ -323,14 +336,14 @@ def main(argv: list[str] | None = None) -> int:
     if "barkbus" in at256:
         rt = 256 * budget / at256["barkbus"]
         print(
-            f"target >= 2,500 real-time voices per core at 256 voices (stretch 5,000): {rt:,.0f} -> "
-            f"{'met' if rt >= 2500 else 'NOT met'}"
+            f"target >= 8,000 real-time voices per core at 256 voices: {rt:,.0f} -> "
+            f"{'met' if rt >= 8000 else 'NOT met'} (load average {os.getloadavg()[0]:.2f})"
         )
         if "pedalboard" in at256:
             x = at256["pedalboard"] / at256["barkbus"]
             print(
-                f"target >= 15x the pedalboard chain at 256 voices: {x:.1f}x -> "
-                f"{'met' if x >= 15 else 'NOT met'}"
+                f"target >= 30x the pedalboard chain at 256 voices: {x:.1f}x -> "
+                f"{'met' if x >= 30 else 'NOT met'}"
             )
     return 0
 

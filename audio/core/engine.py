@@ -11,8 +11,9 @@ caller uses (64, 256, 1000 samples...).
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -26,7 +27,7 @@ from audio.core.world import World
 from audio.dsp.mixer import Mixer
 from audio.dsp.skip import advance_sources
 
-__all__ = ["Engine", "EngineConfig"]
+__all__ = ["Engine", "EngineConfig", "IDLE_GRID"]
 log = logging.getLogger("barkbus.engine")
 
 
@@ -62,6 +63,18 @@ class EngineConfig:
     the voice starts when the data is ready, a late start logged with its delay."""
     load_timeout: float = LOAD_TIMEOUT
     """Seconds a file load may take before the request fails as a fault."""
+    skip_idle: bool = field(default_factory=lambda: os.environ.get("BARKBUS_SKIP_IDLE", "1") != "0")
+    """Every :data:`IDLE_GRID` samples, free the ended voices whose filters have rung out and
+    put to sleep the submix slots and buses that get no input and are idle (their skipped
+    output is below :data:`audio.dsp.bank.QUIET_FLOOR`, about -180 dBFS). False: the
+    reference path (ended voices are freed only when a voice of their graph starts; idle
+    submixes and buses run on silence; also ``$BARKBUS_SKIP_IDLE=0``)."""
+
+
+IDLE_GRID = 8192
+"""Samples between the engine's idle checks (:attr:`EngineConfig.skip_idle`). The checks sit
+on multiples of it, which split the audio like control points, so what they find is the same
+whatever the block size."""
 
 
 class _Clocked:
@@ -121,6 +134,7 @@ class Engine:
         self.loader: AssetLoader = shared_loader()
         """Opens and decodes files off the render thread (:mod:`audio.core.loader`)."""
         self.load_wait = cfg.load_wait
+        self._skip_idle = cfg.skip_idle and cfg.dsp
         self.prefetchers: dict[type[Event], Callable[[Event], Load[object] | None]] = {}
         """Per event class, what starts loading the files an event names (a system registers
         it); a live inbox holds such an event until its files are loaded (:meth:`prefetch`)."""
@@ -318,6 +332,11 @@ class Engine:
             nxt = self._next_control(t + min(n - i, max_block if self.config.dsp else n - i))
             if nxt <= t:
                 nxt = t + 1
+            if self._skip_idle:
+                if t % IDLE_GRID == 0:
+                    self.voices.reclaim_quiet()
+                    self.mixer.sleep_idle()
+                nxt = min(nxt, t - t % IDLE_GRID + IDLE_GRID)
             m = nxt - t
             if self.config.dsp:
                 out[i : i + m] = self.mixer.process(m, t).T

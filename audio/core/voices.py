@@ -8,6 +8,10 @@ StopOldest / FMOD's "oldest"): the steal rule is a setting, not any game's docum
 A stolen voice's fade holds its instance only while the bank has room (the headroom): under
 a burst that fills the bank, the oldest fading voice is cut at once and its instance reused,
 so any number of starts in one block never runs out of instances (counted in ``cut``).
+Between starts, the engine calls :meth:`VoiceManager.reclaim_quiet` on a fixed sample grid:
+an ended voice whose filters have rung out (:meth:`GraphBank.idle`) leaves its bank then, so
+a long render does not keep processing voices that ended minutes ago. Which instance a new
+voice takes is unchanged by it (a start reclaims every ended instance anyway).
 """
 
 from __future__ import annotations
@@ -118,6 +122,23 @@ class VoiceManager:
                 bank.free(inst)
                 del live[inst]
 
+    def reclaim_quiet(self) -> None:
+        """Free every ended voice whose chain is silent (every filter's history below
+        :data:`audio.dsp.bank.QUIET_FLOOR`): one numpy pass per bank, Python work only per
+        voice freed."""
+        for graph, live in self._live.items():
+            if not live:
+                continue
+            bank = self.mixer.voice_banks[graph]
+            act = bank.act
+            ended = act[bank.ended_at[act] >= 0]
+            if ended.shape[0] == 0:
+                continue
+            for inst in ended[bank.idle(ended, settled=False)].tolist():
+                voice = live.pop(inst)
+                voice._ended = int(bank.ended_at[inst])
+                bank.free(inst)
+
     def start(
         self,
         graph: str,
@@ -179,6 +200,7 @@ class VoiceManager:
             if to.startswith("submix:"):
                 self.mixer.submix_instance(to.partition(":")[2], slot)
                 node.dest[inst] = slot
+        self.mixer.wake_downstream(bank)
         for k, val in (params or {}).items():
             bank.set(inst, k, val)
         v = Voice(

@@ -6,11 +6,18 @@ with a compiled kernel. Parameters are written into target arrays and marked dir
 kernels apply them at the start of their next call, i.e. atomically at a block boundary.
 A submix or bus zeroes its inputs once it has read them, so the next block's sends start
 from silence (an instance's input is also zeroed when it is allocated).
+
+An allocated instance may be *asleep* (:meth:`GraphBank.sleep`): it keeps its state and
+parameters but is left out of processing until :meth:`GraphBank.wake`. The mixer puts a
+submix slot or a bus to sleep when nothing can send to it and it is idle
+(:meth:`GraphBank.idle`: no parameter change or ramp pending, every signal history below
+:data:`QUIET_FLOOR`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,6 +33,28 @@ __all__ = ["GraphBank", "LAYOUTS"]
 
 LAYOUTS = {"stereo": 2, "5.1": 6}
 """Output layouts: channel counts. 5.1 is in WAV order L, R, C, LFE, Ls, Rs."""
+
+QUIET_FLOOR = 2.0**-30
+"""Signal level (linear, about -180 dBFS) below which an instance with no input counts as
+silent. The biquads add a denormal bias of 1e-18 each sample, so a filter fed with zeros
+settles on a tiny constant (at most about 1e-13 for the lowest cutoffs) instead of exact
+zero; this floor sits 10^4 above that and 128 times below one 24-bit step (2^-23), so
+skipping what remains changes 16- and 24-bit output only where a sample lies within 2^-30
+of a rounding boundary."""
+
+
+def _entry_point(fn: Any, args: tuple) -> Callable[..., None] | None:
+    """The machine-code entry of numba dispatcher ``fn`` compiled for exactly the types of
+    ``args``, or None. Calling it skips the dispatcher's type resolution (a few microseconds
+    per call with a fused kernel's twenty-odd arrays); the bank calls it only with arguments
+    of those types (``act`` is always a C-contiguous int64 array; the arrays change only when
+    :meth:`GraphBank._fused_args` rebuilds them, which forgets the entry)."""
+    try:
+        sig = tuple(fn.typeof_pyval(a) for a in args)
+    except (TypeError, ValueError):
+        return None
+    cres = fn.overloads.get(sig)
+    return None if cres is None else cres.entry_point
 
 
 class GraphBank:
@@ -77,6 +106,7 @@ class GraphBank:
         self.output = self.nodes[-1].out
         self.sends = [n for n in self.nodes if isinstance(n, Send)]
         self.active = np.zeros(capacity, dtype=np.bool_)
+        self.asleep = np.zeros(capacity, dtype=np.bool_)
         self.act = np.zeros(0, dtype=np.int64)
         self.band = np.zeros(capacity, dtype=np.int64)
         for s in self.sends:
@@ -100,12 +130,14 @@ class GraphBank:
         self._pack()
         self._program: FusedProgram | None = None
         self._args: tuple | None = None
+        self._entry: Callable[..., None] | None = None
+        self._fs = float(sample_rate)
         self._args_pool: np.ndarray | None = None
         self._plan: FusedPlan | None = None
         if fused:
             self._setup_fused()
 
-    _UNPACKED = ("input", "output", "out", "inp", "target", "duck", "act", "active")
+    _UNPACKED = ("input", "output", "out", "inp", "target", "duck", "act", "active", "asleep")
 
     def _pack(self) -> None:
         """Move arrays of the same dtype and shape (the nodes' parameters and state, the
@@ -199,16 +231,53 @@ class GraphBank:
             node.reset(v)
         self.input[v] = 0.0  # sends may have reached the instance while it was idle
         self.active[v] = True
+        self.asleep[v] = False
         self.band[v] = 0
-        self.act = np.flatnonzero(self.active).astype(np.int64)
+        self._update_act()
 
     def free(self, v: int) -> None:
         self.active[v] = False
+        self.asleep[v] = False
         if self._rsp is not None and self.src_off[v] >= 0:
             self.pool.release(int(self.src_off[v]))
             self.src_off[v] = -1
             self.src_len[v] = 0
-        self.act = np.flatnonzero(self.active).astype(np.int64)
+        self._update_act()
+
+    def _update_act(self) -> None:
+        self.act = np.flatnonzero(self.active & ~self.asleep).astype(np.int64)
+
+    def sleep(self, insts: np.ndarray) -> None:
+        """Leave the allocated instances ``insts`` out of processing (state and parameters
+        kept); their output rows read as silence until they run again."""
+        self.asleep[insts] = True
+        self.output[insts] = 0.0
+        self._update_act()
+
+    def wake(self, v: int) -> bool:
+        """Process instance ``v`` again from the next block; whether it was asleep."""
+        if not self.asleep[v]:
+            return False
+        self.asleep[v] = False
+        self._update_act()
+        return True
+
+    def idle(self, insts: np.ndarray, settled: bool = True) -> np.ndarray:
+        """Which of ``insts`` (instance indexes) are silent once their input is: every
+        signal history below :data:`QUIET_FLOOR` and, with ``settled``, no parameter change
+        pending and no ramp running. One numpy pass per node array, whatever the count."""
+        ok = np.ones(insts.shape[0], dtype=np.bool_)
+        if insts.shape[0] == 0:
+            return ok
+        for node in self.nodes:
+            if settled and node.PARAMS:  # a kind without parameters never clears its flag
+                ok &= ~node.dirty[insts]
+                for a in node.ramps:
+                    ok &= getattr(node, a)[insts] == 0
+            for a in node.signal:
+                hist = getattr(node, a)[insts].reshape(insts.shape[0], -1)
+                ok &= np.abs(hist).max(axis=1, initial=0.0) < QUIET_FLOOR
+        return ok
 
     def free_slots(self) -> np.ndarray:
         return np.flatnonzero(~self.active)
@@ -263,7 +332,12 @@ class GraphBank:
         if prog is None:
             self.process_nodes(n, t0)
             return
-        prog.fn(act, n, t0, float(self.sample_rate), *self._fused_args(prog))
+        args = self._fused_args(prog)
+        if self._entry is not None:
+            self._entry(act, n, t0, self._fs, *args)
+            return
+        prog.fn(act, n, t0, self._fs, *args)
+        self._entry = _entry_point(prog.fn, (act, n, t0, self._fs, *args))
 
     def warm(self) -> None:
         """Load the fused kernel now (from numba's cache, or compile it), so the first block
@@ -276,6 +350,7 @@ class GraphBank:
     def _fused_args(self, prog: FusedProgram) -> tuple:
         """The fused kernel's arrays, rebuilt after a re-wiring or when the sample pool grew."""
         if self._args is None or (self._rsp is not None and self._args_pool is not self.pool.data):
+            self._entry = None
             self._args = prog.args(self)
             self._args_pool = self.pool.data if self._rsp is not None else None
         return self._args

@@ -3,6 +3,11 @@
 Processing order per block: ducking envelopes, voice banks, submix banks, then buses in
 dependency order, the ``master`` bus last. Every send adds into its destination's input in
 instance order, so the sum is the same for the same set of voices whatever the block size.
+
+:meth:`Mixer.sleep_idle` (the engine calls it on a fixed sample grid) puts to sleep every
+submix slot no playing voice sends to and every bus nothing awake sends to (the master too:
+a sleeping bus's output rows are silence) once they are idle (:meth:`GraphBank.idle`); a
+voice start or a parameter set wakes what it reaches.
 """
 
 from __future__ import annotations
@@ -222,7 +227,52 @@ class Mixer:
             raise ValueError(f"submix slot {slot} outside 0..{bank.capacity - 1}")
         if not bank.active[slot]:
             bank.alloc(slot)
+        elif bank.wake(slot):
+            self.wake_downstream(bank)
         return bank
+
+    def wake_downstream(self, bank: GraphBank) -> None:
+        """Wake every bus ``bank`` reaches through its sends (through submixes too), so the
+        signal it is about to send is processed all the way to the master."""
+        for _node, to in bank.routes():
+            kind, _, name = to.partition(":")
+            if kind == "bus":
+                dst = self.buses[name]
+                dst.wake(0)
+                self.wake_downstream(dst)
+            else:
+                self.wake_downstream(self.submix_banks[name])
+
+    def sleep_idle(self) -> None:
+        """Put to sleep the submix slots no active voice sends to and the buses no awake
+        instance sends to, when they are idle (:meth:`GraphBank.idle`). Their
+        skipped output would be below :data:`audio.dsp.bank.QUIET_FLOOR`; whether one sleeps
+        depends only on the state at this sample, so it is the same whatever the block size."""
+        fed: dict[str, list[np.ndarray]] = {}
+        for vb in self.voice_banks.values():
+            for node, to in vb.routes():
+                if to.startswith("submix:") and vb.act.shape[0]:
+                    fed.setdefault(to[7:], []).append(node.dest[vb.act])  # type: ignore[attr-defined]
+        for name, sb in self.submix_banks.items():
+            cand = sb.act
+            if name in fed:
+                cand = cand[~np.isin(cand, np.concatenate(fed[name]))]
+            if cand.shape[0]:
+                quiet = cand[sb.idle(cand)]
+                if quiet.shape[0]:
+                    sb.sleep(quiet)
+        feeding: set[str] = set()
+        for b in [*self.voice_banks.values(), *self.submix_banks.values()]:
+            if b.act.shape[0]:
+                feeding.update(to[4:] for _n, to in b.routes() if to.startswith("bus:"))
+        for bus in self._bus_order:
+            name = bus.spec.name
+            if bus.act.shape[0] == 0:
+                continue
+            if name not in feeding and bus.idle(bus.act)[0]:
+                bus.sleep(bus.act)
+            else:
+                feeding.update(to[4:] for _n, to in bus.routes() if to.startswith("bus:"))
 
     def set_submix(self, name: str, slot: int, **params: float) -> None:
         """Set parameters (``"NODE.param"`` keys) of one submix instance."""
@@ -234,6 +284,8 @@ class Mixer:
         bank = self.bus(name)
         for k, v in params.items():
             bank.set(0, k, v)
+        bank.wake(0)
+        self.wake_downstream(bank)
 
     def duck(self, bus: str, key: str, band: int, on: bool) -> None:
         """Hold (``on``) or release the trigger ``key`` at ``band`` on ``bus``'s ducker."""

@@ -166,6 +166,11 @@ class Node(ABC):
     """A graph's first node (a source): Rsp0 or Sub0."""
     passes_input: ClassVar[bool] = False
     """Its output is its input (a send)."""
+    signal: ClassVar[tuple[str, ...]] = ()
+    """State arrays holding signal history (float32, instance first): an instance with zero
+    input is idle once all of them are below :data:`audio.dsp.bank.QUIET_FLOOR`."""
+    ramps: ClassVar[tuple[str, ...]] = ()
+    """Int arrays counting the samples a parameter ramp still runs (0: settled)."""
 
     def __init__(
         self,
@@ -334,6 +339,7 @@ class Biquad(Node):
     """An RBJ biquad (Direct Form I, float32 step by step as the console computes it)."""
 
     lane_input = True
+    signal = ("state",)
 
     def _state(self, cap: int, ch_in: int, ch_out: int, max_block: int) -> None:
         self.coefs = np.zeros((cap, 5), dtype=np.float32)  # b0, b1, b2, a1, a2
@@ -473,6 +479,8 @@ class LowPass(_Pass):
 class _Ramped(Node):
     """A gain-like node whose level moves over 64 samples; the first value jumps."""
 
+    ramps = ("left",)
+
     def _state(self, cap: int, ch_in: int, ch_out: int, max_block: int) -> None:
         self.cur = np.zeros(cap)
         self.step = np.zeros(cap)
@@ -567,6 +575,8 @@ class Delay(Node):
     }
     arrays = ("dirty", "seconds", "buf", "widx", "dcur", "dold", "left")
     lane_input = True
+    signal = ("buf",)
+    ramps = ("left",)
 
     def _state(self, cap: int, ch_in: int, ch_out: int, max_block: int) -> None:
         size = 1 << int(np.ceil(np.log2(np.ceil(self.defaults["max_seconds"] * self.sample_rate) + 1)))
@@ -620,6 +630,7 @@ class Pan(Node):
         "level": Param(1.0, 0.0, 64.0, "linear", "level"),
     }
     arrays = ("dirty", "angle_deg", "level", "cur", "goal", "step", "left", "init", "scratch")
+    ramps = ("left",)
 
     @staticmethod
     def channels_out(ch_in: int, layout_channels: int) -> int:

@@ -204,7 +204,8 @@ class _Busy(GameSystem):
 def _render_busy(block: int, fused: bool) -> np.ndarray:
     from audio.core.engine import Engine
 
-    e = Engine(block=block, voice_budget=40, submix_slots=8)
+    # ended voices stay in their bank (skip_idle off), so the last blocks still run > 16 lanes
+    e = Engine(block=block, voice_budget=40, submix_slots=8, skip_idle=False)
     e.add_system(_Busy())
     n = 48_000
     out = np.concatenate([e.render(min(block, n - t)) for t in range(0, n, block)])

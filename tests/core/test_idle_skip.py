@@ -1,0 +1,80 @@
+"""Idle skipping: ended voices leave their bank, silent submix slots and buses sleep, and
+the output stays what the reference path (``skip_idle=False``) renders."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from audio.core.engine import IDLE_GRID, Engine
+from audio.dsp.bank import QUIET_FLOOR
+
+SR = 48_000
+
+
+def _source(seconds: float, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return (0.3 * rng.standard_normal(int(SR * seconds))).astype(np.float32)
+
+
+def _render(skip: bool, block: int, total: int, restart_at: int) -> tuple[np.ndarray, Engine]:
+    """A voice with every filter and its echo slot busy for 0.25 s, silence, a second voice on
+    the same slot at ``restart_at``, silence again; rendered ``block`` samples at a time."""
+    e = Engine(block=block, skip_idle=skip)
+    params = {
+        "PI20.centre_hz": 1800.0,
+        "PI20.gain": 0.3,
+        "HI20.cutoff_hz": 120.0,
+        "LI20.cutoff_hz": 6000.0,
+        "Sen0_env.level": 0.5,
+        "Sen0_echo.level": 0.5,
+    }
+    echo = {"HI20.cutoff_hz": 150.0, "LI20.cutoff_hz": 5000.0, "Del0.seconds": 0.05}
+    e.voices.start("play_voice", _source(0.25, 1), SR, slot=1, params=params)
+    e.mixer.set_submix("play_echo_submix", 1, **echo)
+    chunks = []
+    t = 0
+    while t < total:
+        if t == restart_at:
+            e.voices.start("play_voice", _source(0.1, 2), SR, slot=1, params=params)
+        m = min(block, total - t, restart_at - t if t < restart_at else total)
+        chunks.append(e.render(m))
+        t += m
+    return np.concatenate(chunks), e
+
+
+def test_an_ended_voice_and_its_silent_echo_slot_and_bus_stop_running_until_a_voice_comes() -> None:
+    restart = 12 * IDLE_GRID
+    out, e = _render(True, 1000, restart, restart)
+    voices = e.mixer.voice_banks["play_voice"]
+    echo = e.mixer.submix_banks["play_echo_submix"]
+    env = e.mixer.buses["environment"]
+    assert voices.act.shape[0] == 0 and not voices.active.any()  # reclaimed without a new start
+    assert echo.asleep[1] and echo.act.shape[0] == 0
+    assert env.asleep[0] and not np.any(env.output)
+    assert e.mixer.buses["master"].asleep[0] and not np.any(out[-IDLE_GRID:])
+    assert e.voices.history[0].done
+    e.voices.start("play_voice", _source(0.1, 2), SR, slot=1)
+    assert not echo.asleep[1] and not env.asleep[0] and not e.mixer.buses["master"].asleep[0]
+
+
+def test_skipping_renders_the_reference_output_below_the_quiet_floor_and_the_same_16_bits() -> None:
+    total, restart = 16 * IDLE_GRID, 9 * IDLE_GRID + 123
+    ref, _ = _render(False, 256, total, restart)
+    out, _ = _render(True, 256, total, restart)
+    assert np.any(np.abs(ref) > 0.05)  # something was heard, before and after the restart
+    assert np.any(np.abs(ref[restart:]) > 0.05)
+    assert float(np.abs(out - ref).max()) < 8 * QUIET_FLOOR
+
+    def pcm16(x: np.ndarray) -> np.ndarray:
+        return np.clip(np.rint(x * np.float32(32767.0)), -32768, 32767).astype(np.int16)
+
+    np.testing.assert_array_equal(pcm16(out), pcm16(ref))
+
+
+def test_skipping_is_the_same_whatever_the_block_size() -> None:
+    total, restart = 14 * IDLE_GRID, 9 * IDLE_GRID + 123
+    a, _ = _render(True, 256, total, restart)
+    b, _ = _render(True, 1000, total, restart)
+    c, _ = _render(True, 77, total, restart)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(a, c)
