@@ -15,9 +15,14 @@ listener moves for the rest. Reported per N:
   the probe line handed to the device (p50 / p99 / max, ms); ``+ device`` adds the
   stream's reported output latency.
 
-With ``--profiler`` every voice count runs twice, without and then with the profiler page
-(:mod:`audio.live.profiler`: the snapshot publisher on the render thread, the page open in a
-headless Chromium driven by selenium), and the two are printed side by side with their ratios.
+With ``--compare off,page`` (or ``--profiler``) every voice count runs once per variant,
+interleaved ``--repeats`` times (off, page, off, page, ...: the machine's load drifts alike over
+both), and the variants are printed side by side: the median of each quantity over the repeats,
+its spread (min-max) and the ratio of medians. Variants: ``off`` (no profiler), ``publisher``
+(the snapshot publisher alone), ``server`` (publisher and page server, no client), ``reader``
+(a WebSocket client in another process reading every update, no browser), ``page`` (the page
+open in headless Chromium driven by selenium), ``chromium`` (headless Chromium on about:blank,
+no profiler). Each run records the 1-minute load average at its start.
 
 Example: ``python tools/bench_live.py --seconds 10`` (JACK dummy:
 ``jackd --no-realtime -d dummy -r 48000 -p 256 &``).
@@ -27,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import socket
 import sys
 import threading
@@ -153,7 +159,62 @@ class Page:
         self.profile.cleanup()
 
 
-def run_one(n_voices: int, args: argparse.Namespace, page: bool = False) -> dict[str, Any]:
+VARIANTS = {
+    "off": "no profiler",
+    "publisher": "the snapshot publisher on the render thread, no server",
+    "server": "publisher + page server, no client",
+    "reader": "publisher + server + a WebSocket client in another process that reads every update "
+    "(no browser)",
+    "page": "the profiler page open in headless Chromium (the whole thing)",
+    "chromium": "headless Chromium on about:blank, no profiler (the browser's own CPU)",
+}
+
+
+class Reader:
+    """A WebSocket client in another process reading every update (``--ws-read URL``)."""
+
+    def __init__(self, url: str) -> None:
+        import subprocess
+
+        ws = url.replace("http://", "ws://", 1).split("?")[0].rstrip("/") + "/ws"
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--ws-read", ws], stdout=subprocess.PIPE, text=True
+        )
+        self.messages = 0
+
+    def connected(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self) -> None:
+        import signal
+
+        self.proc.send_signal(signal.SIGINT)
+        out, _ = self.proc.communicate(timeout=10)
+        self.messages = int(out.strip() or 0)
+
+
+def ws_read(url: str) -> int:
+    """Read ``url`` (a profiler WebSocket) until interrupted; prints the messages read."""
+    import asyncio
+
+    from tornado.websocket import websocket_connect
+
+    count = [0]
+
+    async def read_all() -> None:
+        conn = await websocket_connect(url)
+        while await conn.read_message() is not None:
+            count[0] += 1
+
+    try:
+        asyncio.run(read_all())
+    except KeyboardInterrupt:
+        pass
+    print(count[0], flush=True)
+    return 0
+
+
+def run_one(n_voices: int, args: argparse.Namespace, variant: str = "off") -> dict[str, Any]:
     engine = Engine(sample_rate=48_000, block=256, seed=0)
     tones = ToneSystem(args.graph, max_seconds=BG_LINE_S + 1)
     engine.add_system(tones)
@@ -169,9 +230,21 @@ def run_one(n_voices: int, args: argparse.Namespace, page: bool = False) -> dict
     engine.bus.on_post(records.append)
     # a probe peaks at ~0.64 after the voice's centre pan; N quiet lines stay far below
     detector = OnsetDetector(records, threshold=0.3)
-    profiler = port.profiler() if page else None
+    profiler = port.profiler() if variant in ("server", "reader", "page") else None
+
+    if variant == "publisher":
+        from audio.live.profiler import attach_publisher
+
+        attach_publisher(port)
+    load = os.getloadavg()[0]
     player = port.play(settings, on_block=detector, max_seconds=args.seconds + 30)
-    browser = Page(profiler.url) if profiler is not None else None
+    browser: Page | Reader | None = None
+    if variant == "page" and profiler is not None:
+        browser = Page(profiler.url)
+    elif variant == "reader" and profiler is not None:
+        browser = Reader(profiler.url)
+    elif variant == "chromium":
+        browser = Page("about:blank")
     stop = threading.Event()
     sent = [0]
     th = threading.Thread(
@@ -185,7 +258,7 @@ def run_one(n_voices: int, args: argparse.Namespace, page: bool = False) -> dict
         stop.set()
         th.join()
     finally:
-        connected = browser.connected() if browser is not None else False
+        connected = browser.connected() if isinstance(browser, Reader) or variant == "page" else False
         port.stop()
         server.stop()
         if browser is not None:
@@ -223,7 +296,9 @@ def run_one(n_voices: int, args: argparse.Namespace, page: bool = False) -> dict
         "latency_max_ms": float(lat_a.max()),
         "device_latency_ms": 1e3 * m["output_latency_s"],
         "voices_playing_at_end": playing,
-        "profiler_page": page,
+        "variant": variant,
+        "load_1min": load,
+        "reader_messages": browser.messages if isinstance(browser, Reader) else 0,
         "page_connected": connected,
         "page_updates_sent": profiler.stats["sent"] if profiler is not None else 0,
         "page_updates_skipped": profiler.stats["skipped"] if profiler is not None else 0,
@@ -233,27 +308,48 @@ def run_one(n_voices: int, args: argparse.Namespace, page: bool = False) -> dict
     return out
 
 
-def print_pair(n: int, args: argparse.Namespace, pair: list[dict[str, Any]]) -> None:
-    """Without and with the profiler page, side by side with the ratio."""
-    a, b = pair
-    print(f"== {n} voices, {args.seconds:g} s, {args.rate:g} OSC msg/s: without | with the profiler page")
-    for key, unit in (
-        ("callback_p50_us", "us"),
-        ("callback_p99_us", "us"),
-        ("callback_max_us", "us"),
-        ("render_p99_us", "us"),
-        ("deadline_misses", ""),
-        ("underruns", ""),
-        ("underflows", ""),
-        ("latency_p99_ms", "ms"),
-    ):
-        ratio = f"x{b[key] / a[key]:.2f}" if a[key] else "-"
-        print(f"  {key:<18} {a[key]:>10.1f} | {b[key]:>10.1f} {unit:<2}  {ratio}")
+COMPARED = (
+    ("callback_p50_us", "us"),
+    ("callback_p99_us", "us"),
+    ("callback_max_us", "us"),
+    ("render_p99_us", "us"),
+    ("deadline_misses", ""),
+    ("underruns", ""),
+    ("underflows", ""),
+    ("latency_p99_ms", "ms"),
+    ("load_1min", ""),
+)
+
+
+def print_compare(n: int, args: argparse.Namespace, variants: list[str], runs: list[dict[str, Any]]) -> None:
+    """The variants side by side: per quantity the median over the repeats, its spread
+    (min-max) and the ratio of medians against the first variant."""
+    by = {v: [r for r in runs if r["variant"] == v] for v in variants}
+    reps = len(by[variants[0]])
     print(
-        f"  page connected {b['page_connected']}, updates sent {b['page_updates_sent']}, "
-        f"skipped (client busy) {b['page_updates_skipped']}",
-        flush=True,
+        f"== {n} voices, {args.seconds:g} s per run, {args.rate:g} OSC msg/s, {reps} interleaved repeats; "
+        f"median [min-max], ratio of medians against {variants[0]!r}"
     )
+    for v in variants:
+        print(f"  {v:<10} {VARIANTS[v]}")
+    print(f"  {'':<20}" + "".join(f" {v:>28}" for v in variants))
+    for key, unit in COMPARED:
+        cells = []
+        base = float(np.median([r[key] for r in by[variants[0]]]))
+        for v in variants:
+            xs = [float(r[key]) for r in by[v]]
+            med = float(np.median(xs))
+            ratio = "" if v == variants[0] else (f" x{med / base:.2f}" if base else " -")
+            cells.append(f"{med:.1f} [{min(xs):.1f}-{max(xs):.1f}]{ratio}")
+        print(f"  {key:<20}" + "".join(f" {c:>28}" for c in cells))
+    for v in ("page", "reader"):
+        if any(not r["page_connected"] for r in by.get(v, [])):
+            print(f"  WARNING: a {v!r} run had no client connected at its end")
+    served = [r for v in ("page", "reader", "server") for r in by.get(v, [])]
+    if served:
+        sent = sum(r["page_updates_sent"] for r in served)
+        skipped = sum(r["page_updates_skipped"] for r in served)
+        print(f"  page updates sent {sent}, skipped (client busy) {skipped}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -273,19 +369,38 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--profiler",
         action="store_true",
-        help="run each voice count twice: without, then with the profiler page open in headless Chromium",
+        help="the profiler A/B comparison: same as --compare off,page",
     )
+    p.add_argument(
+        "--compare",
+        metavar="VARIANTS",
+        help="run each voice count once per variant, interleaved (A B A B ...) --repeats times, and print "
+        "them side by side with their spread and ratios; variants: "
+        + "; ".join(f"{k} ({v})" for k, v in VARIANTS.items()),
+    )
+    p.add_argument(
+        "--repeats", type=int, default=2, help="interleaved repeats per variant with --compare (default 2)"
+    )
+    p.add_argument("--ws-read", metavar="URL", help=argparse.SUPPRESS)
     p.add_argument("--json", type=Path, help="write the results (a list of dicts) here")
     args = p.parse_args(argv)
+    if args.ws_read:
+        return ws_read(args.ws_read)
+    if args.profiler and not args.compare:
+        args.compare = "off,page"
+    variants = [v.strip() for v in (args.compare or "").split(",") if v.strip()]
+    for v in variants:
+        if v not in VARIANTS:
+            p.error(f"--compare: unknown variant {v!r} (expected some of {', '.join(VARIANTS)})")
     if args.device is not None and args.device.isdigit():
         args.device = int(args.device)
     counts = [int(x) for x in args.voices.split(",") if x.strip()]
     results = []
     for n in counts:
-        if args.profiler:
-            pair = [run_one(n, args, page=False), run_one(n, args, page=True)]
-            results.extend(pair)
-            print_pair(n, args, pair)
+        if variants:
+            runs = [run_one(n, args, v) for _ in range(max(1, args.repeats)) for v in variants]
+            results.extend(runs)
+            print_compare(n, args, variants, runs)
             continue
         r = run_one(n, args)
         results.append(r)
