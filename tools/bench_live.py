@@ -186,31 +186,39 @@ class Reader:
         return self.proc.poll() is None
 
     def close(self) -> None:
-        import signal
+        import subprocess
 
-        self.proc.send_signal(signal.SIGINT)
-        out, _ = self.proc.communicate(timeout=10)
-        self.messages = int(out.strip() or 0)
+        self.proc.terminate()
+        try:
+            out, _ = self.proc.communicate(timeout=10)
+            self.messages = int(out.strip() or 0)
+        except (subprocess.TimeoutExpired, ValueError):
+            self.proc.kill()
+            self.proc.communicate()
 
 
 def ws_read(url: str) -> int:
     """Read ``url`` (a profiler WebSocket) until interrupted; prints the messages read."""
     import asyncio
+    import signal
 
     from tornado.websocket import websocket_connect
 
     count = [0]
+
+    def done(*_: Any) -> None:
+        print(count[0], flush=True)
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, done)
 
     async def read_all() -> None:
         conn = await websocket_connect(url)
         while await conn.read_message() is not None:
             count[0] += 1
 
-    try:
-        asyncio.run(read_all())
-    except KeyboardInterrupt:
-        pass
-    print(count[0], flush=True)
+    asyncio.run(read_all())
+    done()
     return 0
 
 
@@ -333,7 +341,7 @@ def print_compare(n: int, args: argparse.Namespace, variants: list[str], runs: l
     for v in variants:
         print(f"  {v:<10} {VARIANTS[v]}")
     print(f"  {'':<20}" + "".join(f" {v:>28}" for v in variants))
-    for key, unit in COMPARED:
+    for key, _unit in COMPARED:
         cells = []
         base = float(np.median([r[key] for r in by[variants[0]]]))
         for v in variants:
