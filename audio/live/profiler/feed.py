@@ -48,8 +48,9 @@ from audio.live.profiler.sources import LiveSource
 __all__ = ["MAX_MESSAGE", "ProfilerProcess"]
 
 log = logging.getLogger("barkbus.profiler")
-MAX_MESSAGE = 1 << 20
-"""Largest message on the feed socket (bytes; the socket's send buffer is sized for it)."""
+MAX_MESSAGE = 1 << 18
+"""Largest message on the feed socket (bytes). The socket's buffer is sized for it: about a
+second or two of snapshots may wait for a server process that is behind, then they drop."""
 CHUNK = 256
 """Decisions (and bars) sent with one snapshot at most; the rest wait for the next."""
 METRICS_EVERY_S = 1.0
@@ -135,8 +136,7 @@ class ProfilerProcess:
 
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         for s in (mine, theirs):
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 2 * MAX_MESSAGE)
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2 * MAX_MESSAGE)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, MAX_MESSAGE)
         root = str(Path(str(audio.__file__)).resolve().parents[1])
         env = {
             **os.environ,
