@@ -116,6 +116,29 @@ def sender(target: tuple[str, int], n_voices: int, rate: float, seconds: float, 
     return k
 
 
+def tree_cpu_s(pid: int | None) -> float:
+    """CPU time (user + system, s) of process ``pid`` and all its descendants so far (Linux
+    ``/proc``; 0 elsewhere or without a pid)."""
+    if pid is None:
+        return 0.0
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    parent: dict[int, int] = {}
+    cpu: dict[int, float] = {}
+    for d in Path("/proc").glob("[0-9]*"):
+        try:
+            fields = (d / "stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        parent[int(d.name)] = int(fields[1])
+        cpu[int(d.name)] = (int(fields[11]) + int(fields[12])) / tick
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        total += cpu.get(p, 0.0)
+        todo.extend(c for c, pp in parent.items() if pp == p)
+    return total
+
+
 CHROME_FLAGS = (
     "--headless",
     "--no-sandbox",
@@ -149,6 +172,11 @@ class Page:
         )
         self.driver.get(url)
 
+    def pid(self) -> int | None:
+        """The chromedriver process (Chromium runs under it)."""
+        proc = getattr(self.driver.service, "process", None)
+        return int(proc.pid) if proc is not None else None
+
     def connected(self) -> bool:
         from selenium.webdriver.common.by import By
 
@@ -181,6 +209,9 @@ class Reader:
             [sys.executable, __file__, "--ws-read", ws], stdout=subprocess.PIPE, text=True
         )
         self.messages = 0
+
+    def pid(self) -> int | None:
+        return int(self.proc.pid)
 
     def connected(self) -> bool:
         return self.proc.poll() is None
@@ -245,6 +276,7 @@ def run_one(n_voices: int, args: argparse.Namespace, variant: str = "off") -> di
 
         attach_publisher(port)
     load = os.getloadavg()[0]
+    cpu0, wall0 = time.process_time(), time.perf_counter()
     player = port.play(settings, on_block=detector, max_seconds=args.seconds + 30)
     browser: Page | Reader | None = None
     if variant == "page" and profiler is not None:
@@ -253,6 +285,9 @@ def run_one(n_voices: int, args: argparse.Namespace, variant: str = "off") -> di
         browser = Reader(profiler.url)
     elif variant == "chromium":
         browser = Page("about:blank")
+    server_pid = profiler.proc.pid if profiler is not None and profiler.proc is not None else None
+    browser_cpu0 = tree_cpu_s(browser.pid()) if browser is not None else 0.0
+    server_cpu0 = tree_cpu_s(server_pid)
     stop = threading.Event()
     sent = [0]
     th = threading.Thread(
@@ -267,6 +302,10 @@ def run_one(n_voices: int, args: argparse.Namespace, variant: str = "off") -> di
         th.join()
     finally:
         connected = browser.connected() if isinstance(browser, Reader) or variant == "page" else False
+        wall = time.perf_counter() - wall0
+        cpu_audio = 100 * (time.process_time() - cpu0) / wall
+        cpu_browser = 100 * (tree_cpu_s(browser.pid()) - browser_cpu0) / wall if browser is not None else 0.0
+        cpu_server = 100 * (tree_cpu_s(server_pid) - server_cpu0) / wall
         port.stop()
         server.stop()
         if browser is not None:
@@ -305,6 +344,9 @@ def run_one(n_voices: int, args: argparse.Namespace, variant: str = "off") -> di
         "device_latency_ms": 1e3 * m["output_latency_s"],
         "voices_playing_at_end": playing,
         "variant": variant,
+        "cpu_audio_pct": cpu_audio,
+        "cpu_server_pct": cpu_server,
+        "cpu_browser_pct": cpu_browser,
         "load_1min": load,
         "reader_messages": browser.messages if isinstance(browser, Reader) else 0,
         "page_connected": connected,
@@ -325,6 +367,9 @@ COMPARED = (
     ("underruns", ""),
     ("underflows", ""),
     ("latency_p99_ms", "ms"),
+    ("cpu_audio_pct", "%"),
+    ("cpu_server_pct", "%"),
+    ("cpu_browser_pct", "%"),
     ("load_1min", ""),
 )
 

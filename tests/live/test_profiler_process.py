@@ -74,6 +74,8 @@ def test_the_server_process_shows_the_runs_voices_decisions_and_takes_its_action
     finally:
         prof.stop()
     assert prof.proc is None  # the server process ended with the feed
+    assert prof.stats["clients"] == 1 and prof.stats["actions"] == 1  # its last counts came back
+    assert prof.stats["sent"] >= len(msgs)
 
 
 def test_a_server_process_that_does_not_read_only_costs_dropped_snapshots() -> None:

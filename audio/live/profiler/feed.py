@@ -122,6 +122,7 @@ class ProfilerProcess:
         self._sock: socket.socket | None = None
         self.proc: subprocess.Popen[bytes] | None = None
         self._stop = threading.Event()
+        self._bye = threading.Event()
         self._thread: threading.Thread | None = None
 
     @property
@@ -175,8 +176,15 @@ class ProfilerProcess:
         return self
 
     def stop(self) -> None:
-        """Stop feeding and end the server process (idempotent)."""
+        """Stop feeding and end the server process (idempotent); its last counts land in
+        :attr:`stats`."""
         self.publisher.on_snapshot = None
+        if self._sock is not None and self._thread is not None and self._thread.is_alive():
+            try:
+                self._sock.send(pickle.dumps(("bye",)))
+                self._bye.wait(2.0)
+            except OSError:
+                pass
         self._stop.set()
         if self._thread is not None:
             self._thread.join(5.0)
@@ -283,8 +291,11 @@ class ProfilerProcess:
                 return
             try:
                 msg = json.loads(data)
-                if msg.get("type") == "stats":
+                if msg.get("type") in ("stats", "bye"):
                     self.stats.update({k: int(v) for k, v in msg["stats"].items() if k in self.stats})
+                    if msg["type"] == "bye":
+                        self._bye.set()
+                        return
                     continue
                 reply = self.requests.request(msg["req"], {})
                 self._send_reply(sock, msg["rid"], reply)

@@ -92,6 +92,9 @@ class FedSource(_Base):
             msg = pickle.loads(data)
             if msg[0] == "snap":
                 self._snapshot(*msg[1:])
+            elif msg[0] == "bye":  # the run stops: our last counts, then the end
+                self._send({"type": "bye", "stats": self.stats})
+                self.closed = True
             elif msg[0] == "reply":
                 state, kind = self._pending.pop(msg[1], (None, None))
                 if state is not None:

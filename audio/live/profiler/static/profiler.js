@@ -48,12 +48,14 @@ function handle(m) {
     $("review-controls").hidden = m.mode !== "review";
     if (m.mode === "review") { $("seek").max = S.duration; $("seek").value = S.duration; S.now = S.duration; }
   } else if (m.type === "tick") {
+    // only the state changes here; the drawing waits for the next animation frame (none while
+    // the tab is hidden), and several updates arriving between two frames are drawn once
     for (const d of m.decisions || []) addDecision(d);
     for (const b of m.bars || []) addBar(b);
-    if (m.snap) { S.snap = m.snap; if (S.mode === "live") S.now = m.snap.t; drawSnap(); }
-    if (m.panels) { S.panels = m.panels; drawPanels(); }
-    if (m.metrics) drawMetrics(m.metrics);
-    if ((m.decisions || []).length) drawDecisions();
+    if (m.snap) { S.snap = m.snap; if (S.mode === "live") S.now = m.snap.t; dirty.snap = true; }
+    if (m.panels) { S.panels = m.panels; dirty.panels = true; }
+    if (m.metrics) { S.metrics = m.metrics; dirty.metrics = true; }
+    if ((m.decisions || []).length) dirty.decisions = true;
     markDirty();
   } else if (m.type === "result") {
     const r = $("result"); r.textContent = m.text; r.className = m.ok ? "good" : "bad";
@@ -278,8 +280,9 @@ function drawMap(s) {
 }
 function drawMetrics(m) {
   if (!m || m.callback_p99_us === undefined) return;
-  $("metrics").textContent = `callback p99 ${m.callback_p99_us} us of ${m.budget_us}  render p99 ${m.render_p99_us} us  ` +
-    `underruns ${m.underruns}  misses ${m.deadline_misses}  dropped ${m.events_dropped}`;
+  setText($("metrics"), `callback p99 ${m.callback_p99_us} us of ${m.budget_us}  render p99 ${m.render_p99_us} us  ` +
+    `underruns ${m.underruns}  misses ${m.deadline_misses}  dropped ${m.events_dropped}` +
+    (m.snapshot_hz !== undefined ? `  updates ${m.snapshot_hz} Hz` : ""));
 }
 function drawPanels() {
   const box = $("panels"); box.textContent = "";
@@ -387,8 +390,18 @@ function reviewEvents() {
 }
 
 let scheduled = false;
+const dirty = { snap: false, panels: false, metrics: false, decisions: false };
+function drawFrame() {
+  scheduled = false;
+  if (dirty.snap && S.snap) drawSnap();
+  if (dirty.panels) drawPanels();
+  if (dirty.metrics) drawMetrics(S.metrics);
+  if (dirty.decisions) drawDecisions();
+  dirty.snap = dirty.panels = dirty.metrics = dirty.decisions = false;
+  drawTimeline();
+}
 function markDirty() {
-  if (!scheduled) { scheduled = true; requestAnimationFrame(() => { scheduled = false; drawTimeline(); }); }
+  if (!scheduled) { scheduled = true; requestAnimationFrame(drawFrame); }
 }
 window.addEventListener("resize", markDirty);
 timelineEvents(); actionEvents(); reviewEvents(); connect();
