@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from audio.core.bus import Decision, to_jsonable
-from audio.live.profiler.server import bind_page, is_loopback, page_url
+from audio.live.profiler.server import ProfilerError, bind_page, is_loopback, page_url
 from audio.live.profiler.snapshot import Snapshot, SnapshotPublisher, VoiceDesc
 from audio.live.profiler.sources import LiveSource
 
@@ -55,6 +55,8 @@ CHUNK = 256
 """Decisions (and bars) sent with one snapshot at most; the rest wait for the next."""
 METRICS_EVERY_S = 1.0
 """Timing metrics period, seconds of engine time."""
+READY_S = 30.0
+"""How long the server process may take to start (s)."""
 MAX_BACKOFF = 4
 """Slowest snapshot rate: the publisher's rate divided by this, while the engine underruns."""
 
@@ -166,6 +168,12 @@ class ProfilerProcess:
             "rate_hz": round(self.publisher.rate / self.publisher.block / self.publisher.every, 2),
         }
         mine.sendall(pickle.dumps(hello))
+        if not self._wait_ready(mine):
+            mine.close()
+            self.proc.kill()
+            status = self.proc.wait()
+            self.proc = None
+            raise ProfilerError(f"the profiler's server process did not start (exit status {status})")
         mine.setblocking(False)
         self._sock = mine
         self.publisher.on_snapshot = self._on_snapshot
@@ -174,6 +182,22 @@ class ProfilerProcess:
         )
         self._thread.start()
         return self
+
+    def _wait_ready(self, sock: socket.socket) -> bool:
+        """True once the server process says it serves the page (then the URL can be printed);
+        False if it ends or says nothing for :data:`READY_S` seconds."""
+        t_end = time.monotonic() + READY_S
+        while (left := t_end - time.monotonic()) > 0:
+            sock.settimeout(left)
+            try:
+                data = sock.recv(MAX_MESSAGE)
+            except OSError:
+                return False
+            if not data:
+                return False
+            if json.loads(data).get("type") == "ready":
+                return True
+        return False
 
     def stop(self) -> None:
         """Stop feeding and end the server process (idempotent); its last counts land in

@@ -75,7 +75,7 @@ class FedSource(_Base):
         self._renders = _Durations()
         self._pending: dict[int, tuple[dict[str, Any], Any]] = {}
         self._rid = 0
-        self._stats_at = 0.0
+        self._stats_at = time.monotonic()
 
     def update(self) -> None:
         """Take every message the feed holds (server loop, every tick)."""
@@ -194,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     server = ProfilerServer(source, hello["host"], token=hello["token"], sockets=listen)
     source.stats = server.stats
     server.start()
+    source._send({"type": "ready"})
     try:
         while not source.closed:
             time.sleep(0.2)

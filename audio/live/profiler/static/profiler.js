@@ -206,20 +206,19 @@ function timelineEvents() {
 }
 
 // -- voices, buses, map ------------------------------------------------------------------------
+// meters move by transforms only (no layout): the bar is scaled, the peak tick translated
 function meter(peak, rms) {
-  const m = el("div", { class: "meter" + ((peak || -99) > -1 ? " hot" : "") });
-  const r = el("div", { class: "rms" }); r.style.width = `${100 * dbFrac(rms ?? peak)}%`;
-  const p = el("div", { class: "pk" }); p.style.left = `${100 * dbFrac(peak)}%`;
-  m.append(r, p); return m;
+  const m = el("div", { class: "meter" }), r = el("div", { class: "rms" }), p = el("div", { class: "pk" });
+  m.append(r, p); setMeter(m, peak, rms); return m;
 }
 function td(text, cls) { return el("td", { class: cls || "", text: String(text) }); }
 function setText(node, text) { if (node.textContent !== text) node.textContent = text; }
 function setMeter(m, peak, rms) {
   const hot = (peak ?? -99) > -1;
   if (m.classList.contains("hot") !== hot) m.classList.toggle("hot", hot);
-  const w = `${(100 * dbFrac(rms ?? peak)).toFixed(1)}%`, l = `${(100 * dbFrac(peak)).toFixed(1)}%`;
-  if (m.firstChild.style.width !== w) m.firstChild.style.width = w;
-  if (m.lastChild.style.left !== l) m.lastChild.style.left = l;
+  const w = `scaleX(${dbFrac(rms ?? peak).toFixed(3)})`, l = `translateX(${(100 * dbFrac(peak) - 100).toFixed(1)}%)`;
+  if (m.firstChild.style.transform !== w) m.firstChild.style.transform = w;
+  if (m.lastChild.style.transform !== l) m.lastChild.style.transform = l;
 }
 const voiceRows = new Map();
 function voiceCells(v) {
@@ -229,9 +228,13 @@ function voiceCells(v) {
     v.band !== undefined ? `${v.band} / ${fmtDb(v.duck_db)} dB` : "",
     `${v.pos_s.toFixed(2)} / ${v.len_s.toFixed(2)}` + (v.stopped ? " stop" : "")];
 }
+const TEXT_MS = 400;  // the voices' numbers are rewritten ~2.5 times a second, their meters every frame
+let lastText = 0;
 function drawSnap() {
   // rows are updated in place (only changed text is written): little layout work per update
   const s = S.snap, body = $("voices").tBodies[0], seen = new Set();
+  const now = performance.now(), text = now - lastText >= TEXT_MS;
+  if (text) lastText = now;
   setText($("clock"), `t ${s.t.toFixed(3)} s`);
   setText($("voice-count"), `${s.voices_total} playing` + (s.voices_total > s.voices.length ? ` (${s.voices.length} listed)` : ""));
   for (const v of s.voices) {
@@ -239,12 +242,13 @@ function drawSnap() {
     rowFor(v.system, v.speaker);
     const cells = voiceCells(v);
     let tr = voiceRows.get(v.id);
+    const fresh = !tr;
     if (!tr) {
       tr = el("tr", { "data-id": v.id });
       cells.forEach((c, k) => tr.append(c === null ? el("td", {}, meter(v.peak_db, null)) : td("", [0, 6, 10].includes(k) ? "num" : "")));
       voiceRows.set(v.id, tr); body.append(tr);
     }
-    cells.forEach((c, k) => { if (c !== null) setText(tr.cells[k], c); });
+    if (text || fresh) cells.forEach((c, k) => { if (c !== null) setText(tr.cells[k], c); });
     setMeter(tr.cells[5].firstChild, v.peak_db, null);
   }
   for (const [id, tr] of voiceRows) if (!seen.has(id)) { tr.remove(); voiceRows.delete(id); }
@@ -391,7 +395,11 @@ function reviewEvents() {
 
 let scheduled = false;
 const dirty = { snap: false, panels: false, metrics: false, decisions: false };
-function drawFrame() {
+const FRAME_MS = 100;  // the page draws at most 10 times a second, whatever arrives
+let lastFrame = 0;
+function drawFrame(now) {
+  if (now - lastFrame < FRAME_MS - 4) { requestAnimationFrame(drawFrame); return; }
+  lastFrame = now;
   scheduled = false;
   if (dirty.snap && S.snap) drawSnap();
   if (dirty.panels) drawPanels();
