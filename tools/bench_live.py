@@ -22,7 +22,10 @@ its spread (min-max) and the ratio of medians. Variants: ``off`` (no profiler), 
 (the snapshot publisher alone), ``server`` (publisher and page server, no client), ``reader``
 (a WebSocket client in another process reading every update, no browser), ``page`` (the page
 open in headless Chromium driven by selenium), ``chromium`` (headless Chromium on about:blank,
-no profiler). Each run records the 1-minute load average at its start.
+no profiler). Each run records the 1-minute load average at its start and the CPU (% of one
+core) of the audio process, of the page's server process and of the browser over the run.
+The coordinator's A/B: ``python tools/bench_live.py --voices 64 --seconds 20 --profiler
+--repeats 3`` (through the JACK dummy device).
 
 Example: ``python tools/bench_live.py --seconds 10`` (JACK dummy:
 ``jackd --no-realtime -d dummy -r 48000 -p 256 &``).
@@ -198,16 +201,33 @@ VARIANTS = {
 }
 
 
+READER = """
+import asyncio, signal, sys
+from tornado.websocket import websocket_connect
+count = 0
+def done(*_):
+    print(count, flush=True)
+    raise SystemExit(0)
+signal.signal(signal.SIGTERM, done)
+async def main():
+    global count
+    conn = await websocket_connect(sys.argv[1])
+    while await conn.read_message() is not None:
+        count += 1
+asyncio.run(main())
+done()
+"""
+"""The reading client: tornado only (starts fast), prints how many messages it read."""
+
+
 class Reader:
-    """A WebSocket client in another process reading every update (``--ws-read URL``)."""
+    """A WebSocket client in another process reading every update (:data:`READER`)."""
 
     def __init__(self, url: str) -> None:
         import subprocess
 
         ws = url.replace("http://", "ws://", 1).split("?")[0].rstrip("/") + "/ws"
-        self.proc = subprocess.Popen(
-            [sys.executable, __file__, "--ws-read", ws], stdout=subprocess.PIPE, text=True
-        )
+        self.proc = subprocess.Popen([sys.executable, "-c", READER, ws], stdout=subprocess.PIPE, text=True)
         self.messages = 0
 
     def pid(self) -> int | None:
@@ -226,31 +246,6 @@ class Reader:
         except (subprocess.TimeoutExpired, ValueError):
             self.proc.kill()
             self.proc.communicate()
-
-
-def ws_read(url: str) -> int:
-    """Read ``url`` (a profiler WebSocket) until interrupted; prints the messages read."""
-    import asyncio
-    import signal
-
-    from tornado.websocket import websocket_connect
-
-    count = [0]
-
-    def done(*_: Any) -> None:
-        print(count[0], flush=True)
-        os._exit(0)
-
-    signal.signal(signal.SIGTERM, done)
-
-    async def read_all() -> None:
-        conn = await websocket_connect(url)
-        while await conn.read_message() is not None:
-            count[0] += 1
-
-    asyncio.run(read_all())
-    done()
-    return 0
 
 
 def run_one(n_voices: int, args: argparse.Namespace, variant: str = "off") -> dict[str, Any]:
@@ -434,11 +429,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--repeats", type=int, default=2, help="interleaved repeats per variant with --compare (default 2)"
     )
-    p.add_argument("--ws-read", metavar="URL", help=argparse.SUPPRESS)
     p.add_argument("--json", type=Path, help="write the results (a list of dicts) here")
     args = p.parse_args(argv)
-    if args.ws_read:
-        return ws_read(args.ws_read)
     if args.profiler and not args.compare:
         args.compare = "off,page"
     variants = [v.strip() for v in (args.compare or "").split(",") if v.strip()]

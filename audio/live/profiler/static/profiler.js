@@ -304,7 +304,6 @@ let shownUpTo = 0;
 function decisionRow(d) {
   const tr = el("tr", { class: `c-${d.cls}` + (d.i === S.selected ? " sel" : ""), "data-i": d.i },
     td(d.t.toFixed(3), "num"), td(d.system), td(d.outcome), td(d.speaker), td(d.label));
-  tr.onclick = () => select(d);
   return tr;
 }
 function drawDecisions(full) {
@@ -369,6 +368,10 @@ function actionEvents() {
     b.onclick = () => send({ type: "listener", forward: +(b.dataset.forward || 0), right: +(b.dataset.right || 0), turn: +(b.dataset.turn || 0) });
   }
   for (const id of ["f-game", "f-speaker", "f-class"]) $(id).addEventListener("input", () => drawDecisions(true));
+  $("decisions").onclick = (e) => {  // one handler for every row
+    const tr = e.target.closest("tr[data-i]"); if (!tr || !S.decisions.length) return;
+    const d = S.decisions[+tr.dataset.i - S.decisions[0].i]; if (d) select(d);
+  };
 }
 
 // -- finished runs ---------------------------------------------------------------------------
@@ -396,7 +399,8 @@ function reviewEvents() {
 let scheduled = false;
 const dirty = { snap: false, panels: false, metrics: false, decisions: false };
 const FRAME_MS = 100;  // the page draws at most 10 times a second, whatever arrives
-let lastFrame = 0;
+const LIST_MS = 250;  // and adds to the decision table at most 4 times a second
+let lastFrame = 0, lastList = 0;
 function drawFrame(now) {
   if (now - lastFrame < FRAME_MS - 4) { requestAnimationFrame(drawFrame); return; }
   lastFrame = now;
@@ -404,9 +408,10 @@ function drawFrame(now) {
   if (dirty.snap && S.snap) drawSnap();
   if (dirty.panels) drawPanels();
   if (dirty.metrics) drawMetrics(S.metrics);
-  if (dirty.decisions) drawDecisions();
-  dirty.snap = dirty.panels = dirty.metrics = dirty.decisions = false;
+  if (dirty.decisions && now - lastList >= LIST_MS) { lastList = now; drawDecisions(); dirty.decisions = false; }
+  dirty.snap = dirty.panels = dirty.metrics = false;
   drawTimeline();
+  if (dirty.decisions) markDirty();
 }
 function markDirty() {
   if (!scheduled) { scheduled = true; requestAnimationFrame(drawFrame); }
