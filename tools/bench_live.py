@@ -15,9 +15,17 @@ listener moves for the rest. Reported per N:
   the probe line handed to the device (p50 / p99 / max, ms); ``+ device`` adds the
   stream's reported output latency.
 
-With ``--profiler`` every voice count runs twice, without and then with the profiler page
-(:mod:`audio.live.profiler`: the snapshot publisher on the render thread, the page open in a
-headless Chromium driven by selenium), and the two are printed side by side with their ratios.
+With ``--compare off,page`` (or ``--profiler``) every voice count runs once per variant,
+interleaved ``--repeats`` times (off, page, off, page, ...: the machine's load drifts alike over
+both), and the variants are printed side by side: the median of each quantity over the repeats,
+its spread (min-max) and the ratio of medians. Variants: ``off`` (no profiler), ``publisher``
+(the snapshot publisher alone), ``server`` (publisher and page server, no client), ``reader``
+(a WebSocket client in another process reading every update, no browser), ``page`` (the page
+open in headless Chromium driven by selenium), ``chromium`` (headless Chromium on about:blank,
+no profiler). Each run records the 1-minute load average at its start and the CPU (% of one
+core) of the audio process, of the page's server process and of the browser over the run.
+The coordinator's A/B: ``python tools/bench_live.py --voices 64 --seconds 20 --profiler
+--repeats 3`` (through the JACK dummy device).
 
 Example: ``python tools/bench_live.py --seconds 10`` (JACK dummy:
 ``jackd --no-realtime -d dummy -r 48000 -p 256 &``).
@@ -27,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import socket
 import sys
 import threading
@@ -110,6 +119,29 @@ def sender(target: tuple[str, int], n_voices: int, rate: float, seconds: float, 
     return k
 
 
+def tree_cpu_s(pid: int | None) -> float:
+    """CPU time (user + system, s) of process ``pid`` and all its descendants so far (Linux
+    ``/proc``; 0 elsewhere or without a pid)."""
+    if pid is None:
+        return 0.0
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    parent: dict[int, int] = {}
+    cpu: dict[int, float] = {}
+    for d in Path("/proc").glob("[0-9]*"):
+        try:
+            fields = (d / "stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        parent[int(d.name)] = int(fields[1])
+        cpu[int(d.name)] = (int(fields[11]) + int(fields[12])) / tick
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        total += cpu.get(p, 0.0)
+        todo.extend(c for c, pp in parent.items() if pp == p)
+    return total
+
+
 CHROME_FLAGS = (
     "--headless",
     "--no-sandbox",
@@ -143,6 +175,11 @@ class Page:
         )
         self.driver.get(url)
 
+    def pid(self) -> int | None:
+        """The chromedriver process (Chromium runs under it)."""
+        proc = getattr(self.driver.service, "process", None)
+        return int(proc.pid) if proc is not None else None
+
     def connected(self) -> bool:
         from selenium.webdriver.common.by import By
 
@@ -153,7 +190,65 @@ class Page:
         self.profile.cleanup()
 
 
-def run_one(n_voices: int, args: argparse.Namespace, page: bool = False) -> dict[str, Any]:
+VARIANTS = {
+    "off": "no profiler",
+    "publisher": "the snapshot publisher on the render thread, no server",
+    "server": "publisher + page server, no client",
+    "reader": "publisher + server + a WebSocket client in another process that reads every update "
+    "(no browser)",
+    "page": "the profiler page open in headless Chromium (the whole thing)",
+    "chromium": "headless Chromium on about:blank, no profiler (the browser's own CPU)",
+}
+
+
+READER = """
+import asyncio, signal, sys
+from tornado.websocket import websocket_connect
+count = 0
+def done(*_):
+    print(count, flush=True)
+    raise SystemExit(0)
+signal.signal(signal.SIGTERM, done)
+async def main():
+    global count
+    conn = await websocket_connect(sys.argv[1])
+    while await conn.read_message() is not None:
+        count += 1
+asyncio.run(main())
+done()
+"""
+"""The reading client: tornado only (starts fast), prints how many messages it read."""
+
+
+class Reader:
+    """A WebSocket client in another process reading every update (:data:`READER`)."""
+
+    def __init__(self, url: str) -> None:
+        import subprocess
+
+        ws = url.replace("http://", "ws://", 1).split("?")[0].rstrip("/") + "/ws"
+        self.proc = subprocess.Popen([sys.executable, "-c", READER, ws], stdout=subprocess.PIPE, text=True)
+        self.messages = 0
+
+    def pid(self) -> int | None:
+        return int(self.proc.pid)
+
+    def connected(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self) -> None:
+        import subprocess
+
+        self.proc.terminate()
+        try:
+            out, _ = self.proc.communicate(timeout=10)
+            self.messages = int(out.strip() or 0)
+        except (subprocess.TimeoutExpired, ValueError):
+            self.proc.kill()
+            self.proc.communicate()
+
+
+def run_one(n_voices: int, args: argparse.Namespace, variant: str = "off") -> dict[str, Any]:
     engine = Engine(sample_rate=48_000, block=256, seed=0)
     tones = ToneSystem(args.graph, max_seconds=BG_LINE_S + 1)
     engine.add_system(tones)
@@ -169,9 +264,25 @@ def run_one(n_voices: int, args: argparse.Namespace, page: bool = False) -> dict
     engine.bus.on_post(records.append)
     # a probe peaks at ~0.64 after the voice's centre pan; N quiet lines stay far below
     detector = OnsetDetector(records, threshold=0.3)
-    profiler = port.profiler() if page else None
+    profiler = port.profiler() if variant in ("server", "reader", "page") else None
+
+    if variant == "publisher":
+        from audio.live.profiler import attach_publisher
+
+        attach_publisher(port)
+    load = os.getloadavg()[0]
+    cpu0, wall0 = time.process_time(), time.perf_counter()
     player = port.play(settings, on_block=detector, max_seconds=args.seconds + 30)
-    browser = Page(profiler.url) if profiler is not None else None
+    browser: Page | Reader | None = None
+    if variant == "page" and profiler is not None:
+        browser = Page(profiler.url)
+    elif variant == "reader" and profiler is not None:
+        browser = Reader(profiler.url)
+    elif variant == "chromium":
+        browser = Page("about:blank")
+    server_pid = profiler.proc.pid if profiler is not None and profiler.proc is not None else None
+    browser_cpu0 = tree_cpu_s(browser.pid()) if browser is not None else 0.0
+    server_cpu0 = tree_cpu_s(server_pid)
     stop = threading.Event()
     sent = [0]
     th = threading.Thread(
@@ -185,7 +296,11 @@ def run_one(n_voices: int, args: argparse.Namespace, page: bool = False) -> dict
         stop.set()
         th.join()
     finally:
-        connected = browser.connected() if browser is not None else False
+        connected = browser.connected() if isinstance(browser, Reader) or variant == "page" else False
+        wall = time.perf_counter() - wall0
+        cpu_audio = 100 * (time.process_time() - cpu0) / wall
+        cpu_browser = 100 * (tree_cpu_s(browser.pid()) - browser_cpu0) / wall if browser is not None else 0.0
+        cpu_server = 100 * (tree_cpu_s(server_pid) - server_cpu0) / wall
         port.stop()
         server.stop()
         if browser is not None:
@@ -223,7 +338,12 @@ def run_one(n_voices: int, args: argparse.Namespace, page: bool = False) -> dict
         "latency_max_ms": float(lat_a.max()),
         "device_latency_ms": 1e3 * m["output_latency_s"],
         "voices_playing_at_end": playing,
-        "profiler_page": page,
+        "variant": variant,
+        "cpu_audio_pct": cpu_audio,
+        "cpu_server_pct": cpu_server,
+        "cpu_browser_pct": cpu_browser,
+        "load_1min": load,
+        "reader_messages": browser.messages if isinstance(browser, Reader) else 0,
         "page_connected": connected,
         "page_updates_sent": profiler.stats["sent"] if profiler is not None else 0,
         "page_updates_skipped": profiler.stats["skipped"] if profiler is not None else 0,
@@ -233,27 +353,51 @@ def run_one(n_voices: int, args: argparse.Namespace, page: bool = False) -> dict
     return out
 
 
-def print_pair(n: int, args: argparse.Namespace, pair: list[dict[str, Any]]) -> None:
-    """Without and with the profiler page, side by side with the ratio."""
-    a, b = pair
-    print(f"== {n} voices, {args.seconds:g} s, {args.rate:g} OSC msg/s: without | with the profiler page")
-    for key, unit in (
-        ("callback_p50_us", "us"),
-        ("callback_p99_us", "us"),
-        ("callback_max_us", "us"),
-        ("render_p99_us", "us"),
-        ("deadline_misses", ""),
-        ("underruns", ""),
-        ("underflows", ""),
-        ("latency_p99_ms", "ms"),
-    ):
-        ratio = f"x{b[key] / a[key]:.2f}" if a[key] else "-"
-        print(f"  {key:<18} {a[key]:>10.1f} | {b[key]:>10.1f} {unit:<2}  {ratio}")
+COMPARED = (
+    ("callback_p50_us", "us"),
+    ("callback_p99_us", "us"),
+    ("callback_max_us", "us"),
+    ("render_p99_us", "us"),
+    ("deadline_misses", ""),
+    ("underruns", ""),
+    ("underflows", ""),
+    ("latency_p99_ms", "ms"),
+    ("cpu_audio_pct", "%"),
+    ("cpu_server_pct", "%"),
+    ("cpu_browser_pct", "%"),
+    ("load_1min", ""),
+)
+
+
+def print_compare(n: int, args: argparse.Namespace, variants: list[str], runs: list[dict[str, Any]]) -> None:
+    """The variants side by side: per quantity the median over the repeats, its spread
+    (min-max) and the ratio of medians against the first variant."""
+    by = {v: [r for r in runs if r["variant"] == v] for v in variants}
+    reps = len(by[variants[0]])
     print(
-        f"  page connected {b['page_connected']}, updates sent {b['page_updates_sent']}, "
-        f"skipped (client busy) {b['page_updates_skipped']}",
-        flush=True,
+        f"== {n} voices, {args.seconds:g} s per run, {args.rate:g} OSC msg/s, {reps} interleaved repeats; "
+        f"median [min-max], ratio of medians against {variants[0]!r}"
     )
+    for v in variants:
+        print(f"  {v:<10} {VARIANTS[v]}")
+    print(f"  {'':<20}" + "".join(f" {v:>28}" for v in variants))
+    for key, _unit in COMPARED:
+        cells = []
+        base = float(np.median([r[key] for r in by[variants[0]]]))
+        for v in variants:
+            xs = [float(r[key]) for r in by[v]]
+            med = float(np.median(xs))
+            ratio = "" if v == variants[0] else (f" x{med / base:.2f}" if base else " -")
+            cells.append(f"{med:.1f} [{min(xs):.1f}-{max(xs):.1f}]{ratio}")
+        print(f"  {key:<20}" + "".join(f" {c:>28}" for c in cells))
+    for v in ("page", "reader"):
+        if any(not r["page_connected"] for r in by.get(v, [])):
+            print(f"  WARNING: a {v!r} run had no client connected at its end")
+    served = [r for v in ("page", "reader", "server") for r in by.get(v, [])]
+    if served:
+        sent = sum(r["page_updates_sent"] for r in served)
+        skipped = sum(r["page_updates_skipped"] for r in served)
+        print(f"  page updates sent {sent}, skipped (client busy) {skipped}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -273,19 +417,35 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--profiler",
         action="store_true",
-        help="run each voice count twice: without, then with the profiler page open in headless Chromium",
+        help="the profiler A/B comparison: same as --compare off,page",
+    )
+    p.add_argument(
+        "--compare",
+        metavar="VARIANTS",
+        help="run each voice count once per variant, interleaved (A B A B ...) --repeats times, and print "
+        "them side by side with their spread and ratios; variants: "
+        + "; ".join(f"{k} ({v})" for k, v in VARIANTS.items()),
+    )
+    p.add_argument(
+        "--repeats", type=int, default=2, help="interleaved repeats per variant with --compare (default 2)"
     )
     p.add_argument("--json", type=Path, help="write the results (a list of dicts) here")
     args = p.parse_args(argv)
+    if args.profiler and not args.compare:
+        args.compare = "off,page"
+    variants = [v.strip() for v in (args.compare or "").split(",") if v.strip()]
+    for v in variants:
+        if v not in VARIANTS:
+            p.error(f"--compare: unknown variant {v!r} (expected some of {', '.join(VARIANTS)})")
     if args.device is not None and args.device.isdigit():
         args.device = int(args.device)
     counts = [int(x) for x in args.voices.split(",") if x.strip()]
     results = []
     for n in counts:
-        if args.profiler:
-            pair = [run_one(n, args, page=False), run_one(n, args, page=True)]
-            results.extend(pair)
-            print_pair(n, args, pair)
+        if variants:
+            runs = [run_one(n, args, v) for _ in range(max(1, args.repeats)) for v in variants]
+            results.extend(runs)
+            print_compare(n, args, variants, runs)
             continue
         r = run_one(n, args)
         results.append(r)

@@ -471,6 +471,15 @@ class LivePlayer:
             "output_latency_s": self.output_latency_s,
         }
 
+    def timings_since(self, callbacks: int, blocks: int) -> tuple[np.ndarray, np.ndarray]:
+        """Durations (ns) of the callbacks from number ``callbacks`` on and of the renders from
+        block ``blocks`` on, so far (the newest the logs still hold): copies, any thread."""
+        m = self.cb
+        n, nb = m.count, self.blocks_rendered
+        cbs = np.arange(max(callbacks, n - m.capacity + 1, 0), n) % m.capacity
+        rs = np.arange(max(blocks, nb - self._render_ns.size + 1, 0), nb) % self._render_ns.size
+        return m.durations_ns[cbs], self._render_ns[rs]
+
     def capture_header(self, **extra: Any) -> dict[str, Any]:
         """Header for :func:`write_capture`: sample rate, block, first sample and samples rendered."""
         return {

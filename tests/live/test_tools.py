@@ -63,3 +63,24 @@ def test_live_command_registers_into_a_cli_parser():
     register(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["live", "--no-audio", "--seconds", "1", "--osc", "--osc-port", "0"])
     assert args.func is cmd_live and args.no_audio and args.osc_port == 0 and args.game == "tone"
+
+
+@pytest.mark.slow
+def test_bench_compares_interleaved_variants_side_by_side(tmp_path):
+    out = tmp_path / "bench.json"
+    args = ["--no-audio", "--seconds", "4", "--voices", "4", "--compare", "off,reader", "--repeats", "2"]
+    r = subprocess.run(
+        [sys.executable, "tools/bench_live.py", *args, "--json", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert r.returncode == 0, r.stderr
+    runs = json.loads(out.read_text())
+    assert [x["variant"] for x in runs] == ["off", "reader", "off", "reader"]  # interleaved
+    for x in runs[1::2]:  # the page's server process served a client reading every update
+        assert x["page_connected"] and 1 <= x["reader_messages"] <= x["page_updates_sent"]
+    assert all(x["page_updates_sent"] == 0 for x in runs[0::2])
+    table = r.stdout
+    assert "callback_p99_us" in table and "underruns" in table and " x" in table  # ratios printed

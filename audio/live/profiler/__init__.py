@@ -5,18 +5,26 @@ CAPTURE|LOG`` over a finished one, and :meth:`audio.port.api.VoicePort.profiler`
 Modules: :mod:`.snapshot` (what the render thread publishes), :mod:`.history` (the run as the
 page sees it), :mod:`.sources` (live or finished run), :mod:`.server` (tornado, HTTP and
 WebSocket), :mod:`.review` (a capture or a decision log made into a finished run), :mod:`.cli`
-(the command-line options), ``static/`` (the page: HTML, script, style).
+(the command-line options), ``static/`` (the page: HTML, script, style), :mod:`.feed` and
+:mod:`.worker` (a live run's page served by another process, fed by the render thread).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from audio.live.profiler.feed import ProfilerProcess
 from audio.live.profiler.server import ProfilerError, ProfilerServer, parse_bind
 from audio.live.profiler.snapshot import SnapshotPublisher
-from audio.live.profiler.sources import LiveSource
 
-__all__ = ["ProfilerError", "ProfilerServer", "SnapshotPublisher", "attach_publisher", "start_profiler"]
+__all__ = [
+    "ProfilerError",
+    "ProfilerProcess",
+    "ProfilerServer",
+    "SnapshotPublisher",
+    "attach_publisher",
+    "start_profiler",
+]
 
 
 def attach_publisher(port: Any) -> SnapshotPublisher:
@@ -41,11 +49,21 @@ def attach_publisher(port: Any) -> SnapshotPublisher:
     return pub
 
 
-def start_profiler(port: Any, bind: str | None = None, token: str | None = None) -> ProfilerServer:
+def detach_publisher(port: Any, pub: SnapshotPublisher) -> None:
+    """Undo :func:`attach_publisher` where it can (a hook not started yet)."""
+    if pub.on_block in port.block_hooks:
+        port.block_hooks.remove(pub.on_block)
+
+
+def start_profiler(port: Any, bind: str | None = None, token: str | None = None) -> ProfilerProcess:
     """Serve the profiler page for ``port`` at ``bind`` (``[HOST:]PORT``; default 127.0.0.1 and a
-    free port); returns the running server (``url``, ``stop()``). ProfilerError if the address
-    cannot be used (another host than loopback needs ``token``)."""
+    free port) from a server process fed by the render thread (:mod:`.feed`: the page's work
+    never takes the audio process' interpreter lock); returns it (``url``, ``stop()``).
+    ProfilerError if the address cannot be used (another host than loopback needs ``token``)."""
     host, number = parse_bind(bind)
     pub = attach_publisher(port)
-    server = ProfilerServer(LiveSource(port, pub, port.player), host, number, token)
-    return server.start()
+    try:
+        return ProfilerProcess(port, pub, host, number, token).start()
+    except BaseException:
+        detach_publisher(port, pub)
+        raise

@@ -31,7 +31,7 @@ from typing import Any
 
 from audio.core.errors import BarkbusError
 
-__all__ = ["ProfilerError", "ProfilerServer", "is_loopback", "parse_bind"]
+__all__ = ["ProfilerError", "ProfilerServer", "bind_page", "is_loopback", "page_url", "parse_bind"]
 
 log = logging.getLogger("barkbus.profiler")
 TICK_S = 1.0 / 15.0
@@ -77,30 +77,56 @@ def parse_bind(value: str | None) -> tuple[str, int]:
     return host or "127.0.0.1", port
 
 
+def bind_page(host: str, port: int, token: str | None) -> list[Any]:
+    """The page's listening sockets at ``host:port`` (0 = a free port), bound and listening;
+    ProfilerError for a busy port, a bad address, or a non-loopback host without ``token``."""
+    from tornado.netutil import bind_sockets
+
+    if not is_loopback(host) and not token:
+        raise ProfilerError(
+            f"--profiler {host}: binding the profiler beyond this machine needs --profiler-token "
+            "TOKEN (anyone who reaches the page can send the game's actions)"
+        )
+    try:
+        return list(bind_sockets(port, host))
+    except OSError as exc:
+        raise ProfilerError(f"--profiler {host}:{port}: cannot bind: {exc.strerror or exc}") from None
+
+
+def page_url(host: str, port: int, token: str | None) -> str:
+    """The page's address for a server bound at ``host:port`` (with the token, when one is needed)."""
+    shown = host if ":" not in host else f"[{host}]"
+    if host in ("0.0.0.0", "::"):
+        shown = "127.0.0.1"
+    q = f"?token={token}" if token else ""
+    return f"http://{shown}:{port}/{q}"
+
+
 class ProfilerServer:
     """Serves the page for one ``source`` (:class:`~audio.live.profiler.sources.LiveSource` or
     :class:`~audio.live.profiler.sources.ReviewSource`) at ``host:port`` (0 = a free port).
 
     The socket is bound in the constructor (a busy port or a bad address fails there, before
-    the run starts); :meth:`start` runs the loop on a daemon thread; :meth:`stop` ends it.
+    the run starts), or given already bound (``sockets``, from :func:`bind_page`: the server
+    process of a live run); :meth:`start` runs the loop on a daemon thread; :meth:`stop` ends it.
+
+    A source's ``request`` may answer later (None): its replies are then queued in the client's
+    state (``state["replies"]``) and sent at the next tick.
     """
 
-    def __init__(self, source: Any, host: str = "127.0.0.1", port: int = 0, token: str | None = None) -> None:
-        from tornado.netutil import bind_sockets
-
-        if not is_loopback(host) and not token:
-            raise ProfilerError(
-                f"--profiler {host}: binding the profiler beyond this machine needs --profiler-token "
-                "TOKEN (anyone who reaches the page can send the game's actions)"
-            )
+    def __init__(
+        self,
+        source: Any,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        token: str | None = None,
+        sockets: list[Any] | None = None,
+    ) -> None:
         self.source = source
         self.host = host
         self.token = token
         self.loopback = is_loopback(host)
-        try:
-            self._sockets = bind_sockets(port, host)
-        except OSError as exc:
-            raise ProfilerError(f"--profiler {host}:{port}: cannot bind: {exc.strerror or exc}") from None
+        self._sockets = sockets if sockets is not None else bind_page(host, port, token)
         self.port = int(self._sockets[0].getsockname()[1])
         self.clients: set[Any] = set()
         self.stats = {"sent": 0, "skipped": 0, "clients": 0, "actions": 0, "rejected": 0}
@@ -111,11 +137,7 @@ class ProfilerServer:
     @property
     def url(self) -> str:
         """The page's address (with the token, when one is needed)."""
-        host = self.host if ":" not in self.host else f"[{self.host}]"
-        if self.host in ("0.0.0.0", "::"):
-            host = "127.0.0.1"
-        q = f"?token={self.token}" if self.token else ""
-        return f"http://{host}:{self.port}/{q}"
+        return page_url(self.host, self.port, self.token)
 
     # -- lifecycle ------------------------------------------------------------------------
     def start(self) -> ProfilerServer:
@@ -169,12 +191,21 @@ class ProfilerServer:
     def _tick(self) -> None:
         self.source.update()
         for c in list(self.clients):
+            replies = c.state.pop("replies", None)
+            for kind, reply in replies or ():
+                self.answer(c, kind, reply)
             if c.busy():
                 self.stats["skipped"] += 1
                 continue
             msg = self.source.tick(c.state)
             if msg is not None:
                 c.send(msg)
+
+    def answer(self, client: Any, kind: Any, reply: dict[str, Any]) -> None:
+        """Send ``reply`` to a request of type ``kind`` (counted as an action or a rejection)."""
+        if kind in ("action", "listener"):
+            self.stats["actions" if reply.get("ok") else "rejected"] += 1
+        client.send(reply)
 
     def authorised(self, handler: Any) -> bool:
         """Token (query or cookie) and, on loopback, a loopback ``Host`` header."""
@@ -238,9 +269,8 @@ class ProfilerServer:
                     self.send({"type": "result", "ok": False, "text": f"bad request: {exc}"})
                     return
                 reply = server.source.request(req, self.state)
-                if req.get("type") in ("action", "listener"):
-                    server.stats["actions" if reply.get("ok") else "rejected"] += 1
-                self.send(reply)
+                if reply is not None:  # else it comes later, through state["replies"]
+                    server.answer(self, req.get("type"), reply)
 
             def on_close(self) -> None:
                 server.clients.discard(self)

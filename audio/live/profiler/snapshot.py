@@ -34,6 +34,7 @@ __all__ = [
     "SNAPSHOT_HZ",
     "Snapshot",
     "SnapshotPublisher",
+    "VoiceDesc",
     "VoiceGroup",
     "db",
     "voice_rows",
@@ -83,9 +84,36 @@ class Bar:
 
 
 @dataclass(frozen=True)
+class VoiceDesc:
+    """What the page shows of a voice that never changes while it plays (a plain, picklable
+    copy of a :class:`~audio.core.voices.Voice`'s fixed fields, made once per voice)."""
+
+    id: int
+    graph: str
+    slot: int
+    band: int
+    tag: str
+    rate: float
+    frames: int
+    started_at: int
+    meta: dict[str, str]
+
+    @classmethod
+    def of(cls, v: Any) -> VoiceDesc:
+        meta = v.meta or {}
+        keep = {
+            k: str(meta[k]) for k in ("clip", "take", "ped", "speaker", "emitter") if meta.get(k) is not None
+        }
+        return cls(
+            v.id, v.graph, v.slot, v.band, v.tag, float(v.rate), int(v.frames), int(v.started_at), keep
+        )
+
+
+@dataclass(frozen=True)
 class VoiceGroup:
     """Playing voices of one graph as the render thread saw them: the voices (whose fields the
-    page reads are fixed at their start) and copies of their bank's numbers at that moment."""
+    page reads are fixed at their start: :class:`~audio.core.voices.Voice` or
+    :class:`VoiceDesc`) and copies of their bank's numbers and stop flags at that moment."""
 
     bus: str
     voices: list[Any]
@@ -95,6 +123,7 @@ class VoiceGroup:
     gain: np.ndarray | None
     delay: np.ndarray | None
     duck: np.ndarray | None
+    stopped: np.ndarray
 
 
 class Snapshot:
@@ -198,6 +227,7 @@ def gather(voices: list[Any], info: _GraphInfo) -> VoiceGroup:
     quantity, whatever the number of voices (render thread)."""
     inst = np.fromiter((v.instance for v in voices), dtype=np.int64, count=len(voices))
     slots = np.fromiter((v.slot for v in voices), dtype=np.int64, count=len(voices))
+    stopped = np.fromiter((v.stopped for v in voices), dtype=np.bool_, count=len(voices))
     delay = None
     if info.delay is not None:
         delay = info.delay[np.clip(slots, 0, info.delay.shape[0] - 1)]
@@ -210,12 +240,13 @@ def gather(voices: list[Any], info: _GraphInfo) -> VoiceGroup:
         info.gain[inst] if info.gain is not None else None,
         delay,
         info.ducker.env.copy() if info.ducker is not None else None,
+        stopped,
     )
 
 
 def voice_rows(g: VoiceGroup, sample_rate: float) -> list[dict[str, Any]]:
     """The rows of one :class:`VoiceGroup` as the page shows them (any thread)."""
-    peaks, ipos = g.peaks.tolist(), g.ipos.tolist()
+    peaks, ipos, stopped = g.peaks.tolist(), g.ipos.tolist(), g.stopped.tolist()
     centre = g.centre.tolist() if g.centre is not None else None
     gain = g.gain.tolist() if g.gain is not None else None
     delay = g.delay.tolist() if g.delay is not None else None
@@ -237,7 +268,7 @@ def voice_rows(g: VoiceGroup, sample_rate: float) -> list[dict[str, Any]]:
             "pos_s": round(ipos[k] / vr, 3),
             "len_s": round(v.length / vr, 3),
             "peak_db": db(peaks[k]),
-            "stopped": v.stopped,
+            "stopped": stopped[k],
         }
         if centre is not None and gain is not None:
             row["peak_centre_hz"] = round(centre[k], 1)

@@ -119,6 +119,22 @@ class _Base:
             msg["panels"] = self.panels
         return bool(ds or bs or "panels" in msg)
 
+    def live_tick(
+        self, state: dict[str, Any], snap: Snapshot | None, metrics: dict[str, Any], seq: int
+    ) -> str | None:
+        """A running run's update for one client: what it has not seen of the history, the
+        newest snapshot ``snap`` and the metrics (``seq`` numbers their versions); None if
+        nothing is new."""
+        msg: dict[str, Any] = {"type": "tick"}
+        changed = self._catch_up(state, msg)
+        if state.get("mc") != seq:
+            state["mc"] = seq
+            msg["metrics"] = metrics
+        if snap is not None and snap.seq != state.get("seq"):
+            state["seq"] = snap.seq
+            return with_snapshot(msg, snap)
+        return json.dumps(msg, separators=(",", ":")) if changed else None
+
 
 class LiveSource(_Base):
     """A running port: its publisher's snapshots, its decisions, its actions.
@@ -173,16 +189,7 @@ class LiveSource(_Base):
         }
 
     def tick(self, state: dict[str, Any]) -> str | None:
-        msg: dict[str, Any] = {"type": "tick"}
-        changed = self._catch_up(state, msg)
-        snap = self.publisher.latest
-        if state.get("mc") != self.metrics_seq:
-            state["mc"] = self.metrics_seq
-            msg["metrics"] = self.metrics
-        if snap is not None and snap.seq != state.get("seq"):
-            state["seq"] = snap.seq
-            return with_snapshot(msg, snap)
-        return json.dumps(msg, separators=(",", ":")) if changed else None
+        return self.live_tick(state, self.publisher.latest, self.metrics, self.metrics_seq)
 
     def request(self, req: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
         kind = req.get("type")

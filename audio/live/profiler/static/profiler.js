@@ -48,12 +48,14 @@ function handle(m) {
     $("review-controls").hidden = m.mode !== "review";
     if (m.mode === "review") { $("seek").max = S.duration; $("seek").value = S.duration; S.now = S.duration; }
   } else if (m.type === "tick") {
+    // only the state changes here; the drawing waits for the next animation frame (none while
+    // the tab is hidden), and several updates arriving between two frames are drawn once
     for (const d of m.decisions || []) addDecision(d);
     for (const b of m.bars || []) addBar(b);
-    if (m.snap) { S.snap = m.snap; if (S.mode === "live") S.now = m.snap.t; drawSnap(); }
-    if (m.panels) { S.panels = m.panels; drawPanels(); }
-    if (m.metrics) drawMetrics(m.metrics);
-    if ((m.decisions || []).length) drawDecisions();
+    if (m.snap) { S.snap = m.snap; if (S.mode === "live") S.now = m.snap.t; dirty.snap = true; }
+    if (m.panels) { S.panels = m.panels; dirty.panels = true; }
+    if (m.metrics) { S.metrics = m.metrics; dirty.metrics = true; }
+    if ((m.decisions || []).length) dirty.decisions = true;
     markDirty();
   } else if (m.type === "result") {
     const r = $("result"); r.textContent = m.text; r.className = m.ok ? "good" : "bad";
@@ -204,20 +206,19 @@ function timelineEvents() {
 }
 
 // -- voices, buses, map ------------------------------------------------------------------------
+// meters move by transforms only (no layout): the bar is scaled, the peak tick translated
 function meter(peak, rms) {
-  const m = el("div", { class: "meter" + ((peak || -99) > -1 ? " hot" : "") });
-  const r = el("div", { class: "rms" }); r.style.width = `${100 * dbFrac(rms ?? peak)}%`;
-  const p = el("div", { class: "pk" }); p.style.left = `${100 * dbFrac(peak)}%`;
-  m.append(r, p); return m;
+  const m = el("div", { class: "meter" }), r = el("div", { class: "rms" }), p = el("div", { class: "pk" });
+  m.append(r, p); setMeter(m, peak, rms); return m;
 }
 function td(text, cls) { return el("td", { class: cls || "", text: String(text) }); }
 function setText(node, text) { if (node.textContent !== text) node.textContent = text; }
 function setMeter(m, peak, rms) {
   const hot = (peak ?? -99) > -1;
   if (m.classList.contains("hot") !== hot) m.classList.toggle("hot", hot);
-  const w = `${(100 * dbFrac(rms ?? peak)).toFixed(1)}%`, l = `${(100 * dbFrac(peak)).toFixed(1)}%`;
-  if (m.firstChild.style.width !== w) m.firstChild.style.width = w;
-  if (m.lastChild.style.left !== l) m.lastChild.style.left = l;
+  const w = `scaleX(${dbFrac(rms ?? peak).toFixed(3)})`, l = `translateX(${(100 * dbFrac(peak) - 100).toFixed(1)}%)`;
+  if (m.firstChild.style.transform !== w) m.firstChild.style.transform = w;
+  if (m.lastChild.style.transform !== l) m.lastChild.style.transform = l;
 }
 const voiceRows = new Map();
 function voiceCells(v) {
@@ -227,9 +228,13 @@ function voiceCells(v) {
     v.band !== undefined ? `${v.band} / ${fmtDb(v.duck_db)} dB` : "",
     `${v.pos_s.toFixed(2)} / ${v.len_s.toFixed(2)}` + (v.stopped ? " stop" : "")];
 }
+const TEXT_MS = 400;  // the voices' numbers are rewritten ~2.5 times a second, their meters every frame
+let lastText = 0;
 function drawSnap() {
   // rows are updated in place (only changed text is written): little layout work per update
   const s = S.snap, body = $("voices").tBodies[0], seen = new Set();
+  const now = performance.now(), text = now - lastText >= TEXT_MS;
+  if (text) lastText = now;
   setText($("clock"), `t ${s.t.toFixed(3)} s`);
   setText($("voice-count"), `${s.voices_total} playing` + (s.voices_total > s.voices.length ? ` (${s.voices.length} listed)` : ""));
   for (const v of s.voices) {
@@ -237,12 +242,13 @@ function drawSnap() {
     rowFor(v.system, v.speaker);
     const cells = voiceCells(v);
     let tr = voiceRows.get(v.id);
+    const fresh = !tr;
     if (!tr) {
       tr = el("tr", { "data-id": v.id });
       cells.forEach((c, k) => tr.append(c === null ? el("td", {}, meter(v.peak_db, null)) : td("", [0, 6, 10].includes(k) ? "num" : "")));
       voiceRows.set(v.id, tr); body.append(tr);
     }
-    cells.forEach((c, k) => { if (c !== null) setText(tr.cells[k], c); });
+    if (text || fresh) cells.forEach((c, k) => { if (c !== null) setText(tr.cells[k], c); });
     setMeter(tr.cells[5].firstChild, v.peak_db, null);
   }
   for (const [id, tr] of voiceRows) if (!seen.has(id)) { tr.remove(); voiceRows.delete(id); }
@@ -278,8 +284,9 @@ function drawMap(s) {
 }
 function drawMetrics(m) {
   if (!m || m.callback_p99_us === undefined) return;
-  $("metrics").textContent = `callback p99 ${m.callback_p99_us} us of ${m.budget_us}  render p99 ${m.render_p99_us} us  ` +
-    `underruns ${m.underruns}  misses ${m.deadline_misses}  dropped ${m.events_dropped}`;
+  setText($("metrics"), `callback p99 ${m.callback_p99_us} us of ${m.budget_us}  render p99 ${m.render_p99_us} us  ` +
+    `underruns ${m.underruns}  misses ${m.deadline_misses}  dropped ${m.events_dropped}` +
+    (m.snapshot_hz !== undefined ? `  updates ${m.snapshot_hz} Hz` : ""));
 }
 function drawPanels() {
   const box = $("panels"); box.textContent = "";
@@ -297,7 +304,6 @@ let shownUpTo = 0;
 function decisionRow(d) {
   const tr = el("tr", { class: `c-${d.cls}` + (d.i === S.selected ? " sel" : ""), "data-i": d.i },
     td(d.t.toFixed(3), "num"), td(d.system), td(d.outcome), td(d.speaker), td(d.label));
-  tr.onclick = () => select(d);
   return tr;
 }
 function drawDecisions(full) {
@@ -362,6 +368,10 @@ function actionEvents() {
     b.onclick = () => send({ type: "listener", forward: +(b.dataset.forward || 0), right: +(b.dataset.right || 0), turn: +(b.dataset.turn || 0) });
   }
   for (const id of ["f-game", "f-speaker", "f-class"]) $(id).addEventListener("input", () => drawDecisions(true));
+  $("decisions").onclick = (e) => {  // one handler for every row
+    const tr = e.target.closest("tr[data-i]"); if (!tr || !S.decisions.length) return;
+    const d = S.decisions[+tr.dataset.i - S.decisions[0].i]; if (d) select(d);
+  };
 }
 
 // -- finished runs ---------------------------------------------------------------------------
@@ -387,8 +397,24 @@ function reviewEvents() {
 }
 
 let scheduled = false;
+const dirty = { snap: false, panels: false, metrics: false, decisions: false };
+const FRAME_MS = 100;  // the page draws at most 10 times a second, whatever arrives
+const LIST_MS = 250;  // and adds to the decision table at most 4 times a second
+let lastFrame = 0, lastList = 0;
+function drawFrame(now) {
+  if (now - lastFrame < FRAME_MS - 4) { requestAnimationFrame(drawFrame); return; }
+  lastFrame = now;
+  scheduled = false;
+  if (dirty.snap && S.snap) drawSnap();
+  if (dirty.panels) drawPanels();
+  if (dirty.metrics) drawMetrics(S.metrics);
+  if (dirty.decisions && now - lastList >= LIST_MS) { lastList = now; drawDecisions(); dirty.decisions = false; }
+  dirty.snap = dirty.panels = dirty.metrics = false;
+  drawTimeline();
+  if (dirty.decisions) markDirty();
+}
 function markDirty() {
-  if (!scheduled) { scheduled = true; requestAnimationFrame(() => { scheduled = false; drawTimeline(); }); }
+  if (!scheduled) { scheduled = true; requestAnimationFrame(drawFrame); }
 }
 window.addEventListener("resize", markDirty);
 timelineEvents(); actionEvents(); reviewEvents(); connect();
