@@ -29,6 +29,7 @@ reconstructs the input. Console acceptance is not verified (no console here).
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cache
 
@@ -775,14 +776,48 @@ def encode_xma2(
     last_skip = end_skip(n_samples)
     seconds = max(n_samples, 1) / sample_rate
 
+    # A frame's bits depend only on its own level, so each uniform level is encoded once:
+    # lengths are kept for every level tried, frame bytes for the last three.
+    sizes: dict[int, list[np.ndarray]] = {}
+    coded: OrderedDict[int, list[np.ndarray]] = OrderedDict()
+
+    def uniform(lv: int, need_bytes: bool) -> None:
+        if lv in sizes and (lv in coded or not need_bytes):
+            return
+        full = np.full(n_frames, lv, np.int64)
+        res = [_encode_stream_frames(s, full, last_skip, rounding, rdo) for s in streams]
+        sizes[lv] = [nb_ for _, nb_ in res]
+        coded[lv] = [out for out, _ in res]
+        while len(coded) > 3:
+            coded.popitem(last=False)
+
+    def frame_sizes(lv: np.ndarray) -> list[np.ndarray]:
+        out = [np.zeros(n_frames, np.int64) for _ in streams]
+        for v in np.unique(lv):
+            uniform(int(v), False)
+            pick = lv == v
+            for k in range(len(streams)):
+                out[k][pick] = sizes[int(v)][k][pick]
+        return out
+
     def frame_bits(lv: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-        return [_encode_stream_frames(s, lv, last_skip, rounding, rdo) for s in streams]
+        values = [int(v) for v in np.unique(lv)]
+        for v in values:
+            uniform(v, True)
+        result = []
+        for k in range(len(streams)):
+            out = np.empty_like(coded[values[0]][k])
+            for v in values:
+                pick = lv == v
+                out[pick] = coded[v][k][pick]
+            result.append((out, frame_sizes(lv)[k]))
+        return result
 
     def estimate(lv: np.ndarray) -> float:
         """kbit/s in whole packets from the frame lengths: half a frame of padding per 64 KiB
         block, a partly filled last packet per stream."""
         packets = 0
-        for _, nb_ in frame_bits(lv):
+        for nb_ in frame_sizes(lv):
             bits = int(nb_.sum())
             blocks = bits / (PACKETS_PER_BLOCK * PAYLOAD_BITS)
             padding = blocks * bits / max(len(nb_), 1) / 2
