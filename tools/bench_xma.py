@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -77,16 +78,24 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--voices", type=int, default=3, help="demo voices to synthesise (default 3)")
     ap.add_argument("--bitrates", default="32,48,64,96,128", help="XMA2 targets, kbit/s")
+    ap.add_argument(
+        "--flat",
+        action="store_true",
+        help="also encode with flat scale factors (shaping 0: the SNR-optimal setting, not the default)",
+    )
     args = ap.parse_args(argv)
     x = demo_speech(args.voices)
     seconds = x.size / RATE
     print(f"demo speech: {seconds:.1f} s, {RATE} Hz mono ({args.voices} voices)")
     encode_xma2(x[:4096], RATE, bitrate=64)  # compile the kernels outside the timing
     rows = []
-    for kbps in (float(b) for b in args.bitrates.split(",")):
-        enc, dt = timed(lambda k=kbps: encode_xma2(x, RATE, bitrate=k))
-        y = decode_xma(enc.streams[0], RATE, 1)[:, 0]  # type: ignore[attr-defined]
-        rows.append((f"XMA2 @ {kbps:g}", enc.bitrate, snr_db(x, y), seg_snr_db(x, y), seconds / dt))  # type: ignore[attr-defined]
+    for shaping in (None, 0.0) if args.flat else (None,):
+        extra = {} if shaping is None else {"shaping": shaping}
+        for kbps in (float(b) for b in args.bitrates.split(",")):
+            enc, dt = timed(partial(encode_xma2, x, RATE, bitrate=kbps, **extra))
+            y = decode_xma(enc.streams[0], RATE, 1)[:, 0]  # type: ignore[attr-defined]
+            label = f"XMA2 @ {kbps:g}" + ("" if shaping is None else " flat")
+            rows.append((label, enc.bitrate, snr_db(x, y), seg_snr_db(x, y), seconds / dt))  # type: ignore[attr-defined]
     ints = np.clip(np.round(x * 32767), -32768, 32767).astype(np.int16)
     body, dt = timed(lambda: write_blocks(encode_xas1(ints)))
     y = decode_xas1(coded_blocks(body), 1, x.size)[:, 0].astype(np.float32) / 32768  # type: ignore[arg-type]

@@ -40,6 +40,7 @@ __all__ = [
     "split_packets",
     "xma_stream_channels",
     "decode_xma",
+    "load_ffmpeg",
 ]
 
 XMA_PACKET_SIZE = 2048
@@ -271,6 +272,16 @@ def _make_context(version: int, sample_rate: int, channels: int, extradata: byte
     ctx.layout = {1: "mono", 2: "stereo"}.get(channels, f"{channels}c")
     ctx.extradata = extradata
     return ctx
+
+
+def load_ffmpeg() -> None:
+    """Load PyAV/FFmpeg and open (then drop) one XMA2 decoder context.
+
+    The first XMA decode of a process pays for loading FFmpeg's libraries (0.1-0.2 s of
+    CPU, more wall time on a busy disk); a player calls this on its loader thread while
+    it sets up, so that cost never lands on the render thread.
+    """
+    _make_context(2, 48000, 1, xma2_extradata(1))
 
 
 def _numbered(packets: Iterable[bytes | tuple[int, bytes]], base_offset: int) -> Iterable[tuple[int, bytes]]:

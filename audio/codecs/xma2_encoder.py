@@ -20,13 +20,16 @@ known to occur in real console data:
 
 The bitrate target (kbit/s, counted in whole packets) is met by searching a global
 quantiser level in 1 dB steps (then per-frame refinement between two neighbouring
-levels). The forward transform is the exact adjoint of the decoder's windowed IMDCT
+levels); the coefficients are rounded to nearest and then lowered where a
+rate-distortion test with the real code lengths says the bits are worth more than the
+error (``rdo``). The forward transform is the exact adjoint of the decoder's windowed IMDCT
 for uniform 128-sample blocks (spec section 6), so without quantisation the decoder
 reconstructs the input. Console acceptance is not verified (no console here).
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cache
 
@@ -551,7 +554,7 @@ class _Stream:
         # per-coefficient step exponent relative to the frame's level: 2 dB x (sf - top)
         self.band_db = (_SF_STEP * (self.sf - _SF_TOP))[..., band_of]  # (F, C, 128)
 
-    def quantise(self, level: np.ndarray, rounding: float) -> tuple[np.ndarray, np.ndarray]:
+    def quantise(self, level: np.ndarray, rounding: float, lam: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """Quantised coefficients (F, 4, C, 128) and per-channel quant steps (F, C).
 
         ``level`` (F,): global quantiser level per frame, dB. A band's step is
@@ -559,25 +562,100 @@ class _Stream:
         """
         qstep = (level[:, None] + _SF_STEP * self.top).astype(np.int64)
         q = np.empty(self.coeffs.shape, np.int64)
-        _quantise(self.coeffs, qstep, self.band_db, rounding, q)
+        tabs = _coding_tables()
+        _quantise(self.coeffs, qstep, self.band_db, rounding, lam, tabs[9], tabs[10], q)
         return q, qstep
 
 
 @nb.njit(cache=True, nogil=True)
-def _quantise(coeffs, qstep, band_db, rounding, q):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _quantise(coeffs, qstep, band_db, rounding, lam, coef_len, rl_sym, q):  # type: ignore[no-untyped-def]  # pragma: no cover
     frames, subs, channels, n = coeffs.shape
+    mag = np.empty(n, np.float64)
+    inv = np.empty(n, np.float64)
     for f in range(frames):
         for c in range(channels):
             for k in range(n):
-                inv = 10.0 ** (-(qstep[f, c] + band_db[f, c, k]) / 20.0)
-                for s in range(subs):
+                inv[k] = 10.0 ** (-(qstep[f, c] + band_db[f, c, k]) / 20.0)
+            for s in range(subs):
+                for k in range(n):
                     x = coeffs[f, s, c, k]
-                    m = np.floor(abs(x) * inv + rounding)
-                    q[f, s, c, k] = np.int64(m) if x >= 0 else -np.int64(m)
+                    mag[k] = abs(x) * inv[k]
+                    m = np.int64(np.floor(mag[k] + rounding))
+                    q[f, s, c, k] = m if x >= 0 else -m
+                if lam > 0:
+                    _rdo(q[f, s, c], mag, lam, coef_len, rl_sym)
+
+
+@nb.njit(cache=True, nogil=True)
+def _sym_bits(run, a, coef_len, rl_sym):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Bits of one run-level pair (``run`` zeros, then magnitude ``a``), table 1, sign included."""
+    sym = -1
+    if a < 64 and run < 130:
+        sym = rl_sym[1, run, a]
+    if sym >= 0:
+        return coef_len[1, sym] + 1
+    bits = coef_len[1, 0] + _large_bits(a) + 1
+    if run == 0:
+        return bits + 1
+    if run <= 4:
+        return bits + 4
+    return bits + 10
+
+
+@nb.njit(cache=True, nogil=True)
+def _rdo(q, mag, lam, coef_len, rl_sym):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Rate-distortion pass over the run-level part of one subframe's coefficients (in place).
+
+    From the last coefficient down, each nonzero magnitude ``a`` is lowered to ``a - 1``
+    (1 -> 0 merges two runs) when the added squared error, in quantiser steps squared,
+    is below ``lam`` x the bits saved (table-1 code lengths; the vector part is kept).
+    """
+    n = q.shape[0]
+    threshold = n >> 8
+    cur = 0
+    zeros = 0
+    rl_mode = False
+    while not rl_mode and cur + 3 < n:
+        for i in range(4):
+            if q[cur + i] != 0:
+                zeros = 0
+            else:
+                zeros += 1
+                if zeros > threshold:
+                    rl_mode = True
+        cur += 4
+    start = cur
+    nxt = n  # next nonzero position above p (n = none)
+    for p in range(n - 1, start - 1, -1):
+        a = abs(q[p])
+        if a == 0:
+            continue
+        prev = p - 1
+        while prev >= start and q[prev] == 0:
+            prev -= 1
+        run = p - prev - 1
+        v = mag[p]
+        d_down = (v - (a - 1)) ** 2 - (v - a) ** 2
+        if a == 1:
+            now = _sym_bits(run, 1, coef_len, rl_sym)
+            if nxt < n:
+                an = abs(q[nxt])
+                now += _sym_bits(nxt - p - 1, an, coef_len, rl_sym)
+                new = _sym_bits(nxt - prev - 1, an, coef_len, rl_sym)
+            else:
+                new = coef_len[1, 1] if p == n - 1 else 0
+            saved = now - new
+        else:
+            saved = _sym_bits(run, a, coef_len, rl_sym) - _sym_bits(run, a - 1, coef_len, rl_sym)
+        if saved > 0 and d_down < lam * saved:
+            a -= 1
+            q[p] = a if q[p] > 0 else -a
+        if a != 0:
+            nxt = p
 
 
 def _encode_stream_frames(
-    stream: _Stream, level: np.ndarray, last_skip: int, rounding: float
+    stream: _Stream, level: np.ndarray, last_skip: int, rounding: float, lam: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """Frame bytes (F, bytes) and lengths (bits) at the given per-frame levels (dB).
 
@@ -594,7 +672,7 @@ def _encode_stream_frames(
     nbits = np.zeros(n, np.int64)
     todo = np.arange(n)
     while len(todo):
-        q, qstep = stream.quantise(level, rounding)
+        q, qstep = stream.quantise(level, rounding, lam)
         sub_out = np.zeros((len(todo), out.shape[1]), np.uint8)
         sub_bits = np.zeros(len(todo), np.int64)
         _encode_frames(sub_out, sub_bits, q[todo], qstep[todo], stream.sf[todo], skips[todo], tabs)
@@ -672,7 +750,8 @@ def encode_xma2(
     bitrate: float | None = 64.0,
     level: int | None = None,
     shaping: float = 0.1,
-    rounding: float = 0.42,
+    rounding: float = 0.5,
+    rdo: float = 0.1,
 ) -> Xma2Encoding:
     """Encode float PCM to XMA2 packets.
 
@@ -694,6 +773,11 @@ def encode_xma2(
         maximum SNR; 1 = steps proportional to the band level).
     rounding:
         Quantiser rounding offset (0.5 = nearest; smaller values widen the dead zone).
+    rdo:
+        Rate-distortion weight lambda, in squared quantiser steps per bit: a magnitude
+        of the run-level part is lowered by one (1 -> 0 joins two zero runs) when that
+        adds less squared error than ``rdo`` x the bits it saves, counted with the
+        real code lengths of coefficient table 1. 0 = plain rounding.
 
     Raises
     ------
@@ -714,14 +798,48 @@ def encode_xma2(
     last_skip = end_skip(n_samples)
     seconds = max(n_samples, 1) / sample_rate
 
+    # A frame's bits depend only on its own level, so each uniform level is encoded once:
+    # lengths are kept for every level tried, frame bytes for the last three.
+    sizes: dict[int, list[np.ndarray]] = {}
+    coded: OrderedDict[int, list[np.ndarray]] = OrderedDict()
+
+    def uniform(lv: int, need_bytes: bool) -> None:
+        if lv in sizes and (lv in coded or not need_bytes):
+            return
+        full = np.full(n_frames, lv, np.int64)
+        res = [_encode_stream_frames(s, full, last_skip, rounding, rdo) for s in streams]
+        sizes[lv] = [nb_ for _, nb_ in res]
+        coded[lv] = [out for out, _ in res]
+        while len(coded) > 3:
+            coded.popitem(last=False)
+
+    def frame_sizes(lv: np.ndarray) -> list[np.ndarray]:
+        out = [np.zeros(n_frames, np.int64) for _ in streams]
+        for v in np.unique(lv):
+            uniform(int(v), False)
+            pick = lv == v
+            for k in range(len(streams)):
+                out[k][pick] = sizes[int(v)][k][pick]
+        return out
+
     def frame_bits(lv: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-        return [_encode_stream_frames(s, lv, last_skip, rounding) for s in streams]
+        values = [int(v) for v in np.unique(lv)]
+        for v in values:
+            uniform(v, True)
+        result = []
+        for k in range(len(streams)):
+            out = np.empty_like(coded[values[0]][k])
+            for v in values:
+                pick = lv == v
+                out[pick] = coded[v][k][pick]
+            result.append((out, frame_sizes(lv)[k]))
+        return result
 
     def estimate(lv: np.ndarray) -> float:
         """kbit/s in whole packets from the frame lengths: half a frame of padding per 64 KiB
         block, a partly filled last packet per stream."""
         packets = 0
-        for _, nb_ in frame_bits(lv):
+        for nb_ in frame_sizes(lv):
             bits = int(nb_.sum())
             blocks = bits / (PACKETS_PER_BLOCK * PAYLOAD_BITS)
             padding = blocks * bits / max(len(nb_), 1) / 2
@@ -738,7 +856,14 @@ def encode_xma2(
         kbps = sum(len(p) for p in packets) * XMA_PACKET_SIZE * 8 / seconds / 1000
         if level is not None or kbps <= bitrate or levels.min() >= _LEVEL_HI:  # type: ignore[operator]
             break
-        levels = levels + 1  # the estimate was short of the packetised size
+        # the estimate was short of the packetised size: coarsen half of the finer frames
+        # (evenly spread), or every frame by 1 dB once all are at the coarsest level used
+        fine = np.flatnonzero(levels < levels.max())
+        if len(fine):
+            levels = levels.copy()
+            levels[fine[::2]] += 1
+        else:
+            levels = levels + 1
     return Xma2Encoding(packets, split, int(sample_rate), n_samples, n_frames, int(levels.max()))
 
 

@@ -132,6 +132,11 @@ class TakeCache:
                 futures.append(fut)
         return futures
 
+    def warm(self, fn: Callable[[], object]) -> Future:
+        """Run ``fn`` once on the worker thread and keep nothing (load a decoder library
+        before the first take needs it); its error, if any, stays in the returned future."""
+        return self._pool.submit(fn)
+
     def _run(self, key: Hashable, fn: Callable[[], Any]) -> Any:
         try:
             value = fn()

@@ -30,6 +30,7 @@ __all__ = [
     "CODEC_PCM",
     "CODEC_XMA1",
     "CODEC_XMA2",
+    "XMA1_MAX_VERSION",
     "CODEC_MSADPCM",
     "CODEC_XWMA",
     "WaveEntry",
@@ -45,6 +46,8 @@ __all__ = [
 ]
 
 CODEC_PCM, CODEC_XMA1, CODEC_XMA2, CODEC_MSADPCM, CODEC_XWMA = "pcm", "xma1", "xma2", "msadpcm", "xwma"
+XMA1_MAX_VERSION = 38
+"""Last bank version whose XMA entries (codec tag 1) are XMA1 (codecs spec); XMA2 after."""
 MIN_VERSION, MAX_VERSION = 34, 46
 FLAG_COMPACT = 0x00020000
 FLAG_SEEKTABLES = 0x00080000
@@ -246,7 +249,11 @@ def _read_entry(
 
 
 def read_wavebank(
-    data: bytes | memoryview, path: str = "<buffer>", base_offset: int = 0, *, xma1_max_version: int = 38
+    data: bytes | memoryview,
+    path: str = "<buffer>",
+    base_offset: int = 0,
+    *,
+    xma1_max_version: int = XMA1_MAX_VERSION,
 ) -> WaveBank:
     """Parse a wave bank starting at ``base_offset`` of ``data`` (segment offsets are relative to it).
 

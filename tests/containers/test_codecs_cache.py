@@ -80,3 +80,11 @@ def test_prefetch_errors_surface_in_the_future_and_nothing_is_cached():
         with pytest.raises(ValueError):
             fut.result(timeout=10)
         assert "bad" not in cache
+
+
+def test_warm_runs_once_on_the_worker_thread_and_keeps_nothing():
+    ran = []
+    with TakeCache(budget_mb=1) as cache:
+        cache.warm(lambda: ran.append(threading.current_thread().name) or np.zeros(10)).result(timeout=10)
+        assert cache.stats().entries == 0 and cache.stats().bytes == 0
+    assert len(ran) == 1 and ran[0].startswith("take-decode")

@@ -211,3 +211,26 @@ def test_demo_takes_pass_the_strict_xma2_parser_and_decode_like_ffmpeg(bank):
         assert our_rate == h.sample_rate == 36_000
         assert ref.shape == ours.shape == (h.num_samples,)
         assert np.abs(ref - ours).max() < 1e-5
+
+
+def test_an_ea_xma2_bank_loads_ffmpeg_on_the_take_cache_worker_not_at_the_first_take(bank, monkeypatch):
+    from audio.codecs.xma import load_ffmpeg
+    from audio.containers.cache import TakeCache
+    from audio.games.skate.system import BankTakeSource
+
+    warmed = []
+    monkeypatch.setattr(TakeCache, "warm", lambda self, fn: warmed.append(fn))
+    assert bank.take_codecs() == {3}
+    BankTakeSource(bank).cache.close()
+    assert warmed == [load_ffmpeg]
+
+    class Xas1Bank:
+        def clips_by_hdr_id(self):
+            return {}
+
+        def take_codecs(self):
+            return {4}
+
+    warmed.clear()
+    BankTakeSource(Xas1Bank()).cache.close()
+    assert warmed == []

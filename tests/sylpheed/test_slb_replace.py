@@ -55,3 +55,61 @@ def test_slb_replace_refuses_a_missing_entry_and_writing_over_the_input(tmp_path
     assert main(["sylpheed", "slb-replace", str(slb), "0", str(line), "-o", str(slb)]) == 2
     err = capsys.readouterr().err
     assert "no entry 7" in err and "input" in err
+
+
+def test_slb_replace_inside_a_pak_writes_a_new_pak_with_every_other_member_as_stored(tmp_path: Path) -> None:
+    from audio.games.sylpheed.formats.hashes import name_hash
+    from audio.games.sylpheed.formats.pak import PakArchive, write_pak
+
+    member = "eng\\etc\\VOICE_T_010.slb"
+    root = tmp_path / "install"
+    slb = _bank(tmp_path)
+    write_pak(root / "dat" / "sound.pak", {member: slb.read_bytes(), "eng\\etc\\other.bin": b"x" * 5000})
+    old_pak = PakArchive.open(root / "dat" / "sound.pak")
+    line = tmp_path / "line.wav"
+    sf.write(line, 0.4 * np.sin(2 * np.pi * 300 * np.arange(16000) / 16000), 16000, subtype="FLOAT")
+    out = tmp_path / "mod" / "sound.pak"
+    args = ["sylpheed", "slb-replace", f"dat\\sound.pak+{member}", "1", str(line), "-o", str(out)]
+    assert main([*args, "--root", str(root)]) == 0
+    new_pak = PakArchive.open(out)
+    assert [e.id for e in new_pak.entries] == [e.id for e in old_pak.entries]
+    assert new_pak.stored("eng\\etc\\other.bin") == old_pak.stored("eng\\etc\\other.bin")
+    assert new_pak.stored(member).startswith(b"Z1")  # stored as the old member was
+    old_slb = xwb.read_wavebank(old_pak.read(member), member)
+    new_slb = xwb.read_wavebank(new_pak.read(member), member)
+    for k in (0, 2):
+        assert xwb.entry_data(new_slb, k) == xwb.entry_data(old_slb, k)
+    assert new_slb.entries[1].codec == xwb.CODEC_XMA2
+    pcm, rate = xwb.decode_entry(new_slb, 1)  # FFmpeg's XMA2 decoder
+    assert rate == RATE and pcm.shape == (RATE, 1)
+    assert name_hash(member) in {e.id for e in new_pak.entries}
+    # never written over, and a member needs a .pak output
+    assert main([*args, "--root", str(root)]) == 2
+    assert main([*args[:-1], str(tmp_path / "x.slb"), "--root", str(root)]) == 2
+
+
+def test_an_xma1_era_bank_in_the_demo_pak_takes_the_line_as_pcm_only(tmp_path: Path, capsys) -> None:
+    from audio.games.sylpheed.formats.pak import PakArchive
+    from audio.games.sylpheed.scenario import demo_root
+
+    member = "eng\\etc\\VOICE_A_010.slb"
+    old_pak = PakArchive.open(demo_root() / "dat" / "sound.pak")
+    old_slb = xwb.read_wavebank(old_pak.read(member), member)
+    assert old_slb.version <= xwb.XMA1_MAX_VERSION
+    line = tmp_path / "line.wav"
+    x = 0.4 * np.sin(2 * np.pi * 300 * np.arange(12000) / 24000)
+    sf.write(line, x, 24000, subtype="FLOAT")
+    out = tmp_path / "sound.pak"
+    args = ["sylpheed", "slb-replace", member, "0", str(line), "-o", str(out), "--root", "demo"]
+    assert main(args) == 2 and not out.exists()
+    err = capsys.readouterr().err
+    assert "XMA1" in err and "--codec pcm" in err and len(err.strip().splitlines()) == 1
+    assert main([*args, "--codec", "pcm"]) == 0
+    new_pak = PakArchive.open(out)
+    for e in old_pak.entries:
+        if new_pak.stored(e.id) != old_pak.stored(e.id):
+            assert e == old_pak.entry(member)
+    new_slb = xwb.read_wavebank(new_pak.read(member), member)
+    assert (new_slb.version, new_slb.entries[0].codec) == (old_slb.version, xwb.CODEC_PCM)
+    pcm, rate = xwb.decode_entry(new_slb, 0)
+    assert rate == 24000 and np.abs(pcm[:, 0] - x).max() < 1e-4

@@ -444,3 +444,42 @@ def test_chatter_table_readers_fuzz_only_format_errors(which, edits):
         reader(bytes(buf))
     except FormatError:
         pass
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    entries=st.dictionaries(
+        st.text("abcdefgh\\.", min_size=1, max_size=12), st.binary(max_size=3000), min_size=1, max_size=6
+    ),
+    compress=st.booleans(),
+    new=st.binary(max_size=5000),
+    data=st.data(),
+)
+def test_pak_rewrite_replaces_one_entry_and_keeps_every_other_as_stored(entries, compress, new, data):
+    from audio.games.sylpheed.formats.pak import rewrite_pak
+
+    ids = {name_hash(k) for k in entries}
+    if len(ids) != len(entries) or 0 in ids:
+        return
+    toc, parts = build_pak(entries, compress=compress)
+    arc = PakArchive(toc, parts)
+    assert rewrite_pak(arc, {}) == (toc, parts)  # an archive build_pak wrote comes back byte for byte
+    key = data.draw(st.sampled_from(sorted(entries)))
+    arc2 = PakArchive(*rewrite_pak(arc, {key: new}))
+    assert arc2.read(key) == new
+    assert arc2.stored(key).startswith(b"Z1") == (compress or new.startswith(b"Z1"))
+    for other in entries:
+        if other != key:
+            assert arc2.stored(other) == arc.stored(other)
+
+
+@settings(max_examples=150, deadline=None)
+@given(toc=st.binary(max_size=120), part=st.binary(max_size=300), new=st.binary(max_size=64))
+def test_pak_rewrite_of_a_fuzzed_archive_raises_only_format_errors(toc, part, new):
+    from audio.games.sylpheed.formats.pak import rewrite_pak
+
+    try:
+        arc = PakArchive(b"IPFB" + toc, [part])
+        rewrite_pak(arc, {e.id: new for e in arc.entries[:1]})
+    except FormatError:
+        pass

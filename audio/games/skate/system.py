@@ -136,12 +136,18 @@ class BankTakeSource:
     """
 
     def __init__(self, bank: Any, budget_mb: float = 96.0) -> None:
+        from audio.codecs.xma import load_ffmpeg
         from audio.containers.cache import TakeCache
+        from audio.containers.snr import CODEC_EAXMA
 
         self.bank = bank
         self._clips = bank.clips_by_hdr_id()
         self.cache = TakeCache(budget_mb)
         self._memo_key = memo.file_key(bank.path) if memo.active() else None
+        if CODEC_EAXMA in bank.take_codecs():
+            # FFmpeg loads on the cache's worker while the engine sets up, not at the first
+            # take the render thread decodes
+            self.cache.warm(load_ffmpeg)
 
     def clip_name(self, clip_id: int) -> str:
         c = self._clips.get(clip_id)

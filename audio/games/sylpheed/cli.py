@@ -289,42 +289,70 @@ def _cues(args: argparse.Namespace) -> int:
 _ROOT_HELP = 'install folder holding dat/, or "demo" (default: the embedded demo install)'
 
 
-def _slb_replace(args: argparse.Namespace) -> int:
+def _new_line(path: Path, channels: int, sample_rate: int) -> np.ndarray:
+    """The replacement line read with soundfile, mixed to ``channels`` and resampled to
+    ``sample_rate`` Hz: float32 ``(samples, channels)``."""
     from math import gcd
 
     import soundfile as sf
     from scipy.signal import resample_poly
 
+    try:
+        x, file_sample_rate = sf.read(path, dtype="float64", always_2d=True)
+    except sf.LibsndfileError as exc:
+        raise InputError(f"{path}: not an audio file soundfile can read ({exc})") from None
+    if x.shape[1] != channels:
+        x = np.repeat(x.mean(axis=1, keepdims=True), channels, axis=1)
+    if int(file_sample_rate) != sample_rate:
+        g = gcd(int(file_sample_rate), sample_rate)
+        x = resample_poly(x, sample_rate // g, int(file_sample_rate) // g, axis=0)
+    return x.astype(np.float32)
+
+
+def _slb_replace(args: argparse.Namespace) -> int:
     from audio.containers import xwb
     from audio.core.errors import OutputError
+    from audio.games.sylpheed.formats.pak import rewrite_pak, write_pak_files
     from audio.games.sylpheed.formats.slb import replace_slb_entry
 
-    if args.output.resolve() == args.file.resolve():
-        raise OutputError(f"{args.output}: is the input .slb; give a new file name")
-    data = args.file.read_bytes()
-    bank = xwb.read_wavebank(data, str(args.file))
+    arc = inner = None
+    if args.root is None:
+        if args.output.resolve() == args.file.resolve():
+            raise OutputError(f"{args.output}: is the input .slb; give a new file name")
+        data, label = _read_file(args.file), str(args.file)
+    else:
+        if args.output.suffix.lower() != ".pak":
+            raise OutputError(f"{args.output}: a member of an archive is written into a new .pak; name one")
+        inst = _install(args)
+        pak, inner = inst.find_member(str(args.file))
+        arc, label = inst.pak(pak), f"{pak}+{inner}"
+        data = arc.read(inner)
+    bank = xwb.read_wavebank(data, label)
     if not 0 <= args.entry < len(bank.entries):
-        raise InputError(f"{args.file}: has entries 0..{len(bank.entries) - 1}, no entry {args.entry}")
+        raise InputError(f"{label}: has entries 0..{len(bank.entries) - 1}, no entry {args.entry}")
     e = bank.entries[args.entry]
+    x = _new_line(args.audio, e.channels, e.sample_rate)
+    out = replace_slb_entry(data, args.entry, x, path=label, bitrate=args.bitrate, codec=args.codec)
+    seconds = f"{x.shape[0] / e.sample_rate:.2f} s, {'XMA2' if args.codec == xwb.CODEC_XMA2 else 'PCM16'}"
+    if arc is None:
+        tmp = args.output.with_name(args.output.name + ".partial")
+        try:
+            tmp.write_bytes(out)
+            tmp.replace(args.output)
+        finally:
+            tmp.unlink(missing_ok=True)
+        print(f"{args.output}: entry {args.entry} replaced ({seconds}), {len(out)} bytes")
+        return 0
+    assert inner is not None
+    toc, parts = rewrite_pak(arc, {inner: out})
     try:
-        x, file_sample_rate = sf.read(args.audio, dtype="float64", always_2d=True)
-    except sf.LibsndfileError as exc:
-        raise InputError(f"{args.audio}: not an audio file soundfile can read ({exc})") from None
-    if x.shape[1] != e.channels:
-        x = np.repeat(x.mean(axis=1, keepdims=True), e.channels, axis=1)
-    if int(file_sample_rate) != e.sample_rate:
-        g = gcd(int(file_sample_rate), e.sample_rate)
-        x = resample_poly(x, e.sample_rate // g, int(file_sample_rate) // g, axis=0)
-    out = replace_slb_entry(data, args.entry, x.astype(np.float32), path=str(args.file), bitrate=args.bitrate)
-    tmp = args.output.with_name(args.output.name + ".partial")
-    try:
-        tmp.write_bytes(out)
-        tmp.replace(args.output)
-    finally:
-        tmp.unlink(missing_ok=True)
+        files = write_pak_files(args.output, toc, parts)
+    except FileExistsError as exc:
+        raise OutputError(str(exc)) from None
     print(
-        f"{args.output}: entry {args.entry} replaced "
-        f"({x.shape[0] / e.sample_rate:.2f} s, XMA2), {len(out)} bytes"
+        f"{args.output}: {label} entry {args.entry} replaced ({seconds}); the other "
+        f"{len(arc.entries) - 1} members copied as stored; {sum(f.stat().st_size for f in files)} bytes "
+        f"in {len(files)} files"
     )
     return 0
 
@@ -381,17 +409,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     a.set_defaults(func=_slb_decode)
     a = sub.add_parser(
         "slb-replace",
-        help="replace one wave bank entry of a loose .slb with a new line (XMA2) and write a new file",
+        help="replace one wave bank entry of an .slb (loose, or inside a .pak) with a new line (XMA2)",
         description="Encode AUDIO as XMA2 at the entry's sample rate and channel count (resampled and mixed "
-        "as needed) and write a new .slb with every other entry kept as stored. Only an .slb that "
-        "is a wave bank from offset 0 can be rewritten. Console acceptance of barkbus's XMA2 is "
-        "not verified.",
+        "as needed) and write a new .slb with every other wave bank entry kept as stored. With "
+        "--root, FILE is a member of the install's archives (sound.pak+eng\\etc\\VOICE_A_010.slb "
+        "or just the inner path) and OUTPUT a new .pak (with its .p00... parts) holding every other "
+        "member byte for byte as stored. A bank of version 38 or older (XMA there is XMA1, which "
+        "barkbus does not encode) takes the line as --codec pcm. Only an .slb that is a wave bank "
+        "from offset 0 can be "
+        "rewritten. Console acceptance of barkbus's XMA2 is not verified.",
     )
-    a.add_argument("file", type=Path, help="the .slb (a loose file)")
+    a.add_argument("file", type=Path, help="the .slb: a loose file, or with --root an install member")
     a.add_argument("entry", type=int, help="wave bank entry index")
     a.add_argument("audio", type=Path, help="the new line (WAV, FLAC, ...)")
-    a.add_argument("-o", "--output", type=Path, required=True, help="new .slb (not the input)")
-    a.add_argument("--bitrate", type=float, default=64.0, help="kbit/s per channel (default 64)")
+    a.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        required=True,
+        help="new .slb (not the input); with --root a new .pak (its parts are written beside it)",
+    )
+    a.add_argument("--bitrate", type=float, default=64.0, help="XMA2 kbit/s per channel (default 64)")
+    a.add_argument(
+        "--codec",
+        default="xma2",
+        choices=("xma2", "pcm"),
+        help="the new entry's codec: xma2 (default; banks of version 39 and later, where XMA is "
+        "XMA2) or pcm (16-bit; any version, e.g. the XMA1-era banks of version 37/38)",
+    )
+    a.add_argument("--root", default=None, help='install folder holding dat/, or "demo" (members of a .pak)')
     a.set_defaults(func=_slb_replace)
     for name, fn, helptext in (
         ("tables", _tables, "dump rule tables, the squadron roster and self-checks"),

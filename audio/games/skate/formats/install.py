@@ -236,6 +236,10 @@ class SpeechBank:
         t = c.takes[take_index]
         return t.snr, bytes(self._dat(c)[t.offset : t.offset + t.size])
 
+    def take_codecs(self) -> set[int]:
+        """The SNR codec ids of the bank's takes (read from the ``.sth`` headers; no audio touched)."""
+        return {t.codec for c in self.clips for t in c.takes}
+
     def decode_take(self, clip: Clip | str, take: int | Take) -> tuple[np.ndarray, int]:
         """Decode one take to ``(float32 mono samples in -1..1, sample_rate in Hz)``.
 

@@ -32,6 +32,8 @@ __all__ = [
     "PakArchive",
     "build_pak",
     "write_pak",
+    "rewrite_pak",
+    "write_pak_files",
     "inflate_z1",
     "deflate_z1",
     "split_install_path",
@@ -212,6 +214,81 @@ def write_pak(
         q.write_bytes(blob)
         out.append(q)
     return out
+
+
+def rewrite_pak(arc: PakArchive, replace: Mapping[str | int, bytes]) -> tuple[bytes, list[bytes]]:
+    """A copy of ``arc`` with some entries' data replaced: ``(toc_bytes, [part bytes...])``.
+
+    ``replace`` maps inner paths (hashed) or ids of entries the archive has to their new
+    (inflated) data; a replaced entry keeps its storage form (``Z1``-compressed if it was,
+    and always when the new data itself starts with ``Z1``). Every other entry's stored
+    bytes are copied verbatim. The archive's alignment and part size are kept and entries
+    are laid out in id order, as :func:`build_pak` does, so rewriting an archive it wrote
+    changes only the replaced entry and the offsets after it.
+
+    Raises
+    ------
+    FormatError
+        An entry to replace is not in the archive, or a stored entry is unreadable.
+    """
+    new: dict[int, bytes] = {}
+    for key, data in replace.items():
+        e = arc.entry(key)
+        if e is None:
+            name = key if isinstance(key, str) else f"0x{int(key):08X}"
+            raise FormatError(arc.path, None, f"an entry for {name} to replace")
+        was_z1 = arc.stored(e.id).startswith(b"Z1")
+        new[e.id] = deflate_z1(data) if was_z1 or data.startswith(b"Z1") else bytes(data)
+    if not 0 < arc.alignment <= arc.part_size <= PART_SIZE:
+        raise FormatError(
+            arc.path,
+            8,
+            f"an alignment and part size with 0 < alignment <= part size <= 0x{PART_SIZE:X}",
+            (arc.alignment, arc.part_size),
+        )
+    parts: list[bytearray] = [bytearray()]
+    toc = bytearray(b"IPFB" + struct.pack(">III", len(arc.entries), arc.alignment, arc.part_size))
+    for e in sorted(arc.entries, key=lambda e: e.id):
+        blob = new.get(e.id)
+        if blob is None:
+            blob = arc.stored(e.id)
+        if len(blob) > arc.part_size:
+            raise FormatError(arc.path, None, f"entry 0x{e.id:08X} no larger than a part", len(blob))
+        if align(len(parts[-1]), arc.alignment) + len(blob) > arc.part_size:
+            if len(parts) == 16:
+                raise FormatError(arc.path, None, "entries that fit in 16 parts (a 4-bit part index)")
+            parts.append(bytearray())
+        cur = parts[-1]
+        cur.extend(b"\0" * (align(len(cur), arc.alignment) - len(cur)))
+        toc += struct.pack(">III", e.id, ((len(parts) - 1) << 28) | len(cur), len(blob))
+        cur.extend(blob)
+    for cur in parts:
+        cur.extend(b"\0" * (align(len(cur), arc.alignment) - len(cur)))
+    return bytes(toc), [bytes(p) for p in parts]
+
+
+def write_pak_files(pak_path: str | Path, toc: bytes, parts: list[bytes]) -> list[Path]:
+    """Write ``X.pak`` and its parts ``X.p00``... atomically (temp names, then renamed).
+
+    Refuses (``FileExistsError``) when any of the files exists already, so an archive is
+    never written over another one or over its own input.
+    """
+    p = Path(pak_path)
+    files = [p] + [p.with_suffix(f".p{k:02d}") for k in range(len(parts))]
+    taken = [f for f in files if f.exists() or f.is_symlink()]
+    if taken:
+        raise FileExistsError(f"{taken[0]}: exists already; give a new archive name")
+    p.parent.mkdir(parents=True, exist_ok=True)
+    temps = [f.with_name(f.name + ".partial") for f in files]
+    try:
+        for tmp, blob in zip(temps, [toc, *parts]):
+            tmp.write_bytes(blob)
+        for tmp, f in zip(temps, files):
+            tmp.replace(f)
+    finally:
+        for tmp in temps:
+            tmp.unlink(missing_ok=True)
+    return files
 
 
 def split_install_path(path: str) -> tuple[str, str]:

@@ -266,15 +266,23 @@ def decode_slb(
 
 
 def replace_slb_entry(
-    data: bytes, entry: int, pcm: np.ndarray, *, path: str = "<slb>", bitrate: float = 64.0
+    data: bytes,
+    entry: int,
+    pcm: np.ndarray,
+    *,
+    path: str = "<slb>",
+    bitrate: float = 64.0,
+    codec: str = xwb.CODEC_XMA2,
 ) -> bytes:
-    """A new ``.slb`` whose wave bank entry ``entry`` holds ``pcm`` encoded as XMA2.
+    """A new ``.slb`` whose wave bank entry ``entry`` holds ``pcm``, encoded as XMA2 or PCM16.
 
     Only an ``.slb`` that is an XACT wave bank from offset 0 to its end can be rewritten
     (anything around an embedded bank has an unknown layout). ``pcm`` is float32
-    ``(samples, channels)`` at the entry's sample rate and channel count (1 or 2); the new entry
-    keeps the old one's name and flags, loops are dropped; every other entry's data,
-    format and seek table are kept as stored. ``bitrate`` is kbit/s per channel.
+    ``(samples, channels)`` in -1..1 at the entry's sample rate and channel count (1 or 2); the new
+    entry keeps the old one's name and flags, loops are dropped; every other entry's data,
+    format and seek table are kept as stored. ``bitrate`` is XMA2 kbit/s per channel.
+    ``codec`` is ``"xma2"`` (only in banks of version 39 and later: before that an XMA
+    entry is XMA1, which barkbus does not encode) or ``"pcm"`` (16-bit, the bank's byte order).
     """
     data = bytes(data)
     bank = xwb.read_wavebank(data, path)
@@ -282,6 +290,16 @@ def replace_slb_entry(
         raise FormatError(path, 0, f"an entry index below {len(bank.entries)}", entry)
     if bank.compact:
         raise UnsupportedError(path, 0, "a wave bank with full (not compact) entries", "compact entries")
+    if codec not in (xwb.CODEC_XMA2, xwb.CODEC_PCM):
+        raise ValueError(f"codec must be {xwb.CODEC_XMA2!r} or {xwb.CODEC_PCM!r}, not {codec!r}")
+    if codec == xwb.CODEC_XMA2 and bank.version <= xwb.XMA1_MAX_VERSION:
+        raise UnsupportedError(
+            path,
+            4,
+            f"a wave bank of version {xwb.XMA1_MAX_VERSION + 1} or later for an XMA2 entry",
+            f"version {bank.version}, whose XMA entries are XMA1 (not encoded by barkbus; "
+            "write the line as PCM with --codec pcm)",
+        )
     old = bank.entries[entry]
     arr = np.asarray(pcm, np.float32)
     arr = arr.reshape(-1, 1) if arr.ndim == 1 else arr
@@ -289,11 +307,15 @@ def replace_slb_entry(
         raise FormatError(
             path, old.data_offset, f"audio with the entry's {old.channels} channel(s)", arr.shape[1]
         )
-    enc = encode_xma2(arr, old.sample_rate, bitrate=bitrate * old.channels)
+    if codec == xwb.CODEC_PCM:
+        ints = np.clip(np.round(arr * 32767.0), -32768, 32767).astype(np.int16)
+        new = xwb.NewWave.pcm16(ints, old.sample_rate, big_endian=bank.big_endian, name=old.name)
+    else:
+        enc = encode_xma2(arr, old.sample_rate, bitrate=bitrate * old.channels)
+        new = xwb.xma2_wave(enc.streams[0], old.channels, old.sample_rate, enc.seek_table(), name=old.name)
     waves = []
     for e in bank.entries:
         if e.index == entry:
-            new = xwb.xma2_wave(enc.streams[0], e.channels, e.sample_rate, enc.seek_table(), name=e.name)
             waves.append(replace(new, flags=e.flags & ~xwb.ENTRY_FLAG_IGNORE_LOOP))
             continue
         waves.append(
