@@ -47,7 +47,7 @@ _GROUPS = (
     (
         "encode",
         "audio.offline.encode_cli",
-        "encode audio in a game codec (XMA2, EA-XMA2, XAS1, PCM16, PS-ADPCM, .ut)",
+        "encode audio in a game codec (XMA2, EA-XMA2, XAS1, PCM16, PS-ADPCM, the games' own)",
     ),
 )
 """Command groups of the core rooms as (command, module with ``register(subparsers)``, one-line

@@ -165,7 +165,7 @@ class ProfilerProcess:
             "game": self.vport.game,
             "games": sorted(self.requests.games),
             "actions": self.requests.actions,
-            "rate_hz": round(self.publisher.rate / self.publisher.block / self.publisher.every, 2),
+            "rate_hz": round(self.publisher.sample_rate / self.publisher.block / self.publisher.every, 2),
         }
         mine.sendall(pickle.dumps(hello))
         if not self._wait_ready(mine):
@@ -239,7 +239,7 @@ class ProfilerProcess:
         decisions = list(itertools.islice(pub.decisions, CHUNK))
         bars = list(itertools.islice(pub.bars, CHUNK))
         metrics = self._metrics(snap.t)
-        head = (snap.seq, snap.t, snap.rate, snap.voices_total, snap.buses, snap.panels, snap.extra)
+        head = (snap.seq, snap.t, snap.sample_rate, snap.voices_total, snap.buses, snap.panels, snap.extra)
         try:
             data = pickle.dumps(("snap", head, groups, new, decisions, bars, metrics), protocol=5)
         except Exception:  # a detail pickle cannot carry: send the decisions as plain values
@@ -293,7 +293,7 @@ class ProfilerProcess:
             "underruns": cb.underruns,
             "underflows": cb.underflows,
             "events_dropped": player.inbox.dropped,
-            "snapshot_hz": round(pub.rate / pub.block / pub.every, 2),
+            "snapshot_hz": round(pub.sample_rate / pub.block / pub.every, 2),
             "fed_dropped": self.stats["fed_dropped"],
         }
 

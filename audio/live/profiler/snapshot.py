@@ -93,8 +93,8 @@ class VoiceDesc:
     slot: int
     band: int
     tag: str
-    rate: float
-    frames: int
+    sample_rate: float
+    length: int
     started_at: int
     meta: dict[str, str]
 
@@ -105,7 +105,7 @@ class VoiceDesc:
             k: str(meta[k]) for k in ("clip", "take", "ped", "speaker", "emitter") if meta.get(k) is not None
         }
         return cls(
-            v.id, v.graph, v.slot, v.band, v.tag, float(v.rate), int(v.frames), int(v.started_at), keep
+            v.id, v.graph, v.slot, v.band, v.tag, float(v.sample_rate), int(v.length), int(v.started_at), keep
         )
 
 
