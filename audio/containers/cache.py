@@ -134,7 +134,13 @@ class TakeCache:
 
     def warm(self, fn: Callable[[], object]) -> Future:
         """Run ``fn`` once on the worker thread and keep nothing (load a decoder library
-        before the first take needs it); its error, if any, stays in the returned future."""
+        before the first take needs it); its error, if any, stays in the returned future.
+
+        Parameters
+        ----------
+        fn : callable
+            Called with no arguments on the cache's worker thread; its result is discarded.
+        """
         return self._pool.submit(fn)
 
     def _run(self, key: Hashable, fn: Callable[[], Any]) -> Any:
