@@ -350,12 +350,12 @@ def _put_rl(buf, pos, q, start, t, coef_code, coef_len, rl_sym):  # type: ignore
 
 
 @nb.njit(cache=True, nogil=True)
-def _put_coeffs(buf, pos, q, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """One channel's coefficients of one subframe: table bit, vector part, run-level part."""
-    (_, _, vec4_code, vec4_len, vec2_code, vec2_len, vec1_code, vec1_len, coef_code, coef_len, rl_sym) = tabs
+def _vector_end(q):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Index (coefficients) where a subframe's vector part ends: the decoder switches to
+    run-level coding after the 4-coefficient group holding the zero that makes the running
+    zero count exceed ``len(q) >> 8``."""
     n = q.shape[0]
     threshold = n >> 8
-    # where the vector part ends (the decoder switches after the group with the deciding zero)
     cur = 0
     zeros = 0
     rl_mode = False
@@ -368,7 +368,15 @@ def _put_coeffs(buf, pos, q, tabs):  # type: ignore[no-untyped-def]  # pragma: n
                 if zeros > threshold:
                     rl_mode = True
         cur += 4
-    start = cur
+    return cur
+
+
+@nb.njit(cache=True, nogil=True)
+def _put_coeffs(buf, pos, q, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """One channel's coefficients of one subframe: table bit, vector part, run-level part."""
+    (_, _, vec4_code, vec4_len, vec2_code, vec2_len, vec1_code, vec1_len, coef_code, coef_len, rl_sym) = tabs
+    n = q.shape[0]
+    start = _vector_end(q)
     t = 1
     if start < n and _rl_bits(q, start, 0, coef_len, rl_sym) < _rl_bits(q, start, 1, coef_len, rl_sym):
         t = 0
@@ -611,20 +619,7 @@ def _rdo(q, mag, lam, coef_len, rl_sym):  # type: ignore[no-untyped-def]  # prag
     is below ``lam`` x the bits saved (table-1 code lengths; the vector part is kept).
     """
     n = q.shape[0]
-    threshold = n >> 8
-    cur = 0
-    zeros = 0
-    rl_mode = False
-    while not rl_mode and cur + 3 < n:
-        for i in range(4):
-            if q[cur + i] != 0:
-                zeros = 0
-            else:
-                zeros += 1
-                if zeros > threshold:
-                    rl_mode = True
-        cur += 4
-    start = cur
+    start = _vector_end(q)
     nxt = n  # next nonzero position above p (n = none)
     for p in range(n - 1, start - 1, -1):
         a = abs(q[p])
