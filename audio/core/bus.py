@@ -30,6 +30,7 @@ from audio.core.outcomes import Outcome
 
 __all__ = [
     "Event",
+    "SubtitleEvent",
     "Decision",
     "EventBus",
     "Consumer",
@@ -62,6 +63,25 @@ class Event:
                 raise TypeError(f"event kind {kind!r} registered twice")
             cls.KIND = kind
             _KINDS[kind] = cls
+
+
+class SubtitleEvent(Event):
+    """An output event that puts a line of text on screen (a game's ``*.subtitle`` kind).
+
+    A port's subtitle callbacks (:meth:`audio.port.VoicePort.on_subtitle`) receive what
+    :meth:`caption` returns; every game's subtitle event implements it for its own fields.
+    """
+
+    def caption(self) -> tuple[str, str, str]:
+        """The subtitle as shown.
+
+        Returns
+        -------
+        tuple of str
+            ``(speaker, text, line)``: who speaks, the text on screen (pages joined with
+            ``" / "``), and the game's id of the line (a message id).
+        """
+        raise NotImplementedError(f"{type(self).__name__} must implement caption()")
 
 
 def event_kinds() -> dict[str, type[Event]]:

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from audio.core.bus import Decision, Event
+from audio.core.bus import Decision, Event, SubtitleEvent
 from audio.core.clock import BLOCK, SAMPLE_RATE, seconds_to_samples
 from audio.core.errors import BarkbusError, InputError
 from audio.core.faults import Fault
@@ -462,7 +462,7 @@ class VoicePort:
         self._subtitle_cbs.append(self._guard(callback))
 
     def handle(self, event: Event, bus: Any) -> None:
-        """Bus consumer: forwards subtitle events (kinds ending in ``.subtitle``).
+        """Bus consumer: forwards subtitle events (:class:`~audio.core.bus.SubtitleEvent`).
 
         Parameters
         ----------
@@ -471,14 +471,10 @@ class VoicePort:
         bus:
             The engine's bus.
         """
-        if not self._subtitle_cbs or not event.KIND.endswith(".subtitle"):
+        if not self._subtitle_cbs or not isinstance(event, SubtitleEvent):
             return
-        pages = getattr(event, "pages", None)
-        text = getattr(event, "text", None) or (" / ".join(pages) if pages else "")
-        line = getattr(event, "message", None) or getattr(event, "line", "")
-        sub = Subtitle(
-            int(bus.now), bus.now / bus.sample_rate, str(getattr(event, "speaker", "")), str(text), str(line)
-        )
+        speaker, text, line = event.caption()
+        sub = Subtitle(int(bus.now), bus.now / bus.sample_rate, speaker, text, line)
         for cb in self._subtitle_cbs:
             cb(sub)
 

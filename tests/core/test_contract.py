@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from audio.core.bus import event_kinds
+from audio.core.bus import SubtitleEvent, event_kinds
 from audio.core.outcomes import CoreOutcome, Outcome, OutcomeClass
 from audio.core.plugin import Action, GameAdapter, GameSystem, ScenarioContext
 from audio.dsp.graph import available_graphs
-from audio.games import REGISTRY, all_games, outcome_table, outcome_types
+from audio.games import REGISTRY, all_games, load_all_events, outcome_table, outcome_types
 
 GAMES = [g.name for g in all_games()]
 LAYOUT = ("game.py", "events.py", "system.py", "scenario.py", "actions.py", "tui.py")
@@ -124,3 +124,21 @@ def test_the_bus_refuses_an_undeclared_outcome():
 def test_the_contract_types_are_plain_dataclasses_games_can_build():
     ctx = ScenarioContext(Path("/x/s.toml"), 3, {})
     assert ctx.resolve("a.bin") == Path("/x/a.bin") and dataclasses.is_dataclass(ctx)
+
+
+def test_every_subtitle_kind_is_a_subtitle_event_with_its_own_caption():
+    # The port forwards subtitles by type and asks the event for its caption: no attribute probing.
+    load_all_events()
+    kinds = {k: c for k, c in event_kinds().items() if k.endswith(".subtitle")}
+    assert {"sylpheed.subtitle", "radiata.subtitle"} <= set(kinds)
+    for cls in kinds.values():
+        assert issubclass(cls, SubtitleEvent) and cls.caption is not SubtitleEvent.caption
+
+
+def test_a_subtitle_caption_names_speaker_text_and_line():
+    load_all_events()
+    kinds = event_kinds()
+    sylpheed = kinds["sylpheed.subtitle"](speaker="Ellen", pages=("Go!", "Now!"), message="M01")
+    radiata = kinds["radiata.subtitle"](speaker="Jack", text="Hey.", message="T:1:2")
+    assert sylpheed.caption() == ("Ellen", "Go! / Now!", "M01")
+    assert radiata.caption() == ("Jack", "Hey.", "T:1:2")

@@ -12,7 +12,7 @@ from typing import Annotated
 
 from msgspec import Meta
 
-from audio.core.bus import Event
+from audio.core.bus import Event, SubtitleEvent
 
 __all__ = ["Advance", "Choose", "Chosen", "SignalPosted", "Subtitle", "Talk", "TalkEnd"]
 
@@ -54,7 +54,7 @@ class SignalPosted(Event, kind="radiata.signal"):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Subtitle(Event, kind="radiata.subtitle"):
+class Subtitle(SubtitleEvent, kind="radiata.subtitle"):
     """Output: a message opened; ``text`` is its decoded text (options in ``choices``).
 
     ``message`` is ``"FILE:PACKET:INDEX"``; ``seconds`` the reveal time at the frame rate.
@@ -70,6 +70,10 @@ class Subtitle(Event, kind="radiata.subtitle"):
     message: str = ""
     reveal_frames: int = 0
     seconds: float = 0.0
+
+    def caption(self) -> tuple[str, str, str]:
+        """``(speaker, text, message)``."""
+        return self.speaker, self.text, self.message
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from msgspec import Meta
 
-from audio.core.bus import Event
+from audio.core.bus import Event, SubtitleEvent
 
 __all__ = ["CrewSetup", "Bark", "PhaseChange", "ChatterEnable", "Subtitle"]
 
@@ -56,7 +56,7 @@ class ChatterEnable(Event, kind="sylpheed.enable"):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Subtitle(Event, kind="sylpheed.subtitle"):
+class Subtitle(SubtitleEvent, kind="sylpheed.subtitle"):
     """Output: a Window-pattern line started; ``pages`` is its text from the ``_msg`` table."""
 
     speaker: str = ""
@@ -64,3 +64,7 @@ class Subtitle(Event, kind="sylpheed.subtitle"):
     pages: tuple[str, ...] = ()
     priority: int = 0
     seconds: float = 0.0
+
+    def caption(self) -> tuple[str, str, str]:
+        """``(speaker, pages joined with " / ", message)``."""
+        return self.speaker, " / ".join(self.pages), self.message
