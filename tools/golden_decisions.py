@@ -7,7 +7,7 @@ decision log a ``barkbus batch`` run gives (decisions-only, and full for a few s
 
 The seeds run one after another in one process, as on a batch worker, so the per-worker caches
 (installs, take lengths, graphs, seed-independent ped geometry) are warm for all but the first:
-a cache or a fast path that changed a decision fails ``tests/batch/test_decision_golden.py``.
+a cache or a fast path that changed a decision fails ``tests/offline/batch/test_decision_golden.py``.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from audio.core.errors import FormatError
 from audio.games.skate.speech.tuning import EventTuning, SpeechTuning, dump_tuning, load_tuning
 
-DEMO = Path(__file__).resolve().parents[2] / "audio" / "games" / "skate" / "demo" / "tuning.toml"
+DEMO = Path(__file__).resolve().parents[4] / "audio" / "games" / "skate" / "demo" / "tuning.toml"
 HEAD = 'format = "barkbus-skate-tuning"\nversion = 1\n'
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from audio.offline.render import render_scenario
 
-PLAZA = Path(__file__).resolve().parents[2] / "audio" / "games" / "skate" / "demo" / "plaza.toml"
+PLAZA = Path(__file__).resolve().parents[4] / "audio" / "games" / "skate" / "demo" / "plaza.toml"
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import pytest
 from audio.games.skate.formats.install import SPEECH_DIR, SkateInstall
 from audio.games.skate.formats.names import parse_clip_name
 
-DEMO = Path(__file__).resolve().parents[2] / "audio" / "games" / "skate" / "demo"
+DEMO = Path(__file__).resolve().parents[4] / "audio" / "games" / "skate" / "demo"
 
 #: Speaker type bits of the voices, from the spec's table (shared/specs/skate3-speech.md 1.4).
 SPEC_TYPE_BITS = {

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-TOOL = Path(__file__).resolve().parents[2] / "tools" / "starlancer_budgets.py"
+TOOL = Path(__file__).resolve().parents[3] / "tools" / "starlancer_budgets.py"
 
 
 @pytest.mark.slow

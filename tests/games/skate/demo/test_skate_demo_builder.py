@@ -11,7 +11,7 @@ import pytest
 
 from audio.games.skate.formats.install import SkateInstall
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 TOOL = ROOT / "tools" / "build_skate_demo.py"
 
 

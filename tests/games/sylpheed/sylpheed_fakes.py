@@ -14,7 +14,7 @@ from audio.core.bus import EventBus
 from audio.core.clock import RngStreams
 from audio.games.sylpheed.formats.presets import EventRecord, RuleTable
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / ".." / "shared" / "fixtures"
 DEMO = ROOT / "audio" / "games" / "sylpheed" / "demo"
 

@@ -16,7 +16,7 @@ from audio.games.starlancer.formats.dte import (
 )
 from audio.games.starlancer.script.asm import Asm
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 # spec 3.5, typed from the spec's byte listing (not produced by our writer)
 SPEC_BLOCK = bytes.fromhex(
