@@ -7,7 +7,7 @@ import zlib
 
 import pytest
 from fuzz_budget import examples
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from sylpheed_fakes import ev, load_demo_tool, table
 
@@ -453,9 +453,14 @@ def test_chatter_table_readers_fuzz_only_format_errors(which, edits):
     ),
     compress=st.booleans(),
     new=st.binary(max_size=5000),
-    data=st.data(),
+    pick=st.integers(0, 5),
 )
-def test_pak_rewrite_replaces_one_entry_and_keeps_every_other_as_stored(entries, compress, new, data):
+# hypothesis's find: an entry whose own data starts with "Z1" is stored compressed even when
+# compress=False (else readers would take it for a Z1 entry), so its replacement stays compressed;
+# the name ("\\", the simplest name in the alphabet) plays no part: "a" fails the same way
+@example(entries={"\\": b"Z1"}, compress=False, new=b"", pick=0)
+@example(entries={"a": b"Z1", "b": b"raw"}, compress=False, new=b"plain", pick=0)
+def test_pak_rewrite_replaces_one_entry_and_keeps_every_other_as_stored(entries, compress, new, pick):
     from audio.games.sylpheed.formats.pak import rewrite_pak
 
     ids = {name_hash(k) for k in entries}
@@ -464,10 +469,11 @@ def test_pak_rewrite_replaces_one_entry_and_keeps_every_other_as_stored(entries,
     toc, parts = build_pak(entries, compress=compress)
     arc = PakArchive(toc, parts)
     assert rewrite_pak(arc, {}) == (toc, parts)  # an archive build_pak wrote comes back byte for byte
-    key = data.draw(st.sampled_from(sorted(entries)))
+    key = sorted(entries)[pick % len(entries)]
     arc2 = PakArchive(*rewrite_pak(arc, {key: new}))
     assert arc2.read(key) == new
-    assert arc2.stored(key).startswith(b"Z1") == (compress or new.startswith(b"Z1"))
+    was_z1 = compress or entries[key].startswith(b"Z1")  # build_pak's storage rule (its docstring)
+    assert arc2.stored(key).startswith(b"Z1") == (was_z1 or new.startswith(b"Z1"))
     for other in entries:
         if other != key:
             assert arc2.stored(other) == arc.stored(other)
