@@ -1,7 +1,8 @@
 """The command line loads only what the chosen command needs: ``barkbus --help`` lists every
-command from a light table (no codec, numba, NumPy or Dask imported), and a subcommand's module
-is imported only when that subcommand is on the line. Counted in a fresh interpreter (this test
-session has imported everything already), never timed."""
+command from a light table (no codec, numba, NumPy or Dask imported), a subcommand's module is
+imported only when that subcommand is on the line, and every subcommand's ``--help`` loads no
+codec, numba, Dask or engine (its commands import them when they run). Counted in a fresh
+interpreter (this test session has imported everything already), never timed."""
 
 from __future__ import annotations
 
@@ -49,6 +50,23 @@ def test_batch_help_imports_the_batch_module_but_not_dask_or_the_engine():
 def _subcommands(parser) -> dict[str, object]:
     (action,) = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"]
     return action
+
+
+_COMMANDS = list(_subcommands(build_parser(None)).choices)
+_NUMPY_VIA_PROFILER = {"live", "profile"}
+"""Commands whose parser imports :mod:`audio.live.profiler.cli` (live's --profiler options), and
+with it the profiler package, whose ``__init__`` imports NumPy (the profiler's room)."""
+
+
+def test_every_command_is_covered():
+    assert {"demo", "render", "live", "encode", "skate", "sylpheed", "starlancer", "radiata"} <= {*_COMMANDS}
+
+
+@pytest.mark.parametrize("command", _COMMANDS)
+def test_each_commands_help_imports_no_codec_numba_dask_or_engine(command):
+    loaded = _loaded_after([command, "--help"])
+    allowed = {"numpy"} if command in _NUMPY_VIA_PROFILER else set()
+    assert [m for m in HEAVY if loaded[m] and m not in allowed] == []
 
 
 def test_the_light_table_lists_the_same_commands_and_help_as_the_full_parser():

@@ -16,20 +16,13 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from audio.codecs.eaxma import split_streams
-from audio.codecs.pcm import decode_pcm16be, encode_pcm16be
-from audio.codecs.xas1 import decode_xas1, encode_xas1
-from audio.codecs.xma2_decoder import decode_xma2
-from audio.codecs.xma2_encoder import encode_xma2
-from audio.containers import riff, vag
-from audio.containers.snr import CODEC_PCM16BE, CODEC_XAS1, TYPE_STREAM, SnrHeader, eaxma_take
-from audio.containers.sns import coded_blocks, write_blocks
 from audio.core.errors import InputError
-from audio.core.outputs import atomic_path, check_writable
 from audio.games import codec_names, game_codec
+
+if TYPE_CHECKING:  # imported when a file is encoded, so ``encode --help`` loads no codec
+    import numpy as np
 
 __all__ = ["CODECS", "codecs", "register", "encode_file"]
 
@@ -80,6 +73,8 @@ class Encoded:
 
 
 def _to_int16(x: np.ndarray) -> np.ndarray:
+    import numpy as np
+
     return np.clip(np.round(x * 32767.0), -32768, 32767).astype(np.int16)
 
 
@@ -107,6 +102,17 @@ def encode_file(
     bitrate:
         XMA2 target over all channels, kbit/s (``None``: 64 per channel).
     """
+    import numpy as np
+
+    from audio.codecs.eaxma import split_streams
+    from audio.codecs.pcm import decode_pcm16be, encode_pcm16be
+    from audio.codecs.xas1 import decode_xas1, encode_xas1
+    from audio.codecs.xma2_decoder import decode_xma2
+    from audio.codecs.xma2_encoder import encode_xma2
+    from audio.containers import riff, vag
+    from audio.containers.snr import CODEC_PCM16BE, CODEC_XAS1, TYPE_STREAM, SnrHeader, eaxma_take
+    from audio.containers.sns import coded_blocks, write_blocks
+
     channels = pcm.shape[1]
     n = pcm.shape[0]
     if codec not in _FORMATS:
@@ -153,6 +159,8 @@ def encode_file(
 
 
 def _snr_db(ref: np.ndarray, out: np.ndarray) -> float | None:
+    import numpy as np
+
     if ref.shape[0] == 0:
         return None
     n = min(ref.shape[0], out.shape[0])
@@ -162,6 +170,7 @@ def _snr_db(ref: np.ndarray, out: np.ndarray) -> float | None:
 
 
 def _read_input(name: str, sample_rate: int | None) -> tuple[np.ndarray, int]:
+    import numpy as np
     import soundfile as sf
 
     source: object = io.BytesIO(sys.stdin.buffer.read()) if name == "-" else name
@@ -184,6 +193,8 @@ def _read_input(name: str, sample_rate: int | None) -> tuple[np.ndarray, int]:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from audio.core.outputs import atomic_path, check_writable
+
     out = str(args.output)
     ext = ".xma" if out == "-" else Path(out).suffix.lower()
     codec = args.codec

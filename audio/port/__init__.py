@@ -8,12 +8,48 @@
 - :data:`ACTIONS` / :func:`register_action` (:mod:`audio.port.adapters`): friendly actions
   shared by the OSC server and the TUI.
 - :class:`OscServer` (:mod:`audio.port.osc`): OSC over UDP (address space in its docstring).
+
+The names are imported on first use (as the package root does), so a module of this room that
+needs none of them (``barkbus live --help``, :mod:`audio.port.live`'s parser) loads no engine.
 """
 
-from audio.port.adapters import ACTIONS, Action, Param, available_actions, register_action
-from audio.port.api import SpeechTracker, Subtitle, VoicePort, engine_for_capture, open_scenario, open_system
-from audio.port.events import PortError, make_event
-from audio.port.osc import DEFAULT_PORT, OscServer, OscStats
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from audio.port.adapters import ACTIONS, Action, Param, available_actions, register_action
+    from audio.port.api import (
+        SpeechTracker,
+        Subtitle,
+        VoicePort,
+        engine_for_capture,
+        open_scenario,
+        open_system,
+    )
+    from audio.port.events import PortError, make_event
+    from audio.port.osc import DEFAULT_PORT, OscServer, OscStats
+
+_EXPORTS = {
+    "ACTIONS": "audio.port.adapters",
+    "Action": "audio.port.adapters",
+    "Param": "audio.port.adapters",
+    "available_actions": "audio.port.adapters",
+    "register_action": "audio.port.adapters",
+    "SpeechTracker": "audio.port.api",
+    "Subtitle": "audio.port.api",
+    "VoicePort": "audio.port.api",
+    "engine_for_capture": "audio.port.api",
+    "open_scenario": "audio.port.api",
+    "open_system": "audio.port.api",
+    "PortError": "audio.port.events",
+    "make_event": "audio.port.events",
+    "DEFAULT_PORT": "audio.port.osc",
+    "OscServer": "audio.port.osc",
+    "OscStats": "audio.port.osc",
+}
+"""Exported name -> the module it is imported from on first use."""
 
 __all__ = [
     "ACTIONS",
@@ -33,3 +69,16 @@ __all__ = [
     "open_system",
     "register_action",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'audio.port' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

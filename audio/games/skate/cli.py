@@ -11,19 +11,19 @@ import os
 import sys
 import time
 from collections.abc import Iterable
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from audio.core.errors import FormatError, InputError, ScenarioError
 from audio.core.schema import did_you_mean
-from audio.games.skate.formats.install import BANK_PREFIXES, Clip, SkateInstall, SpeechBank
-from audio.games.skate.speech.mixcurves import MixCurves
+from audio.games.skate.formats import BANK_PREFIXES
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the commands import these when they run, so ``skate --help`` loads no codec
+    import numpy as np
     from matplotlib.figure import Figure
+
+    from audio.games.skate.formats.install import Clip, SkateInstall, SpeechBank
+    from audio.games.skate.speech.mixcurves import MixCurves
 
 __all__ = ["DEMO_ROOT", "curves_figure", "register"]
 
@@ -136,6 +136,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def cmd_edit(args: argparse.Namespace) -> int:
     """``skate replace`` / ``skate add-take``: re-encode a line as EA-XMA2 into a new install."""
+    import numpy as np
     import soundfile as sf
     from scipy.signal import resample_poly
 
@@ -173,6 +174,8 @@ def cmd_edit(args: argparse.Namespace) -> int:
 
 
 def _open(args: argparse.Namespace) -> tuple[SkateInstall, SpeechBank]:
+    from audio.games.skate.formats.install import SkateInstall
+
     inst = SkateInstall.open(args.root)
     return inst, inst.bank(args.bank)
 
@@ -283,6 +286,8 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def _write_wav(path: Path, pcm: np.ndarray, sample_rate: int) -> None:
+    import numpy as np
+
     from audio.core.outputs import write_audio
 
     write_audio(path, np.asarray(pcm, np.float32).reshape(len(pcm), -1), sample_rate)
@@ -309,12 +314,16 @@ _WORKER: dict[str, SkateInstall | SpeechBank] = {}
 
 
 def _worker_init(root: str, prefix: str) -> None:
+    from audio.games.skate.formats.install import SkateInstall
+
     inst = SkateInstall.open(root)
     _WORKER["install"], _WORKER["bank"] = inst, inst.bank(prefix)
 
 
 def _export_clip(name: str, out_dir: str) -> tuple[str, int, list[str]]:
     """Decode every take of one clip (in a worker); returns (clip, takes written, errors)."""
+    from audio.games.skate.formats.install import SpeechBank
+
     bank = _WORKER["bank"]
     assert isinstance(bank, SpeechBank)
     c = bank.clip(name)
@@ -332,7 +341,11 @@ def _export_clip(name: str, out_dir: str) -> tuple[str, int, list[str]]:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Decode a whole bank (or a filtered part) in parallel."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
     from tqdm import tqdm
+
+    from audio.games.skate.formats.install import SkateInstall
 
     inst, bank = _open(args)
     with inst:
@@ -414,6 +427,7 @@ def _same_curves(curves: MixCurves, outs: tuple[int, ...]) -> list[list[int]]:
 def curves_figure(curves: MixCurves) -> Figure:
     """The mix curves over distance (one line per distinct curve, identical outputs share a line
     and a legend entry; knots marked) and the three PEAK curves over azimuth, each in its panel."""
+    import numpy as np
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -462,6 +476,7 @@ def cmd_curves(args: argparse.Namespace) -> int:
     import tomllib
 
     from audio.core.outputs import atomic_path, check_writable
+    from audio.games.skate.speech.mixcurves import MixCurves
 
     mix: Any = {}
     if args.scenario:

@@ -5,17 +5,19 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from audio.core.errors import FormatError, InputError
 from audio.core.schema import did_you_mean
 from audio.games.sylpheed.chatter.rules import merge_phases
-from audio.games.sylpheed.formats.install import SylpheedInstall, stage_tag
 from audio.games.sylpheed.formats.pak import PakArchive
 from audio.games.sylpheed.formats.presets import Crew, message_table_path, rule_table_path
-from audio.games.sylpheed.formats.slb import decode_slb, probe_slb
 from audio.games.sylpheed.formats.table import read_table
+
+if TYPE_CHECKING:  # the commands import these when they run, so ``sylpheed --help`` loads no codec
+    import numpy as np
+
+    from audio.games.sylpheed.formats.install import SylpheedInstall
 
 __all__ = ["register"]
 
@@ -28,6 +30,8 @@ def _root(value: str | None) -> Path:
 
 
 def _install(args: argparse.Namespace) -> SylpheedInstall:
+    from audio.games.sylpheed.formats.install import SylpheedInstall
+
     inst = SylpheedInstall(_root(args.root), getattr(args, "lang", "eng"))
     inst.paks()  # InputError when root is not an install
     return inst
@@ -56,6 +60,8 @@ def _pak_of(path: Path) -> Path | None:
 
 def _probe_archive(arc: PakArchive, names: dict[int, str], label: str) -> int:
     """Probe every entry of an archive: one line each; 0 if every entry holds decodable audio."""
+    from audio.games.sylpheed.formats.slb import probe_slb
+
     ok = 0
     print(f"{label}: IPFB archive, {len(arc.entries)} entries; probing each entry")
     for e in sorted(arc.entries, key=lambda e: (e.id not in names, names.get(e.id, "").lower(), e.id)):
@@ -83,6 +89,8 @@ def _member(args: argparse.Namespace) -> tuple[bytes, str]:
 
 def _names_for(pak: Path) -> dict[int, str]:
     """Entry names of an archive on disk, from its install's tables when it sits in ``ROOT/dat``."""
+    from audio.games.sylpheed.formats.install import SylpheedInstall
+
     if pak.parent.name.lower() != "dat":
         return {}
     try:
@@ -93,6 +101,8 @@ def _names_for(pak: Path) -> dict[int, str]:
 
 
 def _slb_probe(args: argparse.Namespace) -> int:
+    from audio.games.sylpheed.formats.slb import probe_slb
+
     if args.root is None and (pak := _pak_of(Path(args.file))) is not None:
         try:
             arc = PakArchive.open(pak)
@@ -111,7 +121,10 @@ def _slb_probe(args: argparse.Namespace) -> int:
 
 
 def _slb_decode(args: argparse.Namespace) -> int:
+    import numpy as np
+
     from audio.core.outputs import check_outputs, is_stdio, write_audio
+    from audio.games.sylpheed.formats.slb import decode_slb
 
     check_outputs({"-o": (args.output, "audio")})
     data, label = _member(args)
@@ -185,6 +198,8 @@ def _tables(args: argparse.Namespace) -> int:
 
 
 def _chosen_stages(inst: SylpheedInstall, stage: str | None) -> list[str]:
+    from audio.games.sylpheed.formats.install import stage_tag
+
     stages = inst.stages()
     if not stage:
         return list(stages)
@@ -294,6 +309,7 @@ def _new_line(path: Path, channels: int, sample_rate: int) -> np.ndarray:
     ``sample_rate`` Hz: float32 ``(samples, channels)``."""
     from math import gcd
 
+    import numpy as np
     import soundfile as sf
     from scipy.signal import resample_poly
 

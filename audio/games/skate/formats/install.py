@@ -20,6 +20,7 @@ import numpy as np
 
 from audio.core.errors import FormatError, InputError
 from audio.core.schema import did_you_mean
+from audio.games.skate.formats import BANK_PREFIXES
 from audio.games.skate.formats.big import BigArchive, BigEntry, write_big
 from audio.games.skate.formats.evt import EvtTable, parse_evt, write_evt
 from audio.games.skate.formats.hdr import ClipHeader, parse_hdr, write_hdr
@@ -37,8 +38,6 @@ __all__ = [
     "bank_paths",
 ]
 
-#: The speech banks an install may hold, in the order they are looked for.
-BANK_PREFIXES = ("livingworld", "maincast", "announcer")
 #: Where the banks live under the install root.
 SPEECH_DIR = Path("data") / "audio" / "english"
 #: Clip-name event excluded when deriving a voice's bits (497 Silence).
