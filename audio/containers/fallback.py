@@ -8,7 +8,9 @@ The chain, first success wins:
    XACT wave banks ``WBND``/``DNBW`` (the first entry; :mod:`audio.containers.xwb`), EA SPS
    (``0x48`` header block) and ``.snr`` with a sibling ``.sns`` (:mod:`audio.containers.snr`).
 3. **vgmstream** (pyvgmstream, by path so companion files are found): ADX, PS-ADPCM variants,
-   XWB PCM, hundreds of game formats. Loops are played once.
+   XWB PCM, hundreds of game formats. Loops are played once. It runs in a child process with a
+   CPU and memory budget, and a ``VAG``-magic file its VAG reader cannot take is refused before
+   it (:mod:`audio.containers.vgmstream`), so a broken file costs one request, not the host.
 
 The result is float32 ``(samples, channels)`` in [-1, 1] and the sample rate in Hz. A file nobody
 decodes raises one :class:`FormatError` (or :class:`UnsupportedError` when one of our
@@ -121,10 +123,14 @@ def _own_codecs(data: bytes, path: Path, tried: list[str]) -> tuple[Decoded, str
     return None
 
 
-def _vgmstream(path: Path, tried: list[str]) -> Decoded | None:
+def _vgmstream(data: bytes, path: Path, tried: list[str]) -> Decoded | None:
     ok, reason = vgmstream.available()
     if not ok:
         tried.append(f"vgmstream: {reason}")
+        return None
+    refusal = vgmstream.vag_refusal(data)
+    if refusal is not None:
+        tried.append(f"vgmstream: not tried: expected {refusal}")
         return None
     try:
         pcm, sample_rate = vgmstream.decode_path(str(path))
@@ -159,7 +165,7 @@ def decode_file_step(path: str | PathLike[str]) -> tuple[np.ndarray, int, str]:
     if own is not None:
         (pcm, sample_rate), name = own
         return pcm, sample_rate, name
-    got = _vgmstream(p, tried)
+    got = _vgmstream(data, p, tried)
     if got is not None:
         return got[0], got[1], "vgmstream"
     kind = UnsupportedError if any(": unsupported: " in t for t in tried) else FormatError

@@ -185,8 +185,8 @@ _EXTENSIONS = [".vag", ".wav", ".xwb", ".sps", ".bin"]
 def test_every_signature_with_a_broken_body_decodes_or_raises_a_barkbus_error(
     tmp_path: Path, ext: str
 ) -> None:
-    # the default suite's cover of the fuzzer below (slow: pyvgmstream spends seconds on some
-    # short VAGp files): each signature under each extension, with a zeroed and a counting body
+    # each signature under each extension, with a zeroed and a counting body (the fuzzer below
+    # draws the rest)
     for i, prefix in enumerate(_SIGNATURES):
         for body in (bytes(44), bytes(range(256))):
             p = tmp_path / f"broken{i}{ext}"
@@ -198,7 +198,7 @@ def test_every_signature_with_a_broken_body_decodes_or_raises_a_barkbus_error(
             assert pcm.dtype == np.float32 and pcm.ndim == 2 and rate >= 1
 
 
-@pytest.mark.slow  # pyvgmstream takes seconds on some short VAGp files (a 4-byte one included)
+# in the default suite: vgmstream.vag_refusal spares the short VAGp files pyvgmstream took seconds on
 @settings(
     max_examples=examples(40),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
