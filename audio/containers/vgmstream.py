@@ -19,6 +19,7 @@ the SNR header at 0x10, then the SNS data).
 from __future__ import annotations
 
 import atexit
+import os
 import signal
 import struct
 import subprocess
@@ -214,6 +215,7 @@ def _close_idle() -> None:
 
 
 atexit.register(_close_idle)
+os.register_at_fork(after_in_child=_idle.clear)  # a forked process starts its own children
 
 
 def decode_path(path: str) -> tuple[np.ndarray, int]:
