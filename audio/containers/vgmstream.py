@@ -182,8 +182,12 @@ class _Child:
         return head[:1], payload
 
     def death(self) -> str:
-        """Why the child ended (after it did), in words."""
-        code = self.proc.wait()
+        """Why the child ended (after a broken pipe or an early end of its replies), in words."""
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:  # alive but not answering: end it
+            self.proc.kill()
+            code = self.proc.wait()
         if code == -signal.SIGPROF:
             return f"stopped after its CPU budget of {CPU_SECONDS:g} s"
         if code == -signal.SIGKILL:
