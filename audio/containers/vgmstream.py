@@ -253,9 +253,8 @@ def decode_path(path: str) -> tuple[np.ndarray, int]:
         found = child.death() if child is not None else "could not start the vgmstream process"
         if child is not None:
             child.close()
-        raise FormatError(
-            str(path), None, f"a stream vgmstream decodes within {CPU_SECONDS:g} s of CPU", found
-        ) from None
+        budget = f"{CPU_SECONDS:g} s of CPU and {WALL_SECONDS:g} s"
+        raise FormatError(str(path), None, f"a stream vgmstream decodes within {budget}", found) from None
     with _lock:
         keep = len(_idle) < _IDLE_CHILDREN
         if keep:

@@ -5,6 +5,7 @@ past them costs that request (a play's fault), not the process that asked."""
 
 from __future__ import annotations
 
+import os
 import struct
 import time
 from pathlib import Path
@@ -114,6 +115,18 @@ def test_a_file_past_the_cpu_budget_costs_its_request_and_the_next_file_decodes(
     assert time.process_time() - cpu < 0.5  # the child spent it, not this process
     pcm, sample_rate = vgmstream.decode_path(str(good))
     assert sample_rate == 22050 and pcm.shape == (28 + -(-_TONE.size // 28) * 28, 1)
+
+
+@needs_vgmstream
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_file_that_blocks_vgmstream_without_cpu_is_stopped_at_the_wall_limit(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setattr(vgmstream, "WALL_SECONDS", 0.5)
+    fifo = tmp_path / "pipe.vag"
+    os.mkfifo(fifo)  # opening it waits for a writer forever
+    with pytest.raises(FormatError, match=r"stopped after 0\.5 s"):
+        vgmstream.decode_path(str(fifo))
 
 
 @needs_vgmstream
