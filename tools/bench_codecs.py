@@ -70,12 +70,12 @@ def bench_eaxma(fixture: Path, repeat: int) -> list[tuple[str, float, float]]:
 
 
 def bench_xas1(seconds: float, repeat: int) -> tuple[list[tuple[str, float, float]], str]:
-    rate = 48000
+    sample_rate = 48000
     rng = np.random.default_rng(0)
-    t = np.arange(int(seconds * rate)) / rate
+    t = np.arange(int(seconds * sample_rate)) / sample_rate
     x = 9000 * np.sin(2 * np.pi * 180 * t) * np.sin(2 * np.pi * 1.3 * t) + rng.normal(0, 800, t.size)
     pcm = x.astype(np.int16)
-    header = SnrHeader(0, CODEC_XAS1, 1, rate, TYPE_STREAM, False, len(pcm)).pack()
+    header = SnrHeader(0, CODEC_XAS1, 1, sample_rate, TYPE_STREAM, False, len(pcm)).pack()
     body = write_blocks(encode_xas1(pcm))
     rows = [("XAS1 (ours, numpy)", seconds, best_time(lambda: decode_take(header, body), repeat))]
     ok, reason = vgmstream.available()

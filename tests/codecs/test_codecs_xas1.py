@@ -41,17 +41,17 @@ def reference_frame(frame: bytes) -> list[int]:
     return out
 
 
-def speech_like(n: int, rate: int, seed: int) -> np.ndarray:
+def speech_like(n: int, sample_rate: int, seed: int) -> np.ndarray:
     """Voiced bursts: a 90-220 Hz pulse train through two formant resonances, with pauses and noise."""
     rng = np.random.default_rng(seed)
-    t = np.arange(n) / rate
+    t = np.arange(n) / sample_rate
     f0 = 90 + 130 * (0.5 + 0.5 * np.sin(2 * np.pi * 0.9 * t + seed))
-    phase = np.cumsum(f0 / rate)
+    phase = np.cumsum(f0 / sample_rate)
     src = (np.diff(np.floor(phase), prepend=0) > 0).astype(float)
     out = np.zeros(n)
     for formant, bw in ((600 + 100 * (seed % 3), 80), (1700, 120)):
-        r = np.exp(-np.pi * bw / rate)
-        a1, a2 = 2 * r * np.cos(2 * np.pi * formant / rate), -r * r
+        r = np.exp(-np.pi * bw / sample_rate)
+        a1, a2 = 2 * r * np.cos(2 * np.pi * formant / sample_rate), -r * r
         y1 = y2 = 0.0
         y = np.empty(n)
         for i in range(n):  # test-side signal generator, not a decoder
@@ -96,8 +96,8 @@ def test_block_layout_interleaves_channel_frames_and_trims_partial_frames():
 def test_encoder_round_trip_snr_on_speech_like_signal_is_at_least_35_db():
     x = speech_like(48000, 48000, seed=2)
     body = write_blocks(encode_xas1(x))
-    y, rate = decode_take(SnrHeader(0, CODEC_XAS1, 1, 48000, TYPE_STREAM, False, len(x)).pack(), body)
-    assert rate == 48000 and y.shape == (len(x), 1)
+    y, sample_rate = decode_take(SnrHeader(0, CODEC_XAS1, 1, 48000, TYPE_STREAM, False, len(x)).pack(), body)
+    assert sample_rate == 48000 and y.shape == (len(x), 1)
     assert snr_db(x, y[:, 0] * 32768) >= 35.0  # measured 40-44 dB
 
 
@@ -134,8 +134,8 @@ def test_xas1_decode_is_bit_exact_with_vgmstream(channels, n, block):
     header = SnrHeader(0, CODEC_XAS1, channels, 32000, TYPE_STREAM, False, n).pack()
     body = write_blocks(encode_xas1(x, block_samples=block))
     ours, _ = decode_take(header, body)
-    ref, rate = vgmstream.decode_take_vgmstream(header, body)
-    assert rate == 32000
+    ref, sample_rate = vgmstream.decode_take_vgmstream(header, body)
+    assert sample_rate == 32000
     np.testing.assert_array_equal(ours, ref / np.float32(32768))
 
 
