@@ -299,9 +299,9 @@ def decode_with_ffmpeg(wav: bytes, path: str = "<buffer>") -> np.ndarray:
         with av.open(io.BytesIO(wav), "r", format="wav") as container:
             stream = container.streams.audio[0]
             channels = stream.codec_context.channels
-            for frame in container.decode(stream):
-                arr = frame.to_ndarray()
-                arr = arr.T if frame.format.is_planar else arr.reshape(-1, channels)
+            for av_frame in container.decode(stream):
+                arr = av_frame.to_ndarray()
+                arr = arr.T if av_frame.format.is_planar else arr.reshape(-1, channels)
                 if arr.dtype == np.int16:
                     arr = pcm16_to_float32(arr)
                 chunks.append(arr.astype(np.float32, copy=False))
@@ -318,7 +318,7 @@ def xma2_wav(
     then the packets.
 
     ``num_samples`` is the audible length (PlayLength); SamplesEncoded is the raw count
-    ``seek_table[-1]`` (512 x frames).
+    ``seek_table[-1]`` (512 x XMA frames).
 
     Parameters
     ----------

@@ -499,7 +499,7 @@ def xma2_wave(
     name: str | None = None,
 ) -> NewWave:
     """A :class:`NewWave` holding one XMA2 stream (1 or 2 channels) as Microsoft's banks do:
-    whole 2048-byte packets, duration = raw samples (512 x frames = the seek table's last
+    whole 2048-byte packets, duration = raw samples (512 x XMA frames = the seek table's last
     entry), one seek entry per 64 KiB block.
 
     Parameters

@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 from audio.codecs.psadpcm import (
     COEFS,
     PsxSettings,
+    adpcm_frame_flags,
     decode_psadpcm,
     decode_psadpcm_int16,
-    encode_frames,
+    encode_adpcm_frames,
     encode_psadpcm,
-    frame_flags,
     loop_points,
 )
 from audio.containers import vgmstream
@@ -198,11 +198,11 @@ def test_settings_reject_unknown_values() -> None:
 @pytest.mark.parametrize("filt", range(16))
 def test_every_filter_and_shift_matches_vgmstream(filt: int) -> None:
     rng = np.random.default_rng(filt)
-    frames = rng.integers(0, 256, (16 * 3, 16), dtype=np.uint8)
-    frames[:, 1] = 0
-    frames[:, 0] = 0x14  # warm the history up with filter 1 ...
-    frames[16:32, 0] = (filt << 4) | np.arange(16)  # ... then every shift 0..15 with this filter
-    data = frames.tobytes()
+    adpcm_frames = rng.integers(0, 256, (16 * 3, 16), dtype=np.uint8)
+    adpcm_frames[:, 1] = 0
+    adpcm_frames[:, 0] = 0x14  # warm the history up with filter 1 ...
+    adpcm_frames[16:32, 0] = (filt << 4) | np.arange(16)  # ... then every shift 0..15 with this filter
+    data = adpcm_frames.tobytes()
     theirs, sample_rate = vgmstream.decode_buffer(vag_bytes(data), "probe.vag")
     assert sample_rate == 22050
     assert np.count_nonzero(decode_psadpcm_int16(data) != theirs) == 0
@@ -211,9 +211,9 @@ def test_every_filter_and_shift_matches_vgmstream(filt: int) -> None:
 @needs_vgmstream
 @pytest.mark.parametrize("flag", range(16))
 def test_every_flag_value_matches_vgmstream(flag: int) -> None:
-    frames = np.frombuffer(random_frames(flag + 20, 12, shifts=8), np.uint8).reshape(-1, 16).copy()
-    frames[4:8, 1] = flag
-    data = frames.tobytes()
+    adpcm_frames = np.frombuffer(random_frames(flag + 20, 12, shifts=8), np.uint8).reshape(-1, 16).copy()
+    adpcm_frames[4:8, 1] = flag
+    data = adpcm_frames.tobytes()
     theirs, _ = vgmstream.decode_buffer(vag_bytes(data), "probe.vag")
     assert np.count_nonzero(decode_psadpcm_int16(data) != theirs) == 0
 
@@ -269,8 +269,8 @@ def test_round_trip_snr_on_espeak_speech(espeak_line: np.ndarray) -> None:
 
 
 def test_silence_encodes_to_zero_nibbles_and_decodes_to_silence() -> None:
-    frames = encode_frames(np.zeros(100, np.int16))
-    assert frames.shape == (4, 16) and not frames[:, 2:].any()
+    adpcm_frames = encode_adpcm_frames(np.zeros(100, np.int16))
+    assert adpcm_frames.shape == (4, 16) and not adpcm_frames[:, 2:].any()
 
 
 def test_encoder_is_deterministic_and_pads_to_whole_frames() -> None:
@@ -289,10 +289,10 @@ def test_encoder_uses_the_history_setting_it_is_given() -> None:
 
 def test_end_and_loop_flags_are_written_where_the_spec_puts_them() -> None:
     x = speech_like(28 * 10, 22050, 5)
-    assert frame_flags(encode_psadpcm(x)).tolist() == [0] * 9 + [1]
-    assert frame_flags(encode_psadpcm(x, end_flag=False)).tolist() == [0] * 10
+    assert adpcm_frame_flags(encode_psadpcm(x)).tolist() == [0] * 9 + [1]
+    assert adpcm_frame_flags(encode_psadpcm(x, end_flag=False)).tolist() == [0] * 10
     looped = encode_psadpcm(x, loop_start=28 * 2, loop_end=28 * 6)
-    assert frame_flags(looped).tolist() == [0, 0, 6, 2, 2, 3, 0, 0, 0, 0]
+    assert adpcm_frame_flags(looped).tolist() == [0, 0, 6, 2, 2, 3, 0, 0, 0, 0]
     assert loop_points(looped) == (56, 168)
 
 
@@ -324,7 +324,7 @@ def test_vag_round_trip_keeps_every_field() -> None:
     data = encode_vag(speech_like(3000, 16000, 8), 16000, "radi_001")
     vag = read_vag(data)
     assert write_vag(vag.data, vag.sample_rate, vag.name, version=vag.version, reserved=vag.reserved) == data
-    assert vag.data[:16] == bytes(16) and vag.end_frame == vag.frame_count - 1
+    assert vag.data[:16] == bytes(16) and vag.end_adpcm_frame == vag.adpcm_frame_count - 1
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from fuzz_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audio.codecs.xas1 import FRAME_BYTES, decode_frames, decode_xas1, encode_xas1
+from audio.codecs.xas1 import XAS1_FRAME_BYTES, decode_xas1, decode_xas1_frames, encode_xas1
 from audio.containers import vgmstream
 from audio.containers.snr import CODEC_XAS1, TYPE_STREAM, SnrHeader, decode_take
 from audio.containers.sns import coded_blocks, write_blocks
@@ -70,16 +70,16 @@ def snr_db(x: np.ndarray, y: np.ndarray) -> float:
 
 def test_vectorised_decoder_matches_reference_on_random_frames_including_bad_coef_indexes():
     rng = np.random.default_rng(7)
-    frames = rng.integers(0, 256, size=(60, FRAME_BYTES), dtype=np.uint8)
-    got = decode_frames(frames)
-    for i in range(len(frames)):
-        assert got[i].tolist() == reference_frame(frames[i].tobytes())
+    xas1_frames = rng.integers(0, 256, size=(60, XAS1_FRAME_BYTES), dtype=np.uint8)
+    got = decode_xas1_frames(xas1_frames)
+    for i in range(len(xas1_frames)):
+        assert got[i].tolist() == reference_frame(xas1_frames[i].tobytes())
 
 
 @settings(max_examples=examples(40))
-@given(st.binary(min_size=FRAME_BYTES, max_size=FRAME_BYTES))
+@given(st.binary(min_size=XAS1_FRAME_BYTES, max_size=XAS1_FRAME_BYTES))
 def test_vectorised_decoder_matches_reference_on_any_frame(frame):
-    assert decode_frames(np.frombuffer(frame, np.uint8)[None])[0].tolist() == reference_frame(frame)
+    assert decode_xas1_frames(np.frombuffer(frame, np.uint8)[None])[0].tolist() == reference_frame(frame)
 
 
 def test_block_layout_interleaves_channel_frames_and_trims_partial_frames():
@@ -88,7 +88,7 @@ def test_block_layout_interleaves_channel_frames_and_trims_partial_frames():
     body = write_blocks(encode_xas1(x, block_samples=256))
     y = decode_xas1(coded_blocks(body), 2, 700)
     # frame 0 of channel 1 sits right after frame 0 of channel 0
-    ch1_frame0 = np.frombuffer(body[8 + FRAME_BYTES : 8 + 2 * FRAME_BYTES], np.uint8)
+    ch1_frame0 = np.frombuffer(body[8 + XAS1_FRAME_BYTES : 8 + 2 * XAS1_FRAME_BYTES], np.uint8)
     np.testing.assert_array_equal(y[:128, 1], reference_frame(ch1_frame0.tobytes()))
     assert y.shape == (700, 2)
 
@@ -160,7 +160,7 @@ def test_partial_frame_in_a_middle_block_keeps_only_that_blocks_samples():
     a = rng.integers(-5000, 5000, size=(300, 2)).astype(np.int16)
     b = rng.integers(-5000, 5000, size=(500, 2)).astype(np.int16)
     first = bytearray(write_blocks(encode_xas1(a, block_samples=256)))
-    first[256 // 128 * 2 * FRAME_BYTES + 8] = 0x00  # clear the 0x80 flag of a's last (44-sample) block
+    first[256 // 128 * 2 * XAS1_FRAME_BYTES + 8] = 0x00  # clear the 0x80 flag of a's last (44-sample) block
     joined = bytes(first) + write_blocks(encode_xas1(b, block_samples=256))
     got = decode_xas1(coded_blocks(joined), 2, 800)
     np.testing.assert_array_equal(
