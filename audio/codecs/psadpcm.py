@@ -45,6 +45,7 @@ import numba as nb
 import numpy as np
 
 from audio.codecs.blocks import pcm16_to_float32
+from audio.core.docs import share_parameters
 from audio.core.errors import FormatError, UnsupportedError
 
 __all__ = [
@@ -261,6 +262,7 @@ def decode_psadpcm_int16(
     return np.stack([d[:n] for d in decoded], axis=1)
 
 
+@share_parameters(decode_psadpcm_int16)
 def decode_psadpcm(
     data: bytes | memoryview,
     channels: int = 1,
@@ -273,21 +275,6 @@ def decode_psadpcm(
     """Decode PS-ADPCM frames to float32 ``(samples, channels)`` in [-1, 1) (int16 / 32768).
 
     Arguments as :func:`decode_psadpcm_int16`.
-
-    Parameters
-    ----------
-    data:
-        PS-ADPCM data (16-byte ADPCM frames of 28 samples).
-    channels:
-        Channel count.
-    interleave:
-        Bytes per channel before the next channel's (interleaved data).
-    num_samples:
-        Samples to keep (``None``: every decoded one; never pads).
-    settings:
-        Decoder choices the spec leaves open (:class:`PsxSettings`; default: vgmstream's).
-    path:
-        Source name for error messages (file, or archive+member).
     """
     pcm = decode_psadpcm_int16(
         data, channels, interleave=interleave, num_samples=num_samples, settings=settings, path=path

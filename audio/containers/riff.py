@@ -17,6 +17,7 @@ import numpy as np
 from audio.codecs.blocks import pcm16_to_float32
 from audio.codecs.xma import XMA2_BLOCK_SIZE, decode_xma, split_packets, xma2_extradata
 from audio.core.binary import Reader
+from audio.core.docs import share_parameters
 from audio.core.errors import FormatError, UnsupportedError
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "xma2_fmt",
     "decode_with_ffmpeg",
     "xma2_wav",
+    "xma2_raw_samples",
 ]
 
 TAG_PCM, TAG_MSADPCM, TAG_XMA1, TAG_XMA2 = 0x0001, 0x0002, 0x0165, 0x0166
@@ -333,14 +335,23 @@ def xma2_wav(
     seek_table:
         Cumulative raw samples at the end of each 64 KiB block.
     """
-    if channels not in (1, 2):
-        raise ValueError(f"one XMA2 stream holds 1 or 2 channels, got {channels}")
+    samples_encoded = xma2_raw_samples(channels, seek_table)
     data = b"".join(packets)
     ext = xma2_extradata(
         channels,
-        samples_encoded=seek_table[-1] if seek_table else 0,
+        samples_encoded=samples_encoded,
         block_count=-(-len(data) // XMA2_BLOCK_SIZE),
         play_length=num_samples,
     )
     seek = struct.pack(f">{len(seek_table)}I", *seek_table)
     return build_wav(xma2_fmt(channels, sample_rate, ext), data, {"seek": seek})
+
+
+@share_parameters(xma2_wav, "channels", "seek_table")
+def xma2_raw_samples(channels: int, seek_table: tuple[int, ...]) -> int:
+    """The raw sample count of one XMA2 stream (SamplesEncoded, 512 x XMA frames: the seek
+    table's last entry, 0 without one), for the RIFF and XWB writers; ValueError unless the
+    stream holds 1 or 2 channels."""
+    if channels not in (1, 2):
+        raise ValueError(f"one XMA2 stream holds 1 or 2 channels, got {channels}")
+    return seek_table[-1] if seek_table else 0

@@ -24,6 +24,7 @@ from audio.codecs.blocks import pcm16_to_float32
 from audio.codecs.xma import XMA2_BLOCK_SIZE, XMA_LENGTH_SLACK, decode_xma, split_packets, xma2_extradata
 from audio.containers import riff
 from audio.core.binary import Reader, align
+from audio.core.docs import share_parameters
 from audio.core.errors import FormatError, UnsupportedError
 
 __all__ = [
@@ -384,18 +385,12 @@ def _entry(bank: WaveBank, index: int) -> WaveEntry:
     return bank.entries[index]
 
 
+@share_parameters(entry_data)
 def decode_entry(bank: WaveBank, index: int) -> tuple[np.ndarray, int]:
     """Decode entry ``index`` to float32 ``(samples, channels)`` in -1..1 and its sample rate in Hz.
 
     PCM and MS-ADPCM decode exactly; XMA goes through FFmpeg (its length is checked
     against the header within :data:`XMA_LENGTH_SLACK`); xWMA raises UnsupportedError.
-
-    Parameters
-    ----------
-    bank:
-        The parsed bank.
-    index:
-        Entry index.
     """
     e = _entry(bank, index)
     raw = entry_data(bank, index)
@@ -490,6 +485,7 @@ class NewWave:
         )
 
 
+@share_parameters(riff.xma2_wav, "packets", "channels", "sample_rate", "seek_table")
 def xma2_wave(
     packets: Sequence[bytes],
     channels: int,
@@ -504,25 +500,15 @@ def xma2_wave(
 
     Parameters
     ----------
-    packets:
-        2048-byte XMA2 packets of one stream.
-    channels:
-        Channels, 1 or 2.
-    sample_rate:
-        Sample rate, Hz.
-    seek_table:
-        Cumulative raw samples at the end of each 64 KiB block.
     name:
         Entry name (``None``: none).
     """
-    if channels not in (1, 2):
-        raise ValueError(f"one XMA2 stream holds 1 or 2 channels, got {channels}")
     return NewWave(
         CODEC_XMA2,
         channels,
         sample_rate,
         b"".join(packets),
-        seek_table[-1] if seek_table else 0,
+        riff.xma2_raw_samples(channels, seek_table),
         name=name,
         seek_table=tuple(seek_table),
     )
