@@ -234,15 +234,12 @@ def pcm_fmt(channels: int, sample_rate: int, bits: int = 16) -> bytes:
     return struct.pack("<HHIIHH", TAG_PCM, channels, sample_rate, sample_rate * ba, ba, bits)
 
 
+@share_parameters(pcm_fmt, "channels", "sample_rate")
 def msadpcm_fmt(channels: int, sample_rate: int, block_align: int) -> bytes:
     """An MS-ADPCM WAVEFORMATEX (tag 2) with the standard seven coefficient pairs.
 
     Parameters
     ----------
-    channels:
-        Channel count.
-    sample_rate:
-        Sample rate, Hz.
     block_align:
         Bytes per MS-ADPCM block.
     """
@@ -264,15 +261,12 @@ def msadpcm_fmt(channels: int, sample_rate: int, block_align: int) -> bytes:
     )
 
 
+@share_parameters(pcm_fmt, "channels", "sample_rate")
 def xma2_fmt(channels: int, sample_rate: int, extension: bytes) -> bytes:
     """An XMA2 WAVEFORMATEX (tag 0x0166) carrying the 34-byte ``extension``.
 
     Parameters
     ----------
-    channels:
-        Channel count.
-    sample_rate:
-        Sample rate, Hz.
     extension:
         The XMA2WAVEFORMATEX extension (:func:`audio.codecs.xma.xma2_extradata`).
     """

@@ -457,6 +457,34 @@ class NewWave:
     bits_flag: int = 1
 
     @classmethod
+    def of_entry(cls, bank: WaveBank, index: int) -> NewWave:
+        """Entry ``index`` of ``bank`` as it is stored (data, duration, loop, name, seek table,
+        block align and flags), to write again.
+
+        Parameters
+        ----------
+        bank:
+            The parsed bank.
+        index:
+            Entry index.
+        """
+        e = _entry(bank, index)
+        return cls(
+            e.codec,
+            e.channels,
+            e.sample_rate,
+            entry_data(bank, index),
+            e.num_samples,
+            e.loop_start,
+            e.loop_length,
+            e.name,
+            e.seek_table,
+            e.block_align,
+            e.flags,
+            e.bits_flag,
+        )
+
+    @classmethod
     def pcm16(
         cls, samples: np.ndarray, sample_rate: int, *, big_endian: bool = True, name: str | None = None
     ) -> NewWave:

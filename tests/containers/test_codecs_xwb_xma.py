@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import struct
 from pathlib import Path
@@ -70,15 +71,7 @@ def test_bank_embedded_at_an_offset_reads_the_same(bank, bank_bytes):
 
 def test_written_bank_of_fixture_entries_reads_back_and_decodes_identically(bank):
     waves = [
-        xwb.NewWave(
-            e.codec,
-            e.channels,
-            e.sample_rate,
-            xwb.entry_data(bank, e.index),
-            e.num_samples,
-            seek_table=e.seek_table,
-            name=f"wave{e.index}",
-        )
+        dataclasses.replace(xwb.NewWave.of_entry(bank, e.index), name=f"wave{e.index}")
         for e in bank.entries[:6]
     ]
     for big in (True, False):
@@ -92,18 +85,7 @@ def test_written_bank_of_fixture_entries_reads_back_and_decodes_identically(bank
 
 
 def test_writer_reproduces_the_fixture_segment_layout(bank, bank_bytes):
-    waves = [
-        xwb.NewWave(
-            e.codec,
-            e.channels,
-            e.sample_rate,
-            xwb.entry_data(bank, e.index),
-            e.num_samples,
-            seek_table=e.seek_table,
-            block_align=e.block_align,
-        )
-        for e in bank.entries
-    ]
+    waves = [xwb.NewWave.of_entry(bank, e.index) for e in bank.entries]
     out = xwb.write_wavebank(waves)
     assert out[:0x8C] == bank_bytes[:0x8C]  # header, segment table, bank data up to the build time
     assert out[0x94:0x1E4] == bank_bytes[0x94:0x1E4]  # entry metadata, word for word
