@@ -8,7 +8,7 @@ one is all zeros (it primes the SPU) and is decoded like any other (28 zero samp
 vgmstream does. Trailing bytes past the data size are ignored; a data size that is not a
 multiple of 16 bytes loses its partial ADPCM frame.
 
-Settings: sample rates outside 1..192000 Hz are rejected (:data:`MAX_RATE`); the other
+Settings: sample rates outside 1..192000 Hz are rejected (:data:`MAX_SAMPLE_RATE`); the other
 ``VAG`` variants (``VAGi``, ``VAG1``, ``VAG2``, little-endian ``pGAV``) and the Vita/PS4
 HEVAG versions (0x00020001, 0x00030000) are :class:`UnsupportedError`. Decoding takes a
 :class:`~audio.codecs.psadpcm.PsxSettings` (defaults: what vgmstream decodes).
@@ -40,7 +40,7 @@ from audio.core.errors import FormatError, UnsupportedError
 __all__ = [
     "HEADER_SIZE",
     "MAGIC",
-    "MAX_RATE",
+    "MAX_SAMPLE_RATE",
     "VERSION",
     "VagFile",
     "decode_vag",
@@ -52,7 +52,7 @@ __all__ = [
 MAGIC = b"VAGp"
 HEADER_SIZE = 0x30
 VERSION = 0x20
-MAX_RATE = 192_000
+MAX_SAMPLE_RATE = 192_000
 NAME_SIZE = 16
 _VARIANTS = {
     b"VAGi": "interleaved stereo VAGi",
@@ -152,8 +152,8 @@ def read_vag(data: bytes | memoryview, path: str = "<buffer>") -> VagFile:
             path, 0x0C, f"a data size of at most {room} bytes (the bytes after the header)", size
         )
     sample_rate = r.u32(0x10, "sample rate")
-    if not 1 <= sample_rate <= MAX_RATE:
-        raise FormatError(path, 0x10, f"a sample rate of 1..{MAX_RATE} Hz", sample_rate)
+    if not 1 <= sample_rate <= MAX_SAMPLE_RATE:
+        raise FormatError(path, 0x10, f"a sample rate of 1..{MAX_SAMPLE_RATE} Hz", sample_rate)
     raw_name = r.bytes(0x20, NAME_SIZE, "name")
     name = raw_name.split(b"\0", 1)[0].decode("latin-1")
     reserved = r.bytes(0x08, 4, "reserved") + r.bytes(0x14, 12, "reserved")
@@ -197,8 +197,8 @@ def write_vag(
     """
     if len(adpcm_frames) % ADPCM_FRAME_BYTES:
         raise ValueError(f"PS-ADPCM data is whole 16-byte ADPCM frames, not {len(adpcm_frames)} bytes")
-    if not 1 <= sample_rate <= MAX_RATE:
-        raise ValueError(f"sample rate must be 1..{MAX_RATE} Hz, not {sample_rate}")
+    if not 1 <= sample_rate <= MAX_SAMPLE_RATE:
+        raise ValueError(f"sample rate must be 1..{MAX_SAMPLE_RATE} Hz, not {sample_rate}")
     if len(reserved) != 16:
         raise ValueError("reserved is the 16 reserved header bytes")
     head = (

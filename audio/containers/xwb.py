@@ -94,11 +94,11 @@ def pack_miniwaveformat(
     version:
         Bank version (the field widths depend on it).
     """
-    tag_bits, rate_bits = (1, 19) if version <= 34 else (2, 18)
+    tag_bits, sample_rate_bits = (1, 19) if version <= 34 else (2, 18)
     if not (
         0 <= tag < 1 << tag_bits
         and 0 <= channels < 8
-        and 0 <= sample_rate < 1 << rate_bits
+        and 0 <= sample_rate < 1 << sample_rate_bits
         and 0 <= block_align < 256
         and bits in (0, 1)
     ):
