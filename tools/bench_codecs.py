@@ -12,8 +12,6 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import av
@@ -23,6 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench_timing import best_time
+
 from audio.codecs.eaxma import encode_eaxma
 from audio.codecs.xas1 import encode_xas1
 from audio.codecs.xma import xma2_extradata
@@ -31,16 +31,6 @@ from audio.containers.snr import CODEC_EAXMA, CODEC_XAS1, TYPE_STREAM, SnrHeader
 from audio.containers.sns import write_blocks
 
 DEFAULT_FIXTURE = ROOT / ".." / "shared" / "fixtures" / "xmadroid.xwb"
-
-
-def best_time(fn: Callable[[], object], repeat: int) -> float:
-    """Smallest wall time of ``repeat`` runs, in seconds."""
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def wav_demuxer_decode(wav: bytes) -> np.ndarray:

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -21,19 +19,11 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench_timing import best_time
+
 from audio.codecs.psadpcm import encode_psadpcm
 from audio.containers import vgmstream
 from audio.containers.vag import decode_vag, encode_vag
-
-
-def best_time(fn: Callable[[], object], repeat: int) -> float:
-    """Smallest wall time of ``repeat`` runs, in seconds."""
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def voice_like(n: int, sample_rate: int) -> np.ndarray:
@@ -48,7 +38,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=60.0, help="audio length in seconds (default 60)")
     ap.add_argument(
-        "--rate", dest="sample_rate", type=int, default=22050, help="sample rate in Hz (default 22050)"
+        "--rate",
+        dest="sample_rate",
+        metavar="HZ",
+        type=int,
+        default=22050,
+        help="sample rate in Hz (default 22050)",
     )
     ap.add_argument("--repeat", type=int, default=5, help="runs per measurement, best kept (default 5)")
     args = ap.parse_args(argv)

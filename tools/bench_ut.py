@@ -14,7 +14,6 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -23,20 +22,12 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench_timing import best_time
+
 from audio.games.starlancer.formats.ut import decode_ut_int16, encode_ut
 
 SAMPLE_RATE = 22050
 TEXT = "Alpha wing, form up on me. Enemy fighters inbound, break and attack."
-
-
-def best_time(fn: Callable[[], object], repeat: int) -> float:
-    """Smallest wall time of ``repeat`` runs, in seconds."""
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def speech(seconds: float) -> tuple[np.ndarray, str]:
