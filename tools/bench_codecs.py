@@ -12,8 +12,6 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import av
@@ -23,6 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench_timing import best_time
+
 from audio.codecs.eaxma import encode_eaxma
 from audio.codecs.xas1 import encode_xas1
 from audio.codecs.xma import xma2_extradata
@@ -31,16 +31,6 @@ from audio.containers.snr import CODEC_EAXMA, CODEC_XAS1, TYPE_STREAM, SnrHeader
 from audio.containers.sns import write_blocks
 
 DEFAULT_FIXTURE = ROOT / ".." / "shared" / "fixtures" / "xmadroid.xwb"
-
-
-def best_time(fn: Callable[[], object], repeat: int) -> float:
-    """Smallest wall time of ``repeat`` runs, in seconds."""
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def wav_demuxer_decode(wav: bytes) -> np.ndarray:
@@ -70,12 +60,12 @@ def bench_eaxma(fixture: Path, repeat: int) -> list[tuple[str, float, float]]:
 
 
 def bench_xas1(seconds: float, repeat: int) -> tuple[list[tuple[str, float, float]], str]:
-    rate = 48000
+    sample_rate = 48000
     rng = np.random.default_rng(0)
-    t = np.arange(int(seconds * rate)) / rate
+    t = np.arange(int(seconds * sample_rate)) / sample_rate
     x = 9000 * np.sin(2 * np.pi * 180 * t) * np.sin(2 * np.pi * 1.3 * t) + rng.normal(0, 800, t.size)
     pcm = x.astype(np.int16)
-    header = SnrHeader(0, CODEC_XAS1, 1, rate, TYPE_STREAM, False, len(pcm)).pack()
+    header = SnrHeader(0, CODEC_XAS1, 1, sample_rate, TYPE_STREAM, False, len(pcm)).pack()
     body = write_blocks(encode_xas1(pcm))
     rows = [("XAS1 (ours, numpy)", seconds, best_time(lambda: decode_take(header, body), repeat))]
     ok, reason = vgmstream.available()

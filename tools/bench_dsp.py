@@ -31,14 +31,14 @@ import time
 
 import numpy as np
 
-SR = 48_000
-RATE = 36_000
-BUDGET_MS = 256 / SR * 1000
+SAMPLE_RATE = 48_000
+SRC_SAMPLE_RATE = 36_000
+BUDGET_MS = 256 / SAMPLE_RATE * 1000
 
 
 def _source(seconds: float = 12.0) -> np.ndarray:
     rng = np.random.default_rng(0)
-    return (0.1 * rng.standard_normal(int(RATE * seconds))).astype(np.float32)
+    return (0.1 * rng.standard_normal(int(SRC_SAMPLE_RATE * seconds))).astype(np.float32)
 
 
 def _engine(n: int, block: int):
@@ -50,7 +50,7 @@ def _engine(n: int, block: int):
         e.voices.start(
             "skate_stream_voice",
             src,
-            RATE,
+            SRC_SAMPLE_RATE,
             slot=i,
             params={
                 "PI20.centre_hz": 1800.0 + i,
@@ -80,7 +80,7 @@ def run_barkbus(n: int, block: int, min_seconds: float) -> float:
     spent, calls = 0.0, 0
     while spent < min_seconds or calls < 5:
         e = _engine(n, block)
-        window = int(10 * SR / block) - 8
+        window = int(10 * SAMPLE_RATE / block) - 8
         t0 = time.process_time()
         for _ in range(window):
             e.render(block)
@@ -179,7 +179,7 @@ def run_scipy(n: int, block: int, min_seconds: float) -> float:
 
     peak, main, ehp, elp = _biquads()
     src = _source()
-    step = RATE / SR
+    step = SRC_SAMPLE_RATE / SAMPLE_RATE
     voices = []
     for i in range(n):
         voices.append(
@@ -191,7 +191,7 @@ def run_scipy(n: int, block: int, min_seconds: float) -> float:
                 "zl": np.zeros((1, 2)),
                 "dl": np.zeros(8192, np.float32),
                 "w": 0,
-                "d": int((0.01 + (i % 10) * 0.01) * SR),
+                "d": int((0.01 + (i % 10) * 0.01) * SAMPLE_RATE),
                 "g": np.array([0.7, 0.7]),
             }
         )
@@ -224,7 +224,7 @@ def run_pedalboard(n: int, block: int, min_seconds: float) -> float:
     import pedalboard as pb
 
     src = _source()
-    step = RATE / SR
+    step = SRC_SAMPLE_RATE / SAMPLE_RATE
     idx = np.arange(block)
     voices = []
     for i in range(n):
@@ -254,9 +254,9 @@ def run_pedalboard(n: int, block: int, min_seconds: float) -> float:
         for v in voices:
             x = _lerp(src, v["pos"], step, idx).astype(np.float32)[None, :]
             v["pos"] += block * step
-            x = v["peak"](x, SR, reset=False)
-            e = v["echo"](0.3 * x, SR, reset=False)
-            y = v["main"](x, SR, reset=False)
+            x = v["peak"](x, SAMPLE_RATE, reset=False)
+            e = v["echo"](0.3 * x, SAMPLE_RATE, reset=False)
+            y = v["main"](x, SAMPLE_RATE, reset=False)
             env[:] += 0.2 * y[0] + e[0]
             out[:] += v["g"][:, None] * y[0]
 
@@ -289,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         child(args.child[0], int(args.child[1]), args.block, args.seconds)
         return 0
-    budget = args.block / SR * 1000
+    budget = args.block / SAMPLE_RATE * 1000
     print(f"block {args.block} samples = {budget:.2f} ms budget; one process per run; CPU ms per block")
     print(
         f"{'N':>5} {'impl':>11} {'ms/block':>9} {'% core':>7} {'RT voices/core':>15} "

@@ -14,7 +14,6 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -23,20 +22,12 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench_timing import best_time
+
 from audio.games.starlancer.formats.ut import decode_ut_int16, encode_ut
 
-RATE = 22050
+SAMPLE_RATE = 22050
 TEXT = "Alpha wing, form up on me. Enemy fighters inbound, break and attack."
-
-
-def best_time(fn: Callable[[], object], repeat: int) -> float:
-    """Smallest wall time of ``repeat`` runs, in seconds."""
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def speech(seconds: float) -> tuple[np.ndarray, str]:
@@ -46,16 +37,16 @@ def speech(seconds: float) -> tuple[np.ndarray, str]:
         from speech_synth import speak
 
         with tempfile.TemporaryDirectory() as tmp:
-            x = speak(TEXT, ["-v", "en-us"], Path(tmp), RATE)
+            x = speak(TEXT, ["-v", "en-us"], Path(tmp), SAMPLE_RATE)
         src = "espeak-ng"
     else:
         from scipy.signal import lfilter
 
-        t = np.zeros(int(RATE * 2.0))
-        t[:: RATE // 120] = 1.0
+        t = np.zeros(int(SAMPLE_RATE * 2.0))
+        t[:: SAMPLE_RATE // 120] = 1.0
         x = lfilter([1.0], [1.0, -1.3, 0.8], t)
         src = "synthetic vowel"
-    x = np.tile(x, int(np.ceil(seconds * RATE / x.size)))[: int(seconds * RATE)]
+    x = np.tile(x, int(np.ceil(seconds * SAMPLE_RATE / x.size)))[: int(seconds * SAMPLE_RATE)]
     return np.rint(x / np.abs(x).max() * 0.7 * 32767).astype(np.int16), src
 
 
@@ -65,8 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="timed runs; the best is reported")
     args = ap.parse_args(argv)
     pcm, src = speech(args.seconds)
-    dur = pcm.size / RATE
-    decode_ut_int16(encode_ut(pcm[:RATE]))  # compile (or load the numba cache)
+    dur = pcm.size / SAMPLE_RATE
+    decode_ut_int16(encode_ut(pcm[:SAMPLE_RATE]))  # compile (or load the numba cache)
     t0 = time.perf_counter()
     data = encode_ut(pcm)
     enc = time.perf_counter() - t0
@@ -75,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     ref = pcm.astype(np.float64)
     snr = 10 * np.log10(np.sum(ref**2) / np.sum((ref - out) ** 2))
     print(
-        f"input: {src}, {dur:.1f} s at {RATE} Hz; file {len(data)} bytes "
+        f"input: {src}, {dur:.1f} s at {SAMPLE_RATE} Hz; file {len(data)} bytes "
         f"({(len(data) - 12) * 8 / dur / 1000:.1f} kbit/s), waveform SNR {snr:.2f} dB"
     )
     print(f"decode: {dur / dec:8.1f} x real time ({dec * 1000:.1f} ms)")

@@ -15,8 +15,8 @@ import numpy as np
 __all__ = ["speak"]
 
 
-def speak(text: str, espeak_args: list[str], workdir: Path, rate: int) -> np.ndarray:
-    """``text`` through ``espeak-ng ESPEAK_ARGS``: mono float64 at ``rate`` Hz, with the silence
+def speak(text: str, espeak_args: list[str], workdir: Path, sample_rate: int) -> np.ndarray:
+    """``text`` through ``espeak-ng ESPEAK_ARGS``: mono float64 at ``sample_rate`` Hz, with the silence
     before and after the speech cut to 30 ms (threshold 0.01 of full scale)."""
     import soundfile as sf
     from scipy.signal import resample_poly
@@ -29,8 +29,8 @@ def speak(text: str, espeak_args: list[str], workdir: Path, rate: int) -> np.nda
     if loud.size:
         pad = int(0.03 * src)
         x = x[max(0, loud[0] - pad) : loud[-1] + pad]
-    g = int(np.gcd(rate, src))
-    return resample_poly(x, rate // g, src // g)
+    g = int(np.gcd(sample_rate, src))
+    return resample_poly(x, sample_rate // g, src // g)
 
 
 def builder_main(

@@ -8,7 +8,7 @@ well-formed input it does not implement.
 
 EA codecs (fed :class:`~audio.codecs.blocks.CodedBlock` lists by the SNS/SPS container)
     ``decode_pcm16be``, ``encode_pcm16be`` (pcm, codec 2);
-    ``decode_xas1``, ``encode_xas1``, ``decode_frames``, ``encode_frames`` (xas1, codec 4);
+    ``decode_xas1``, ``encode_xas1``, ``decode_xas1_frames``, ``encode_xas1_frames`` (xas1, codec 4);
     ``decode_eaxma``, ``encode_eaxma`` (eaxma, codec 3)
 
 Sony PS-ADPCM (SPU/SPU2 "VAG" ADPCM)
@@ -28,7 +28,7 @@ from audio.codecs.blocks import CodedBlock, pcm16_to_float32
 from audio.codecs.eaxma import decode_eaxma, encode_eaxma
 from audio.codecs.pcm import decode_pcm16be, encode_pcm16be
 from audio.codecs.psadpcm import PsxSettings, decode_psadpcm, encode_psadpcm
-from audio.codecs.xas1 import decode_frames, decode_xas1, encode_frames, encode_xas1
+from audio.codecs.xas1 import decode_xas1, decode_xas1_frames, encode_xas1, encode_xas1_frames
 from audio.codecs.xma import (
     XmaPacketHeader,
     decode_xma,
@@ -46,8 +46,8 @@ __all__ = [
     "encode_pcm16be",
     "decode_xas1",
     "encode_xas1",
-    "decode_frames",
-    "encode_frames",
+    "decode_xas1_frames",
+    "encode_xas1_frames",
     "decode_eaxma",
     "encode_eaxma",
     # PS-ADPCM

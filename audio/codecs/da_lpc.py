@@ -1,7 +1,7 @@
 """Digital Anvil LPC speech codec (Starlancer's ``.ut`` radio lines): bit-exact decoder and an encoder.
 
-22,050 Hz mono in frames of 432 samples (4 subframes of 108). The stream is read LSB-first; a
-15-bit header (stepped, n, g, r) is followed by frames: 12 reflection-coefficient level indices
+22,050 Hz mono in LPC frames of 432 samples (4 subframes of 108). The stream is read LSB-first; a
+15-bit header (stepped, n, g, r) is followed by LPC frames: 12 reflection-coefficient level indices
 (4 x 6 bits into the 64-entry level table, 8 x 5 bits into its entries 16..47), then per subframe
 an 8-bit pitch lag, a 4-bit pitch gain in fifteenths, a 6-bit gain index, in stepped mode an
 offset and an "alone" bit, and the pulses (a plain 1/2-bit code, or a two-context variable code
@@ -9,13 +9,13 @@ with runs and escapes when the first level index < ``coded_levels``). The excita
 ``gain x pulse + pitch gain x past excitation`` (``pitch`` here is the speech
 model's long-term predictor, as in every LPC codec: a lag and a gain; barkbus's ``pitch``
 parameter is a playback-rate ratio); reflection coefficients step a quarter of the way to
-the frame's over its first four 12-sample blocks, and a 12-pole all-pole filter makes the samples.
+the LPC frame's over its first four 12-sample blocks, and a 12-pole all-pole filter makes the samples.
 
 Every operation is IEEE float32 in the order of the spec (``starlancer-radio.md`` section 8), in
 numba kernels with explicit ``float32`` values: the output is bit-identical to an f32 reference.
 The codec knows no container (see ``audio.games.starlancer.formats.ut``).
 
-The encoder (spec 8.11) analyses each frame by Levinson-Durbin on a Hamming window, takes the
+The encoder (spec 8.11) analyses each LPC frame by Levinson-Durbin on a Hamming window, takes the
 nearest levels, then per subframe searches the pitch lag/gain and all 64 gains x offset x alone for
 the pulses with the least filtered squared error, running the decoder's own kernels for its state, so
 its streams decode exactly to what it predicted. About 24 kbit/s; waveform SNR 4.6-6.4 dB on raw
@@ -23,7 +23,7 @@ espeak-ng lines (6-8 dB when they are low-passed near 6 kHz first).
 
 State layout, as the game's: one float32 array ``st`` of 88 + 756 values, gains ``st[0:64]``,
 reflection coefficients ``st[64:76]``, filter memory ``st[76:88]`` (``[76]`` = most recent
-output), excitation history ``st[88:]`` (324 past + 432 this frame). A pitch lag past the history's
+output), excitation history ``st[88:]`` (324 past + 432 this LPC frame). A pitch lag past the history's
 start (q < 0) reads ``st[88 + q]``, i.e. the gains, coefficients and memory, as the game does.
 """
 
@@ -38,18 +38,18 @@ import numpy as np
 from audio.core.errors import FormatError
 
 __all__ = [
-    "FRAME_SAMPLES",
+    "LPC_FRAME_SAMPLES",
     "LEVELS",
-    "MIN_FRAME_BITS",
+    "MIN_LPC_FRAME_BITS",
     "SAMPLE_RATE",
     "SHIPPED_HEADER",
-    "SUBFRAME_SAMPLES",
+    "LPC_SUBFRAME_SAMPLES",
     "StreamHeader",
     "decode",
     "decode_float",
     "encode",
-    "encode_frames",
-    "frames_for",
+    "encode_lpc_frames",
+    "lpc_frames_for",
     "gain_table",
     "read_header",
     "to_int16",
@@ -57,16 +57,16 @@ __all__ = [
 ]
 
 SAMPLE_RATE = 22050
-FRAME_SAMPLES = 432
-SUBFRAME_SAMPLES = 108
+LPC_FRAME_SAMPLES = 432
+LPC_SUBFRAME_SAMPLES = 108
 ORDER = 12
 BLOCK = 12
 HISTORY = 324
 _H0 = 88
 """Index of the excitation history in the state array (after 64 gains, 12 coefficients, 12 memory)."""
-_STATE_SIZE = _H0 + HISTORY + FRAME_SAMPLES
-MIN_FRAME_BITS = 200
-"""Fewest bits any frame can take (stepped, variable code, one run per subframe): 64 + 4 x (20 + 14)."""
+_STATE_SIZE = _H0 + HISTORY + LPC_FRAME_SAMPLES
+MIN_LPC_FRAME_BITS = 200
+"""Fewest bits any LPC frame can take (stepped, variable code, one run per subframe): 64 + 4 x (20 + 14)."""
 
 _LEVEL_HEX = (
     "00000000 b62c7fbf 12867dbf 7fdf7bbf eb387abf 479278bf b3eb76bf 0f4575bf 7c9e73bf e5456ebf 75ab67bf "
@@ -141,7 +141,7 @@ class StreamHeader:
 
     @property
     def coded_levels(self) -> int:
-        """A frame whose first level index is below this uses the variable pulse code."""
+        """An LPC frame whose first level index is below this uses the variable pulse code."""
         return 32 - self.n
 
     def bits(self) -> int:
@@ -166,8 +166,8 @@ def read_header(stream: bytes) -> StreamHeader:
 
 
 def write_header_bits(header: StreamHeader) -> bytes:
-    """The two bytes holding the header (bit 15 zero); frames start at bit 15, so an encoder shares the
-    second byte with the first frame.
+    """The two bytes holding the header (bit 15 zero); LPC frames start at bit 15, so an encoder shares the
+    second byte with the first LPC frame.
 
     Parameters
     ----------
@@ -194,15 +194,15 @@ def gain_table(header: StreamHeader) -> np.ndarray:
     return g
 
 
-def frames_for(num_samples: int) -> int:
-    """Frames needed for ``num_samples`` samples: ceil(num_samples / 432).
+def lpc_frames_for(num_samples: int) -> int:
+    """LPC frames needed for ``num_samples`` samples: ceil(num_samples / 432).
 
     Parameters
     ----------
     num_samples:
         Samples (22,050 Hz).
     """
-    return -(-max(num_samples, 0) // FRAME_SAMPLES)
+    return -(-max(num_samples, 0) // LPC_FRAME_SAMPLES)
 
 
 # ------------------------------------------------------------------------------------------- kernels
@@ -237,7 +237,7 @@ def _read_pulses(data, bs, coded, xb, offset, step, kind, value, length, nxt):
     at = 0
     base = 5 + offset
     if not coded:
-        while at < SUBFRAME_SAMPLES:
+        while at < LPC_SUBFRAME_SAMPLES:
             h = bs[0] & 3
             if h == 1:
                 xb[base + at] = -_PLAIN
@@ -251,7 +251,7 @@ def _read_pulses(data, bs, coded, xb, offset, step, kind, value, length, nxt):
             at += step
         return
     ctx = 0
-    while at < SUBFRAME_SAMPLES:
+    while at < LPC_SUBFRAME_SAMPLES:
         b = bs[0] & 0xFF
         k = kind[ctx, b]
         _skip(data, bs, length[ctx, b])
@@ -259,8 +259,8 @@ def _read_pulses(data, bs, coded, xb, offset, step, kind, value, length, nxt):
         ctx = nxt[ctx, b]
         if k == _K_RUN:
             run = _read(data, bs, 6) + 7
-            if run * step + at > SUBFRAME_SAMPLES:
-                run = (SUBFRAME_SAMPLES - at) // step
+            if run * step + at > LPC_SUBFRAME_SAMPLES:
+                run = (LPC_SUBFRAME_SAMPLES - at) // step
             for _ in range(run):
                 xb[base + at] = np.float32(0.0)
                 at += step
@@ -281,7 +281,7 @@ def _read_pulses(data, bs, coded, xb, offset, step, kind, value, length, nxt):
 def _fill(xb, other):
     """Stepped, alone = 0: fill positions other, other + 2, ... < 108 from the pulses 1, 3, 5 away."""
     j = other
-    while j < SUBFRAME_SAMPLES:
+    while j < LPC_SUBFRAME_SAMPLES:
         c = j + 5
         t5 = (xb[c - 5] + xb[c + 5]) * _W5
         t3 = (xb[c - 3] + xb[c + 3]) * _W3
@@ -291,7 +291,7 @@ def _fill(xb, other):
 
 
 @nb.njit(**_FLAGS)
-def _build_subframe(st, s, lag, pg, gi, stepped, offset, alone, xb):
+def _build_lpc_subframe(st, s, lag, pg, gi, stepped, offset, alone, xb):
     """Excitation of subframe ``s`` into the history from the pulses in ``xb`` (fill applied here):
     ``H[p] = f32(gain x x[i]) + f32(pitch_gain x source)``."""
     pitch_gain = np.float32(pg) * _PITCH_STEP
@@ -299,18 +299,18 @@ def _build_subframe(st, s, lag, pg, gi, stepped, offset, alone, xb):
     if stepped:
         if alone:
             j = 1 - offset
-            while j < SUBFRAME_SAMPLES:
+            while j < LPC_SUBFRAME_SAMPLES:
                 xb[5 + j] = np.float32(0.0)
                 j += 2
         else:
             for j in range(5):
                 xb[j] = np.float32(0.0)
-                xb[5 + SUBFRAME_SAMPLES + j] = np.float32(0.0)
+                xb[5 + LPC_SUBFRAME_SAMPLES + j] = np.float32(0.0)
             _fill(xb, 1 - offset)
             gain = gain * _HALF
-    out = _H0 + HISTORY + SUBFRAME_SAMPLES * s
-    src = _H0 + HISTORY - SUBFRAME_SAMPLES + SUBFRAME_SAMPLES * s - lag
-    for i in range(SUBFRAME_SAMPLES):
+    out = _H0 + HISTORY + LPC_SUBFRAME_SAMPLES * s
+    src = _H0 + HISTORY - LPC_SUBFRAME_SAMPLES + LPC_SUBFRAME_SAMPLES * s - lag
+    for i in range(LPC_SUBFRAME_SAMPLES):
         st[out + i] = gain * xb[5 + i] + pitch_gain * st[src + i]
 
 
@@ -333,7 +333,7 @@ def _weights(r, w, lat, resp):
 
 
 @nb.njit(**_FLAGS)
-def _frame_weights(st, steps, wsets, lat, resp):
+def _lpc_frame_weights(st, steps, wsets, lat, resp):
     """Add the steps to R four times (kept summed), the weights after each addition into ``wsets[0..3]``."""
     for b in range(4):
         for k in range(ORDER):
@@ -343,7 +343,7 @@ def _frame_weights(st, steps, wsets, lat, resp):
 
 @nb.njit(**_FLAGS)
 def _synth(exc, n0, n, wsets, mem, out):
-    """All-pole filter of ``exc[0:n]`` (frame positions n0..n0+n-1; block b uses wsets[min(b, 3)]) with
+    """All-pole filter of ``exc[0:n]`` (LPC frame positions n0..n0+n-1; block b uses wsets[min(b, 3)]) with
     memory ``mem`` (mem[0] newest), into ``out[0:n]``."""
     for t in range(n):
         w = wsets[min((n0 + t) // BLOCK, 3)]
@@ -358,10 +358,10 @@ def _synth(exc, n0, n, wsets, mem, out):
 
 @nb.njit(**_FLAGS)
 def _finish(st, steps, wsets, lat, resp, out):
-    """End of a frame: keep the last 324 excitation samples, step R, synthesise 432 samples into out."""
-    _frame_weights(st, steps, wsets, lat, resp)
-    _synth(st[_H0 + HISTORY :], 0, FRAME_SAMPLES, wsets, st[76:88], out)
-    st[_H0 : _H0 + HISTORY] = st[_H0 + FRAME_SAMPLES :].copy()
+    """End of an LPC frame: keep the last 324 excitation samples, step R, synthesise 432 samples into out."""
+    _lpc_frame_weights(st, steps, wsets, lat, resp)
+    _synth(st[_H0 + HISTORY :], 0, LPC_FRAME_SAMPLES, wsets, st[76:88], out)
+    st[_H0 : _H0 + HISTORY] = st[_H0 + LPC_FRAME_SAMPLES :].copy()
 
 
 @nb.njit(**_FLAGS)
@@ -377,8 +377,8 @@ def _read_steps(data, bs, st, levels, steps):
 
 
 @nb.njit(**_FLAGS)
-def _decode_kernel(data, nframes, stepped, coded_levels, gains, levels, kind, value, length, nxt, out):
-    """Decode ``nframes`` frames of the stream ``data`` (header included) into float32 ``out``."""
+def _decode_kernel(data, n_lpc_frames, stepped, coded_levels, gains, levels, kind, value, length, nxt, out):
+    """Decode ``n_lpc_frames`` LPC frames of the stream ``data`` (header included) into float32 ``out``."""
     bs = np.zeros(3, np.int64)
     bs[0] = np.int64(data[0]) if data.size > 0 else np.int64(0)
     bs[1] = 8
@@ -391,8 +391,8 @@ def _decode_kernel(data, nframes, stepped, coded_levels, gains, levels, kind, va
     wsets = np.zeros((4, ORDER), np.float32)
     lat = np.zeros(ORDER, np.float32)
     resp = np.zeros(ORDER, np.float32)
-    xb = np.zeros(SUBFRAME_SAMPLES + 10, np.float32)
-    for f in range(nframes):
+    xb = np.zeros(LPC_SUBFRAME_SAMPLES + 10, np.float32)
+    for f in range(n_lpc_frames):
         coded = _read_steps(data, bs, st, levels, steps) < coded_levels
         for s in range(4):
             lag = _read(data, bs, 8)
@@ -403,8 +403,8 @@ def _decode_kernel(data, nframes, stepped, coded_levels, gains, levels, kind, va
                 offset = _read(data, bs, 1)
                 alone = _read(data, bs, 1)
             _read_pulses(data, bs, coded, xb, offset, 2 if stepped else 1, kind, value, length, nxt)
-            _build_subframe(st, s, lag, pg, gi, stepped, offset, alone, xb)
-        _finish(st, steps, wsets, lat, resp, out[f * FRAME_SAMPLES : (f + 1) * FRAME_SAMPLES])
+            _build_lpc_subframe(st, s, lag, pg, gi, stepped, offset, alone, xb)
+        _finish(st, steps, wsets, lat, resp, out[f * LPC_FRAME_SAMPLES : (f + 1) * LPC_FRAME_SAMPLES])
 
 
 # ------------------------------------------------------------------------------------------- decoder
@@ -422,13 +422,13 @@ def decode_float(stream: bytes, num_samples: int) -> np.ndarray:
     if num_samples < 0:
         raise FormatError(None, None, "a sample count >= 0", num_samples)
     header = read_header(stream)
-    nframes = frames_for(num_samples)
-    out = np.zeros(nframes * FRAME_SAMPLES, np.float32)
-    if nframes:
+    n_lpc_frames = lpc_frames_for(num_samples)
+    out = np.zeros(n_lpc_frames * LPC_FRAME_SAMPLES, np.float32)
+    if n_lpc_frames:
         data = np.frombuffer(bytes(stream), np.uint8)
         _decode_kernel(
             data,
-            nframes,
+            n_lpc_frames,
             header.stepped,
             header.coded_levels,
             gain_table(header),
@@ -506,9 +506,9 @@ def _put(out, pos, value, n):
 
 @nb.njit(**_FLAGS)
 def _lpc_indices(x, levels, idx):
-    """Level indices of one frame: Hamming window, autocorrelation 0..12 (f64), r0 x 1.0001 + 0.001,
+    """Level indices of one LPC frame: Hamming window, autocorrelation 0..12 (f64), r0 x 1.0001 + 0.001,
     Levinson-Durbin (|k| <= 0.999), decoder coefficient = -k, nearest level (ties to the lower index)."""
-    n = FRAME_SAMPLES
+    n = LPC_FRAME_SAMPLES
     xw = np.empty(n)
     for i in range(n):
         xw[i] = x[i] * (0.54 - 0.46 * np.cos(2.0 * np.pi * i / (n - 1)))
@@ -544,7 +544,7 @@ def _lpc_indices(x, levels, idx):
 
 @nb.njit(**_FLAGS)
 def _filt(inp, n0, n, wsets, mem0, out):
-    """f64 all-pole filter (analysis only) of inp[0:n] at frame positions n0.., from memory ``mem0``."""
+    """f64 all-pole filter (analysis only) of inp[0:n] at LPC frame positions n0.., from memory ``mem0``."""
     mem = mem0.copy()
     for t in range(n):
         w = wsets[min((n0 + t) // BLOCK, 3)]
@@ -560,11 +560,18 @@ def _filt(inp, n0, n, wsets, mem0, out):
 @nb.njit(**_FLAGS)
 def _pitch_search(st, s, target, wsets, zero, cand):
     """Best (lag, pg) by 2 g cross - g^2 energy over lags 0..min(255, 216 + 108 s) (q >= 0 only)."""
-    n0 = SUBFRAME_SAMPLES * s
+    n0 = LPC_SUBFRAME_SAMPLES * s
     best_lag, best_pg, best = 0, 0, 0.0
-    for lag in range(min(255, HISTORY - SUBFRAME_SAMPLES + n0) + 1):
-        src = _H0 + HISTORY - SUBFRAME_SAMPLES + n0 - lag
-        _filt(st[src : src + SUBFRAME_SAMPLES].astype(np.float64), n0, SUBFRAME_SAMPLES, wsets, zero, cand)
+    for lag in range(min(255, HISTORY - LPC_SUBFRAME_SAMPLES + n0) + 1):
+        src = _H0 + HISTORY - LPC_SUBFRAME_SAMPLES + n0 - lag
+        _filt(
+            st[src : src + LPC_SUBFRAME_SAMPLES].astype(np.float64),
+            n0,
+            LPC_SUBFRAME_SAMPLES,
+            wsets,
+            zero,
+            cand,
+        )
         cross = np.dot(target, cand)
         energy = np.dot(cand, cand)
         if cross <= 0.0 or energy <= 0.0:
@@ -590,21 +597,21 @@ def _try_pulses(e, t2, n0, gain, offset, step, alone, coded, wsets, zero, xb, ex
     """Squared error of one (gain, offset, alone) choice; its pulses into ``pulses`` (f64 analysis)."""
     xb[:] = 0.0
     pulses[:] = 0
-    for p in range(offset, SUBFRAME_SAMPLES, step):
+    for p in range(offset, LPC_SUBFRAME_SAMPLES, step):
         q = _quantise(e[p] / gain, coded)
         pulses[p] = q
         xb[5 + p] = q
     if step == 2 and not alone:
-        for j in range(1 - offset, SUBFRAME_SAMPLES, 2):
+        for j in range(1 - offset, LPC_SUBFRAME_SAMPLES, 2):
             c = j + 5
             xb[c] = ((xb[c - 5] + xb[c + 5]) * _W5 + (xb[c - 3] + xb[c + 3]) * _W3) + (
                 xb[c - 1] + xb[c + 1]
             ) * _W1
-    for i in range(SUBFRAME_SAMPLES):
+    for i in range(LPC_SUBFRAME_SAMPLES):
         ex[i] = gain * xb[5 + i]
-    _filt(ex, n0, SUBFRAME_SAMPLES, wsets, zero, fz)
+    _filt(ex, n0, LPC_SUBFRAME_SAMPLES, wsets, zero, fz)
     err = 0.0
-    for i in range(SUBFRAME_SAMPLES):
+    for i in range(LPC_SUBFRAME_SAMPLES):
         d = t2[i] - fz[i]
         err += d * d
     return err
@@ -614,17 +621,17 @@ def _try_pulses(e, t2, n0, gain, offset, step, alone, coded, wsets, zero, xb, ex
 def _write_pulses(out, pos, pulses, offset, step, coded, code, length, nxt):
     """A subframe's pulses in the plain code or the variable code (runs of >= 7 zeros, escapes >= 7)."""
     if not coded:
-        for p in range(offset, SUBFRAME_SAMPLES, step):
+        for p in range(offset, LPC_SUBFRAME_SAMPLES, step):
             v = pulses[p]
             pos = _put(out, pos, 0, 1) if v == 0 else _put(out, pos, 3 if v > 0 else 1, 2)
         return pos
     ctx = 0
     p = offset
-    while p < SUBFRAME_SAMPLES:
+    while p < LPC_SUBFRAME_SAMPLES:
         v = pulses[p]
         if v == 0:
             z = 0
-            while p + z * step < SUBFRAME_SAMPLES and pulses[p + z * step] == 0:
+            while p + z * step < LPC_SUBFRAME_SAMPLES and pulses[p + z * step] == 0:
                 z += 1
             if z >= 7:
                 run = min(z, 70)
@@ -652,10 +659,10 @@ def _write_pulses(out, pos, pulses, offset, step, coded, code, length, nxt):
 
 
 @nb.njit(**_FLAGS)
-def _encode_subframe(st, s, target, wsets, stepped, coded, sub, pulses):
+def _encode_lpc_subframe(st, s, target, wsets, stepped, coded, sub, pulses):
     """Choose subframe s's lag, pitch gain, gain, offset, alone and pulses (``sub`` = the five fields)."""
     zero = np.zeros(ORDER)
-    n = SUBFRAME_SAMPLES
+    n = LPC_SUBFRAME_SAMPLES
     n0 = n * s
     cand, fp, t2, e = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
     lag, pg = _pitch_search(st, s, target, wsets, zero, cand)
@@ -690,9 +697,9 @@ def _encode_subframe(st, s, target, wsets, stepped, coded, sub, pulses):
 
 
 @nb.njit(**_FLAGS)
-def _encode_frame(st, x, stepped, coded_levels, levels, idx, subs, pulses, steps, wsets, lat, resp, y):
-    """Analyse one frame (432 f64 samples, int16 scale), update ``st`` exactly as a decoder would and
-    leave the decoded frame in ``y``."""
+def _encode_lpc_frame(st, x, stepped, coded_levels, levels, idx, subs, pulses, steps, wsets, lat, resp, y):
+    """Analyse one LPC frame (432 f64 samples, int16 scale), update ``st`` exactly as a decoder would and
+    leave the decoded LPC frame in ``y``."""
     _lpc_indices(x, levels, idx)
     for k in range(ORDER):
         steps[k] = (levels[idx[k]] - st[64 + k]) * _QUARTER
@@ -704,43 +711,47 @@ def _encode_frame(st, x, stepped, coded_levels, levels, idx, subs, pulses, steps
     w64 = wsets.astype(np.float64)
     coded = idx[0] < coded_levels
     mem = st[76:88].copy()
-    zeros, zir, target = np.zeros(SUBFRAME_SAMPLES), np.empty(SUBFRAME_SAMPLES), np.empty(SUBFRAME_SAMPLES)
-    xb = np.zeros(SUBFRAME_SAMPLES + 10, np.float32)
-    sy = np.empty(SUBFRAME_SAMPLES, np.float32)
+    zeros, zir, target = (
+        np.zeros(LPC_SUBFRAME_SAMPLES),
+        np.empty(LPC_SUBFRAME_SAMPLES),
+        np.empty(LPC_SUBFRAME_SAMPLES),
+    )
+    xb = np.zeros(LPC_SUBFRAME_SAMPLES + 10, np.float32)
+    sy = np.empty(LPC_SUBFRAME_SAMPLES, np.float32)
     for s in range(4):
-        n0 = SUBFRAME_SAMPLES * s
-        _filt(zeros, n0, SUBFRAME_SAMPLES, w64, mem.astype(np.float64), zir)
-        for i in range(SUBFRAME_SAMPLES):
+        n0 = LPC_SUBFRAME_SAMPLES * s
+        _filt(zeros, n0, LPC_SUBFRAME_SAMPLES, w64, mem.astype(np.float64), zir)
+        for i in range(LPC_SUBFRAME_SAMPLES):
             target[i] = x[n0 + i] - zir[i]
-        _encode_subframe(st, s, target, w64, stepped, coded, subs[s], pulses[s])
+        _encode_lpc_subframe(st, s, target, w64, stepped, coded, subs[s], pulses[s])
         xb[:] = 0.0
-        for i in range(SUBFRAME_SAMPLES):
+        for i in range(LPC_SUBFRAME_SAMPLES):
             xb[5 + i] = np.float32(pulses[s, i])
         sub = subs[s]
-        _build_subframe(st, s, sub[0], sub[1], sub[2], stepped, sub[3], sub[4], xb)
-        _synth(st[_H0 + HISTORY + n0 :], n0, SUBFRAME_SAMPLES, wsets, mem, sy)
+        _build_lpc_subframe(st, s, sub[0], sub[1], sub[2], stepped, sub[3], sub[4], xb)
+        _synth(st[_H0 + HISTORY + n0 :], n0, LPC_SUBFRAME_SAMPLES, wsets, mem, sy)
     _finish(st, steps, wsets, lat, resp, y)
     return coded
 
 
 @nb.njit(**_FLAGS)
-def _encode_kernel(x, nframes, stepped, coded_levels, gains, levels, code, length, nxt, out, pos, y):
-    """Encode ``nframes`` frames of ``x`` into the zeroed byte array ``out`` from bit ``pos``; returns the
-    bit count. ``y`` receives the decoded samples."""
+def _encode_kernel(x, n_lpc_frames, stepped, coded_levels, gains, levels, code, length, nxt, out, pos, y):
+    """Encode ``n_lpc_frames`` LPC frames of ``x`` into the zeroed byte array ``out`` from bit ``pos``;
+    returns the bit count. ``y`` receives the decoded samples."""
     st = np.zeros(_STATE_SIZE, np.float32)
     st[0:64] = gains
     idx = np.zeros(ORDER, np.int64)
     subs = np.zeros((4, 5), np.int64)
-    pulses = np.zeros((4, SUBFRAME_SAMPLES), np.int64)
+    pulses = np.zeros((4, LPC_SUBFRAME_SAMPLES), np.int64)
     steps = np.zeros(ORDER, np.float32)
     wsets = np.zeros((4, ORDER), np.float32)
     lat, resp = np.zeros(ORDER, np.float32), np.zeros(ORDER, np.float32)
     step = 2 if stepped else 1
-    for f in range(nframes):
-        f0 = f * FRAME_SAMPLES
-        coded = _encode_frame(
+    for f in range(n_lpc_frames):
+        f0 = f * LPC_FRAME_SAMPLES
+        coded = _encode_lpc_frame(
             st,
-            x[f0 : f0 + FRAME_SAMPLES],
+            x[f0 : f0 + LPC_FRAME_SAMPLES],
             stepped,
             coded_levels,
             levels,
@@ -751,7 +762,7 @@ def _encode_kernel(x, nframes, stepped, coded_levels, gains, levels, code, lengt
             wsets,
             lat,
             resp,
-            y[f0 : f0 + FRAME_SAMPLES],
+            y[f0 : f0 + LPC_FRAME_SAMPLES],
         )
         for k in range(ORDER):
             pos = _put(out, pos, idx[k], 6) if k < 4 else _put(out, pos, idx[k] - 16, 5)
@@ -766,7 +777,7 @@ def _encode_kernel(x, nframes, stepped, coded_levels, gains, levels, code, lengt
     return pos
 
 
-def encode_frames(pcm16: np.ndarray, header: StreamHeader = SHIPPED_HEADER) -> tuple[bytes, np.ndarray]:
+def encode_lpc_frames(pcm16: np.ndarray, header: StreamHeader = SHIPPED_HEADER) -> tuple[bytes, np.ndarray]:
     """Encode mono samples (int16 scale, 22,050 Hz) by analysis by synthesis; returns the codec stream and
     the float32 samples a decoder makes from it (the encoder runs the decoder's own state).
 
@@ -781,15 +792,15 @@ def encode_frames(pcm16: np.ndarray, header: StreamHeader = SHIPPED_HEADER) -> t
     if not np.all(np.isfinite(x)):
         raise ValueError("samples must be finite")
     n = x.size
-    nframes = frames_for(n)
-    xp = np.zeros(nframes * FRAME_SAMPLES)
+    n_lpc_frames = lpc_frames_for(n)
+    xp = np.zeros(n_lpc_frames * LPC_FRAME_SAMPLES)
     xp[:n] = np.clip(x, -32768.0, 32767.0)
-    out = np.zeros(2 + nframes * (64 + 4 * (20 + 108 * 44)) // 8 + 8, np.uint8)
+    out = np.zeros(2 + n_lpc_frames * (64 + 4 * (20 + 108 * 44)) // 8 + 8, np.uint8)
     out[:2] = np.frombuffer(write_header_bits(header), np.uint8)
-    y = np.zeros(nframes * FRAME_SAMPLES, np.float32)
+    y = np.zeros(n_lpc_frames * LPC_FRAME_SAMPLES, np.float32)
     nbits = _encode_kernel(
         xp,
-        nframes,
+        n_lpc_frames,
         header.stepped,
         header.coded_levels,
         gain_table(header),
@@ -805,9 +816,10 @@ def encode_frames(pcm16: np.ndarray, header: StreamHeader = SHIPPED_HEADER) -> t
 
 
 def encode(pcm16: np.ndarray, header: StreamHeader = SHIPPED_HEADER) -> bytes:
-    """Encode mono samples (int16 scale, 22,050 Hz) to a codec stream (spec 8.11): per frame Levinson-Durbin
-    levels, then per subframe the pitch lag/gain and the gain/offset/alone/pulses that minimise the
-    filtered squared error, against the decoder's own state. Decode with ``num_samples = len(pcm16)``.
+    """Encode mono samples (int16 scale, 22,050 Hz) to a codec stream (spec 8.11): per LPC frame
+    Levinson-Durbin levels, then per subframe the pitch lag/gain and the gain/offset/alone/pulses that
+    minimise the filtered squared error, against the decoder's own state. Decode with
+    ``num_samples = len(pcm16)``.
 
     Parameters
     ----------
@@ -816,4 +828,4 @@ def encode(pcm16: np.ndarray, header: StreamHeader = SHIPPED_HEADER) -> bytes:
     header:
         The stream header (default: the shipped files' ``F1 38``).
     """
-    return encode_frames(pcm16, header)[0]
+    return encode_lpc_frames(pcm16, header)[0]

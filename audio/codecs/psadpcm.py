@@ -1,18 +1,18 @@
 """Sony PS-ADPCM (SPU/SPU2 "VAG" ADPCM): decoder and closed-loop encoder, compiled with numba.
 
-A frame is 16 bytes and holds 28 samples. Byte 0: high nibble = filter (predictor) index,
+An ADPCM frame is 16 bytes and holds 28 samples. Byte 0: high nibble = filter (predictor) index,
 low nibble = shift; byte 1 = flags; bytes 2..15: 28 signed 4-bit nibbles, low nibble first.
 Each nibble decodes as ``s = int16(nibble << 12) >> shift`` and
 ``out = clamp16(s + (c1 * hist1 + c2 * hist2) / 64)`` with the filter pairs (c1, c2) of
-:data:`COEFS` (1/64 units). History runs on across frames (one channel).
+:data:`COEFS` (1/64 units). History runs on across ADPCM frames (one channel).
 
 What the spec leaves open is a :class:`PsxSettings` field; the defaults are what
-pyvgmstream 0.1.1 does (measured: 0 differing samples on random frames of every filter,
+pyvgmstream 0.1.1 does (measured: 0 differing samples on random ADPCM frames of every filter,
 shift and flag):
 
 ``rounding``
     ``"vgmstream"`` (default): ``s + (int(c1*h1 + c2*h2) >> 6)`` with the products and their
-    sum in float32, which is what pyvgmstream 0.1.1 computes (measured on random frames; it
+    sum in float32, which is what pyvgmstream 0.1.1 computes (measured on random ADPCM frames; it
     equals ``"floor"`` unless ``|c*h| > 2**24``, i.e. after a clip with the raw history).
     ``"floor"``: the same in exact integers, the ``>> 6`` form of the spec. ``"trunc"``: the
     exact sum ``s + c1*h1/64 + c2*h2/64`` truncated toward zero (older vgmstream's
@@ -27,14 +27,14 @@ shift and flag):
 ``bad_shift``
     Shifts 13..15 act as this shift: default 9 (vgmstream, after the Nocash PSX notes).
 ``mute_flag7``
-    Frames whose flag byte is 7 or more decode as silence (their history too), as in
+    ADPCM frames whose flag byte is 7 or more decode as silence (their history too), as in
     vgmstream. Default True.
 ``stop_at_end``
-    False (default, vgmstream): decode every frame of the data. True: stop after the
-    first frame with an end mark (flag bit 0 set: 1, 3, 7), as the SPU does for a one-shot.
+    False (default, vgmstream): decode every ADPCM frame of the data. True: stop after the
+    first ADPCM frame with an end mark (flag bit 0 set: 1, 3, 7), as the SPU does for a one-shot.
 
-Flags the encoder writes (:data:`FLAG_END` etc.): 1 on the last frame of a one-shot; with
-a loop, 6 on its first frame, 2 inside, 3 on its last frame.
+Flags the encoder writes (:data:`FLAG_END` etc.): 1 on the last ADPCM frame of a one-shot; with
+a loop, 6 on its first ADPCM frame, 2 inside, 3 on its last ADPCM frame.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ import numba as nb
 import numpy as np
 
 from audio.codecs.blocks import pcm16_to_float32
+from audio.core.docs import share_parameters
 from audio.core.errors import FormatError, UnsupportedError
 
 __all__ = [
@@ -55,29 +56,29 @@ __all__ = [
     "FLAG_LOOP_REGION",
     "FLAG_LOOP_START",
     "FLAG_START",
-    "FRAME_BYTES",
-    "FRAME_SAMPLES",
+    "ADPCM_FRAME_BYTES",
+    "ADPCM_FRAME_SAMPLES",
     "VGMSTREAM",
     "PsxSettings",
     "decode_psadpcm",
     "decode_psadpcm_int16",
-    "encode_frames",
+    "encode_adpcm_frames",
     "encode_psadpcm",
-    "frame_flags",
+    "adpcm_frame_flags",
     "loop_points",
     "to_int16",
 ]
 
-FRAME_BYTES = 16
-FRAME_SAMPLES = 28
+ADPCM_FRAME_BYTES = 16
+ADPCM_FRAME_SAMPLES = 28
 COEFS = np.array([(0, 0), (60, 0), (115, -52), (98, -55), (122, -60)], np.int64)
 """Filter pairs (c1, c2) in 1/64 units, by filter index 0..4."""
-FLAG_END = 0x01  # end mark, frame decoded
+FLAG_END = 0x01  # end mark, ADPCM frame decoded
 FLAG_LOOP_REGION = 0x02  # inside a loop
-FLAG_LOOP_END = 0x03  # last frame of a loop (end mark + repeat)
+FLAG_LOOP_END = 0x03  # last ADPCM frame of a loop (end mark + repeat)
 FLAG_START = 0x04  # start mark
-FLAG_LOOP_START = 0x06  # first frame of a loop
-FLAG_END_MUTE = 0x07  # end mark, frame decoded as silence
+FLAG_LOOP_START = 0x06  # first ADPCM frame of a loop
+FLAG_END_MUTE = 0x07  # end mark, ADPCM frame decoded as silence
 _ROUNDINGS = {"floor": 0, "trunc": 1, "vgmstream": 2}
 _HISTORIES = ("raw", "clamped")
 _BAD_FILTERS = ("vgmstream", "zero", "error")
@@ -149,24 +150,24 @@ def _step(s: int, h1: int, h2: int, c1: int, c2: int, mode: int, raw_hist: bool)
 
 
 @nb.njit(cache=True, nogil=True)
-def _decode_frames(frames, coefs, shifts, mode, raw_hist, mute7, stop_at_end, out):
-    """Decode ``(n, 16)`` uint8 frames of one channel into int16 ``out``; returns frames decoded."""
+def _decode_adpcm_frames(adpcm_frames, coefs, shifts, mode, raw_hist, mute7, stop_at_end, out):
+    """Decode ``(n, 16)`` uint8 ADPCM frames of one channel into int16 ``out``; returns how many decoded."""
     h1 = 0
     h2 = 0
-    n = frames.shape[0]
+    n = adpcm_frames.shape[0]
     for f in range(n):
-        head = frames[f, 0]
+        head = adpcm_frames[f, 0]
         c1 = coefs[head >> 4, 0]
         c2 = coefs[head >> 4, 1]
         shift = shifts[head & 0xF]
-        flag = frames[f, 1]
+        flag = adpcm_frames[f, 1]
         mute = mute7 and flag >= 7
         base = f * 28
         for i in range(28):
             v = 0
             h = 0
             if not mute:
-                byte = frames[f, 2 + (i >> 1)]
+                byte = adpcm_frames[f, 2 + (i >> 1)]
                 nib = np.int64((byte >> 4) if (i & 1) else (byte & 0xF))
                 s = (((nib - 16) if nib >= 8 else nib) << 12) >> shift  # int16(nibble << 12) >> shift
                 v, h = _step(s, h1, h2, c1, c2, mode, raw_hist)
@@ -179,15 +180,15 @@ def _decode_frames(frames, coefs, shifts, mode, raw_hist, mute7, stop_at_end, ou
 
 
 def _split_channels(data: bytes | memoryview, channels: int, interleave: int, path: str) -> list[np.ndarray]:
-    """Per-channel ``(n, 16)`` frame arrays from ``channels`` interleaved blocks of ``interleave`` bytes."""
+    """Per-channel ``(n, 16)`` ADPCM frames from ``channels`` interleaved blocks of ``interleave`` bytes."""
     if channels < 1:
         raise ValueError(f"channels must be >= 1, not {channels}")
-    if interleave < FRAME_BYTES or interleave % FRAME_BYTES:
+    if interleave < ADPCM_FRAME_BYTES or interleave % ADPCM_FRAME_BYTES:
         raise ValueError(f"interleave must be a positive multiple of 16 bytes, not {interleave}")
     raw = np.frombuffer(data, np.uint8)
     if channels == 1:
-        usable = raw.size // FRAME_BYTES * FRAME_BYTES
-        return [raw[:usable].reshape(-1, FRAME_BYTES)]
+        usable = raw.size // ADPCM_FRAME_BYTES * ADPCM_FRAME_BYTES
+        return [raw[:usable].reshape(-1, ADPCM_FRAME_BYTES)]
     row = interleave * channels
     if raw.size % row:
         raise FormatError(
@@ -197,23 +198,23 @@ def _split_channels(data: bytes | memoryview, channels: int, interleave: int, pa
             f"{raw.size % row} trailing bytes",
         )
     blocks = raw.reshape(-1, channels, interleave)
-    return [np.ascontiguousarray(blocks[:, c, :]).reshape(-1, FRAME_BYTES) for c in range(channels)]
+    return [np.ascontiguousarray(blocks[:, c, :]).reshape(-1, ADPCM_FRAME_BYTES) for c in range(channels)]
 
 
-def _check_filters(frames: np.ndarray, path: str, channel: int, interleave: int, channels: int) -> None:
-    bad = np.flatnonzero((frames[:, 0] >> 4) > 4)
+def _check_filters(adpcm_frames: np.ndarray, path: str, channel: int, interleave: int, channels: int) -> None:
+    bad = np.flatnonzero((adpcm_frames[:, 0] >> 4) > 4)
     if bad.size:
         f = int(bad[0])
-        per_block = interleave // FRAME_BYTES
-        offset = ((f // per_block) * channels + channel) * interleave + (f % per_block) * FRAME_BYTES
-        raise UnsupportedError(path, offset, "a PS-ADPCM filter index 0..4", int(frames[f, 0] >> 4))
+        per_block = interleave // ADPCM_FRAME_BYTES
+        offset = ((f // per_block) * channels + channel) * interleave + (f % per_block) * ADPCM_FRAME_BYTES
+        raise UnsupportedError(path, offset, "a PS-ADPCM filter index 0..4", int(adpcm_frames[f, 0] >> 4))
 
 
 def decode_psadpcm_int16(
     data: bytes | memoryview,
     channels: int = 1,
     *,
-    interleave: int = FRAME_BYTES,
+    interleave: int = ADPCM_FRAME_BYTES,
     num_samples: int | None = None,
     settings: PsxSettings = VGMSTREAM,
     path: str = "<buffer>",
@@ -221,12 +222,12 @@ def decode_psadpcm_int16(
     """Decode PS-ADPCM frames to int16 ``(samples, channels)``.
 
     ``channels`` > 1: blocks of ``interleave`` bytes per channel, in turn. Trailing bytes
-    short of a frame (mono) are ignored. ``num_samples`` cuts (never pads) the result.
+    short of an ADPCM frame (mono) are ignored. ``num_samples`` cuts (never pads) the result.
 
     Parameters
     ----------
     data:
-        PS-ADPCM data (16-byte frames of 28 samples).
+        PS-ADPCM data (16-byte ADPCM frames of 28 samples).
     channels:
         Channel count.
     interleave:
@@ -240,12 +241,12 @@ def decode_psadpcm_int16(
     """
     coefs, shifts = settings.coef_table(), settings.shift_table()
     decoded = []
-    for c, frames in enumerate(_split_channels(data, channels, interleave, path)):
+    for c, adpcm_frames in enumerate(_split_channels(data, channels, interleave, path)):
         if settings.bad_filter == "error":
-            _check_filters(frames, path, c, interleave, channels)
-        out = np.zeros(frames.shape[0] * FRAME_SAMPLES, np.int16)
-        used = _decode_frames(
-            frames,
+            _check_filters(adpcm_frames, path, c, interleave, channels)
+        out = np.zeros(adpcm_frames.shape[0] * ADPCM_FRAME_SAMPLES, np.int16)
+        used = _decode_adpcm_frames(
+            adpcm_frames,
             coefs,
             shifts,
             settings.mode,
@@ -254,18 +255,19 @@ def decode_psadpcm_int16(
             settings.stop_at_end,
             out,
         )
-        decoded.append(out[: used * FRAME_SAMPLES])
+        decoded.append(out[: used * ADPCM_FRAME_SAMPLES])
     n = min(len(d) for d in decoded)
     if num_samples is not None:
         n = min(n, max(0, int(num_samples)))
     return np.stack([d[:n] for d in decoded], axis=1)
 
 
+@share_parameters(decode_psadpcm_int16)
 def decode_psadpcm(
     data: bytes | memoryview,
     channels: int = 1,
     *,
-    interleave: int = FRAME_BYTES,
+    interleave: int = ADPCM_FRAME_BYTES,
     num_samples: int | None = None,
     settings: PsxSettings = VGMSTREAM,
     path: str = "<buffer>",
@@ -273,21 +275,6 @@ def decode_psadpcm(
     """Decode PS-ADPCM frames to float32 ``(samples, channels)`` in [-1, 1) (int16 / 32768).
 
     Arguments as :func:`decode_psadpcm_int16`.
-
-    Parameters
-    ----------
-    data:
-        PS-ADPCM data (16-byte frames of 28 samples).
-    channels:
-        Channel count.
-    interleave:
-        Bytes per channel before the next channel's (interleaved data).
-    num_samples:
-        Samples to keep (``None``: every decoded one; never pads).
-    settings:
-        Decoder choices the spec leaves open (:class:`PsxSettings`; default: vgmstream's).
-    path:
-        Source name for error messages (file, or archive+member).
     """
     pcm = decode_psadpcm_int16(
         data, channels, interleave=interleave, num_samples=num_samples, settings=settings, path=path
@@ -297,8 +284,8 @@ def decode_psadpcm(
 
 # ---------------------------------------------------------------------------------------------- encoder
 @nb.njit(cache=True, nogil=True)
-def _try_frame(x, start, h1, h2, c1, c2, shift, mode, raw_hist, limit, nibs):
-    """Simulate one frame for (c1, c2, shift): per sample the nibble whose decoded value (the
+def _try_adpcm_frame(x, start, h1, h2, c1, c2, shift, mode, raw_hist, limit, nibs):
+    """Simulate one ADPCM frame for (c1, c2, shift): per sample the nibble whose decoded value (the
     decoder's exact arithmetic) is nearest the input; returns (squared error, hist1, hist2),
     stopping early once the error passes ``limit``."""
     err = 0.0
@@ -341,7 +328,7 @@ def _encode_channel(x, coefs, mode, raw_hist, out):
         best_h2 = 0
         for filt in range(5):
             for shift in range(13):
-                err, n1, n2 = _try_frame(
+                err, n1, n2 = _try_adpcm_frame(
                     x, f * 28, h1, h2, coefs[filt, 0], coefs[filt, 1], shift, mode, raw_hist, best_err, nibs
                 )
                 if err < best_err:
@@ -371,13 +358,13 @@ def to_int16(pcm: np.ndarray) -> np.ndarray:
     return np.clip(np.round(np.nan_to_num(arr.astype(np.float64)) * 32768.0), -32768, 32767).astype(np.int16)
 
 
-def encode_frames(samples: np.ndarray, *, settings: PsxSettings = VGMSTREAM) -> np.ndarray:
-    """Encode one channel of int16 samples to ``(ceil(n / 28), 16)`` uint8 frames, flags 0.
+def encode_adpcm_frames(samples: np.ndarray, *, settings: PsxSettings = VGMSTREAM) -> np.ndarray:
+    """Encode one channel of int16 samples to ``(ceil(n / 28), 16)`` uint8 ADPCM frames, flags 0.
 
-    Closed loop per frame: every filter (0..4) and shift (0..12) is simulated with the
+    Closed loop per ADPCM frame: every filter (0..4) and shift (0..12) is simulated with the
     decoder's exact arithmetic (``settings.rounding`` and ``history``), each nibble the one whose
     decoded value is nearest the input; the pair with the least squared error wins and
-    its reconstructed history carries into the next frame. Zero-padded to a whole frame.
+    its reconstructed history carries into the next ADPCM frame. Zero-padded to a whole ADPCM frame.
 
     Parameters
     ----------
@@ -387,25 +374,27 @@ def encode_frames(samples: np.ndarray, *, settings: PsxSettings = VGMSTREAM) -> 
         Rounding and history as the decoder will use them.
     """
     x = np.asarray(samples, np.int16).reshape(-1)
-    nfr = -(-x.size // FRAME_SAMPLES)
-    padded = np.zeros(nfr * FRAME_SAMPLES, np.int64)
+    nfr = -(-x.size // ADPCM_FRAME_SAMPLES)
+    padded = np.zeros(nfr * ADPCM_FRAME_SAMPLES, np.int64)
     padded[: x.size] = x
-    out = np.zeros((nfr, FRAME_BYTES), np.uint8)
+    out = np.zeros((nfr, ADPCM_FRAME_BYTES), np.uint8)
     _encode_channel(padded, COEFS, settings.mode, settings.raw_history, out)
     return out
 
 
-def _mark_flags(frames: np.ndarray, loop_start: int | None, loop_end: int | None, end_flag: bool) -> None:
-    """Write the loop/end flags (byte 1) of one channel's frames in place; loop points in samples."""
-    n = frames.shape[0]
+def _mark_flags(
+    adpcm_frames: np.ndarray, loop_start: int | None, loop_end: int | None, end_flag: bool
+) -> None:
+    """Write the loop/end flags (byte 1) of one channel's ADPCM frames in place; loop points in samples."""
+    n = adpcm_frames.shape[0]
     if loop_start is not None:
-        last = n - 1 if loop_end is None else min(n - 1, max(0, -(-int(loop_end) // FRAME_SAMPLES) - 1))
-        first = min(max(0, int(loop_start) // FRAME_SAMPLES), last)
-        frames[first : last + 1, 1] = FLAG_LOOP_REGION
-        frames[first, 1] = FLAG_LOOP_START
-        frames[last, 1] = FLAG_LOOP_END
+        last = n - 1 if loop_end is None else min(n - 1, max(0, -(-int(loop_end) // ADPCM_FRAME_SAMPLES) - 1))
+        first = min(max(0, int(loop_start) // ADPCM_FRAME_SAMPLES), last)
+        adpcm_frames[first : last + 1, 1] = FLAG_LOOP_REGION
+        adpcm_frames[first, 1] = FLAG_LOOP_START
+        adpcm_frames[last, 1] = FLAG_LOOP_END
     elif end_flag and n:
-        frames[n - 1, 1] = FLAG_END
+        adpcm_frames[n - 1, 1] = FLAG_END
 
 
 def encode_psadpcm(
@@ -414,15 +403,15 @@ def encode_psadpcm(
     loop_start: int | None = None,
     loop_end: int | None = None,
     end_flag: bool = True,
-    interleave: int = FRAME_BYTES,
+    interleave: int = ADPCM_FRAME_BYTES,
     settings: PsxSettings = VGMSTREAM,
 ) -> bytes:
     """PS-ADPCM frames from ``pcm`` (float full scale 1.0, or int16; 1-D mono or ``(n, channels)``).
 
-    Flags: without a loop the last frame is marked end (1) when ``end_flag``; with
-    ``loop_start`` (samples; ``loop_end`` exclusive, default the end) the frames holding
+    Flags: without a loop the last ADPCM frame is marked end (1) when ``end_flag``; with
+    ``loop_start`` (samples; ``loop_end`` exclusive, default the end) the ADPCM frames holding
     the loop get 6 (first), 2 (inside), 3 (last). Several channels are interleaved in
-    blocks of ``interleave`` bytes, each channel zero-padded to whole blocks. The frames
+    blocks of ``interleave`` bytes, each channel zero-padded to whole blocks. The ADPCM frames
     are chosen for a decoder with ``settings`` (its rounding and history).
 
     Parameters
@@ -434,7 +423,7 @@ def encode_psadpcm(
     loop_end:
         Sample after the loop's last (``None``: the end).
     end_flag:
-        Mark the last frame of a one-shot with the end flag (1).
+        Mark the last ADPCM frame of a one-shot with the end flag (1).
     interleave:
         Bytes per channel block (multi-channel data).
     settings:
@@ -442,13 +431,13 @@ def encode_psadpcm(
     """
     arr = to_int16(pcm)
     arr = arr.reshape(-1, 1) if arr.ndim == 1 else arr
-    if interleave < FRAME_BYTES or interleave % FRAME_BYTES:
+    if interleave < ADPCM_FRAME_BYTES or interleave % ADPCM_FRAME_BYTES:
         raise ValueError(f"interleave must be a positive multiple of 16 bytes, not {interleave}")
     per = []
     for c in range(arr.shape[1]):
-        frames = encode_frames(arr[:, c], settings=settings)
-        _mark_flags(frames, loop_start, loop_end, end_flag)
-        per.append(frames.reshape(-1))
+        adpcm_frames = encode_adpcm_frames(arr[:, c], settings=settings)
+        _mark_flags(adpcm_frames, loop_start, loop_end, end_flag)
+        per.append(adpcm_frames.reshape(-1))
     if arr.shape[1] == 1:
         return per[0].tobytes()
     size = -(-per[0].size // interleave) * interleave
@@ -458,8 +447,8 @@ def encode_psadpcm(
     return blocks.reshape(arr.shape[1], -1, interleave).transpose(1, 0, 2).tobytes()
 
 
-def frame_flags(data: bytes | memoryview) -> np.ndarray:
-    """The flag byte of every whole 16-byte frame (one channel).
+def adpcm_frame_flags(data: bytes | memoryview) -> np.ndarray:
+    """The flag byte of every whole 16-byte ADPCM frame (one channel).
 
     Parameters
     ----------
@@ -467,23 +456,25 @@ def frame_flags(data: bytes | memoryview) -> np.ndarray:
         PS-ADPCM data of one channel.
     """
     raw = np.frombuffer(data, np.uint8)
-    return raw[: raw.size // FRAME_BYTES * FRAME_BYTES].reshape(-1, FRAME_BYTES)[:, 1].copy()
+    return (
+        raw[: raw.size // ADPCM_FRAME_BYTES * ADPCM_FRAME_BYTES].reshape(-1, ADPCM_FRAME_BYTES)[:, 1].copy()
+    )
 
 
 def loop_points(data: bytes | memoryview) -> tuple[int, int] | None:
-    """``(start, end)`` in samples (end exclusive) from the first loop-start (6) frame and the
-    first loop-end (3) frame at or after it; ``None`` without both marks.
+    """``(start, end)`` in samples (end exclusive) from the first loop-start (6) ADPCM frame and the
+    first loop-end (3) ADPCM frame at or after it; ``None`` without both marks.
 
     Parameters
     ----------
     data:
         PS-ADPCM data of one channel.
     """
-    flags = frame_flags(data)
+    flags = adpcm_frame_flags(data)
     starts = np.flatnonzero(flags == FLAG_LOOP_START)
     if not starts.size:
         return None
     ends = np.flatnonzero(flags[starts[0] :] == FLAG_LOOP_END)
     if not ends.size:
         return None
-    return int(starts[0]) * FRAME_SAMPLES, (int(starts[0]) + int(ends[0]) + 1) * FRAME_SAMPLES
+    return int(starts[0]) * ADPCM_FRAME_SAMPLES, (int(starts[0]) + int(ends[0]) + 1) * ADPCM_FRAME_SAMPLES

@@ -1,15 +1,15 @@
 """EAAudioCore codec 4: EA-XAS v1 ADPCM (decoder and closed-loop encoder), vectorised with numpy.
 
-A frame is 0x4C bytes per channel and holds 128 samples in 4 groups of 32. Group ``g``
+An XAS1 frame is 0x4C bytes per channel and holds 128 samples in 4 groups of 32. Group ``g``
 has a little-endian u32 header ``h`` at ``4g``: coefficient index ``h & 0xF`` (0..3
 valid, others give (0, 0)), hist2 = ``int16(h & 0xFFF0)``, hist1 =
 ``int16((h >> 16) & 0xFFF0)``, shift = ``(h >> 16) & 0xF``. Its 30 nibbles are the bytes
-``frame[0x10 + 4 * row + g]`` (row 0..14), high nibble first; each decodes as
+``xas1_frame[0x10 + 4 * row + g]`` (row 0..14), high nibble first; each decodes as
 ``v = int16(n << 12) >> shift + hist1 * c1 + hist2 * c2`` in float32, truncated toward
-zero and clamped to int16. In a block, channel ``c``'s frame ``i`` is at
-``8 + (i * channels + c) * 0x4C``; the last frame of a block may be partial.
+zero and clamped to int16. In a block, channel ``c``'s XAS1 frame ``i`` is at
+``8 + (i * channels + c) * 0x4C``; the last XAS1 frame of a block may be partial.
 
-Groups restart from their header, so every group of every frame decodes independently:
+Groups restart from their header, so every group of every XAS1 frame decodes independently:
 the 30-step recursion runs once over all groups at once.
 """
 
@@ -24,17 +24,17 @@ from audio.codecs.pcm import fit_length
 from audio.core.errors import FormatError
 
 __all__ = [
-    "FRAME_BYTES",
-    "FRAME_SAMPLES",
+    "XAS1_FRAME_BYTES",
+    "XAS1_FRAME_SAMPLES",
     "XAS_COEFS",
-    "decode_frames",
-    "encode_frames",
+    "decode_xas1_frames",
+    "encode_xas1_frames",
     "decode_xas1",
     "encode_xas1",
 ]
 
-FRAME_BYTES = 0x4C
-FRAME_SAMPLES = 128
+XAS1_FRAME_BYTES = 0x4C
+XAS1_FRAME_SAMPLES = 128
 XAS_COEFS = np.zeros((16, 2), np.float32)
 XAS_COEFS[:4] = [(0.0, 0.0), (0.9375, 0.0), (1.796875, -0.8125), (1.53125, -0.859375)]
 """CD-XA predictor pairs (c1, c2) by coefficient index; indexes 4..15 are (0, 0)."""
@@ -49,23 +49,23 @@ def _predict(s: np.ndarray, h1: np.ndarray, h2: np.ndarray, c1: np.ndarray, c2: 
     return np.clip(np.trunc(v), -32768, 32767).astype(np.int32)
 
 
-def decode_frames(frames: np.ndarray) -> np.ndarray:
-    """Decode ``(n, 0x4C)`` uint8 frames to int16 ``(n, 128)`` samples.
+def decode_xas1_frames(xas1_frames: np.ndarray) -> np.ndarray:
+    """Decode ``(n, 0x4C)`` uint8 XAS1 frames to int16 ``(n, 128)`` samples.
 
     Parameters
     ----------
-    frames:
+    xas1_frames:
         ``(n, 0x4C)`` uint8 XAS1 frames (one channel each).
     """
-    frames = np.ascontiguousarray(frames, np.uint8).reshape(-1, FRAME_BYTES)
-    n = frames.shape[0]
-    hdr = frames[:, :16].copy().view("<u4").astype(np.int64)  # (n, 4)
+    xas1_frames = np.ascontiguousarray(xas1_frames, np.uint8).reshape(-1, XAS1_FRAME_BYTES)
+    n = xas1_frames.shape[0]
+    hdr = xas1_frames[:, :16].copy().view("<u4").astype(np.int64)  # (n, 4)
     idx = hdr & 0xF
     c1, c2 = XAS_COEFS[idx, 0], XAS_COEFS[idx, 1]
     h2 = (hdr & 0xFFF0).astype(np.uint16).view(np.int16).astype(np.int32)
     h1 = ((hdr >> 16) & 0xFFF0).astype(np.uint16).view(np.int16).astype(np.int32)
     shift = ((hdr >> 16) & 0xF).astype(np.int32)
-    rows = frames[:, 16:].reshape(n, 15, 4).transpose(0, 2, 1).astype(np.int32)  # (n, group, row)
+    rows = xas1_frames[:, 16:].reshape(n, 15, 4).transpose(0, 2, 1).astype(np.int32)  # (n, group, row)
     nib = np.stack([rows >> 4, rows & 0xF], axis=-1).reshape(n, 4, 30)
     s = (((nib << 28) >> 16) >> shift[..., None]).astype(np.float32)  # int16(n << 12) >> shift
     out = np.empty((30 + 2, n, 4), np.float32)  # step-major: each step writes one contiguous slab
@@ -80,7 +80,7 @@ def decode_frames(frames: np.ndarray) -> np.ndarray:
         np.trunc(v, out=v)
         np.clip(v, -32768, 32767, out=v)
         f2, f1 = f1, v
-    return out.transpose(1, 2, 0).astype(np.int16, order="C").reshape(n, FRAME_SAMPLES)
+    return out.transpose(1, 2, 0).astype(np.int16, order="C").reshape(n, XAS1_FRAME_SAMPLES)
 
 
 def _quant_hist(x: np.ndarray) -> np.ndarray:
@@ -88,8 +88,8 @@ def _quant_hist(x: np.ndarray) -> np.ndarray:
     return np.clip(np.round(x / 16.0) * 16, -32768, 32752).astype(np.int32)
 
 
-def encode_frames(pcm: np.ndarray) -> np.ndarray:
-    """Encode int16 ``(n, 128)`` samples to ``(n, 0x4C)`` uint8 frames.
+def encode_xas1_frames(pcm: np.ndarray) -> np.ndarray:
+    """Encode int16 ``(n, 128)`` samples to ``(n, 0x4C)`` uint8 XAS1 frames.
 
     Closed loop per 32-sample group: every coefficient index (0..3) and shift (0..12) is
     simulated with the decoder's exact arithmetic, each nibble chosen nearest to the
@@ -98,7 +98,7 @@ def encode_frames(pcm: np.ndarray) -> np.ndarray:
     Parameters
     ----------
     pcm:
-        int16 ``(n, 128)`` samples, one frame of one channel per row.
+        int16 ``(n, 128)`` samples, one XAS1 frame of one channel per row.
     """
     x = np.asarray(pcm, np.int32).reshape(-1, 4, 32)
     n = x.shape[0]
@@ -125,7 +125,7 @@ def encode_frames(pcm: np.ndarray) -> np.ndarray:
     best = np.argmin(err, axis=1)
     sel = nibs[:, np.arange(ng), best].T.astype(np.int32) & 0xF  # (ng, 30)
     hdr = ((hq2 & 0xFFF0) | cand_idx[best] | (((hq1 & 0xFFF0) | cand_shift[best]) << 16)).astype(np.uint32)
-    out = np.empty((n, FRAME_BYTES), np.uint8)
+    out = np.empty((n, XAS1_FRAME_BYTES), np.uint8)
     out[:, :16] = hdr.reshape(n, 4).astype("<u4").view(np.uint8).reshape(n, 16)
     packed = (sel[:, 0::2] << 4 | sel[:, 1::2]).reshape(n, 4, 15).transpose(0, 2, 1)  # (n, row, group)
     out[:, 16:] = packed.reshape(n, 60).astype(np.uint8)
@@ -148,23 +148,23 @@ def decode_xas1(
     path:
         Source name for error messages (file, or archive+member).
     """
-    frames, kept = [], []
+    xas1_frames, kept = [], []
     for blk in blocks:
-        nfr = -(-blk.samples // FRAME_SAMPLES)
-        need = nfr * FRAME_BYTES * channels
+        nfr = -(-blk.samples // XAS1_FRAME_SAMPLES)
+        need = nfr * XAS1_FRAME_BYTES * channels
         if need > len(blk.payload):
             raise FormatError(
                 path, blk.offset, f"{need} bytes of XAS1 frames for {blk.samples} samples", len(blk.payload)
             )
-        frames.append(blk.payload[:need])
+        xas1_frames.append(blk.payload[:need])
         kept.append(blk.samples)
-    stripped = b"".join(frames)  # every block's frames, block headers cut out
-    pcm = decode_frames(np.frombuffer(stripped, np.uint8).reshape(-1, FRAME_BYTES))
-    # (frame, channel, 128) -> samples x channels
-    pcm = pcm.reshape(-1, channels, FRAME_SAMPLES).transpose(0, 2, 1).reshape(-1, channels)
+    stripped = b"".join(xas1_frames)  # every block's XAS1 frames, block headers cut out
+    pcm = decode_xas1_frames(np.frombuffer(stripped, np.uint8).reshape(-1, XAS1_FRAME_BYTES))
+    # (XAS1 frame, channel, 128) -> samples x channels
+    pcm = pcm.reshape(-1, channels, XAS1_FRAME_SAMPLES).transpose(0, 2, 1).reshape(-1, channels)
     held = np.asarray(kept, np.int64)
-    room = -(-held // FRAME_SAMPLES) * FRAME_SAMPLES
-    if held.size and not np.array_equal(held[:-1], room[:-1]):  # a partial frame before the end
+    room = -(-held // XAS1_FRAME_SAMPLES) * XAS1_FRAME_SAMPLES
+    if held.size and not np.array_equal(held[:-1], room[:-1]):  # a partial XAS1 frame before the end
         starts = np.repeat(np.cumsum(room) - room, held)
         pcm = pcm[starts + np.arange(held.sum()) - np.repeat(np.cumsum(held) - held, held)]
     else:
@@ -185,20 +185,20 @@ def encode_xas1(samples: np.ndarray, *, block_samples: int = 2048) -> list[tuple
     block_samples:
         Samples per block (a multiple of 128).
     """
-    if block_samples < FRAME_SAMPLES or block_samples % FRAME_SAMPLES:
+    if block_samples < XAS1_FRAME_SAMPLES or block_samples % XAS1_FRAME_SAMPLES:
         raise ValueError("block_samples must be a positive multiple of 128")
     arr = np.asarray(samples, np.int16)
     arr = arr if arr.ndim == 2 else arr.reshape(-1, 1)
-    frames_total, channels = arr.shape
-    nfr = -(-frames_total // FRAME_SAMPLES)
-    padded = np.zeros((nfr * FRAME_SAMPLES, channels), np.int16)
-    padded[:frames_total] = arr
-    # (frame, channel, 128) in block order: frame i's channels are consecutive
-    per = padded.reshape(nfr, FRAME_SAMPLES, channels).transpose(0, 2, 1).reshape(-1, FRAME_SAMPLES)
-    enc = encode_frames(per).reshape(nfr, channels * FRAME_BYTES)
-    fpb = block_samples // FRAME_SAMPLES
+    xas1_frames_total, channels = arr.shape
+    nfr = -(-xas1_frames_total // XAS1_FRAME_SAMPLES)
+    padded = np.zeros((nfr * XAS1_FRAME_SAMPLES, channels), np.int16)
+    padded[:xas1_frames_total] = arr
+    # (XAS1 frame, channel, 128) in block order: XAS1 frame i's channels are consecutive
+    per = padded.reshape(nfr, XAS1_FRAME_SAMPLES, channels).transpose(0, 2, 1).reshape(-1, XAS1_FRAME_SAMPLES)
+    enc = encode_xas1_frames(per).reshape(nfr, channels * XAS1_FRAME_BYTES)
+    fpb = block_samples // XAS1_FRAME_SAMPLES
     payloads = []
     for b in range(0, nfr, fpb):
-        samples_here = min(block_samples, frames_total - b * FRAME_SAMPLES)
+        samples_here = min(block_samples, xas1_frames_total - b * XAS1_FRAME_SAMPLES)
         payloads.append((samples_here, enc[b : b + fpb].tobytes()))
     return payloads or [(0, b"")]

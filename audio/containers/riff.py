@@ -17,6 +17,7 @@ import numpy as np
 from audio.codecs.blocks import pcm16_to_float32
 from audio.codecs.xma import XMA2_BLOCK_SIZE, decode_xma, split_packets, xma2_extradata
 from audio.core.binary import Reader
+from audio.core.docs import share_parameters
 from audio.core.errors import FormatError, UnsupportedError
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "xma2_fmt",
     "decode_with_ffmpeg",
     "xma2_wav",
+    "xma2_raw_samples",
 ]
 
 TAG_PCM, TAG_MSADPCM, TAG_XMA1, TAG_XMA2 = 0x0001, 0x0002, 0x0165, 0x0166
@@ -232,15 +234,12 @@ def pcm_fmt(channels: int, sample_rate: int, bits: int = 16) -> bytes:
     return struct.pack("<HHIIHH", TAG_PCM, channels, sample_rate, sample_rate * ba, ba, bits)
 
 
+@share_parameters(pcm_fmt, "channels", "sample_rate")
 def msadpcm_fmt(channels: int, sample_rate: int, block_align: int) -> bytes:
     """An MS-ADPCM WAVEFORMATEX (tag 2) with the standard seven coefficient pairs.
 
     Parameters
     ----------
-    channels:
-        Channel count.
-    sample_rate:
-        Sample rate, Hz.
     block_align:
         Bytes per MS-ADPCM block.
     """
@@ -262,15 +261,12 @@ def msadpcm_fmt(channels: int, sample_rate: int, block_align: int) -> bytes:
     )
 
 
+@share_parameters(pcm_fmt, "channels", "sample_rate")
 def xma2_fmt(channels: int, sample_rate: int, extension: bytes) -> bytes:
     """An XMA2 WAVEFORMATEX (tag 0x0166) carrying the 34-byte ``extension``.
 
     Parameters
     ----------
-    channels:
-        Channel count.
-    sample_rate:
-        Sample rate, Hz.
     extension:
         The XMA2WAVEFORMATEX extension (:func:`audio.codecs.xma.xma2_extradata`).
     """
@@ -299,9 +295,9 @@ def decode_with_ffmpeg(wav: bytes, path: str = "<buffer>") -> np.ndarray:
         with av.open(io.BytesIO(wav), "r", format="wav") as container:
             stream = container.streams.audio[0]
             channels = stream.codec_context.channels
-            for frame in container.decode(stream):
-                arr = frame.to_ndarray()
-                arr = arr.T if frame.format.is_planar else arr.reshape(-1, channels)
+            for av_frame in container.decode(stream):
+                arr = av_frame.to_ndarray()
+                arr = arr.T if av_frame.format.is_planar else arr.reshape(-1, channels)
                 if arr.dtype == np.int16:
                     arr = pcm16_to_float32(arr)
                 chunks.append(arr.astype(np.float32, copy=False))
@@ -318,7 +314,7 @@ def xma2_wav(
     then the packets.
 
     ``num_samples`` is the audible length (PlayLength); SamplesEncoded is the raw count
-    ``seek_table[-1]`` (512 x frames).
+    ``seek_table[-1]`` (512 x XMA frames).
 
     Parameters
     ----------
@@ -333,14 +329,23 @@ def xma2_wav(
     seek_table:
         Cumulative raw samples at the end of each 64 KiB block.
     """
-    if channels not in (1, 2):
-        raise ValueError(f"one XMA2 stream holds 1 or 2 channels, got {channels}")
+    samples_encoded = xma2_raw_samples(channels, seek_table)
     data = b"".join(packets)
     ext = xma2_extradata(
         channels,
-        samples_encoded=seek_table[-1] if seek_table else 0,
+        samples_encoded=samples_encoded,
         block_count=-(-len(data) // XMA2_BLOCK_SIZE),
         play_length=num_samples,
     )
     seek = struct.pack(f">{len(seek_table)}I", *seek_table)
     return build_wav(xma2_fmt(channels, sample_rate, ext), data, {"seek": seek})
+
+
+@share_parameters(xma2_wav, "channels", "seek_table")
+def xma2_raw_samples(channels: int, seek_table: tuple[int, ...]) -> int:
+    """The raw sample count of one XMA2 stream (SamplesEncoded, 512 x XMA frames: the seek
+    table's last entry, 0 without one), for the RIFF and XWB writers; ValueError unless the
+    stream holds 1 or 2 channels."""
+    if channels not in (1, 2):
+        raise ValueError(f"one XMA2 stream holds 1 or 2 channels, got {channels}")
+    return seek_table[-1] if seek_table else 0

@@ -64,7 +64,7 @@ CODEC_NAMES = {
 CODEC_PCM16BE, CODEC_EAXMA, CODEC_XAS1 = 2, 3, 4
 TYPE_RAM, TYPE_STREAM, TYPE_GIGASAMPLE = 0, 1, 2
 _TYPE_NAMES = {TYPE_RAM: "RAM", TYPE_STREAM: "STREAM", TYPE_GIGASAMPLE: "GIGASAMPLE"}
-MAX_RATE = 200_000
+MAX_SAMPLE_RATE = 200_000
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class SnrHeader:
             0 <= self.version <= 1
             and 0 <= self.codec <= 15
             and 1 <= self.channels <= 64
-            and 1 <= self.sample_rate <= MAX_RATE
+            and 1 <= self.sample_rate <= MAX_SAMPLE_RATE
             and self.type in _TYPE_NAMES
             and 0 <= self.num_samples < 1 << 29
         ):
@@ -140,8 +140,8 @@ def parse_snr(data: bytes | memoryview, path: str = "<buffer>", offset: int = 0)
     kind, loop, samples = w2 >> 30, bool(w2 >> 29 & 1), w2 & 0x1FFFFFFF
     if version > 1:
         raise FormatError(path, offset, "SNR version 0 (SNR/SNS) or 1 (SPS)", version)
-    if not 1 <= sample_rate <= MAX_RATE:
-        raise FormatError(path, offset, f"an SNR sample rate of 1..{MAX_RATE} Hz", sample_rate)
+    if not 1 <= sample_rate <= MAX_SAMPLE_RATE:
+        raise FormatError(path, offset, f"an SNR sample rate of 1..{MAX_SAMPLE_RATE} Hz", sample_rate)
     if kind == 3:
         raise FormatError(path, offset + 4, "SNR type RAM, STREAM or GIGASAMPLE", 3)
     pos = offset + 8

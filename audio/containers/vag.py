@@ -2,13 +2,13 @@
 
 Header, all big-endian: ``+0x00`` magic ``VAGp``; ``+0x04`` version (0x20 written by the
 common PC tool, the value we write); ``+0x08`` reserved; ``+0x0C`` data size in bytes
-(the frames after the header); ``+0x10`` sample rate in Hz; ``+0x14..0x1F`` reserved;
-``+0x20`` name, 16 bytes, NUL-padded. Frames start at ``+0x30``; by convention the first
+(the ADPCM frames after the header); ``+0x10`` sample rate in Hz; ``+0x14..0x1F`` reserved;
+``+0x20`` name, 16 bytes, NUL-padded. ADPCM frames start at ``+0x30``; by convention the first
 one is all zeros (it primes the SPU) and is decoded like any other (28 zero samples), as
 vgmstream does. Trailing bytes past the data size are ignored; a data size that is not a
-multiple of 16 bytes loses its partial frame.
+multiple of 16 bytes loses its partial ADPCM frame.
 
-Settings: sample rates outside 1..192000 Hz are rejected (:data:`MAX_RATE`); the other
+Settings: sample rates outside 1..192000 Hz are rejected (:data:`MAX_SAMPLE_RATE`); the other
 ``VAG`` variants (``VAGi``, ``VAG1``, ``VAG2``, little-endian ``pGAV``) and the Vita/PS4
 HEVAG versions (0x00020001, 0x00030000) are :class:`UnsupportedError`. Decoding takes a
 :class:`~audio.codecs.psadpcm.PsxSettings` (defaults: what vgmstream decodes).
@@ -25,13 +25,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from audio.codecs.psadpcm import (
-    FRAME_BYTES,
-    FRAME_SAMPLES,
+    ADPCM_FRAME_BYTES,
+    ADPCM_FRAME_SAMPLES,
     VGMSTREAM,
     PsxSettings,
+    adpcm_frame_flags,
     decode_psadpcm,
     encode_psadpcm,
-    frame_flags,
     loop_points,
 )
 from audio.core.binary import Reader
@@ -40,7 +40,7 @@ from audio.core.errors import FormatError, UnsupportedError
 __all__ = [
     "HEADER_SIZE",
     "MAGIC",
-    "MAX_RATE",
+    "MAX_SAMPLE_RATE",
     "VERSION",
     "VagFile",
     "decode_vag",
@@ -52,7 +52,7 @@ __all__ = [
 MAGIC = b"VAGp"
 HEADER_SIZE = 0x30
 VERSION = 0x20
-MAX_RATE = 192_000
+MAX_SAMPLE_RATE = 192_000
 NAME_SIZE = 16
 _VARIANTS = {
     b"VAGi": "interleaved stereo VAGi",
@@ -81,13 +81,13 @@ class VagFile:
         return 1
 
     @property
-    def frame_count(self) -> int:
-        return len(self.data) // FRAME_BYTES
+    def adpcm_frame_count(self) -> int:
+        return len(self.data) // ADPCM_FRAME_BYTES
 
     @property
     def num_samples(self) -> int:
-        """Samples in the data (28 per whole frame, lead-in frame included)."""
-        return self.frame_count * FRAME_SAMPLES
+        """Samples in the data (28 per whole ADPCM frame, lead-in ADPCM frame included)."""
+        return self.adpcm_frame_count * ADPCM_FRAME_SAMPLES
 
     @property
     def duration(self) -> float:
@@ -96,8 +96,8 @@ class VagFile:
 
     @property
     def flags(self) -> np.ndarray:
-        """Each frame's flag byte."""
-        return frame_flags(self.data)
+        """Each ADPCM frame's flag byte."""
+        return adpcm_frame_flags(self.data)
 
     @property
     def loop(self) -> tuple[int, int] | None:
@@ -105,8 +105,8 @@ class VagFile:
         return loop_points(self.data)
 
     @property
-    def end_frame(self) -> int | None:
-        """Index of the first frame with an end mark (flag bit 0), or ``None``."""
+    def end_adpcm_frame(self) -> int | None:
+        """Index of the first ADPCM frame with an end mark (flag bit 0), or ``None``."""
         marks = np.flatnonzero(self.flags & 1)
         return int(marks[0]) if marks.size else None
 
@@ -152,8 +152,8 @@ def read_vag(data: bytes | memoryview, path: str = "<buffer>") -> VagFile:
             path, 0x0C, f"a data size of at most {room} bytes (the bytes after the header)", size
         )
     sample_rate = r.u32(0x10, "sample rate")
-    if not 1 <= sample_rate <= MAX_RATE:
-        raise FormatError(path, 0x10, f"a sample rate of 1..{MAX_RATE} Hz", sample_rate)
+    if not 1 <= sample_rate <= MAX_SAMPLE_RATE:
+        raise FormatError(path, 0x10, f"a sample rate of 1..{MAX_SAMPLE_RATE} Hz", sample_rate)
     raw_name = r.bytes(0x20, NAME_SIZE, "name")
     name = raw_name.split(b"\0", 1)[0].decode("latin-1")
     reserved = r.bytes(0x08, 4, "reserved") + r.bytes(0x14, 12, "reserved")
@@ -173,14 +173,19 @@ def _name_bytes(name: str) -> bytes:
 
 
 def write_vag(
-    frames: bytes, sample_rate: int, name: str = "", *, version: int = VERSION, reserved: bytes = bytes(16)
+    adpcm_frames: bytes,
+    sample_rate: int,
+    name: str = "",
+    *,
+    version: int = VERSION,
+    reserved: bytes = bytes(16),
 ) -> bytes:
-    """A ``.vag`` file around PS-ADPCM ``frames`` (a whole number of 16-byte frames).
+    """A ``.vag`` file around PS-ADPCM ``adpcm_frames`` (a whole number of 16-byte ADPCM frames).
 
     Parameters
     ----------
-    frames:
-        PS-ADPCM data (16-byte frames).
+    adpcm_frames:
+        PS-ADPCM data (16-byte ADPCM frames).
     sample_rate:
         Sample rate, Hz.
     name:
@@ -190,14 +195,16 @@ def write_vag(
     reserved:
         The 16 reserved header bytes.
     """
-    if len(frames) % FRAME_BYTES:
-        raise ValueError(f"PS-ADPCM data is whole 16-byte frames, not {len(frames)} bytes")
-    if not 1 <= sample_rate <= MAX_RATE:
-        raise ValueError(f"sample rate must be 1..{MAX_RATE} Hz, not {sample_rate}")
+    if len(adpcm_frames) % ADPCM_FRAME_BYTES:
+        raise ValueError(f"PS-ADPCM data is whole 16-byte ADPCM frames, not {len(adpcm_frames)} bytes")
+    if not 1 <= sample_rate <= MAX_SAMPLE_RATE:
+        raise ValueError(f"sample rate must be 1..{MAX_SAMPLE_RATE} Hz, not {sample_rate}")
     if len(reserved) != 16:
         raise ValueError("reserved is the 16 reserved header bytes")
-    head = MAGIC + struct.pack(">I", version) + reserved[:4] + struct.pack(">II", len(frames), sample_rate)
-    return head + reserved[4:] + _name_bytes(name) + bytes(frames)
+    head = (
+        MAGIC + struct.pack(">I", version) + reserved[:4] + struct.pack(">II", len(adpcm_frames), sample_rate)
+    )
+    return head + reserved[4:] + _name_bytes(name) + bytes(adpcm_frames)
 
 
 def decode_vag(
@@ -230,8 +237,8 @@ def encode_vag(
 ) -> bytes:
     """A mono ``.vag`` from ``pcm`` (float full scale 1.0 or int16, 1-D or ``(n, 1)``).
 
-    ``lead_in`` puts the conventional all-zero frame first (28 samples of silence on
-    decode). Without a loop the last audio frame carries the end flag (1); a loop
+    ``lead_in`` puts the conventional all-zero ADPCM frame first (28 samples of silence on
+    decode). Without a loop the last audio ADPCM frame carries the end flag (1); a loop
     (``loop_start``/``loop_end`` in samples of ``pcm``) is marked 6 ... 3 instead.
 
     Parameters
@@ -243,7 +250,7 @@ def encode_vag(
     name:
         Name field (16 bytes at most).
     lead_in:
-        Put the conventional all-zero frame (28 silent samples) first.
+        Put the conventional all-zero ADPCM frame (28 silent samples) first.
     loop_start:
         First sample of the loop (``None``: no loop).
     loop_end:
@@ -255,4 +262,4 @@ def encode_vag(
     if arr.ndim == 2 and arr.shape[1] != 1:
         raise ValueError(f"a VAGp file is mono; got {arr.shape[1]} channels")
     body = encode_psadpcm(arr.reshape(-1), loop_start=loop_start, loop_end=loop_end, settings=settings)
-    return write_vag((bytes(FRAME_BYTES) if lead_in else b"") + body, sample_rate, name)
+    return write_vag((bytes(ADPCM_FRAME_BYTES) if lead_in else b"") + body, sample_rate, name)

@@ -24,6 +24,7 @@ from audio.codecs.blocks import pcm16_to_float32
 from audio.codecs.xma import XMA2_BLOCK_SIZE, XMA_LENGTH_SLACK, decode_xma, split_packets, xma2_extradata
 from audio.containers import riff
 from audio.core.binary import Reader, align
+from audio.core.docs import share_parameters
 from audio.core.errors import FormatError, UnsupportedError
 
 __all__ = [
@@ -93,11 +94,11 @@ def pack_miniwaveformat(
     version:
         Bank version (the field widths depend on it).
     """
-    tag_bits, rate_bits = (1, 19) if version <= 34 else (2, 18)
+    tag_bits, sample_rate_bits = (1, 19) if version <= 34 else (2, 18)
     if not (
         0 <= tag < 1 << tag_bits
         and 0 <= channels < 8
-        and 0 <= sample_rate < 1 << rate_bits
+        and 0 <= sample_rate < 1 << sample_rate_bits
         and 0 <= block_align < 256
         and bits in (0, 1)
     ):
@@ -384,18 +385,12 @@ def _entry(bank: WaveBank, index: int) -> WaveEntry:
     return bank.entries[index]
 
 
+@share_parameters(entry_data)
 def decode_entry(bank: WaveBank, index: int) -> tuple[np.ndarray, int]:
     """Decode entry ``index`` to float32 ``(samples, channels)`` in -1..1 and its sample rate in Hz.
 
     PCM and MS-ADPCM decode exactly; XMA goes through FFmpeg (its length is checked
     against the header within :data:`XMA_LENGTH_SLACK`); xWMA raises UnsupportedError.
-
-    Parameters
-    ----------
-    bank:
-        The parsed bank.
-    index:
-        Entry index.
     """
     e = _entry(bank, index)
     raw = entry_data(bank, index)
@@ -462,6 +457,34 @@ class NewWave:
     bits_flag: int = 1
 
     @classmethod
+    def of_entry(cls, bank: WaveBank, index: int) -> NewWave:
+        """Entry ``index`` of ``bank`` as it is stored (data, duration, loop, name, seek table,
+        block align and flags), to write again.
+
+        Parameters
+        ----------
+        bank:
+            The parsed bank.
+        index:
+            Entry index.
+        """
+        e = _entry(bank, index)
+        return cls(
+            e.codec,
+            e.channels,
+            e.sample_rate,
+            entry_data(bank, index),
+            e.num_samples,
+            e.loop_start,
+            e.loop_length,
+            e.name,
+            e.seek_table,
+            e.block_align,
+            e.flags,
+            e.bits_flag,
+        )
+
+    @classmethod
     def pcm16(
         cls, samples: np.ndarray, sample_rate: int, *, big_endian: bool = True, name: str | None = None
     ) -> NewWave:
@@ -490,6 +513,7 @@ class NewWave:
         )
 
 
+@share_parameters(riff.xma2_wav, "packets", "channels", "sample_rate", "seek_table")
 def xma2_wave(
     packets: Sequence[bytes],
     channels: int,
@@ -499,30 +523,20 @@ def xma2_wave(
     name: str | None = None,
 ) -> NewWave:
     """A :class:`NewWave` holding one XMA2 stream (1 or 2 channels) as Microsoft's banks do:
-    whole 2048-byte packets, duration = raw samples (512 x frames = the seek table's last
+    whole 2048-byte packets, duration = raw samples (512 x XMA frames = the seek table's last
     entry), one seek entry per 64 KiB block.
 
     Parameters
     ----------
-    packets:
-        2048-byte XMA2 packets of one stream.
-    channels:
-        Channels, 1 or 2.
-    sample_rate:
-        Sample rate, Hz.
-    seek_table:
-        Cumulative raw samples at the end of each 64 KiB block.
     name:
         Entry name (``None``: none).
     """
-    if channels not in (1, 2):
-        raise ValueError(f"one XMA2 stream holds 1 or 2 channels, got {channels}")
     return NewWave(
         CODEC_XMA2,
         channels,
         sample_rate,
         b"".join(packets),
-        seek_table[-1] if seek_table else 0,
+        riff.xma2_raw_samples(channels, seek_table),
         name=name,
         seek_table=tuple(seek_table),
     )

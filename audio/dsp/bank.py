@@ -118,10 +118,10 @@ class GraphBank:
             r = self._rsp
             r.source = self.pool
             # the source state lives in the resampler; the bank exposes it to the voice manager
-            self.src_off, self.src_len, self.rate, self.ipos, self.frac = (
+            self.src_off, self.src_len, self.src_sample_rate, self.ipos, self.frac = (
                 r.src_off,
                 r.src_len,
-                r.rate,
+                r.src_sample_rate,
                 r.ipos,
                 r.frac,
             )
@@ -131,7 +131,7 @@ class GraphBank:
         self._program: FusedProgram | None = None
         self._args: tuple | None = None
         self._entry: Callable[..., None] | None = None
-        self._fs = float(sample_rate)
+        self._sample_rate_hz = float(sample_rate)
         self._args_pool: np.ndarray | None = None
         self._plan: FusedPlan | None = None
         if fused:
@@ -289,7 +289,7 @@ class GraphBank:
             self.pool.release(int(self.src_off[v]))
         self.src_off[v] = self.pool.add(np.asarray(pcm, dtype=np.float32))
         self.src_len[v] = pcm.shape[0]
-        self.rate[v] = float(sample_rate)
+        self.src_sample_rate[v] = float(sample_rate)
         self.ipos[v] = self.frac[v] = 0
         self.wait[v] = wait
         self.rel_left[v] = 0
@@ -334,10 +334,10 @@ class GraphBank:
             return
         args = self._fused_args(prog)
         if self._entry is not None:
-            self._entry(act, n, t0, self._fs, *args)
+            self._entry(act, n, t0, self._sample_rate_hz, *args)
             return
-        prog.fn(act, n, t0, self._fs, *args)
-        self._entry = _entry_point(prog.fn, (act, n, t0, self._fs, *args))
+        prog.fn(act, n, t0, self._sample_rate_hz, *args)
+        self._entry = _entry_point(prog.fn, (act, n, t0, self._sample_rate_hz, *args))
 
     def warm(self) -> None:
         """Load the fused kernel now (from numba's cache, or compile it), so the first block

@@ -1,9 +1,10 @@
 """The voice chain's filters in single precision, step by step as the game computes them.
 
 Retail analysis (spec 5.4): parameters are float32; the angle is
-``w = f32(f32(fc / fs) * f32(2*pi))`` (``fc`` rounded to float32 when it is set, so
-``fc / fs`` is one float32 division; ``fs`` = the engine's sample rate, Hz); ``s = f32(sin w)``,
-``c = f32(cos w)`` (trig in double, rounded once); every other step is one float32 operation.
+``w = f32(f32(fc / sample_rate) * f32(2*pi))`` (``fc`` rounded to float32 when it is set, so
+``fc / sample_rate`` is one float32 division; ``sample_rate`` = the engine's sample rate, Hz);
+``s = f32(sin w)``, ``c = f32(cos w)`` (trig in double, rounded once); every other step is one
+float32 operation.
 ``b``/``a`` are normalised so ``a0 == 1``; the kernel (:mod:`audio.dsp.kernels`) stores
 ``b0, b1, b2, a1, a2``.
 

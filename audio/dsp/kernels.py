@@ -85,8 +85,8 @@ def rsp0_voice(
     t0,
     dirty,
     pitch,
-    rate,
-    fs,
+    src_sample_rate,
+    sample_rate,
     step,
     ipos,
     frac,
@@ -98,7 +98,7 @@ def rsp0_voice(
     """:func:`rsp0` for instance ``v`` into the 1-D ``out`` (the node kernels and the fused
     kernels share this code, so both compute the same bits)."""
     if dirty[v]:
-        ratio = np.float32(np.float32(rate[v] / fs) * np.float32(pitch[v] / 4096.0))
+        ratio = np.float32(np.float32(src_sample_rate[v] / sample_rate) * np.float32(pitch[v] / 4096.0))
         s = round_half_away(float(ratio) * 65536.0)
         step[v] = min(max(s, 0), 1 << 18)
         dirty[v] = False
@@ -154,8 +154,8 @@ def rsp0(
     t0,
     dirty,
     pitch,
-    rate,
-    fs,
+    src_sample_rate,
+    sample_rate,
     step,
     ipos,
     frac,
@@ -166,7 +166,7 @@ def rsp0(
 ):
     """Linear 16.16 resampler: ``out = a + (b - a) * frac / 65536``.
 
-    step = round-half-away(f32(rate / fs) * pitch / 4096 * 65536), clamped to 2^18.
+    step = round-half-away(f32(src_sample_rate / sample_rate) * pitch / 4096 * 65536), clamped to 2^18.
     ``wait`` samples of silence precede the source (the first-block silence);
     ``rel_left > 0`` fades out linearly over ``rel_total`` samples, then the voice ends.
     ``ended_at`` receives the sample at which the instance went silent for good.
@@ -182,8 +182,8 @@ def rsp0(
             t0,
             dirty,
             pitch,
-            rate,
-            fs,
+            src_sample_rate,
+            sample_rate,
             step,
             ipos,
             frac,
@@ -196,39 +196,39 @@ def rsp0(
 
 # -------------------------------------------------------------------------------- biquads
 @nb.njit(inline="always", **_FLAGS)
-def refresh_peak_voice(v, dirty, centre, gain, q, fs, coefs, bypass, state):
+def refresh_peak_voice(v, dirty, centre, gain, q, sample_rate, coefs, bypass, state):
     """Recompute instance ``v``'s PI20 coefficients if dirty (clearing history on entering bypass)."""
     if dirty[v]:
         dirty[v] = False
-        on = peaking_coefs(centre[v], gain[v], q[v], fs, coefs[v])
+        on = peaking_coefs(centre[v], gain[v], q[v], sample_rate, coefs[v])
         if not on and not bypass[v]:
             state[v, :, :] = 0.0
         bypass[v] = not on
 
 
 @nb.njit(inline="always", **_FLAGS)
-def refresh_pass_voice(v, dirty, cutoff, fs, high, coefs, bypass, state):
+def refresh_pass_voice(v, dirty, cutoff, sample_rate, high, coefs, bypass, state):
     """Recompute instance ``v``'s HI20 (``high``) or LI20 coefficients if dirty."""
     if dirty[v]:
         dirty[v] = False
-        on = pass_coefs(cutoff[v], fs, high, coefs[v])
+        on = pass_coefs(cutoff[v], sample_rate, high, coefs[v])
         if not on and not bypass[v]:
             state[v, :, :] = 0.0
         bypass[v] = not on
 
 
 @nb.njit(**_FLAGS)
-def refresh_peak(act, dirty, centre, gain, q, fs, coefs, bypass, state):
+def refresh_peak(act, dirty, centre, gain, q, sample_rate, coefs, bypass, state):
     """Recompute PI20 coefficients of dirty instances (clearing history on entering bypass)."""
     for v in act:
-        refresh_peak_voice(v, dirty, centre, gain, q, fs, coefs, bypass, state)
+        refresh_peak_voice(v, dirty, centre, gain, q, sample_rate, coefs, bypass, state)
 
 
 @nb.njit(**_FLAGS)
-def refresh_pass(act, dirty, cutoff, fs, high, coefs, bypass, state):
+def refresh_pass(act, dirty, cutoff, sample_rate, high, coefs, bypass, state):
     """Recompute HI20 (``high``) or LI20 coefficients of dirty instances."""
     for v in act:
-        refresh_pass_voice(v, dirty, cutoff, fs, high, coefs, bypass, state)
+        refresh_pass_voice(v, dirty, cutoff, sample_rate, high, coefs, bypass, state)
 
 
 @nb.njit(inline="always", **_FLAGS)
@@ -534,7 +534,7 @@ def _ring_read(b, r, y, n, size):
 
 
 @nb.njit(inline="always", **_FLAGS)
-def del0_voice(v, x, y, n, dirty, seconds, fs, buf, widx, cur, old, left):
+def del0_voice(v, x, y, n, dirty, seconds, sample_rate, buf, widx, cur, old, left):
     """:func:`del0` for instance ``v``; ``x``/``y`` are its (channels, samples) signals."""
     nch = x.shape[0]
     size = buf.shape[2]
@@ -542,7 +542,7 @@ def del0_voice(v, x, y, n, dirty, seconds, fs, buf, widx, cur, old, left):
     if dirty[v]:
         dirty[v] = False
         # the product in float32, as the port computes it (spec 5.4)
-        d = min(max(round_half_away(np.float32(seconds[v]) * np.float32(fs)), 0), size - 1)
+        d = min(max(round_half_away(np.float32(seconds[v]) * np.float32(sample_rate)), 0), size - 1)
         if d != cur[v]:
             old[v] = cur[v]
             cur[v] = d
@@ -572,12 +572,12 @@ def del0_voice(v, x, y, n, dirty, seconds, fs, buf, widx, cur, old, left):
 
 
 @nb.njit(**_FLAGS)
-def del0(act, x, y, n, dirty, seconds, fs, buf, widx, cur, old, left):
-    """Whole-sample delay D = round-half-away(seconds * fs); a change of D crossfades
+def del0(act, x, y, n, dirty, seconds, sample_rate, buf, widx, cur, old, left):
+    """Whole-sample delay D = round-half-away(seconds * sample_rate); a change of D crossfades
     the old and new taps over 128 samples; D = 0 passes through (the buffer still fills).
     ``buf`` has a power-of-two length per channel."""
     for v in act:
-        del0_voice(v, x[v], y[v], n, dirty, seconds, fs, buf, widx, cur, old, left)
+        del0_voice(v, x[v], y[v], n, dirty, seconds, sample_rate, buf, widx, cur, old, left)
 
 
 # ----------------------------------------------------------------------------------- Pn21

@@ -251,7 +251,7 @@ class Resampler(Node):
         "pool",
         "src_off",
         "src_len",
-        "rate",
+        "src_sample_rate",
         "rstep",
         "ipos",
         "frac",
@@ -270,7 +270,7 @@ class Resampler(Node):
     def _state(self, cap: int, ch_in: int, ch_out: int, max_block: int) -> None:
         self.src_off = np.full(cap, -1, dtype=np.int64)
         self.src_len = np.zeros(cap, dtype=np.int64)
-        self.rate = np.full(cap, float(self.sample_rate))
+        self.src_sample_rate = np.full(cap, float(self.sample_rate))
         self.ipos = np.zeros(cap, dtype=np.int64)
         self.frac = np.zeros(cap, dtype=np.int64)
         self.rstep = np.zeros(cap, dtype=np.int64)
@@ -295,7 +295,7 @@ class Resampler(Node):
             t0,
             self.dirty,
             self.params["pitch"],
-            self.rate,
+            self.src_sample_rate,
             float(self.sample_rate),
             self.rstep,
             self.ipos,
@@ -311,7 +311,8 @@ class Resampler(Node):
         out = f"{s.dst.lanes}[0, :, j]" if s.lanes else s.dst.row("0")
         return _EACH + [
             f"            K.rsp0_voice(v, {a('pool')}, {a('src_off')}, {a('src_len')}, {out}, n, t0, "
-            f"{a('dirty')}, {a('pitch')}, {a('rate')}, fs, {a('rstep')}, {a('ipos')}, {a('frac')}, "
+            f"{a('dirty')}, {a('pitch')}, {a('src_sample_rate')}, sample_rate, {a('rstep')}, "
+            f"{a('ipos')}, {a('frac')}, "
             f"{a('wait')}, {a('rel_left')}, {a('rel_total')}, {a('ended_at')})"
         ]
 
@@ -431,8 +432,8 @@ class Peak(Biquad):
     def refresh_line(self, s: Site) -> str:
         a = s.a
         return (
-            f"            K.refresh_peak_voice(v, {a('dirty')}, {a('centre_hz')}, {a('gain')}, {a('q')}, fs, "
-            f"{a('coefs')}, {a('bypass')}, {a('state')})"
+            f"            K.refresh_peak_voice(v, {a('dirty')}, {a('centre_hz')}, {a('gain')}, {a('q')}, "
+            f"sample_rate, {a('coefs')}, {a('bypass')}, {a('state')})"
         )
 
 
@@ -457,7 +458,7 @@ class _Pass(Biquad):
     def refresh_line(self, s: Site) -> str:
         a = s.a
         return (
-            f"            K.refresh_pass_voice(v, {a('dirty')}, {a('cutoff_hz')}, fs, {self.high}, "
+            f"            K.refresh_pass_voice(v, {a('dirty')}, {a('cutoff_hz')}, sample_rate, {self.high}, "
             f"{a('coefs')}, {a('bypass')}, {a('state')})"
         )
 
@@ -614,8 +615,8 @@ class Delay(Node):
             (f"{s.src.lanes}[:, :, j]", f"{s.dst.lanes}[:, :, j]") if s.lanes else (s.src.row(), s.dst.row())
         )
         return _EACH + [
-            f"            K.del0_voice(v, {x}, {y}, n, {a('dirty')}, {a('seconds')}, fs, {a('buf')}, "
-            f"{a('widx')}, {a('dcur')}, {a('dold')}, {a('left')})"
+            f"            K.del0_voice(v, {x}, {y}, n, {a('dirty')}, {a('seconds')}, sample_rate, "
+            f"{a('buf')}, {a('widx')}, {a('dcur')}, {a('dold')}, {a('left')})"
         ]
 
 

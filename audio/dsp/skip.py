@@ -27,7 +27,21 @@ _FLAGS: Any = {"cache": True, "nogil": True, "fastmath": False, "boundscheck": F
 
 @nb.njit(**_FLAGS)
 def rsp0_skip(
-    src_len, act, n, t0, dirty, pitch, rate, fs, step, ipos, frac, wait, rel_left, rel_total, ended_at
+    src_len,
+    act,
+    n,
+    t0,
+    dirty,
+    pitch,
+    src_sample_rate,
+    sample_rate,
+    step,
+    ipos,
+    frac,
+    wait,
+    rel_left,
+    rel_total,
+    ended_at,
 ):
     """Advance ``n`` samples of every active voice from sample ``t0`` (no audio).
 
@@ -36,7 +50,7 @@ def rsp0_skip(
     one = np.int64(65536)
     for v in act:
         if dirty[v]:
-            ratio = np.float32(np.float32(rate[v] / fs) * np.float32(pitch[v] / 4096.0))
+            ratio = np.float32(np.float32(src_sample_rate[v] / sample_rate) * np.float32(pitch[v] / 4096.0))
             s = round_half_away(float(ratio) * 65536.0)
             step[v] = min(max(s, 0), 1 << 18)
             dirty[v] = False
@@ -87,7 +101,7 @@ def advance_sources(mixer: Mixer, n: int, t0: int) -> None:
             t0,
             rsp.dirty,
             rsp.params["pitch"],
-            bank.rate,
+            bank.src_sample_rate,
             float(bank.sample_rate),
             bank.rstep,
             bank.ipos,

@@ -46,6 +46,7 @@ import numpy as np
 
 from audio.core.bus import Decision, Event, SubtitleEvent
 from audio.core.clock import BLOCK, SAMPLE_RATE, seconds_to_samples
+from audio.core.docs import share_parameters
 from audio.core.errors import BarkbusError, InputError
 from audio.core.faults import Fault
 from audio.core.inbox import Inbox
@@ -657,6 +658,10 @@ def open_system(
 ) -> VoicePort:
     """Create the voice system of a registered game and wrap it in a :class:`VoicePort`.
 
+    The engine is built from a one-section scenario document, which the capture header
+    carries (so ``barkbus render --replay`` rebuilds the same engine). The engine's world
+    follows ``world.listener`` / ``world.emitter`` events.
+
     Parameters
     ----------
     game:
@@ -667,11 +672,6 @@ def open_system(
         Scenario seed.
     section:
         The game's scenario section to use instead of the one built from ``install``.
-
-    The engine is built from a one-section scenario document, which the capture header
-    carries (so ``barkbus render --replay`` rebuilds the same engine). The engine's world
-    follows ``world.listener`` / ``world.emitter`` events. ``allow``: more folders posted
-    events may name files in (see :func:`port_paths`).
     sample_rate:
         Output sample rate, Hz.
     block:
@@ -708,6 +708,7 @@ def open_system(
     )
 
 
+@share_parameters(open_system, "sample_rate", "block", "inbox_size", "allow")
 def open_scenario(
     path: str | Path,
     seed: int | None = None,
@@ -728,14 +729,6 @@ def open_scenario(
         The scenario file (TOML).
     seed:
         Seed, 0..2^63-1 (``None``: the file's).
-    sample_rate:
-        Output sample rate, Hz.
-    block:
-        Engine block, samples (the output does not depend on it).
-    inbox_size:
-        Events the thread-safe inbox holds before a post is refused.
-    allow:
-        More folders posted events may name files in (see :func:`port_paths`).
     """
     from audio.core.errors import ScenarioError
     from audio.offline.scenario import build_engine, load_scenario

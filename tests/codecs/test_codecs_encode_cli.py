@@ -12,15 +12,15 @@ from audio.cli import main
 from audio.containers import riff
 from audio.containers.snr import CODEC_EAXMA, decode_take, parse_snr
 
-RATE = 36000
+SAMPLE_RATE = 36000
 
 
 @pytest.fixture()
 def wav_in(tmp_path: Path) -> Path:
-    t = np.arange(RATE) / RATE
+    t = np.arange(SAMPLE_RATE) / SAMPLE_RATE
     x = 0.5 * np.sin(2 * np.pi * 220 * t) * (0.6 + 0.4 * np.sin(2 * np.pi * 2 * t))
     path = tmp_path / "in.wav"
-    sf.write(path, x, RATE, subtype="FLOAT")
+    sf.write(path, x, SAMPLE_RATE, subtype="FLOAT")
     return path
 
 
@@ -34,7 +34,7 @@ def test_xma_output_is_riff_xma2_that_ffmpeg_decodes_to_the_input_length(
     wav = out.read_bytes()
     assert riff.read_riff(wav).format_tag == riff.TAG_XMA2
     decoded = riff.decode_with_ffmpeg(wav)
-    assert decoded.shape == (RATE, 1)
+    assert decoded.shape == (SAMPLE_RATE, 1)
 
 
 def test_snr_output_is_an_ea_xma2_take_pair(wav_in: Path, tmp_path: Path) -> None:
@@ -42,8 +42,8 @@ def test_snr_output_is_an_ea_xma2_take_pair(wav_in: Path, tmp_path: Path) -> Non
     header = (tmp_path / "take.snr").read_bytes()
     h = parse_snr(header)
     assert (h.codec, h.sample_rate, h.num_samples) == (CODEC_EAXMA, 32000, 32000)
-    pcm, rate = decode_take(header, (tmp_path / "take.sns").read_bytes())
-    assert rate == 32000 and pcm.shape == (32000, 1)
+    pcm, sample_rate = decode_take(header, (tmp_path / "take.sns").read_bytes())
+    assert sample_rate == 32000 and pcm.shape == (32000, 1)
 
 
 @pytest.mark.parametrize(
@@ -66,7 +66,7 @@ def test_nan_input_is_refused(tmp_path: Path, capsys) -> None:
     x = np.zeros(1000)
     x[10] = np.nan
     src = tmp_path / "nan.wav"
-    sf.write(src, x, RATE, subtype="FLOAT")
+    sf.write(src, x, SAMPLE_RATE, subtype="FLOAT")
     assert main(["encode", str(src), "-o", str(tmp_path / "o.xma")]) == 2
     assert "NaN" in capsys.readouterr().err
     assert not (tmp_path / "o.xma").exists()

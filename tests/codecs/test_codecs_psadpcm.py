@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 from audio.codecs.psadpcm import (
     COEFS,
     PsxSettings,
+    adpcm_frame_flags,
     decode_psadpcm,
     decode_psadpcm_int16,
-    encode_frames,
+    encode_adpcm_frames,
     encode_psadpcm,
-    frame_flags,
     loop_points,
 )
 from audio.containers import vgmstream
@@ -60,12 +60,12 @@ def reference_decode(data: bytes, rounding: str = "floor", clamp_history: bool =
     return out
 
 
-def vag_bytes(body: bytes, rate: int = 22050, name: bytes = b"probe") -> bytes:
+def vag_bytes(body: bytes, sample_rate: int = 22050, name: bytes = b"probe") -> bytes:
     """A VAGp file built field by field from the spec (big-endian, 48-byte header)."""
     return (
         b"VAGp"
         + struct.pack(">III", 0x20, 0, len(body))
-        + struct.pack(">I", rate)
+        + struct.pack(">I", sample_rate)
         + bytes(12)
         + name.ljust(16, b"\0")
         + body
@@ -85,18 +85,18 @@ def snr_db(ref: np.ndarray, test: np.ndarray) -> float:
     return float(10 * np.log10(np.sum(ref**2) / max(np.sum((ref - test) ** 2), 1e-20)))
 
 
-def speech_like(n: int, rate: int, seed: int) -> np.ndarray:
+def speech_like(n: int, sample_rate: int, seed: int) -> np.ndarray:
     """A 90-220 Hz pulse train through two formant resonances with pauses and noise, float64 +-0.6."""
     from scipy.signal import lfilter
 
     rng = np.random.default_rng(seed)
-    t = np.arange(n) / rate
+    t = np.arange(n) / sample_rate
     f0 = 90 + 130 * (0.5 + 0.5 * np.sin(2 * np.pi * 0.9 * t + seed))
-    src = (np.diff(np.floor(np.cumsum(f0 / rate)), prepend=0) > 0).astype(float)
+    src = (np.diff(np.floor(np.cumsum(f0 / sample_rate)), prepend=0) > 0).astype(float)
     out = np.zeros(n)
     for formant, bw in ((600 + 100 * (seed % 3), 80), (1700, 120)):
-        r = np.exp(-np.pi * bw / rate)
-        out += lfilter([1.0], [1.0, -2 * r * np.cos(2 * np.pi * formant / rate), r * r], src)
+        r = np.exp(-np.pi * bw / sample_rate)
+        out += lfilter([1.0], [1.0, -2 * r * np.cos(2 * np.pi * formant / sample_rate), r * r], src)
     out = out * (np.sin(2 * np.pi * 2.3 * t + seed) > -0.3) + rng.normal(0, 0.01, n)
     return out / np.abs(out).max() * 0.6
 
@@ -198,22 +198,22 @@ def test_settings_reject_unknown_values() -> None:
 @pytest.mark.parametrize("filt", range(16))
 def test_every_filter_and_shift_matches_vgmstream(filt: int) -> None:
     rng = np.random.default_rng(filt)
-    frames = rng.integers(0, 256, (16 * 3, 16), dtype=np.uint8)
-    frames[:, 1] = 0
-    frames[:, 0] = 0x14  # warm the history up with filter 1 ...
-    frames[16:32, 0] = (filt << 4) | np.arange(16)  # ... then every shift 0..15 with this filter
-    data = frames.tobytes()
-    theirs, rate = vgmstream.decode_buffer(vag_bytes(data), "probe.vag")
-    assert rate == 22050
+    adpcm_frames = rng.integers(0, 256, (16 * 3, 16), dtype=np.uint8)
+    adpcm_frames[:, 1] = 0
+    adpcm_frames[:, 0] = 0x14  # warm the history up with filter 1 ...
+    adpcm_frames[16:32, 0] = (filt << 4) | np.arange(16)  # ... then every shift 0..15 with this filter
+    data = adpcm_frames.tobytes()
+    theirs, sample_rate = vgmstream.decode_buffer(vag_bytes(data), "probe.vag")
+    assert sample_rate == 22050
     assert np.count_nonzero(decode_psadpcm_int16(data) != theirs) == 0
 
 
 @needs_vgmstream
 @pytest.mark.parametrize("flag", range(16))
 def test_every_flag_value_matches_vgmstream(flag: int) -> None:
-    frames = np.frombuffer(random_frames(flag + 20, 12, shifts=8), np.uint8).reshape(-1, 16).copy()
-    frames[4:8, 1] = flag
-    data = frames.tobytes()
+    adpcm_frames = np.frombuffer(random_frames(flag + 20, 12, shifts=8), np.uint8).reshape(-1, 16).copy()
+    adpcm_frames[4:8, 1] = flag
+    data = adpcm_frames.tobytes()
     theirs, _ = vgmstream.decode_buffer(vag_bytes(data), "probe.vag")
     assert np.count_nonzero(decode_psadpcm_int16(data) != theirs) == 0
 
@@ -230,9 +230,9 @@ def test_random_frames_with_clipping_match_vgmstream_only_in_its_rounding() -> N
 @needs_vgmstream
 def test_our_encoded_vag_decodes_identically_in_vgmstream(espeak_line: np.ndarray) -> None:
     data = encode_vag(espeak_line, 22050, "mill")
-    ours, rate = decode_vag(data, "mill.vag")
+    ours, sample_rate = decode_vag(data, "mill.vag")
     theirs, their_rate = vgmstream.decode_buffer(data, "mill.vag")
-    assert (rate, their_rate) == (22050, 22050)
+    assert (sample_rate, their_rate) == (22050, 22050)
     assert ours.shape == theirs.shape
     assert np.count_nonzero(np.round(ours * 32768).astype(np.int16) != theirs) == 0
 
@@ -263,14 +263,14 @@ def test_round_trip_snr_on_a_sine_sweep() -> None:
 
 
 def test_round_trip_snr_on_espeak_speech(espeak_line: np.ndarray) -> None:
-    y, rate = decode_vag(encode_vag(espeak_line, 22050), "line.vag")
-    assert rate == 22050
+    y, sample_rate = decode_vag(encode_vag(espeak_line, 22050), "line.vag")
+    assert sample_rate == 22050
     assert snr_db(espeak_line, y[28 : 28 + len(espeak_line), 0]) > 30.0  # after the lead-in frame
 
 
 def test_silence_encodes_to_zero_nibbles_and_decodes_to_silence() -> None:
-    frames = encode_frames(np.zeros(100, np.int16))
-    assert frames.shape == (4, 16) and not frames[:, 2:].any()
+    adpcm_frames = encode_adpcm_frames(np.zeros(100, np.int16))
+    assert adpcm_frames.shape == (4, 16) and not adpcm_frames[:, 2:].any()
 
 
 def test_encoder_is_deterministic_and_pads_to_whole_frames() -> None:
@@ -289,10 +289,10 @@ def test_encoder_uses_the_history_setting_it_is_given() -> None:
 
 def test_end_and_loop_flags_are_written_where_the_spec_puts_them() -> None:
     x = speech_like(28 * 10, 22050, 5)
-    assert frame_flags(encode_psadpcm(x)).tolist() == [0] * 9 + [1]
-    assert frame_flags(encode_psadpcm(x, end_flag=False)).tolist() == [0] * 10
+    assert adpcm_frame_flags(encode_psadpcm(x)).tolist() == [0] * 9 + [1]
+    assert adpcm_frame_flags(encode_psadpcm(x, end_flag=False)).tolist() == [0] * 10
     looped = encode_psadpcm(x, loop_start=28 * 2, loop_end=28 * 6)
-    assert frame_flags(looped).tolist() == [0, 0, 6, 2, 2, 3, 0, 0, 0, 0]
+    assert adpcm_frame_flags(looped).tolist() == [0, 0, 6, 2, 2, 3, 0, 0, 0, 0]
     assert loop_points(looped) == (56, 168)
 
 
@@ -324,7 +324,7 @@ def test_vag_round_trip_keeps_every_field() -> None:
     data = encode_vag(speech_like(3000, 16000, 8), 16000, "radi_001")
     vag = read_vag(data)
     assert write_vag(vag.data, vag.sample_rate, vag.name, version=vag.version, reserved=vag.reserved) == data
-    assert vag.data[:16] == bytes(16) and vag.end_frame == vag.frame_count - 1
+    assert vag.data[:16] == bytes(16) and vag.end_adpcm_frame == vag.adpcm_frame_count - 1
 
 
 @pytest.mark.parametrize(
@@ -333,7 +333,7 @@ def test_vag_round_trip_keeps_every_field() -> None:
         (b"VAGp" + bytes(20), 0),  # header cut short
         (b"RIFF" + bytes(60), 0),  # not a VAG
         (vag_bytes(bytes(32))[:-16], 0x0C),  # data size past the end
-        (vag_bytes(bytes(32), rate=0), 0x10),  # no sample rate
+        (vag_bytes(bytes(32), sample_rate=0), 0x10),  # no sample rate
     ],
 )
 def test_malformed_vag_raises_format_error_with_offset(data: bytes, offset: int) -> None:
@@ -378,10 +378,10 @@ def test_fuzz_read_vag_mutated_file(edits: list[tuple[int, int]], cut: int) -> N
     for pos, val in edits:
         data[pos] = val
     try:
-        pcm, rate = decode_vag(bytes(data[:cut]), "fuzz.vag")
+        pcm, sample_rate = decode_vag(bytes(data[:cut]), "fuzz.vag")
     except BarkbusError:
         return
-    assert pcm.dtype == np.float32 and pcm.shape[1] == 1 and rate >= 1
+    assert pcm.dtype == np.float32 and pcm.shape[1] == 1 and sample_rate >= 1
 
 
 @FUZZ

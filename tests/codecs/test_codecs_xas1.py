@@ -10,7 +10,7 @@ from fuzz_budget import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audio.codecs.xas1 import FRAME_BYTES, decode_frames, decode_xas1, encode_xas1
+from audio.codecs.xas1 import XAS1_FRAME_BYTES, decode_xas1, decode_xas1_frames, encode_xas1
 from audio.containers import vgmstream
 from audio.containers.snr import CODEC_XAS1, TYPE_STREAM, SnrHeader, decode_take
 from audio.containers.sns import coded_blocks, write_blocks
@@ -41,17 +41,17 @@ def reference_frame(frame: bytes) -> list[int]:
     return out
 
 
-def speech_like(n: int, rate: int, seed: int) -> np.ndarray:
+def speech_like(n: int, sample_rate: int, seed: int) -> np.ndarray:
     """Voiced bursts: a 90-220 Hz pulse train through two formant resonances, with pauses and noise."""
     rng = np.random.default_rng(seed)
-    t = np.arange(n) / rate
+    t = np.arange(n) / sample_rate
     f0 = 90 + 130 * (0.5 + 0.5 * np.sin(2 * np.pi * 0.9 * t + seed))
-    phase = np.cumsum(f0 / rate)
+    phase = np.cumsum(f0 / sample_rate)
     src = (np.diff(np.floor(phase), prepend=0) > 0).astype(float)
     out = np.zeros(n)
     for formant, bw in ((600 + 100 * (seed % 3), 80), (1700, 120)):
-        r = np.exp(-np.pi * bw / rate)
-        a1, a2 = 2 * r * np.cos(2 * np.pi * formant / rate), -r * r
+        r = np.exp(-np.pi * bw / sample_rate)
+        a1, a2 = 2 * r * np.cos(2 * np.pi * formant / sample_rate), -r * r
         y1 = y2 = 0.0
         y = np.empty(n)
         for i in range(n):  # test-side signal generator, not a decoder
@@ -70,16 +70,16 @@ def snr_db(x: np.ndarray, y: np.ndarray) -> float:
 
 def test_vectorised_decoder_matches_reference_on_random_frames_including_bad_coef_indexes():
     rng = np.random.default_rng(7)
-    frames = rng.integers(0, 256, size=(60, FRAME_BYTES), dtype=np.uint8)
-    got = decode_frames(frames)
-    for i in range(len(frames)):
-        assert got[i].tolist() == reference_frame(frames[i].tobytes())
+    xas1_frames = rng.integers(0, 256, size=(60, XAS1_FRAME_BYTES), dtype=np.uint8)
+    got = decode_xas1_frames(xas1_frames)
+    for i in range(len(xas1_frames)):
+        assert got[i].tolist() == reference_frame(xas1_frames[i].tobytes())
 
 
 @settings(max_examples=examples(40))
-@given(st.binary(min_size=FRAME_BYTES, max_size=FRAME_BYTES))
+@given(st.binary(min_size=XAS1_FRAME_BYTES, max_size=XAS1_FRAME_BYTES))
 def test_vectorised_decoder_matches_reference_on_any_frame(frame):
-    assert decode_frames(np.frombuffer(frame, np.uint8)[None])[0].tolist() == reference_frame(frame)
+    assert decode_xas1_frames(np.frombuffer(frame, np.uint8)[None])[0].tolist() == reference_frame(frame)
 
 
 def test_block_layout_interleaves_channel_frames_and_trims_partial_frames():
@@ -88,7 +88,7 @@ def test_block_layout_interleaves_channel_frames_and_trims_partial_frames():
     body = write_blocks(encode_xas1(x, block_samples=256))
     y = decode_xas1(coded_blocks(body), 2, 700)
     # frame 0 of channel 1 sits right after frame 0 of channel 0
-    ch1_frame0 = np.frombuffer(body[8 + FRAME_BYTES : 8 + 2 * FRAME_BYTES], np.uint8)
+    ch1_frame0 = np.frombuffer(body[8 + XAS1_FRAME_BYTES : 8 + 2 * XAS1_FRAME_BYTES], np.uint8)
     np.testing.assert_array_equal(y[:128, 1], reference_frame(ch1_frame0.tobytes()))
     assert y.shape == (700, 2)
 
@@ -96,8 +96,8 @@ def test_block_layout_interleaves_channel_frames_and_trims_partial_frames():
 def test_encoder_round_trip_snr_on_speech_like_signal_is_at_least_35_db():
     x = speech_like(48000, 48000, seed=2)
     body = write_blocks(encode_xas1(x))
-    y, rate = decode_take(SnrHeader(0, CODEC_XAS1, 1, 48000, TYPE_STREAM, False, len(x)).pack(), body)
-    assert rate == 48000 and y.shape == (len(x), 1)
+    y, sample_rate = decode_take(SnrHeader(0, CODEC_XAS1, 1, 48000, TYPE_STREAM, False, len(x)).pack(), body)
+    assert sample_rate == 48000 and y.shape == (len(x), 1)
     assert snr_db(x, y[:, 0] * 32768) >= 35.0  # measured 40-44 dB
 
 
@@ -134,8 +134,8 @@ def test_xas1_decode_is_bit_exact_with_vgmstream(channels, n, block):
     header = SnrHeader(0, CODEC_XAS1, channels, 32000, TYPE_STREAM, False, n).pack()
     body = write_blocks(encode_xas1(x, block_samples=block))
     ours, _ = decode_take(header, body)
-    ref, rate = vgmstream.decode_take_vgmstream(header, body)
-    assert rate == 32000
+    ref, sample_rate = vgmstream.decode_take_vgmstream(header, body)
+    assert sample_rate == 32000
     np.testing.assert_array_equal(ours, ref / np.float32(32768))
 
 
@@ -160,7 +160,7 @@ def test_partial_frame_in_a_middle_block_keeps_only_that_blocks_samples():
     a = rng.integers(-5000, 5000, size=(300, 2)).astype(np.int16)
     b = rng.integers(-5000, 5000, size=(500, 2)).astype(np.int16)
     first = bytearray(write_blocks(encode_xas1(a, block_samples=256)))
-    first[256 // 128 * 2 * FRAME_BYTES + 8] = 0x00  # clear the 0x80 flag of a's last (44-sample) block
+    first[256 // 128 * 2 * XAS1_FRAME_BYTES + 8] = 0x00  # clear the 0x80 flag of a's last (44-sample) block
     joined = bytes(first) + write_blocks(encode_xas1(b, block_samples=256))
     got = decode_xas1(coded_blocks(joined), 2, 800)
     np.testing.assert_array_equal(

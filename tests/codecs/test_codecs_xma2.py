@@ -21,15 +21,15 @@ from audio.core.errors import FormatError, InputError
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
 XWB = SHARED / "fixtures" / "xmadroid.xwb"
 TABLES_JSON = SHARED / "specs" / "xma2-tables.json"
-RATE = 36000
+SAMPLE_RATE = 36000
 
 
-def _voice(seconds: float, rate: int = RATE, seed: int = 0) -> np.ndarray:
+def _voice(seconds: float, sample_rate: int = SAMPLE_RATE, seed: int = 0) -> np.ndarray:
     """A speech-like test signal: a gliding harmonic tone with a syllable envelope and a little noise."""
-    t = np.arange(int(seconds * rate)) / rate
+    t = np.arange(int(seconds * sample_rate)) / sample_rate
     f0 = 140 + 30 * np.sin(2 * np.pi * 0.7 * t)
-    phase = 2 * np.pi * np.cumsum(f0) / rate
-    tone = sum(np.sin(h * phase) / h for h in range(1, 25) if h * 170 < rate / 2)
+    phase = 2 * np.pi * np.cumsum(f0) / sample_rate
+    tone = sum(np.sin(h * phase) / h for h in range(1, 25) if h * 170 < sample_rate / 2)
     env = 0.5 + 0.5 * np.sin(2 * np.pi * 3 * t) ** 2
     noise = 0.01 * np.random.default_rng(seed).standard_normal(t.size)
     x = env * tone + noise
@@ -77,17 +77,17 @@ def test_band_edges_recomputed_from_critical_frequencies_match_the_spec() -> Non
 @pytest.mark.parametrize("length", [0, 1, 511, 512, 513, 4000])
 def test_ffmpeg_decodes_exactly_the_input_length_and_matches_our_decoder(length: int) -> None:
     x = _voice(1.0)[:length]
-    enc = encode_xma2(x, RATE, bitrate=64)
+    enc = encode_xma2(x, SAMPLE_RATE, bitrate=64)
     assert enc.frames == frames_for(length) and len(enc.streams) == 1
-    ff = decode_xma(enc.streams[0], RATE, 1)
-    ours = decode_xma2(enc.streams[0], RATE, 1)
+    ff = decode_xma(enc.streams[0], SAMPLE_RATE, 1)
+    ours = decode_xma2(enc.streams[0], SAMPLE_RATE, 1)
     assert ff.shape == ours.shape == (length, 1)
     assert np.abs(ff - ours).max(initial=0) < 1e-5
 
 
 def test_trims_follow_microsofts_rule() -> None:
-    enc = encode_xma2(_voice(0.3), RATE, bitrate=64)
-    stream = parse_xma2(enc.streams[0], RATE, 1)
+    enc = encode_xma2(_voice(0.3), SAMPLE_RATE, bitrate=64)
+    stream = parse_xma2(enc.streams[0], SAMPLE_RATE, 1)
     assert stream.frames[0].start_skip == 512
     assert stream.frames[-1].end_skip == end_skip(enc.num_samples) or end_skip(enc.num_samples) == 0
     assert all(f.start_skip is None and f.end_skip is None for f in stream.frames[1:-1])
@@ -96,90 +96,92 @@ def test_trims_follow_microsofts_rule() -> None:
 def test_speech_like_signal_reaches_its_snr_floor_under_the_bitrate_target() -> None:
     x = _voice(2.0)
     for target, floor in ((48, 25.0), (96, 35.0)):  # regression floors (measured 28.9 and ~39 dB)
-        enc = encode_xma2(x, RATE, bitrate=target)
+        enc = encode_xma2(x, SAMPLE_RATE, bitrate=target)
         assert enc.bitrate <= target
-        y = decode_xma(enc.streams[0], RATE, 1)[:, 0]
+        y = decode_xma(enc.streams[0], SAMPLE_RATE, 1)[:, 0]
         assert _snr(x, y) > floor, target
 
 
 def test_stereo_channels_are_coded_independently() -> None:
     left = _voice(1.0, seed=1)
     right = 0.3 * _voice(1.0, seed=2)[::-1]
-    enc = encode_xma2(np.column_stack([left, right]), RATE, bitrate=160)
+    enc = encode_xma2(np.column_stack([left, right]), SAMPLE_RATE, bitrate=160)
     assert enc.stream_channels == [2]
-    ff = decode_xma(enc.streams[0], RATE, 2)
-    assert np.abs(ff - decode_xma2(enc.streams[0], RATE, 2)).max() < 1e-5
+    ff = decode_xma(enc.streams[0], SAMPLE_RATE, 2)
+    assert np.abs(ff - decode_xma2(enc.streams[0], SAMPLE_RATE, 2)).max() < 1e-5
     assert _snr(left, ff[:, 0]) > 30 and _snr(right, ff[:, 1]) > 30
 
 
 def test_three_channels_become_a_stereo_and_a_mono_stream() -> None:
     x = np.column_stack([_voice(0.5, seed=s) for s in range(3)])
-    enc = encode_xma2(x, RATE, bitrate=200)
+    enc = encode_xma2(x, SAMPLE_RATE, bitrate=200)
     assert enc.stream_channels == [2, 1] and len(enc.streams) == 2
-    assert decode_xma(enc.streams[1], RATE, 1).shape == (x.shape[0], 1)
+    assert decode_xma(enc.streams[1], SAMPLE_RATE, 1).shape == (x.shape[0], 1)
 
 
 def test_encoding_is_deterministic() -> None:
     x = _voice(1.0)
-    assert encode_xma2(x, RATE, bitrate=48).streams == encode_xma2(x, RATE, bitrate=48).streams
+    assert encode_xma2(x, SAMPLE_RATE, bitrate=48).streams == encode_xma2(x, SAMPLE_RATE, bitrate=48).streams
 
 
 def test_packet_headers_count_frame_starts_and_never_exceed_63() -> None:
-    enc = encode_xma2(np.zeros(RATE * 3, np.float32), RATE, bitrate=8)  # silent frames: ~45 bits each
+    enc = encode_xma2(
+        np.zeros(SAMPLE_RATE * 3, np.float32), SAMPLE_RATE, bitrate=8
+    )  # silent frames: ~45 bits each
     counts = [XmaPacketHeader.unpack(int.from_bytes(p[:4], "big")) for p in enc.streams[0]]
     assert all(h.frame_count <= 63 and h.metadata == 1 and h.packet_skip == 0 for h in counts)
     assert sum(h.frame_count for h in counts) == enc.frames
     assert max(h.frame_count for h in counts) == 63
-    parse_xma2(enc.streams[0], RATE, 1)  # counts and offsets checked against the frames
-    assert decode_xma(enc.streams[0], RATE, 1).shape[0] == RATE * 3
+    parse_xma2(enc.streams[0], SAMPLE_RATE, 1)  # counts and offsets checked against the frames
+    assert decode_xma(enc.streams[0], SAMPLE_RATE, 1).shape[0] == SAMPLE_RATE * 3
 
 
 def test_long_stream_spans_several_64k_blocks_without_a_frame_crossing() -> None:
     x = _voice(5.0)
-    enc = encode_xma2(x, RATE, level=10)  # fine: ~300 kbit/s, several blocks
+    enc = encode_xma2(x, SAMPLE_RATE, level=10)  # fine: ~300 kbit/s, several blocks
     assert len(enc.streams[0]) > 64
-    stream = parse_xma2(enc.streams[0], RATE, 1)  # raises on a block crossing
+    stream = parse_xma2(enc.streams[0], SAMPLE_RATE, 1)  # raises on a block crossing
     block = 32 * PAYLOAD_BITS
     assert all(f.start_bit // block == (f.start_bit + f.length_bits - 1) // block for f in stream.frames)
-    assert decode_xma(enc.streams[0], RATE, 1).shape[0] == x.shape[0]
+    assert decode_xma(enc.streams[0], SAMPLE_RATE, 1).shape[0] == x.shape[0]
 
 
 @pytest.mark.parametrize(
-    "pcm, rate",
+    "pcm, sample_rate",
     [
-        (np.array([0.0, np.nan, 0.0], np.float32), RATE),
-        (np.array([0.0, np.inf], np.float32), RATE),
+        (np.array([0.0, np.nan, 0.0], np.float32), SAMPLE_RATE),
+        (np.array([0.0, np.inf], np.float32), SAMPLE_RATE),
         (np.zeros(100, np.float32), 0),
         (np.zeros(100, np.float32), 500_000),
-        (np.zeros((100, 9), np.float32), RATE),
-        (np.zeros(100, np.int16), RATE),
+        (np.zeros((100, 9), np.float32), SAMPLE_RATE),
+        (np.zeros(100, np.int16), SAMPLE_RATE),
     ],
 )
-def test_bad_input_is_refused_with_one_input_error(pcm: np.ndarray, rate: int) -> None:
+def test_bad_input_is_refused_with_one_input_error(pcm: np.ndarray, sample_rate: int) -> None:
     with pytest.raises(InputError):
-        encode_xma2(pcm, rate, bitrate=64)
+        encode_xma2(pcm, sample_rate, bitrate=64)
 
 
 def test_a_frame_count_ffmpeg_ignores_is_caught_by_the_strict_parser() -> None:
-    enc = encode_xma2(_voice(0.5), RATE, bitrate=64)
+    enc = encode_xma2(_voice(0.5), SAMPLE_RATE, bitrate=64)
     pk = bytearray(enc.streams[0][0])
     hdr = XmaPacketHeader.unpack(int.from_bytes(pk[:4], "big"))
     pk[:4] = XmaPacketHeader(hdr.frame_count - 1, hdr.first_frame_bit_offset, 1, 0).pack().to_bytes(4, "big")
     bad = [bytes(pk), *enc.streams[0][1:]]
-    assert decode_xma(bad, RATE, 1).shape[0] == enc.num_samples  # FFmpeg does not notice
+    assert decode_xma(bad, SAMPLE_RATE, 1).shape[0] == enc.num_samples  # FFmpeg does not notice
     with pytest.raises(FormatError, match="frame count"):
-        parse_xma2(bad, RATE, 1)
+        parse_xma2(bad, SAMPLE_RATE, 1)
 
 
 def test_a_cleared_trailer_bit_is_caught() -> None:
-    enc = encode_xma2(_voice(0.5), RATE, bitrate=64)
-    stream = parse_xma2(enc.streams[0], RATE, 1)
+    enc = encode_xma2(_voice(0.5), SAMPLE_RATE, bitrate=64)
+    stream = parse_xma2(enc.streams[0], SAMPLE_RATE, 1)
     first = stream.frames[0]
     bit = 32 + first.start_bit + first.length_bits - 1  # trailer of frame 0 (same packet as frame 1)
     pk = bytearray(enc.streams[0][0])
     pk[bit >> 3] &= ~(0x80 >> (bit & 7)) & 0xFF
     with pytest.raises(FormatError):
-        parse_xma2([bytes(pk), *enc.streams[0][1:]], RATE, 1)
+        parse_xma2([bytes(pk), *enc.streams[0][1:]], SAMPLE_RATE, 1)
 
 
 @pytest.fixture(scope="module")
@@ -211,7 +213,7 @@ def test_every_real_fixture_entry_incl_mid_side_stereo_decodes_like_ffmpeg(bank:
 
 @pytest.fixture(scope="module")
 def valid_stream() -> list[bytes]:
-    return encode_xma2(_voice(0.4), RATE, bitrate=64).streams[0]
+    return encode_xma2(_voice(0.4), SAMPLE_RATE, bitrate=64).streams[0]
 
 
 @settings(max_examples=examples(150), suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -225,7 +227,7 @@ def test_strict_parser_raises_only_format_errors_on_mutated_streams(valid_stream
     if data.draw(st.booleans()):
         packets = packets[: data.draw(st.integers(0, len(packets)))]
     try:
-        decode_xma2([bytes(p) for p in packets], RATE, data.draw(st.sampled_from([1, 2])))
+        decode_xma2([bytes(p) for p in packets], SAMPLE_RATE, data.draw(st.sampled_from([1, 2])))
     except FormatError:
         pass
 
@@ -235,39 +237,44 @@ def test_riff_xma2_reads_back_and_decodes_in_ffmpegs_wav_demuxer() -> None:
     from audio.containers import riff
 
     x = _voice(1.5)
-    enc = encode_xma2(x, RATE, bitrate=64)
-    wav = riff.xma2_wav(enc.streams[0], 1, RATE, enc.num_samples, enc.seek_table())
+    enc = encode_xma2(x, SAMPLE_RATE, bitrate=64)
+    wav = riff.xma2_wav(enc.streams[0], 1, SAMPLE_RATE, enc.num_samples, enc.seek_table())
     wave = riff.read_riff(wav)
-    assert (wave.format_tag, wave.channels, wave.sample_rate, len(wave.extension)) == (0x166, 1, RATE, 34)
+    assert (wave.format_tag, wave.channels, wave.sample_rate, len(wave.extension)) == (
+        0x166,
+        1,
+        SAMPLE_RATE,
+        34,
+    )
     seek_at, seek_size = wave.chunks["seek"]
     assert seek_size == 4 * len(enc.seek_table())
     assert int.from_bytes(wav[seek_at + seek_size - 4 : seek_at + seek_size], "big") == 512 * enc.frames
     body = wav[wave.data_offset : wave.data_offset + wave.data_size]
-    ours = decode_xma2([body[i : i + 2048] for i in range(0, len(body), 2048)], RATE, 1)
+    ours = decode_xma2([body[i : i + 2048] for i in range(0, len(body), 2048)], SAMPLE_RATE, 1)
     demuxed = riff.decode_with_ffmpeg(wav)  # FFmpeg's own RIFF parser and XMA2 decoder
     assert demuxed.shape == ours.shape == (x.size, 1)
     assert np.abs(demuxed - ours).max() < 1e-5
-    pcm, rate = riff.decode_riff(wave, wav)
-    assert rate == RATE and np.abs(pcm[: x.size] - ours).max() < 1e-5
+    pcm, sample_rate = riff.decode_riff(wave, wav)
+    assert sample_rate == SAMPLE_RATE and np.abs(pcm[: x.size] - ours).max() < 1e-5
 
 
 def test_wave_bank_holds_xma2_entries_with_microsofts_seek_tables() -> None:
-    a = encode_xma2(_voice(1.0, seed=3), RATE, bitrate=64)
-    b = encode_xma2(np.column_stack([_voice(0.7, seed=4), _voice(0.7, seed=5)]), RATE, bitrate=128)
+    a = encode_xma2(_voice(1.0, seed=3), SAMPLE_RATE, bitrate=64)
+    b = encode_xma2(np.column_stack([_voice(0.7, seed=4), _voice(0.7, seed=5)]), SAMPLE_RATE, bitrate=128)
     bank_bytes = xwb.write_wavebank(
         [
-            xwb.xma2_wave(a.streams[0], 1, RATE, a.seek_table(), name="mono"),
-            xwb.xma2_wave(b.streams[0], 2, RATE, b.seek_table(), name="stereo"),
+            xwb.xma2_wave(a.streams[0], 1, SAMPLE_RATE, a.seek_table(), name="mono"),
+            xwb.xma2_wave(b.streams[0], 2, SAMPLE_RATE, b.seek_table(), name="stereo"),
         ]
     )
     bank = xwb.read_wavebank(bank_bytes, "written.xwb")
     for enc, e in zip((a, b), bank.entries):
         assert e.codec == xwb.CODEC_XMA2 and e.num_samples == 512 * enc.frames
         assert e.seek_table == enc.seek_table()
-        ff, rate = xwb.decode_entry(bank, e.index)
+        ff, sample_rate = xwb.decode_entry(bank, e.index)
         packets = [p for _, p in split_packets(xwb.entry_data(bank, e.index))]
-        ours = decode_xma2(packets, RATE, e.channels)
-        assert rate == RATE and ff.shape == ours.shape == (enc.num_samples, e.channels)
+        ours = decode_xma2(packets, SAMPLE_RATE, e.channels)
+        assert sample_rate == SAMPLE_RATE and ff.shape == ours.shape == (enc.num_samples, e.channels)
         assert np.abs(ff - ours).max() < 1e-5
 
 
@@ -290,14 +297,14 @@ def test_ea_snr_sns_codec_3_take_decodes_through_the_take_decoder() -> None:
     from audio.containers.sns import coded_blocks
 
     x = _voice(2.5)
-    enc = encode_xma2(x, RATE, bitrate=64)
-    header, body = eaxma_take(enc.streams, 1, RATE, enc.num_samples)
+    enc = encode_xma2(x, SAMPLE_RATE, bitrate=64)
+    header, body = eaxma_take(enc.streams, 1, SAMPLE_RATE, enc.num_samples)
     h = parse_snr(header)
-    assert (h.codec, h.channels, h.sample_rate, h.num_samples) == (CODEC_EAXMA, 1, RATE, x.size)
-    pcm, rate = decode_take(header, body)
+    assert (h.codec, h.channels, h.sample_rate, h.num_samples) == (CODEC_EAXMA, 1, SAMPLE_RATE, x.size)
+    pcm, sample_rate = decode_take(header, body)
     packets = [p for _, p in split_streams(coded_blocks(body), 1)[0]]
-    ours = decode_xma2(packets, RATE, 1)
-    assert rate == RATE and pcm.shape == ours.shape == (x.size, 1)
+    ours = decode_xma2(packets, SAMPLE_RATE, 1)
+    assert sample_rate == SAMPLE_RATE and pcm.shape == ours.shape == (x.size, 1)
     assert np.abs(pcm - ours).max() < 1e-5 and _snr(x, pcm[:, 0]) > 25
 
 
@@ -305,7 +312,7 @@ def test_rdo_lowers_magnitudes_by_one_and_lowers_the_rate_distortion_cost() -> N
     from audio.codecs.xma2_encoder import _encode_stream_frames, _Stream
 
     x = _voice(2.0).astype(np.float64)[:, None]
-    stream = _Stream(x, RATE, shaping=0.0)  # flat scale factors: one step size per frame
+    stream = _Stream(x, SAMPLE_RATE, shaping=0.0)  # flat scale factors: one step size per frame
     levels = np.full(stream.coeffs.shape[0], 70, np.int64)
     lam = 0.1
     q0, qstep = stream.quantise(levels, 0.5, 0.0)

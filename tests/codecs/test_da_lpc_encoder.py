@@ -70,7 +70,7 @@ def test_round_trip_waveform_snr_on_espeak_lines(speech, lowpass_hz):
 
 def test_encoder_state_matches_a_decoder_bit_for_bit(speech):
     x = speech[0]
-    stream, y = da_lpc.encode_frames(x)
+    stream, y = da_lpc.encode_lpc_frames(x)
     assert np.array_equal(da_lpc.decode_float(stream, x.size).view(np.uint32), y.view(np.uint32))
 
 
@@ -125,6 +125,6 @@ def test_loud_transients_use_escapes_and_survive_the_round_trip():
     x = np.zeros(432 * 4)
     x[100::300] = 30000.0
     x += 200 * np.sin(np.arange(x.size) * 0.05)
-    stream, y = da_lpc.encode_frames(x)
+    stream, y = da_lpc.encode_lpc_frames(x)
     assert np.array_equal(da_lpc.decode_float(stream, x.size).view(np.uint32), y.view(np.uint32))
     assert snr_db(x, da_lpc.to_int16(y)) > 3.0

@@ -56,9 +56,9 @@ def test_wav_and_flac_are_read_by_soundfile_exactly_as_before(tmp_path: Path) ->
     for name in ("a.wav", "a.flac"):
         p = tmp_path / name
         sf.write(p, np.stack([_TONE, -_TONE], axis=1), 22050, subtype="PCM_16")
-        pcm, rate, step = decode_file_step(p)
+        pcm, sample_rate, step = decode_file_step(p)
         before, before_rate = sf.read(p, dtype="float32", always_2d=True)
-        assert step == "soundfile" and rate == before_rate == 22050
+        assert step == "soundfile" and sample_rate == before_rate == 22050
         assert pcm.dtype == np.float32 and np.array_equal(pcm, before)
 
 
@@ -66,9 +66,9 @@ def test_vag_is_declined_by_soundfile_and_decoded_by_our_vag_reader(tmp_path: Pa
     p = tmp_path / "line.vag"
     p.write_bytes(encode_vag(_TONE, 22050, "line"))
     assert soundfile_declines(p)
-    pcm, rate, step = decode_file_step(p)
+    pcm, sample_rate, step = decode_file_step(p)
     expected, expected_rate = decode_vag(p.read_bytes())
-    assert step == "barkbus VAG" and rate == expected_rate == 22050
+    assert step == "barkbus VAG" and sample_rate == expected_rate == 22050
     assert pcm.shape == (28 + -(-_TONE.size // 28) * 28, 1) and np.array_equal(pcm, expected)
 
 
@@ -80,8 +80,8 @@ def test_xwb_gives_its_first_entry_through_our_reader(tmp_path: Path) -> None:
     ]
     p.write_bytes(xwb.write_wavebank(waves, alignment=64))
     assert soundfile_declines(p)
-    pcm, rate, step = decode_file_step(p)
-    assert step == "barkbus XWB" and rate == 22050
+    pcm, sample_rate, step = decode_file_step(p)
+    assert step == "barkbus XWB" and sample_rate == 22050
     assert np.array_equal(pcm[:, 0], _PCM16.astype(np.float32) / 32768)
 
 
@@ -93,8 +93,8 @@ def test_riff_xma2_is_declined_by_soundfile_and_decoded_by_our_riff_reader(tmp_p
     p = tmp_path / "xma.wav"
     p.write_bytes(riff.build_wav(riff.xma2_fmt(1, e.sample_rate, ext), xwb.entry_data(bank, 2)))
     assert soundfile_declines(p)
-    pcm, rate, step = decode_file_step(p)
-    assert step == "barkbus RIFF" and rate == e.sample_rate
+    pcm, sample_rate, step = decode_file_step(p)
+    assert step == "barkbus RIFF" and sample_rate == e.sample_rate
     assert np.array_equal(pcm, xwb.decode_entry(bank, 2)[0])
 
 
@@ -102,8 +102,8 @@ def test_ea_snr_with_sibling_sns_is_decoded_by_our_take_decoder(tmp_path: Path) 
     header = SnrHeader(0, CODEC_XAS1, 1, 22050, TYPE_STREAM, False, _PCM16.size).pack()
     (tmp_path / "take.snr").write_bytes(header)
     (tmp_path / "take.sns").write_bytes(write_blocks(encode_xas1(_PCM16, block_samples=1024)))
-    pcm, rate, step = decode_file_step(tmp_path / "take.snr")
-    assert step == "barkbus SNR+SNS" and rate == 22050 and pcm.shape == (_PCM16.size, 1)
+    pcm, sample_rate, step = decode_file_step(tmp_path / "take.snr")
+    assert step == "barkbus SNR+SNS" and sample_rate == 22050 and pcm.shape == (_PCM16.size, 1)
     assert np.abs(pcm[:, 0] - _TONE).max() < 0.05
 
 
@@ -114,8 +114,8 @@ def test_vgmstream_is_the_last_step_for_a_little_endian_vag(tmp_path: Path) -> N
     p = tmp_path / "jak.vag"
     p.write_bytes(head + body)
     assert soundfile_declines(p)
-    pcm, rate, step = decode_file_step(p)
-    assert step == "vgmstream" and rate == 22050
+    pcm, sample_rate, step = decode_file_step(p)
+    assert step == "vgmstream" and sample_rate == 22050
     assert np.array_equal(pcm[:, 0] * 32768, decode_psadpcm_int16(body)[:, 0].astype(np.float32))
 
 
@@ -124,8 +124,8 @@ def test_vgmstream_decodes_an_ea_snu_our_codecs_do_not_take(tmp_path: Path) -> N
     header = SnrHeader(0, CODEC_XAS1, 1, 22050, TYPE_STREAM, False, _PCM16.size).pack()
     p = tmp_path / "take.snu"
     p.write_bytes(vgmstream.snu_wrap(header, write_blocks(encode_xas1(_PCM16, block_samples=1024))))
-    _, rate, step = decode_file_step(p)
-    assert step == "vgmstream" and rate == 22050
+    _, sample_rate, step = decode_file_step(p)
+    assert step == "vgmstream" and sample_rate == 22050
 
 
 def test_a_file_nobody_decodes_is_one_format_error_naming_every_step(tmp_path: Path) -> None:
@@ -170,8 +170,8 @@ def test_play_events_preload_vag_files_through_the_chain(tmp_path: Path) -> None
     vag_path.write_bytes(encode_vag(_TONE, 22050, "line"))
     sf.write(wav_path, np.stack([_TONE, 0.5 * _TONE], axis=1), 22050, subtype="PCM_16")
     play = PlaySystem()
-    mono, rate = play.preload(str(vag_path))
-    assert rate == 22050 and mono.ndim == 1 and np.abs(mono).max() > 0.3
+    mono, sample_rate = play.preload(str(vag_path))
+    assert sample_rate == 22050 and mono.ndim == 1 and np.abs(mono).max() > 0.3
     wav_mono, _ = play.preload(str(wav_path))
     before, _ = sf.read(wav_path, dtype="float32", always_2d=True)
     assert np.array_equal(wav_mono, before.mean(axis=1).astype(np.float32))
@@ -192,10 +192,10 @@ def test_every_signature_with_a_broken_body_decodes_or_raises_a_barkbus_error(
             p = tmp_path / f"broken{i}{ext}"
             p.write_bytes(prefix + body)
             try:
-                pcm, rate = decode_file(p)
+                pcm, sample_rate = decode_file(p)
             except BarkbusError:
                 continue
-            assert pcm.dtype == np.float32 and pcm.ndim == 2 and rate >= 1
+            assert pcm.dtype == np.float32 and pcm.ndim == 2 and sample_rate >= 1
 
 
 # in the default suite: vgmstream.vag_refusal spares the short VAGp files pyvgmstream took seconds on
@@ -214,10 +214,10 @@ def test_fuzz_decode_file_only_raises_barkbus_errors(
     p = tmp_path / f"fuzz{ext}"
     p.write_bytes(prefix + data)
     try:
-        pcm, rate = decode_file(p)
+        pcm, sample_rate = decode_file(p)
     except BarkbusError:
         return
-    assert pcm.dtype == np.float32 and pcm.ndim == 2 and rate >= 1
+    assert pcm.dtype == np.float32 and pcm.ndim == 2 and sample_rate >= 1
 
 
 def test_a_scenario_play_event_renders_a_vag_clip(tmp_path: Path) -> None:
@@ -230,7 +230,7 @@ def test_a_scenario_play_event_renders_a_vag_clip(tmp_path: Path) -> None:
         '[[event]]\nt = 0.1\ntype = "play"\nemitter = "e"\nfile = "line.vag"\n'
     )
     res = render_scenario(tmp_path / "s.toml")
-    rate = res.sample_rate
+    sample_rate = res.sample_rate
     assert any(d.system == "play" and d.outcome == "Started" for d in res.decisions)
-    assert np.abs(res.audio[int(0.15 * rate) : int(0.25 * rate)]).max() > 0.01
-    assert np.abs(res.audio[: int(0.05 * rate)]).max() < 1e-4
+    assert np.abs(res.audio[int(0.15 * sample_rate) : int(0.25 * sample_rate)]).max() > 0.01
+    assert np.abs(res.audio[: int(0.05 * sample_rate)]).max() < 1e-4

@@ -69,7 +69,7 @@ def test_bad_headers_raise_format_error_naming_the_field(blob, what):
     version=st.integers(0, 1),
     codec=st.integers(0, 15),
     channels=st.integers(1, 64),
-    rate=st.integers(1, 200000),
+    sample_rate=st.integers(1, 200000),
     kind=st.sampled_from([0, 1, 2]),
     loop=st.booleans(),
     samples=st.integers(0, (1 << 29) - 1),
@@ -78,13 +78,13 @@ def test_bad_headers_raise_format_error_naming_the_field(blob, what):
     prefetch=st.integers(0, 2**32 - 1),
 )
 def test_header_pack_parse_round_trip(
-    version, codec, channels, rate, kind, loop, samples, loop_start, loop_offset, prefetch
+    version, codec, channels, sample_rate, kind, loop, samples, loop_start, loop_offset, prefetch
 ):
     h = SnrHeader(
         version,
         codec,
         channels,
-        rate,
+        sample_rate,
         kind,
         loop,
         samples,
@@ -137,8 +137,8 @@ def test_pcm16be_round_trip_is_exact_and_trims_to_num_samples():
     x = rng.integers(-32768, 32767, size=(5001, 3), dtype=np.int16)
     body = write_blocks(encode_pcm16be(x, block_samples=700))
     header = SnrHeader(0, CODEC_PCM16BE, 3, 22050, TYPE_STREAM, False, 5000).pack()
-    y, rate = decode_take(header, body)
-    assert rate == 22050 and y.dtype == np.float32
+    y, sample_rate = decode_take(header, body)
+    assert sample_rate == 22050 and y.dtype == np.float32
     np.testing.assert_array_equal(y, x[:5000] / np.float32(32768))
     assert body[8:12] == struct.pack(">hh", x[0, 0], x[0, 1])  # big-endian, channel-interleaved
 
@@ -163,7 +163,7 @@ def test_ram_snr_with_its_block_inline_decodes_alone():
     x = (np.arange(400) * 37 % 3000).astype(np.int16)
     header = SnrHeader(0, CODEC_PCM16BE, 1, 16000, TYPE_RAM, False, 400).pack()
     snr_file = header + write_blocks(encode_pcm16be(x, block_samples=400))
-    y, rate = decode_take(snr_file, b"", "ram.snr")
+    y, sample_rate = decode_take(snr_file, b"", "ram.snr")
     np.testing.assert_array_equal(y[:, 0], x / np.float32(32768))
 
 

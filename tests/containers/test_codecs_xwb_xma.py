@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import struct
 from pathlib import Path
@@ -56,8 +57,8 @@ def test_fixture_parses_as_v46_big_endian_bank_of_14_xma2_entries(bank):
 
 def test_every_fixture_entry_decodes_to_raw_duration_minus_384_to_768(bank):
     for e in bank.entries:
-        pcm, rate = xwb.decode_entry(bank, e.index)
-        assert rate == e.sample_rate and pcm.dtype == np.float32 and pcm.shape[1] == e.channels
+        pcm, sample_rate = xwb.decode_entry(bank, e.index)
+        assert sample_rate == e.sample_rate and pcm.dtype == np.float32 and pcm.shape[1] == e.channels
         assert 384 <= e.num_samples - pcm.shape[0] <= 768, e.index
         assert 0.05 < np.abs(pcm).max() < 1.5
 
@@ -70,15 +71,7 @@ def test_bank_embedded_at_an_offset_reads_the_same(bank, bank_bytes):
 
 def test_written_bank_of_fixture_entries_reads_back_and_decodes_identically(bank):
     waves = [
-        xwb.NewWave(
-            e.codec,
-            e.channels,
-            e.sample_rate,
-            xwb.entry_data(bank, e.index),
-            e.num_samples,
-            seek_table=e.seek_table,
-            name=f"wave{e.index}",
-        )
+        dataclasses.replace(xwb.NewWave.of_entry(bank, e.index), name=f"wave{e.index}")
         for e in bank.entries[:6]
     ]
     for big in (True, False):
@@ -92,18 +85,7 @@ def test_written_bank_of_fixture_entries_reads_back_and_decodes_identically(bank
 
 
 def test_writer_reproduces_the_fixture_segment_layout(bank, bank_bytes):
-    waves = [
-        xwb.NewWave(
-            e.codec,
-            e.channels,
-            e.sample_rate,
-            xwb.entry_data(bank, e.index),
-            e.num_samples,
-            seek_table=e.seek_table,
-            block_align=e.block_align,
-        )
-        for e in bank.entries
-    ]
+    waves = [xwb.NewWave.of_entry(bank, e.index) for e in bank.entries]
     out = xwb.write_wavebank(waves)
     assert out[:0x8C] == bank_bytes[:0x8C]  # header, segment table, bank data up to the build time
     assert out[0x94:0x1E4] == bank_bytes[0x94:0x1E4]  # entry metadata, word for word
@@ -118,22 +100,22 @@ def test_writer_reproduces_the_fixture_segment_layout(bank, bank_bytes):
     compact=st.booleans(),
     named=st.booleans(),
     lengths=st.lists(st.integers(0, 3000), min_size=1, max_size=5),
-    rate=st.integers(8000, 96000),
+    sample_rate=st.integers(8000, 96000),
     channels=st.integers(1, 3),
     seed=st.integers(0, 99),
 )
-def test_pcm_bank_write_read_round_trip(version, big, compact, named, lengths, rate, channels, seed):
+def test_pcm_bank_write_read_round_trip(version, big, compact, named, lengths, sample_rate, channels, seed):
     rng = np.random.default_rng(seed)
     clips = [rng.integers(-32768, 32767, size=(n, channels), dtype=np.int16) for n in lengths]
     waves = [
-        xwb.NewWave.pcm16(c, rate, big_endian=big, name=f"c{i}" if named else None)
+        xwb.NewWave.pcm16(c, sample_rate, big_endian=big, name=f"c{i}" if named else None)
         for i, c in enumerate(clips)
     ]
     blob = xwb.write_wavebank(waves, big_endian=big, version=version, compact=compact, alignment=0x200)
     got = xwb.read_wavebank(blob, "rt.xwb")
     assert (got.version, got.big_endian, got.compact, len(got.entries)) == (version, big, compact, len(clips))
     for e, c in zip(got.entries, clips):
-        assert (e.codec, e.channels, e.sample_rate) == (xwb.CODEC_PCM, channels, rate)
+        assert (e.codec, e.channels, e.sample_rate) == (xwb.CODEC_PCM, channels, sample_rate)
         assert e.name == (f"c{e.index}" if named else None)
         assert e.num_samples == (0 if compact else len(c))
         pcm, _ = xwb.decode_entry(got, e.index)
@@ -157,23 +139,23 @@ def test_loop_region_round_trips_and_xwma_is_recognised_but_unsupported():
 
 
 def test_msadpcm_entry_decodes_through_ffmpeg():
-    rate, n = 22050, 22000
-    x = (np.sin(np.arange(n) * 2 * np.pi * 440 / rate) * 12000).astype(np.int16)
+    sample_rate, n = 22050, 22000
+    x = (np.sin(np.arange(n) * 2 * np.pi * 440 / sample_rate) * 12000).astype(np.int16)
     ctx = av.CodecContext.create("adpcm_ms", "w")
-    ctx.sample_rate, ctx.layout, ctx.format = rate, "mono", "s16"
+    ctx.sample_rate, ctx.layout, ctx.format = sample_rate, "mono", "s16"
     ctx.options = {"block_size": "256"}
     ctx.open()
     packets = []
     for i in range(0, n, ctx.frame_size):
         frame = av.AudioFrame.from_ndarray(x[None, i : i + ctx.frame_size], format="s16", layout="mono")
-        frame.sample_rate = rate
+        frame.sample_rate = sample_rate
         packets += [bytes(p) for p in ctx.encode(frame)]
     packets += [bytes(p) for p in ctx.encode(None)]
-    wave = xwb.NewWave(xwb.CODEC_MSADPCM, 1, rate, b"".join(packets), n, block_align=256 - 22)
+    wave = xwb.NewWave(xwb.CODEC_MSADPCM, 1, sample_rate, b"".join(packets), n, block_align=256 - 22)
     bank = xwb.read_wavebank(xwb.write_wavebank([wave], big_endian=False))
     pcm, got_rate = xwb.decode_entry(bank, 0)
     err = pcm[:n, 0] * 32768 - x
-    assert got_rate == rate and pcm.shape[0] >= n
+    assert got_rate == sample_rate and pcm.shape[0] >= n
     assert 10 * np.log10((x.astype(float) ** 2).sum() / (err**2).sum()) > 20
 
 
@@ -247,11 +229,11 @@ def test_eaxma_of_fixture_entries_equals_ffmpeg_on_the_raw_stream(bank, per_bloc
         body = write_blocks(encode_eaxma([packets], packets_per_block=per_block))
         assert len(body) < len(b"".join(packets)) + 64  # padding was cut
         header = SnrHeader(0, CODEC_EAXMA, e.channels, e.sample_rate, TYPE_STREAM, False, e.num_samples)
-        got, rate = decode_take(header.pack(), body, "take")
+        got, sample_rate = decode_take(header.pack(), body, "take")
         ref = decode_xma(packets, e.sample_rate, e.channels, extradata=eaxma_extradata(e.channels))
         want = np.zeros((e.num_samples, e.channels), np.float32)
         want[: min(len(ref), e.num_samples)] = ref[: e.num_samples]
-        assert rate == e.sample_rate
+        assert sample_rate == e.sample_rate
         np.testing.assert_array_equal(got, want)
 
 
@@ -296,8 +278,8 @@ def test_riff_pcm_round_trip():
     x = np.arange(-300, 300, dtype=np.int16).reshape(-1, 2)
     wav = riff.build_wav(riff.pcm_fmt(2, 8000), x.astype("<i2").tobytes(), {"LIST": b"abc"})
     info = riff.read_riff(b"junk" + wav, "p.wav", base_offset=4)
-    pcm, rate = riff.decode_riff(info, b"junk" + wav)
-    assert rate == 8000 and "LIST" in info.chunks
+    pcm, sample_rate = riff.decode_riff(info, b"junk" + wav)
+    assert sample_rate == 8000 and "LIST" in info.chunks
     np.testing.assert_array_equal(np.round(pcm * 32768).astype(np.int16), x)
 
 
@@ -312,5 +294,5 @@ def test_riff_xma1_fmt_is_parsed_per_stream():
     info = riff.read_riff(riff.build_wav(fmt, b"\xff" * 2048), "x1.wav")
     assert (info.format_tag, info.xma_streams) == (riff.TAG_XMA1, (2, 1))
     assert (info.channels, info.sample_rate) == (3, 36000)
-    pcm, rate = riff.decode_riff(info, riff.build_wav(fmt, b"\xff" * 2048))
-    assert pcm.shape == (0, 3) and rate == 36000
+    pcm, sample_rate = riff.decode_riff(info, riff.build_wav(fmt, b"\xff" * 2048))
+    assert pcm.shape == (0, 3) and sample_rate == 36000

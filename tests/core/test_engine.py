@@ -13,8 +13,8 @@ from audio.core.outcomes import CoreOutcome
 from audio.core.plugin import GameSystem
 
 
-def _tone(n: int = 36_000, rate: int = 36_000, f: float = 440.0) -> np.ndarray:
-    return (0.5 * np.sin(2 * np.pi * f * np.arange(n) / rate)).astype(np.float32)
+def _tone(n: int = 36_000, sample_rate: int = 36_000, f: float = 440.0) -> np.ndarray:
+    return (0.5 * np.sin(2 * np.pi * f * np.arange(n) / sample_rate)).astype(np.float32)
 
 
 def test_new_voice_is_silent_for_its_first_256_samples_then_sounds():

@@ -250,8 +250,8 @@ def test_51_layout_renders_six_channels(tmp_path):
     assert main(["render", str(demo_scenario("basic")), "-o", str(out), "--layout", "5.1", "--quiet"]) == 0
     import soundfile as sf
 
-    data, rate = sf.read(out)
-    assert data.shape[1] == 6 and rate == 48_000
+    data, sample_rate = sf.read(out)
+    assert data.shape[1] == 6 and sample_rate == 48_000
     assert np.all(data[:, 3] == 0)  # nothing is routed to the LFE
     assert np.abs(data[:, 2]).max() > 0  # the centre speaker carries the frontal source
 

@@ -25,12 +25,12 @@ W_HI = f32(3.1384511)
 
 
 # ------------------------------------------------------------------ independent references
-def ref_angle(fc: float, fs: float = 48_000.0) -> np.float32:
-    return f32(f32(f32(fc) / f32(fs)) * f32(2 * math.pi))
+def ref_angle(fc: float, sample_rate: float = 48_000.0) -> np.float32:
+    return f32(f32(f32(fc) / f32(sample_rate)) * f32(2 * math.pi))
 
 
-def ref_pass(fc: float, high: bool, fs: float = 48_000.0) -> np.ndarray | None:
-    w = ref_angle(fc, fs)
+def ref_pass(fc: float, high: bool, sample_rate: float = 48_000.0) -> np.ndarray | None:
+    w = ref_angle(fc, sample_rate)
     if np.isnan(w) or (high and w <= W_LO) or (not high and w >= W_HI):
         return None
     w = min(w, W_HI) if high else max(w, W_LO)
@@ -46,8 +46,8 @@ def ref_pass(fc: float, high: bool, fs: float = 48_000.0) -> np.ndarray | None:
     return np.array([b0, b1, b0, a1, a2], dtype=np.float32)
 
 
-def ref_peak(fc: float, gain: float, q: float, fs: float = 48_000.0) -> np.ndarray:
-    w = min(max(ref_angle(fc, fs), W_LO), W_HI)
+def ref_peak(fc: float, gain: float, q: float, sample_rate: float = 48_000.0) -> np.ndarray:
+    w = min(max(ref_angle(fc, sample_rate), W_LO), W_HI)
     q32 = min(max(f32(q), f32(0.2)), f32(20))
     s, c = f32(math.sin(float(w))), f32(math.cos(float(w)))
     a = f32(math.sqrt(max(float(f32(gain)), 0.0)))

@@ -91,8 +91,8 @@ def test_osc_driven_live_run_keeps_the_device_clock_and_replays_to_the_identical
     engine = engine_for_capture(header, cap)  # registers the game's event kinds the capture names
     events = list(events)
     assert len([e for e in events if e[2] == "external"]) == fired
-    played_audio, rate = sf.read(wav, dtype="float32")
-    assert rate == 48000 and header["samples"] == m["samples_rendered"]
+    played_audio, sample_rate = sf.read(wav, dtype="float32")
+    assert sample_rate == 48000 and header["samples"] == m["samples_rendered"]
     assert played_audio.shape == (header["samples"], 2) and np.abs(played_audio).max() > 0.1
     replayed = replay(engine, events, header["samples"])
     assert replayed.tobytes() == played_audio.tobytes()

@@ -27,7 +27,7 @@ from audio.offline.render import render_replay
 from audio.port.osc import build_message
 
 ROOT = Path(__file__).resolve().parents[2]
-RATE = 48000
+SAMPLE_RATE = 48000
 
 
 class Live:
@@ -79,8 +79,8 @@ class Live:
 
 def _replay_equals_record(folder: Path) -> tuple[np.ndarray, np.ndarray]:
     res = render_replay(folder / "run.jsonl")
-    rec, rate = sf.read(folder / "run.wav", dtype="float32", always_2d=True)
-    assert rate == RATE
+    rec, sample_rate = sf.read(folder / "run.wav", dtype="float32", always_2d=True)
+    assert sample_rate == SAMPLE_RATE
     return res.audio, rec
 
 
@@ -95,7 +95,7 @@ def test_sigterm_and_sighup_end_live_like_ctrl_c_and_what_it_wrote_replays(tmp_p
     assert metrics["osc"]["accepted"] == 8 and metrics["faults"] == 0
     header, events = read_capture(tmp_path / "run.jsonl")
     ext = [e for e in events if e[2] == "external"]
-    assert len(ext) == 8 and header["samples"] == metrics["samples_rendered"] > RATE // 2
+    assert len(ext) == 8 and header["samples"] == metrics["samples_rendered"] > SAMPLE_RATE // 2
     replay, rec = _replay_equals_record(tmp_path)
     assert replay.shape == rec.shape and np.array_equal(replay, rec) and np.abs(rec).max() > 0.1
 
@@ -171,7 +171,7 @@ def test_outputs_in_a_missing_folder_are_created(tmp_path, capsys):
 
 def test_the_writers_keep_valid_files_between_flushes(tmp_path):
     cap = CaptureWriter(tmp_path / "c.jsonl", {"game": "tone"}, samples=lambda: 512, flush_s=0.05)
-    rec = RecordWriter(tmp_path / "r.wav", RATE, flush_s=0.05)
+    rec = RecordWriter(tmp_path / "r.wav", SAMPLE_RATE, flush_s=0.05)
     block = np.linspace(-0.5, 0.5, 512, dtype=np.float32).reshape(256, 2)
     cap.record({"kind": "tone.stop", "at": 0, "origin": "external", "t": 0.0, "speaker": "a"})
     rec.push(0, block)

@@ -5,43 +5,21 @@ from __future__ import annotations
 import math
 
 import pytest
+from named_stub import NamedStub
 
 import audio.games.skate.events as sk
 import audio.games.sylpheed.events as sy
-from audio.core.outcomes import CoreOutcome
-from audio.core.plugin import GameSystem
 from audio.games.skate.tui import Adapter as SkateAdapter
 from audio.games.sylpheed.tui import Adapter as SylpheedAdapter
 from audio.live.tui import Audition
 from audio.port import open_system
 
 
-class _Stub(GameSystem):
-    """A system under another game's name: a port accepts only its own games' events, and these
-    tests drive the Skate and Sylpheed keys over a light tone port."""
-
-    frame_rate = 30
-    outcomes = CoreOutcome
-    graphs = ()
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def attach(self, engine) -> None:
-        pass
-
-    def tick(self, frame, engine) -> None:
-        pass
-
-    def check_event(self, event):
-        return None
-
-
 @pytest.fixture
 def port():
     p = open_system(game="tone")
-    p.engine.add_system(_Stub("skate.speech"))
-    p.engine.add_system(_Stub("sylpheed.chatter"))
+    p.engine.add_system(NamedStub("skate.speech"))
+    p.engine.add_system(NamedStub("sylpheed.chatter"))
     return p
 
 

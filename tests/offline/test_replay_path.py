@@ -79,8 +79,8 @@ def test_a_live_capture_at_44_1_khz_replays_at_44_1_khz_identical_to_its_record(
     args = ["--scenario", str(demo_scenario("basic")), "--rate", "44100", "--seconds", "1.5"]
     r = _live(tmp_path, *args, "--capture", str(cap), "--record", str(wav))
     assert r.returncode == 0, r.stderr
-    played, rate = sf.read(wav, dtype="float32")
-    assert rate == 44100 and sf.info(wav).subtype == "FLOAT"
+    played, sample_rate = sf.read(wav, dtype="float32")
+    assert sample_rate == 44100 and sf.info(wav).subtype == "FLOAT"
     header, events = read_capture(cap)
     assert header["sample_rate"] == 44100 and header["samples"] == played.shape[0] >= 1.2 * 44100
     assert np.abs(played).max() > 0.01  # the scenario's first line starts at 0.2 s

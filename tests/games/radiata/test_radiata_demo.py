@@ -40,8 +40,8 @@ def test_every_voice_table_clip_decodes_as_vag():
     t = load_voicetable(DEMO / "voices.toml")
     assert len(t.entries) == 5
     for e in t.entries:
-        pcm, rate = decode_vag(e.audio.read_bytes(), str(e.audio))
-        assert rate == 22_050 and len(pcm) > rate // 2 and np.abs(pcm).max() > 0.3
+        pcm, sample_rate = decode_vag(e.audio.read_bytes(), str(e.audio))
+        assert sample_rate == 22_050 and len(pcm) > sample_rate // 2 and np.abs(pcm).max() > 0.3
 
 
 @needs_demo

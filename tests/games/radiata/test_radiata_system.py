@@ -13,7 +13,7 @@ from audio.core.errors import BarkbusError, ScenarioError
 from audio.games.radiata.formats.voicetable import VoiceEntry, write_voicetable
 from audio.offline.scenario import build_engine, scenario_from_doc
 
-RATE = 22_050
+SAMPLE_RATE = 22_050
 FRAME = 800  # samples per 60 Hz frame at 48 kHz
 
 
@@ -21,9 +21,11 @@ def install(tmp: Path, seconds: float = 0.5) -> Path:
     """town.rmf (the spec packet) and two tone clips: sound 291 by line, sound 7 by character 12."""
     (tmp / "v").mkdir(parents=True, exist_ok=True)
     (tmp / "town.rmf").write_bytes(spec_file())
-    n = int(RATE * seconds)
+    n = int(SAMPLE_RATE * seconds)
     for name, hz in (("hi", 440.0), ("go", 660.0)):
-        sf.write(tmp / "v" / f"{name}.wav", 0.5 * np.sin(2 * np.pi * hz * np.arange(n) / RATE), RATE)
+        sf.write(
+            tmp / "v" / f"{name}.wav", 0.5 * np.sin(2 * np.pi * hz * np.arange(n) / SAMPLE_RATE), SAMPLE_RATE
+        )
     rows = [
         VoiceEntry(291, tmp / "v" / "hi.wav", "town.rmf", 0),
         VoiceEntry(7, tmp / "v" / "go.wav", character_id=12),

@@ -103,8 +103,8 @@ def test_cli_encode_then_decode_a_wav(tmp_path, capsys):
     assert run("encode", src, "-o", ut) == 0
     assert "waveform SNR" in capsys.readouterr().out
     assert run("decode", ut, "-o", out) == 0
-    y, rate = sf.read(out)
-    assert rate == 22050 and len(y) == len(x)
+    y, sample_rate = sf.read(out)
+    assert sample_rate == 22050 and len(y) == len(x)
 
 
 def test_cli_comms_on_the_demo_install(capsys):

@@ -11,17 +11,17 @@ from audio.cli import main
 from audio.codecs.xma2_encoder import encode_xma2
 from audio.containers import xwb
 
-RATE = 32000
+SAMPLE_RATE = 32000
 
 
 def _bank(tmp_path: Path) -> Path:
-    t = np.arange(RATE // 2) / RATE
+    t = np.arange(SAMPLE_RATE // 2) / SAMPLE_RATE
     tone = (0.3 * np.sin(2 * np.pi * 440 * t)).astype(np.float32)
-    enc = encode_xma2(tone, RATE, bitrate=48)
+    enc = encode_xma2(tone, SAMPLE_RATE, bitrate=48)
     waves = [
-        xwb.NewWave.pcm16((tone * 20000).astype(np.int16), RATE, name="first"),
-        xwb.xma2_wave(enc.streams[0], 1, RATE, enc.seek_table(), name="second"),
-        xwb.NewWave.pcm16((tone[::-1] * 20000).astype(np.int16), RATE, name="third"),
+        xwb.NewWave.pcm16((tone * 20000).astype(np.int16), SAMPLE_RATE, name="first"),
+        xwb.xma2_wave(enc.streams[0], 1, SAMPLE_RATE, enc.seek_table(), name="second"),
+        xwb.NewWave.pcm16((tone[::-1] * 20000).astype(np.int16), SAMPLE_RATE, name="third"),
     ]
     path = tmp_path / "VOICE_TEST.slb"
     path.write_bytes(xwb.write_wavebank(waves))
@@ -42,15 +42,15 @@ def test_slb_replace_swaps_one_entry_and_keeps_the_others(tmp_path: Path) -> Non
         assert xwb.entry_data(new, k) == xwb.entry_data(old, k)
     e = new.entries[1]
     assert e.codec == xwb.CODEC_XMA2 and e.seek_table[-1] == e.num_samples
-    pcm, rate = xwb.decode_entry(new, 1)  # FFmpeg's XMA2 decoder
-    assert rate == RATE and pcm.shape == (RATE, 1)
+    pcm, sample_rate = xwb.decode_entry(new, 1)  # FFmpeg's XMA2 decoder
+    assert sample_rate == SAMPLE_RATE and pcm.shape == (SAMPLE_RATE, 1)
     assert 0.3 < np.abs(pcm).max() < 0.5
 
 
 def test_slb_replace_refuses_a_missing_entry_and_writing_over_the_input(tmp_path: Path, capsys) -> None:
     slb = _bank(tmp_path)
     line = tmp_path / "line.wav"
-    sf.write(line, np.zeros(100), RATE)
+    sf.write(line, np.zeros(100), SAMPLE_RATE)
     assert main(["sylpheed", "slb-replace", str(slb), "7", str(line), "-o", str(tmp_path / "o.slb")]) == 2
     assert main(["sylpheed", "slb-replace", str(slb), "0", str(line), "-o", str(slb)]) == 2
     err = capsys.readouterr().err
@@ -80,8 +80,8 @@ def test_slb_replace_inside_a_pak_writes_a_new_pak_with_every_other_member_as_st
     for k in (0, 2):
         assert xwb.entry_data(new_slb, k) == xwb.entry_data(old_slb, k)
     assert new_slb.entries[1].codec == xwb.CODEC_XMA2
-    pcm, rate = xwb.decode_entry(new_slb, 1)  # FFmpeg's XMA2 decoder
-    assert rate == RATE and pcm.shape == (RATE, 1)
+    pcm, sample_rate = xwb.decode_entry(new_slb, 1)  # FFmpeg's XMA2 decoder
+    assert sample_rate == SAMPLE_RATE and pcm.shape == (SAMPLE_RATE, 1)
     assert name_hash(member) in {e.id for e in new_pak.entries}
     # never written over, and a member needs a .pak output
     assert main([*args, "--root", str(root)]) == 2
@@ -111,5 +111,5 @@ def test_an_xma1_era_bank_in_the_demo_pak_takes_the_line_as_pcm_only(tmp_path: P
             assert e == old_pak.entry(member)
     new_slb = xwb.read_wavebank(new_pak.read(member), member)
     assert (new_slb.version, new_slb.entries[0].codec) == (old_slb.version, xwb.CODEC_PCM)
-    pcm, rate = xwb.decode_entry(new_slb, 0)
-    assert rate == 24000 and np.abs(pcm[:, 0] - x).max() < 1e-4
+    pcm, sample_rate = xwb.decode_entry(new_slb, 0)
+    assert sample_rate == 24000 and np.abs(pcm[:, 0] - x).max() < 1e-4

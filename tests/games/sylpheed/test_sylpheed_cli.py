@@ -30,8 +30,8 @@ def test_slb_probe_and_decode_a_standalone_wave_bank(tmp_path, capsys):
     assert "DNBW" in capsys.readouterr().out
     out = tmp_path / "e2.wav"
     assert run("slb-decode", FIXTURES / "xmadroid.xwb", "--entry", 2, "-o", out) == 0
-    pcm, rate = sf.read(out)
-    assert rate == 44_133 and len(pcm) > 10_000
+    pcm, sample_rate = sf.read(out)
+    assert sample_rate == 44_133 and len(pcm) > 10_000
 
 
 def test_slb_probe_of_junk_exits_1(tmp_path, capsys):
@@ -106,8 +106,8 @@ def test_slb_probe_and_decode_take_an_install_member_by_name(tmp_path, capsys):
     assert out.startswith("dat\\sound.pak+eng\\Voice\\VOICE_ADAN_010.slb") and "DNBW" in out
     wav = tmp_path / "adan.wav"
     assert run("slb-decode", "--root", "demo", "dat/sound.pak+eng/voice/voice_adan_010.slb", "-o", wav) == 0
-    pcm, rate = sf.read(wav)
-    assert rate == 24_000 and len(pcm) > rate and np.abs(pcm).max() > 0.05
+    pcm, sample_rate = sf.read(wav)
+    assert sample_rate == 24_000 and len(pcm) > sample_rate and np.abs(pcm).max() > 0.05
 
 
 @needs_demo

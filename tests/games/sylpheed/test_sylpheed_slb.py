@@ -37,8 +37,8 @@ def test_xmadroid_probes_as_a_v46_big_endian_bank_and_every_entry_decodes():
     assert (f.magic, f.version, f.entries, f.offset) == ("DNBW", 46, 14, 0)
     assert any(c.startswith("xma2/") for c in f.codecs)
     for i in range(f.entries):
-        pcm, rate = decode_slb(data, "xmadroid.slb", i)
-        assert pcm.shape[0] > 1000 and 40_000 < rate < 48_000 and np.abs(pcm).max() > 0.01
+        pcm, sample_rate = decode_slb(data, "xmadroid.slb", i)
+        assert pcm.shape[0] > 1000 and 40_000 < sample_rate < 48_000 and np.abs(pcm).max() > 0.01
 
 
 @needs_fixture
@@ -47,7 +47,7 @@ def test_embedded_bank_is_found_at_an_aligned_offset_behind_a_header():
     rep = probe_slb(data)
     assert [(f.kind, f.offset) for f in rep.findings] == [("xwb", 64)]
     assert rep.unrecognised[0] == (0, 64)
-    pcm, rate = decode_slb(data, entry=3)
+    pcm, sample_rate = decode_slb(data, entry=3)
     assert pcm.shape[0] > 1000
 
 
@@ -56,8 +56,8 @@ def test_pcm_bank_round_trips_through_the_probe(version, big):
     bank, x = _pcm_bank(version, big)
     rep = probe_slb(bank)
     assert rep.findings[0].version == version and rep.findings[0].magic == ("DNBW" if big else "WBND")
-    pcm, rate = decode_slb(bank)
-    assert rate == 24_000 and np.array_equal(np.round(pcm[:, 0] * 32768).astype(np.int16), x)
+    pcm, sample_rate = decode_slb(bank)
+    assert sample_rate == 24_000 and np.array_equal(np.round(pcm[:, 0] * 32768).astype(np.int16), x)
 
 
 def test_a_false_magic_is_rejected_and_the_real_bank_still_found():
@@ -73,8 +73,8 @@ def test_riff_pcm_wave_is_recognised_and_decoded():
     wav = build_wav(pcm_fmt(1, 22_050, 16), x.tobytes())
     rep = probe_slb(wav)
     assert rep.findings[0].kind == "riff" and rep.findings[0].codecs == ("pcm/1ch/22050Hz",)
-    pcm, rate = decode_slb(wav)
-    assert rate == 22_050 and pcm.shape == (1000, 1)
+    pcm, sample_rate = decode_slb(wav)
+    assert sample_rate == 22_050 and pcm.shape == (1000, 1)
 
 
 def test_sound_bank_magic_is_reported_but_not_decodable():

@@ -233,8 +233,8 @@ def test_demo_install_resolves_all_but_the_deliberately_missing_line():
     ids = [m for n in inst.reachable_rule_tables() for e in inst.rule_table(n).events for m, _ in e.lines]
     rep = inst.cues(ids)
     assert [r.message_id for r in rep.unresolved()] == ["MSG_ADAN_789"]
-    pcm, rate = inst.line("MSG_BIRD_010")
-    assert rate == 24_000 and pcm.ndim == 1 and 0.3 < len(pcm) / rate < 4.0
+    pcm, sample_rate = inst.line("MSG_BIRD_010")
+    assert sample_rate == 24_000 and pcm.ndim == 1 and 0.3 < len(pcm) / sample_rate < 4.0
     assert inst.line("MSG_ADAN_789") is None and "MSG_ADAN_789" in inst.line_errors
 
 

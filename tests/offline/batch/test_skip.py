@@ -10,15 +10,15 @@ from hypothesis import strategies as st
 from audio.dsp.kernels import rsp0
 from audio.dsp.skip import rsp0_skip
 
-FS = 48_000.0
+SAMPLE_RATE = 48_000.0
 
 
-def _state(src_len: int, rate: float, pitch: float, wait: int) -> dict[str, np.ndarray]:
+def _state(src_len: int, src_sample_rate: float, pitch: float, wait: int) -> dict[str, np.ndarray]:
     return {
         "src_len": np.array([src_len], np.int64),
         "dirty": np.array([True]),
         "pitch": np.array([pitch], np.float64),
-        "rate": np.array([rate], np.float64),
+        "src_sample_rate": np.array([src_sample_rate], np.float64),
         "step": np.zeros(1, np.int64),
         "ipos": np.zeros(1, np.int64),
         "frac": np.zeros(1, np.int64),
@@ -50,17 +50,17 @@ _blocks = st.lists(
 @settings(max_examples=examples(150))
 @given(
     src_len=st.integers(0, 3000),
-    rate=st.sampled_from([22_050.0, 24_000.0, 44_100.0, 48_000.0]),
+    src_sample_rate=st.sampled_from([22_050.0, 24_000.0, 44_100.0, 48_000.0]),
     pitch=st.sampled_from([4096.0, 3000.0, 4096.0 * 1.13, 8192.0]),
     wait=st.integers(0, 300),
     blocks=_blocks,
 )
-def test_skip_advance_matches_the_rsp0_kernel_block_by_block(src_len, rate, pitch, wait, blocks):
+def test_skip_advance_matches_the_rsp0_kernel_block_by_block(src_len, src_sample_rate, pitch, wait, blocks):
     pool = np.zeros(src_len + 1, np.float32)
     off = np.zeros(1, np.int64)
     act = np.zeros(1, np.int64)
     out = np.zeros((1, 1, 900), np.float32)
-    real, dry = _state(src_len, rate, pitch, wait), _state(src_len, rate, pitch, wait)
+    real, dry = _state(src_len, src_sample_rate, pitch, wait), _state(src_len, src_sample_rate, pitch, wait)
     t0 = 0
     for n, new_pitch, release in blocks:
         for s in (real, dry):
@@ -80,8 +80,8 @@ def test_skip_advance_matches_the_rsp0_kernel_block_by_block(src_len, rate, pitc
             t0,
             r["dirty"],
             r["pitch"],
-            r["rate"],
-            FS,
+            r["src_sample_rate"],
+            SAMPLE_RATE,
             r["step"],
             r["ipos"],
             r["frac"],
@@ -98,8 +98,8 @@ def test_skip_advance_matches_the_rsp0_kernel_block_by_block(src_len, rate, pitc
             t0,
             d["dirty"],
             d["pitch"],
-            d["rate"],
-            FS,
+            d["src_sample_rate"],
+            SAMPLE_RATE,
             d["step"],
             d["ipos"],
             d["frac"],

@@ -15,10 +15,10 @@ Settings (spec 10):
     scrambled bytes as noise; off = unscramble all but the last 8 (OpenReliant's fix).
 ``wrap17`` (default off)
     The game reads 17 bits of each rounded sample, so peaks past +-65536 wrap; off = hold.
-``max_overrun_frames`` (default 8)
+``max_overrun_lpc_frames`` (default 8)
     Ours: shipped streams run out a few bytes before their samples do and bits past the end read as
-    zero, but a declared size needing more than ``stream bits / 200 + max_overrun_frames`` frames
-    (200 bits is the smallest frame) is rejected as implausible, so a hostile size field cannot make
+    zero, but a declared size needing more than ``stream bits / 200 + max_overrun_lpc_frames`` LPC frames
+    (200 bits is the smallest LPC frame) is rejected as implausible, so a hostile size field cannot make
     the decoder run for minutes.
 """
 
@@ -35,7 +35,7 @@ from audio.core.plugin import GameCodec
 
 __all__ = [
     "KEY",
-    "MAX_OVERRUN_FRAMES",
+    "MAX_OVERRUN_LPC_FRAMES",
     "PLAIN_TAIL",
     "TAGS",
     "UT_CODEC",
@@ -53,7 +53,7 @@ KEY = bytes.fromhex("AB2D9AAA")
 PLAIN_TAIL = 8
 """Stream bytes left plain at the end of every shipped file."""
 HEADER_SIZE = 12
-MAX_OVERRUN_FRAMES = 8
+MAX_OVERRUN_LPC_FRAMES = 8
 
 
 @dataclass(frozen=True)
@@ -74,9 +74,9 @@ class UtFile:
         return self.size // 2
 
     @property
-    def num_frames(self) -> int:
-        """Codec frames to decode: ceil(samples / 432)."""
-        return da_lpc.frames_for(self.num_samples)
+    def num_lpc_frames(self) -> int:
+        """LPC frames to decode: ceil(samples / 432)."""
+        return da_lpc.lpc_frames_for(self.num_samples)
 
 
 def scramble(stream: bytes, count: int | None = None) -> bytes:
@@ -131,14 +131,14 @@ def write_ut(payload: bytes, tag: str = "CB00", *, num_samples: int, scramble_st
     return head + tag.encode("latin-1") + struct.pack("<I", 2 * num_samples) + body
 
 
-def _check_plausible(ut: UtFile, max_overrun_frames: int) -> None:
-    """FormatError if the declared size needs far more frames than the stream can hold."""
-    limit = len(ut.payload) * 8 // da_lpc.MIN_FRAME_BITS + max_overrun_frames
-    if ut.num_frames > limit:
+def _check_plausible(ut: UtFile, max_overrun_lpc_frames: int) -> None:
+    """FormatError if the declared size needs far more LPC frames than the stream can hold."""
+    limit = len(ut.payload) * 8 // da_lpc.MIN_LPC_FRAME_BITS + max_overrun_lpc_frames
+    if ut.num_lpc_frames > limit:
         raise FormatError(
             ut.path,
             8,
-            f"a speech size of at most {limit * da_lpc.FRAME_SAMPLES * 2} bytes "
+            f"a speech size of at most {limit * da_lpc.LPC_FRAME_SAMPLES * 2} bytes "
             f"for a {len(ut.payload)}-byte stream",
             ut.size,
         )
@@ -150,11 +150,11 @@ def decode_ut_int16(
     *,
     game_faithful_tail: bool = False,
     wrap17: bool = False,
-    max_overrun_frames: int = MAX_OVERRUN_FRAMES,
+    max_overrun_lpc_frames: int = MAX_OVERRUN_LPC_FRAMES,
 ) -> np.ndarray:
     """Decode a ``.ut`` file to int16 mono samples at 22,050 Hz."""
     ut = read_ut(data, path, game_faithful_tail=game_faithful_tail)
-    _check_plausible(ut, max_overrun_frames)
+    _check_plausible(ut, max_overrun_lpc_frames)
     return da_lpc.decode(ut.payload, ut.num_samples, wrap17=wrap17)
 
 
@@ -164,7 +164,7 @@ def decode_ut(
     *,
     game_faithful_tail: bool = False,
     wrap17: bool = False,
-    max_overrun_frames: int = MAX_OVERRUN_FRAMES,
+    max_overrun_lpc_frames: int = MAX_OVERRUN_LPC_FRAMES,
 ) -> np.ndarray:
     """Decode a ``.ut`` file to float32 mono at 22,050 Hz in [-1, 1) (int16 / 32768)."""
     pcm = decode_ut_int16(
@@ -172,7 +172,7 @@ def decode_ut(
         path,
         game_faithful_tail=game_faithful_tail,
         wrap17=wrap17,
-        max_overrun_frames=max_overrun_frames,
+        max_overrun_lpc_frames=max_overrun_lpc_frames,
     )
     return pcm.astype(np.float32) / np.float32(32768.0)
 
@@ -208,7 +208,7 @@ def encode_ut(
 
     ``lowpass_hz`` (ours, not the spec's encoder; default off): a zero-phase 8th-order Butterworth
     low-pass before encoding. The stepped excitation codes content above ~5.5 kHz poorly and it drags
-    the whole frame's fit down: on espeak-ng lines 6000 Hz raises the waveform SNR against the
+    the whole LPC frame's fit down: on espeak-ng lines 6000 Hz raises the waveform SNR against the
     unfiltered input by 1-3 dB."""
     x = _to_line_pcm(pcm, sample_rate)
     if lowpass_hz is not None and x.size > 60:

@@ -318,22 +318,7 @@ def replace_slb_entry(
         if e.index == entry:
             waves.append(replace(new, flags=e.flags & ~xwb.ENTRY_FLAG_IGNORE_LOOP))
             continue
-        waves.append(
-            xwb.NewWave(
-                e.codec,
-                e.channels,
-                e.sample_rate,
-                xwb.entry_data(bank, e.index),
-                e.num_samples,
-                e.loop_start,
-                e.loop_length,
-                e.name,
-                e.seek_table,
-                e.block_align,
-                e.flags,
-                e.bits_flag,
-            )
-        )
+        waves.append(xwb.NewWave.of_entry(bank, e.index))
     return xwb.write_wavebank(
         waves,
         big_endian=bank.big_endian,

@@ -107,8 +107,8 @@ class SynthSource:
         return (0.1 * np.sin(2 * np.pi * (200 + clip_id) * t)).astype(np.float32), 36000
 
     def length(self, clip_id: int, take: int) -> tuple[int, int]:
-        pcm, rate = self.pcm(clip_id, take)
-        return pcm.shape[0], rate
+        pcm, sample_rate = self.pcm(clip_id, take)
+        return pcm.shape[0], sample_rate
 
     def clip_name(self, clip_id: int) -> str:
         return CLIP_NAMES.get(clip_id, f"999_41_clip{clip_id}")

@@ -98,8 +98,8 @@ def test_prefetch_decodes_a_spawned_voices_takes_on_the_worker_once(tmp_path):
         time.sleep(0.01)
     assert source.cache.stats().entries == want
     misses = source.cache.stats().misses
-    pcm, rate = source.pcm(busm1[0].hdr_id, 0)
-    assert rate == 36000 and source.cache.stats().misses == misses  # served from the cache
+    pcm, sample_rate = source.pcm(busm1[0].hdr_id, 0)
+    assert sample_rate == 36000 and source.cache.stats().misses == misses  # served from the cache
 
 
 def test_scenario_section_errors(tmp_path):

@@ -45,5 +45,5 @@ def test_builder_is_reproducible_byte_for_byte(tmp_path):
         bank = inst.bank("livingworld")
         assert bank.problems == []
         assert bank.voice_ids() == [59]
-        pcm, rate = bank.decode_take(bank.clips[0], 0)
-        assert rate == 36_000 and pcm.size > 0
+        pcm, sample_rate = bank.decode_take(bank.clips[0], 0)
+        assert sample_rate == 36_000 and pcm.size > 0

@@ -99,11 +99,13 @@ def test_every_take_decodes_to_finite_36khz_audio_in_the_games_ea_xma2_codec(ban
     for c in bank.clips:
         for t in c.takes:
             assert (t.codec, t.channels, t.sample_rate) == (3, 1, 36_000), c.name
-            pcm, rate = bank.decode_take(c, t.index)
-            assert rate == 36_000
+            pcm, sample_rate = bank.decode_take(c, t.index)
+            assert sample_rate == 36_000
             assert pcm.shape == (t.num_samples,)
             assert np.isfinite(pcm).all()
-            assert 0.15 < pcm.size / rate < 4.0, f"{c.name}#{t.index} lasts {pcm.size / rate:.2f} s"
+            assert 0.15 < pcm.size / sample_rate < 4.0, (
+                f"{c.name}#{t.index} lasts {pcm.size / sample_rate:.2f} s"
+            )
             assert 0.05 < np.abs(pcm).max() <= 1.0, f"{c.name}#{t.index} is silent or clipped"
 
 

@@ -10,14 +10,14 @@ from audio.containers.sns import write_blocks
 from audio.games.skate.formats.evt import ClipRef, EvtEvent, EvtRecord, EvtTable, event_id
 from audio.games.skate.formats.hdr import ClipHeader
 
-RATE = 36000
+SAMPLE_RATE = 36000
 
 
-def pcm_take(seed: int, n: int = 900, rate: int = RATE) -> tuple[bytes, bytes, np.ndarray]:
+def pcm_take(seed: int, n: int = 900, sample_rate: int = SAMPLE_RATE) -> tuple[bytes, bytes, np.ndarray]:
     """(8-byte SNR header, SNS body, the int16 samples) of a mono PCM16BE take."""
     rng = np.random.default_rng(seed)
     pcm = (rng.standard_normal(n) * 3000).astype(np.int16)
-    snr = SnrHeader(0, CODEC_PCM16BE, 1, rate, TYPE_STREAM, False, n).pack()
+    snr = SnrHeader(0, CODEC_PCM16BE, 1, sample_rate, TYPE_STREAM, False, n).pack()
     return snr, write_blocks(encode_pcm16be(pcm, block_samples=256)), pcm
 
 

@@ -17,11 +17,11 @@ CLIP = "501_59_busm1_Warn_n"
 
 @pytest.fixture()
 def line(tmp_path: Path) -> tuple[Path, np.ndarray]:
-    rate = 22050  # resampled to the clip's 36 kHz by the command
-    t = np.arange(int(0.4 * rate)) / rate
+    sample_rate = 22050  # resampled to the clip's 36 kHz by the command
+    t = np.arange(int(0.4 * sample_rate)) / sample_rate
     x = 0.4 * np.sin(2 * np.pi * 300 * t) * np.hanning(t.size)
     path = tmp_path / "line.wav"
-    sf.write(path, x, rate, subtype="FLOAT")
+    sf.write(path, x, sample_rate, subtype="FLOAT")
     return path, x
 
 
@@ -43,8 +43,8 @@ def test_replace_swaps_one_take_and_keeps_every_other_take_byte_for_byte(tmp_pat
         bank = inst.bank()
         clip = bank.clip(CLIP)
         assert clip.takes[1].codec == 3 and clip.header.take_count == 3
-        pcm, rate = bank.decode_take(clip, 1)  # FFmpeg's XMA2 decoder
-        assert rate == 36000 and pcm.shape == (round(x.size * 36000 / 22050),)
+        pcm, sample_rate = bank.decode_take(clip, 1)  # FFmpeg's XMA2 decoder
+        assert sample_rate == 36000 and pcm.shape == (round(x.size * 36000 / 22050),)
         assert 0.3 < np.abs(pcm).max() < 0.5
 
 

@@ -81,9 +81,9 @@ def test_decode_take_gives_float_mono_at_the_take_rate(install):
     root, _, _, samples = install
     with SkateInstall.open(root) as inst:
         bank = inst.bank()
-        pcm, rate = bank.decode_take("501_59_busm1_Warn_f", 1)
+        pcm, sample_rate = bank.decode_take("501_59_busm1_Warn_f", 1)
     want = samples[("501_59_busm1_Warn_f", 1)]
-    assert rate == 36000 and pcm.dtype == np.float32 and pcm.ndim == 1
+    assert sample_rate == 36000 and pcm.dtype == np.float32 and pcm.ndim == 1
     np.testing.assert_allclose(pcm, want / 32768.0, atol=1e-6)
 
 
@@ -162,8 +162,8 @@ def test_cli_decode_writes_a_wav(install, tmp_path):
     root, _, _, samples = install
     out = tmp_path / "t.wav"
     assert run_cli("skate", "decode", "--root", str(root), "1901_53_Shout:1", "-o", str(out)) == 0
-    data, rate = sf.read(out, dtype="int16")
-    assert rate == 36000 and np.array_equal(data, samples[("1901_53_Shout", 1)])
+    data, sample_rate = sf.read(out, dtype="int16")
+    assert sample_rate == 36000 and np.array_equal(data, samples[("1901_53_Shout", 1)])
 
 
 def test_cli_errors_are_one_line_and_exit_code_2(install, tmp_path, capsys):

@@ -34,7 +34,7 @@ def test_write_ut_reproduces_the_spec_file_byte_for_byte():
 
 def test_read_ut_unscrambles_the_spec_file():
     ut = read_ut(FILE, "ms1_test.ut")
-    assert (ut.tag, ut.length, ut.size, ut.num_samples, ut.num_frames) == ("CB00", 55, 864, 432, 1)
+    assert (ut.tag, ut.length, ut.size, ut.num_samples, ut.num_lpc_frames) == ("CB00", 55, 864, 432, 1)
     assert ut.scrambled and ut.payload == STREAM
 
 

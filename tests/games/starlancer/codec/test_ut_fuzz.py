@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from audio.core.errors import BarkbusError
-from audio.games.starlancer.formats.ut import MAX_OVERRUN_FRAMES, decode_ut, read_ut, write_ut
+from audio.games.starlancer.formats.ut import MAX_OVERRUN_LPC_FRAMES, decode_ut, read_ut, write_ut
 
 FUZZ = settings(max_examples=examples(150), suppress_health_check=[HealthCheck.too_slow])
 _rng = np.random.default_rng(5)
@@ -26,7 +26,7 @@ def _decode_ok(data: bytes) -> None:
     assert out.dtype == np.float32 and np.all(out >= -1) and np.all(out < 1)
     assert out.shape == (struct.unpack_from("<I", data, 8)[0] // 2,)
     # the work is bounded by the file: at most one 432-sample frame per byte, plus the overrun
-    assert out.size <= 432 * (len(data) + MAX_OVERRUN_FRAMES)
+    assert out.size <= 432 * (len(data) + MAX_OVERRUN_LPC_FRAMES)
 
 
 @FUZZ
