@@ -44,6 +44,9 @@ __all__ = [
 
 SNAPSHOT_HZ = 10.0
 """Snapshots per second of engine time (the page updates at this rate)."""
+METER_HOLD = 1 << 15
+"""Samples (all channels) each meter holds before measuring them: a block is one copy, the
+peak and the sum of squares are taken per snapshot (or when the buffer is full)."""
 PANEL_HZ = 5.0
 """Game state panels per second (a system's ``snapshot()`` formats text: kept rarer)."""
 
@@ -193,6 +196,8 @@ class SnapshotPublisher:
         self._peak = np.zeros(0)
         self._sumsq = np.zeros(0)
         self._count = np.zeros(0, dtype=np.int64)
+        self._held = np.zeros((0, METER_HOLD), dtype=np.float32)
+        self._fill: list[int] = []
         engine.bus.on_decision(self._decision)
 
     # -- render thread -------------------------------------------------------------------
@@ -206,9 +211,11 @@ class SnapshotPublisher:
             self._peak = np.zeros(len(names))
             self._sumsq = np.zeros(len(names))
             self._count = np.zeros(len(names), dtype=np.int64)
+            self._held = np.zeros((len(names), METER_HOLD), dtype=np.float32)
+            self._fill = [0] * len(names)
 
     def _meter(self, k: int, flat: np.ndarray) -> None:
-        """Add one block (any shape, contiguous) to meter ``k``: three numpy calls."""
+        """Add samples (any shape, contiguous) to meter ``k``: three numpy calls."""
         if flat.size == 0:
             return
         self._sumsq[k] += float(np.dot(flat, flat))
@@ -217,16 +224,38 @@ class SnapshotPublisher:
         if pk > self._peak[k]:
             self._peak[k] = pk
 
+    def _hold(self, k: int, out: np.ndarray) -> None:
+        """Copy the samples ``out`` (channels x samples, or samples x channels) into meter
+        ``k``'s hold buffer: one numpy copy; the buffer is measured when full or published."""
+        m = out.size
+        f = self._fill[k]
+        if f + m > METER_HOLD:
+            self._fold(k)
+            f = 0
+            if m > METER_HOLD:  # a block larger than the buffer: measured at once
+                self._meter(k, np.ascontiguousarray(out).reshape(-1))
+                return
+        np.copyto(self._held[k, f : f + m].reshape(out.shape), out)
+        self._fill[k] = f + m
+
+    def _fold(self, k: int) -> None:
+        """Measure what meter ``k`` holds and empty it."""
+        f = self._fill[k]
+        if f:
+            self._meter(k, self._held[k, :f])
+            self._fill[k] = 0
+
     def on_block(self, start: int, block: np.ndarray) -> None:
-        """Meter the block just rendered; publish a snapshot every ``every`` blocks."""
+        """Meter the block just rendered (one copy per bus); publish a snapshot every ``every``
+        blocks."""
         if len(self._bus_names) != len(self.engine.mixer.buses):
             self._meter_layout()
         n = int(block.shape[0])
-        self._meter(0, block.reshape(-1))
+        self._hold(0, block)
         buses = self.engine.mixer.buses
         for k in range(1, len(self._bus_names)):
             out = buses[self._bus_names[k]].output[0]
-            self._meter(k, out.reshape(-1) if n >= out.shape[1] else np.ravel(out[:, :n]))
+            self._hold(k, out[:, :n])
         self._blocks += 1
         if self._blocks % self.every == 0:
             self.publish()
@@ -234,6 +263,7 @@ class SnapshotPublisher:
     def _buses(self) -> list[dict[str, Any]]:
         out = []
         for k, name in enumerate(self._bus_names):
+            self._fold(k)
             cnt = int(self._count[k])
             rms = math.sqrt(self._sumsq[k] / cnt) if cnt else 0.0
             out.append({"name": name, "peak_db": db(float(self._peak[k])), "rms_db": db(rms)})
