@@ -160,3 +160,21 @@ def test_the_ring_hands_over_a_snapshot_or_nothing_never_a_mix() -> None:
     assert got is not None and got["id"].tolist() == [101, 102]
     assert writer.write(1, np.zeros(20, dtype=RECORD)) == 8  # a slot holds max_voices records
     writer.close()
+
+
+def test_the_server_process_runs_at_a_lower_priority_than_the_audio() -> None:
+    import os
+    from pathlib import Path
+
+    from audio.live.profiler.feed import PAGE_NICE
+
+    port = open_system("tone")
+    prof = start_profiler(port)
+    try:
+        assert prof.proc is not None
+        # /proc/PID/stat field 19 is the nice value (after the parenthesised command name)
+        stat = Path(f"/proc/{prof.proc.pid}/stat").read_text()
+        nice = int(stat.rpartition(")")[2].split()[16])
+        assert nice == min(19, os.nice(0) + PAGE_NICE)
+    finally:
+        prof.stop()
