@@ -178,3 +178,12 @@ def test_the_server_process_runs_at_a_lower_priority_than_the_audio() -> None:
         assert nice == min(19, os.nice(0) + PAGE_NICE)
     finally:
         prof.stop()
+
+
+def test_a_stopped_profiler_leaves_no_hook_on_the_voice_manager() -> None:
+    port = open_system("tone")
+    before = list(port.engine.voices.start_hooks)
+    prof = start_profiler(port)
+    assert len(port.engine.voices.start_hooks) == len(before) + 1
+    prof.stop()
+    assert port.engine.voices.start_hooks == before

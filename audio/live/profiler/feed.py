@@ -221,6 +221,7 @@ class ProfilerProcess:
         """Stop feeding and end the server process (idempotent); its last counts land in
         :attr:`stats`."""
         self.publisher.on_snapshot = None
+        self.publisher.records.detach()  # voice starts no longer recorded
         if self._sock is not None and self._thread is not None and self._thread.is_alive():
             try:
                 self._sock.send(pickle.dumps(("bye",)))
