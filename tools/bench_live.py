@@ -15,17 +15,21 @@ listener moves for the rest. Reported per N:
   the probe line handed to the device (p50 / p99 / max, ms); ``+ device`` adds the
   stream's reported output latency.
 
-With ``--compare off,page`` (or ``--profiler``) every voice count runs once per variant,
-interleaved ``--repeats`` times (off, page, off, page, ...: the machine's load drifts alike over
-both), and the variants are printed side by side: the median of each quantity over the repeats,
-its spread (min-max) and the ratio of medians. Variants: ``off`` (no profiler), ``publisher``
-(the snapshot publisher alone), ``server`` (publisher and page server, no client), ``reader``
-(a WebSocket client in another process reading every update, no browser), ``page`` (the page
-open in headless Chromium driven by selenium), ``chromium`` (headless Chromium on about:blank,
-no profiler). Each run records the 1-minute load average at its start and the CPU (% of one
-core) of the audio process, of the page's server process and of the browser over the run.
-The coordinator's A/B: ``python tools/bench_live.py --voices 64 --seconds 20 --profiler
---repeats 3`` (through the JACK dummy device).
+With ``--compare off,page-nice`` (or ``--profiler``: ``off,page-nice0,page-nice,page-pin``) every
+voice count runs once per variant, interleaved ``--repeats`` times (off, page, off, page, ...:
+the machine's load drifts alike over all), and the variants are printed side by side: the
+median of each quantity over the repeats, its spread (min-max) and the ratio of medians.
+Variants: ``off`` (no profiler), ``publisher`` (the snapshot publisher alone), ``server``
+(publisher and page server, no client), ``reader`` (a WebSocket client in another process
+reading every update, no browser), ``page-nice0`` / ``page-nice`` (the page open in headless
+Chromium driven by selenium, its server process at nice 0 / at the default +10; ``page`` means
+``page-nice``), ``page-pin`` (as ``page-nice`` with Chromium pinned to other CPUs than the
+render thread: CPU competition separated from anything else), ``chromium`` (headless Chromium
+on about:blank, no profiler). Each run records the 1-minute load average at its start, the CPU
+(% of one core) of the audio process, of the page's server process and of the browser over the
+run, and the publisher's CPU on the render thread (``profiler_ms_per_s``: ms per second of
+audio, meters, snapshots and feed). The coordinator's A/B: ``python tools/bench_live.py
+--voices 64 --seconds 20 --profiler --repeats 3`` (through the JACK dummy device).
 
 Example: ``python tools/bench_live.py --seconds 10`` (JACK dummy:
 ``jackd --no-realtime -d dummy -r 48000 -p 256 &``).
@@ -196,9 +200,49 @@ VARIANTS = {
     "server": "publisher + page server, no client",
     "reader": "publisher + server + a WebSocket client in another process that reads every update "
     "(no browser)",
-    "page": "the profiler page open in headless Chromium (the whole thing)",
+    "page-nice0": "the profiler page open in headless Chromium, its server process at nice 0",
+    "page-nice": "the profiler page open in headless Chromium, its server process at the default nice",
+    "page-pin": "as page-nice, with Chromium pinned to other CPUs than the render thread's (taskset)",
     "chromium": "headless Chromium on about:blank, no profiler (the browser's own CPU)",
 }
+PAGES = ("page-nice0", "page-nice", "page-pin")
+"""The variants that open the page in headless Chromium (``page`` on the command line is
+``page-nice``)."""
+
+
+def open_pinned(url: str, player: Any) -> tuple[Page, str]:
+    """The page in a Chromium pinned away from ``player``'s render thread (Linux CPU affinity,
+    what ``taskset`` sets): the render thread on the first CPU this process may use, Chromium
+    (started from this thread, so its processes inherit the mask) on the others. Returns the
+    page and what was pinned; with one CPU, nothing is."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return Page(url), "not pinned (one CPU)"
+    render = player._threads[0].native_id  # the render thread (LivePlayer starts it first)
+    os.sched_setaffinity(render, {cpus[0]})
+    mine = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, set(cpus[1:]))  # this thread only: the browser's processes inherit it
+    try:
+        return Page(url), f"render thread on CPU {cpus[0]}, Chromium on CPU {','.join(map(str, cpus[1:]))}"
+    finally:
+        os.sched_setaffinity(0, mine)
+
+
+class PublisherClock:
+    """The publisher's CPU time on the render thread (its ``on_block``, snapshots and feed
+    included): wraps the hook in ``port.block_hooks``."""
+
+    def __init__(self, port: Any, publisher: Any) -> None:
+        self.ns = 0
+        hooks = port.block_hooks
+        inner = publisher.on_block
+
+        def timed(start: int, block: np.ndarray) -> None:
+            t0 = time.thread_time_ns()
+            inner(start, block)
+            self.ns += time.thread_time_ns() - t0
+
+        hooks[hooks.index(inner)] = timed
 
 
 READER = """
@@ -264,17 +308,28 @@ def run_one(n_voices: int, args: argparse.Namespace, variant: str = "off") -> di
     engine.bus.on_post(records.append)
     # a probe peaks at ~0.64 after the voice's centre pan; N quiet lines stay far below
     detector = OnsetDetector(records, threshold=0.3)
-    profiler = port.profiler() if variant in ("server", "reader", "page") else None
+    profiler: Any = None
+    clock: PublisherClock | None = None
+    if variant in ("server", "reader", *PAGES):
+        from audio.live.profiler import start_profiler
 
-    if variant == "publisher":
+        try:
+            profiler = start_profiler(port, nice=0) if variant == "page-nice0" else start_profiler(port)
+        except TypeError:  # a tree from before the niced server process (a baseline): nice 0 anyway
+            profiler = start_profiler(port)
+        clock = PublisherClock(port, profiler.publisher)
+    elif variant == "publisher":
         from audio.live.profiler import attach_publisher
 
-        attach_publisher(port)
+        clock = PublisherClock(port, attach_publisher(port))
     load = os.getloadavg()[0]
     cpu0, wall0 = time.process_time(), time.perf_counter()
     player = port.play(settings, on_block=detector, max_seconds=args.seconds + 30)
     browser: Page | Reader | None = None
-    if variant == "page" and profiler is not None:
+    pinned = ""
+    if variant == "page-pin" and profiler is not None:
+        browser, pinned = open_pinned(profiler.url, player)
+    elif variant in PAGES and profiler is not None:
         browser = Page(profiler.url)
     elif variant == "reader" and profiler is not None:
         browser = Reader(profiler.url)
@@ -296,7 +351,7 @@ def run_one(n_voices: int, args: argparse.Namespace, variant: str = "off") -> di
         stop.set()
         th.join()
     finally:
-        connected = browser.connected() if isinstance(browser, Reader) or variant == "page" else False
+        connected = browser.connected() if isinstance(browser, Reader) or variant in PAGES else False
         wall = time.perf_counter() - wall0
         cpu_audio = 100 * (time.process_time() - cpu0) / wall
         cpu_browser = 100 * (tree_cpu_s(browser.pid()) - browser_cpu0) / wall if browser is not None else 0.0
@@ -347,6 +402,10 @@ def run_one(n_voices: int, args: argparse.Namespace, variant: str = "off") -> di
         "page_connected": connected,
         "page_updates_sent": profiler.stats["sent"] if profiler is not None else 0,
         "page_updates_skipped": profiler.stats["skipped"] if profiler is not None else 0,
+        "pinned": pinned,
+        "profiler_ms_per_s": (clock.ns / 1e6 / (player.samples_rendered / 48_000.0))
+        if clock is not None and player.samples_rendered
+        else 0.0,
         **m,
     }
     out["callback_p99_pct_budget"] = 100 * m["callback_p99_us"] / m["budget_us"]
@@ -365,6 +424,7 @@ COMPARED = (
     ("cpu_audio_pct", "%"),
     ("cpu_server_pct", "%"),
     ("cpu_browser_pct", "%"),
+    ("profiler_ms_per_s", "ms"),
     ("load_1min", ""),
 )
 
@@ -390,10 +450,12 @@ def print_compare(n: int, args: argparse.Namespace, variants: list[str], runs: l
             ratio = "" if v == variants[0] else (f" x{med / base:.2f}" if base else " -")
             cells.append(f"{med:.1f} [{min(xs):.1f}-{max(xs):.1f}]{ratio}")
         print(f"  {key:<20}" + "".join(f" {c:>28}" for c in cells))
-    for v in ("page", "reader"):
+    for v in (*PAGES, "reader"):
         if any(not r["page_connected"] for r in by.get(v, [])):
             print(f"  WARNING: a {v!r} run had no client connected at its end")
-    served = [r for v in ("page", "reader", "server") for r in by.get(v, [])]
+    for r in by.get("page-pin", [])[:1]:
+        print(f"  page-pin: {r['pinned']}")
+    served = [r for v in (*PAGES, "reader", "server") for r in by.get(v, [])]
     if served:
         sent = sum(r["page_updates_sent"] for r in served)
         skipped = sum(r["page_updates_skipped"] for r in served)
@@ -417,7 +479,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--profiler",
         action="store_true",
-        help="the profiler A/B comparison: same as --compare off,page",
+        help="the profiler A/B comparison: same as --compare off,page-nice0,page-nice,page-pin",
     )
     p.add_argument(
         "--compare",
@@ -432,8 +494,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path, help="write the results (a list of dicts) here")
     args = p.parse_args(argv)
     if args.profiler and not args.compare:
-        args.compare = "off,page"
+        args.compare = "off," + ",".join(PAGES)
     variants = [v.strip() for v in (args.compare or "").split(",") if v.strip()]
+    variants = ["page-nice" if v == "page" else v for v in variants]
     for v in variants:
         if v not in VARIANTS:
             p.error(f"--compare: unknown variant {v!r} (expected some of {', '.join(VARIANTS)})")

@@ -17,6 +17,7 @@ voice takes is unchanged by it (a start reclaims every ended instance anyway).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -112,6 +113,8 @@ class VoiceManager:
         """Fading voices ended at once because a burst needed their instance."""
         self.history: list[Voice] = []
         self.keep_history = True
+        self.start_hooks: list[Callable[[Voice], None]] = []
+        """Called with every voice started, after its start (a UI's per-voice records)."""
 
     def _reclaim(self, graph: str, bank: GraphBank) -> None:
         live = self._live.setdefault(graph, {})
@@ -220,6 +223,8 @@ class VoiceManager:
         live[inst] = v
         if self.keep_history:
             self.history.append(v)
+        for hook in self.start_hooks:
+            hook(v)
         return v
 
     def _cut_fading(self, graph: str, bank: GraphBank) -> int:

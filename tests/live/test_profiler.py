@@ -94,7 +94,7 @@ def _port_with_publisher() -> tuple[object, SnapshotPublisher]:
 
 def test_publisher_meters_the_master_over_the_snapshot_interval() -> None:
     port, pub = _port_with_publisher()
-    port.emit("tone.on", speaker="ann", line="hello")
+    port.emit("tone.on", speaker="ann", line="hello", seconds=1.0)
     n = pub.every * port.block
     audio = port.advance(3 * n / port.sample_rate)  # exactly three snapshot intervals
     snap = pub.latest
@@ -111,7 +111,7 @@ def test_a_finished_voice_becomes_a_bar_with_its_span() -> None:
     port, pub = _port_with_publisher()
     port.emit("tone.on", speaker="bob", line="x", seconds=0.2)
     port.advance(1.0)
-    bars = list(pub.bars)
+    bars = pub.take_bars()
     assert len(bars) == 1 and bars[0].speaker == "bob"
     assert 0.2 <= bars[0].t1 - bars[0].t0 <= 0.35
 
@@ -198,7 +198,7 @@ def test_a_capture_replays_into_the_same_decisions_with_voices_and_snapshots(tmp
     ]
     assert src.duration == pytest.approx(1.0)
     assert sorted(b["speaker"] for b in src.history.bars) == ["ann", "bob"]
-    assert 14 <= len(src.snapshots) <= 16  # 15 per second of run time
+    assert 9 <= len(src.snapshots) <= 11  # 10 per second of run time
     state: dict = {}
     src.hello(state)
     src.request({"type": "seek", "t": 0.2}, state)

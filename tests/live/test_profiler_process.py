@@ -10,6 +10,7 @@ import signal
 import time
 from typing import Any
 
+import numpy as np
 import pytest
 
 from audio.live.profiler import start_profiler
@@ -101,3 +102,88 @@ def test_a_server_process_that_does_not_read_only_costs_dropped_snapshots() -> N
         assert not any(d.detail.get("speaker") == "dee" for d in prof.publisher.decisions)
     finally:
         prof.stop()
+
+
+def _snapshot_calls(n_voices: int) -> tuple[int, int]:
+    """Python calls (functions and builtins) in two snapshots of a run with ``n_voices``
+    playing, publisher and feed together, and the voices the last one counted."""
+    import collections
+    import sys
+
+    port = open_system("tone")
+    prof = start_profiler(port)
+    try:
+        for i in range(n_voices):
+            port.emit("tone.on", speaker=f"s{i}", line=f"l{i}", seconds=30.0)
+        port.advance(1.0)  # every start taken in, every description sent
+        calls: collections.Counter[str] = collections.Counter()
+
+        def count(frame: Any, event: str, arg: Any) -> None:
+            if event in ("call", "c_call"):
+                calls[event] += 1
+
+        sys.setprofile(count)
+        try:
+            prof.publisher.publish()
+            snap = prof.publisher.publish()
+        finally:
+            sys.setprofile(None)
+        assert prof.stats["fed_dropped"] == 0
+        return calls.total(), snap.voices_total
+    finally:
+        prof.stop()
+
+
+def test_a_snapshot_runs_no_python_per_voice_on_the_render_thread() -> None:
+    # the same Python calls for 2 and 48 voices: the voices are copied by numpy, not looped over
+    few, n_few = _snapshot_calls(2)
+    many, n_many = _snapshot_calls(48)
+    assert (n_few, n_many) == (2, 48)
+    assert many == few
+
+
+def test_the_ring_hands_over_a_snapshot_or_nothing_never_a_mix() -> None:
+    from audio.live.profiler.records import RECORD
+    from audio.live.profiler.ring import SLOTS, SnapshotRing
+
+    writer = SnapshotRing(8)
+    reader = SnapshotRing(8, fd=writer.fd)  # the server process' side maps the same file
+    recs = np.zeros(5, dtype=RECORD)
+    recs["id"] = np.arange(1, 6)
+    assert writer.write(0, recs) == 5
+    got = reader.read(0)
+    assert got is not None and got["id"].tolist() == [1, 2, 3, 4, 5]
+    recs["id"] += 100
+    writer.write(SLOTS, recs[:2])  # the same slot, SLOTS snapshots later
+    assert reader.read(0) is None  # overwritten: dropped, not read as snapshot 0
+    got = reader.read(SLOTS)
+    assert got is not None and got["id"].tolist() == [101, 102]
+    assert writer.write(1, np.zeros(20, dtype=RECORD)) == 8  # a slot holds max_voices records
+    writer.close()
+
+
+def test_the_server_process_runs_at_a_lower_priority_than_the_audio() -> None:
+    import os
+    from pathlib import Path
+
+    from audio.live.profiler.feed import PAGE_NICE
+
+    port = open_system("tone")
+    prof = start_profiler(port)
+    try:
+        assert prof.proc is not None
+        # /proc/PID/stat field 19 is the nice value (after the parenthesised command name)
+        stat = Path(f"/proc/{prof.proc.pid}/stat").read_text()
+        nice = int(stat.rpartition(")")[2].split()[16])
+        assert nice == min(19, os.nice(0) + PAGE_NICE)
+    finally:
+        prof.stop()
+
+
+def test_a_stopped_profiler_leaves_no_hook_on_the_voice_manager() -> None:
+    port = open_system("tone")
+    before = list(port.engine.voices.start_hooks)
+    prof = start_profiler(port)
+    assert len(port.engine.voices.start_hooks) == len(before) + 1
+    prof.stop()
+    assert port.engine.voices.start_hooks == before

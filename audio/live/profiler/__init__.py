@@ -2,18 +2,20 @@
 
 ``barkbus live ... --profiler [HOST:]PORT`` serves it beside a live run, ``barkbus profile
 CAPTURE|LOG`` over a finished one, and :meth:`audio.port.api.VoicePort.profiler` from a host.
-Modules: :mod:`.snapshot` (what the render thread publishes), :mod:`.history` (the run as the
-page sees it), :mod:`.sources` (live or finished run), :mod:`.server` (tornado, HTTP and
-WebSocket), :mod:`.review` (a capture or a decision log made into a finished run), :mod:`.cli`
-(the command-line options), ``static/`` (the page: HTML, script, style), :mod:`.feed` and
-:mod:`.worker` (a live run's page served by another process, fed by the render thread).
+Modules: :mod:`.snapshot` (what the render thread publishes), :mod:`.records` (the playing
+voices as numpy records), :mod:`.ring` (the shared memory ring they reach the server process
+by), :mod:`.history` (the run as the page sees it), :mod:`.sources` (live or finished run),
+:mod:`.server` (tornado, HTTP and WebSocket), :mod:`.review` (a capture or a decision log
+made into a finished run), :mod:`.cli` (the command-line options), ``static/`` (the page:
+HTML, script, style), :mod:`.feed` and :mod:`.worker` (a live run's page served by another
+process, fed by the render thread).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from audio.live.profiler.feed import ProfilerProcess
+from audio.live.profiler.feed import PAGE_NICE, ProfilerProcess
 from audio.live.profiler.server import ProfilerError, ProfilerServer, parse_bind
 from audio.live.profiler.snapshot import SnapshotPublisher
 
@@ -53,17 +55,21 @@ def detach_publisher(port: Any, pub: SnapshotPublisher) -> None:
     """Undo :func:`attach_publisher` where it can (a hook not started yet)."""
     if pub.on_block in port.block_hooks:
         port.block_hooks.remove(pub.on_block)
+    pub.records.detach()
 
 
-def start_profiler(port: Any, bind: str | None = None, token: str | None = None) -> ProfilerProcess:
+def start_profiler(
+    port: Any, bind: str | None = None, token: str | None = None, nice: int = PAGE_NICE
+) -> ProfilerProcess:
     """Serve the profiler page for ``port`` at ``bind`` (``[HOST:]PORT``; default 127.0.0.1 and a
     free port) from a server process fed by the render thread (:mod:`.feed`: the page's work
-    never takes the audio process' interpreter lock); returns it (``url``, ``stop()``).
+    never takes the audio process' interpreter lock), at niceness ``nice`` (default
+    :data:`~audio.live.profiler.feed.PAGE_NICE`); returns it (``url``, ``stop()``).
     ProfilerError if the address cannot be used (another host than loopback needs ``token``)."""
     host, number = parse_bind(bind)
     pub = attach_publisher(port)
     try:
-        return ProfilerProcess(port, pub, host, number, token).start()
+        return ProfilerProcess(port, pub, host, number, token, nice).start()
     except BaseException:
         detach_publisher(port, pub)
         raise

@@ -46,7 +46,7 @@ def register(subparsers: Any) -> None:
         help="open the profiler page over a finished run (a live capture or a render's decision log)",
         description="Serve the profiler page (the one `barkbus live --profiler` shows) over a finished "
         "run: a capture from `barkbus live --capture` is replayed (voices, levels, game panels and "
-        "decisions, at 15 snapshots per second of run time); a decision log from `barkbus render --log` "
+        "decisions, at 10 snapshots per second of run time); a decision log from `barkbus render --log` "
         "gives the decisions and the lines they start and end. Open the printed URL in a browser; "
         "Ctrl-C stops.",
     )

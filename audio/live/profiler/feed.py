@@ -8,14 +8,16 @@ dummy device at 64 voices with the page open, callback p99 and device underflows
 times (``tools/bench_live.py --compare``; numbers in the README).
 
 So the audio process keeps only what must read the engine: the publisher's meters (every block)
-and snapshot copies (every 12 blocks, :mod:`.snapshot`) on the render thread, then ONE pickled
-message per snapshot sent without waiting on a Unix ``SOCK_SEQPACKET`` socket (a full socket
-drops that snapshot, counted; decisions and finished bars stay queued for the next one). A
-voice's fixed fields go once, in the snapshot where it first appears (:class:`VoiceDesc`);
-later snapshots carry only numpy arrays. Timing metrics go once a second as the new callback and
-render durations. The server process (:mod:`.worker`) does the rest: voice rows, the history,
-percentiles, JSON, HTTP and WebSocket. Requests from the page (actions, listener moves) come back
-on the same socket as JSON and are answered by a thread that sleeps in ``select``.
+and snapshot records (every 19 blocks, 10 Hz: numpy gathers, no Python per voice,
+:mod:`.records`) on the render thread. The records go into a shared memory ring
+(:mod:`.ring`: one array copy); ONE small pickled message per snapshot (its number, the bus
+meters, the voices started since the last one with their fixed fields, decisions, ended voices'
+ids and ends, panels) is sent without waiting on a Unix ``SOCK_SEQPACKET`` socket (a full socket
+drops that message, counted; what it carried stays queued for the next one). Timing metrics go
+once a second as the new callback and render durations. The server process (:mod:`.worker`, at
+niceness :data:`PAGE_NICE`) does the rest: voice rows, the history, percentiles, JSON, HTTP and
+WebSocket. Requests from the page (actions, listener moves) come back on the same socket as JSON
+and are answered by a thread that sleeps in ``select``.
 
 When the engine reports new underruns or deadline misses, snapshots slow down (half the rate per
 step, down to a quarter) and come back to the full rate after two clean seconds.
@@ -41,11 +43,12 @@ from typing import Any
 import numpy as np
 
 from audio.core.bus import Decision, to_jsonable
+from audio.live.profiler.ring import SnapshotRing
 from audio.live.profiler.server import ProfilerError, bind_page, is_loopback, page_url
-from audio.live.profiler.snapshot import Snapshot, SnapshotPublisher, VoiceDesc
+from audio.live.profiler.snapshot import Snapshot, SnapshotPublisher
 from audio.live.profiler.sources import LiveSource
 
-__all__ = ["MAX_MESSAGE", "ProfilerProcess"]
+__all__ = ["MAX_MESSAGE", "PAGE_NICE", "ProfilerProcess"]
 
 log = logging.getLogger("barkbus.profiler")
 MAX_MESSAGE = 1 << 18
@@ -57,6 +60,8 @@ METRICS_EVERY_S = 1.0
 """Timing metrics period, seconds of engine time."""
 READY_S = 30.0
 """How long the server process may take to start (s)."""
+PAGE_NICE = 10
+"""The server process' niceness: on a busy machine the audio process' threads go first."""
 MAX_BACKOFF = 4
 """Slowest snapshot rate: the publisher's rate divided by this, while the engine underruns."""
 
@@ -88,6 +93,8 @@ class ProfilerProcess:
         The :class:`~audio.live.profiler.snapshot.SnapshotPublisher` fed by the render thread.
     host, number, token:
         Where the page is served (``number`` 0 = a free port) and its token.
+    nice:
+        The server process' niceness (default :data:`PAGE_NICE`: the audio goes first).
     """
 
     def __init__(
@@ -97,6 +104,7 @@ class ProfilerProcess:
         host: str = "127.0.0.1",
         number: int = 0,
         token: str | None = None,
+        nice: int = PAGE_NICE,
     ) -> None:
         self.vport = port
         self.publisher = publisher
@@ -115,13 +123,14 @@ class ProfilerProcess:
         }
         self.requests = LiveSource(port, publisher)
         self._base_every = publisher.every
-        self._sent: set[int] = set()
         self._cb_seen = 0
         self._render_seen = 0
         self._metrics_at = -1.0
         self._trouble = 0
         self._clean_since = 0.0
         self._sock: socket.socket | None = None
+        self._ring: SnapshotRing | None = None
+        self.nice = nice
         self.proc: subprocess.Popen[bytes] | None = None
         self._stop = threading.Event()
         self._bye = threading.Event()
@@ -145,7 +154,8 @@ class ProfilerProcess:
             **os.environ,
             "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p),
         }
-        fds = [theirs.fileno(), *(s.fileno() for s in self._listen)]
+        ring = SnapshotRing(self.publisher.max_voices)
+        fds = [theirs.fileno(), *(s.fileno() for s in self._listen), ring.fd]
         cmd = [
             sys.executable,
             "-m",
@@ -153,7 +163,13 @@ class ProfilerProcess:
             "--feed",
             str(fds[0]),
             "--listen",
-            ",".join(str(f) for f in fds[1:]),
+            ",".join(str(f) for f in fds[1:-1]),
+            "--ring",
+            str(ring.fd),
+            "--max-voices",
+            str(ring.max_voices),
+            "--nice",
+            str(self.nice),
         ]
         self.proc = subprocess.Popen(cmd, pass_fds=fds, env=env, stdin=subprocess.DEVNULL)
         theirs.close()
@@ -173,9 +189,11 @@ class ProfilerProcess:
             self.proc.kill()
             status = self.proc.wait()
             self.proc = None
+            ring.close()
             raise ProfilerError(f"the profiler's server process did not start (exit status {status})")
         mine.setblocking(False)
         self._sock = mine
+        self._ring = ring
         self.publisher.on_snapshot = self._on_snapshot
         self._thread = threading.Thread(
             target=self._serve_requests, name="barkbus-profiler-requests", daemon=True
@@ -203,6 +221,7 @@ class ProfilerProcess:
         """Stop feeding and end the server process (idempotent); its last counts land in
         :attr:`stats`."""
         self.publisher.on_snapshot = None
+        self.publisher.records.detach()  # voice starts no longer recorded
         if self._sock is not None and self._thread is not None and self._thread.is_alive():
             try:
                 self._sock.send(pickle.dumps(("bye",)))
@@ -223,32 +242,36 @@ class ProfilerProcess:
                 self.proc.kill()
                 self.proc.wait()
             self.proc = None
+        if self._ring is not None:
+            self._ring.close()
+            self._ring = None
 
     # -- render thread --------------------------------------------------------------------
     def _on_snapshot(self, snap: Snapshot) -> None:
-        sock = self._sock
-        if sock is None:
+        sock, ring = self._sock, self._ring
+        if sock is None or ring is None:
             return
         pub = self.publisher
-        groups: list[tuple[Any, ...]] = []
-        new: list[VoiceDesc] = []
-        for g in snap.groups:
-            ids = np.fromiter((v.id for v in g.voices), dtype=np.int64, count=len(g.voices))
-            new.extend(VoiceDesc.of(v) for v in g.voices if v.id not in self._sent)
-            groups.append((g.bus, ids, g.peaks, g.ipos, g.centre, g.gain, g.delay, g.duck, g.stopped))
+        records = pub.records
+        ring.write(snap.seq, snap.records)
+        new = list(itertools.islice(records.new, CHUNK))
         decisions = list(itertools.islice(pub.decisions, CHUNK))
-        bars = list(itertools.islice(pub.bars, CHUNK))
+        ended = list(itertools.islice(pub.ended, CHUNK))
+        ends = (
+            (np.concatenate([e[0] for e in ended]), np.concatenate([e[1] for e in ended])) if ended else None
+        )
         metrics = self._metrics(snap.t)
-        head = (snap.seq, snap.t, snap.sample_rate, snap.voices_total, snap.buses, snap.panels, snap.extra)
+        head: tuple[Any, ...] = (snap.seq, snap.t, snap.sample_rate, snap.voices_total, snap.graphs)
+        head += (snap.buses, snap.panels, snap.extra)
         try:
-            data = pickle.dumps(("snap", head, groups, new, decisions, bars, metrics), protocol=5)
+            data = pickle.dumps(("snap", head, new, decisions, ends, metrics), protocol=5)
         except Exception:  # a detail pickle cannot carry: send the decisions as plain values
             decisions = [plain_decision(d) for d in decisions]
-            data = pickle.dumps(("snap", head, groups, new, decisions, bars, metrics), protocol=5)
+            data = pickle.dumps(("snap", head, new, decisions, ends, metrics), protocol=5)
         try:
             sock.send(data)
         except (BlockingIOError, InterruptedError):  # the server process is behind: drop this one
-            self.stats["fed_dropped"] += 1  # (the metrics' cursors stay: the next ones carry these)
+            self.stats["fed_dropped"] += 1  # (the queues and the metrics' cursors stay for the next)
             return
         except OSError as exc:
             self.stats["fed_dropped"] += 1
@@ -256,13 +279,9 @@ class ProfilerProcess:
                 log.warning("profiler snapshot of %d bytes too large for the feed: dropped", len(data))
             return
         self.stats["fed"] += 1
-        for _ in decisions:
-            pub.decisions.popleft()
-        for _ in bars:
-            pub.bars.popleft()
-        self._sent.update(d.id for d in new)
-        if len(self._sent) > 4 * max(64, snap.voices_total):
-            self._sent.intersection_update(v.id for g in snap.groups for v in g.voices)
+        for q, sent in ((records.new, new), (pub.decisions, decisions), (pub.ended, ended)):
+            for _ in sent:
+                q.popleft()
         if metrics is not None:
             self._cb_seen, self._render_seen = metrics["next"]
 

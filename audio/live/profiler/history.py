@@ -112,6 +112,5 @@ class History:
         q = publisher.decisions
         while q:
             self.add_decision(q.popleft())
-        b = publisher.bars
-        while b:
-            self.add_bar(b.popleft())
+        for bar in publisher.take_bars():
+            self.add_bar(bar)

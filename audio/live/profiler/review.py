@@ -3,7 +3,7 @@
 A capture (``barkbus live --capture``, JSON lines with a ``"capture": "barkbus"`` header) is
 re-rendered offline exactly as ``barkbus render --replay`` does, with a
 :class:`~audio.live.profiler.snapshot.SnapshotPublisher` on every block: the page then has the
-same views as live (voices, levels, panels at 15 snapshots per second of run time). A decision
+same views as live (voices, levels, panels at 10 snapshots per second of run time). A decision
 log (``barkbus render --log``: one decision per line) has decisions only: the voice bars are
 drawn from each speaker's line-start and line-end decisions, and there are no levels or panels.
 """

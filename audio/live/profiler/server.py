@@ -2,7 +2,7 @@
 
 Why tornado: it is the server bokeh runs on (already installed with it), a well-kept asyncio
 framework with WebSockets built in, and the page needs nothing more than one socket pushing
-JSON at 15 Hz to a small hand-written front end (``static/``: canvas timeline and meters, no
+JSON at 10 Hz to a small hand-written front end (``static/``: canvas timeline and meters, no
 library, no font files: the page uses the browser's own sans-serif and monospace faces). A bokeh
 server session was measured as the other option: it re-diffs its document models per update
 and ships a 2 MB client, where this page's update is a few kB of JSON.

@@ -3,12 +3,14 @@
 The render thread calls :meth:`SnapshotPublisher.on_block` after every block (the
 :class:`~audio.live.device.LivePlayer` ``on_block`` hook) and ``bus.on_decision`` hands it every
 decision. Per block it only meters the master and the buses (a fixed number of numpy calls into
-preallocated scratch, whatever the voice count); every ``every`` blocks (15 Hz by default) it
-builds one :class:`Snapshot` of plain Python values (the voices playing with their levels and
-parameters, the bus meters, every ``panel_every`` snapshots the game systems' own panels) and
-publishes it by replacing one reference (atomic under the GIL: no lock). Decisions and finished
-voice bars go to bounded deques (``append`` and ``popleft`` are thread-safe); when a reader falls
-behind, the oldest entries are dropped and counted, never the render thread held up.
+preallocated scratch, whatever the voice count); every ``every`` blocks (10 Hz by default) it
+builds one :class:`Snapshot`: the playing voices as numpy records gathered from the voice banks
+(:class:`~audio.live.profiler.records.VoiceRecords`: a fixed number of numpy calls per voice
+graph, no Python per voice), the bus meters, the listener, every ``panel_every`` snapshots the
+game systems' own panels; and publishes it by replacing one reference (atomic under the GIL: no
+lock). Decisions and the voices that ended go to bounded deques (``append`` and ``popleft`` are
+thread-safe); when a reader falls behind, the oldest entries are dropped, never the render
+thread held up. Rows and bars are made by the reader.
 
 The audio callback is never involved: it only copies blocks out of the ring.
 
@@ -20,13 +22,14 @@ from __future__ import annotations
 import collections
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from audio.core.bus import Decision
+from audio.live.profiler.records import VoiceDesc, VoiceRecords, db, record_rows
 
 __all__ = [
     "Bar",
@@ -35,24 +38,17 @@ __all__ = [
     "Snapshot",
     "SnapshotPublisher",
     "VoiceDesc",
-    "VoiceGroup",
+    "bar_of",
     "db",
-    "voice_rows",
 ]
 
-SNAPSHOT_HZ = 15.0
+SNAPSHOT_HZ = 10.0
 """Snapshots per second of engine time (the page updates at this rate)."""
+METER_HOLD = 1 << 15
+"""Samples (all channels) each meter holds before measuring them: a block is one copy, the
+peak and the sum of squares are taken per snapshot (or when the buffer is full)."""
 PANEL_HZ = 5.0
 """Game state panels per second (a system's ``snapshot()`` formats text: kept rarer)."""
-FLOOR_DB = -120.0
-"""Levels below this are reported as silence (None)."""
-
-
-def db(linear: float) -> float | None:
-    """``20 log10(linear)`` in dB, or None below :data:`FLOOR_DB` (silence)."""
-    if not linear > 10.0 ** (FLOOR_DB / 20.0):
-        return None
-    return round(20.0 * math.log10(linear), 2)
 
 
 @dataclass(frozen=True)
@@ -83,68 +79,29 @@ class Bar:
         }
 
 
-@dataclass(frozen=True)
-class VoiceDesc:
-    """What the page shows of a voice that never changes while it plays (a plain, picklable
-    copy of a :class:`~audio.core.voices.Voice`'s fixed fields, made once per voice)."""
-
-    id: int
-    graph: str
-    slot: int
-    band: int
-    tag: str
-    sample_rate: float
-    length: int
-    started_at: int
-    meta: dict[str, str]
-
-    @classmethod
-    def of(cls, v: Any) -> VoiceDesc:
-        meta = v.meta or {}
-        keep = {
-            k: str(meta[k]) for k in ("clip", "take", "ped", "speaker", "emitter") if meta.get(k) is not None
-        }
-        return cls(
-            v.id, v.graph, v.slot, v.band, v.tag, float(v.sample_rate), int(v.length), int(v.started_at), keep
-        )
-
-
-@dataclass(frozen=True)
-class VoiceGroup:
-    """Playing voices of one graph as the render thread saw them: the voices (whose fields the
-    page reads are fixed at their start: :class:`~audio.core.voices.Voice` or
-    :class:`VoiceDesc`) and copies of their bank's numbers and stop flags at that moment."""
-
-    bus: str
-    voices: list[Any]
-    peaks: np.ndarray
-    ipos: np.ndarray
-    centre: np.ndarray | None
-    gain: np.ndarray | None
-    delay: np.ndarray | None
-    duck: np.ndarray | None
-    stopped: np.ndarray
-
-
 class Snapshot:
     """The state of the run at engine time ``t`` (s), never mutated once published.
 
-    The render thread stores raw copies (:class:`VoiceGroup`); the rows the page shows are
-    built on first use by the reader (:attr:`voices`), off the render thread.
+    The render thread stores numpy records (:data:`~audio.live.profiler.records.RECORD`) and the
+    voices' fixed fields (``descs``, aligned with them); the rows the page shows are built on
+    first use by the reader (:attr:`voices`), off the render thread.
     """
 
     def __init__(
         self,
         seq: int,
         t: float,
-        groups: list[VoiceGroup],
+        records: np.ndarray,
+        descs: Sequence[VoiceDesc | None] | np.ndarray,
+        graphs: list[tuple[str, str]],
         buses: list[dict[str, Any]],
         panels: list[dict[str, Any]] | None = None,
         voices_total: int = 0,
         extra: dict[str, Any] | None = None,
         sample_rate: float = 48000.0,
     ) -> None:
-        self.seq, self.t, self.groups, self.buses, self.panels = seq, t, groups, buses, panels
+        self.seq, self.t, self.records, self.descs, self.graphs = seq, t, records, descs, graphs
+        self.buses, self.panels = buses, panels
         self.voices_total, self.extra, self.sample_rate = voices_total, extra or {}, sample_rate
         self._voices: list[dict[str, Any]] | None = None
         self._json: str | None = None
@@ -153,9 +110,7 @@ class Snapshot:
     def voices(self) -> list[dict[str, Any]]:
         """The listed voices as the page shows them, oldest first."""
         if self._voices is None:
-            rows = [r for g in self.groups for r in voice_rows(g, self.sample_rate)]
-            rows.sort(key=lambda r: r["id"])
-            self._voices = rows
+            self._voices = record_rows(self.records, self.descs, self.graphs, self.sample_rate)
         return self._voices
 
     def to_json(self) -> dict[str, Any]:
@@ -176,110 +131,20 @@ class Snapshot:
         return self._json
 
 
-def split_tag(tag: str, meta: dict[str, Any]) -> tuple[str, str]:
-    """(system, speaker) of a voice from its tag ``"<system>:<speaker>:<what>"`` or its meta."""
-    parts = tag.split(":", 2) if ":" in tag else tag.split(" ", 2)
-    system = parts[0] if parts and parts[0] else "voice"
-    for key in ("ped", "speaker", "emitter"):
-        if meta.get(key) is not None:
-            return system, str(meta[key])
-    return system, parts[1] if len(parts) > 1 else ""
-
-
-class _GraphInfo:
-    """Where to read a voice graph's interesting parameters (looked up once per graph): the
-    first PI20 (PEAK) node's centre and gain, the distance delay (Del0) of the submix it sends
-    to, the bus it reaches and that bus's ducker."""
-
-    def __init__(self, bank: Any, mixer: Any) -> None:
-        self.bank = bank
-        self.centre: np.ndarray | None = None
-        self.gain: np.ndarray | None = None
-        for node in bank.by_id.values():
-            if node.kind == "PI20":
-                self.centre, self.gain = node.params["centre_hz"], node.params["gain"]
-                break
-        self.bus = ""
-        submix: Any = None
-        for _node, to in bank.routes():
-            kind, _, name = str(to).partition(":")
-            if kind == "bus" and not self.bus:
-                self.bus = name
-            elif kind == "submix" and submix is None:
-                submix = mixer.submix_banks.get(name)
-        self.delay: np.ndarray | None = None
-        if submix is not None:
-            for node in submix.by_id.values():
-                if node.kind == "Del0":
-                    self.delay = node.params["seconds"]
-                    break
-            if not self.bus:
-                for _node, to in submix.routes():
-                    kind, _, name = str(to).partition(":")
-                    if kind == "bus":
-                        self.bus = name
-                        break
-        self.ducker = mixer.duckers.get(self.bus)
-
-
-def gather(voices: list[Any], info: _GraphInfo) -> VoiceGroup:
-    """Copy what the page shows of ``voices`` (one graph) out of its bank: one numpy gather per
-    quantity, whatever the number of voices (render thread)."""
-    inst = np.fromiter((v.instance for v in voices), dtype=np.int64, count=len(voices))
-    slots = np.fromiter((v.slot for v in voices), dtype=np.int64, count=len(voices))
-    stopped = np.fromiter((v.stopped for v in voices), dtype=np.bool_, count=len(voices))
-    delay = None
-    if info.delay is not None:
-        delay = info.delay[np.clip(slots, 0, info.delay.shape[0] - 1)]
-    return VoiceGroup(
-        info.bus,
-        voices,
-        np.abs(info.bank.output[inst]).max(axis=(1, 2)),
-        info.bank.ipos[inst],
-        info.centre[inst] if info.centre is not None else None,
-        info.gain[inst] if info.gain is not None else None,
-        delay,
-        info.ducker.env.copy() if info.ducker is not None else None,
-        stopped,
+def bar_of(d: VoiceDesc, end: int, sample_rate: float) -> Bar:
+    """The finished bar of the voice ``d`` that ended at ``end`` (engine samples)."""
+    system, speaker = d.system_speaker
+    return Bar(
+        d.id,
+        system,
+        speaker,
+        d.meta.get("clip", d.tag),
+        d.meta.get("take", ""),
+        d.slot,
+        d.graph,
+        d.started_at / sample_rate,
+        end / sample_rate,
     )
-
-
-def voice_rows(g: VoiceGroup, sample_rate: float) -> list[dict[str, Any]]:
-    """The rows of one :class:`VoiceGroup` as the page shows them (any thread)."""
-    peaks, ipos, stopped = g.peaks.tolist(), g.ipos.tolist(), g.stopped.tolist()
-    centre = g.centre.tolist() if g.centre is not None else None
-    gain = g.gain.tolist() if g.gain is not None else None
-    delay = g.delay.tolist() if g.delay is not None else None
-    rows = []
-    for k, v in enumerate(g.voices):
-        meta = v.meta or {}
-        system, speaker = split_tag(v.tag, meta)
-        vr = v.sample_rate or 1.0
-        row: dict[str, Any] = {
-            "id": v.id,
-            "system": system,
-            "speaker": speaker,
-            "clip": str(meta.get("clip", "")),
-            "take": str(meta.get("take", "")),
-            "graph": v.graph,
-            "bus": g.bus,
-            "slot": v.slot,
-            "t0": round(v.started_at / sample_rate, 4),
-            "pos_s": round(ipos[k] / vr, 3),
-            "len_s": round(v.length / vr, 3),
-            "peak_db": db(peaks[k]),
-            "stopped": stopped[k],
-        }
-        if centre is not None and gain is not None:
-            row["peak_centre_hz"] = round(centre[k], 1)
-            row["peak_gain_db"] = db(gain[k])
-        if delay is not None:
-            row["delay_ms"] = round(1e3 * delay[k], 2)
-        if g.duck is not None:
-            row["band"] = v.band
-            row["duck_db"] = db(float(g.duck[min(max(v.band, 0), g.duck.shape[0] - 1)]))
-        rows.append(row)
-    return rows
 
 
 class SnapshotPublisher:
@@ -297,7 +162,8 @@ class SnapshotPublisher:
         Voices listed per snapshot (the loudest-first order is the page's; here the oldest
         first, as the engine lists them); the total is always given.
     keep:
-        Decisions and finished voice bars kept for a reader that has not collected them yet.
+        Decisions (and snapshots' lists of ended voices) kept for a reader that has not
+        collected them yet.
     """
 
     def __init__(
@@ -317,16 +183,21 @@ class SnapshotPublisher:
         self.max_voices = max_voices
         self.latest: Snapshot | None = None
         self.decisions: collections.deque[Decision] = collections.deque(maxlen=keep)
-        self.bars: collections.deque[Bar] = collections.deque(maxlen=keep)
+        self.ended: collections.deque[tuple[np.ndarray, np.ndarray, np.ndarray]] = collections.deque(
+            maxlen=keep
+        )
+        """(ids, end samples, descriptions) of the voices that ended, one entry per snapshot."""
+        self.records = VoiceRecords(engine, keep)
+        self._graphs: list[tuple[str, str]] = []
         self.on_snapshot: Callable[[Snapshot], None] | None = None
         self._blocks = 0
         self._seq = 0
-        self._known: dict[int, Any] = {}
-        self._info: dict[str, _GraphInfo] = {}
         self._bus_names: list[str] = []
         self._peak = np.zeros(0)
         self._sumsq = np.zeros(0)
         self._count = np.zeros(0, dtype=np.int64)
+        self._held = np.zeros((0, METER_HOLD), dtype=np.float32)
+        self._fill: list[int] = []
         engine.bus.on_decision(self._decision)
 
     # -- render thread -------------------------------------------------------------------
@@ -340,9 +211,11 @@ class SnapshotPublisher:
             self._peak = np.zeros(len(names))
             self._sumsq = np.zeros(len(names))
             self._count = np.zeros(len(names), dtype=np.int64)
+            self._held = np.zeros((len(names), METER_HOLD), dtype=np.float32)
+            self._fill = [0] * len(names)
 
     def _meter(self, k: int, flat: np.ndarray) -> None:
-        """Add one block (any shape, contiguous) to meter ``k``: three numpy calls."""
+        """Add samples (any shape, contiguous) to meter ``k``: three numpy calls."""
         if flat.size == 0:
             return
         self._sumsq[k] += float(np.dot(flat, flat))
@@ -351,67 +224,46 @@ class SnapshotPublisher:
         if pk > self._peak[k]:
             self._peak[k] = pk
 
+    def _hold(self, k: int, out: np.ndarray) -> None:
+        """Copy the samples ``out`` (channels x samples, or samples x channels) into meter
+        ``k``'s hold buffer: one numpy copy; the buffer is measured when full or published."""
+        m = out.size
+        f = self._fill[k]
+        if f + m > METER_HOLD:
+            self._fold(k)
+            f = 0
+            if m > METER_HOLD:  # a block larger than the buffer: measured at once
+                self._meter(k, np.ascontiguousarray(out).reshape(-1))
+                return
+        np.copyto(self._held[k, f : f + m].reshape(out.shape), out)
+        self._fill[k] = f + m
+
+    def _fold(self, k: int) -> None:
+        """Measure what meter ``k`` holds and empty it."""
+        f = self._fill[k]
+        if f:
+            self._meter(k, self._held[k, :f])
+            self._fill[k] = 0
+
     def on_block(self, start: int, block: np.ndarray) -> None:
-        """Meter the block just rendered; publish a snapshot every ``every`` blocks."""
+        """Meter the block just rendered (one copy per bus); publish a snapshot every ``every``
+        blocks."""
         if len(self._bus_names) != len(self.engine.mixer.buses):
             self._meter_layout()
         n = int(block.shape[0])
-        self._meter(0, block.reshape(-1))
+        self._hold(0, block)
         buses = self.engine.mixer.buses
         for k in range(1, len(self._bus_names)):
             out = buses[self._bus_names[k]].output[0]
-            self._meter(k, out.reshape(-1) if n >= out.shape[1] else np.ravel(out[:, :n]))
+            self._hold(k, out[:, :n])
         self._blocks += 1
         if self._blocks % self.every == 0:
             self.publish()
 
-    def _voices(self) -> tuple[list[VoiceGroup], int]:
-        eng = self.engine
-        playing = eng.voices.playing()
-        listed: dict[str, list[Any]] = {}
-        for v in playing[: self.max_voices]:
-            listed.setdefault(v.graph, []).append(v)
-        groups = []
-        for graph, vs in listed.items():
-            info = self._info.get(graph)
-            if info is None:
-                info = self._info[graph] = _GraphInfo(eng.mixer.voice_bank(graph), eng.mixer)
-            groups.append(gather(vs, info))
-        known = self._known
-        now_ids = set()
-        for v in playing:
-            now_ids.add(v.id)
-            if v.id not in known:
-                known[v.id] = v
-        if len(known) != len(now_ids):
-            for vid in [i for i in known if i not in now_ids]:
-                self._close(known.pop(vid), None)
-        return groups, len(playing)
-
-    def _close(self, v: Any, end: int | None) -> None:
-        """A voice that ended (at ``end`` samples; None = its own end) as a finished bar."""
-        if end is None:
-            end = v.ended_at if v.ended_at is not None else self.engine.now
-        meta = v.meta or {}
-        system, speaker = split_tag(v.tag, meta)
-        clip, take = str(meta.get("clip", v.tag)), str(meta.get("take", ""))
-        self.bars.append(
-            Bar(
-                v.id,
-                system,
-                speaker,
-                clip,
-                take,
-                v.slot,
-                v.graph,
-                v.started_at / self.sample_rate,
-                end / self.sample_rate,
-            )
-        )
-
     def _buses(self) -> list[dict[str, Any]]:
         out = []
         for k, name in enumerate(self._bus_names):
+            self._fold(k)
             cnt = int(self._count[k])
             rms = math.sqrt(self._sumsq[k] / cnt) if cnt else 0.0
             out.append({"name": name, "peak_db": db(float(self._peak[k])), "rms_db": db(rms)})
@@ -434,9 +286,16 @@ class SnapshotPublisher:
 
     def finish(self) -> None:
         """Close the bars of the voices still playing at the engine's present (end of a run)."""
-        for v in self._known.values():
-            self._close(v, self.engine.now)
-        self._known.clear()
+        ids, descs = self.records.playing_now()
+        self.ended.append((ids, np.full(ids.shape[0], int(self.engine.now), dtype=np.int64), descs))
+
+    def take_bars(self) -> list[Bar]:
+        """The finished bars of the voices that ended since the last call (reader's thread)."""
+        out: list[Bar] = []
+        while self.ended:
+            _ids, ends, descs = self.ended.popleft()
+            out.extend(bar_of(d, e, self.sample_rate) for d, e in zip(descs, ends.tolist()) if d is not None)
+        return out
 
     def _world(self) -> dict[str, Any]:
         world = self.engine.world
@@ -452,12 +311,16 @@ class SnapshotPublisher:
 
     def publish(self) -> Snapshot:
         """Build and publish a snapshot now (render thread, or any thread when not running)."""
-        voices, total = self._voices()
+        records, descs, total, ended_ids, ended_at, ended_descs = self.records.take(self.max_voices)
+        if ended_ids.shape[0]:
+            self.ended.append((ended_ids, ended_at, ended_descs))
         panels = self._panels() if self._seq % self.panel_every == 0 else None
         snap = Snapshot(
             self._seq,
             self.engine.now / self.sample_rate,
-            voices,
+            records,
+            descs,
+            self.graphs(),
             self._buses(),
             panels,
             total,
@@ -469,3 +332,9 @@ class SnapshotPublisher:
         if self.on_snapshot is not None:
             self.on_snapshot(snap)
         return snap
+
+    def graphs(self) -> list[tuple[str, str]]:
+        """(graph, bus) of each graph index the records use (a new list only when one was added)."""
+        if len(self._graphs) != len(self.records.graphs):
+            self._graphs = [(g.name, g.bus) for g in self.records.graphs]
+        return self._graphs

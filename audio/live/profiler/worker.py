@@ -1,10 +1,12 @@
 """The profiler page's server process for a live run (started by :mod:`.feed`).
 
-``python -m audio.live.profiler.worker --feed FD --listen FD[,FD]``: ``--feed`` is this end of
-the audio process' feed socket (``SOCK_SEQPACKET``), ``--listen`` the page's listening sockets,
-already bound by the audio process. The first message on the feed is the run's hello; then
-snapshots (numpy arrays, new voices' fixed fields, decisions, finished bars, timing metrics)
-and replies to the page's requests. Everything the page needs is built here: voice rows,
+``python -m audio.live.profiler.worker --feed FD --listen FD[,FD] --ring FD --max-voices N
+[--nice N]``: ``--feed`` is this end of the audio process' feed socket (``SOCK_SEQPACKET``),
+``--listen`` the page's listening sockets, already bound by the audio process, ``--ring`` the
+shared memory ring of voice records (:mod:`.ring`). The first message on the feed is the run's
+hello; then one message per snapshot (its number in the ring, bus meters, new voices' fixed
+fields, decisions, ended voices, timing metrics) and replies to the page's requests.
+Everything the page needs is built here: voice rows,
 history, percentiles, JSON. The process ends when the feed ends (the audio process stopped it
 or is gone).
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import pickle
 import signal
 import socket
@@ -25,8 +28,9 @@ import numpy as np
 
 from audio.live.profiler.feed import MAX_MESSAGE
 from audio.live.profiler.history import History
+from audio.live.profiler.ring import SnapshotRing
 from audio.live.profiler.server import ProfilerServer
-from audio.live.profiler.snapshot import Snapshot, VoiceDesc, VoiceGroup
+from audio.live.profiler.snapshot import Snapshot, VoiceDesc, bar_of
 from audio.live.profiler.sources import _Base
 
 __all__ = ["FedSource", "main"]
@@ -61,9 +65,17 @@ class FedSource(_Base):
     shows, rebuilt from the feed's messages. Actions and listener moves are forwarded to the
     audio process, their replies queued for the client that asked."""
 
-    def __init__(self, feed: socket.socket, hello: dict[str, Any], history: History | None = None) -> None:
+    def __init__(
+        self,
+        feed: socket.socket,
+        hello: dict[str, Any],
+        ring: SnapshotRing | None = None,
+        history: History | None = None,
+    ) -> None:
         super().__init__(history or History())
         self.feed = feed
+        self.ring = ring
+        self.ring_missed = 0
         self.info = hello
         self.latest: Snapshot | None = None
         self.descs: dict[int, VoiceDesc] = {}
@@ -107,32 +119,29 @@ class FedSource(_Base):
     def _snapshot(
         self,
         head: tuple[Any, ...],
-        groups: list[tuple[Any, ...]],
         new: list[VoiceDesc],
         decisions: list[Any],
-        bars: list[Any],
+        ends: tuple[np.ndarray, np.ndarray] | None,
         metrics: dict[str, Any] | None,
     ) -> None:
         for d in new:
             self.descs[d.id] = d
         for dec in decisions:
             self.history.add_decision(dec)
-        for bar in bars:
-            self.history.add_bar(bar)
-            self.descs.pop(bar.id, None)
+        seq, t, rate, total, graphs, buses, panels, extra = head
+        if ends is not None:
+            for vid, end in zip(ends[0].tolist(), ends[1].tolist()):
+                if vid in self.descs:
+                    self.history.add_bar(bar_of(self.descs.pop(vid), end, rate))
         if len(self.descs) > KEEP_DESCS:
             for vid in sorted(self.descs)[: len(self.descs) - KEEP_DESCS]:
                 del self.descs[vid]
-        seq, t, rate, total, buses, panels, extra = head
-        rebuilt = []
-        for bus, ids, peaks, ipos, centre, gain, delay, duck, stopped in groups:
-            keep = np.fromiter((i in self.descs for i in ids.tolist()), dtype=np.bool_, count=ids.shape[0])
-            if not keep.all():  # a voice whose fixed fields were lost: left out
-                ids, peaks, ipos, stopped = ids[keep], peaks[keep], ipos[keep], stopped[keep]
-                centre, gain, delay = (a[keep] if a is not None else None for a in (centre, gain, delay))
-            voices = [self.descs[i] for i in ids.tolist()]
-            rebuilt.append(VoiceGroup(bus, voices, peaks, ipos, centre, gain, delay, duck, stopped))
-        self.latest = Snapshot(seq, t, rebuilt, buses, panels, total, extra, rate)
+        records = self.ring.read(seq) if self.ring is not None else None
+        if records is not None:
+            descs = [self.descs.get(i) for i in records["id"].tolist()]
+            self.latest = Snapshot(seq, t, records, descs, graphs, buses, panels, total, extra, rate)
+        else:  # overwritten before it was read (far behind): this one shows no voices
+            self.ring_missed += 1
         if panels is not None and panels != self.panels:
             self.panels = panels
             self.panels_seq += 1
@@ -183,14 +192,19 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="The profiler page's server process (started by barkbus live).")
     p.add_argument("--feed", type=int, required=True, help="file descriptor of the feed socket")
     p.add_argument("--listen", required=True, help="file descriptors of the page's listening sockets")
+    p.add_argument("--ring", type=int, required=True, help="file descriptor of the snapshot ring")
+    p.add_argument("--max-voices", type=int, required=True, help="records per ring slot")
+    p.add_argument("--nice", type=int, default=0, help="niceness to add to this process")
     args = p.parse_args(argv)
+    if args.nice:
+        os.nice(args.nice)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the audio process' to handle: it ends our feed
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     feed = socket.socket(fileno=args.feed)
     hello = pickle.loads(feed.recv(MAX_MESSAGE))
     feed.setblocking(False)
     listen = [socket.socket(fileno=int(f)) for f in args.listen.split(",")]
-    source = FedSource(feed, hello)
+    source = FedSource(feed, hello, SnapshotRing(args.max_voices, args.ring))
     server = ProfilerServer(source, hello["host"], token=hello["token"], sockets=listen)
     source.stats = server.stats
     server.start()

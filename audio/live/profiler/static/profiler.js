@@ -5,11 +5,13 @@
 const S = {
   mode: "", game: "", actions: [], decisions: [], bars: [], snap: null, panels: [],
   follow: true, span: 20, end: 0, now: 0, duration: 0, selected: -1, games: new Set(),
-  rows: new Map(), rowOrder: [], playing: false,
+  rows: new Map(), rowOrder: [], playing: false, shown: [], refilter: false, nBars: 0,
 };
 const CLS_COLOUR = { refused: "#e0524a", cut: "#e8913a", state: "#4a90d9", other: "#9aa0a8" };
 const SLOT_COLOUR = ["#4C72B0", "#55A868", "#8172B2", "#CCB974", "#64B5CD", "#8C8C8C", "#DD8452", "#937860"];
 const ROW_H = 30, LABEL_W = 120, MIN_WAIT = 0.1, MAX_ROWS = 14;
+const KEEP = 20000;  // decisions the page keeps to scroll back through (and bars and marks per row)
+const TR_PX = 19;  // the height of a table row (fixed in the style): tables draw only the rows in view
 const $ = (id) => document.getElementById(id);
 let ws = null;
 
@@ -40,7 +42,7 @@ function send(obj) { if (ws && ws.readyState === 1) ws.send(JSON.stringify(obj))
 function handle(m) {
   if (m.type === "hello") {
     S.mode = m.mode; S.game = m.game; S.actions = m.actions || []; S.duration = m.duration || 0;
-    S.decisions = []; S.bars = []; S.rows = new Map(); S.rowOrder = []; drawDecisions(true);
+    S.decisions = []; S.shown = []; S.nBars = 0; S.rows = new Map(); S.rowOrder = []; drawDecisions(true);
     $("mode").textContent = m.mode === "live" ? "live" : "finished run";
     $("game").textContent = `game ${m.game}` + (m.note ? ` (${m.note})` : "");
     buildActions();
@@ -73,7 +75,7 @@ function rowFor(game, speaker) {
   const key = `${game}\u0000${speaker}`;
   let r = S.rows.get(key);
   if (!r) {
-    r = { key, game, speaker, label: speaker ? `${game} ${speaker}` : `${game} (all)`, bars: [], marks: [], queued: [] };
+    r = { key, game, speaker, label: speaker ? `${game} ${speaker}` : `${game} (all)`, bars: [], starts: [], marks: [], queued: [] };
     S.rows.set(key, r);
     if (!S.games.has(game)) { S.games.add(game); $("f-game").append(el("option", { value: game, text: game })); }
     const games = [...S.games];
@@ -82,13 +84,31 @@ function rowFor(game, speaker) {
   }
   return r;
 }
+function trim(list) { if (list.length > KEEP + KEEP / 4) list.splice(0, list.length - KEEP); }
 function addDecision(d) {
   S.decisions.push(d);
-  if (d.outcome === "Queued" && d.speaker) rowFor(d.game, d.speaker).queued.push(d.t);
+  if (S.decisions.length > KEEP + KEEP / 4) { S.decisions.splice(0, S.decisions.length - KEEP); S.refilter = true; }
+  else if (passes(d)) S.shown.push(d);
+  if (d.outcome === "Queued" && d.speaker) { const r = rowFor(d.game, d.speaker); r.queued.push(d.t); trim(r.queued); }
   if (d.cls === "quiet" || (!d.speaker && d.cls === "other")) return;
-  rowFor(d.game, d.speaker).marks.push(d);
+  const r = rowFor(d.game, d.speaker); r.marks.push(d); trim(r.marks);
 }
-function addBar(b) { S.bars.push(b); rowFor(b.system, b.speaker).bars.push(b); }
+// a row's bars arrive as voices end: in order of their end (t1); starts are kept sorted apart
+function insertSorted(list, x) {
+  let i = list.length;
+  while (i > 0 && list[i - 1] > x) i--;
+  list.splice(i, 0, x);
+}
+function addBar(b) {
+  S.nBars++;
+  const r = rowFor(b.system, b.speaker); r.bars.push(b); insertSorted(r.starts, b.t0);
+  if (r.bars.length > KEEP + KEEP / 4) { r.bars.splice(0, r.bars.length - KEEP); r.starts.splice(0, r.starts.length - KEEP); }
+}
+function lowerBound(list, x, key) {  // the first index whose key is >= x (list sorted by key)
+  let lo = 0, hi = list.length;
+  while (lo < hi) { const mid = (lo + hi) >> 1; if (key(list[mid]) < x) lo = mid + 1; else hi = mid; }
+  return lo;
+}
 
 // -- timeline --------------------------------------------------------------------------------
 function view() {
@@ -100,10 +120,18 @@ function niceStep(span) {
   for (const m of [1, 2, 5, 10]) if (raw <= m * p) return m * p;
   return 10 * p;
 }
-function drawTimeline() {
+// The timeline is drawn incrementally while it follows the present: the picture so far is moved
+// left by the time that passed and only the strip from LATE seconds before the last drawn
+// present is drawn again (decisions, bar ends and snapshots arrive a little after the fact).
+// Anything else (zoom, scrolling, rows, selection, size) draws it whole. Either way, each row
+// looks only at what is in view: bars from the first that ends in it (bars are kept in order of
+// their end), marks and queue waits from the first in it (kept in order of time).
+const LATE = 1.0, WHOLE_MS = 5000;  // and the whole timeline at least every 5 s
+let TL = null;  // what the canvas shows: { w, h, t0, t1, key, sel, rows }
+function drawTimeline(whole) {
   const c = $("timeline"), box = $("timeline-scroll");
-  // the canvas is only as tall as the rows shown (a small canvas is cheap to redraw at 15 Hz);
-  // the wheel scrolls the rows (S.rowTop), shift/ctrl + wheel scroll/zoom time
+  // the canvas is only as tall as the rows shown; the wheel scrolls the rows (S.rowTop),
+  // shift/ctrl + wheel scroll/zoom time
   const visible = Math.max(1, Math.min(S.rowOrder.length, MAX_ROWS));
   S.rowTop = Math.max(0, Math.min(S.rowTop || 0, S.rowOrder.length - visible));
   const rows = S.rowOrder.slice(S.rowTop, S.rowTop + visible);
@@ -113,40 +141,68 @@ function drawTimeline() {
     c.width = Math.round(w * dpr); c.height = Math.round(h * dpr); c.style.height = `${h}px`;
   }
   const g = c.getContext("2d");
+  let [t0, t1] = view();
+  const span = t1 - t0, pxs = (w - LABEL_W - 4) / span, x = (t) => LABEL_W + (t - t0) * pxs;
+  const key = rows.map((r) => r.key).join("\u0001"), now = performance.now();
+  let from = t0;
+  if (!whole && TL && TL.w === w && TL.h === h && TL.key === key && TL.sel === S.selected &&
+      Math.abs(TL.t1 - TL.t0 - span) < 1e-9 && t0 >= TL.t0 && TL.now - LATE > t0 && now - TL.at < WHOLE_MS) {
+    // move the picture by whole device pixels (no blur) and take the view start it then shows
+    const dx = Math.round((t0 - TL.t0) * pxs * dpr);
+    t0 = TL.t0 + dx / (dpr * pxs); t1 = t0 + span;
+    if (dx > 0) {
+      g.setTransform(1, 0, 0, 1, 0, 0);
+      const left = Math.round(LABEL_W * dpr);
+      g.drawImage(c, left + dx, 0, c.width - left - dx, c.height, left, 0, c.width - left - dx, c.height);
+    }
+    from = Math.max(t0, TL.now - LATE);
+  }
+  TL = { w, h, t0, t1, key, sel: S.selected, rows, now: S.now, at: from === t0 ? now : TL.at };
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
-  g.fillStyle = "#181a1f"; g.fillRect(0, 0, w, h);
-  const [t0, t1] = view(), x = (t) => LABEL_W + ((t - t0) / (t1 - t0)) * (w - LABEL_W - 4);
+  const xf = from > t0 ? Math.floor(x(from)) : 0;
+  g.save(); g.beginPath(); g.rect(xf, 0, w - xf, h); g.clip();
+  g.fillStyle = "#181a1f"; g.fillRect(xf, 0, w - xf, h);
   g.font = "11px ui-monospace, monospace"; g.textBaseline = "middle";
   const step = niceStep(t1 - t0);
   g.strokeStyle = "#2a2e36"; g.fillStyle = "#8a93a3";
-  for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) {
+  for (let t = Math.ceil((from - step) / step) * step; t <= t1; t += step) {
+    if (t < t0) continue;
     const xx = x(t); g.beginPath(); g.moveTo(xx, 14); g.lineTo(xx, h); g.stroke();
     g.fillText(`${+t.toFixed(3)} s`, xx + 2, 7);
   }
-  const live = new Map();
-  if (S.snap) for (const v of S.snap.voices) live.set(v.id, v);
-  S.hits = [];
+  const live = new Map();  // the voices playing, by row
+  if (S.snap) for (const v of S.snap.voices) {
+    const k = `${v.system}\u0000${v.speaker}`;
+    if (!live.has(k)) live.set(k, []);
+    live.get(k).push(v);
+  }
   rows.forEach((r, i) => {
     const y = 16 + i * ROW_H;
-    g.fillStyle = i % 2 ? "#1b1e23" : "#1f2228"; g.fillRect(0, y, w, ROW_H);
-    g.fillStyle = "#d8dde6"; g.save(); g.beginPath(); g.rect(0, y, LABEL_W - 4, ROW_H); g.clip();
-    g.fillText(r.label, 4, y + ROW_H / 2); g.restore();
-    const bars = r.bars.filter((b) => b.t1 >= t0 && b.t0 <= t1);
-    for (const v of live.values()) if (v.system === r.game && v.speaker === r.speaker)
-      bars.push({ t0: v.t0, t1: S.now, clip: v.clip, take: v.take, slot: v.slot, open: true });
-    const starts = r.bars.map((b) => b.t0).concat(bars.filter((b) => b.open).map((b) => b.t0)).sort((a, b) => a - b);
-    g.save(); g.beginPath(); g.rect(LABEL_W, y, w - LABEL_W, ROW_H); g.clip();
+    g.fillStyle = i % 2 ? "#1b1e23" : "#1f2228"; g.fillRect(xf, y, w - xf, ROW_H);
+    if (xf < LABEL_W) {
+      g.fillStyle = "#d8dde6"; g.save(); g.beginPath(); g.rect(0, y, LABEL_W - 4, ROW_H); g.clip();
+      g.fillText(r.label, 4, y + ROW_H / 2); g.restore();
+    }
+    const bars = [];
+    for (let k = lowerBound(r.bars, from, (b) => b.t1); k < r.bars.length; k++) if (r.bars[k].t0 <= t1) bars.push(r.bars[k]);
+    const open = [];
+    for (const v of live.get(r.key) || []) open.push({ t0: v.t0, t1: S.now, clip: v.clip, take: v.take, slot: v.slot, open: true });
+    const openStarts = open.map((b) => b.t0).sort((a, b) => a - b);
+    const nextStart = (q) => {
+      const k = lowerBound(r.starts, q, (v) => v), j = lowerBound(openStarts, q, (v) => v);
+      return Math.min(k < r.starts.length ? r.starts[k] : Infinity, j < openStarts.length ? openStarts[j] : Infinity);
+    };
+    g.save(); g.beginPath(); g.rect(Math.max(LABEL_W, xf), y, w - Math.max(LABEL_W, xf), ROW_H); g.clip();
     // queue waits: from a Queued decision to the next bar start on the row
     g.strokeStyle = "#c8b14a"; g.lineWidth = 2;
-    for (const q of r.queued) {
-      if (q > t1) continue;
-      const s = starts.find((b) => b >= q);
-      if (s !== undefined && s - q >= MIN_WAIT && s >= t0) {
-        g.beginPath(); g.moveTo(x(q), y + 9); g.lineTo(x(s), y + 9); g.stroke();
+    for (let k = lowerBound(r.queued, t0 - S.span, (v) => v); k < r.queued.length && r.queued[k] <= t1; k++) {
+      const q = r.queued[k], st = nextStart(q);
+      if (st !== Infinity && st - q >= MIN_WAIT && st >= from) {
+        g.beginPath(); g.moveTo(x(q), y + 9); g.lineTo(x(st), y + 9); g.stroke();
       }
     }
     g.lineWidth = 1;
-    for (const b of bars) {
+    for (const b of bars.concat(open)) {
       const xa = Math.max(LABEL_W, x(b.t0)), xb = Math.max(xa + 2, x(b.t1));
       g.fillStyle = SLOT_COLOUR[(b.slot || 0) % SLOT_COLOUR.length];
       g.globalAlpha = b.open ? 1 : 0.85; g.fillRect(xa, y + 3, xb - xa, 12); g.globalAlpha = 1;
@@ -155,26 +211,29 @@ function drawTimeline() {
         g.fillStyle = "#fff"; g.fillText(`${b.clip}${b.take !== "" ? "#" + b.take : ""}`, xa + 3, y + 9.5); g.restore();
       }
     }
-    for (const d of r.marks) {
-      if (d.t < t0 || d.t > t1) continue;
-      const xx = x(d.t), yy = y + 23;
+    for (const [xx, yy, d] of marksIn(r, y, from - 8 / pxs, t1, x)) {
       g.strokeStyle = g.fillStyle = CLS_COLOUR[d.cls] || CLS_COLOUR.other;
       g.beginPath();
       if (d.cls === "refused") { g.moveTo(xx - 4, yy - 4); g.lineTo(xx + 4, yy + 4); g.moveTo(xx + 4, yy - 4); g.lineTo(xx - 4, yy + 4); g.lineWidth = 2; g.stroke(); g.lineWidth = 1; }
       else if (d.cls === "cut") { g.moveTo(xx - 4, yy - 4); g.lineTo(xx + 4, yy - 4); g.lineTo(xx, yy + 4); g.fill(); }
       else { g.arc(xx, yy, d.cls === "state" ? 4 : 2.5, 0, 2 * Math.PI); g.fill(); }
       if (d.i === S.selected) { g.strokeStyle = "#fff"; g.strokeRect(xx - 6, yy - 6, 12, 12); }
-      S.hits.push([xx, yy, d]);
     }
     g.restore();
   });
   // the present (live) or the sought time (finished run)
   const xn = x(S.now);
   g.strokeStyle = "#f2f2f2"; g.beginPath(); g.moveTo(xn, 12); g.lineTo(xn, h); g.stroke();
+  g.restore();
   setText($("span"), `${t0.toFixed(1)}-${t1.toFixed(1)} s, rows ${S.rowTop + 1}-${S.rowTop + rows.length} of ${S.rowOrder.length}`);
   const total = Math.max(S.now, S.duration, S.span);
   const sc = $("scroll"); sc.max = total.toFixed(2);
   if (S.follow) sc.value = S.now.toFixed(2);
+}
+function marksIn(r, y, ta, tb, x) {  // [x, y, decision] of the row's marks from ta to tb
+  const out = [];
+  for (let k = lowerBound(r.marks, ta, (d) => d.t); k < r.marks.length && r.marks[k].t <= tb; k++) out.push([x(r.marks[k].t), y + 23, r.marks[k]]);
+  return out;
 }
 function setFollow(on) { S.follow = on; $("follow").className = on ? "on" : ""; markDirty(); }
 
@@ -198,7 +257,10 @@ function timelineEvents() {
   $("timeline").onclick = (e) => {
     const rect = e.target.getBoundingClientRect(), mx = e.clientX - rect.left, my = e.clientY - rect.top;
     let best = null, bd = 64;
-    for (const [xx, yy, d] of S.hits || []) {
+    if (!TL) return;
+    const pxs = (TL.w - LABEL_W - 4) / (TL.t1 - TL.t0), x = (t) => LABEL_W + (t - TL.t0) * pxs;
+    const hits = TL.rows.flatMap((r, i) => marksIn(r, 16 + i * ROW_H, TL.t0, TL.t1, x));
+    for (const [xx, yy, d] of hits) {
       const dd = (xx - mx) ** 2 + (yy - my) ** 2; if (dd < bd) { bd = dd; best = d; }
     }
     if (best) select(best);
@@ -220,7 +282,6 @@ function setMeter(m, peak, rms) {
   if (m.firstChild.style.transform !== w) m.firstChild.style.transform = w;
   if (m.lastChild.style.transform !== l) m.lastChild.style.transform = l;
 }
-const voiceRows = new Map();
 function voiceCells(v) {
   return [String(v.id), v.speaker, v.clip, v.take, v.bus, null, fmtDb(v.peak_db),
     v.peak_centre_hz !== undefined ? `${v.peak_centre_hz} Hz / ${fmtDb(v.peak_gain_db)} dB` : "",
@@ -228,30 +289,53 @@ function voiceCells(v) {
     v.band !== undefined ? `${v.band} / ${fmtDb(v.duck_db)} dB` : "",
     `${v.pos_s.toFixed(2)} / ${v.len_s.toFixed(2)}` + (v.stopped ? " stop" : "")];
 }
+// a virtualised table: only the rows in view exist (between two spacer rows), reused in place
+function spacer(cols) { const tr = el("tr", { class: "pad" }); tr.append(el("td", { colspan: cols })); return tr; }
+function setSpacer(tr, px) {
+  const h = `${px}px`;
+  if (tr.firstChild.style.height !== h) tr.firstChild.style.height = h;
+  tr.hidden = px === 0;
+}
+function inView(box, n) {  // [first, last) of n rows of TR_PX in the scrolled box, a few spare
+  const first = Math.max(0, Math.min(n, Math.floor(box.scrollTop / TR_PX) - 2));
+  return [first, Math.min(n, first + Math.ceil((box.clientHeight || 400) / TR_PX) + 4)];
+}
+function tableBody(table, cols) {  // the body with its two spacers (made once)
+  const body = table.tBodies[0];
+  if (!body.firstChild || body.firstChild.className !== "pad") { body.textContent = ""; body.append(spacer(cols), spacer(cols)); }
+  return body;
+}
 const TEXT_MS = 400;  // the voices' numbers are rewritten ~2.5 times a second, their meters every frame
 let lastText = 0;
 function drawSnap() {
-  // rows are updated in place (only changed text is written): little layout work per update
-  const s = S.snap, body = $("voices").tBodies[0], seen = new Set();
+  // only the voices in view have rows; their cells are updated in place (only changed text is
+  // written): little layout work per update whatever the number of voices
+  const s = S.snap, body = tableBody($("voices"), 11);
   const now = performance.now(), text = now - lastText >= TEXT_MS;
   if (text) lastText = now;
   setText($("clock"), `t ${s.t.toFixed(3)} s`);
   setText($("voice-count"), `${s.voices_total} playing` + (s.voices_total > s.voices.length ? ` (${s.voices.length} listed)` : ""));
-  for (const v of s.voices) {
-    seen.add(v.id);
-    rowFor(v.system, v.speaker);
-    const cells = voiceCells(v);
-    let tr = voiceRows.get(v.id);
-    const fresh = !tr;
-    if (!tr) {
-      tr = el("tr", { "data-id": v.id });
+  for (const v of s.voices) rowFor(v.system, v.speaker);
+  const [first, last] = inView($("voices-scroll"), s.voices.length);
+  const top = body.firstChild, bottom = body.lastChild;
+  setSpacer(top, first * TR_PX);
+  setSpacer(bottom, (s.voices.length - last) * TR_PX);
+  let tr = top.nextSibling;
+  for (let j = first; j < last; j++) {
+    const v = s.voices[j], cells = voiceCells(v);
+    let fresh = false;
+    if (tr === bottom) {
+      tr = el("tr");
       cells.forEach((c, k) => tr.append(c === null ? el("td", {}, meter(v.peak_db, null)) : td("", [0, 6, 10].includes(k) ? "num" : "")));
-      voiceRows.set(v.id, tr); body.append(tr);
+      body.insertBefore(tr, bottom);
+      fresh = true;
     }
+    if (tr.dataset.id !== String(v.id)) { tr.dataset.id = String(v.id); fresh = true; }
     if (text || fresh) cells.forEach((c, k) => { if (c !== null) setText(tr.cells[k], c); });
     setMeter(tr.cells[5].firstChild, v.peak_db, null);
+    tr = tr.nextSibling;
   }
-  for (const [id, tr] of voiceRows) if (!seen.has(id)) { tr.remove(); voiceRows.delete(id); }
+  while (tr !== bottom) { const next = tr.nextSibling; tr.remove(); tr = next; }
   const buses = $("buses");
   for (const b of s.buses) {
     let row = buses.querySelector(`[data-bus="${CSS.escape(b.name)}"]`);
@@ -264,7 +348,7 @@ function drawSnap() {
     setText(row.children[2], `${fmtDb(b.peak_db)} / ${fmtDb(b.rms_db)}`);
   }
   drawMap(s);
-  setText($("counts"), `${S.decisions.length} decisions, ${S.bars.length + s.voices_total} voices`);
+  setText($("counts"), `${S.decisions.length} decisions, ${S.nBars + s.voices_total} voices`);
 }
 function drawMap(s) {
   const c = $("map"), g = c.getContext("2d"), w = c.width, h = c.height, k = Math.min(w, h) / 40;
@@ -295,33 +379,36 @@ function drawPanels() {
 }
 
 // -- decisions -------------------------------------------------------------------------------
+function readFilter() { S.filter = { g: $("f-game").value, sp: $("f-speaker").value.trim(), c: $("f-class").value }; }
 function passes(d) {
-  const g = $("f-game").value, sp = $("f-speaker").value.trim(), c = $("f-class").value;
-  return (!g || d.game === g) && (!sp || d.speaker === sp) && (!c || d.cls === c);
+  const f = S.filter || {};
+  return (!f.g || d.game === f.g) && (!f.sp || d.speaker === f.sp) && (!f.c || d.cls === f.c);
 }
-const SHOWN = 150;
-let shownUpTo = 0;
-function decisionRow(d) {
-  const tr = el("tr", { class: `c-${d.cls}` + (d.i === S.selected ? " sel" : ""), "data-i": d.i },
-    td(d.t.toFixed(3), "num"), td(d.system), td(d.outcome), td(d.speaker), td(d.label));
-  return tr;
-}
+let drawnShown = 0;
 function drawDecisions(full) {
-  // new decisions go on top of the table; a filter change (full) rebuilds it
-  const table = $("decisions");
-  let body = table.tBodies[0];
-  if (full === true) { body = el("tbody"); table.replaceChild(body, table.tBodies[0]); shownUpTo = 0; }
-  const fresh = [];
-  const from = full === true ? 0 : shownUpTo;
-  for (let i = S.decisions.length - 1; i >= from && fresh.length < SHOWN; i--) if (passes(S.decisions[i])) fresh.push(S.decisions[i]);
-  shownUpTo = S.decisions.length;
-  if (fresh.length) {
-    const frag = document.createDocumentFragment();
-    for (const d of fresh) frag.append(decisionRow(d));
-    body.insertBefore(frag, body.firstChild);
-    while (body.rows.length > SHOWN) body.lastChild.remove();
+  // S.shown: the decisions passing the filter, oldest first; the table shows the newest on top
+  // and has rows only for those in view (a filter change, full, rebuilds the list)
+  if (full === true || S.refilter) { readFilter(); S.shown = S.decisions.filter(passes); S.refilter = false; drawnShown = S.shown.length; }
+  const box = $("decisions-scroll"), n = S.shown.length, body = tableBody($("decisions"), 5);
+  if (n > drawnShown && box.scrollTop > 0) box.scrollTop += (n - drawnShown) * TR_PX;  // rows looked at stay put
+  drawnShown = n;
+  const [first, last] = inView(box, n);
+  const top = body.firstChild, bottom = body.lastChild;
+  setSpacer(top, first * TR_PX);
+  setSpacer(bottom, (n - last) * TR_PX);
+  let tr = top.nextSibling;
+  for (let j = first; j < last; j++) {
+    const d = S.shown[n - 1 - j];
+    if (tr === bottom) { tr = el("tr", {}, td("", "num"), td(""), td(""), td(""), td("")); body.insertBefore(tr, bottom); }
+    if (tr.dataset.i !== String(d.i)) {
+      tr.dataset.i = String(d.i);
+      tr.className = `c-${d.cls}` + (d.i === S.selected ? " sel" : "");
+      [d.t.toFixed(3), d.system, d.outcome, d.speaker, d.label].forEach((c, k) => setText(tr.cells[k], c));
+    }
+    tr = tr.nextSibling;
   }
-  setText($("decision-count"), `${body.rows.length} shown of ${S.decisions.length}`);
+  while (tr !== bottom) { const next = tr.nextSibling; tr.remove(); tr = next; }
+  setText($("decision-count"), `${n} shown of ${S.decisions.length} kept (last ${KEEP})`);
 }
 function select(d) {
   S.selected = d.i;
@@ -368,6 +455,8 @@ function actionEvents() {
     b.onclick = () => send({ type: "listener", forward: +(b.dataset.forward || 0), right: +(b.dataset.right || 0), turn: +(b.dataset.turn || 0) });
   }
   for (const id of ["f-game", "f-speaker", "f-class"]) $(id).addEventListener("input", () => drawDecisions(true));
+  $("decisions-scroll").addEventListener("scroll", () => drawDecisions(), { passive: true });
+  $("voices-scroll").addEventListener("scroll", () => { dirty.snap = true; markDirty(); }, { passive: true });
   $("decisions").onclick = (e) => {  // one handler for every row
     const tr = e.target.closest("tr[data-i]"); if (!tr || !S.decisions.length) return;
     const d = S.decisions[+tr.dataset.i - S.decisions[0].i]; if (d) select(d);
@@ -416,5 +505,5 @@ function drawFrame(now) {
 function markDirty() {
   if (!scheduled) { scheduled = true; requestAnimationFrame(drawFrame); }
 }
-window.addEventListener("resize", markDirty);
+window.addEventListener("resize", () => { TL = null; markDirty(); });
 timelineEvents(); actionEvents(); reviewEvents(); connect();
