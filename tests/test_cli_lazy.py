@@ -53,9 +53,6 @@ def _subcommands(parser) -> dict[str, object]:
 
 
 _COMMANDS = list(_subcommands(build_parser(None)).choices)
-_NUMPY_VIA_PROFILER = {"live", "profile"}
-"""Commands whose parser imports :mod:`audio.live.profiler.cli` (live's --profiler options), and
-with it the profiler package, whose ``__init__`` imports NumPy (the profiler's room)."""
 
 
 def test_every_command_is_covered():
@@ -65,8 +62,7 @@ def test_every_command_is_covered():
 @pytest.mark.parametrize("command", _COMMANDS)
 def test_each_commands_help_imports_no_codec_numba_dask_or_engine(command):
     loaded = _loaded_after([command, "--help"])
-    allowed = {"numpy"} if command in _NUMPY_VIA_PROFILER else set()
-    assert [m for m in HEAVY if loaded[m] and m not in allowed] == []
+    assert [m for m in HEAVY if loaded[m]] == []
 
 
 def test_the_light_table_lists_the_same_commands_and_help_as_the_full_parser():

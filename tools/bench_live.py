@@ -311,7 +311,7 @@ def run_one(n_voices: int, args: argparse.Namespace, variant: str = "off") -> di
     profiler: Any = None
     clock: PublisherClock | None = None
     if variant in ("server", "reader", *PAGES):
-        from audio.live.profiler import start_profiler
+        from audio.live.profiler.attach import start_profiler
 
         try:
             profiler = start_profiler(port, nice=0) if variant == "page-nice0" else start_profiler(port)
@@ -319,7 +319,7 @@ def run_one(n_voices: int, args: argparse.Namespace, variant: str = "off") -> di
             profiler = start_profiler(port)
         clock = PublisherClock(port, profiler.publisher)
     elif variant == "publisher":
-        from audio.live.profiler import attach_publisher
+        from audio.live.profiler.attach import attach_publisher
 
         clock = PublisherClock(port, attach_publisher(port))
     load = os.getloadavg()[0]

@@ -569,7 +569,7 @@ class VoicePort:
         token:
             Access token, needed for a host other than 127.0.0.1.
         """
-        from audio.live.profiler import start_profiler
+        from audio.live.profiler.attach import start_profiler
 
         return start_profiler(self, bind, token)
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from audio.live.profiler import start_profiler
+from audio.live.profiler.attach import start_profiler
 from audio.port.api import open_system
 
 

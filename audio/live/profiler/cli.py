@@ -34,7 +34,7 @@ def serve_live(args: argparse.Namespace, port: Any) -> Any:
     ProfilerError if the address cannot be used."""
     if args.profiler is None:
         return None
-    from audio.live.profiler import start_profiler
+    from audio.live.profiler.attach import start_profiler
 
     return start_profiler(port, args.profiler, args.profiler_token)
 

@@ -238,7 +238,7 @@ class VoiceRecords:
             rec["stopped"] = bank.rel_left[inst] > 0
             rec["started_at"] = g.starts[inst]
             rec["length"] = bank.src_len[inst]
-            rec["sample_rate"] = bank.rate[inst]
+            rec["sample_rate"] = bank.src_sample_rate[inst]
             rec["ipos"] = bank.ipos[inst]
             rec["peak"] = np.abs(bank.output[inst]).max(axis=(1, 2))
             rec["centre_hz"] = g.centre[inst] if g.centre is not None else np.nan
