@@ -158,7 +158,8 @@ class World:
             ) from None
 
     def listener_position(self) -> Vec3:
-        return self.listener.at(self.t)
+        """The listener's position now (metres; computed once per sample time)."""
+        return self._listener_pose()[0]
 
     def distance(self, emitter: str) -> float:
         """Metres from the listener to ``emitter`` now."""

@@ -331,6 +331,9 @@ class SkateSpeechSystem(GameSystem):
         self.photo_flag = False
         self.voices: dict[int, Any] = {}  # stream slot -> engine Voice
         self.submix_posted: dict[int, dict[str, float]] = {}
+        self._blocks: dict[int, tuple[Any, tuple[Any, ...], VoiceBlock, dict[str, float]]] = {}
+        """Stream slot -> (ped, inputs, voice block, its voice parameters) of the last frame: a
+        line whose ped has not moved reuses them (full mode)."""
         self.bus: EventBus | None = None
         self.now = 0.0
         self.console_start = console_start
@@ -711,15 +714,21 @@ class SkateSpeechSystem(GameSystem):
             self._player_event(pe, engine)
 
     # -- lines -------------------------------------------------------------------------
-    def _block(self, line: Line) -> VoiceBlock | None:
+    def _block(self, line: Line) -> tuple[VoiceBlock, dict[str, float]] | None:
+        """The line's voice block this frame and its voice parameters (the last frame's when
+        nothing they depend on changed)."""
         req = line.request
         ped = self.peds.get(req.ped)
         src = self.sources.get(req.channel)
         if ped is None or src is None:
             return None
         self._place(ped)
+        inputs = (req.event, line.clip[0], ped.distance, ped.azimuth, ped.delay)
+        last = self._blocks.get(line.slot)
+        if last is not None and last[0] is ped and last[1] == inputs:
+            return last[2], last[3]
         m = ped.model
-        return self.mixer.block(
+        block = self.mixer.block(
             kind=m.kind,
             event=req.event,
             clip_name=src.clip_name(line.clip[0]),
@@ -729,6 +738,9 @@ class SkateSpeechSystem(GameSystem):
             voice_float=m.voice_float,
             pitch=m.pitch,
         )
+        params = block.voice_params()
+        self._blocks[line.slot] = (ped, inputs, block, params)
+        return block, params
 
     def _post_submix(self, slot: int, block: VoiceBlock, engine: Any) -> None:
         params = block.submix_params()
@@ -744,12 +756,13 @@ class SkateSpeechSystem(GameSystem):
             if level is not None and line.slot in self.voices:
                 self._cut_check(line, level, engine)
             return
-        block = self._block(line)
+        got = self._block(line)
         voice = self.voices.get(line.slot)
-        if block is None or voice is None:
+        if got is None or voice is None:
             return
+        block, params = got
         assert self._writer is not None
-        self._writer.write(voice, block.voice_params())
+        self._writer.write(voice, params)
         self._post_submix(line.slot, block, engine)
         self._cut_check(line, block.level, engine)
 
@@ -816,10 +829,10 @@ class SkateSpeechSystem(GameSystem):
                 ped = self.peds.get(req.ped)
                 params = {"Rsp0.pitch": float(ped.model.pitch)} if ped is not None else {}
             else:
-                block = self._block(line)
-                params = block.voice_params() if block is not None else {}
-                if block is not None:
-                    self._post_submix(pe.slot or 0, block, engine)
+                got = self._block(line)
+                params = dict(got[1]) if got is not None else {}
+                if got is not None:
+                    self._post_submix(pe.slot or 0, got[0], engine)
             self.voices[line.slot] = engine.voices.start(
                 VOICE_GRAPH,
                 np.asarray(pcm, np.float32),

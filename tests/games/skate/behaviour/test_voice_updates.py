@@ -99,3 +99,22 @@ def test_a_delay_read_late_is_the_one_the_per_frame_countdown_computed(engine):
     posted = [p["Del0.seconds"] for _, _, p in engine.mixer.submix if "Del0.seconds" in p]
     assert posted[0] == distance_delay(1.0, float(np.hypot(x, z)))
     assert posted[0] == pytest.approx(np.hypot(x, z) / 344.0, rel=1e-6)
+
+
+def test_a_line_recomputes_its_voice_block_only_when_its_ped_moved(engine, monkeypatch):
+    from audio.games.skate.speech.voice import VoiceMixer
+
+    calls: list[float] = []
+    block = VoiceMixer.block
+    monkeypatch.setattr(
+        VoiceMixer, "block", lambda self, **kw: calls.append(kw["distance"]) or block(self, **kw)
+    )
+    make(engine, source=SynthSource(seconds=1.0))
+    engine.bus.post(PedSpawn(t=0.0, ped=1, voice=59, position=(0.0, 0.0, 10.0)))
+    engine.bus.post(SpeechValue(t=0.0, ped=1, value=53))
+    engine.run(0.5)
+    assert calls == [10.0]  # 15 frames of one static ped's line: one block
+    engine.bus.post(PedMove(t=0.5, ped=1, position=(0.0, 0.0, 20.0)))
+    engine.run(0.2)
+    # the move, then the delay countdown's next refresh (a new delay): two blocks in 6 frames
+    assert calls == [10.0, 20.0, 20.0]
