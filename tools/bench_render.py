@@ -15,6 +15,11 @@ CPU seconds (set-up, block loop and files; CPU time, so a shared machine skews i
 wall time), the real-time factor on that, its wall seconds, set-up seconds, peak RSS and the
 speed-up. Targets (issue 25): plaza >= 500x real time, plaza-600 >= 800x, an hour flat in
 memory. ``--profile CASE`` prints where the time of one case goes (cProfile, by own time).
+``--baseline DIR`` measures another tree (e.g. a worktree at main) instead of the idle-skip
+reference, interleaved run by run with this one, default settings in both::
+
+    git worktree add --detach /tmp/base main
+    python tools/bench_render.py --baseline /tmp/base --hour
 """
 
 from __future__ import annotations
@@ -73,9 +78,22 @@ def _best(case: str, seconds: float | None, skip: bool, repeat: int) -> dict[str
     return min(runs, key=lambda r: r["seconds"])
 
 
-def _run(case: str, seconds: float | None, skip: bool, profile: bool = False) -> dict[str, float]:
-    env = {**os.environ, "BARKBUS_SKIP_IDLE": "1" if skip else "0", "PYTHONPATH": str(ROOT)}
-    args = [sys.executable, __file__, "--child", json.dumps(seconds)]
+def _best_pair(
+    seconds: float | None, baseline: Path, repeat: int
+) -> tuple[dict[str, float], dict[str, float]]:
+    """The fastest of ``repeat`` runs of the baseline tree and of this one, run alternately."""
+    base, this = [], []
+    for _ in range(repeat):
+        base.append(_run("", seconds, True, root=baseline))
+        this.append(_run("", seconds, True))
+    return min(base, key=lambda r: r["seconds"]), min(this, key=lambda r: r["seconds"])
+
+
+def _run(
+    case: str, seconds: float | None, skip: bool, profile: bool = False, root: Path = ROOT
+) -> dict[str, float]:
+    env = {**os.environ, "BARKBUS_SKIP_IDLE": "1" if skip else "0", "PYTHONPATH": str(root)}
+    args = [sys.executable, str(root / "tools" / "bench_render.py"), "--child", json.dumps(seconds)]
     if profile:
         args.append("--child-profile")
     out = subprocess.run(args, env=env, check=True, capture_output=not profile, text=True).stdout
@@ -87,6 +105,7 @@ def main() -> int:
     p.add_argument("--hour", action="store_true", help="also render one hour (minutes of CPU)")
     p.add_argument("--profile", choices=["plaza", "plaza-600", "plaza-3600"], help="profile one case")
     p.add_argument("--repeat", type=int, default=3, help="runs per case and setting; the fastest counts")
+    p.add_argument("--baseline", type=Path, help="another tree to measure side by side (the code before)")
     p.add_argument("--child", help=argparse.SUPPRESS)
     p.add_argument("--child-profile", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -100,6 +119,10 @@ def main() -> int:
         print(json.dumps(_run(args.profile, cases[args.profile], True, profile=True)))
         return 0
     print(f"load average {os.getloadavg()[0]:.2f} (2 shared cores; compare within one run)")
+    if args.baseline:
+        _compare(cases, args.baseline.resolve(), args.repeat)
+        print(f"load average {os.getloadavg()[0]:.2f} at the end")
+        return 0
     head = ("case", "skip idle", "CPU s", "x real time", "wall s", "set-up s", "RSS MB", "speed-up")
     print(" ".join(f"{h:>{w}}" for h, w in zip(head, (11, 9, 7, 12, 7, 9, 7, 9))))
     for case, seconds in cases.items():
@@ -114,6 +137,21 @@ def main() -> int:
             )
     print("targets: plaza >= 500x real time, plaza-600 >= 800x, plaza-3600 RSS as plaza-600's")
     return 0
+
+
+def _compare(cases: dict[str, float | None], baseline: Path, repeat: int) -> None:
+    """Print each case on the baseline tree and on this one (default settings), side by side."""
+    head = ("case", "tree", "CPU s", "x real time", "wall s", "set-up s", "RSS MB", "speed-up")
+    print(" ".join(f"{h:>{w}}" for h, w in zip(head, (11, 9, 7, 12, 7, 9, 7, 9))))
+    for case, seconds in cases.items():
+        ref, new = _best_pair(seconds, baseline, 1 if case == "plaza-3600" else repeat)
+        for label, r in (("baseline", ref), ("this", new)):
+            speed = ref["seconds"] / r["seconds"]
+            print(
+                f"{case:>11} {label:>9} {r['seconds']:>7.2f} {r['duration'] / r['seconds']:>12.0f} "
+                f"{r['wall']:>7.2f} {r['setup']:>9.2f} {r['rss_mb']:>7.0f} {speed:>8.2f}x"
+            )
+    print("targets: plaza >= 500x real time, plaza-600 >= 800x, plaza-3600 RSS as plaza-600's")
 
 
 if __name__ == "__main__":

@@ -25,11 +25,12 @@ import numpy as np
 
 from audio.core.errors import RunFailure
 from audio.dsp.bank import GraphBank
+from audio.dsp.nodes import Send
 
 if TYPE_CHECKING:
     from audio.dsp.mixer import Mixer
 
-__all__ = ["Voice", "VoiceManager", "VoiceLimitError"]
+__all__ = ["Voice", "VoiceManager", "VoiceLimitError", "ParamWriter"]
 
 
 class VoiceLimitError(RunFailure):
@@ -55,6 +56,8 @@ class Voice:
     stopped: bool = False  # a stop (release fade) was requested
     meta: dict[str, Any] = field(default_factory=dict)
     _ended: int = -1
+    written: dict[str, float] = field(default_factory=dict, repr=False)
+    """The last value written to each ``"NODE.param"`` (at the start or by a set)."""
 
     @property
     def ended_at(self) -> int | None:
@@ -218,6 +221,7 @@ class VoiceManager:
             self.now,
             bank,
             meta=dict(meta or {}),
+            written=dict(params or {}),
         )
         self._next_id += 1
         live[inst] = v
@@ -255,6 +259,22 @@ class VoiceManager:
             return
         for k, val in params.items():
             voice._bank.set(voice.instance, k, val)
+        voice.written.update(params)
+
+    def rewrite_keys(self, graph: str) -> frozenset[str]:
+        """The ``"NODE.param"`` keys of voice graph ``graph`` whose rewrite with an unchanged value
+        still changes the output: every send's level (a Sen0 ramp moves 64/65 of the way to its
+        target per write, so a repeated target moves it again).
+
+        Parameters
+        ----------
+        graph:
+            A voice graph's name (loaded by :meth:`~audio.core.engine.Engine.prepare`).
+        """
+        bank = self.mixer.voice_bank(graph)
+        return frozenset(
+            f"{i}.{p}" for i, node in bank.by_id.items() if isinstance(node, Send) for p in node.params
+        )
 
     def stop(self, voice: Voice, fade: bool = True) -> None:
         """Stop with the release fade (``fade=False``: end at once, may click).
@@ -275,3 +295,41 @@ class VoiceManager:
         """Voices not yet ended (as of the last processed sample), oldest first."""
         out = [v for live in self._live.values() for v in live.values() if not v.done]
         return sorted(out, key=lambda v: v.id)
+
+
+class ParamWriter:
+    """Writes voice parameters once per control frame (a game tick), skipping every value equal
+    to the last one written to that voice (:attr:`Voice.written`), except the keys of
+    :meth:`VoiceManager.rewrite_keys` (sends), which are written every time.
+
+    Skipping changes no sample when writes are at least one ramp (64 samples) apart: a rewritten
+    biquad or resampler parameter recomputes the same coefficients, and a Gai0 or Pn21 ramp that
+    has landed restarts with a zero step.
+
+    Parameters
+    ----------
+    voices:
+        The engine's voice manager.
+    """
+
+    def __init__(self, voices: VoiceManager) -> None:
+        self.voices = voices
+        self._always: dict[str, frozenset[str]] = {}
+
+    def write(self, voice: Voice, params: dict[str, float]) -> None:
+        """Set the values of ``params`` that differ from the last ones written to ``voice``.
+
+        Parameters
+        ----------
+        voice:
+            A started voice.
+        params:
+            ``"NODE.param"`` values in each parameter's unit (as :meth:`VoiceManager.set`).
+        """
+        always = self._always.get(voice.graph)
+        if always is None:
+            always = self._always[voice.graph] = self.voices.rewrite_keys(voice.graph)
+        last = voice.written
+        changed = {k: v for k, v in params.items() if k in always or last.get(k, None) != v}
+        if changed:
+            self.voices.set(voice, **changed)

@@ -127,16 +127,21 @@ class World:
         else:
             self.emitters[emitter] = path
 
-    def place(self, emitter: str, position: Vec3) -> tuple[float, float]:
-        """Hold ``emitter`` at ``position`` and return its :meth:`polar` (a game system moving
-        its emitters every frame)."""
-        pos = _vec3(position)
-        self._hold(emitter, pos)
-        return self._polar_of(pos)
+    def polar_to(self, position: Vec3) -> tuple[float, float]:
+        """``(metres, azimuth degrees)`` of ``position`` from the listener now (as :meth:`polar`
+        of an emitter there, without holding one: a game system placing its speakers each frame
+        registers them with :meth:`set_emitter` once).
+
+        Parameters
+        ----------
+        position:
+            ``(x, y, z)`` metres.
+        """
+        return self._polar_of(_vec3(position))
 
     def distance_to(self, position: Vec3) -> float:
-        """Metres from the listener now to ``position`` (the distance :meth:`place` returns,
-        without holding an emitter there: a decisions-only system that needs no panning)."""
+        """Metres from the listener now to ``position`` (the distance :meth:`polar_to` returns:
+        a decisions-only system that needs no panning)."""
         return math.dist(_vec3(position), self._listener_pose()[0])
 
     def _hold(self, emitter: str, pos: Vec3) -> None:
@@ -153,7 +158,8 @@ class World:
             ) from None
 
     def listener_position(self) -> Vec3:
-        return self.listener.at(self.t)
+        """The listener's position now (metres; computed once per sample time)."""
+        return self._listener_pose()[0]
 
     def distance(self, emitter: str) -> float:
         """Metres from the listener to ``emitter`` now."""

@@ -322,11 +322,12 @@ def test_world_polar_gives_distance_and_azimuth_of_the_pose_at_each_sample_time(
     assert w.polar("north") == pytest.approx((1.0, -90.0))
 
 
-def test_world_place_holds_the_emitter_there_and_measures_it_like_polar():
+def test_world_polar_to_a_position_measures_it_like_polar_of_an_emitter_there():
     e = Engine()
     w = e.world
     w.set_listener((1.0, 0.0, 2.0), yaw_deg=90.0)  # facing -x, so -z is on its left
-    got = w.place("e", (4, 0, -2))  # 3 m behind, 4 m to the left
-    assert w.position("e") == (4.0, 0.0, -2.0)
-    assert got == w.polar("e")
+    got = w.polar_to((4, 0, -2))  # 3 m behind, 4 m to the left
+    assert "e" not in w.emitters
+    w.set_emitter("e", (4, 0, -2))
+    assert got == w.polar("e") and got[0] == w.distance_to((4, 0, -2))
     assert got == pytest.approx((5.0, math.degrees(math.atan2(4.0, -3.0))))

@@ -294,5 +294,5 @@ def test_peak_curves_evaluate_in_float32_step_by_step():
 def test_distance_delay_is_float32():
     from audio.games.skate.speech.voice import DelayCountdown
 
-    d, _ = DelayCountdown(factor=1.3).step(17.77)
+    d = DelayCountdown(factor=1.3).at(0, lambda frame: 17.77)
     assert d == float(f32(f32(f32(1.3) * f32(17.77)) / f32(344.0)))

@@ -1,12 +1,17 @@
 """The Skate 3 living-world speech system on the engine (``SkateSpeechSystem``).
 
-Every console frame (30 Hz) it runs, in this order: ped paths -> emitters; finished clips
+Every console frame (30 Hz) it runs, in this order: finished clips
 (next clip of the record, or Finished); the player's frame (queue ageing, Expired, free
 streams filled); each ped's :class:`~audio.games.skate.speech.ped.PedSpeech` (a new value stops the
 ped's line; requests go through the manager's gate and the library, then to the player);
-then each playing line's voice block -> ``engine.voices.set`` and the slot's echo submix
-(posted only when changed), and the cut check. Lines play their clips back to back; the
-next clip starts at the first console frame after the previous one ended.
+then each playing line's voice block -> the voice's parameters and the slot's echo submix
+(each posted only when changed; sends every frame), and the cut check. A ped is placed (path
+position, distance, azimuth) only on the frames that read it (a request's near/far word, a
+playing line's block), and its distance delay countdown is kept in closed form
+(:class:`~audio.games.skate.speech.voice.DelayCountdown`), so a ped nobody hears costs nothing
+per frame; peds are registered as world emitters (with their paths) when they spawn. Lines
+play their clips back to back; the next clip starts at the first console frame after the
+previous one ended.
 
 Every request and line outcome is logged with ``bus.decide("skate.speech", outcome, ...)``
 (detail keys: ped, speaker, event, value, reason, stream, clip, take, record).
@@ -51,6 +56,7 @@ Scenario events (``[[event]]`` with ``t`` seconds and ``type``)::
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -66,6 +72,8 @@ from audio.core.faults import describe, report_fault
 from audio.core.outcomes import CUT, END, QUIET, REFUSED, START, STATE, Outcome
 from audio.core.plugin import GameSystem, ShareKey
 from audio.core.schema import did_you_mean
+from audio.core.voices import ParamWriter
+from audio.core.world import Path3
 from audio.dsp.curves import azimuth_to_raw
 from audio.games.skate.events import (
     ChallengeChange,
@@ -203,7 +211,8 @@ class _Ped:
     azimuth: int = 0
     delay: float = 0.0
     placed: int = -1
-    """Console frame of ``position`` and ``distance`` (decisions-only places a ped when asked)."""
+    """Console frame of ``position``, ``distance``, ``azimuth`` and ``delay`` (a ped is placed
+    on the frames that read them)."""
 
 
 def _path_position(
@@ -322,6 +331,9 @@ class SkateSpeechSystem(GameSystem):
         self.photo_flag = False
         self.voices: dict[int, Any] = {}  # stream slot -> engine Voice
         self.submix_posted: dict[int, dict[str, float]] = {}
+        self._blocks: dict[int, tuple[Any, tuple[Any, ...], VoiceBlock, dict[str, float]]] = {}
+        """Stream slot -> (ped, inputs, voice block, its voice parameters) of the last frame: a
+        line whose ped has not moved reuses them (full mode)."""
         self.bus: EventBus | None = None
         self.now = 0.0
         self.console_start = console_start
@@ -330,7 +342,11 @@ class SkateSpeechSystem(GameSystem):
         delays that cannot change a decision are not computed, and a ped is placed only on the
         frames its distance is needed (a request's near/far word, a playing line's level)."""
         self._world: Any = None
+        self._writer: ParamWriter | None = None
         self._frame = -1
+        self._listener: list[tuple[int, tuple[float, float, float]]] = []
+        """The listener's position on the last ``max(delay_frames, 1)`` frames, by ``frame %
+        len``: (frame, position), for a delay refresh read after its frame (full mode)."""
         self._busy: set[int] = set()
         """Peds whose next frame may act (a new value, a ring running, a photo repeat
         counting); every other ped's frame is idle (:meth:`PedSpeech.idle`) and skipped."""
@@ -345,6 +361,9 @@ class SkateSpeechSystem(GameSystem):
         self.bus = engine.bus
         self.decisions_only = not engine.config.dsp
         self._world = engine.world
+        if not self.decisions_only:
+            self._writer = ParamWriter(engine.voices)
+            self._listener = [(-1, (0.0, 0.0, 0.0))] * max(self.mixer.delay_frames, 1)
         engine.bus.subscribe(
             self, (PedSpawn, SpeechValue, PedMove, PlayerSpeed, ZombieMode, ChallengeChange, PhotoFlag)
         )
@@ -373,7 +392,10 @@ class SkateSpeechSystem(GameSystem):
         elif isinstance(event, PedMove):
             ped = self.peds.get(event.ped)
             if ped is not None:
+                self._settle_delay(ped)
                 ped.position, ped.path = tuple(event.position), ()  # type: ignore[assignment]
+                ped.placed = -1
+                self._world.set_emitter(ped.emitter, ped.position)
         elif isinstance(event, PlayerSpeed):
             self.manager.player_speed = float(event.speed)
         elif isinstance(event, ZombieMode):
@@ -434,7 +456,10 @@ class SkateSpeechSystem(GameSystem):
             other_cast_bit=ev.other_cast_bit,
             other_cast_word=ev.other_cast_word,
         )
-        self.peds[ev.ped] = _Ped(
+        old = self.peds.get(ev.ped)
+        if old is not None:
+            self._settle_delay(old)
+        ped = self.peds[ev.ped] = _Ped(
             ev.ped,
             model,
             PedSpeech(model, self.phone_ring_seconds),
@@ -442,6 +467,10 @@ class SkateSpeechSystem(GameSystem):
             position=(float(ev.position[0]), float(ev.position[1]), float(ev.position[2])),
             path=tuple(ev.path),
         )
+        path = Path3([(k[0], tuple(k[1:])) for k in ped.path]) if ped.path else None  # type: ignore[misc]
+        self._world.set_emitter(ped.emitter, ped.position, path=path)
+        if not self.decisions_only:
+            self.mixer.countdown(ev.ped, self._frame + 1)
         self._busy.add(ev.ped)
         self._decide(
             "Spawned", ped=ev.ped, speaker=voice, reason=f"{kind} type 0x{type_bit:X} variant {variant}"
@@ -571,14 +600,8 @@ class SkateSpeechSystem(GameSystem):
         self.now = frame / FRAME_RATE
         self._frame = frame
         dt = 1.0 / FRAME_RATE
-        if not self.decisions_only:
-            world = engine.world
-            for ped in self.peds.values():
-                self._place(ped)
-                distance, azimuth = world.place(ped.emitter, ped.position)
-                ped.distance = float(distance)
-                ped.azimuth = azimuth_to_raw(azimuth)
-                ped.delay, _ = self.mixer.delay(ped.id, ped.distance)
+        if self._listener:
+            self._listener[frame % len(self._listener)] = (frame, self._world.listener_position())
         for line in list(self.player.lines()):
             v = self.voices.get(line.slot)
             if v is not None and v.done:
@@ -599,16 +622,43 @@ class SkateSpeechSystem(GameSystem):
             self._update_line(line, engine)
 
     def _place(self, ped: _Ped) -> None:
-        """Move a ped along its path to this frame (once per frame)."""
+        """Place a ped on this frame (once, on the first read): its position along its path and
+        its distance; in full mode its azimuth and distance delay too."""
+        if ped.placed == self._frame:
+            return
         if ped.path:
             ped.position = _path_position(ped.path, self.now)
         ped.placed = self._frame
+        if self.decisions_only:
+            ped.distance = float(self._world.distance_to(ped.position))
+            return
+        distance, azimuth = self._world.polar_to(ped.position)
+        ped.distance = float(distance)
+        ped.azimuth = azimuth_to_raw(azimuth)
+        cd = self.mixer.countdown(ped.id, self._frame)
+        ped.delay = cd.at(self._frame, lambda r: self._distance_on(ped, r))
+
+    def _distance_on(self, ped: _Ped, frame: int) -> float:
+        """The ped's distance (m) on console frame ``frame``, one of the last
+        ``max(delay_frames, 1)`` frames (its position and the listener's then)."""
+        if frame == ped.placed:
+            return ped.distance
+        position = _path_position(ped.path, frame / FRAME_RATE) if ped.path else ped.position
+        at, listener = self._listener[frame % len(self._listener)]
+        if at != frame:
+            raise RuntimeError(f"skate: no listener position kept for frame {frame} (now {self._frame})")
+        return math.dist(position, listener)
+
+    def _settle_delay(self, ped: _Ped) -> None:
+        """Compute the delay refresh due by the last ticked frame with the ped's position before
+        it changes (a move or a respawn): the game computed it then (full mode)."""
+        cd = self.mixer.countdowns.get(ped.id)
+        if cd is not None and self._frame >= cd.start:
+            cd.at(self._frame, lambda r: self._distance_on(ped, r))
 
     def _distance(self, ped: _Ped) -> float:
-        """The ped's distance this frame (m); decisions-only computes it here, when needed."""
-        if self.decisions_only and ped.placed != self._frame:
-            self._place(ped)
-            ped.distance = float(self._world.distance_to(ped.position))
+        """The ped's distance this frame (m)."""
+        self._place(ped)
         return ped.distance
 
     # -- per ped -----------------------------------------------------------------------
@@ -664,14 +714,21 @@ class SkateSpeechSystem(GameSystem):
             self._player_event(pe, engine)
 
     # -- lines -------------------------------------------------------------------------
-    def _block(self, line: Line) -> VoiceBlock | None:
+    def _block(self, line: Line) -> tuple[VoiceBlock, dict[str, float]] | None:
+        """The line's voice block this frame and its voice parameters (the last frame's when
+        nothing they depend on changed)."""
         req = line.request
         ped = self.peds.get(req.ped)
         src = self.sources.get(req.channel)
         if ped is None or src is None:
             return None
+        self._place(ped)
+        inputs = (req.event, line.clip[0], ped.distance, ped.azimuth, ped.delay)
+        last = self._blocks.get(line.slot)
+        if last is not None and last[0] is ped and last[1] == inputs:
+            return last[2], last[3]
         m = ped.model
-        return self.mixer.block(
+        block = self.mixer.block(
             kind=m.kind,
             event=req.event,
             clip_name=src.clip_name(line.clip[0]),
@@ -681,6 +738,9 @@ class SkateSpeechSystem(GameSystem):
             voice_float=m.voice_float,
             pitch=m.pitch,
         )
+        params = block.voice_params()
+        self._blocks[line.slot] = (ped, inputs, block, params)
+        return block, params
 
     def _post_submix(self, slot: int, block: VoiceBlock, engine: Any) -> None:
         params = block.submix_params()
@@ -696,11 +756,13 @@ class SkateSpeechSystem(GameSystem):
             if level is not None and line.slot in self.voices:
                 self._cut_check(line, level, engine)
             return
-        block = self._block(line)
+        got = self._block(line)
         voice = self.voices.get(line.slot)
-        if block is None or voice is None:
+        if got is None or voice is None:
             return
-        engine.voices.set(voice, **block.voice_params())
+        block, params = got
+        assert self._writer is not None
+        self._writer.write(voice, params)
         self._post_submix(line.slot, block, engine)
         self._cut_check(line, block.level, engine)
 
@@ -767,10 +829,10 @@ class SkateSpeechSystem(GameSystem):
                 ped = self.peds.get(req.ped)
                 params = {"Rsp0.pitch": float(ped.model.pitch)} if ped is not None else {}
             else:
-                block = self._block(line)
-                params = block.voice_params() if block is not None else {}
-                if block is not None:
-                    self._post_submix(pe.slot or 0, block, engine)
+                got = self._block(line)
+                params = dict(got[1]) if got is not None else {}
+                if got is not None:
+                    self._post_submix(pe.slot or 0, got[0], engine)
             self.voices[line.slot] = engine.voices.start(
                 VOICE_GRAPH,
                 np.asarray(pcm, np.float32),

@@ -16,11 +16,13 @@ The echo submix ``skate_echo_submix`` (one per stream slot) gets ``HI20.cutoff_h
 
 Distance delay (spec 5.6): ``min(distance x delay_factor / 344, 0.15)`` seconds, recomputed
 by a per-speaker countdown: every console frame it decrements; at <= 0 it reloads with 4
-frames and recomputes; the delay is posted only when it changed.
+frames and recomputes (:class:`DelayCountdown` keeps it in closed form); the delay is posted
+only when it changed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +32,7 @@ from audio.games.skate.speech.mixcurves import MixCurves, level_outputs, peak
 __all__ = [
     "VoiceBlock",
     "DelayCountdown",
+    "distance_delay",
     "VoiceMixer",
     "azimuth_degrees",
     "SPEED_OF_SOUND",
@@ -53,28 +56,63 @@ def is_far_clip(name: str) -> bool:
     return stem.lower().endswith("_f")
 
 
+def distance_delay(factor: float, distance: float) -> float:
+    """The distance delay (s) of a speaker ``distance`` metres away (spec 5.6): float32 step by
+    step as in the game, ``f32(f32(factor * distance) / 344)``, capped at f32(0.15) (NaN: the cap)."""
+    d = np.float32(np.float32(factor) * np.float32(distance)) / np.float32(SPEED_OF_SOUND)
+    return float(d if d <= np.float32(MAX_DELAY) else np.float32(MAX_DELAY))
+
+
 @dataclass
 class DelayCountdown:
-    """One speaker's delay refresh: returns ``(delay s, changed)`` each console frame.
+    """One speaker's delay refresh countdown (spec 5.6), in closed form.
 
-    The factor, distance and delay are float32 in the game: ``f32(f32(factor * distance) / 344)``,
-    capped at f32(0.15)."""
+    In the game the countdown decrements every console frame and, at <= 0, reloads with
+    ``reload`` frames and recomputes the delay from the speaker's distance. From its first frame
+    ``start`` it so recomputes on frames ``start``, ``start + P``, ``start + 2P``... (``P =
+    max(reload, 1)``), and the delay on frame ``f`` is the one computed on :meth:`refresh_frame`
+    ``(f)``. Kept this way, a speaker nobody hears costs nothing per frame: the distance is asked
+    for only when a delay is read.
+
+    Parameters
+    ----------
+    factor:
+        The delay factor (spec 5.6; 1.0).
+    reload:
+        Console frames between refreshes (4).
+    start:
+        The countdown's first console frame.
+    """
 
     factor: float = 1.0
     reload: int = 4
-    count: int = 0
-    delay: float | None = None
+    start: int = 0
+    refreshed: int = -1
+    """The refresh frame :attr:`delay` was computed on (-1: none yet)."""
+    delay: float = 0.0
+    """Seconds."""
 
-    def step(self, distance: float) -> tuple[float, bool]:
-        self.count -= 1
-        changed = False
-        if self.count <= 0:
-            self.count = self.reload
-            d = np.float32(np.float32(self.factor) * np.float32(distance)) / np.float32(SPEED_OF_SOUND)
-            new = float(d if d <= np.float32(MAX_DELAY) else np.float32(MAX_DELAY))
-            changed = new != self.delay
-            self.delay = new
-        return (self.delay if self.delay is not None else 0.0), changed
+    def refresh_frame(self, frame: int) -> int:
+        """The last refresh frame at or before ``frame`` (console frames, ``>= start``)."""
+        period = max(self.reload, 1)
+        return self.start + (frame - self.start) // period * period
+
+    def at(self, frame: int, distance: Callable[[int], float]) -> float:
+        """The delay (s) on console frame ``frame`` (``>= start``).
+
+        Parameters
+        ----------
+        frame:
+            A console frame at or after the last one read.
+        distance:
+            The speaker's distance (m) on a given refresh frame; called only when that frame's
+            delay is not computed yet.
+        """
+        r = self.refresh_frame(frame)
+        if r != self.refreshed:
+            self.delay = distance_delay(self.factor, distance(r))
+            self.refreshed = r
+        return self.delay
 
 
 @dataclass(frozen=True)
@@ -130,12 +168,21 @@ class VoiceMixer:
         self.delay_frames = delay_frames
         self.countdowns: dict[int, DelayCountdown] = {}
 
-    def delay(self, speaker: int, distance: float) -> tuple[float, bool]:
-        """Advance ``speaker``'s countdown by one console frame: ``(delay s, changed)``."""
+    def countdown(self, speaker: int, start: int) -> DelayCountdown:
+        """``speaker``'s delay countdown (made on first use, first frame ``start``: a speaker
+        keeps its countdown for the whole run).
+
+        Parameters
+        ----------
+        speaker:
+            The speaker's id (a ped).
+        start:
+            The console frame the countdown starts on, if it is new.
+        """
         cd = self.countdowns.get(speaker)
         if cd is None:
-            cd = self.countdowns[speaker] = DelayCountdown(self.delay_factor, self.delay_frames)
-        return cd.step(distance)
+            cd = self.countdowns[speaker] = DelayCountdown(self.delay_factor, self.delay_frames, start)
+        return cd
 
     @staticmethod
     def main_output(kind: str, event: int, clip_name: str) -> int:

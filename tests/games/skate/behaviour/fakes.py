@@ -115,26 +115,26 @@ class SynthSource:
 
 
 class FakeWorld:
-    """Listener at the origin facing +z (x right, y up, as audio.core.world). Azimuth 16384 = left."""
+    """Listener at the origin facing +z (x right, y up, as audio.core.world). Azimuth 16384 = left.
+    An emitter is a position or a path (``audio.core.world.Path3``)."""
 
     def __init__(self) -> None:
-        self.emitters: dict[str, tuple[float, float, float]] = {}
+        self.emitters: dict[str, object] = {}
 
-    def set_emitter(self, id, position):
-        self.emitters[id] = tuple(position)
+    def set_emitter(self, id, position=(0.0, 0.0, 0.0), path=None):
+        self.emitters[id] = path if path is not None else tuple(position)
 
-    def distance(self, id) -> float:
-        x, y, z = self.emitters[id]
+    def listener_position(self) -> tuple[float, float, float]:
+        return (0.0, 0.0, 0.0)
+
+    def distance_to(self, position) -> float:
+        x, y, z = position
         return math.sqrt(x * x + y * y + z * z)
 
-    def place(self, id, position) -> tuple[float, float]:
-        self.set_emitter(id, position)
-        return self.polar(id)
-
-    def polar(self, id) -> tuple[float, float]:
+    def polar_to(self, position) -> tuple[float, float]:
         """(metres, degrees from straight ahead, + = left)."""
-        x, _, z = self.emitters[id]
-        return self.distance(id), math.degrees(math.atan2(-x, z))
+        x, _, z = position
+        return self.distance_to(position), math.degrees(math.atan2(-x, z))
 
 
 @dataclass
@@ -149,6 +149,7 @@ class FakeVoice:
     started_at: int
     engine: FakeEngine = field(repr=False)
     stopped: bool = False
+    written: dict = field(default_factory=dict)
 
     @property
     def done(self) -> bool:
@@ -175,13 +176,18 @@ class FakeVoices:
             dict(params or {}),
             self.engine.now,
             self.engine,
+            written=dict(params or {}),
         )
         self.started.append(v)
         return v
 
     def set(self, voice, **params):
         voice.params.update(params)
+        voice.written.update(params)
         self.sets.append((voice.id, params))
+
+    def rewrite_keys(self, graph) -> frozenset[str]:
+        return frozenset({"Sen0_echo.level", "Sen0_env.level"})
 
     def stop(self, voice, fade=True):
         voice.stopped = True

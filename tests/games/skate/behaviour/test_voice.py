@@ -62,16 +62,28 @@ def test_filters_anchor_on_the_measured_near_and_far_values():
     assert m(14, 100.0) == 3489 and m(13, 100.0) == 379
 
 
-def test_delay_countdown_recomputes_every_4_frames_and_reports_changes():
-    cd = DelayCountdown()
-    d, changed = cd.step(34.4)
-    assert d == pytest.approx(0.1) and changed
-    results = [cd.step(68.8) for _ in range(8)]
-    assert [r[1] for r in results] == [False, False, False, True, False, False, False, False]
-    assert results[3][0] == float(np.float32(0.15))  # clamped (float32 in the game)
-    assert all(r[0] == pytest.approx(0.1) for r in results[:3])
-    cd2 = DelayCountdown(factor=2.0)
-    assert cd2.step(17.2)[0] == pytest.approx(0.1)
+def test_delay_countdown_recomputes_every_4_frames_from_its_start():
+    # the game: every frame count -= 1; at <= 0 reload 4 and recompute -> frames 3, 7, 11...
+    cd = DelayCountdown(start=3)
+    asked: list[int] = []
+
+    def distance(frame: int) -> float:
+        asked.append(frame)
+        return 34.4 if frame < 7 else 68.8
+
+    delays = [cd.at(f, distance) for f in range(3, 12)]
+    assert asked == [3, 7, 11]
+    assert all(d == pytest.approx(0.1) for d in delays[:4])
+    assert delays[4:] == [float(np.float32(0.15))] * 5  # clamped (float32 in the game)
+    assert DelayCountdown(factor=2.0).at(0, lambda f: 17.2) == pytest.approx(0.1)
+    # a countdown read after frames nobody read uses its last refresh frame's distance
+    late = DelayCountdown(start=0)
+    assert late.at(10, lambda f: 344.0 * 0.01 * f) == pytest.approx(0.08)
+
+
+def test_delay_countdown_reloading_every_frame_below_one():
+    cd = DelayCountdown(reload=0, start=5)
+    assert [cd.refresh_frame(f) for f in (5, 6, 9)] == [5, 6, 9]
 
 
 def test_voice_params_from_the_block():
