@@ -25,7 +25,7 @@ from audio.core.plugin import GameSystem
 from audio.core.voices import VoiceManager
 from audio.core.world import World
 from audio.dsp.mixer import Mixer
-from audio.dsp.skip import advance_sources
+from audio.dsp.skip import advance_sources, voice_end_seen
 
 __all__ = ["Engine", "EngineConfig", "IDLE_GRID"]
 log = logging.getLogger("barkbus.engine")
@@ -69,6 +69,12 @@ class EngineConfig:
     output is below :data:`audio.dsp.bank.QUIET_FLOOR`, about -180 dBFS). False: the
     reference path (ended voices are freed only when a voice of their graph starts; idle
     submixes and buses run on silence; also ``$BARKBUS_SKIP_IDLE=0``)."""
+    skip_ticks: bool = field(default_factory=lambda: os.environ.get("BARKBUS_SKIP_TICKS", "1") != "0")
+    """Tick a game system only at the frames its :meth:`~audio.core.plugin.GameSystem.next_tick`
+    names, and split the audio (a control point) only where a system ticks, an event arrives or
+    a voice's end becomes visible (:func:`audio.dsp.skip.next_end`); the systems are asked again
+    at every control point. Decisions and audio are the same as ticking every frame. False: the
+    reference path (every system ticks at every frame start; also ``$BARKBUS_SKIP_TICKS=0``)."""
 
 
 IDLE_GRID = 8192
@@ -78,13 +84,19 @@ whatever the block size."""
 
 
 class _Clocked:
-    __slots__ = ("system", "clock", "frame", "next_at")
+    __slots__ = ("system", "clock", "frame", "next_at", "first", "skips")
 
     def __init__(self, system: GameSystem, clock: FrameClock, now: int) -> None:
         self.system = system
         self.clock = clock
         self.frame = clock.frame_at(now) + (0 if clock.start(clock.frame_at(now)) == now else 1)
+        """The next frame to tick."""
         self.next_at = clock.start(self.frame)
+        """Its first sample."""
+        self.first = self.frame
+        """The first frame the system can tick (it joined the engine before its start)."""
+        self.skips = type(system).next_tick is not GameSystem.next_tick
+        """The system names the frames it needs (else it ticks every frame)."""
 
 
 class Engine:
@@ -135,6 +147,13 @@ class Engine:
         """Opens and decodes files off the render thread (:mod:`audio.core.loader`)."""
         self.load_wait = cfg.load_wait
         self._skip_idle = cfg.skip_idle and cfg.dsp
+        self._skip_ticks = cfg.skip_ticks
+        self._ticked = False
+        self._watch_ends = False
+        self.control_points = 0
+        """Control points run so far (where the audio was split to deliver events and ticks)."""
+        self.ticks = 0
+        """System ticks run so far (all systems)."""
         self.prefetchers: dict[type[Event], Callable[[Event], Load[object] | None]] = {}
         """Per event class, what starts loading the files an event names (a system registers
         it); a live inbox holds such an event until its files are loaded (:meth:`prefetch`)."""
@@ -159,7 +178,9 @@ class Engine:
         """
         self.systems.append(system)
         system.attach(self)
-        self._clocked.append(_Clocked(system, FrameClock(system.frame_rate, self.sample_rate), self.now))
+        c = _Clocked(system, FrameClock(system.frame_rate, self.sample_rate), self.now)
+        self._clocked.append(c)
+        self._watch_ends = self._watch_ends or (self._skip_ticks and c.skips)
 
     def check_event(self, event: Event) -> tuple[str, str] | None:
         """The first system's ``(field, problem)`` for a name in ``event`` no install has.
@@ -250,14 +271,40 @@ class Engine:
         fn = self.prefetchers.get(type(event))
         return None if fn is None else fn(event)
 
+    def frame_of(self, system: GameSystem) -> int:
+        """The last console frame of ``system`` that ticking every frame would have ticked by
+        now: the frame running at this sample, or the one before while the events due at that
+        frame's first sample are handled (they come before its tick). A system that skips
+        ticks (:meth:`~audio.core.plugin.GameSystem.next_tick`) reads it in its event handlers.
+
+        Parameters
+        ----------
+        system:
+            An attached system.
+        """
+        for c in self._clocked:
+            if c.system is system:
+                f = c.clock.frame_at(self.now)
+                if c.clock.start(f) == self.now and not self._ticked:
+                    f -= 1
+                return max(f, c.first - 1)
+        raise KeyError(f"system {system.name!r} is not clocked by this engine")
+
     def _control(self) -> None:
         now = self.now
         self.voices.now = now
         if self.faults.pending:
             self.bus.now = now
             self.faults.publish_pending()
+        self._ticked = False
         self.bus.dispatch(now)
+        skip = self._skip_ticks
         for c in self._clocked:
+            if skip and c.skips and c.next_at != now:
+                # a frame starts now that was not asked for: ask again (an event, a voice's end)
+                f = c.clock.frame_at(now)
+                if f >= c.first and c.clock.start(f) == now and c.system.next_tick(f) <= f:
+                    c.frame, c.next_at = f, now
             if c.next_at == now:
                 try:
                     c.system.tick(c.frame, self)
@@ -265,9 +312,18 @@ class Engine:
                     self._system_failed(c.system, f"tick of frame {c.frame}", exc)
                 c.frame += 1
                 c.next_at = c.clock.start(c.frame)
+                self.ticks += 1
+        self._ticked = True
         if len(self._clocked) != len(self.systems) - len(self.disabled):
             self._clocked = [c for c in self._clocked if c.system.name not in self.disabled]
         self.bus.dispatch(now)
+        if skip:
+            for c in self._clocked:
+                if c.skips:
+                    base = max(c.clock.frame_at(now) + 1, c.first)
+                    f = max(int(c.system.next_tick(base)), base)
+                    c.frame, c.next_at = f, c.clock.start(f)
+        self.control_points += 1
 
     # -- faults ------------------------------------------------------------------------
     def _system_failed(self, system: GameSystem, where: str, exc: Exception) -> None:
@@ -305,6 +361,12 @@ class Engine:
         for c in self._clocked:
             if c.next_at < nxt:
                 nxt = c.next_at
+        if self._watch_ends and nxt > self.now + 1:
+            for bank in self.mixer.voice_banks.values():
+                if bank.act.shape[0]:
+                    e = voice_end_seen(bank, self.now)
+                    if e < nxt:
+                        nxt = e
         return nxt
 
     def render(self, n: int, out: np.ndarray | None = None) -> np.ndarray:
