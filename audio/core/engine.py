@@ -77,6 +77,7 @@ class EngineConfig:
     reference path (every system ticks at every frame start; also ``$BARKBUS_SKIP_TICKS=0``)."""
 
 
+_NO_END = 1 << 62
 IDLE_GRID = 8192
 """Samples between the engine's idle checks (:attr:`EngineConfig.skip_idle`). The checks sit
 on multiples of it, which split the audio like control points, so what they find is the same
@@ -150,6 +151,8 @@ class Engine:
         self._skip_ticks = cfg.skip_ticks
         self._ticked = False
         self._watch_ends = False
+        self._end_at = -1
+        """The first sample a voice's end shows (-1: to compute; ``_NO_END``: none ends)."""
         self.control_points = 0
         """Control points run so far (where the audio was split to deliver events and ticks)."""
         self.ticks = 0
@@ -297,11 +300,12 @@ class Engine:
             self.bus.now = now
             self.faults.publish_pending()
         self._ticked = False
-        self.bus.dispatch(now)
+        # something a system's next_tick reads may have changed: an event, a voice's end
+        news = self.bus.dispatch(now) > 0 or now == self._end_at
         skip = self._skip_ticks
         for c in self._clocked:
-            if skip and c.skips and c.next_at != now:
-                # a frame starts now that was not asked for: ask again (an event, a voice's end)
+            if news and skip and c.skips and c.next_at != now:
+                # a frame starts now that was not asked for: ask again
                 f = c.clock.frame_at(now)
                 if f >= c.first and c.clock.start(f) == now and c.system.next_tick(f) <= f:
                     c.frame, c.next_at = f, now
@@ -313,11 +317,13 @@ class Engine:
                 c.frame += 1
                 c.next_at = c.clock.start(c.frame)
                 self.ticks += 1
+                news = True
         self._ticked = True
         if len(self._clocked) != len(self.systems) - len(self.disabled):
             self._clocked = [c for c in self._clocked if c.system.name not in self.disabled]
-        self.bus.dispatch(now)
-        if skip:
+        news = self.bus.dispatch(now) > 0 or news
+        if skip and news:  # else every answer stands (a tick, an event or a voice's end changes one)
+            self._end_at = -1
             for c in self._clocked:
                 if c.skips:
                     base = max(c.clock.frame_at(now) + 1, c.first)
@@ -361,12 +367,14 @@ class Engine:
         for c in self._clocked:
             if c.next_at < nxt:
                 nxt = c.next_at
-        if self._watch_ends and nxt > self.now + 1:
-            for bank in self.mixer.voice_banks.values():
-                if bank.act.shape[0]:
-                    e = voice_end_seen(bank, self.now)
-                    if e < nxt:
-                        nxt = e
+        if self._watch_ends:
+            if self._end_at < 0:  # voices changed since it was computed (only ticks and events do)
+                self._end_at = min(
+                    (voice_end_seen(b, self.now) for b in self.mixer.voice_banks.values() if b.act.shape[0]),
+                    default=_NO_END,
+                )
+            if self._end_at < nxt:
+                nxt = self._end_at
         return nxt
 
     def render(self, n: int, out: np.ndarray | None = None) -> np.ndarray:
