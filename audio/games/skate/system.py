@@ -144,9 +144,9 @@ class BankTakeSource:
         self._clips = bank.clips_by_hdr_id()
         self.cache = TakeCache(budget_mb)
         self._memo_key = memo.file_key(bank.path) if memo.active() else None
-        if CODEC_EAXMA in bank.take_codecs():
+        if self._memo_key is None and CODEC_EAXMA in bank.take_codecs():
             # FFmpeg loads on the cache's worker while the engine sets up, not at the first
-            # take the render thread decodes
+            # take the render thread decodes (a batch worker loads it once, not a thread per run)
             self.cache.warm(load_ffmpeg)
 
     def clip_name(self, clip_id: int) -> str:
