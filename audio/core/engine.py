@@ -291,7 +291,7 @@ class Engine:
                 if c.clock.start(f) == self.now and not self._ticked:
                     f -= 1
                 return max(f, c.first - 1)
-        raise KeyError(f"system {system.name!r} is not clocked by this engine")
+        return FrameClock(system.frame_rate, self.sample_rate).frame_at(self.now)  # a disabled system
 
     def _control(self) -> None:
         now = self.now

@@ -265,7 +265,8 @@ class RadiataTalkSystem(GameSystem):
             m = c.message
             total = m.visible_glyphs if m is not None else 0
             shown = sum(1 for x in c.shown if not x.isspace())
-            wait = "" if c.until is None else f", {max(0, c.until - self.seq.frame)} frames left"
+            now = self.engine.frame_of(self)  # ticks are skipped while nothing changes
+            wait = "" if c.until is None else f", {max(0, c.until - now)} frames left"
             talk = [
                 (
                     f"{c.file} packet {c.packet} message {c.index + 1}/{len(c.script.messages)} "

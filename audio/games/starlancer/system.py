@@ -593,7 +593,7 @@ class StarlancerSystem(GameSystem):
         return {
             "threads": threads or ["(none)"],
             **self.radio.snapshot(),
-            "clock": [f"script clock {self.vm.clock} s, tick {self.tick_now}"],
+            "clock": [f"script clock {self.vm.clock} s, tick {self.engine.frame_of(self)}"],
         }
 
     def summary(self, decisions: Any) -> str:

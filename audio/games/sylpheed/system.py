@@ -168,11 +168,12 @@ class SylpheedChatterSystem(GameSystem):
         if self.queue is None:
             return {}
         queue, cooling = [], []
+        # frames since the last tick (ticks are skipped while nothing changes)
+        gone = 0 if self._last is None else max(0, self.engine.frame_of(self) - self._last)
         for n in self.queue.nodes:
             if n.state == STATE_COOLING:
-                cooling.append(
-                    f"{n.speaker} {n.message}: {n.timer} frames ({n.timer / FRAME_RATE:.1f} s) left"
-                )
+                left = n.timer - gone
+                cooling.append(f"{n.speaker} {n.message}: {left} frames ({left / FRAME_RATE:.1f} s) left")
             else:
                 state = "playing" if n.state == STATE_PLAYING else "pending"
                 queue.append(
