@@ -88,17 +88,37 @@ def rsp0_skip(
         frac[v] = acc & 0xFFFF
 
 
+_ENTRIES: dict[Any, Any] = {}
+"""Machine-code entries of the kernels here, by kernel (see :func:`_call`)."""
+
+
+def _call(kernel: Any, *args: Any) -> Any:
+    """``kernel(*args)`` through its compiled entry once it is compiled: the dispatcher's type
+    resolution of a dozen arrays costs most of a call. The arguments always have the same types
+    (the resampler node allocates every state array with a fixed dtype; ``act`` is a contiguous
+    int64 array; ``n`` and ``t0`` are ints, the sample rate a float), so one entry serves all."""
+    entry = _ENTRIES.get(kernel)
+    if entry is not None:
+        return entry(*args)
+    out = kernel(*args)
+    cres = kernel.overloads.get(tuple(kernel.typeof_pyval(a) for a in args))
+    if cres is not None:
+        _ENTRIES[kernel] = cres.entry_point
+    return out
+
+
 def advance_sources(mixer: Mixer, n: int, t0: int) -> None:
     """Advance every voice bank of ``mixer`` by ``n`` samples from ``t0`` without DSP."""
     for bank in mixer.voice_banks.values():
         rsp = bank._rsp
         if rsp is None or bank.act.shape[0] == 0:
             continue
-        rsp0_skip(
+        _call(
+            rsp0_skip,
             bank.src_len,
             bank.act,
-            n,
-            t0,
+            int(n),
+            int(t0),
             rsp.dirty,
             rsp.params["pitch"],
             bank.src_sample_rate,
@@ -165,10 +185,11 @@ def voice_end_seen(bank: Any, t0: int) -> int:
     if rsp is None:
         return 1 << 62
     return int(
-        _end_seen(
+        _call(
+            _end_seen,
             bank.src_len,
             bank.act,
-            t0,
+            int(t0),
             rsp.dirty,
             rsp.params["pitch"],
             bank.rate,
