@@ -134,7 +134,9 @@ def advance_sources(mixer: Mixer, n: int, t0: int) -> None:
 
 
 @nb.njit(**_FLAGS)
-def _end_seen(src_len, act, t0, dirty, pitch, rate, fs, step, ipos, frac, wait, rel_left, ended_at):
+def _end_seen(
+    src_len, act, t0, dirty, pitch, src_sample_rate, sample_rate, step, ipos, frac, wait, rel_left, ended_at
+):
     """The first sample at which the state machine of :func:`rsp0_skip` shows one of the active
     voices ended (``ended_at`` set by a call ending there), if nothing changes their parameters
     from ``t0`` on; ``2**62`` when none ends. Reads the state only."""
@@ -145,7 +147,7 @@ def _end_seen(src_len, act, t0, dirty, pitch, rate, fs, step, ipos, frac, wait, 
             continue
         st = step[v]
         if dirty[v]:
-            ratio = np.float32(np.float32(rate[v] / fs) * np.float32(pitch[v] / 4096.0))
+            ratio = np.float32(np.float32(src_sample_rate[v] / sample_rate) * np.float32(pitch[v] / 4096.0))
             st = min(max(round_half_away(float(ratio) * 65536.0), 0), 1 << 18)
         pos = ipos[v] * one + frac[v]
         end = src_len[v] * one
@@ -192,7 +194,7 @@ def voice_end_seen(bank: Any, t0: int) -> int:
             int(t0),
             rsp.dirty,
             rsp.params["pitch"],
-            bank.rate,
+            bank.src_sample_rate,
             float(bank.sample_rate),
             bank.rstep,
             bank.ipos,
