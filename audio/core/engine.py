@@ -72,12 +72,13 @@ class EngineConfig:
     skip_ticks: bool = field(default_factory=lambda: os.environ.get("BARKBUS_SKIP_TICKS", "1") != "0")
     """Tick a game system only at the frames its :meth:`~audio.core.plugin.GameSystem.next_tick`
     names, and split the audio (a control point) only where a system ticks, an event arrives or
-    a voice's end becomes visible (:func:`audio.dsp.skip.next_end`); the systems are asked again
-    at every control point. Decisions and audio are the same as ticking every frame. False: the
-    reference path (every system ticks at every frame start; also ``$BARKBUS_SKIP_TICKS=0``)."""
+    a voice's end becomes visible (:func:`audio.dsp.skip.voice_end_seen`); the systems are asked
+    again after each of those. Decisions and audio are the same as ticking every frame. False:
+    the reference path (every system ticks at every frame start; also ``$BARKBUS_SKIP_TICKS=0``)."""
 
 
 _NO_END = 1 << 62
+"""The voice-end sample when no active voice can end (pitch 0, or none plays)."""
 IDLE_GRID = 8192
 """Samples between the engine's idle checks (:attr:`EngineConfig.skip_idle`). The checks sit
 on multiples of it, which split the audio like control points, so what they find is the same
@@ -368,7 +369,7 @@ class Engine:
             if c.next_at < nxt:
                 nxt = c.next_at
         if self._watch_ends:
-            if self._end_at < 0:  # voices changed since it was computed (only ticks and events do)
+            if self._end_at < 0:  # voices may have changed since (only ticks and handlers change them)
                 self._end_at = min(
                     (voice_end_seen(b, self.now) for b in self.mixer.voice_banks.values() if b.act.shape[0]),
                     default=_NO_END,
