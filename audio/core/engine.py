@@ -396,11 +396,14 @@ class Engine:
         if out is None:
             out = np.empty((n, self.channels), dtype=np.float32)
         i = 0
-        max_block = self.max_block
+        dsp = self.config.dsp
+        max_block = self.max_block if dsp else n
+        if not dsp:
+            out[:n] = 0.0  # decisions-only: silence, written once per call
         while i < n:
             self._control()
             t = self.now
-            nxt = self._next_control(t + min(n - i, max_block if self.config.dsp else n - i))
+            nxt = self._next_control(t + min(n - i, max_block))
             if nxt <= t:
                 nxt = t + 1
             if self._skip_idle:
@@ -409,14 +412,13 @@ class Engine:
                     self.mixer.sleep_idle()
                 nxt = min(nxt, t - t % IDLE_GRID + IDLE_GRID)
             m = nxt - t
-            if self.config.dsp:
+            if dsp:
                 out[i : i + m] = self.mixer.process(m, t).T
             else:
                 advance_sources(self.mixer, m, t)
-                out[i : i + m] = 0.0
             if self._taps is not None:
                 for name, chunks in self._taps.items():
-                    bus = self.mixer.buses[name].output[0, :, :m].T if self.config.dsp else out[i : i + m]
+                    bus = self.mixer.buses[name].output[0, :, :m].T if dsp else out[i : i + m]
                     chunks.append(bus.copy())  # decisions-only: silence, like the output
             self.now = nxt
             i += m
