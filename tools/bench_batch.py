@@ -12,6 +12,8 @@ Parts (each prints its peers in one table, measured in the same run):
    ``git archive <commit> | tar -x -C DIR``: the code before a change), game by game in
    turn with this one. Targets: decisions-only
    >= 100 runs/s and full >= 20 runs/s per core on the plaza.
+   Then the control points and system ticks of one decisions-only run of each demo, ticking
+   every frame against skipping the ticks that change nothing (``BARKBUS_SKIP_TICKS``).
 2. **Real-size install**: the plaza on an install padded to 3,011 clips and 20,096 takes
    (the demo's clips plus filler clips of other events, :func:`padded_install`) against the
    demo install. Target: within 1.5x of the demo's per-run cost.
@@ -79,6 +81,24 @@ def per_core(tree: Path, plan: list[tuple[str, str | None, bool, int]]) -> dict[
     if res.returncode != 0:
         raise SystemExit(f"{tree}: {res.stderr.strip().splitlines()[-1] if res.stderr else 'failed'}")
     return json.loads(res.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def control_points(name: str, skip: str) -> tuple[int, int]:
+    """``(control points, system ticks)`` of one decisions-only run of demo ``name`` (seed 0)
+    with ``$BARKBUS_SKIP_TICKS=skip`` (``"0"``: every system ticks every frame)."""
+    from audio.offline.batch.runner import simulate
+    from audio.offline.scenario import demo_scenario
+
+    before = os.environ.get("BARKBUS_SKIP_TICKS")
+    os.environ["BARKBUS_SKIP_TICKS"] = skip
+    try:
+        eng = simulate(str(demo_scenario(name)), 0, decisions_only=True).engine
+    finally:
+        if before is None:
+            del os.environ["BARKBUS_SKIP_TICKS"]
+        else:
+            os.environ["BARKBUS_SKIP_TICKS"] = before
+    return eng.control_points, eng.ticks
 
 
 def padded_install(dest: Path, clips_total: int = 3011, takes_total: int = 20096) -> Path:
@@ -262,6 +282,15 @@ def main(argv: list[str] | None = None) -> int:
         target = f">= {TARGETS['dry' if dry else 'full']:.0f}/s" if d == "skate" else ""
         print(f"  {d:<12}{mode:<16}{cells}{ratio}  {target}")
     print(f"  ('!': some runs failed; load average now {os.getloadavg()[0]:.1f})")
+
+    print("\n   control points and system ticks per decisions-only run (seed 0; this tree)")
+    print(f"  {'demo':<12}{'every frame':>22}{'skipped ticks':>22}")
+    for d in demos:
+        cells = []
+        for skip in ("0", "1"):
+            cp, ticks = control_points(d, skip)
+            cells.append(f"{cp:>10,} / {ticks:>8,}")
+        print(f"  {d:<12}" + "".join(f"{c:>22}" for c in cells))
 
     with tempfile.TemporaryDirectory(prefix="bench_batch-") as tmp:
         if not args.no_install:

@@ -25,7 +25,7 @@ from audio.core.plugin import GameSystem
 from audio.core.voices import VoiceManager
 from audio.core.world import World
 from audio.dsp.mixer import Mixer
-from audio.dsp.skip import advance_sources
+from audio.dsp.skip import advance_sources, voice_end_seen
 
 __all__ = ["Engine", "EngineConfig", "IDLE_GRID"]
 log = logging.getLogger("barkbus.engine")
@@ -69,8 +69,16 @@ class EngineConfig:
     output is below :data:`audio.dsp.bank.QUIET_FLOOR`, about -180 dBFS). False: the
     reference path (ended voices are freed only when a voice of their graph starts; idle
     submixes and buses run on silence; also ``$BARKBUS_SKIP_IDLE=0``)."""
+    skip_ticks: bool = field(default_factory=lambda: os.environ.get("BARKBUS_SKIP_TICKS", "1") != "0")
+    """Tick a game system only at the frames its :meth:`~audio.core.plugin.GameSystem.next_tick`
+    names, and split the audio (a control point) only where a system ticks, an event arrives or
+    a voice's end becomes visible (:func:`audio.dsp.skip.voice_end_seen`); the systems are asked
+    again after each of those. Decisions and audio are the same as ticking every frame. False:
+    the reference path (every system ticks at every frame start; also ``$BARKBUS_SKIP_TICKS=0``)."""
 
 
+_NO_END = 1 << 62
+"""The voice-end sample when no active voice can end (pitch 0, or none plays)."""
 IDLE_GRID = 8192
 """Samples between the engine's idle checks (:attr:`EngineConfig.skip_idle`). The checks sit
 on multiples of it, which split the audio like control points, so what they find is the same
@@ -78,13 +86,19 @@ whatever the block size."""
 
 
 class _Clocked:
-    __slots__ = ("system", "clock", "frame", "next_at")
+    __slots__ = ("system", "clock", "frame", "next_at", "first", "skips")
 
     def __init__(self, system: GameSystem, clock: FrameClock, now: int) -> None:
         self.system = system
         self.clock = clock
         self.frame = clock.frame_at(now) + (0 if clock.start(clock.frame_at(now)) == now else 1)
+        """The next frame to tick."""
         self.next_at = clock.start(self.frame)
+        """Its first sample."""
+        self.first = self.frame
+        """The first frame the system can tick (it joined the engine before its start)."""
+        self.skips = type(system).next_tick is not GameSystem.next_tick
+        """The system names the frames it needs (else it ticks every frame)."""
 
 
 class Engine:
@@ -135,6 +149,15 @@ class Engine:
         """Opens and decodes files off the render thread (:mod:`audio.core.loader`)."""
         self.load_wait = cfg.load_wait
         self._skip_idle = cfg.skip_idle and cfg.dsp
+        self._skip_ticks = cfg.skip_ticks
+        self._ticked = False
+        self._watch_ends = False
+        self._end_at = -1
+        """The first sample a voice's end shows (-1: to compute; ``_NO_END``: none ends)."""
+        self.control_points = 0
+        """Control points run so far (where the audio was split to deliver events and ticks)."""
+        self.ticks = 0
+        """System ticks run so far (all systems)."""
         self.prefetchers: dict[type[Event], Callable[[Event], Load[object] | None]] = {}
         """Per event class, what starts loading the files an event names (a system registers
         it); a live inbox holds such an event until its files are loaded (:meth:`prefetch`)."""
@@ -159,7 +182,9 @@ class Engine:
         """
         self.systems.append(system)
         system.attach(self)
-        self._clocked.append(_Clocked(system, FrameClock(system.frame_rate, self.sample_rate), self.now))
+        c = _Clocked(system, FrameClock(system.frame_rate, self.sample_rate), self.now)
+        self._clocked.append(c)
+        self._watch_ends = self._watch_ends or (self._skip_ticks and c.skips)
 
     def check_event(self, event: Event) -> tuple[str, str] | None:
         """The first system's ``(field, problem)`` for a name in ``event`` no install has.
@@ -250,14 +275,41 @@ class Engine:
         fn = self.prefetchers.get(type(event))
         return None if fn is None else fn(event)
 
+    def frame_of(self, system: GameSystem) -> int:
+        """The last console frame of ``system`` that ticking every frame would have ticked by
+        now: the frame running at this sample, or the one before while the events due at that
+        frame's first sample are handled (they come before its tick). A system that skips
+        ticks (:meth:`~audio.core.plugin.GameSystem.next_tick`) reads it in its event handlers.
+
+        Parameters
+        ----------
+        system:
+            An attached system.
+        """
+        for c in self._clocked:
+            if c.system is system:
+                f = c.clock.frame_at(self.now)
+                if c.clock.start(f) == self.now and not self._ticked:
+                    f -= 1
+                return max(f, c.first - 1)
+        return FrameClock(system.frame_rate, self.sample_rate).frame_at(self.now)  # a disabled system
+
     def _control(self) -> None:
         now = self.now
         self.voices.now = now
         if self.faults.pending:
             self.bus.now = now
             self.faults.publish_pending()
-        self.bus.dispatch(now)
+        self._ticked = False
+        # something a system's next_tick reads may have changed: an event, a voice's end
+        news = self.bus.dispatch(now) > 0 or now == self._end_at
+        skip = self._skip_ticks
         for c in self._clocked:
+            if news and skip and c.skips and c.next_at != now:
+                # a frame starts now that was not asked for: ask again
+                f = c.clock.frame_at(now)
+                if f >= c.first and c.clock.start(f) == now and c.system.next_tick(f) <= f:
+                    c.frame, c.next_at = f, now
             if c.next_at == now:
                 try:
                     c.system.tick(c.frame, self)
@@ -265,9 +317,20 @@ class Engine:
                     self._system_failed(c.system, f"tick of frame {c.frame}", exc)
                 c.frame += 1
                 c.next_at = c.clock.start(c.frame)
+                self.ticks += 1
+                news = True
+        self._ticked = True
         if len(self._clocked) != len(self.systems) - len(self.disabled):
             self._clocked = [c for c in self._clocked if c.system.name not in self.disabled]
-        self.bus.dispatch(now)
+        news = self.bus.dispatch(now) > 0 or news
+        if skip and news:  # else every answer stands (a tick, an event or a voice's end changes one)
+            self._end_at = -1
+            for c in self._clocked:
+                if c.skips:
+                    base = max(c.clock.frame_at(now) + 1, c.first)
+                    f = max(int(c.system.next_tick(base)), base)
+                    c.frame, c.next_at = f, c.clock.start(f)
+        self.control_points += 1
 
     # -- faults ------------------------------------------------------------------------
     def _system_failed(self, system: GameSystem, where: str, exc: Exception) -> None:
@@ -305,6 +368,14 @@ class Engine:
         for c in self._clocked:
             if c.next_at < nxt:
                 nxt = c.next_at
+        if self._watch_ends:
+            if self._end_at < 0:  # voices may have changed since (only ticks and handlers change them)
+                self._end_at = min(
+                    (voice_end_seen(b, self.now) for b in self.mixer.voice_banks.values() if b.act.shape[0]),
+                    default=_NO_END,
+                )
+            if self._end_at < nxt:
+                nxt = self._end_at
         return nxt
 
     def render(self, n: int, out: np.ndarray | None = None) -> np.ndarray:
@@ -325,11 +396,14 @@ class Engine:
         if out is None:
             out = np.empty((n, self.channels), dtype=np.float32)
         i = 0
-        max_block = self.max_block
+        dsp = self.config.dsp
+        max_block = self.max_block if dsp else n
+        if not dsp:
+            out[:n] = 0.0  # decisions-only: silence, written once per call
         while i < n:
             self._control()
             t = self.now
-            nxt = self._next_control(t + min(n - i, max_block if self.config.dsp else n - i))
+            nxt = self._next_control(t + min(n - i, max_block))
             if nxt <= t:
                 nxt = t + 1
             if self._skip_idle:
@@ -338,14 +412,13 @@ class Engine:
                     self.mixer.sleep_idle()
                 nxt = min(nxt, t - t % IDLE_GRID + IDLE_GRID)
             m = nxt - t
-            if self.config.dsp:
+            if dsp:
                 out[i : i + m] = self.mixer.process(m, t).T
             else:
                 advance_sources(self.mixer, m, t)
-                out[i : i + m] = 0.0
             if self._taps is not None:
                 for name, chunks in self._taps.items():
-                    bus = self.mixer.buses[name].output[0, :, :m].T if self.config.dsp else out[i : i + m]
+                    bus = self.mixer.buses[name].output[0, :, :m].T if dsp else out[i : i + m]
                     chunks.append(bus.copy())  # decisions-only: silence, like the output
             self.now = nxt
             i += m

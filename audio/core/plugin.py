@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from audio.core.engine import Engine
 
 __all__ = [
+    "NEVER",
     "POS",
     "VEC3",
     "Action",
@@ -70,6 +71,10 @@ __all__ = [
     "ShareKey",
     "default_play_key",
 ]
+
+NEVER = 1 << 62
+"""What :meth:`GameSystem.next_tick` returns when only an event or a voice's end can make the
+system's tick change anything."""
 
 ShareKey = tuple[str, str]
 """``(event, clip)`` of the batch report's shares and catalogues (``str(id)`` for numeric ids)."""
@@ -133,6 +138,30 @@ class GameSystem(abc.ABC):
         """
 
     # -- optional capabilities (defaults: nothing to tell) ------------------------------
+    def next_tick(self, frame: int) -> int:
+        """The first console frame, ``frame`` or later, at which :meth:`tick` can change
+        anything (a decision, a voice, the system's state as its events and queries see it),
+        if no event arrives and no voice ends before then; :data:`NEVER` when only those can.
+
+        The engine (:attr:`~audio.core.engine.EngineConfig.skip_ticks`) ticks the system only
+        at the frames this names, and asks again after every tick, every event and at a
+        voice's end, so the system must tick the frame it returns with whatever it skipped
+        in between (timers count down by the frames elapsed) and must make the result the same
+        as ticking every frame. Its event handlers learn the frame ticking every frame would
+        have reached from :meth:`Engine.frame_of <audio.core.engine.Engine.frame_of>`.
+
+        Parameters
+        ----------
+        frame:
+            The next console frame the system has not ticked (frames of ``frame_rate`` Hz).
+
+        Returns
+        -------
+        int
+            A console frame ``>= frame``. The default, ``frame``, ticks every frame.
+        """
+        return frame
+
     def summary(self, decisions: Sequence[Decision]) -> str | None:
         """A one-paragraph summary of a render for its report (``None``: nothing to say).
 

@@ -20,7 +20,7 @@ from audio.dsp.kernels import round_half_away
 if TYPE_CHECKING:
     from audio.dsp.mixer import Mixer
 
-__all__ = ["advance_sources", "rsp0_skip"]
+__all__ = ["advance_sources", "rsp0_skip", "voice_end_seen"]
 
 _FLAGS: Any = {"cache": True, "nogil": True, "fastmath": False, "boundscheck": False}
 
@@ -88,17 +88,37 @@ def rsp0_skip(
         frac[v] = acc & 0xFFFF
 
 
+_ENTRIES: dict[Any, Any] = {}
+"""Machine-code entries of the kernels here, by kernel (see :func:`_call`)."""
+
+
+def _call(kernel: Any, *args: Any) -> Any:
+    """``kernel(*args)`` through its compiled entry once it is compiled: the dispatcher's type
+    resolution of a dozen arrays costs most of a call. The arguments always have the same types
+    (the resampler node allocates every state array with a fixed dtype; ``act`` is a contiguous
+    int64 array; ``n`` and ``t0`` are ints, the sample rate a float), so one entry serves all."""
+    entry = _ENTRIES.get(kernel)
+    if entry is not None:
+        return entry(*args)
+    out = kernel(*args)
+    cres = kernel.overloads.get(tuple(kernel.typeof_pyval(a) for a in args))
+    if cres is not None:
+        _ENTRIES[kernel] = cres.entry_point
+    return out
+
+
 def advance_sources(mixer: Mixer, n: int, t0: int) -> None:
     """Advance every voice bank of ``mixer`` by ``n`` samples from ``t0`` without DSP."""
     for bank in mixer.voice_banks.values():
         rsp = bank._rsp
         if rsp is None or bank.act.shape[0] == 0:
             continue
-        rsp0_skip(
+        _call(
+            rsp0_skip,
             bank.src_len,
             bank.act,
-            n,
-            t0,
+            int(n),
+            int(t0),
             rsp.dirty,
             rsp.params["pitch"],
             bank.src_sample_rate,
@@ -111,3 +131,76 @@ def advance_sources(mixer: Mixer, n: int, t0: int) -> None:
             bank.rel_total,
             bank.ended_at,
         )
+
+
+@nb.njit(**_FLAGS)
+def _end_seen(
+    src_len, act, t0, dirty, pitch, src_sample_rate, sample_rate, step, ipos, frac, wait, rel_left, ended_at
+):
+    """The first sample at which the state machine of :func:`rsp0_skip` shows one of the active
+    voices ended (``ended_at`` set by a call ending there), if nothing changes their parameters
+    from ``t0`` on; ``2**62`` when none ends. Reads the state only."""
+    one = np.int64(65536)
+    best = np.int64(1) << 62
+    for v in act:
+        if ended_at[v] >= 0:
+            continue
+        st = step[v]
+        if dirty[v]:
+            ratio = np.float32(np.float32(src_sample_rate[v] / sample_rate) * np.float32(pitch[v] / 4096.0))
+            st = min(max(round_half_away(float(ratio) * 65536.0), 0), 1 << 18)
+        pos = ipos[v] * one + frac[v]
+        end = src_len[v] * one
+        rl = rel_left[v]
+        if pos >= end:
+            j_end = np.int64(0)
+        elif st > 0:
+            j_end = (end - pos + st - 1) // st
+        else:
+            j_end = np.int64(-1)  # pitch 0: never reaches the end
+        if rl > 0 and (j_end < 0 or rl <= j_end):
+            seen = t0 + wait[v] + rl  # a call ending on the fade's last sample sets ended_at
+        elif j_end >= 0:
+            seen = t0 + wait[v] + j_end + 1  # a call must run past the exhausted sample
+        else:
+            continue
+        if seen < best:
+            best = seen
+    return best
+
+
+def voice_end_seen(bank: Any, t0: int) -> int:
+    """The first engine sample after which a voice of ``bank`` shows ended (its ``ended_at`` is
+    set) when the engine is at sample ``t0`` and nothing changes the voices' parameters first;
+    ``2**62`` when none ends. The same sample in decisions-only and full renders (the two share
+    the resampler's state machine). The engine splits the audio there, so that a game system
+    that skips ticks sees the end at the frame it would have ticking every frame.
+
+    Parameters
+    ----------
+    bank:
+        A :class:`~audio.dsp.bank.GraphBank` (its active voices).
+    t0:
+        Engine sample the bank's state is at.
+    """
+    rsp = bank._rsp
+    if rsp is None:
+        return 1 << 62
+    return int(
+        _call(
+            _end_seen,
+            bank.src_len,
+            bank.act,
+            int(t0),
+            rsp.dirty,
+            rsp.params["pitch"],
+            bank.src_sample_rate,
+            float(bank.sample_rate),
+            bank.rstep,
+            bank.ipos,
+            bank.frac,
+            bank.wait,
+            bank.rel_left,
+            bank.ended_at,
+        )
+    )

@@ -3,7 +3,8 @@
 The batch report measures every full-mode run; pyloudnorm's meter loops over 400 ms blocks and
 channels in Python (30 % of a run's cost) and refuses more than five channels, so a 5.1 render had
 no loudness. This meter does the same arithmetic in one compiled pass over the samples (both
-filters, the square and the channel weights per sample) and prefix sums for the blocks:
+filters, the square and the channel weights per sample) and keeps the running sum of the power only
+at the block bounds (no float64 copy of the input, no per-sample array for mono and stereo):
 
 * K-weighting as pyloudnorm builds it (its ``"K-weighting"`` filter class, kept so reports stay
   comparable): an RBJ-cookbook high shelf (+4 dB, Q = 1/sqrt(2), 1500 Hz) then an RBJ high-pass
@@ -87,7 +88,7 @@ def integrated_loudness(audio: np.ndarray, sample_rate: int, weights: np.ndarray
         LUFS; ``-inf`` when every block is gated out (silence); ``nan`` when the input is shorter
         than one 400 ms block.
     """
-    x = np.asarray(audio, dtype=np.float64)
+    x = np.asarray(audio)
     if x.ndim == 1:
         x = x[:, None]
     n, channels = x.shape
@@ -95,15 +96,16 @@ def integrated_loudness(audio: np.ndarray, sample_rate: int, weights: np.ndarray
     if n < block or channels == 0:
         return math.nan
     g = channel_weights(channels) if weights is None else np.asarray(weights, dtype=np.float64)
-    csum = np.zeros(n + 1)
-    _weighted_power(np.asarray(audio).reshape(n, channels), k_weighting_sos(sample_rate), g, csum[1:])
-    np.cumsum(csum, out=csum)
     step = 1.0 - OVERLAP
     count = int(np.round((n / sample_rate - BLOCK_SECONDS) / (BLOCK_SECONDS * step))) + 1
     j = np.arange(count, dtype=np.float64)
     lo = np.minimum((BLOCK_SECONDS * (j * step) * sample_rate).astype(np.int64), n)
     hi = np.minimum((BLOCK_SECONDS * (j * step + 1) * sample_rate).astype(np.int64), n)
-    z = (csum[hi] - csum[lo]) / block
+    # the running sum of the weighted power, kept only at the block bounds
+    marks, where = np.unique(np.concatenate([lo, hi]), return_inverse=True)
+    sums = np.empty(marks.shape[0])
+    _power_sums(x, k_weighting_sos(sample_rate), g, marks, sums)
+    z = (sums[where[count:]] - sums[where[:count]]) / block
     with np.errstate(divide="ignore"):
         lk = -0.691 + 10.0 * np.log10(z)
     above = z[lk >= ABSOLUTE_GATE]
@@ -117,31 +119,56 @@ def integrated_loudness(audio: np.ndarray, sample_rate: int, weights: np.ndarray
 
 
 @nb.njit(cache=True, nogil=True)
-def _weighted_power(x, sos, g, out):  # pragma: no cover - compiled
-    """``out[i] = sum_c g[c] * kw(x[:, c])[i] ** 2``: both K-weighting biquads (transposed direct
-    form II, float64) and the weighted square. Channels run two at a time so that their
-    recursions overlap."""
+def _power_sums(x, sos, g, marks, sums):  # pragma: no cover - compiled
+    """``sums[k] = sum(p[:marks[k]])`` for ``p[i] = sum_c g[c] * kw(x[:, c])[i] ** 2``: both
+    K-weighting biquads (transposed direct form II, float64), the weighted square and its
+    running sum, added sample by sample in order (as ``numpy.cumsum`` would). Channels run two
+    at a time so that their recursions overlap; with more than two a per-sample array holds
+    the pairs' sum first."""
     n, channels = x.shape
-    out[:] = 0.0
     live = [c for c in range(channels) if g[c] != 0.0]
+    if len(live) <= 2:
+        p = np.empty(0)
+        a = live[0] if live else 0
+        b = live[1] if len(live) > 1 else -1
+        _pair(x, sos, a, g[a] if live else 0.0, b, g[b] if b >= 0 else 0.0, p, marks, sums)
+        return
+    p = np.zeros(n)
     k = 0
     while k < len(live):
         a = live[k]
         b = live[k + 1] if k + 1 < len(live) else -1
-        _pair(x, sos, a, g[a], b, g[b] if b >= 0 else 0.0, out)
+        _pair(x, sos, a, g[a], b, g[b] if b >= 0 else 0.0, p, marks, sums)
         k += 2
+    total = 0.0
+    m = 0
+    for i in range(n + 1):
+        while m < marks.shape[0] and marks[m] == i:
+            sums[m] = total
+            m += 1
+        if i < n:
+            total += p[i]
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
-def _pair(x, sos, a, ga, b, gb, out):  # pragma: no cover - compiled
-    """Channels ``a`` and ``b`` (``b < 0``: only ``a``) through the cascade, weighted squares added."""
+def _pair(x, sos, a, ga, b, gb, p, marks, sums):  # pragma: no cover - compiled
+    """Channels ``a`` and ``b`` (``b < 0``: only ``a``) through the cascade: weighted squares
+    added into ``p`` (per sample), or, when ``p`` is empty, their running sum written to
+    ``sums`` at ``marks``."""
     n = x.shape[0]
     b0, b1, b2, a1, a2 = sos[0, 0], sos[0, 1], sos[0, 2], sos[0, 4], sos[0, 5]
     c0, c1, c2, d1, d2 = sos[1, 0], sos[1, 1], sos[1, 2], sos[1, 4], sos[1, 5]
     p0 = p1 = q0 = q1 = 0.0  # channel a: shelf and high-pass states
     r0 = r1 = u0 = u1 = 0.0  # channel b
     bb = b if b >= 0 else a
+    running = p.shape[0] == 0
+    total = 0.0
+    m = 0
     for i in range(n):
+        if running:
+            while m < marks.shape[0] and marks[m] == i:
+                sums[m] = total
+                m += 1
         va = float(x[i, a])
         vb = float(x[i, bb])
         ya = b0 * va + p0
@@ -156,4 +183,11 @@ def _pair(x, sos, a, ga, b, gb, out):  # pragma: no cover - compiled
         u0 = c1 * yb - d1 * zb + u1
         q1 = c2 * ya - d2 * za
         u1 = c2 * yb - d2 * zb
-        out[i] += ga * za * za + gb * zb * zb
+        if running:
+            total += ga * za * za + gb * zb * zb
+        else:
+            p[i] += ga * za * za + gb * zb * zb
+    if running:
+        while m < marks.shape[0]:  # marks at n
+            sums[m] = total
+            m += 1

@@ -62,7 +62,7 @@ from audio.core.faults import describe, report_fault
 from audio.core.loader import Load, check_name, check_regular
 from audio.core.outcomes import END, START, Outcome
 from audio.core.paths import PathPolicy
-from audio.core.plugin import GameSystem, ScenarioContext
+from audio.core.plugin import NEVER, GameSystem, ScenarioContext
 from audio.core.schema import Struct, convert
 from audio.core.voices import Voice
 from audio.core.world import EmitterMove, ListenerPose, Path3
@@ -496,6 +496,11 @@ class PlaySystem(GameSystem):
             "Sen0_env.level": ev.env_send,
             "Pn21.angle_deg": angle,
         }
+
+    def next_tick(self, frame: int) -> int:
+        """Every frame while a play voice plays or a file loads (its parameters follow the world
+        each frame); :data:`~audio.core.plugin.NEVER` otherwise (only a play event starts one)."""
+        return frame if self.voices or self.loading else NEVER
 
     def tick(self, frame: int, engine: Engine) -> None:
         if self.loading:

@@ -50,3 +50,12 @@ def test_a_full_scale_1khz_sine_reads_as_the_standard_says():
     t = np.arange(48_000 * 5) / 48_000
     x = np.sin(2 * np.pi * 997 * t)
     assert integrated_loudness(x, 48_000) == pytest.approx(-3.01, abs=0.05)
+
+
+def test_the_stereo_running_sum_and_the_many_channel_path_measure_alike():
+    """Mono and stereo sum the power as they go; more channels sum it per sample first: a stereo
+    signal doubled into four channels at half weight measures as the stereo signal."""
+    x = (0.2 * np.random.default_rng(5).standard_normal((48_000 * 3, 2))).astype(np.float32)
+    four = np.concatenate([x, x], axis=1)
+    got = integrated_loudness(four, 48_000, weights=np.array([0.5, 0.5, 0.5, 0.5]))
+    assert got == pytest.approx(integrated_loudness(x, 48_000), abs=1e-9)

@@ -24,7 +24,7 @@ from audio.core.errors import FormatError
 from audio.core.faults import report_fault
 from audio.core.loader import BadName, check_name, read_regular
 from audio.core.outcomes import CUT, END, QUIET, REFUSED, START, STATE, Outcome
-from audio.core.plugin import GameSystem
+from audio.core.plugin import NEVER, GameSystem
 from audio.core.schema import did_you_mean
 from audio.core.voices import Voice
 from audio.games.radiata.events import Advance, Choose, Talk
@@ -215,6 +215,11 @@ class RadiataTalkSystem(GameSystem):
     def tick(self, frame: int, engine: Any) -> None:
         self.seq.tick(frame)
 
+    def next_tick(self, frame: int) -> int:
+        """The frame the talk can next change (:meth:`TalkSequencer.next_change`)."""
+        due = self.seq.next_change(frame)
+        return NEVER if due is None else due
+
     def handle(self, event: Event, bus: EventBus) -> None:
         if isinstance(event, Talk):
             try:
@@ -260,7 +265,8 @@ class RadiataTalkSystem(GameSystem):
             m = c.message
             total = m.visible_glyphs if m is not None else 0
             shown = sum(1 for x in c.shown if not x.isspace())
-            wait = "" if c.until is None else f", {max(0, c.until - self.seq.frame)} frames left"
+            now = self.engine.frame_of(self)  # ticks are skipped while nothing changes
+            wait = "" if c.until is None else f", {max(0, c.until - now)} frames left"
             talk = [
                 (
                     f"{c.file} packet {c.packet} message {c.index + 1}/{len(c.script.messages)} "

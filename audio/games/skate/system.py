@@ -70,7 +70,7 @@ from audio.core.bus import Decision, Event, EventBus
 from audio.core.errors import BarkbusError
 from audio.core.faults import describe, report_fault
 from audio.core.outcomes import CUT, END, QUIET, REFUSED, START, STATE, Outcome
-from audio.core.plugin import GameSystem, ShareKey
+from audio.core.plugin import NEVER, GameSystem, ShareKey
 from audio.core.schema import did_you_mean
 from audio.core.voices import ParamWriter
 from audio.core.world import Path3
@@ -152,9 +152,9 @@ class BankTakeSource:
         self._clips = bank.clips_by_hdr_id()
         self.cache = TakeCache(budget_mb)
         self._memo_key = memo.file_key(bank.path) if memo.active() else None
-        if CODEC_EAXMA in bank.take_codecs():
+        if self._memo_key is None and CODEC_EAXMA in bank.take_codecs():
             # FFmpeg loads on the cache's worker while the engine sets up, not at the first
-            # take the render thread decodes
+            # take the render thread decodes (a batch worker loads it once, not a thread per run)
             self.cache.warm(load_ffmpeg)
 
     def clip_name(self, clip_id: int) -> str:
@@ -594,6 +594,15 @@ class SkateSpeechSystem(GameSystem):
         """The speech manager's clock: seconds since the console started (scenario time plus
         ``console_start``)."""
         return self.console_start + self.now
+
+    def next_tick(self, frame: int) -> int:
+        """Every frame while a full render places peds, a ped's speech frame has work, a request
+        waits for a stream or a line plays (its level and cut count run per frame); in
+        decisions-only, :data:`~audio.core.plugin.NEVER` otherwise (a ped places itself from
+        the clock when asked, so a skipped frame changes nothing)."""
+        if self._busy or self.player.queue or (self.peds and not self.decisions_only):
+            return frame
+        return frame if any(True for _ in self.player.lines()) else NEVER
 
     def tick(self, frame: int, engine: Any) -> None:
         """One console frame (see the module docstring for the order)."""

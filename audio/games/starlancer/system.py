@@ -309,6 +309,18 @@ class StarlancerSystem(GameSystem):
             self.radio.step_reports(frame, self._report_silent)
             self.remarks.frame(frame, over=self.vm.terminated)
 
+    def next_tick(self, frame: int) -> int:
+        """The next VM frame (every ``frame_ticks`` ticks: the VM pass, ``radio_frame``, reports
+        and remarks run there), or an earlier tick where the radio's window or speech changes
+        (:meth:`Radio.next_change`); every tick until the first."""
+        assert self.radio is not None, "attach() first"
+        if not self.started:
+            return frame
+        k = self.vm_settings.frame_ticks
+        due = -(-frame // k) * k
+        radio = self.radio.next_change(frame)
+        return due if radio is None else min(due, radio)
+
     def _report_silent(self, line: Line) -> str:
         assert self.vm is not None
         if line.speaker_object == 0x3E9:
@@ -320,6 +332,8 @@ class StarlancerSystem(GameSystem):
 
     def handle(self, event: Event, bus: EventBus) -> None:
         assert self.radio is not None and self.vm is not None, "attach() first"
+        if self.started:  # the tick its decisions name, as if every tick had run
+            self.tick_now = self.radio.now = max(self.tick_now, self.engine.frame_of(self))
         if isinstance(event, Trigger):
             self.trigger(event)
         elif isinstance(event, Say):
@@ -579,7 +593,7 @@ class StarlancerSystem(GameSystem):
         return {
             "threads": threads or ["(none)"],
             **self.radio.snapshot(),
-            "clock": [f"script clock {self.vm.clock} s, tick {self.tick_now}"],
+            "clock": [f"script clock {self.vm.clock} s, tick {self.engine.frame_of(self)}"],
         }
 
     def summary(self, decisions: Any) -> str:

@@ -25,7 +25,7 @@ from audio.core.bus import Decision, Event, EventBus
 from audio.core.errors import FormatError
 from audio.core.faults import report_fault
 from audio.core.outcomes import CUT, END, QUIET, REFUSED, START, STATE, Outcome
-from audio.core.plugin import GameSystem, ShareKey
+from audio.core.plugin import NEVER, GameSystem, ShareKey
 from audio.core.schema import did_you_mean
 from audio.games.sylpheed.chatter.queue import FRAME_RATE, ChatterQueue, Node, frames_of
 from audio.games.sylpheed.chatter.rand import GameRand
@@ -121,6 +121,8 @@ class SylpheedChatterSystem(GameSystem):
         self._phase, self._enabled = phase, enabled
         self.engine: Any = None
         self.queue: ChatterQueue | None = None
+        self._last: int | None = None
+        """The last frame ticked (None: none yet)."""
         self.merges: dict[str, MergeResult] = {}
         GameRand(0, generator, fold)  # validate the settings now
 
@@ -166,11 +168,12 @@ class SylpheedChatterSystem(GameSystem):
         if self.queue is None:
             return {}
         queue, cooling = [], []
+        # frames since the last tick (ticks are skipped while nothing changes)
+        gone = 0 if self._last is None else max(0, self.engine.frame_of(self) - self._last)
         for n in self.queue.nodes:
             if n.state == STATE_COOLING:
-                cooling.append(
-                    f"{n.speaker} {n.message}: {n.timer} frames ({n.timer / FRAME_RATE:.1f} s) left"
-                )
+                left = n.timer - gone
+                cooling.append(f"{n.speaker} {n.message}: {left} frames ({left / FRAME_RATE:.1f} s) left")
             else:
                 state = "playing" if n.state == STATE_PLAYING else "pending"
                 queue.append(
@@ -186,8 +189,19 @@ class SylpheedChatterSystem(GameSystem):
         }
 
     def tick(self, frame: int, engine: Any) -> None:
+        q = self.queue
+        assert q is not None, "attach() first"
+        q.tick(frame, 1 if self._last is None else frame - self._last)
+        self._last = frame
+
+    def next_tick(self, frame: int) -> int:
+        """The frame a line can start or retire, or a cooldown end (:meth:`ChatterQueue.next_change`);
+        every frame before the first tick."""
         assert self.queue is not None, "attach() first"
-        self.queue.tick(frame)
+        if self._last is None:
+            return frame
+        due = self.queue.next_change(frame, self._last)
+        return NEVER if due is None else due
 
     def check_event(self, event: Event) -> tuple[str, str] | None:
         """``(field, problem)`` when a :class:`Bark` names a speaker or an event no rule table of
@@ -208,6 +222,7 @@ class SylpheedChatterSystem(GameSystem):
     def handle(self, event: Event, bus: EventBus) -> None:
         q = self.queue
         assert q is not None, "attach() first"
+        q.frame = max(q.frame, self.engine.frame_of(self))  # the frame its decisions name
         if isinstance(event, Bark):
             q.fire(event.speaker, event.event)
         elif isinstance(event, PhaseChange):

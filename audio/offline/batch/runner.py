@@ -93,12 +93,13 @@ def _scenario(path: str, seed: int) -> Scenario:
 
 def measure(audio: np.ndarray, sample_rate: int) -> dict[str, float | int]:
     """Peak (dBFS), BS.1770 integrated loudness (LUFS; -inf when gated out) and clipped samples."""
-    peak = float(np.max(np.abs(audio))) if audio.size else 0.0
+    mag = np.abs(audio)
+    peak = float(mag.max()) if mag.size else 0.0
     lufs = integrated_loudness(audio, sample_rate)  # nan when shorter than one 400 ms block
     return {
         "peak_dbfs": 20.0 * math.log10(peak) if peak > 0 else -math.inf,
         "loudness_lufs": lufs,
-        "clipped": int(np.count_nonzero(np.abs(audio) >= 1.0)),
+        "clipped": int(np.count_nonzero(mag >= 1.0)),
     }
 
 

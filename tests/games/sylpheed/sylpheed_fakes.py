@@ -125,6 +125,7 @@ class FakeEngine:
         self.mixer = FakeMixer()
         self.system: Any = None
         self.frame = 0
+        self._ticked = -1
         self.posted: list[Any] = []
         self.bus.on_post(self.posted.append)
 
@@ -132,12 +133,18 @@ class FakeEngine:
         self.system = system
         system.attach(self)
 
+    def frame_of(self, system: Any) -> int:
+        """The last frame ticked (events come between ticks here)."""
+        return self._ticked
+
     def run_frames(self, n: int) -> None:
         """Deliver due events and tick the system for ``n`` frames (800 samples each)."""
         for _ in range(n):
             now = self.frame * 800
+            self._ticked = self.frame - 1
             self.bus.dispatch(now)
             self.system.tick(self.frame, self)
+            self._ticked = self.frame
             self.bus.dispatch(now)
             self.frame += 1
 

@@ -195,6 +195,38 @@ class TalkSequencer:
         )
 
     # -- the frame ---------------------------------------------------------------------------
+    def next_change(self, frame: int) -> int | None:
+        """The first frame, ``frame`` or later, whose :meth:`tick` changes anything when no input
+        comes and no clip ends first; None when only those can.
+
+        Every frame while a talk waits to open, an input waits for its frame, a clip has ended
+        (its ``Finished``) or the typewriter reveals; else the frame a timed wait, a choice's
+        time limit, an auto-advance or auto-choice, or a mouth's ``mouth_frames`` runs out."""
+        if self.queue or self._advance or self._choose is not None:
+            return frame
+        if any(not self.presenter.clip_playing(k.handle) for k in self.clips):
+            return frame
+        due = [until for _, until in self.mouths if until is not None]
+        c = self.conv
+        if c is not None:
+            auto = c.block_start + self.settings.auto_advance_frames
+            if c.state == "reveal":
+                return frame
+            if c.state == "wait" and c.until is not None:
+                due.append(c.until)
+            elif c.state == "press":
+                if c.auto_advance:
+                    if not self._own_clip_playing(c):  # else its clip's end asks again
+                        due.append(c.until if c.until is not None else auto)
+                elif c.until is not None and not self.settings.cursor_waits_for_press:
+                    due.append(c.until)
+            elif c.state == "choice":
+                if c.until is not None:
+                    due.append(c.until)
+                if c.auto_advance and self.settings.auto_choose is not None:
+                    due.append(auto)
+        return max(min(due), frame) if due else None
+
     def tick(self, frame: int) -> None:
         self.frame = frame
         self._reap()

@@ -267,6 +267,21 @@ class Radio:
                 self._log("WindowClosed", w.line, reason=reason)
             self.window = None
 
+    def next_change(self, now: int) -> int | None:
+        """The first game tick, ``now`` or later, whose :meth:`tick` changes anything if nothing
+        is said first: the window's line starting (or closing with no line) after its pre-roll,
+        its face film ending, the speech ending; None when none is due."""
+        due = []
+        w = self.window
+        if w is not None:
+            if w.pcm is not None or w.line.flags & FLAG_NO_LINE or w.silent:
+                due.append(w.start_at)
+            if w.face_end is not None and w.film_on and w.static is None:
+                due.append(w.face_end)
+        if self.speech is not None:
+            due.append(self.speech_end)
+        return max(min(due), now) if due else None
+
     def tick(self, now: int) -> None:
         """Advance to game tick ``now`` (100 Hz): pre-roll, film phases, the line's end."""
         self.now = now

@@ -262,8 +262,35 @@ class ChatterQueue:
     def playing(self) -> list[Node]:
         return [n for n in self.nodes if n.state == STATE_PLAYING]
 
+    def next_change(self, frame: int, last: int) -> int | None:
+        """The first frame, ``frame`` or later, whose :meth:`tick` changes anything when no
+        bark comes first (the last tick was at frame ``last``); None when nothing is listed.
+
+        A pending node starts, or raises its duck, at the next tick unless its path plays a
+        line of its Priority or higher (then only that line's retirement can change it); a
+        playing node retires when its audio and (``hold_effective_time``) its EffectiveTime
+        have run out; a cooling node frees its slot when its cooldown has."""
+        if not self.nodes:
+            return None
+        busy = {n.path: n for n in self.nodes if n.state == STATE_PLAYING}
+        due = None
+        for n in self.nodes:
+            if n.state == STATE_PENDING:
+                cur = busy.get(n.path)
+                if cur is None or (cur.priority < n.priority and not n.duck):
+                    return frame
+                continue
+            if n.state == STATE_COOLING:
+                left = n.timer
+            else:
+                left = max(n.remaining, n.timer) if self.hold_effective_time else n.remaining
+            at = last + max(left, 1)
+            due = at if due is None or at < due else due
+        return None if due is None else max(due, frame)
+
     def tick(self, frame: int, elapsed: int = 1) -> None:
-        """Advance one 60 Hz frame: cool down, finish, start, duck."""
+        """Advance to 60 Hz frame ``frame``, ``elapsed`` frames after the last tick: cool
+        down, finish, start, duck."""
         self.frame = frame
         for node in list(self.nodes):
             if node.state == STATE_COOLING:

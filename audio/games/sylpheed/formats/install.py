@@ -103,6 +103,8 @@ class SylpheedInstall:
         self.pack = pack or LANG_PACKS.get(lang, "E")
         self._paks: dict[str, PakArchive] = {}
         self._rules: dict[str, RuleTable] = {}
+        self._stage_tables: dict[tuple[str, str], UnitMessageSet | UnitGroup] = {}
+        """Read-only stage tables already read (a batch worker's runs share the install)."""
         self._msgs: dict[str, MessageTable | None] = {}
         from audio.containers.cache import TakeCache
 
@@ -222,11 +224,21 @@ class SylpheedInstall:
 
     def unit_message_set(self, stage: str) -> UnitMessageSet:
         inner = f"message\\UnitMessageSet_{stage_tag(stage)}.tbl"
-        return read_unit_message_set(self.pak(self.game_pak).read(inner), f"{self.game_pak}+{inner}")
+        got = self._stage_tables.get(("ums", inner))
+        if got is None:
+            got = read_unit_message_set(self.pak(self.game_pak).read(inner), f"{self.game_pak}+{inner}")
+            self._stage_tables["ums", inner] = got
+        assert isinstance(got, UnitMessageSet)
+        return got
 
     def unit_group(self, stage: str) -> UnitGroup:
         inner = f"stage\\UnitGroup_{stage_tag(stage)}.tbl"
-        return read_unit_group(self.pak(self.game_pak).read(inner), f"{self.game_pak}+{inner}")
+        got = self._stage_tables.get(("ug", inner))
+        if got is None:
+            got = read_unit_group(self.pak(self.game_pak).read(inner), f"{self.game_pak}+{inner}")
+            self._stage_tables["ug", inner] = got
+        assert isinstance(got, UnitGroup)
+        return got
 
     def stages(self) -> list[str]:
         """Stages S01..S29 that have a UnitMessageSet table in the game pak."""

@@ -1,0 +1,124 @@
+"""Skipped ticks: a game system that names the frames it needs (``GameSystem.next_tick``) is
+ticked only there, the engine splits the audio only where something can change, and the
+decisions and audio are those of ticking every frame (``skip_ticks=False``)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+from audio.core.bus import Event
+from audio.core.engine import Engine
+from audio.core.outcomes import CoreOutcome
+from audio.core.plugin import NEVER, GameSystem
+from audio.offline.batch.runner import simulate
+from audio.offline.scenario import demo_scenario
+
+SR = 48_000
+DEMOS = ("skate", "sylpheed", "starlancer", "radiata")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Say(Event, kind="test.skip_ticks.say"):
+    samples: int = 1000
+
+
+class Waiter(GameSystem):
+    """Starts a voice on each :class:`Say`; its tick logs the frame it first sees the voice
+    done and counts down a 7-frame timer after it. It needs a tick only while the timer runs
+    (``skips=True``), or every frame (``skips=False``, the default contract)."""
+
+    name, frame_rate = "waiter", 60
+    outcomes = CoreOutcome
+    graphs = ("play_voice",)
+
+    def __init__(self, skips: bool) -> None:
+        self.skips = skips
+        self.voice = None
+        self.timer = 0
+        self.last: int | None = None
+        self.log: list[tuple[str, int]] = []
+        self.ticked = 0
+
+    def attach(self, engine: Engine) -> None:
+        self.engine = engine
+        engine.bus.subscribe(self, [Say])
+
+    def handle(self, ev: Event, bus) -> None:
+        assert isinstance(ev, Say)
+        frame = self.engine.frame_of(self) if self.skips else self.last
+        self.log.append(("say", -1 if frame is None else frame))
+        src = np.full(ev.samples, 0.1, np.float32)
+        self.voice = self.engine.voices.start("play_voice", src, SR, slot=24)
+
+    def tick(self, frame: int, engine: Engine) -> None:
+        elapsed = 1 if self.last is None else frame - self.last
+        self.last, self.ticked = frame, self.ticked + 1
+        if self.timer > 0:
+            self.timer -= elapsed
+            if self.timer <= 0:
+                self.log.append(("timer", frame))
+        if self.voice is not None and self.voice.done:
+            self.log.append(("done", frame))
+            self.voice, self.timer = None, 7
+
+    def next_tick(self, frame: int) -> int:
+        if not self.skips or self.last is None:
+            return frame
+        if self.voice is not None and self.voice.done:
+            return frame
+        return self.last + self.timer if self.timer > 0 else NEVER
+
+
+def _waiter_run(skips: bool, block: int, dsp: bool) -> tuple[list, np.ndarray, Engine, Waiter]:
+    e = Engine(block=block, dsp=dsp, skip_ticks=skips)
+    w = Waiter(skips)
+    e.add_system(w)
+    e.prepare()
+    # one ends inside a frame, one ends on a frame start, one arrives on a frame start
+    for t, n in ((0.0101, 3000), (0.2, 1600 - 256), (0.5, 777)):
+        e.bus.post(Say(t=t, samples=n))
+    out = np.concatenate([e.render(min(block, SR - t)) for t in range(0, SR, block)])
+    return w.log, out, e, w
+
+
+@pytest.mark.parametrize("dsp", [False, True])
+def test_a_system_ticked_only_where_it_asks_sees_events_voice_ends_and_timers_at_the_same_frames(dsp):
+    ref_log, ref_out, ref_eng, ref_w = _waiter_run(False, 256, dsp)
+    assert [k for k, _ in ref_log].count("done") == 3 and [k for k, _ in ref_log].count("timer") == 3
+    for block in (64, 1000):
+        log, out, eng, w = _waiter_run(True, block, dsp)
+        assert log == ref_log
+        assert out.tobytes() == ref_out.tobytes()
+        assert w.ticked < ref_w.ticked // 4  # 60 frames at most: 3 x (1 done + 1 timer) + the first
+    assert ref_w.ticked == 60
+
+
+def _runs(name: str, skip: str, monkeypatch) -> list[tuple[str, bytes | None]]:
+    monkeypatch.setenv("BARKBUS_SKIP_TICKS", skip)
+    path = str(demo_scenario(name))
+    got = []
+    for seed, dry in ((0, True), (1, True), (2, False)):
+        out = simulate(path, seed, decisions_only=dry)
+        text = "".join(json.dumps(d.to_json(), separators=(",", ":")) + "\n" for d in out.decisions)
+        got.append((text, None if out.audio is None else out.audio.tobytes()))
+    return got
+
+
+@pytest.mark.parametrize("name", DEMOS)
+def test_every_demo_decides_and_sounds_the_same_with_ticks_skipped(name, monkeypatch):
+    assert _runs(name, "1", monkeypatch) == _runs(name, "0", monkeypatch)
+
+
+def test_skipping_runs_far_fewer_control_points_and_ticks_on_the_sylpheed_demo(monkeypatch):
+    counts = {}
+    for skip in ("0", "1"):
+        monkeypatch.setenv("BARKBUS_SKIP_TICKS", skip)
+        eng = simulate(str(demo_scenario("sylpheed")), 1, decisions_only=True).engine
+        counts[skip] = (eng.control_points, eng.ticks)
+    # 40 s: 2,400 frames at 60 Hz (and the play system's 1,200 at 30 Hz) when ticking every frame
+    assert counts["0"] == (2400, 3600)
+    assert counts["1"][0] < 2400 // 10 and counts["1"][1] < 3600 // 10
