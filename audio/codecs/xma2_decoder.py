@@ -180,7 +180,8 @@ class _FrameParser:
         if not any(transmit):
             return _Sub(size, offset, out)
         nvec = [size] * ch
-        if r.read(1):
+        tnv = bool(r.read(1))
+        if tnv:
             bits = (size + 3) // 4
             width = bits.bit_length()
             for c in range(ch):
@@ -236,7 +237,7 @@ class _FrameParser:
             elif cur is None:
                 raise self._fail(r, "new scale factors before the first reuse in a frame", "reuse bit 0")
             sfs.append(cur)
-        raw = [self._coeffs(r, size, nvec[c]) if transmit[c] else np.zeros(size) for c in range(ch)]
+        raw = [self._coeffs(r, size, nvec[c], tnv) if transmit[c] else np.zeros(size) for c in range(ch)]
         if ms_bands is not None:  # on the quantised values, before each channel's scaling
             a, b = raw
             on = np.repeat(np.asarray(ms_bands), np.diff(edges))
@@ -257,14 +258,15 @@ class _FrameParser:
                     n += 7
         return r.read(n)
 
-    def _coeffs(self, r: BitReader, size: int, nvec: int) -> np.ndarray:
+    def _coeffs(self, r: BitReader, size: int, nvec: int, tnv: bool) -> np.ndarray:
+        """One channel's coefficients: ``nvec`` vector-coded when ``tnv`` (the count was sent,
+        possibly the whole subframe), else vector-coded until the automatic switch."""
         v = self.vlc
         q = np.zeros(size)
         table = r.read(1)
         runs, levels = (T.COEF1_RUN, T.COEF1_LEVEL) if table else (T.COEF0_RUN, T.COEF0_LEVEL)
         cur = zeros = 0
         rl_mode = False
-        tnv = nvec != size
         while (tnv or not rl_mode) and cur + 3 < nvec:
             sym = r.read_vlc(v["vec4"], "vec4")
             if sym:

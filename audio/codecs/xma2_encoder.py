@@ -48,10 +48,12 @@ from audio.codecs.xma2_bitstream import (
     band_edges,
     vlc_tables,
 )
+from audio.codecs.xma2_tiling import MODEL_OFFSET, TILINGS, analyse_blocks, block_windows, layout
 from audio.core.errors import InputError
 
 __all__ = [
     "SUBFRAME",
+    "SYNTAXES",
     "MIN_RATE",
     "MAX_RATE",
     "Xma2Encoding",
@@ -63,6 +65,8 @@ __all__ = [
 
 SUBFRAME = 128
 """Subframe (block) length of this encoder, samples (four per frame)."""
+SYNTAXES = ("microsoft", "extended")
+"""Values of :func:`encode_xma2`'s ``syntax``."""
 MIN_RATE = 1000
 """Lowest sample rate accepted, Hz."""
 MAX_RATE = 96000
@@ -283,31 +287,42 @@ def _put_vec1(buf, pos, v, vec1_code, vec1_len):  # type: ignore[no-untyped-def]
 
 
 @nb.njit(cache=True, nogil=True)
+def _escape_bits(n):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Bits of an escaped run longer than 4 in a block of ``n`` coefficients: '110' + run bits."""
+    bits = 0
+    while (1 << bits) <= n - 1:
+        bits += 1
+    return 3 + bits
+
+
+@nb.njit(cache=True, nogil=True)
+def _sym_bits(t, run, a, esc, coef_len, rl_sym):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Bits of one run-level pair (``run`` zeros, then magnitude ``a``) with coefficient table
+    ``t``, sign included; ``esc`` = bits of an escaped run longer than 4."""
+    sym = -1
+    if a < 64 and run < 130:
+        sym = rl_sym[t, run, a]
+    if sym >= 0:
+        return coef_len[t, sym] + 1
+    bits = coef_len[t, 0] + _large_bits(a) + 1
+    if run == 0:
+        return bits + 1
+    if run <= 4:
+        return bits + 4
+    return bits + esc
+
+
+@nb.njit(cache=True, nogil=True)
 def _rl_bits(q, start, t, coef_len, rl_sym):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Bits of the run-level part of ``q[start:]`` with coefficient table ``t``."""
     n = q.shape[0]
+    esc = _escape_bits(n)
     bits = 0
     last = start - 1
     for p in range(start, n):
-        v = q[p]
-        if v == 0:
-            continue
-        a = abs(v)
-        run = p - last - 1
-        sym = -1
-        if a < 64:
-            sym = rl_sym[t, run, a]
-        if sym >= 0:
-            bits += coef_len[t, sym] + 1
-        else:
-            bits += coef_len[t, 0] + _large_bits(a) + 1
-            if run == 0:
-                bits += 1
-            elif run <= 4:
-                bits += 4
-            else:
-                bits += 10  # '110' + 7 bits (L = 128)
-        last = p
+        if q[p] != 0:
+            bits += _sym_bits(t, p - last - 1, abs(q[p]), esc, coef_len, rl_sym)
+            last = p
     if last != n - 1:
         bits += coef_len[t, 1]
     return bits
@@ -316,9 +331,7 @@ def _rl_bits(q, start, t, coef_len, rl_sym):  # type: ignore[no-untyped-def]  # 
 @nb.njit(cache=True, nogil=True)
 def _put_rl(buf, pos, q, start, t, coef_code, coef_len, rl_sym):  # type: ignore[no-untyped-def]  # pragma: no cover
     n = q.shape[0]
-    esc_len = 0
-    while (1 << esc_len) <= n - 1:
-        esc_len += 1
+    esc_len = _escape_bits(n) - 3
     last = start - 1
     for p in range(start, n):
         v = q[p]
@@ -327,7 +340,7 @@ def _put_rl(buf, pos, q, start, t, coef_code, coef_len, rl_sym):  # type: ignore
         a = abs(v)
         run = p - last - 1
         sym = -1
-        if a < 64:
+        if a < 64 and run < 130:
             sym = rl_sym[t, run, a]
         if sym >= 0:
             pos = _put(buf, pos, coef_code[t, sym], coef_len[t, sym])
@@ -372,11 +385,15 @@ def _vector_end(q):  # type: ignore[no-untyped-def]  # pragma: no cover
 
 
 @nb.njit(cache=True, nogil=True)
-def _put_coeffs(buf, pos, q, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """One channel's coefficients of one subframe: table bit, vector part, run-level part."""
+def _put_coeffs(buf, pos, q, nvec, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """One channel's coefficients of one subframe: table bit, vector part, run-level part.
+
+    ``nvec``: vector-coded coefficients (a multiple of 4, sent in the subframe header), or
+    -1 when the decoder's automatic switch to run-level coding ends the vector part.
+    """
     (_, _, vec4_code, vec4_len, vec2_code, vec2_len, vec1_code, vec1_len, coef_code, coef_len, rl_sym) = tabs
     n = q.shape[0]
-    start = _vector_end(q)
+    start = _vector_end(q) if nvec < 0 else nvec
     t = 1
     if start < n and _rl_bits(q, start, 0, coef_len, rl_sym) < _rl_bits(q, start, 1, coef_len, rl_sym):
         t = 0
@@ -426,18 +443,28 @@ def _put_quant(buf, pos, s):  # type: ignore[no-untyped-def]  # pragma: no cover
 
 
 @nb.njit(cache=True, nogil=True)
-def _encode_frame(buf, q, qstep, sf, start_skip, end_skip_, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """Write one frame at bit 0 of the zeroed ``buf``; returns its length in bits.
+def _encode_frame(buf, q, sizes, qstep, sf, nvec, bands, start_skip, end_skip_, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Write one XMA frame at bit 0 of the zeroed ``buf``; returns its length in bits.
 
-    q: (4, C, 128) int64 quantised coefficients; qstep: (C,) quantiser step per channel;
-    sf: (C, bands) scale factors (maximum ``_SF_TOP``); skips < 0 = absent. The trailer
-    bit is written 0 (the packetiser sets it).
+    q: (C, 512) int64 quantised coefficients, subframes back to back; sizes: subframe
+    lengths in time order (0 = no more subframes); qstep: (subframes, C) quantiser step
+    per subframe and channel; sf: (C, >= bands) scale factors (maximum ``_SF_TOP``), sent
+    once per XMA frame in the first subframe that carries coefficients and reused after;
+    nvec: (subframes, C) vector-coded counts, -1 in every channel = the decoder's
+    automatic switch (tnv 0); bands: band count per subframe length 512/256/128; skips
+    < 0 = absent. The trailer bit is written 0 (the packetiser sets it).
     """
     scale_code, scale_len = tabs[0], tabs[1]
-    channels = q.shape[1]
-    bands = sf.shape[1]
+    channels = q.shape[0]
     pos = FRAME_LENGTH_BITS
-    pos = _put(buf, pos, 0b1111111, 7)  # same layout, 4 x 128
+    pos = _put(buf, pos, 1, 1)  # one subframe layout for all channels
+    offset = 0
+    for size in sizes:
+        if size == 0:
+            break
+        if offset != FRAME_SAMPLES - 128:
+            pos = _put(buf, pos, 0 if size == 512 else (2 if size == 256 else 3), 1 if size == 512 else 2)
+        offset += size
     if channels == 2:
         pos = _put(buf, pos, 0, 1)  # no post-processing transform
     pos = _put(buf, pos, 0, 8)  # DRC gain
@@ -455,64 +482,79 @@ def _encode_frame(buf, q, qstep, sf, start_skip, end_skip_, tabs):  # type: igno
             pos = _put(buf, pos, 0, 1)
     else:
         pos = _put(buf, pos, 0, 1)
-    base = qstep.min()
-    max_mod = qstep.max() - base
-    mod_len = 0
-    if max_mod > 1:
-        while (1 << mod_len) <= max_mod - 1:
-            mod_len += 1
     sf_sent = False
-    for sub in range(4):
+    offset = 0
+    for sub in range(sizes.shape[0]):
+        size = sizes[sub]
+        if size == 0:
+            break
+        lo, hi = offset, offset + size
+        offset = hi
         pos = _put(buf, pos, 0, 2)  # no extended header, reserved 0
         if channels == 2:
             pos = _put(buf, pos, 0b010, 3)  # transform bit 0, group: '10' = no transform
         transmit = False
         for c in range(channels):
             any_nz = False
-            for k in range(q.shape[2]):
-                if q[sub, c, k] != 0:
+            for k in range(lo, hi):
+                if q[c, k] != 0:
                     any_nz = True
                     break
             pos = _put(buf, pos, 1 if any_nz else 0, 1)
             transmit = transmit or any_nz
         if not transmit:
             continue
-        pos = _put(buf, pos, 0, 1)  # tnv 0
+        if nvec[sub, 0] < 0:
+            pos = _put(buf, pos, 0, 1)  # tnv 0
+        else:
+            pos = _put(buf, pos, 1, 1)
+            width = 0
+            while (1 << width) <= (size + 3) // 4:
+                width += 1
+            for c in range(channels):
+                pos = _put(buf, pos, nvec[sub, c] >> 2, width)
+        base = qstep[sub].min()
+        max_mod = qstep[sub].max() - base
         pos = _put_quant(buf, pos, base - 90)
         if channels == 2:
+            mod_len = 0
+            if max_mod > 1:
+                while (1 << mod_len) <= max_mod - 1:
+                    mod_len += 1
             pos = _put(buf, pos, mod_len, 3)
             for c in range(channels):
-                m = qstep[c] - base
+                m = qstep[sub, c] - base
                 if m > 0:
                     pos = _put(buf, pos, 1, 1)
                     if mod_len:
                         pos = _put(buf, pos, m - 1, mod_len)
                 else:
                     pos = _put(buf, pos, 0, 1)
+        n_bands = bands[0 if size == 512 else (1 if size == 256 else 2)]
         for c in range(channels):
             if sf_sent and sub > 0:
-                pos = _put(buf, pos, 0, 1)  # reuse this frame's set
+                pos = _put(buf, pos, 0, 1)  # reuse this XMA frame's set
                 continue
             if sub > 0:
-                pos = _put(buf, pos, 1, 1)  # new set (the first of the frame: DPCM)
+                pos = _put(buf, pos, 1, 1)  # new set (the first of the XMA frame: DPCM)
             pos = _put(buf, pos, _SF_STEP - 1, 2)
             val = 45 // _SF_STEP
-            for b in range(bands):
+            for b in range(n_bands):
                 sym = sf[c, b] - val + 60
                 pos = _put(buf, pos, scale_code[sym], scale_len[sym])
                 val = sf[c, b]
         sf_sent = True
         for c in range(channels):
             nz = False
-            for k in range(q.shape[2]):
-                if q[sub, c, k] != 0:
+            for k in range(lo, hi):
+                if q[c, k] != 0:
                     nz = True
                     break
             if nz:
-                pos = _put_coeffs(buf, pos, q[sub, c], tabs)
+                pos = _put_coeffs(buf, pos, q[c, lo:hi], nvec[sub, c], tabs)
     pos = _put(buf, pos, 1, 1)  # the bit decoders skip
     pos = _put(buf, pos, 0, 1)  # trailer (set by the packetiser)
-    # frame length prefix
+    # XMA frame length prefix
     for i in range(FRAME_LENGTH_BITS):
         if (pos >> (FRAME_LENGTH_BITS - 1 - i)) & 1:
             buf[i >> 3] |= 0x80 >> (i & 7)
@@ -520,16 +562,28 @@ def _encode_frame(buf, q, qstep, sf, start_skip, end_skip_, tabs):  # type: igno
 
 
 @nb.njit(cache=True, nogil=True)
-def _encode_frames(out, nbits, q, qstep, sf, skips, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """Encode frames: ``out[f]`` gets frame f's bytes, ``nbits[f]`` its length (bits).
+def _encode_frames(out, nbits, q, qstep, sf, skips, bands, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Encode Microsoft-subset XMA frames (4 x 128): ``out[f]`` gets XMA frame f's bytes,
+    ``nbits[f]`` its length (bits).
 
-    skips: (F, 2) start and end skip per frame, -1 = absent.
+    q: (F, 4, C, 128); qstep: (F, C); skips: (F, 2) start and end skip, -1 = absent.
     """
     scratch = np.zeros(_SCRATCH_BYTES, np.uint8)
     width = out.shape[1]
+    channels = q.shape[2]
+    sizes = np.full(4, SUBFRAME, np.int64)
+    nvec = -np.ones((4, channels), np.int64)
+    flat = np.empty((channels, FRAME_SAMPLES), np.int64)
+    steps = np.empty((4, channels), np.int64)
     for f in range(q.shape[0]):
+        for s in range(4):
+            for c in range(channels):
+                flat[c, s * SUBFRAME : (s + 1) * SUBFRAME] = q[f, s, c]
+                steps[s, c] = qstep[f, c]
         scratch[:] = 0
-        nbits[f] = _encode_frame(scratch, q[f], qstep[f], sf[f], skips[f, 0], skips[f, 1], tabs)
+        nbits[f] = _encode_frame(
+            scratch, flat, sizes, steps, sf[f], nvec, bands, skips[f, 0], skips[f, 1], tabs
+        )
         out[f, :] = scratch[:width]
 
 
@@ -542,11 +596,18 @@ def _copy_bits(dst, dst_pos, src, nbits):  # type: ignore[no-untyped-def]  # pra
             dst[p >> 3] |= 0x80 >> (p & 7)
 
 
+@cache
+def _bands(sample_rate: int) -> np.ndarray:
+    """Scale-factor band count for subframe lengths 512, 256 and 128 at ``sample_rate``."""
+    return np.array([len(band_edges(size, sample_rate)) - 1 for size in (512, 256, 128)], np.int64)
+
+
 # ---------------------------------------------------------------- quantisation
 class _Stream:
     """One XMA stream's analysis: coefficients and band layout, ready to quantise at any level."""
 
     def __init__(self, pcm: np.ndarray, sample_rate: int, shaping: float) -> None:
+        self.sample_rate = sample_rate
         self.coeffs = np.stack([analysis(pcm[:, c]) for c in range(pcm.shape[1])], axis=2)  # (F, 4, C, 128)
         self.edges = np.asarray(band_edges(SUBFRAME, sample_rate))
         bands = len(self.edges) - 1
@@ -595,22 +656,6 @@ def _quantise(coeffs, qstep, band_db, rounding, lam, coef_len, rl_sym, q):  # ty
 
 
 @nb.njit(cache=True, nogil=True)
-def _sym_bits(run, a, coef_len, rl_sym):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """Bits of one run-level pair (``run`` zeros, then magnitude ``a``), table 1, sign included."""
-    sym = -1
-    if a < 64 and run < 130:
-        sym = rl_sym[1, run, a]
-    if sym >= 0:
-        return coef_len[1, sym] + 1
-    bits = coef_len[1, 0] + _large_bits(a) + 1
-    if run == 0:
-        return bits + 1
-    if run <= 4:
-        return bits + 4
-    return bits + 10
-
-
-@nb.njit(cache=True, nogil=True)
 def _rdo(q, mag, lam, coef_len, rl_sym):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Rate-distortion pass over the run-level part of one subframe's coefficients (in place).
 
@@ -619,6 +664,7 @@ def _rdo(q, mag, lam, coef_len, rl_sym):  # type: ignore[no-untyped-def]  # prag
     is below ``lam`` x the bits saved (table-1 code lengths; the vector part is kept).
     """
     n = q.shape[0]
+    esc = _escape_bits(n)
     start = _vector_end(q)
     nxt = n  # next nonzero position above p (n = none)
     for p in range(n - 1, start - 1, -1):
@@ -632,16 +678,18 @@ def _rdo(q, mag, lam, coef_len, rl_sym):  # type: ignore[no-untyped-def]  # prag
         v = mag[p]
         d_down = (v - (a - 1)) ** 2 - (v - a) ** 2
         if a == 1:
-            now = _sym_bits(run, 1, coef_len, rl_sym)
+            now = _sym_bits(1, run, 1, esc, coef_len, rl_sym)
             if nxt < n:
                 an = abs(q[nxt])
-                now += _sym_bits(nxt - p - 1, an, coef_len, rl_sym)
-                new = _sym_bits(nxt - prev - 1, an, coef_len, rl_sym)
+                now += _sym_bits(1, nxt - p - 1, an, esc, coef_len, rl_sym)
+                new = _sym_bits(1, nxt - prev - 1, an, esc, coef_len, rl_sym)
             else:
                 new = coef_len[1, 1] if p == n - 1 else 0
             saved = now - new
         else:
-            saved = _sym_bits(run, a, coef_len, rl_sym) - _sym_bits(run, a - 1, coef_len, rl_sym)
+            saved = _sym_bits(1, run, a, esc, coef_len, rl_sym) - _sym_bits(
+                1, run, a - 1, esc, coef_len, rl_sym
+            )
         if saved > 0 and d_down < lam * saved:
             a -= 1
             q[p] = a if q[p] > 0 else -a
@@ -670,11 +718,259 @@ def _encode_stream_frames(
         q, qstep = stream.quantise(level, rounding, lam)
         sub_out = np.zeros((len(todo), out.shape[1]), np.uint8)
         sub_bits = np.zeros(len(todo), np.int64)
-        _encode_frames(sub_out, sub_bits, q[todo], qstep[todo], stream.sf[todo], skips[todo], tabs)
+        _encode_frames(
+            sub_out,
+            sub_bits,
+            q[todo],
+            qstep[todo],
+            stream.sf[todo],
+            skips[todo],
+            _bands(stream.sample_rate),
+            tabs,
+        )
         out[todo], nbits[todo] = sub_out, sub_bits
         todo = todo[sub_bits > _MAX_FRAME_BITS]
         level[todo] += 1
     return out, nbits
+
+
+# ---------------------------------------------------------------- extended syntax
+@nb.njit(cache=True, nogil=True)
+def _group_bits(q, g, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Bits of the vector-coded group ``q[g:g + 4]``: its code(s) and sign bits."""
+    vec4_len, vec2_len, vec1_len = tabs[3], tabs[5], tabs[7]
+    m0, m1, m2, m3 = abs(q[g]), abs(q[g + 1]), abs(q[g + 2]), abs(q[g + 3])
+    signs = (m0 != 0) + (m1 != 0) + (m2 != 0) + (m3 != 0)
+    if m0 < 16 and m1 < 16 and m2 < 16 and m3 < 16:
+        packed = (m0 << 12) | (m1 << 8) | (m2 << 4) | m3
+        if vec4_len[packed]:
+            return vec4_len[packed] + signs
+    bits = vec4_len[65536] + signs
+    for h in range(2):
+        a, b = abs(q[g + 2 * h]), abs(q[g + 2 * h + 1])
+        if a < 16 and b < 16 and vec2_len[(a << 4) | b]:
+            bits += vec2_len[(a << 4) | b]
+        else:
+            bits += vec2_len[256]
+            for v in (a, b):
+                bits += vec1_len[v] if v < 100 else vec1_len[100] + _large_bits(v - 100)
+    return bits
+
+
+@nb.njit(cache=True, nogil=True)
+def _rl_from_starts(q, t, coef_len, rl_sym, out):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """``out[s // 4]`` = bits of the run-level part of ``q[s:]`` (table ``t``) for every
+    ``s = 0, 4, ..., len(q)`` (0 for the empty part)."""
+    n = q.shape[0]
+    esc = _escape_bits(n)
+    nz = np.flatnonzero(q)
+    m = nz.shape[0]
+    suffix = np.zeros(m + 1, np.int64)  # bits of nonzeros i.. with runs from their predecessor
+    for i in range(m - 1, 0, -1):
+        suffix[i] = suffix[i + 1] + _sym_bits(t, nz[i] - nz[i - 1] - 1, abs(q[nz[i]]), esc, coef_len, rl_sym)
+    eob = coef_len[t, 1] if m == 0 or nz[m - 1] != n - 1 else 0
+    j = 0
+    for s in range(0, n + 1, 4):
+        while j < m and nz[j] < s:
+            j += 1
+        if s == n:
+            out[s >> 2] = 0
+        elif j == m:
+            out[s >> 2] = coef_len[t, 1]
+        else:
+            out[s >> 2] = _sym_bits(t, nz[j] - s, abs(q[nz[j]]), esc, coef_len, rl_sym) + suffix[j + 1] + eob
+
+
+@nb.njit(cache=True, nogil=True)
+def _code_block(x, inv_step, lam, tabs, q):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Quantise one channel's block ``x`` into ``q`` and price its coding.
+
+    Rounds ``|x| * inv_step`` to nearest, then runs the rate-distortion pass (``lam``).
+    Returns (squared error in quantiser steps, bits with the automatic vector/run-level
+    switch, bits with the best transmitted vector count, that count); bits include the
+    table bit and the signs, 0 for a block of zeros.
+    """
+    n = x.shape[0]
+    coef_len, rl_sym = tabs[9], tabs[10]
+    mag = np.empty(n, np.float64)
+    nonzero = False
+    for k in range(n):
+        mag[k] = abs(x[k]) * inv_step
+        m = np.int64(np.floor(mag[k] + 0.5))
+        q[k] = m if x[k] >= 0 else -m
+        nonzero = nonzero or m != 0
+    if lam > 0 and nonzero:
+        _rdo(q, mag, lam, coef_len, rl_sym)
+    err = 0.0
+    nonzero = False
+    for k in range(n):
+        err += (mag[k] - abs(q[k])) ** 2
+        nonzero = nonzero or q[k] != 0
+    if not nonzero:
+        return err, 0, 0, 0
+    groups = n >> 2
+    vec = np.zeros(groups + 1, np.int64)
+    for g in range(groups):
+        vec[g + 1] = vec[g] + _group_bits(q, 4 * g, tabs)
+    rl0 = np.empty(groups + 1, np.int64)
+    rl1 = np.empty(groups + 1, np.int64)
+    _rl_from_starts(q, 0, coef_len, rl_sym, rl0)
+    _rl_from_starts(q, 1, coef_len, rl_sym, rl1)
+    best, best_s = -1, 0
+    for g in range(groups + 1):
+        bits = vec[g] + min(rl0[g], rl1[g])
+        if best < 0 or bits < best:
+            best, best_s = bits, 4 * g
+    auto = _vector_end(q) >> 2
+    return err, 1 + vec[auto] + min(rl0[auto], rl1[auto]), 1 + best, best_s
+
+
+@nb.njit(cache=True, nogil=True)
+def _nvec_width(size):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Bits of a transmitted vector count (count / 4) for a subframe of ``size``."""
+    width = 0
+    while (1 << width) <= (size + 3) // 4:
+        width += 1
+    return width
+
+
+@nb.njit(cache=True, nogil=True)
+def _code_subframe(x, qstep, lam, tabs, q, nvec):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Quantise one subframe of every channel (``x``: (C, L)) into ``q`` (C, L) and choose
+    between the automatic switch and transmitted vector counts by their real bits
+    (``nvec`` (C,) gets the counts or -1). Returns (squared error in steps, bits of the
+    coefficients and the vector-count field)."""
+    channels, size = x.shape
+    inv = 10.0 ** (-qstep / 20.0)
+    err, auto, sent = 0.0, 0, channels * _nvec_width(size)
+    for c in range(channels):
+        e, a, s, n = _code_block(x[c], inv, lam, tabs, q[c])
+        err += e
+        auto += a
+        sent += s
+        nvec[c] = n
+    if auto <= sent:
+        nvec[:] = -1
+        return err, auto
+    return err, sent
+
+
+@nb.njit(cache=True, nogil=True)
+def _block_costs(x, qstep, lam, weight, tabs, cost):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Rate-distortion cost of candidate blocks ``x`` (B, C, L) at quant steps ``qstep`` (B,):
+    ``weight`` x squared error (steps) + ``lam`` x bits (coefficients and the subframe's
+    own header) into ``cost`` (B,)."""
+    blocks, channels, size = x.shape
+    q = np.empty((channels, size), np.int64)
+    nvec = np.empty(channels, np.int64)
+    for b in range(blocks):
+        err, bits = _code_subframe(x[b], qstep[b], lam, tabs, q, nvec)
+        header = 2 + channels + (1 + 6 + channels if bits > 0 else 0)
+        cost[b] = weight * err + lam * (bits + header)
+
+
+@nb.njit(cache=True, nogil=True)
+def _encode_ext_frames(out, nbits, x, sizes, qstep, lam, sf, skips, bands, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Encode extended-syntax XMA frames: ``x`` (F, C, 512) coefficients with subframes
+    back to back, ``sizes`` (F, 4) their lengths (0 = none), ``qstep`` (F, 4) quant step per
+    subframe; writes ``out[f]`` and ``nbits[f]`` as :func:`_encode_frames`."""
+    scratch = np.zeros(_SCRATCH_BYTES, np.uint8)
+    width = out.shape[1]
+    frames, channels, _ = x.shape
+    q = np.empty((channels, FRAME_SAMPLES), np.int64)
+    nvec = np.empty((4, channels), np.int64)
+    steps = np.empty((4, channels), np.int64)
+    for f in range(frames):
+        lo = 0
+        for s in range(4):
+            size = sizes[f, s]
+            if size == 0:
+                break
+            _code_subframe(x[f, :, lo : lo + size], qstep[f, s], lam, tabs, q[:, lo : lo + size], nvec[s])
+            steps[s, :] = qstep[f, s]
+            lo += size
+        scratch[:] = 0
+        nbits[f] = _encode_frame(scratch, q, sizes[f], steps, sf, nvec, bands, skips[f, 0], skips[f, 1], tabs)
+        out[f, :] = scratch[:width]
+
+
+_SIZE_DB = {512: 6, 256: 3, 128: 0}  # quant step offset: equal noise per sample across block lengths
+_TILE_BITS = (1, 4, 4, 6, 4, 6)  # tile-header codes of each of TILINGS
+
+
+class _ExtStream:
+    """One XMA stream for the extended syntax: adaptive tiling, flat scale factors."""
+
+    def __init__(self, pcm: np.ndarray, sample_rate: int) -> None:
+        self.sample_rate = sample_rate
+        self.channels = pcm.shape[1]
+        self.n_frames = frames_for(len(pcm))
+        self.models = []
+        for c in range(self.channels):
+            model = np.zeros(FRAME_SAMPLES * self.n_frames + 2 * FRAME_SAMPLES, np.float64)
+            model[MODEL_OFFSET : MODEL_OFFSET + len(pcm)] = pcm[:, c]
+            self.models.append(model)
+        # candidate blocks for the tiling decision (symmetric windows): (size, offset) -> (F, C, size)
+        self.candidates: dict[tuple[int, int], np.ndarray] = {}
+        frame_starts = FRAME_SAMPLES * np.arange(self.n_frames) + FRAME_SAMPLES // 2
+        for size, offsets in ((512, (0,)), (256, (0, 128, 256)), (128, (0, 128, 256, 384))):
+            for o in offsets:
+                starts = frame_starts + o
+                full = np.full(self.n_frames, size, np.int64)
+                per_channel = [np.stack(analyse_blocks(m, starts, full, full, full)) for m in self.models]
+                self.candidates[(size, o)] = np.stack(per_channel, axis=1)
+        bands = _bands(sample_rate)
+        self.sf_bits = {512: 2 + int(bands[0]), 256: 2 + int(bands[1]), 128: 2 + int(bands[2])}
+
+    def tiling(self, level: np.ndarray, lam: float) -> np.ndarray:
+        """Per XMA frame the index into :data:`TILINGS` of least rate-distortion cost at ``level``."""
+        tabs = _coding_tables()
+        cost: dict[tuple[int, int], np.ndarray] = {}
+        for (size, o), x in self.candidates.items():
+            c = np.empty(self.n_frames)
+            weight = 10 ** (_SIZE_DB[size] / 10) * SUBFRAME / size
+            _block_costs(x, (level + _SIZE_DB[size]).astype(np.float64), lam, weight, tabs, c)
+            cost[(size, o)] = c
+        totals = []
+        for tiling, tile_bits in zip(TILINGS, _TILE_BITS):
+            total = lam * (tile_bits + self.channels * self.sf_bits[tiling[0]])
+            o = 0
+            for size in tiling:
+                total = total + cost[(size, o)]
+                o += size
+            totals.append(total)
+        return np.argmin(np.stack(totals), axis=0)
+
+    def encode(self, level: np.ndarray, last_skip: int, lam: float) -> tuple[np.ndarray, np.ndarray]:
+        """XMA frame bytes (F, bytes) and lengths (bits) at per-XMA-frame levels (dB)."""
+        tabs = _coding_tables()
+        level = level.copy()
+        skips = -np.ones((self.n_frames, 2), np.int64)
+        skips[0, 0] = 512
+        if last_skip > 0:
+            skips[-1, 1] = last_skip
+        sf = np.full((self.channels, FRAME_SAMPLES), _SF_TOP, np.int64)
+        while True:
+            tiling = self.tiling(level, lam)
+            starts, sizes = layout(tiling)
+            left, right = block_windows(sizes)
+            x = np.stack(
+                [np.concatenate(analyse_blocks(m, starts, sizes, left, right)) for m in self.models], axis=0
+            )
+            x = x.reshape(self.channels, self.n_frames, FRAME_SAMPLES).transpose(1, 0, 2).copy()
+            table = np.zeros((self.n_frames, 4), np.int64)
+            steps = np.zeros((self.n_frames, 4), np.int64)
+            for f, t in enumerate(tiling):
+                for s, size in enumerate(TILINGS[int(t)]):
+                    table[f, s] = size
+                    steps[f, s] = level[f] + _SIZE_DB[size]
+            out = np.zeros((self.n_frames, _MAX_FRAME_BITS // 8 + 64), np.uint8)
+            nbits = np.zeros(self.n_frames, np.int64)
+            _encode_ext_frames(out, nbits, x, table, steps, lam, sf, skips, _bands(self.sample_rate), tabs)
+            over = nbits > _MAX_FRAME_BITS
+            if not over.any():
+                return out, nbits
+            level[over] += 1
 
 
 def _packetise(frames: np.ndarray, nbits: np.ndarray) -> list[bytes]:
@@ -747,6 +1043,7 @@ def encode_xma2(
     shaping: float = 0.1,
     rounding: float = 0.5,
     rdo: float = 0.1,
+    syntax: str = "microsoft",
 ) -> Xma2Encoding:
     """Encode float PCM to XMA2 packets.
 
@@ -773,6 +1070,15 @@ def encode_xma2(
         of the run-level part is lowered by one (1 -> 0 joins two zero runs) when that
         adds less squared error than ``rdo`` x the bits it saves, counted with the
         real code lengths of coefficient table 1. 0 = plain rounding.
+    syntax:
+        ``"microsoft"`` (default): the subset Microsoft's encoder writes (4 x 128
+        subframes, automatic vector/run-level switch, band scale factors). ``"extended"``:
+        valid XMA2 syntax that FFmpeg decodes but Microsoft's encoder was never seen to
+        write (console acceptance unknown): per XMA frame the subframe tiling (512, 256,
+        128 mixes) and per subframe the vector-coded count (sent, or the automatic
+        switch) of least rate-distortion cost with the real code lengths, flat scale
+        factors (``shaping`` and ``rounding`` do not apply; ``rdo`` is also the
+        tiling decision's bits-to-error weight).
 
     Raises
     ------
@@ -782,12 +1088,28 @@ def encode_xma2(
     arr = _check_input(pcm, sample_rate)
     if level is None and (bitrate is None or not np.isfinite(bitrate) or bitrate <= 0):
         raise InputError(f"XMA2 bitrate must be a positive number of kbit/s, got {bitrate!r}")
+    if syntax not in SYNTAXES:
+        raise InputError(f"XMA2 syntax must be one of {', '.join(SYNTAXES)}, got {syntax!r}")
     split = xma_stream_channels(arr.shape[1])
-    streams = []
+    streams: list[_Stream | _ExtStream] = []
     col = 0
     for ch in split:
-        streams.append(_Stream(arr[:, col : col + ch], int(sample_rate), shaping))
+        part = arr[:, col : col + ch]
+        streams.append(
+            _Stream(part, int(sample_rate), shaping)
+            if syntax == "microsoft"
+            else _ExtStream(part, int(sample_rate))
+        )
         col += ch
+    # Microsoft-subset XMA frames depend only on their own level (mixed levels are spliced from
+    # uniform encodes); extended ones also on their neighbours' tilings (encoded as a whole)
+    splice = syntax == "microsoft"
+
+    def encode(s: _Stream | _ExtStream, lv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if isinstance(s, _Stream):
+            return _encode_stream_frames(s, lv, last_skip, rounding, rdo)
+        return s.encode(lv, last_skip, rdo)
+
     n_samples = arr.shape[0]
     n_frames = frames_for(n_samples)
     last_skip = end_skip(n_samples)
@@ -802,7 +1124,7 @@ def encode_xma2(
         if lv in sizes and (lv in coded or not need_bytes):
             return
         full = np.full(n_frames, lv, np.int64)
-        res = [_encode_stream_frames(s, full, last_skip, rounding, rdo) for s in streams]
+        res = [encode(s, full) for s in streams]
         sizes[lv] = [nb_ for _, nb_ in res]
         coded[lv] = [out for out, _ in res]
         while len(coded) > 3:
@@ -819,6 +1141,8 @@ def encode_xma2(
 
     def frame_bits(lv: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         values = [int(v) for v in np.unique(lv)]
+        if not splice and len(values) > 1:
+            return [encode(s, lv) for s in streams]
         for v in values:
             uniform(v, True)
         result = []
