@@ -760,14 +760,15 @@ def _group_bits(q, g, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
 
 
 @nb.njit(cache=True, nogil=True)
-def _rl_from_starts(q, t, coef_len, rl_sym, out):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _rl_from_starts(q, t, coef_len, rl_sym, nz, m, suffix, out):  # type: ignore[no-untyped-def]  # pragma: no cover
     """``out[s // 4]`` = bits of the run-level part of ``q[s:]`` (table ``t``) for every
-    ``s = 0, 4, ..., len(q)`` (0 for the empty part)."""
+    ``s = 0, 4, ..., len(q)`` (0 for the empty part); ``nz[:m]`` = positions of the nonzero
+    values, ``suffix`` scratch (>= m + 1)."""
     n = q.shape[0]
     esc = _escape_bits(n)
-    nz = np.flatnonzero(q)
-    m = nz.shape[0]
-    suffix = np.zeros(m + 1, np.int64)  # bits of nonzeros i.. with runs from their predecessor
+    suffix[m] = 0  # suffix[i]: bits of nonzeros i.. with runs from their predecessor
+    if m > 0:
+        suffix[m - 1] = 0
     for i in range(m - 1, 0, -1):
         suffix[i] = suffix[i + 1] + _sym_bits(t, nz[i] - nz[i - 1] - 1, abs(q[nz[i]]), esc, coef_len, rl_sym)
     eob = coef_len[t, 1] if m == 0 or nz[m - 1] != n - 1 else 0
@@ -784,17 +785,17 @@ def _rl_from_starts(q, t, coef_len, rl_sym, out):  # type: ignore[no-untyped-def
 
 
 @nb.njit(cache=True, nogil=True)
-def _code_block(x, inv_step, lam, tabs, q):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _code_block(x, inv_step, lam, tabs, q, scratch):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Quantise one channel's block ``x`` into ``q`` and price its coding.
 
     Rounds ``|x| * inv_step`` to nearest, then runs the rate-distortion pass (``lam``).
     Returns (squared error in quantiser steps, bits with the automatic vector/run-level
     switch, bits with the best transmitted vector count, that count); bits include the
-    table bit and the signs, 0 for a block of zeros.
+    table bit and the signs, 0 for a block of zeros. ``scratch``: :func:`_block_scratch`.
     """
     n = x.shape[0]
     coef_len, rl_sym = tabs[9], tabs[10]
-    mag = np.empty(n, np.float64)
+    mag, vec, rl0, rl1, nz, suffix = scratch
     nonzero = False
     for k in range(n):
         mag[k] = abs(x[k]) * inv_step
@@ -804,20 +805,20 @@ def _code_block(x, inv_step, lam, tabs, q):  # type: ignore[no-untyped-def]  # p
     if lam > 0 and nonzero:
         _rdo(q, mag, lam, coef_len, rl_sym)
     err = 0.0
-    nonzero = False
+    m = 0
     for k in range(n):
         err += (mag[k] - abs(q[k])) ** 2
-        nonzero = nonzero or q[k] != 0
-    if not nonzero:
+        if q[k] != 0:
+            nz[m] = k
+            m += 1
+    if m == 0:
         return err, 0, 0, 0
     groups = n >> 2
-    vec = np.zeros(groups + 1, np.int64)
+    vec[0] = 0
     for g in range(groups):
         vec[g + 1] = vec[g] + _group_bits(q, 4 * g, tabs)
-    rl0 = np.empty(groups + 1, np.int64)
-    rl1 = np.empty(groups + 1, np.int64)
-    _rl_from_starts(q, 0, coef_len, rl_sym, rl0)
-    _rl_from_starts(q, 1, coef_len, rl_sym, rl1)
+    _rl_from_starts(q, 0, coef_len, rl_sym, nz, m, suffix, rl0)
+    _rl_from_starts(q, 1, coef_len, rl_sym, nz, m, suffix, rl1)
     best, best_s = -1, 0
     for g in range(groups + 1):
         bits = vec[g] + min(rl0[g], rl1[g])
@@ -825,6 +826,20 @@ def _code_block(x, inv_step, lam, tabs, q):  # type: ignore[no-untyped-def]  # p
             best, best_s = bits, 4 * g
     auto = _vector_end(q) >> 2
     return err, 1 + vec[auto] + min(rl0[auto], rl1[auto]), 1 + best, best_s
+
+
+@nb.njit(cache=True, nogil=True)
+def _block_scratch():  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Work arrays of :func:`_code_block` for blocks of up to 512 coefficients."""
+    n = FRAME_SAMPLES
+    return (
+        np.empty(n, np.float64),
+        np.empty(n // 4 + 1, np.int64),
+        np.empty(n // 4 + 1, np.int64),
+        np.empty(n // 4 + 1, np.int64),
+        np.empty(n, np.int64),
+        np.empty(n + 1, np.int64),
+    )
 
 
 @nb.njit(cache=True, nogil=True)
@@ -837,7 +852,7 @@ def _nvec_width(size):  # type: ignore[no-untyped-def]  # pragma: no cover
 
 
 @nb.njit(cache=True, nogil=True)
-def _code_subframe(x, qstep, lam, tabs, q, nvec):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _code_subframe(x, qstep, lam, tabs, q, nvec, scratch):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Quantise one subframe of every channel (``x``: (C, L)) into ``q`` (C, L) and choose
     between the automatic switch and transmitted vector counts by their real bits
     (``nvec`` (C,) gets the counts or -1). Returns (squared error in steps, bits of the
@@ -846,7 +861,7 @@ def _code_subframe(x, qstep, lam, tabs, q, nvec):  # type: ignore[no-untyped-def
     inv = 10.0 ** (-qstep / 20.0)
     err, auto, sent = 0.0, 0, channels * _nvec_width(size)
     for c in range(channels):
-        e, a, s, n = _code_block(x[c], inv, lam, tabs, q[c])
+        e, a, s, n = _code_block(x[c], inv, lam, tabs, q[c], scratch)
         err += e
         auto += a
         sent += s
@@ -865,8 +880,9 @@ def _block_costs(x, qstep, lam, weight, tabs, cost):  # type: ignore[no-untyped-
     blocks, channels, size = x.shape
     q = np.empty((channels, size), np.int64)
     nvec = np.empty(channels, np.int64)
+    scratch = _block_scratch()
     for b in range(blocks):
-        err, bits = _code_subframe(x[b], qstep[b], lam, tabs, q, nvec)
+        err, bits = _code_subframe(x[b], qstep[b], lam, tabs, q, nvec, scratch)
         header = 2 + channels + (1 + 6 + channels if bits > 0 else 0)
         cost[b] = weight * err + lam * (bits + header)
 
@@ -882,13 +898,16 @@ def _encode_ext_frames(out, nbits, x, sizes, qstep, lam, sf, skips, bands, tabs)
     q = np.empty((channels, FRAME_SAMPLES), np.int64)
     nvec = np.empty((4, channels), np.int64)
     steps = np.empty((4, channels), np.int64)
+    work = _block_scratch()
     for f in range(frames):
         lo = 0
         for s in range(4):
             size = sizes[f, s]
             if size == 0:
                 break
-            _code_subframe(x[f, :, lo : lo + size], qstep[f, s], lam, tabs, q[:, lo : lo + size], nvec[s])
+            _code_subframe(
+                x[f, :, lo : lo + size], qstep[f, s], lam, tabs, q[:, lo : lo + size], nvec[s], work
+            )
             steps[s, :] = qstep[f, s]
             lo += size
         scratch[:] = 0
@@ -919,7 +938,9 @@ class _ExtStream:
             for o in offsets:
                 starts = frame_starts + o
                 full = np.full(self.n_frames, size, np.int64)
-                per_channel = [np.stack(analyse_blocks(m, starts, full, full, full)) for m in self.models]
+                per_channel = [
+                    analyse_blocks(m, starts, full, full, full).reshape(-1, size) for m in self.models
+                ]
                 self.candidates[(size, o)] = np.stack(per_channel, axis=1)
         bands = _bands(sample_rate)
         self.sf_bits = {512: 2 + int(bands[0]), 256: 2 + int(bands[1]), 128: 2 + int(bands[2])}
@@ -956,9 +977,7 @@ class _ExtStream:
             tiling = self.tiling(level, lam)
             starts, sizes = layout(tiling)
             left, right = block_windows(sizes)
-            x = np.stack(
-                [np.concatenate(analyse_blocks(m, starts, sizes, left, right)) for m in self.models], axis=0
-            )
+            x = np.stack([analyse_blocks(m, starts, sizes, left, right) for m in self.models])
             x = x.reshape(self.channels, self.n_frames, FRAME_SAMPLES).transpose(1, 0, 2).copy()
             table = np.zeros((self.n_frames, 4), np.int64)
             steps = np.zeros((self.n_frames, 4), np.int64)

@@ -86,8 +86,8 @@ def layout(tiling: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def analyse_blocks(
     model: np.ndarray, starts: np.ndarray, sizes: np.ndarray, left: np.ndarray, right: np.ndarray
-) -> list[np.ndarray]:
-    """Coefficients (decoder scale) of blocks of one channel, in the order given.
+) -> np.ndarray:
+    """Coefficients (decoder scale) of blocks of one channel, back to back in the order given.
 
     Parameters
     ----------
@@ -100,8 +100,14 @@ def analyse_blocks(
         Block lengths, samples (128, 256 or 512).
     left, right:
         Slope lengths of each block's window, samples (:func:`block_windows`).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``sum(sizes)`` coefficients: block ``i``'s at ``sum(sizes[:i])``.
     """
-    out: list[np.ndarray] = [np.empty(0)] * len(sizes)
+    out = np.empty(int(np.sum(sizes)))
+    first = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     keys = np.stack([sizes, left, right], axis=1)
     for key in np.unique(keys, axis=0):
         size, lft, rgt = (int(v) for v in key)
@@ -110,7 +116,6 @@ def analyse_blocks(
         segs = model[origin[:, None] + np.arange(2 * size)[None, :]] * _window(size, lft, rgt)
         a, b, c, d = (segs[:, i * size // 2 : (i + 1) * size // 2] for i in range(4))
         folded = np.concatenate([-c[:, ::-1] - d, a - b[:, ::-1]], axis=1)
-        coeffs = scipy.fft.dct(folded, type=4, axis=1) * -16384.0  # -32768 x (DCT-IV / 2)
-        for j, i in enumerate(idx):
-            out[i] = coeffs[j]
+        # decoder scale: -32768 x the MDCT = -32768 x (DCT-IV of the folded input) / 2
+        out[first[idx][:, None] + np.arange(size)[None, :]] = scipy.fft.dct(folded, type=4, axis=1) * -16384.0
     return out
