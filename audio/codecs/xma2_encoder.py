@@ -4,22 +4,22 @@ The subset of ``shared/specs/xma2-encoding.md`` section 12, copying the choices 
 Microsoft's encoder was observed to make (section 11), because those are the only ones
 known to occur in real console data:
 
-- every frame is four 128-sample subframes with one layout for all channels
+- every XMA frame is four 128-sample subframes with one layout for all channels
   (tile header ``1 11 11 11``), DRC gain 0, post-processing off, the skipped bit 1;
 - no extended subframe header, no vector-count field (tnv 0: the decoder switches to
   run-level coding by itself), no channel transform (stereo is two independent
   channels, ``10``), per-channel quantisation through the step modifiers;
-- scale factors with step 2 dB: one DPCM set per frame and channel in the first
+- scale factors with step 2 dB: one DPCM set per XMA frame and channel in the first
   subframe that carries coefficients, reused by the later subframes; the set follows
   the band energies (``shaping`` x their level in dB), so quiet bands get finer steps;
 - per channel and subframe the cheaper of the two coefficient tables;
-- start skip 512 in the first frame and end skip ``512 N - 384 - S`` in the last, so a
-  decoder outputs exactly the input length; frames packed back to back, never across
-  a 64 KiB block, at most 63 frame starts per packet, 1-bit padding, packet header
-  with the correct frame count and first-frame offset, metadata 1.
+- start skip 512 in the first XMA frame and end skip ``512 N - 384 - S`` in the last, so a
+  decoder outputs exactly the input length; XMA frames packed back to back, never across
+  a 64 KiB block, at most 63 XMA frame starts per packet, 1-bit padding, packet header
+  with the correct XMA frame count and first-XMA-frame offset, metadata 1.
 
 The bitrate target (kbit/s, counted in whole packets) is met by searching a global
-quantiser level in 1 dB steps (then per-frame refinement between two neighbouring
+quantiser level in 1 dB steps (then per-XMA-frame refinement between two neighbouring
 levels); the coefficients are rounded to nearest and then lowered where a
 rate-distortion test with the real code lengths says the bits are worth more than the
 error (``rdo``). The forward transform is the exact adjoint of the decoder's windowed IMDCT
@@ -39,12 +39,12 @@ import numpy as np
 from audio.codecs import xma2_tables as T
 from audio.codecs.xma import XMA_PACKET_SIZE, XmaPacketHeader, xma_stream_channels
 from audio.codecs.xma2_bitstream import (
-    FRAME_LENGTH_BITS,
-    FRAME_SAMPLES,
-    MAX_FRAMES_PER_PACKET,
+    MAX_XMA_FRAMES_PER_PACKET,
     PACKET_BITS,
     PACKETS_PER_BLOCK,
     PAYLOAD_BITS,
+    XMA_FRAME_LENGTH_BITS,
+    XMA_FRAME_SAMPLES,
     band_edges,
     vlc_tables,
 )
@@ -57,14 +57,14 @@ __all__ = [
     "MIN_RATE",
     "MAX_RATE",
     "Xma2Encoding",
-    "frames_for",
+    "xma_frames_for",
     "end_skip",
     "analysis",
     "encode_xma2",
 ]
 
 SUBFRAME = 128
-"""Subframe (block) length of this encoder, samples (four per frame)."""
+"""Subframe (block) length of this encoder, samples (four per XMA frame)."""
 SYNTAXES = ("microsoft", "extended")
 """Values of :func:`encode_xma2`'s ``syntax``."""
 MIN_RATE = 1000
@@ -73,9 +73,9 @@ MAX_RATE = 96000
 """Highest sample rate accepted, Hz (the spec's checks cover up to 96 kHz)."""
 _SF_STEP = 2
 _SF_TOP = 22  # 45 // sf_step: the DPCM start value, used as every set's maximum
-_SF_RANGE = 15  # scale factors span at most 15 steps (30 dB) below the frame's loudest band
-_MAX_FRAME_BITS = (1 << FRAME_LENGTH_BITS) - 1
-_SCRATCH_BYTES = 1 << 15  # > the longest frame the syntax can produce at 2 channels
+_SF_RANGE = 15  # scale factors span at most 15 steps (30 dB) below the XMA frame's loudest band
+_MAX_XMA_FRAME_BITS = (1 << XMA_FRAME_LENGTH_BITS) - 1
+_SCRATCH_BYTES = 1 << 15  # > the longest XMA frame the syntax can produce at 2 channels
 _LEVEL_LO, _LEVEL_HI = -40, 200
 _LEVEL_GUESS = 60  # first level the bitrate search tries, dB
 _LOG_RATE_PER_DB = -0.05  # d ln(kbit/s) / d level before two levels were measured
@@ -96,8 +96,8 @@ class Xma2Encoding:
         Hz.
     num_samples:
         Input samples per channel; a decoder applying the trims outputs exactly this.
-    frames:
-        XMA frames per stream (``512 * frames`` = the containers' raw sample count).
+    xma_frames:
+        XMA frames per stream (``512 * xma_frames`` = the containers' raw sample count).
     level:
         The global quantiser level chosen (dB; lower = finer).
     """
@@ -106,13 +106,13 @@ class Xma2Encoding:
     stream_channels: list[int]
     sample_rate: int
     num_samples: int
-    frames: int
+    xma_frames: int
     level: int
 
     def seek_table(self, stream: int = 0) -> tuple[int, ...]:
-        """Cumulative raw samples (512 x frames started) at the end of each 64 KiB block.
+        """Cumulative raw samples (512 x XMA frames started) at the end of each 64 KiB block.
 
-        The last entry is ``512 * frames``, as in Microsoft's XWB/RIFF seek tables.
+        The last entry is ``512 * xma_frames``, as in Microsoft's XWB/RIFF seek tables.
 
         Parameters
         ----------
@@ -123,7 +123,9 @@ class Xma2Encoding:
         packets = self.streams[stream]
         for b in range(0, len(packets), PACKETS_PER_BLOCK):
             for p in packets[b : b + PACKETS_PER_BLOCK]:
-                total += FRAME_SAMPLES * XmaPacketHeader.unpack(int.from_bytes(p[:4], "big")).frame_count
+                total += (
+                    XMA_FRAME_SAMPLES * XmaPacketHeader.unpack(int.from_bytes(p[:4], "big")).xma_frame_count
+                )
             out.append(total)
         return tuple(out)
 
@@ -136,7 +138,7 @@ class Xma2Encoding:
         return sum(len(s) for s in self.streams) * XMA_PACKET_SIZE * 8 / seconds / 1000
 
 
-def frames_for(num_samples: int) -> int:
+def xma_frames_for(num_samples: int) -> int:
     """XMA frames needed for ``num_samples`` samples: ``ceil((S + 384) / 512)``.
 
     Parameters
@@ -144,18 +146,18 @@ def frames_for(num_samples: int) -> int:
     num_samples:
         Samples of one channel.
     """
-    return -(-(num_samples + 384) // FRAME_SAMPLES)
+    return -(-(num_samples + 384) // XMA_FRAME_SAMPLES)
 
 
 def end_skip(num_samples: int) -> int:
-    """End skip of the last frame, samples: ``512 N - 384 - S`` (0..511).
+    """End skip of the last XMA frame, samples: ``512 N - 384 - S`` (0..511).
 
     Parameters
     ----------
     num_samples:
         Samples of one channel.
     """
-    return FRAME_SAMPLES * frames_for(num_samples) - 384 - num_samples
+    return XMA_FRAME_SAMPLES * xma_frames_for(num_samples) - 384 - num_samples
 
 
 @cache
@@ -169,9 +171,9 @@ def _mdct_basis() -> np.ndarray:
 
 
 def analysis(pcm: np.ndarray) -> np.ndarray:
-    """MDCT coefficients of one channel, shape (frames, 4, 128), decoder scale.
+    """MDCT coefficients of one channel, shape (XMA frames, 4, 128), decoder scale.
 
-    The input sits at model time 576; block ``j`` (4 per frame) has its 256-sample
+    The input sits at model time 576; block ``j`` (4 per XMA frame) has its 256-sample
     window starting at model time ``128 j + 192``.
 
     Parameters
@@ -179,12 +181,12 @@ def analysis(pcm: np.ndarray) -> np.ndarray:
     pcm:
         One channel of float samples (full scale 1.0).
     """
-    n_frames = frames_for(len(pcm))
-    model = np.zeros(FRAME_SAMPLES * n_frames + 320, np.float64)
+    n_xma_frames = xma_frames_for(len(pcm))
+    model = np.zeros(XMA_FRAME_SAMPLES * n_xma_frames + 320, np.float64)
     model[576 : 576 + len(pcm)] = pcm
     blocks = np.lib.stride_tricks.sliding_window_view(model[192:], 2 * SUBFRAME)[::SUBFRAME]
-    coeffs = blocks[: 4 * n_frames] @ _mdct_basis()
-    return coeffs.reshape(n_frames, 4, SUBFRAME)
+    coeffs = blocks[: 4 * n_xma_frames] @ _mdct_basis()
+    return coeffs.reshape(n_xma_frames, 4, SUBFRAME)
 
 
 # ---------------------------------------------------------------- numba tables
@@ -445,7 +447,7 @@ def _put_quant(buf, pos, s):  # type: ignore[no-untyped-def]  # pragma: no cover
 
 
 @nb.njit(cache=True, nogil=True)
-def _encode_frame(buf, q, sizes, qstep, sf, nvec, bands, start_skip, end_skip_, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _encode_xma_frame(buf, q, sizes, qstep, sf, nvec, bands, start_skip, end_skip_, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Write one XMA frame at bit 0 of the zeroed ``buf``; returns its length in bits.
 
     q: (C, 512) int64 quantised coefficients, subframes back to back; sizes: subframe
@@ -458,13 +460,13 @@ def _encode_frame(buf, q, sizes, qstep, sf, nvec, bands, start_skip, end_skip_, 
     """
     scale_code, scale_len = tabs[0], tabs[1]
     channels = q.shape[0]
-    pos = FRAME_LENGTH_BITS
+    pos = XMA_FRAME_LENGTH_BITS
     pos = _put(buf, pos, 1, 1)  # one subframe layout for all channels
     offset = 0
     for size in sizes:
         if size == 0:
             break
-        if offset != FRAME_SAMPLES - 128:
+        if offset != XMA_FRAME_SAMPLES - 128:
             pos = _put(buf, pos, 0 if size == 512 else (2 if size == 256 else 3), 1 if size == 512 else 2)
         offset += size
     if channels == 2:
@@ -557,14 +559,14 @@ def _encode_frame(buf, q, sizes, qstep, sf, nvec, bands, start_skip, end_skip_, 
     pos = _put(buf, pos, 1, 1)  # the bit decoders skip
     pos = _put(buf, pos, 0, 1)  # trailer (set by the packetiser)
     # XMA frame length prefix
-    for i in range(FRAME_LENGTH_BITS):
-        if (pos >> (FRAME_LENGTH_BITS - 1 - i)) & 1:
+    for i in range(XMA_FRAME_LENGTH_BITS):
+        if (pos >> (XMA_FRAME_LENGTH_BITS - 1 - i)) & 1:
             buf[i >> 3] |= 0x80 >> (i & 7)
     return pos
 
 
 @nb.njit(cache=True, nogil=True)
-def _encode_frames(out, nbits, q, qstep, sf, skips, bands, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _encode_xma_frames(out, nbits, q, qstep, sf, skips, bands, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Encode Microsoft-subset XMA frames (4 x 128): ``out[f]`` gets XMA frame f's bytes,
     ``nbits[f]`` its length (bits).
 
@@ -575,7 +577,7 @@ def _encode_frames(out, nbits, q, qstep, sf, skips, bands, tabs):  # type: ignor
     channels = q.shape[2]
     sizes = np.full(4, SUBFRAME, np.int64)
     nvec = -np.ones((4, channels), np.int64)
-    flat = np.empty((channels, FRAME_SAMPLES), np.int64)
+    flat = np.empty((channels, XMA_FRAME_SAMPLES), np.int64)
     steps = np.empty((4, channels), np.int64)
     for f in range(q.shape[0]):
         for s in range(4):
@@ -583,7 +585,7 @@ def _encode_frames(out, nbits, q, qstep, sf, skips, bands, tabs):  # type: ignor
                 flat[c, s * SUBFRAME : (s + 1) * SUBFRAME] = q[f, s, c]
                 steps[s, c] = qstep[f, c]
         scratch[:] = 0
-        nbits[f] = _encode_frame(
+        nbits[f] = _encode_xma_frame(
             scratch, flat, sizes, steps, sf[f], nvec, bands, skips[f, 0], skips[f, 1], tabs
         )
         out[f, :] = scratch[:width]
@@ -622,13 +624,13 @@ class _Stream:
         sf_abs = np.maximum(sf_abs, top - _SF_RANGE)
         self.sf = _SF_TOP + sf_abs - top  # (F, C, bands), maximum _SF_TOP
         self.top = top[..., 0]  # (F, C) in sf steps
-        # per-coefficient step exponent relative to the frame's level: 2 dB x (sf - top)
+        # per-coefficient step exponent relative to the XMA frame's level: 2 dB x (sf - top)
         self.band_db = (_SF_STEP * (self.sf - _SF_TOP))[..., band_of]  # (F, C, 128)
 
     def quantise(self, level: np.ndarray, rounding: float, lam: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """Quantised coefficients (F, 4, C, 128) and per-channel quant steps (F, C).
 
-        ``level`` (F,): global quantiser level per frame, dB. A band's step is
+        ``level`` (F,): global quantiser level per XMA frame, dB. A band's step is
         ``level + 2 dB x sf_abs``; the transmitted quant step is ``level + 2 top``.
         """
         qstep = (level[:, None] + _SF_STEP * self.top).astype(np.int64)
@@ -640,10 +642,10 @@ class _Stream:
 
 @nb.njit(cache=True, nogil=True)
 def _quantise(coeffs, qstep, band_db, rounding, lam, coef_len, rl_sym, q):  # type: ignore[no-untyped-def]  # pragma: no cover
-    frames, subs, channels, n = coeffs.shape
+    xma_frames, subs, channels, n = coeffs.shape
     mag = np.empty(n, np.float64)
     inv = np.empty(n, np.float64)
-    for f in range(frames):
+    for f in range(xma_frames):
         for c in range(channels):
             for k in range(n):
                 inv[k] = 10.0 ** (-(qstep[f, c] + band_db[f, c, k]) / 20.0)
@@ -699,12 +701,12 @@ def _rdo(q, mag, lam, coef_len, rl_sym):  # type: ignore[no-untyped-def]  # prag
             nxt = p
 
 
-def _encode_stream_frames(
+def _encode_stream_xma_frames(
     stream: _Stream, level: np.ndarray, last_skip: int, rounding: float, lam: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Frame bytes (F, bytes) and lengths (bits) at the given per-frame levels (dB).
+    """XMA frame bytes (F, bytes) and lengths (bits) at the given per-XMA-frame levels (dB).
 
-    Frames longer than the 15-bit length field allows are re-quantised 1 dB coarser.
+    XMA frames longer than the 15-bit length field allows are re-quantised 1 dB coarser.
     """
     tabs = _coding_tables()
     level = level.copy()
@@ -713,14 +715,14 @@ def _encode_stream_frames(
     skips[0, 0] = 512
     if last_skip > 0:
         skips[n - 1, 1] = last_skip
-    out = np.zeros((n, _MAX_FRAME_BITS // 8 + 64), np.uint8)
+    out = np.zeros((n, _MAX_XMA_FRAME_BITS // 8 + 64), np.uint8)
     nbits = np.zeros(n, np.int64)
     todo = np.arange(n)
     while len(todo):
         q, qstep = stream.quantise(level, rounding, lam)
         sub_out = np.zeros((len(todo), out.shape[1]), np.uint8)
         sub_bits = np.zeros(len(todo), np.int64)
-        _encode_frames(
+        _encode_xma_frames(
             sub_out,
             sub_bits,
             q[todo],
@@ -731,7 +733,7 @@ def _encode_stream_frames(
             tabs,
         )
         out[todo], nbits[todo] = sub_out, sub_bits
-        todo = todo[sub_bits > _MAX_FRAME_BITS]
+        todo = todo[sub_bits > _MAX_XMA_FRAME_BITS]
         level[todo] += 1
     return out, nbits
 
@@ -831,7 +833,7 @@ def _code_block(x, inv_step, lam, tabs, q, scratch):  # type: ignore[no-untyped-
 @nb.njit(cache=True, nogil=True)
 def _block_scratch():  # type: ignore[no-untyped-def]  # pragma: no cover
     """Work arrays of :func:`_code_block` for blocks of up to 512 coefficients."""
-    n = FRAME_SAMPLES
+    n = XMA_FRAME_SAMPLES
     return (
         np.empty(n, np.float64),
         np.empty(n // 4 + 1, np.int64),
@@ -888,18 +890,18 @@ def _block_costs(x, qstep, lam, weight, tabs, cost):  # type: ignore[no-untyped-
 
 
 @nb.njit(cache=True, nogil=True)
-def _encode_ext_frames(out, nbits, x, sizes, qstep, lam, sf, skips, bands, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _encode_ext_xma_frames(out, nbits, x, sizes, qstep, lam, sf, skips, bands, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Encode extended-syntax XMA frames: ``x`` (F, C, 512) coefficients with subframes
     back to back, ``sizes`` (F, 4) their lengths (0 = none), ``qstep`` (F, 4) quant step per
-    subframe; writes ``out[f]`` and ``nbits[f]`` as :func:`_encode_frames`."""
+    subframe; writes ``out[f]`` and ``nbits[f]`` as :func:`_encode_xma_frames`."""
     scratch = np.zeros(_SCRATCH_BYTES, np.uint8)
     width = out.shape[1]
-    frames, channels, _ = x.shape
-    q = np.empty((channels, FRAME_SAMPLES), np.int64)
+    xma_frames, channels, _ = x.shape
+    q = np.empty((channels, XMA_FRAME_SAMPLES), np.int64)
     nvec = np.empty((4, channels), np.int64)
     steps = np.empty((4, channels), np.int64)
     work = _block_scratch()
-    for f in range(frames):
+    for f in range(xma_frames):
         lo = 0
         for s in range(4):
             size = sizes[f, s]
@@ -911,7 +913,9 @@ def _encode_ext_frames(out, nbits, x, sizes, qstep, lam, sf, skips, bands, tabs)
             steps[s, :] = qstep[f, s]
             lo += size
         scratch[:] = 0
-        nbits[f] = _encode_frame(scratch, q, sizes[f], steps, sf, nvec, bands, skips[f, 0], skips[f, 1], tabs)
+        nbits[f] = _encode_xma_frame(
+            scratch, q, sizes[f], steps, sf, nvec, bands, skips[f, 0], skips[f, 1], tabs
+        )
         out[f, :] = scratch[:width]
 
 
@@ -925,19 +929,19 @@ class _ExtStream:
     def __init__(self, pcm: np.ndarray, sample_rate: int) -> None:
         self.sample_rate = sample_rate
         self.channels = pcm.shape[1]
-        self.n_frames = frames_for(len(pcm))
+        self.n_xma_frames = xma_frames_for(len(pcm))
         self.models = []
         for c in range(self.channels):
-            model = np.zeros(FRAME_SAMPLES * self.n_frames + 2 * FRAME_SAMPLES, np.float64)
+            model = np.zeros(XMA_FRAME_SAMPLES * self.n_xma_frames + 2 * XMA_FRAME_SAMPLES, np.float64)
             model[MODEL_OFFSET : MODEL_OFFSET + len(pcm)] = pcm[:, c]
             self.models.append(model)
         # candidate blocks for the tiling decision (symmetric windows): (size, offset) -> (F, C, size)
         self.candidates: dict[tuple[int, int], np.ndarray] = {}
-        frame_starts = FRAME_SAMPLES * np.arange(self.n_frames) + FRAME_SAMPLES // 2
+        xma_frame_starts = XMA_FRAME_SAMPLES * np.arange(self.n_xma_frames) + XMA_FRAME_SAMPLES // 2
         for size, offsets in ((512, (0,)), (256, (0, 128, 256)), (128, (0, 128, 256, 384))):
             for o in offsets:
-                starts = frame_starts + o
-                full = np.full(self.n_frames, size, np.int64)
+                starts = xma_frame_starts + o
+                full = np.full(self.n_xma_frames, size, np.int64)
                 per_channel = [
                     analyse_blocks(m, starts, full, full, full).reshape(-1, size) for m in self.models
                 ]
@@ -950,7 +954,7 @@ class _ExtStream:
         tabs = _coding_tables()
         cost: dict[tuple[int, int], np.ndarray] = {}
         for (size, o), x in self.candidates.items():
-            c = np.empty(self.n_frames)
+            c = np.empty(self.n_xma_frames)
             weight = 10 ** (_SIZE_DB[size] / 10) * SUBFRAME / size
             _block_costs(x, (level + _SIZE_DB[size]).astype(np.float64), lam, weight, tabs, c)
             cost[(size, o)] = c
@@ -968,34 +972,36 @@ class _ExtStream:
         """XMA frame bytes (F, bytes) and lengths (bits) at per-XMA-frame levels (dB)."""
         tabs = _coding_tables()
         level = level.copy()
-        skips = -np.ones((self.n_frames, 2), np.int64)
+        skips = -np.ones((self.n_xma_frames, 2), np.int64)
         skips[0, 0] = 512
         if last_skip > 0:
             skips[-1, 1] = last_skip
-        sf = np.full((self.channels, FRAME_SAMPLES), _SF_TOP, np.int64)
+        sf = np.full((self.channels, XMA_FRAME_SAMPLES), _SF_TOP, np.int64)
         while True:
             tiling = self.tiling(level, lam)
             starts, sizes = layout(tiling)
             left, right = block_windows(sizes)
             x = np.stack([analyse_blocks(m, starts, sizes, left, right) for m in self.models])
-            x = x.reshape(self.channels, self.n_frames, FRAME_SAMPLES).transpose(1, 0, 2).copy()
-            table = np.zeros((self.n_frames, 4), np.int64)
-            steps = np.zeros((self.n_frames, 4), np.int64)
+            x = x.reshape(self.channels, self.n_xma_frames, XMA_FRAME_SAMPLES).transpose(1, 0, 2).copy()
+            table = np.zeros((self.n_xma_frames, 4), np.int64)
+            steps = np.zeros((self.n_xma_frames, 4), np.int64)
             for f, t in enumerate(tiling):
                 for s, size in enumerate(TILINGS[int(t)]):
                     table[f, s] = size
                     steps[f, s] = level[f] + _SIZE_DB[size]
-            out = np.zeros((self.n_frames, _MAX_FRAME_BITS // 8 + 64), np.uint8)
-            nbits = np.zeros(self.n_frames, np.int64)
-            _encode_ext_frames(out, nbits, x, table, steps, lam, sf, skips, _bands(self.sample_rate), tabs)
-            over = nbits > _MAX_FRAME_BITS
+            out = np.zeros((self.n_xma_frames, _MAX_XMA_FRAME_BITS // 8 + 64), np.uint8)
+            nbits = np.zeros(self.n_xma_frames, np.int64)
+            _encode_ext_xma_frames(
+                out, nbits, x, table, steps, lam, sf, skips, _bands(self.sample_rate), tabs
+            )
+            over = nbits > _MAX_XMA_FRAME_BITS
             if not over.any():
                 return out, nbits
             level[over] += 1
 
 
-def _packetise(frames: np.ndarray, nbits: np.ndarray) -> list[bytes]:
-    """Pack frames back to back into 2048-byte packets (block, 63-frame and trailer rules)."""
+def _packetise(xma_frames: np.ndarray, nbits: np.ndarray) -> list[bytes]:
+    """Pack XMA frames back to back into 2048-byte packets (block, 63-frame and trailer rules)."""
     n = len(nbits)
     starts = np.zeros(n, np.int64)
     pos = 0
@@ -1005,7 +1011,7 @@ def _packetise(frames: np.ndarray, nbits: np.ndarray) -> list[bytes]:
         bits = int(nbits[f])
         while True:
             packet = pos // PAYLOAD_BITS
-            if count.get(packet, 0) >= MAX_FRAMES_PER_PACKET:
+            if count.get(packet, 0) >= MAX_XMA_FRAMES_PER_PACKET:
                 pos = (packet + 1) * PAYLOAD_BITS
                 continue
             if pos // block_bits != (pos + bits - 1) // block_bits:
@@ -1018,12 +1024,12 @@ def _packetise(frames: np.ndarray, nbits: np.ndarray) -> list[bytes]:
     n_packets = max(1, -(-pos // PAYLOAD_BITS))
     payload = np.zeros(n_packets * PAYLOAD_BITS // 8, np.uint8)
     for f in range(n):
-        _copy_bits(payload, int(starts[f]), frames[f], int(nbits[f]))
-        # trailer: 1 iff the next frame starts in the packet where this one starts
+        _copy_bits(payload, int(starts[f]), xma_frames[f], int(nbits[f]))
+        # trailer: 1 iff the next XMA frame starts in the packet where this one starts
         if f + 1 < n and starts[f + 1] // PAYLOAD_BITS == starts[f] // PAYLOAD_BITS:
             p = int(starts[f] + nbits[f] - 1)
             payload[p >> 3] |= 0x80 >> (p & 7)
-    # padding = 1-bits: set every bit outside a frame
+    # padding = 1-bits: set every bit outside an XMA frame
     used = np.zeros(n_packets * PAYLOAD_BITS, bool)
     for f in range(n):
         used[starts[f] : starts[f] + nbits[f]] = True
@@ -1128,31 +1134,31 @@ def encode_xma2(
 
     def encode(s: _Stream | _ExtStream, lv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if isinstance(s, _Stream):
-            return _encode_stream_frames(s, lv, last_skip, rounding, rdo)
+            return _encode_stream_xma_frames(s, lv, last_skip, rounding, rdo)
         return s.encode(lv, last_skip, rdo)
 
     n_samples = arr.shape[0]
-    n_frames = frames_for(n_samples)
+    n_xma_frames = xma_frames_for(n_samples)
     last_skip = end_skip(n_samples)
     seconds = max(n_samples, 1) / sample_rate
 
-    # A frame's bits depend only on its own level, so each uniform level is encoded once:
-    # lengths are kept for every level tried, frame bytes for the last three.
+    # An XMA frame's bits depend only on its own level, so each uniform level is encoded once:
+    # lengths are kept for every level tried, XMA frame bytes for the last three.
     sizes: dict[int, list[np.ndarray]] = {}
     coded: OrderedDict[int, list[np.ndarray]] = OrderedDict()
 
     def uniform(lv: int, need_bytes: bool) -> None:
         if lv in sizes and (lv in coded or not need_bytes):
             return
-        full = np.full(n_frames, lv, np.int64)
+        full = np.full(n_xma_frames, lv, np.int64)
         res = [encode(s, full) for s in streams]
         sizes[lv] = [nb_ for _, nb_ in res]
         coded[lv] = [out for out, _ in res]
         while len(coded) > 3:
             coded.popitem(last=False)
 
-    def frame_sizes(lv: np.ndarray) -> list[np.ndarray]:
-        out = [np.zeros(n_frames, np.int64) for _ in streams]
+    def xma_frame_sizes(lv: np.ndarray) -> list[np.ndarray]:
+        out = [np.zeros(n_xma_frames, np.int64) for _ in streams]
         for v in np.unique(lv):
             uniform(int(v), False)
             pick = lv == v
@@ -1160,7 +1166,7 @@ def encode_xma2(
                 out[k][pick] = sizes[int(v)][k][pick]
         return out
 
-    def frame_bits(lv: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    def xma_frame_bits(lv: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         values = [int(v) for v in np.unique(lv)]
         if not splice and len(values) > 1:
             return [encode(s, lv) for s in streams]
@@ -1172,14 +1178,14 @@ def encode_xma2(
             for v in values:
                 pick = lv == v
                 out[pick] = coded[v][k][pick]
-            result.append((out, frame_sizes(lv)[k]))
+            result.append((out, xma_frame_sizes(lv)[k]))
         return result
 
     def estimate(lv: np.ndarray) -> float:
-        """kbit/s in whole packets from the frame lengths: half a frame of padding per 64 KiB
+        """kbit/s in whole packets from the XMA frame lengths: half an XMA frame of padding per 64 KiB
         block, a partly filled last packet per stream."""
         packets = 0
-        for nb_ in frame_sizes(lv):
+        for nb_ in xma_frame_sizes(lv):
             bits = int(nb_.sum())
             blocks = bits / (PACKETS_PER_BLOCK * PAYLOAD_BITS)
             padding = blocks * bits / max(len(nb_), 1) / 2
@@ -1187,27 +1193,27 @@ def encode_xma2(
         return packets * PACKET_BITS / seconds / 1000
 
     if level is not None:
-        levels = np.full(n_frames, int(level), np.int64)
+        levels = np.full(n_xma_frames, int(level), np.int64)
     else:
         assert bitrate is not None
-        levels = _search(estimate, n_frames, bitrate)
+        levels = _search(estimate, n_xma_frames, bitrate)
     while True:
-        packets = [_packetise(*fb) for fb in frame_bits(levels)]
+        packets = [_packetise(*fb) for fb in xma_frame_bits(levels)]
         kbps = sum(len(p) for p in packets) * XMA_PACKET_SIZE * 8 / seconds / 1000
         if level is not None or kbps <= bitrate or levels.min() >= _LEVEL_HI:  # type: ignore[operator]
             break
-        # the estimate was short of the packetised size: coarsen half of the finer frames
-        # (evenly spread), or every frame by 1 dB once all are at the coarsest level used
+        # the estimate was short of the packetised size: coarsen half of the finer XMA frames
+        # (evenly spread), or every XMA frame by 1 dB once all are at the coarsest level used
         fine = np.flatnonzero(levels < levels.max())
         if len(fine):
             levels = levels.copy()
             levels[fine[::2]] += 1
         else:
             levels = levels + 1
-    return Xma2Encoding(packets, split, int(sample_rate), n_samples, n_frames, int(levels.max()))
+    return Xma2Encoding(packets, split, int(sample_rate), n_samples, n_xma_frames, int(levels.max()))
 
 
-def _search(estimate, n_frames: int, bitrate: float) -> np.ndarray:  # type: ignore[no-untyped-def]
+def _search(estimate, n_xma_frames: int, bitrate: float) -> np.ndarray:  # type: ignore[no-untyped-def]
     """Per-XMA-frame levels: the finest uniform level under ``bitrate``, then the largest
     evenly spread share of XMA frames one dB finer that still fits (bisection on estimated
     sizes, which reuses the two uniform levels' sizes).
@@ -1221,7 +1227,7 @@ def _search(estimate, n_frames: int, bitrate: float) -> np.ndarray:  # type: ign
     lv, slope = _LEVEL_GUESS, _LOG_RATE_PER_DB
     last: tuple[int, float] | None = None
     while hi - lo > 1:
-        kbps = estimate(np.full(n_frames, lv, np.int64))
+        kbps = estimate(np.full(n_xma_frames, lv, np.int64))
         if kbps <= bitrate:
             hi = lv
         else:
@@ -1235,11 +1241,11 @@ def _search(estimate, n_frames: int, bitrate: float) -> np.ndarray:  # type: ign
         guess = int(np.round(lv + (np.log(bitrate) - here) / slope))
         guess = min(guess, lv - 1) if kbps <= bitrate else max(guess, lv + 1)
         lv = min(max(guess, lo + 1), hi - 1)
-    best = np.full(n_frames, hi, np.int64)
+    best = np.full(n_xma_frames, hi, np.int64)
     flo, fhi = 0.0, 1.0
     for _ in range(5):
         mid_f = (flo + fhi) / 2
-        pick = np.floor(np.arange(1, n_frames + 1) * mid_f) > np.floor(np.arange(n_frames) * mid_f)
+        pick = np.floor(np.arange(1, n_xma_frames + 1) * mid_f) > np.floor(np.arange(n_xma_frames) * mid_f)
         trial = np.where(pick, hi - 1, hi).astype(np.int64)
         if estimate(trial) <= bitrate:
             flo, best = mid_f, trial

@@ -22,7 +22,7 @@ from functools import cache
 import numpy as np
 import scipy.fft
 
-from audio.codecs.xma2_bitstream import FRAME_SAMPLES
+from audio.codecs.xma2_bitstream import XMA_FRAME_SAMPLES
 
 __all__ = ["TILINGS", "MODEL_OFFSET", "block_windows", "analyse_blocks", "layout"]
 
@@ -37,8 +37,8 @@ TILINGS: tuple[tuple[int, ...], ...] = (
 """Every split of an XMA frame into subframes (block lengths in samples, in time order)."""
 MODEL_OFFSET = 576
 """Model time of input sample 0 (the decoder drops its first XMA frame and 64 samples)."""
-_FIRST_START = FRAME_SAMPLES // 2  # model time of XMA frame 0's first block
-_DECODER_START = FRAME_SAMPLES  # the decoder's "previous block length" before the first block
+_FIRST_START = XMA_FRAME_SAMPLES // 2  # model time of XMA frame 0's first block
+_DECODER_START = XMA_FRAME_SAMPLES  # the decoder's "previous block length" before the first block
 _LAST_RIGHT = 128  # right slope of the last block: only its flat part lies before the end
 
 

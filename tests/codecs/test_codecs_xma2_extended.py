@@ -7,7 +7,7 @@ import pytest
 
 from audio.codecs.xma import decode_xma
 from audio.codecs.xma2_decoder import Xma2Frame, Xma2Stream, _Sub, decode_xma2, parse_xma2, synthesise
-from audio.codecs.xma2_encoder import encode_xma2, frames_for
+from audio.codecs.xma2_encoder import encode_xma2, xma_frames_for
 from audio.codecs.xma2_tiling import MODEL_OFFSET, TILINGS, analyse_blocks, block_windows, layout
 from audio.core.errors import InputError
 
@@ -35,21 +35,21 @@ def test_mixed_tilings_reconstruct_the_input_through_the_decoders_synthesis() ->
     (min-of-neighbours sine overlaps), give back the input at model time 576."""
     rng = np.random.default_rng(1)
     x = rng.standard_normal(5000) * 0.3
-    n = frames_for(x.size)
+    n = xma_frames_for(x.size)
     model = np.zeros(512 * n + 1024)
     model[MODEL_OFFSET : MODEL_OFFSET + x.size] = x
     tiling = rng.integers(0, len(TILINGS), n)
     starts, sizes = layout(tiling)
     left, right = block_windows(sizes)
     coeffs = iter(np.split(analyse_blocks(model, starts, sizes, left, right), np.cumsum(sizes)[:-1]))
-    frames = []
+    xma_frames = []
     for t in tiling:
         subs, offset = [], 0
         for size in TILINGS[t]:
             subs.append(_Sub(size, offset, [next(coeffs)]))
             offset += size
-        frames.append(Xma2Frame(0, 0, None, None, subs))
-    y = synthesise(Xma2Stream(frames, 1, RATE))[:, 0]
+        xma_frames.append(Xma2Frame(0, 0, None, None, subs))
+    y = synthesise(Xma2Stream(xma_frames, 1, RATE))[:, 0]
     assert np.abs(y[MODEL_OFFSET : MODEL_OFFSET + x.size] - x).max() < 1e-9
 
 
@@ -83,7 +83,7 @@ def test_extended_mode_mixes_block_lengths_and_beats_the_microsoft_subset() -> N
     default = encode_xma2(x, RATE, bitrate=48)
     ext = encode_xma2(x, RATE, bitrate=48, syntax="extended")
     assert ext.bitrate <= 48
-    lengths = {s.length for f in parse_xma2(ext.streams[0], RATE, 1).frames for s in f.subframes}
+    lengths = {s.length for f in parse_xma2(ext.streams[0], RATE, 1).xma_frames for s in f.subframes}
     assert lengths == {128, 256, 512}
     y_default = decode_xma(default.streams[0], RATE, 1)[:, 0]
     y_ext = decode_xma(ext.streams[0], RATE, 1)[:, 0]
