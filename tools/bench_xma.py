@@ -107,7 +107,8 @@ def xma2_row(x: np.ndarray, kbps: float, syntax: str) -> tuple[float, float, flo
 
 def needed(x: np.ndarray, curve: list[tuple[float, float]], target: float, syntax: str) -> str:
     """The bitrate ``syntax`` needs for ``target`` dB: interpolated on ``curve`` ((kbit/s, SNR)
-    points, SNR linear in log bitrate), rounded up to 1 kbit/s, then encoded and measured."""
+    points, SNR linear in log bitrate), rounded up to 1 kbit/s, encoded and measured, and
+    raised 1 kbit/s at a time (at most 3 times) while the SNR falls short."""
     rates = np.log([r for r, _ in curve])
     snrs = np.array([s for _, s in curve])
     order = np.argsort(snrs)
@@ -117,7 +118,11 @@ def needed(x: np.ndarray, curve: list[tuple[float, float]], target: float, synta
     else:
         guess = float(np.exp(np.interp(target, snrs[order], rates[order])))
     kbps = float(np.ceil(guess))
-    reached, snr, _, _ = xma2_row(x, kbps, syntax)
+    for _ in range(4):  # up 1 kbit/s at a time while the measured SNR falls short
+        reached, snr, _, _ = xma2_row(x, kbps, syntax)
+        if snr >= target:
+            break
+        kbps += 1
     return f"{kbps:.0f} kbit/s ({reached:.1f} reached, {snr:.2f} dB)"
 
 
