@@ -1,8 +1,9 @@
 """XMA2 encoder: float PCM to 2048-byte XMA2 packets (one packet list per stream).
 
-The subset of ``shared/specs/xma2-encoding.md`` section 12, copying the choices that
-Microsoft's encoder was observed to make (section 11), because those are the only ones
-known to occur in real console data:
+Two syntaxes (``syntax``). The default, ``"microsoft"``, is the subset of
+``shared/specs/xma2-encoding.md`` section 12, copying the choices that Microsoft's
+encoder was observed to make (section 11), because those are the only ones known to
+occur in real console data:
 
 - every XMA frame is four 128-sample subframes with one layout for all channels
   (tile header ``1 11 11 11``), DRC gain 0, post-processing off, the skipped bit 1;
@@ -18,13 +19,19 @@ known to occur in real console data:
   a 64 KiB block, at most 63 XMA frame starts per packet, 1-bit padding, packet header
   with the correct XMA frame count and first-XMA-frame offset, metadata 1.
 
+``"extended"`` departs from those choices within syntax FFmpeg decodes: per XMA frame the
+subframe tiling (:data:`~audio.codecs.xma2_tiling.TILINGS`: 512, 256 and 128 mixes) and per
+subframe the vector-coded count (sent, up to the whole subframe, or the automatic switch)
+of least cost with the real code lengths, flat scale factors, windows of the shorter
+neighbour's slope where block lengths change (:mod:`audio.codecs.xma2_tiling`).
+
 The bitrate target (kbit/s, counted in whole packets) is met by searching a global
-quantiser level in 1 dB steps (then per-XMA-frame refinement between two neighbouring
-levels); the coefficients are rounded to nearest and then lowered where a
+quantiser level in 1 dB steps (secant steps on the log bitrate, then per-XMA-frame
+refinement between two neighbouring levels); the coefficients are rounded to nearest and then lowered where a
 rate-distortion test with the real code lengths says the bits are worth more than the
 error (``rdo``). The forward transform is the exact adjoint of the decoder's windowed IMDCT
-for uniform 128-sample blocks (spec section 6), so without quantisation the decoder
-reconstructs the input. Console acceptance is not verified (no console here).
+(spec section 6), so without quantisation the decoder reconstructs the input. Console
+acceptance is not verified (no console here).
 """
 
 from __future__ import annotations
