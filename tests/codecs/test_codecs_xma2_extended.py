@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from fuzz_budget import examples
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from audio.codecs.xma import decode_xma
 from audio.codecs.xma2_decoder import Xma2Frame, Xma2Stream, _Sub, decode_xma2, parse_xma2, synthesise
@@ -75,6 +78,26 @@ def test_extended_streams_decode_in_ffmpeg_to_the_input_length_like_our_decoder(
     ff = decode_xma(enc.streams[0], RATE, 1)
     ours = decode_xma2(enc.streams[0], RATE, 1)
     assert ff.shape == ours.shape == (length, 1)
+    assert np.abs(ff - ours).max(initial=0) < 1e-5
+
+
+@settings(max_examples=examples(25), deadline=None)
+@given(
+    length=st.integers(0, 6000),
+    channels=st.sampled_from([1, 2]),
+    sample_rate=st.sampled_from([16000, 22050, 32000, 36000, 44100, 48000]),
+    kbps=st.floats(16, 256),
+    seed=st.integers(0, 2**16),
+)
+def test_random_extended_streams_decode_like_ffmpeg_to_the_input_length(
+    length: int, channels: int, sample_rate: int, kbps: float, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    x = (0.3 * rng.standard_normal((length, channels)) * rng.random((1, channels))).astype(np.float32)
+    enc = encode_xma2(x, sample_rate, bitrate=kbps * channels, syntax="extended")
+    ff = decode_xma(enc.streams[0], sample_rate, channels)
+    ours = decode_xma2(enc.streams[0], sample_rate, channels)
+    assert ff.shape == ours.shape == (length, channels)
     assert np.abs(ff - ours).max(initial=0) < 1e-5
 
 
