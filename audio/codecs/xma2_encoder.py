@@ -953,17 +953,32 @@ class _ExtStream:
                     analyse_blocks(m, starts, full, full, full).reshape(-1, size) for m in self.models
                 ]
                 self.candidates[(size, o)] = np.stack(per_channel, axis=1)
+        self._tilings: dict[tuple[int, float], np.ndarray] = {}
         bands = _bands(sample_rate)
         self.sf_bits = {512: 2 + int(bands[0]), 256: 2 + int(bands[1]), 128: 2 + int(bands[2])}
 
     def tiling(self, level: np.ndarray, lam: float) -> np.ndarray:
-        """Per XMA frame the index into :data:`TILINGS` of least rate-distortion cost at ``level``."""
+        """Per XMA frame the index into :data:`TILINGS` of least rate-distortion cost at ``level``.
+
+        An XMA frame's choice depends only on its own level, so the choices are kept per
+        uniform level (the bitrate search's final mixed-level encode reuses them).
+        """
+        out = np.empty(self.n_xma_frames, np.int64)
+        for v in np.unique(level):
+            pick = level == v
+            out[pick] = self._uniform_tiling(int(v), lam)[pick]
+        return out
+
+    def _uniform_tiling(self, level: int, lam: float) -> np.ndarray:
+        if (level, lam) in self._tilings:
+            return self._tilings[(level, lam)]
         tabs = _coding_tables()
         cost: dict[tuple[int, int], np.ndarray] = {}
         for (size, o), x in self.candidates.items():
             c = np.empty(self.n_xma_frames)
             weight = 10 ** (_SIZE_DB[size] / 10) * SUBFRAME / size
-            _block_costs(x, (level + _SIZE_DB[size]).astype(np.float64), lam, weight, tabs, c)
+            steps = np.full(self.n_xma_frames, level + _SIZE_DB[size], np.float64)
+            _block_costs(x, steps, lam, weight, tabs, c)
             cost[(size, o)] = c
         totals = []
         for tiling, tile_bits in zip(TILINGS, _TILE_BITS):
@@ -973,7 +988,8 @@ class _ExtStream:
                 total = total + cost[(size, o)]
                 o += size
             totals.append(total)
-        return np.argmin(np.stack(totals), axis=0)
+        self._tilings[(level, lam)] = np.argmin(np.stack(totals), axis=0)
+        return self._tilings[(level, lam)]
 
     def encode(self, level: np.ndarray, last_skip: int, lam: float) -> tuple[np.ndarray, np.ndarray]:
         """XMA frame bytes (F, bytes) and lengths (bits) at per-XMA-frame levels (dB)."""
