@@ -56,9 +56,9 @@ def test_extended_syntax_flag_writes_mixed_subframes_that_ffmpeg_decodes(
     info = riff.read_riff(wav)
     data = wav[info.data_offset : info.data_offset + info.data_size]
     packets = [data[i : i + 2048] for i in range(0, len(data), 2048)]
-    lengths = {s.length for f in parse_xma2(packets, RATE, 1).xma_frames for s in f.subframes}
+    lengths = {s.length for f in parse_xma2(packets, SAMPLE_RATE, 1).xma_frames for s in f.subframes}
     assert lengths != {128}
-    assert riff.decode_with_ffmpeg(wav).shape == (RATE, 1)
+    assert riff.decode_with_ffmpeg(wav).shape == (SAMPLE_RATE, 1)
 
 
 @pytest.mark.parametrize(

@@ -14,13 +14,13 @@ from audio.codecs.xma2_encoder import encode_xma2, xma_frames_for
 from audio.codecs.xma2_tiling import MODEL_OFFSET, TILINGS, analyse_blocks, block_windows, layout
 from audio.core.errors import InputError
 
-RATE = 36000
+SAMPLE_RATE = 36000
 
 
 def _voice(seconds: float, seed: int = 0) -> np.ndarray:
     """Speech-like: a gliding harmonic tone, syllable envelope, plosive-like noise bursts."""
-    t = np.arange(int(seconds * RATE)) / RATE
-    phase = 2 * np.pi * np.cumsum(140 + 30 * np.sin(2 * np.pi * 0.7 * t)) / RATE
+    t = np.arange(int(seconds * SAMPLE_RATE)) / SAMPLE_RATE
+    phase = 2 * np.pi * np.cumsum(140 + 30 * np.sin(2 * np.pi * 0.7 * t)) / SAMPLE_RATE
     tone = sum(np.sin(h * phase) / h for h in range(1, 25))
     env = 0.5 + 0.5 * np.sin(2 * np.pi * 3 * t) ** 2
     rng = np.random.default_rng(seed)
@@ -52,7 +52,7 @@ def test_mixed_tilings_reconstruct_the_input_through_the_decoders_synthesis() ->
             subs.append(_Sub(size, offset, [next(coeffs)]))
             offset += size
         xma_frames.append(Xma2Frame(0, 0, None, None, subs))
-    y = synthesise(Xma2Stream(xma_frames, 1, RATE))[:, 0]
+    y = synthesise(Xma2Stream(xma_frames, 1, SAMPLE_RATE))[:, 0]
     assert np.abs(y[MODEL_OFFSET : MODEL_OFFSET + x.size] - x).max() < 1e-9
 
 
@@ -74,9 +74,9 @@ def test_uniform_128_blocks_equal_the_specs_forward_formula() -> None:
 @pytest.mark.parametrize("length", [0, 1, 511, 513, 9000])
 def test_extended_streams_decode_in_ffmpeg_to_the_input_length_like_our_decoder(length: int) -> None:
     x = _voice(0.5)[:length]
-    enc = encode_xma2(x, RATE, bitrate=64, syntax="extended")
-    ff = decode_xma(enc.streams[0], RATE, 1)
-    ours = decode_xma2(enc.streams[0], RATE, 1)
+    enc = encode_xma2(x, SAMPLE_RATE, bitrate=64, syntax="extended")
+    ff = decode_xma(enc.streams[0], SAMPLE_RATE, 1)
+    ours = decode_xma2(enc.streams[0], SAMPLE_RATE, 1)
     assert ff.shape == ours.shape == (length, 1)
     assert np.abs(ff - ours).max(initial=0) < 1e-5
 
@@ -103,13 +103,13 @@ def test_random_extended_streams_decode_like_ffmpeg_to_the_input_length(
 
 def test_extended_mode_mixes_block_lengths_and_beats_the_microsoft_subset() -> None:
     x = _voice(2.0)
-    default = encode_xma2(x, RATE, bitrate=48)
-    ext = encode_xma2(x, RATE, bitrate=48, syntax="extended")
+    default = encode_xma2(x, SAMPLE_RATE, bitrate=48)
+    ext = encode_xma2(x, SAMPLE_RATE, bitrate=48, syntax="extended")
     assert ext.bitrate <= 48
-    lengths = {s.length for f in parse_xma2(ext.streams[0], RATE, 1).xma_frames for s in f.subframes}
+    lengths = {s.length for f in parse_xma2(ext.streams[0], SAMPLE_RATE, 1).xma_frames for s in f.subframes}
     assert lengths == {128, 256, 512}
-    y_default = decode_xma(default.streams[0], RATE, 1)[:, 0]
-    y_ext = decode_xma(ext.streams[0], RATE, 1)[:, 0]
+    y_default = decode_xma(default.streams[0], SAMPLE_RATE, 1)[:, 0]
+    y_ext = decode_xma(ext.streams[0], SAMPLE_RATE, 1)[:, 0]
     assert _snr(x, y_ext) > _snr(x, y_default) + 1.0
 
 
@@ -118,13 +118,13 @@ def test_whole_subframe_vector_coding_decodes_like_ffmpeg() -> None:
     (sent count = subframe length, no run-level part) must not be cut short by the
     automatic switch in the strict decoder."""
     x = (0.2 * np.random.default_rng(5).standard_normal((6000, 2))).astype(np.float32)
-    enc = encode_xma2(x, RATE, bitrate=600, syntax="extended")
-    ff = decode_xma(enc.streams[0], RATE, 2)
-    ours = decode_xma2(enc.streams[0], RATE, 2)
+    enc = encode_xma2(x, SAMPLE_RATE, bitrate=600, syntax="extended")
+    ff = decode_xma(enc.streams[0], SAMPLE_RATE, 2)
+    ours = decode_xma2(enc.streams[0], SAMPLE_RATE, 2)
     assert np.abs(ff - ours).max() < 1e-5
     assert _snr(x, ours) > 30
 
 
 def test_unknown_syntax_is_refused() -> None:
     with pytest.raises(InputError, match="syntax"):
-        encode_xma2(np.zeros(100, np.float32), RATE, syntax="console")
+        encode_xma2(np.zeros(100, np.float32), SAMPLE_RATE, syntax="console")
