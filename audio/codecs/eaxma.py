@@ -151,8 +151,8 @@ def encode_eaxma(
     container writes them, e.g. :func:`audio.containers.sns.write_blocks`).
 
     Each block carries up to ``packets_per_block`` packets per stream (32 = one XMA2
-    block, so frames never cross a chunk); each chunk's last packet is cut short. The
-    block's sample word is 512 x the frames starting in stream 0's packets.
+    block, so XMA frames never cross a chunk); each chunk's last packet is cut short. The
+    block's sample word is 512 x the XMA frames starting in stream 0's packets.
 
     Parameters
     ----------
@@ -177,7 +177,7 @@ def encode_eaxma(
             body += struct.pack(">I", 4 * (4 + len(chunk))) + chunk
             if s == 0:
                 samples = 512 * sum(
-                    XmaPacketHeader.unpack(struct.unpack_from(">I", p)[0]).frame_count for p in part
+                    XmaPacketHeader.unpack(struct.unpack_from(">I", p)[0]).xma_frame_count for p in part
                 )
         payloads.append((samples, bytes(body)))
     return payloads or [(0, b"")]

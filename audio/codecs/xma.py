@@ -5,7 +5,7 @@ one packet at a time, need the *real* sample rate (band tables depend on the rat
 class) and an extradata blob: the 34-byte XMA2WAVEFORMATEX extension for XMA2, the
 XMAWAVEFORMAT body (fmt chunk minus its first 4 bytes) for XMA1. The decoder holds
 back samples until it is flushed, drops the encoder pre-roll and applies the skip
-fields, so N frames without skips decode to ``N * 512 - 64`` samples.
+fields, so N XMA frames without skips decode to ``N * 512 - 64`` samples.
 
 FFmpeg is lenient with bad input: it may raise, silently drop a packet or return
 garbage. :func:`decode_xma` therefore catches every FFmpeg error per packet, rejects
@@ -47,7 +47,7 @@ __all__ = [
 XMA_PACKET_SIZE = 2048
 """Bytes per XMA packet."""
 XMA2_BLOCK_SIZE = 0x10000
-"""Bytes per XMA2 block (32 packets); frames never cross a block boundary."""
+"""Bytes per XMA2 block (32 packets); XMA frames never cross a block boundary."""
 XMA_LENGTH_SLACK = 2048
 """Samples by which FFmpeg's decode may differ from a header's duration.
 
@@ -177,13 +177,14 @@ def xma1_extradata(
 class XmaPacketHeader:
     """The 32-bit header of an XMA2 packet (MSB first).
 
-    frame_count: frames that *start* in this packet (6 bits);
-    first_frame_bit_offset: bit offset of the first frame header after the 32-bit packet header (15 bits);
+    xma_frame_count: XMA frames that *start* in this packet (6 bits);
+    first_xma_frame_bit_offset: bit offset of the first XMA frame header after the 32-bit packet
+    header (15 bits);
     metadata: 3 bits; packet_skip: packets of other streams to skip after this one (8 bits).
     """
 
-    frame_count: int
-    first_frame_bit_offset: int
+    xma_frame_count: int
+    first_xma_frame_bit_offset: int
     metadata: int
     packet_skip: int
 
@@ -201,8 +202,8 @@ class XmaPacketHeader:
     def pack(self) -> int:
         """The header as a 32-bit word (inverse of :meth:`unpack`)."""
         return (
-            (self.frame_count & 0x3F) << 26
-            | (self.first_frame_bit_offset & 0x7FFF) << 11
+            (self.xma_frame_count & 0x3F) << 26
+            | (self.first_xma_frame_bit_offset & 0x7FFF) << 11
             | (self.metadata & 0x7) << 8
             | (self.packet_skip & 0xFF)
         )
@@ -211,7 +212,7 @@ class XmaPacketHeader:
 def parse_xma2_packet_header(packet: bytes, path: str = "<buffer>", offset: int = 0) -> XmaPacketHeader:
     """Parse and sanity-check the header of one 2048-byte XMA2 packet.
 
-    Raises FormatError if the packet is short or the first-frame offset points outside
+    Raises FormatError if the packet is short or the first-XMA-frame offset points outside
     the packet (``32 + offset`` must be below ``2048 * 8`` bits).
 
     Parameters
@@ -226,9 +227,9 @@ def parse_xma2_packet_header(packet: bytes, path: str = "<buffer>", offset: int 
     if len(packet) < 4:
         raise FormatError(path, offset, "an XMA2 packet header (4 bytes)", f"{len(packet)} bytes")
     hdr = XmaPacketHeader.unpack(struct.unpack_from(">I", packet, 0)[0])
-    if hdr.frame_count and 32 + hdr.first_frame_bit_offset >= XMA_PACKET_SIZE * 8:
+    if hdr.xma_frame_count and 32 + hdr.first_xma_frame_bit_offset >= XMA_PACKET_SIZE * 8:
         raise FormatError(
-            path, offset, "an XMA2 first-frame bit offset inside the packet", hdr.first_frame_bit_offset
+            path, offset, "an XMA2 first-frame bit offset inside the packet", hdr.first_xma_frame_bit_offset
         )
     return hdr
 
@@ -316,11 +317,12 @@ def _numbered(packets: Iterable[bytes | tuple[int, bytes]], base_offset: int) ->
         yield item if isinstance(item, tuple) else (base_offset + index * XMA_PACKET_SIZE, item)
 
 
-def _checked(frames: Iterable[Any], channels: int, max_abs: float, path: str, at: int) -> list[np.ndarray]:
-    """Decoded frames as planar float32 arrays, each checked for its channels and magnitude."""
+def _checked(decoded: Iterable[Any], channels: int, max_abs: float, path: str, at: int) -> list[np.ndarray]:
+    """FFmpeg's decoded sample blocks as planar float32 arrays, each checked for its channels
+    and magnitude."""
     out = []
-    for frame in frames:
-        arr = frame.to_ndarray()
+    for block in decoded:
+        arr = block.to_ndarray()
         if arr.ndim != 2 or arr.shape[0] != channels:
             raise FormatError(path, at, f"decoded XMA with {channels} planar channels", arr.shape)
         peak = float(np.abs(arr).max()) if arr.size else 0.0

@@ -17,12 +17,12 @@ from audio.codecs import xma2_tables as T
 from audio.core.errors import FormatError
 
 __all__ = [
-    "FRAME_SAMPLES",
+    "XMA_FRAME_SAMPLES",
     "PACKET_BITS",
     "PAYLOAD_BITS",
     "PACKETS_PER_BLOCK",
-    "FRAME_LENGTH_BITS",
-    "MAX_FRAMES_PER_PACKET",
+    "XMA_FRAME_LENGTH_BITS",
+    "MAX_XMA_FRAMES_PER_PACKET",
     "Vlc",
     "codes_from_lengths",
     "rate_class",
@@ -31,18 +31,18 @@ __all__ = [
     "BitReader",
 ]
 
-FRAME_SAMPLES = 512
+XMA_FRAME_SAMPLES = 512
 """Samples per channel in every XMA frame, at every sample rate."""
 PACKET_BITS = 2048 * 8
 """Bits per XMA packet (32-bit header + payload)."""
 PAYLOAD_BITS = PACKET_BITS - 32
 """Payload bits per packet (16352, a whole number of bytes: 2044)."""
 PACKETS_PER_BLOCK = 32
-"""Packets per 64 KiB XMA2 block; a frame never crosses a block boundary."""
-FRAME_LENGTH_BITS = 15
-"""Width of the frame-length prefix (log2(2048) + 4)."""
-MAX_FRAMES_PER_PACKET = 63
-"""Frame starts per packet that the 6-bit packet frame count can hold."""
+"""Packets per 64 KiB XMA2 block; an XMA frame never crosses a block boundary."""
+XMA_FRAME_LENGTH_BITS = 15
+"""Width of the XMA-frame-length prefix (log2(2048) + 4)."""
+MAX_XMA_FRAMES_PER_PACKET = 63
+"""XMA frame starts per packet that the 6-bit packet XMA frame count can hold."""
 
 
 def codes_from_lengths(lengths: Sequence[int]) -> np.ndarray:
@@ -192,7 +192,9 @@ class BitReader:
             return 0
         end = self.pos + n
         if end > self.limit:
-            raise FormatError(self.path, self.pos // 8, f"{n} more bits inside the frame", "end of frame")
+            raise FormatError(
+                self.path, self.pos // 8, f"{n} more bits inside the XMA frame", "end of XMA frame"
+            )
         v = (self._value >> (self._total - end)) & ((1 << n) - 1)
         self.pos = end
         return v

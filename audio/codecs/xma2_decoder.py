@@ -2,9 +2,9 @@
 
 :func:`parse_xma2` walks one stream's 2048-byte packets and checks every field that
 FFmpeg ignores but a console may not (``shared/specs/xma2-encoding.md`` sections 2, 4,
-8): packet frame counts, first-frame offsets, packet skip 0, frames inside
-one 64 KiB block, 1-bit padding, the frame-length prefix, the skipped bit and the
-trailer rule (1 iff another frame starts later in the packet where this one starts).
+8): packet XMA frame counts, first-XMA-frame offsets, packet skip 0, XMA frames inside
+one 64 KiB block, 1-bit padding, the XMA-frame-length prefix, the skipped bit and the
+trailer rule (1 iff another XMA frame starts later in the packet where this one starts).
 :func:`decode_xma2` then rebuilds the audio: dequantisation, the middle half of the
 IMDCT, the sine-window overlap of ``min(previous, current)`` block lengths, and the
 trims (FFmpeg's output timeline: model time 576 on, ``512 N - 64 - max(0, start + end
@@ -23,10 +23,10 @@ import numpy as np
 from audio.codecs import xma2_tables as T
 from audio.codecs.xma import XMA_PACKET_SIZE, XmaPacketHeader
 from audio.codecs.xma2_bitstream import (
-    FRAME_LENGTH_BITS,
-    FRAME_SAMPLES,
     PACKETS_PER_BLOCK,
     PAYLOAD_BITS,
+    XMA_FRAME_LENGTH_BITS,
+    XMA_FRAME_SAMPLES,
     BitReader,
     band_edges,
     vlc_tables,
@@ -38,7 +38,7 @@ __all__ = ["Xma2Frame", "Xma2Stream", "parse_xma2", "decode_xma2"]
 
 @dataclass
 class _Sub:
-    """One subframe of one frame: per channel its dequantised coefficients (or None)."""
+    """One subframe of one XMA frame: per channel its dequantised coefficients (or None)."""
 
     length: int
     offset: int
@@ -47,7 +47,7 @@ class _Sub:
 
 @dataclass
 class Xma2Frame:
-    """One parsed frame: where it starts (payload bit), its length (bits), trims, subframes."""
+    """One parsed XMA frame: where it starts (payload bit), its length (bits), trims, subframes."""
 
     start_bit: int
     length_bits: int
@@ -58,26 +58,26 @@ class Xma2Frame:
 
 @dataclass
 class Xma2Stream:
-    """A parsed stream: its frames and per packet the frame starts found."""
+    """A parsed stream: its XMA frames and per packet the XMA frame starts found."""
 
-    frames: list[Xma2Frame]
+    xma_frames: list[Xma2Frame]
     channels: int
     sample_rate: int
 
     @property
     def num_samples(self) -> int:
         """Samples per channel a trimming decoder outputs (FFmpeg's count)."""
-        if not self.frames:
+        if not self.xma_frames:
             return 0
-        start = self.frames[0].start_skip or 0
-        end = self.frames[-1].end_skip or 0
-        return max(0, FRAME_SAMPLES * len(self.frames) - 64 - max(0, start + end - 192))
+        start = self.xma_frames[0].start_skip or 0
+        end = self.xma_frames[-1].end_skip or 0
+        return max(0, XMA_FRAME_SAMPLES * len(self.xma_frames) - 64 - max(0, start + end - 192))
 
 
 @cache
 def _sf_map(sample_rate: int) -> dict[tuple[int, int], tuple[int, ...]]:
     """(current size index, saved size index) -> per current band, the saved band it reuses."""
-    edges = {i: band_edges(FRAME_SAMPLES >> i, sample_rate) for i in range(3)}
+    edges = {i: band_edges(XMA_FRAME_SAMPLES >> i, sample_rate) for i in range(3)}
     out = {}
     for i in range(3):
         for x in range(3):
@@ -92,8 +92,8 @@ def _sf_map(sample_rate: int) -> dict[tuple[int, int], tuple[int, ...]]:
     return out
 
 
-class _FrameParser:
-    """Parses one frame's bits (after the 15-bit length) for a stream of 1 or 2 channels."""
+class _XmaFrameParser:
+    """Parses one XMA frame's bits (after the 15-bit length) for a stream of 1 or 2 channels."""
 
     def __init__(self, channels: int, sample_rate: int, path: str) -> None:
         self.channels = channels
@@ -113,14 +113,14 @@ class _FrameParser:
             )
         lengths: list[int] = []
         total = 0
-        while total < FRAME_SAMPLES:
-            if total == FRAME_SAMPLES - 128:
+        while total < XMA_FRAME_SAMPLES:
+            if total == XMA_FRAME_SAMPLES - 128:
                 size = 128
             elif r.read(1) == 0:
                 size = 512
             else:
                 size = 256 if r.read(1) == 0 else 128
-            if total + size > FRAME_SAMPLES:
+            if total + size > XMA_FRAME_SAMPLES:
                 raise self._fail(r, "subframe lengths that sum to 512", lengths + [size])
             lengths.append(size)
             total += size
@@ -180,7 +180,8 @@ class _FrameParser:
         if not any(transmit):
             return _Sub(size, offset, out)
         nvec = [size] * ch
-        if r.read(1):
+        tnv = bool(r.read(1))
+        if tnv:
             bits = (size + 3) // 4
             width = bits.bit_length()
             for c in range(ch):
@@ -234,9 +235,9 @@ class _FrameParser:
                         i += 1
                 saved[c], saved_idx[c] = cur, size_idx
             elif cur is None:
-                raise self._fail(r, "new scale factors before the first reuse in a frame", "reuse bit 0")
+                raise self._fail(r, "new scale factors before the first reuse in an XMA frame", "reuse bit 0")
             sfs.append(cur)
-        raw = [self._coeffs(r, size, nvec[c]) if transmit[c] else np.zeros(size) for c in range(ch)]
+        raw = [self._coeffs(r, size, nvec[c], tnv) if transmit[c] else np.zeros(size) for c in range(ch)]
         if ms_bands is not None:  # on the quantised values, before each channel's scaling
             a, b = raw
             on = np.repeat(np.asarray(ms_bands), np.diff(edges))
@@ -257,14 +258,15 @@ class _FrameParser:
                     n += 7
         return r.read(n)
 
-    def _coeffs(self, r: BitReader, size: int, nvec: int) -> np.ndarray:
+    def _coeffs(self, r: BitReader, size: int, nvec: int, tnv: bool) -> np.ndarray:
+        """One channel's coefficients: ``nvec`` vector-coded when ``tnv`` (the count was sent,
+        possibly the whole subframe), else vector-coded until the automatic switch."""
         v = self.vlc
         q = np.zeros(size)
         table = r.read(1)
         runs, levels = (T.COEF1_RUN, T.COEF1_LEVEL) if table else (T.COEF0_RUN, T.COEF0_LEVEL)
         cur = zeros = 0
         rl_mode = False
-        tnv = nvec != size
         while (tnv or not rl_mode) and cur + 3 < nvec:
             sym = r.read_vlc(v["vec4"], "vec4")
             if sym:
@@ -374,76 +376,81 @@ def parse_xma2(
         return Xma2Stream([], channels, sample_rate)
     payload, headers = _payload(packets, path, base_offset)
     total = len(payload) * 8
-    parser = _FrameParser(channels, sample_rate, path)
-    frames: list[Xma2Frame] = []
+    parser = _XmaFrameParser(channels, sample_rate, path)
+    xma_frames: list[Xma2Frame] = []
     starts_in: dict[int, list[int]] = {}
 
     def at(bit: int) -> int:
         return base_offset + (bit // PAYLOAD_BITS) * XMA_PACKET_SIZE + 4 + (bit % PAYLOAD_BITS) // 8
 
-    if headers[0].frame_count == 0 or headers[0].first_frame_bit_offset != 0:
-        raise FormatError(path, base_offset, "a first XMA2 packet that starts a frame at bit 0", headers[0])
+    if headers[0].xma_frame_count == 0 or headers[0].first_xma_frame_bit_offset != 0:
+        raise FormatError(
+            path, base_offset, "a first XMA2 packet that starts an XMA frame at bit 0", headers[0]
+        )
     pos = 0
     block = PACKETS_PER_BLOCK * PAYLOAD_BITS
     while True:
-        if pos + FRAME_LENGTH_BITS > total:
-            raise FormatError(path, at(pos), "a frame-length prefix inside the stream", "end of data")
+        if pos + XMA_FRAME_LENGTH_BITS > total:
+            raise FormatError(path, at(pos), "an XMA-frame-length prefix inside the stream", "end of data")
         length = int.from_bytes(payload[pos >> 3 : (pos >> 3) + 3], "big") >> (9 - (pos & 7)) & 0x7FFF
-        if length <= FRAME_LENGTH_BITS + 2 or pos + length > total:
+        if length <= XMA_FRAME_LENGTH_BITS + 2 or pos + length > total:
             raise FormatError(path, at(pos), "an XMA2 frame length inside the stream", length)
         if pos // block != (pos + length - 1) // block:
             raise FormatError(path, at(pos), "an XMA2 frame inside one 64 KiB block", f"{length} bits")
         chunk = payload[pos >> 3 : ((pos + length + 7) >> 3)]
         r = BitReader(chunk, (pos & 7) + length, path=path)
-        r.read((pos & 7) + FRAME_LENGTH_BITS)
+        r.read((pos & 7) + XMA_FRAME_LENGTH_BITS)
         start, end, subs = parser.parse(r, at(pos))
         if r.pos != (pos & 7) + length - 2:
             raise FormatError(
-                path, at(pos), f"a frame of {length} bits (prefix)", f"{r.pos - (pos & 7) + 2} bits"
+                path, at(pos), f"an XMA frame of {length} bits (prefix)", f"{r.pos - (pos & 7) + 2} bits"
             )
         if r.read(1) != 1:
-            raise FormatError(path, at(pos), "the skipped frame bit 1 (as Microsoft's encoder writes)", 0)
+            raise FormatError(path, at(pos), "the skipped XMA frame bit 1 (as Microsoft's encoder writes)", 0)
         trailer = r.read(1)
-        frames.append(Xma2Frame(pos, length, start, end, subs))
+        xma_frames.append(Xma2Frame(pos, length, start, end, subs))
         packet = pos // PAYLOAD_BITS
         starts_in.setdefault(packet, []).append(pos)
         nxt = pos + length
         if trailer:
             if nxt // PAYLOAD_BITS != packet:
                 raise FormatError(
-                    path, at(pos), "trailer 0 on a frame whose successor starts in a later packet", 1
+                    path, at(pos), "trailer 0 on an XMA frame whose successor starts in a later packet", 1
                 )
             pos = nxt
             continue
-        # the next frame starts in a later packet: the first one whose count is not 0
-        follow = next((p for p in range(packet + 1, len(headers)) if headers[p].frame_count), None)
+        # the next XMA frame starts in a later packet: the first one whose count is not 0
+        follow = next((p for p in range(packet + 1, len(headers)) if headers[p].xma_frame_count), None)
         if follow is None:
             if not _ones(payload, nxt, total):
-                raise FormatError(path, at(nxt), "1-bit padding after the last frame", "0 bits")
+                raise FormatError(path, at(nxt), "1-bit padding after the last XMA frame", "0 bits")
             break
-        new = follow * PAYLOAD_BITS + headers[follow].first_frame_bit_offset
+        new = follow * PAYLOAD_BITS + headers[follow].first_xma_frame_bit_offset
         if new < nxt or not _ones(payload, nxt, new):
             raise FormatError(
-                path, at(nxt), f"1-bit padding up to the next frame at payload bit {new}", "data bits"
+                path, at(nxt), f"1-bit padding up to the next XMA frame at payload bit {new}", "data bits"
             )
         pos = new
     for p, hdr in enumerate(headers):
         found = starts_in.get(p, [])
         where = base_offset + p * XMA_PACKET_SIZE
-        if hdr.frame_count != len(found):
-            raise FormatError(path, where, f"packet frame count {len(found)}", hdr.frame_count)
-        if found and hdr.first_frame_bit_offset != found[0] - p * PAYLOAD_BITS:
-            raise FormatError(
-                path, where, f"first-frame offset {found[0] - p * PAYLOAD_BITS}", hdr.first_frame_bit_offset
-            )
-        if not found and hdr.first_frame_bit_offset < PAYLOAD_BITS:
+        if hdr.xma_frame_count != len(found):
+            raise FormatError(path, where, f"packet XMA frame count {len(found)}", hdr.xma_frame_count)
+        if found and hdr.first_xma_frame_bit_offset != found[0] - p * PAYLOAD_BITS:
             raise FormatError(
                 path,
                 where,
-                f"first-frame offset >= {PAYLOAD_BITS} (no frame starts)",
-                hdr.first_frame_bit_offset,
+                f"first-XMA-frame offset {found[0] - p * PAYLOAD_BITS}",
+                hdr.first_xma_frame_bit_offset,
             )
-    return Xma2Stream(frames, channels, sample_rate)
+        if not found and hdr.first_xma_frame_bit_offset < PAYLOAD_BITS:
+            raise FormatError(
+                path,
+                where,
+                f"first-XMA-frame offset >= {PAYLOAD_BITS} (no XMA frame starts)",
+                hdr.first_xma_frame_bit_offset,
+            )
+    return Xma2Stream(xma_frames, channels, sample_rate)
 
 
 @cache
@@ -459,20 +466,20 @@ def _sine(n: int) -> np.ndarray:
 
 
 def synthesise(stream: Xma2Stream) -> np.ndarray:
-    """The model output of a parsed stream before any trim: 512 x (frames + 1) samples.
+    """The model output of a parsed stream before any trim: 512 x (XMA frames + 1) samples.
 
-    The extra frame is what a decoder emits at the end of the stream: the last block's
+    The extra XMA frame is what a decoder emits at the end of the stream: the last block's
     unwindowed second half (256 samples), then zeros.
     """
     ch = stream.channels
-    n = len(stream.frames)
-    result = np.zeros((FRAME_SAMPLES * (n + 1), ch))
-    out = np.zeros((ch, FRAME_SAMPLES + FRAME_SAMPLES // 2))
-    prev = [FRAME_SAMPLES] * ch
-    for f, frame in enumerate(stream.frames):
-        for sub in frame.subframes:
+    n = len(stream.xma_frames)
+    result = np.zeros((XMA_FRAME_SAMPLES * (n + 1), ch))
+    out = np.zeros((ch, XMA_FRAME_SAMPLES + XMA_FRAME_SAMPLES // 2))
+    prev = [XMA_FRAME_SAMPLES] * ch
+    for f, xma_frame in enumerate(stream.xma_frames):
+        for sub in xma_frame.subframes:
             size, o = sub.length, sub.offset
-            at = FRAME_SAMPLES // 2 + o
+            at = XMA_FRAME_SAMPLES // 2 + o
             for c in range(ch):
                 coeffs = sub.coeffs[c]
                 out[c, at : at + size] = 0.0 if coeffs is None else _imdct_basis(size) @ coeffs
@@ -485,10 +492,12 @@ def synthesise(stream: Xma2Stream) -> np.ndarray:
                 out[c, at - half : at] = s0 * wj - s1 * wi
                 out[c, at : at + half] = (s0 * wi + s1 * wj)[::-1]
                 prev[c] = size
-        result[f * FRAME_SAMPLES : (f + 1) * FRAME_SAMPLES] = out[:, :FRAME_SAMPLES].T
-        out[:, : FRAME_SAMPLES // 2] = out[:, FRAME_SAMPLES:]
-        out[:, FRAME_SAMPLES // 2 :] = 0.0
-    result[n * FRAME_SAMPLES : n * FRAME_SAMPLES + FRAME_SAMPLES // 2] = out[:, : FRAME_SAMPLES // 2].T
+        result[f * XMA_FRAME_SAMPLES : (f + 1) * XMA_FRAME_SAMPLES] = out[:, :XMA_FRAME_SAMPLES].T
+        out[:, : XMA_FRAME_SAMPLES // 2] = out[:, XMA_FRAME_SAMPLES:]
+        out[:, XMA_FRAME_SAMPLES // 2 :] = 0.0
+    result[n * XMA_FRAME_SAMPLES : n * XMA_FRAME_SAMPLES + XMA_FRAME_SAMPLES // 2] = out[
+        :, : XMA_FRAME_SAMPLES // 2
+    ].T
     return result
 
 

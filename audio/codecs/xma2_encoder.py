@@ -1,30 +1,37 @@
 """XMA2 encoder: float PCM to 2048-byte XMA2 packets (one packet list per stream).
 
-The subset of ``shared/specs/xma2-encoding.md`` section 12, copying the choices that
-Microsoft's encoder was observed to make (section 11), because those are the only ones
-known to occur in real console data:
+Two syntaxes (``syntax``). The default, ``"microsoft"``, is the subset of
+``shared/specs/xma2-encoding.md`` section 12, copying the choices that Microsoft's
+encoder was observed to make (section 11), because those are the only ones known to
+occur in real console data:
 
-- every frame is four 128-sample subframes with one layout for all channels
+- every XMA frame is four 128-sample subframes with one layout for all channels
   (tile header ``1 11 11 11``), DRC gain 0, post-processing off, the skipped bit 1;
 - no extended subframe header, no vector-count field (tnv 0: the decoder switches to
   run-level coding by itself), no channel transform (stereo is two independent
   channels, ``10``), per-channel quantisation through the step modifiers;
-- scale factors with step 2 dB: one DPCM set per frame and channel in the first
+- scale factors with step 2 dB: one DPCM set per XMA frame and channel in the first
   subframe that carries coefficients, reused by the later subframes; the set follows
   the band energies (``shaping`` x their level in dB), so quiet bands get finer steps;
 - per channel and subframe the cheaper of the two coefficient tables;
-- start skip 512 in the first frame and end skip ``512 N - 384 - S`` in the last, so a
-  decoder outputs exactly the input length; frames packed back to back, never across
-  a 64 KiB block, at most 63 frame starts per packet, 1-bit padding, packet header
-  with the correct frame count and first-frame offset, metadata 1.
+- start skip 512 in the first XMA frame and end skip ``512 N - 384 - S`` in the last, so a
+  decoder outputs exactly the input length; XMA frames packed back to back, never across
+  a 64 KiB block, at most 63 XMA frame starts per packet, 1-bit padding, packet header
+  with the correct XMA frame count and first-XMA-frame offset, metadata 1.
+
+``"extended"`` departs from those choices within syntax FFmpeg decodes: per XMA frame the
+subframe tiling (:data:`~audio.codecs.xma2_tiling.TILINGS`: 512, 256 and 128 mixes) and per
+subframe the vector-coded count (sent, up to the whole subframe, or the automatic switch)
+of least cost with the real code lengths, flat scale factors, windows of the shorter
+neighbour's slope where block lengths change (:mod:`audio.codecs.xma2_tiling`).
 
 The bitrate target (kbit/s, counted in whole packets) is met by searching a global
-quantiser level in 1 dB steps (then per-frame refinement between two neighbouring
-levels); the coefficients are rounded to nearest and then lowered where a
+quantiser level in 1 dB steps (secant steps on the log bitrate, then per-XMA-frame
+refinement between two neighbouring levels); the coefficients are rounded to nearest and then lowered where a
 rate-distortion test with the real code lengths says the bits are worth more than the
 error (``rdo``). The forward transform is the exact adjoint of the decoder's windowed IMDCT
-for uniform 128-sample blocks (spec section 6), so without quantisation the decoder
-reconstructs the input. Console acceptance is not verified (no console here).
+(spec section 6), so without quantisation the decoder reconstructs the input. Console
+acceptance is not verified (no console here).
 """
 
 from __future__ import annotations
@@ -39,40 +46,46 @@ import numpy as np
 from audio.codecs import xma2_tables as T
 from audio.codecs.xma import XMA_PACKET_SIZE, XmaPacketHeader, xma_stream_channels
 from audio.codecs.xma2_bitstream import (
-    FRAME_LENGTH_BITS,
-    FRAME_SAMPLES,
-    MAX_FRAMES_PER_PACKET,
+    MAX_XMA_FRAMES_PER_PACKET,
     PACKET_BITS,
     PACKETS_PER_BLOCK,
     PAYLOAD_BITS,
+    XMA_FRAME_LENGTH_BITS,
+    XMA_FRAME_SAMPLES,
     band_edges,
     vlc_tables,
 )
+from audio.codecs.xma2_tiling import MODEL_OFFSET, TILINGS, analyse_blocks, block_windows, layout
 from audio.core.errors import InputError
 
 __all__ = [
     "SUBFRAME",
+    "SYNTAXES",
     "MIN_RATE",
     "MAX_RATE",
     "Xma2Encoding",
-    "frames_for",
+    "xma_frames_for",
     "end_skip",
     "analysis",
     "encode_xma2",
 ]
 
 SUBFRAME = 128
-"""Subframe (block) length of this encoder, samples (four per frame)."""
+"""Subframe (block) length of this encoder, samples (four per XMA frame)."""
+SYNTAXES = ("microsoft", "extended")
+"""Values of :func:`encode_xma2`'s ``syntax``."""
 MIN_RATE = 1000
 """Lowest sample rate accepted, Hz."""
 MAX_RATE = 96000
 """Highest sample rate accepted, Hz (the spec's checks cover up to 96 kHz)."""
 _SF_STEP = 2
 _SF_TOP = 22  # 45 // sf_step: the DPCM start value, used as every set's maximum
-_SF_RANGE = 15  # scale factors span at most 15 steps (30 dB) below the frame's loudest band
-_MAX_FRAME_BITS = (1 << FRAME_LENGTH_BITS) - 1
-_SCRATCH_BYTES = 1 << 15  # > the longest frame the syntax can produce at 2 channels
+_SF_RANGE = 15  # scale factors span at most 15 steps (30 dB) below the XMA frame's loudest band
+_MAX_XMA_FRAME_BITS = (1 << XMA_FRAME_LENGTH_BITS) - 1
+_SCRATCH_BYTES = 1 << 15  # > the longest XMA frame the syntax can produce at 2 channels
 _LEVEL_LO, _LEVEL_HI = -40, 200
+_LEVEL_GUESS = 60  # first level the bitrate search tries, dB
+_LOG_RATE_PER_DB = -0.05  # d ln(kbit/s) / d level before two levels were measured
 
 
 @dataclass(frozen=True)
@@ -90,8 +103,8 @@ class Xma2Encoding:
         Hz.
     num_samples:
         Input samples per channel; a decoder applying the trims outputs exactly this.
-    frames:
-        XMA frames per stream (``512 * frames`` = the containers' raw sample count).
+    xma_frames:
+        XMA frames per stream (``512 * xma_frames`` = the containers' raw sample count).
     level:
         The global quantiser level chosen (dB; lower = finer).
     """
@@ -100,13 +113,13 @@ class Xma2Encoding:
     stream_channels: list[int]
     sample_rate: int
     num_samples: int
-    frames: int
+    xma_frames: int
     level: int
 
     def seek_table(self, stream: int = 0) -> tuple[int, ...]:
-        """Cumulative raw samples (512 x frames started) at the end of each 64 KiB block.
+        """Cumulative raw samples (512 x XMA frames started) at the end of each 64 KiB block.
 
-        The last entry is ``512 * frames``, as in Microsoft's XWB/RIFF seek tables.
+        The last entry is ``512 * xma_frames``, as in Microsoft's XWB/RIFF seek tables.
 
         Parameters
         ----------
@@ -117,7 +130,9 @@ class Xma2Encoding:
         packets = self.streams[stream]
         for b in range(0, len(packets), PACKETS_PER_BLOCK):
             for p in packets[b : b + PACKETS_PER_BLOCK]:
-                total += FRAME_SAMPLES * XmaPacketHeader.unpack(int.from_bytes(p[:4], "big")).frame_count
+                total += (
+                    XMA_FRAME_SAMPLES * XmaPacketHeader.unpack(int.from_bytes(p[:4], "big")).xma_frame_count
+                )
             out.append(total)
         return tuple(out)
 
@@ -130,7 +145,7 @@ class Xma2Encoding:
         return sum(len(s) for s in self.streams) * XMA_PACKET_SIZE * 8 / seconds / 1000
 
 
-def frames_for(num_samples: int) -> int:
+def xma_frames_for(num_samples: int) -> int:
     """XMA frames needed for ``num_samples`` samples: ``ceil((S + 384) / 512)``.
 
     Parameters
@@ -138,18 +153,18 @@ def frames_for(num_samples: int) -> int:
     num_samples:
         Samples of one channel.
     """
-    return -(-(num_samples + 384) // FRAME_SAMPLES)
+    return -(-(num_samples + 384) // XMA_FRAME_SAMPLES)
 
 
 def end_skip(num_samples: int) -> int:
-    """End skip of the last frame, samples: ``512 N - 384 - S`` (0..511).
+    """End skip of the last XMA frame, samples: ``512 N - 384 - S`` (0..511).
 
     Parameters
     ----------
     num_samples:
         Samples of one channel.
     """
-    return FRAME_SAMPLES * frames_for(num_samples) - 384 - num_samples
+    return XMA_FRAME_SAMPLES * xma_frames_for(num_samples) - 384 - num_samples
 
 
 @cache
@@ -163,9 +178,9 @@ def _mdct_basis() -> np.ndarray:
 
 
 def analysis(pcm: np.ndarray) -> np.ndarray:
-    """MDCT coefficients of one channel, shape (frames, 4, 128), decoder scale.
+    """MDCT coefficients of one channel, shape (XMA frames, 4, 128), decoder scale.
 
-    The input sits at model time 576; block ``j`` (4 per frame) has its 256-sample
+    The input sits at model time 576; block ``j`` (4 per XMA frame) has its 256-sample
     window starting at model time ``128 j + 192``.
 
     Parameters
@@ -173,12 +188,12 @@ def analysis(pcm: np.ndarray) -> np.ndarray:
     pcm:
         One channel of float samples (full scale 1.0).
     """
-    n_frames = frames_for(len(pcm))
-    model = np.zeros(FRAME_SAMPLES * n_frames + 320, np.float64)
+    n_xma_frames = xma_frames_for(len(pcm))
+    model = np.zeros(XMA_FRAME_SAMPLES * n_xma_frames + 320, np.float64)
     model[576 : 576 + len(pcm)] = pcm
     blocks = np.lib.stride_tricks.sliding_window_view(model[192:], 2 * SUBFRAME)[::SUBFRAME]
-    coeffs = blocks[: 4 * n_frames] @ _mdct_basis()
-    return coeffs.reshape(n_frames, 4, SUBFRAME)
+    coeffs = blocks[: 4 * n_xma_frames] @ _mdct_basis()
+    return coeffs.reshape(n_xma_frames, 4, SUBFRAME)
 
 
 # ---------------------------------------------------------------- numba tables
@@ -283,31 +298,42 @@ def _put_vec1(buf, pos, v, vec1_code, vec1_len):  # type: ignore[no-untyped-def]
 
 
 @nb.njit(cache=True, nogil=True)
+def _escape_bits(n):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Bits of an escaped run longer than 4 in a block of ``n`` coefficients: '110' + run bits."""
+    bits = 0
+    while (1 << bits) <= n - 1:
+        bits += 1
+    return 3 + bits
+
+
+@nb.njit(cache=True, nogil=True)
+def _sym_bits(t, run, a, esc, coef_len, rl_sym):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Bits of one run-level pair (``run`` zeros, then magnitude ``a``) with coefficient table
+    ``t``, sign included; ``esc`` = bits of an escaped run longer than 4."""
+    sym = -1
+    if a < 64 and run < 130:
+        sym = rl_sym[t, run, a]
+    if sym >= 0:
+        return coef_len[t, sym] + 1
+    bits = coef_len[t, 0] + _large_bits(a) + 1
+    if run == 0:
+        return bits + 1
+    if run <= 4:
+        return bits + 4
+    return bits + esc
+
+
+@nb.njit(cache=True, nogil=True)
 def _rl_bits(q, start, t, coef_len, rl_sym):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Bits of the run-level part of ``q[start:]`` with coefficient table ``t``."""
     n = q.shape[0]
+    esc = _escape_bits(n)
     bits = 0
     last = start - 1
     for p in range(start, n):
-        v = q[p]
-        if v == 0:
-            continue
-        a = abs(v)
-        run = p - last - 1
-        sym = -1
-        if a < 64:
-            sym = rl_sym[t, run, a]
-        if sym >= 0:
-            bits += coef_len[t, sym] + 1
-        else:
-            bits += coef_len[t, 0] + _large_bits(a) + 1
-            if run == 0:
-                bits += 1
-            elif run <= 4:
-                bits += 4
-            else:
-                bits += 10  # '110' + 7 bits (L = 128)
-        last = p
+        if q[p] != 0:
+            bits += _sym_bits(t, p - last - 1, abs(q[p]), esc, coef_len, rl_sym)
+            last = p
     if last != n - 1:
         bits += coef_len[t, 1]
     return bits
@@ -316,9 +342,7 @@ def _rl_bits(q, start, t, coef_len, rl_sym):  # type: ignore[no-untyped-def]  # 
 @nb.njit(cache=True, nogil=True)
 def _put_rl(buf, pos, q, start, t, coef_code, coef_len, rl_sym):  # type: ignore[no-untyped-def]  # pragma: no cover
     n = q.shape[0]
-    esc_len = 0
-    while (1 << esc_len) <= n - 1:
-        esc_len += 1
+    esc_len = _escape_bits(n) - 3
     last = start - 1
     for p in range(start, n):
         v = q[p]
@@ -327,7 +351,7 @@ def _put_rl(buf, pos, q, start, t, coef_code, coef_len, rl_sym):  # type: ignore
         a = abs(v)
         run = p - last - 1
         sym = -1
-        if a < 64:
+        if a < 64 and run < 130:
             sym = rl_sym[t, run, a]
         if sym >= 0:
             pos = _put(buf, pos, coef_code[t, sym], coef_len[t, sym])
@@ -372,11 +396,15 @@ def _vector_end(q):  # type: ignore[no-untyped-def]  # pragma: no cover
 
 
 @nb.njit(cache=True, nogil=True)
-def _put_coeffs(buf, pos, q, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """One channel's coefficients of one subframe: table bit, vector part, run-level part."""
+def _put_coeffs(buf, pos, q, nvec, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """One channel's coefficients of one subframe: table bit, vector part, run-level part.
+
+    ``nvec``: vector-coded coefficients (a multiple of 4, sent in the subframe header), or
+    -1 when the decoder's automatic switch to run-level coding ends the vector part.
+    """
     (_, _, vec4_code, vec4_len, vec2_code, vec2_len, vec1_code, vec1_len, coef_code, coef_len, rl_sym) = tabs
     n = q.shape[0]
-    start = _vector_end(q)
+    start = _vector_end(q) if nvec < 0 else nvec
     t = 1
     if start < n and _rl_bits(q, start, 0, coef_len, rl_sym) < _rl_bits(q, start, 1, coef_len, rl_sym):
         t = 0
@@ -426,18 +454,28 @@ def _put_quant(buf, pos, s):  # type: ignore[no-untyped-def]  # pragma: no cover
 
 
 @nb.njit(cache=True, nogil=True)
-def _encode_frame(buf, q, qstep, sf, start_skip, end_skip_, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """Write one frame at bit 0 of the zeroed ``buf``; returns its length in bits.
+def _encode_xma_frame(buf, q, sizes, qstep, sf, nvec, bands, start_skip, end_skip_, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Write one XMA frame at bit 0 of the zeroed ``buf``; returns its length in bits.
 
-    q: (4, C, 128) int64 quantised coefficients; qstep: (C,) quantiser step per channel;
-    sf: (C, bands) scale factors (maximum ``_SF_TOP``); skips < 0 = absent. The trailer
-    bit is written 0 (the packetiser sets it).
+    q: (C, 512) int64 quantised coefficients, subframes back to back; sizes: subframe
+    lengths in time order (0 = no more subframes); qstep: (subframes, C) quantiser step
+    per subframe and channel; sf: (C, >= bands) scale factors (maximum ``_SF_TOP``), sent
+    once per XMA frame in the first subframe that carries coefficients and reused after;
+    nvec: (subframes, C) vector-coded counts, -1 in every channel = the decoder's
+    automatic switch (tnv 0); bands: band count per subframe length 512/256/128; skips
+    < 0 = absent. The trailer bit is written 0 (the packetiser sets it).
     """
     scale_code, scale_len = tabs[0], tabs[1]
-    channels = q.shape[1]
-    bands = sf.shape[1]
-    pos = FRAME_LENGTH_BITS
-    pos = _put(buf, pos, 0b1111111, 7)  # same layout, 4 x 128
+    channels = q.shape[0]
+    pos = XMA_FRAME_LENGTH_BITS
+    pos = _put(buf, pos, 1, 1)  # one subframe layout for all channels
+    offset = 0
+    for size in sizes:
+        if size == 0:
+            break
+        if offset != XMA_FRAME_SAMPLES - 128:
+            pos = _put(buf, pos, 0 if size == 512 else (2 if size == 256 else 3), 1 if size == 512 else 2)
+        offset += size
     if channels == 2:
         pos = _put(buf, pos, 0, 1)  # no post-processing transform
     pos = _put(buf, pos, 0, 8)  # DRC gain
@@ -455,81 +493,108 @@ def _encode_frame(buf, q, qstep, sf, start_skip, end_skip_, tabs):  # type: igno
             pos = _put(buf, pos, 0, 1)
     else:
         pos = _put(buf, pos, 0, 1)
-    base = qstep.min()
-    max_mod = qstep.max() - base
-    mod_len = 0
-    if max_mod > 1:
-        while (1 << mod_len) <= max_mod - 1:
-            mod_len += 1
     sf_sent = False
-    for sub in range(4):
+    offset = 0
+    for sub in range(sizes.shape[0]):
+        size = sizes[sub]
+        if size == 0:
+            break
+        lo, hi = offset, offset + size
+        offset = hi
         pos = _put(buf, pos, 0, 2)  # no extended header, reserved 0
         if channels == 2:
             pos = _put(buf, pos, 0b010, 3)  # transform bit 0, group: '10' = no transform
         transmit = False
         for c in range(channels):
             any_nz = False
-            for k in range(q.shape[2]):
-                if q[sub, c, k] != 0:
+            for k in range(lo, hi):
+                if q[c, k] != 0:
                     any_nz = True
                     break
             pos = _put(buf, pos, 1 if any_nz else 0, 1)
             transmit = transmit or any_nz
         if not transmit:
             continue
-        pos = _put(buf, pos, 0, 1)  # tnv 0
+        if nvec[sub, 0] < 0:
+            pos = _put(buf, pos, 0, 1)  # tnv 0
+        else:
+            pos = _put(buf, pos, 1, 1)
+            width = 0
+            while (1 << width) <= (size + 3) // 4:
+                width += 1
+            for c in range(channels):
+                pos = _put(buf, pos, nvec[sub, c] >> 2, width)
+        base = qstep[sub].min()
+        max_mod = qstep[sub].max() - base
         pos = _put_quant(buf, pos, base - 90)
         if channels == 2:
+            mod_len = 0
+            if max_mod > 1:
+                while (1 << mod_len) <= max_mod - 1:
+                    mod_len += 1
             pos = _put(buf, pos, mod_len, 3)
             for c in range(channels):
-                m = qstep[c] - base
+                m = qstep[sub, c] - base
                 if m > 0:
                     pos = _put(buf, pos, 1, 1)
                     if mod_len:
                         pos = _put(buf, pos, m - 1, mod_len)
                 else:
                     pos = _put(buf, pos, 0, 1)
+        n_bands = bands[0 if size == 512 else (1 if size == 256 else 2)]
         for c in range(channels):
             if sf_sent and sub > 0:
-                pos = _put(buf, pos, 0, 1)  # reuse this frame's set
+                pos = _put(buf, pos, 0, 1)  # reuse this XMA frame's set
                 continue
             if sub > 0:
-                pos = _put(buf, pos, 1, 1)  # new set (the first of the frame: DPCM)
+                pos = _put(buf, pos, 1, 1)  # new set (the first of the XMA frame: DPCM)
             pos = _put(buf, pos, _SF_STEP - 1, 2)
             val = 45 // _SF_STEP
-            for b in range(bands):
+            for b in range(n_bands):
                 sym = sf[c, b] - val + 60
                 pos = _put(buf, pos, scale_code[sym], scale_len[sym])
                 val = sf[c, b]
         sf_sent = True
         for c in range(channels):
             nz = False
-            for k in range(q.shape[2]):
-                if q[sub, c, k] != 0:
+            for k in range(lo, hi):
+                if q[c, k] != 0:
                     nz = True
                     break
             if nz:
-                pos = _put_coeffs(buf, pos, q[sub, c], tabs)
+                pos = _put_coeffs(buf, pos, q[c, lo:hi], nvec[sub, c], tabs)
     pos = _put(buf, pos, 1, 1)  # the bit decoders skip
     pos = _put(buf, pos, 0, 1)  # trailer (set by the packetiser)
-    # frame length prefix
-    for i in range(FRAME_LENGTH_BITS):
-        if (pos >> (FRAME_LENGTH_BITS - 1 - i)) & 1:
+    # XMA frame length prefix
+    for i in range(XMA_FRAME_LENGTH_BITS):
+        if (pos >> (XMA_FRAME_LENGTH_BITS - 1 - i)) & 1:
             buf[i >> 3] |= 0x80 >> (i & 7)
     return pos
 
 
 @nb.njit(cache=True, nogil=True)
-def _encode_frames(out, nbits, q, qstep, sf, skips, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """Encode frames: ``out[f]`` gets frame f's bytes, ``nbits[f]`` its length (bits).
+def _encode_xma_frames(out, nbits, q, qstep, sf, skips, bands, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Encode Microsoft-subset XMA frames (4 x 128): ``out[f]`` gets XMA frame f's bytes,
+    ``nbits[f]`` its length (bits).
 
-    skips: (F, 2) start and end skip per frame, -1 = absent.
+    q: (F, 4, C, 128); qstep: (F, C); skips: (F, 2) start and end skip, -1 = absent.
     """
     scratch = np.zeros(_SCRATCH_BYTES, np.uint8)
     width = out.shape[1]
+    channels = q.shape[2]
+    sizes = np.full(4, SUBFRAME, np.int64)
+    nvec = -np.ones((4, channels), np.int64)
+    flat = np.empty((channels, XMA_FRAME_SAMPLES), np.int64)
+    steps = np.empty((4, channels), np.int64)
     for f in range(q.shape[0]):
+        for s in range(4):
+            for c in range(channels):
+                flat[c, s * SUBFRAME : (s + 1) * SUBFRAME] = q[f, s, c]
+                steps[s, c] = qstep[f, c]
         scratch[:] = 0
-        nbits[f] = _encode_frame(scratch, q[f], qstep[f], sf[f], skips[f, 0], skips[f, 1], tabs)
+        nbits[f] = _encode_xma_frame(
+            scratch, flat, sizes, steps, sf[f], nvec, bands, skips[f, 0], skips[f, 1], tabs
+        )
         out[f, :] = scratch[:width]
 
 
@@ -542,11 +607,18 @@ def _copy_bits(dst, dst_pos, src, nbits):  # type: ignore[no-untyped-def]  # pra
             dst[p >> 3] |= 0x80 >> (p & 7)
 
 
+@cache
+def _bands(sample_rate: int) -> np.ndarray:
+    """Scale-factor band count for subframe lengths 512, 256 and 128 at ``sample_rate``."""
+    return np.array([len(band_edges(size, sample_rate)) - 1 for size in (512, 256, 128)], np.int64)
+
+
 # ---------------------------------------------------------------- quantisation
 class _Stream:
     """One XMA stream's analysis: coefficients and band layout, ready to quantise at any level."""
 
     def __init__(self, pcm: np.ndarray, sample_rate: int, shaping: float) -> None:
+        self.sample_rate = sample_rate
         self.coeffs = np.stack([analysis(pcm[:, c]) for c in range(pcm.shape[1])], axis=2)  # (F, 4, C, 128)
         self.edges = np.asarray(band_edges(SUBFRAME, sample_rate))
         bands = len(self.edges) - 1
@@ -559,13 +631,13 @@ class _Stream:
         sf_abs = np.maximum(sf_abs, top - _SF_RANGE)
         self.sf = _SF_TOP + sf_abs - top  # (F, C, bands), maximum _SF_TOP
         self.top = top[..., 0]  # (F, C) in sf steps
-        # per-coefficient step exponent relative to the frame's level: 2 dB x (sf - top)
+        # per-coefficient step exponent relative to the XMA frame's level: 2 dB x (sf - top)
         self.band_db = (_SF_STEP * (self.sf - _SF_TOP))[..., band_of]  # (F, C, 128)
 
     def quantise(self, level: np.ndarray, rounding: float, lam: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """Quantised coefficients (F, 4, C, 128) and per-channel quant steps (F, C).
 
-        ``level`` (F,): global quantiser level per frame, dB. A band's step is
+        ``level`` (F,): global quantiser level per XMA frame, dB. A band's step is
         ``level + 2 dB x sf_abs``; the transmitted quant step is ``level + 2 top``.
         """
         qstep = (level[:, None] + _SF_STEP * self.top).astype(np.int64)
@@ -577,10 +649,10 @@ class _Stream:
 
 @nb.njit(cache=True, nogil=True)
 def _quantise(coeffs, qstep, band_db, rounding, lam, coef_len, rl_sym, q):  # type: ignore[no-untyped-def]  # pragma: no cover
-    frames, subs, channels, n = coeffs.shape
+    xma_frames, subs, channels, n = coeffs.shape
     mag = np.empty(n, np.float64)
     inv = np.empty(n, np.float64)
-    for f in range(frames):
+    for f in range(xma_frames):
         for c in range(channels):
             for k in range(n):
                 inv[k] = 10.0 ** (-(qstep[f, c] + band_db[f, c, k]) / 20.0)
@@ -595,22 +667,6 @@ def _quantise(coeffs, qstep, band_db, rounding, lam, coef_len, rl_sym, q):  # ty
 
 
 @nb.njit(cache=True, nogil=True)
-def _sym_bits(run, a, coef_len, rl_sym):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """Bits of one run-level pair (``run`` zeros, then magnitude ``a``), table 1, sign included."""
-    sym = -1
-    if a < 64 and run < 130:
-        sym = rl_sym[1, run, a]
-    if sym >= 0:
-        return coef_len[1, sym] + 1
-    bits = coef_len[1, 0] + _large_bits(a) + 1
-    if run == 0:
-        return bits + 1
-    if run <= 4:
-        return bits + 4
-    return bits + 10
-
-
-@nb.njit(cache=True, nogil=True)
 def _rdo(q, mag, lam, coef_len, rl_sym):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Rate-distortion pass over the run-level part of one subframe's coefficients (in place).
 
@@ -619,6 +675,7 @@ def _rdo(q, mag, lam, coef_len, rl_sym):  # type: ignore[no-untyped-def]  # prag
     is below ``lam`` x the bits saved (table-1 code lengths; the vector part is kept).
     """
     n = q.shape[0]
+    esc = _escape_bits(n)
     start = _vector_end(q)
     nxt = n  # next nonzero position above p (n = none)
     for p in range(n - 1, start - 1, -1):
@@ -632,16 +689,18 @@ def _rdo(q, mag, lam, coef_len, rl_sym):  # type: ignore[no-untyped-def]  # prag
         v = mag[p]
         d_down = (v - (a - 1)) ** 2 - (v - a) ** 2
         if a == 1:
-            now = _sym_bits(run, 1, coef_len, rl_sym)
+            now = _sym_bits(1, run, 1, esc, coef_len, rl_sym)
             if nxt < n:
                 an = abs(q[nxt])
-                now += _sym_bits(nxt - p - 1, an, coef_len, rl_sym)
-                new = _sym_bits(nxt - prev - 1, an, coef_len, rl_sym)
+                now += _sym_bits(1, nxt - p - 1, an, esc, coef_len, rl_sym)
+                new = _sym_bits(1, nxt - prev - 1, an, esc, coef_len, rl_sym)
             else:
                 new = coef_len[1, 1] if p == n - 1 else 0
             saved = now - new
         else:
-            saved = _sym_bits(run, a, coef_len, rl_sym) - _sym_bits(run, a - 1, coef_len, rl_sym)
+            saved = _sym_bits(1, run, a, esc, coef_len, rl_sym) - _sym_bits(
+                1, run, a - 1, esc, coef_len, rl_sym
+            )
         if saved > 0 and d_down < lam * saved:
             a -= 1
             q[p] = a if q[p] > 0 else -a
@@ -649,12 +708,12 @@ def _rdo(q, mag, lam, coef_len, rl_sym):  # type: ignore[no-untyped-def]  # prag
             nxt = p
 
 
-def _encode_stream_frames(
+def _encode_stream_xma_frames(
     stream: _Stream, level: np.ndarray, last_skip: int, rounding: float, lam: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Frame bytes (F, bytes) and lengths (bits) at the given per-frame levels (dB).
+    """XMA frame bytes (F, bytes) and lengths (bits) at the given per-XMA-frame levels (dB).
 
-    Frames longer than the 15-bit length field allows are re-quantised 1 dB coarser.
+    XMA frames longer than the 15-bit length field allows are re-quantised 1 dB coarser.
     """
     tabs = _coding_tables()
     level = level.copy()
@@ -663,22 +722,309 @@ def _encode_stream_frames(
     skips[0, 0] = 512
     if last_skip > 0:
         skips[n - 1, 1] = last_skip
-    out = np.zeros((n, _MAX_FRAME_BITS // 8 + 64), np.uint8)
+    out = np.zeros((n, _MAX_XMA_FRAME_BITS // 8 + 64), np.uint8)
     nbits = np.zeros(n, np.int64)
     todo = np.arange(n)
     while len(todo):
         q, qstep = stream.quantise(level, rounding, lam)
         sub_out = np.zeros((len(todo), out.shape[1]), np.uint8)
         sub_bits = np.zeros(len(todo), np.int64)
-        _encode_frames(sub_out, sub_bits, q[todo], qstep[todo], stream.sf[todo], skips[todo], tabs)
+        _encode_xma_frames(
+            sub_out,
+            sub_bits,
+            q[todo],
+            qstep[todo],
+            stream.sf[todo],
+            skips[todo],
+            _bands(stream.sample_rate),
+            tabs,
+        )
         out[todo], nbits[todo] = sub_out, sub_bits
-        todo = todo[sub_bits > _MAX_FRAME_BITS]
+        todo = todo[sub_bits > _MAX_XMA_FRAME_BITS]
         level[todo] += 1
     return out, nbits
 
 
-def _packetise(frames: np.ndarray, nbits: np.ndarray) -> list[bytes]:
-    """Pack frames back to back into 2048-byte packets (block, 63-frame and trailer rules)."""
+# ---------------------------------------------------------------- extended syntax
+@nb.njit(cache=True, nogil=True)
+def _group_bits(q, g, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Bits of the vector-coded group ``q[g:g + 4]``: its code(s) and sign bits."""
+    vec4_len, vec2_len, vec1_len = tabs[3], tabs[5], tabs[7]
+    m0, m1, m2, m3 = abs(q[g]), abs(q[g + 1]), abs(q[g + 2]), abs(q[g + 3])
+    signs = (m0 != 0) + (m1 != 0) + (m2 != 0) + (m3 != 0)
+    if m0 < 16 and m1 < 16 and m2 < 16 and m3 < 16:
+        packed = (m0 << 12) | (m1 << 8) | (m2 << 4) | m3
+        if vec4_len[packed]:
+            return vec4_len[packed] + signs
+    bits = vec4_len[65536] + signs
+    for h in range(2):
+        a, b = abs(q[g + 2 * h]), abs(q[g + 2 * h + 1])
+        if a < 16 and b < 16 and vec2_len[(a << 4) | b]:
+            bits += vec2_len[(a << 4) | b]
+        else:
+            bits += vec2_len[256]
+            for v in (a, b):
+                bits += vec1_len[v] if v < 100 else vec1_len[100] + _large_bits(v - 100)
+    return bits
+
+
+@nb.njit(cache=True, nogil=True)
+def _rl_from_starts(q, t, coef_len, rl_sym, nz, m, suffix, out):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """``out[s // 4]`` = bits of the run-level part of ``q[s:]`` (table ``t``) for every
+    ``s = 0, 4, ..., len(q)`` (0 for the empty part); ``nz[:m]`` = positions of the nonzero
+    values, ``suffix`` scratch (>= m + 1)."""
+    n = q.shape[0]
+    esc = _escape_bits(n)
+    suffix[m] = 0  # suffix[i]: bits of nonzeros i.. with runs from their predecessor
+    if m > 0:
+        suffix[m - 1] = 0
+    for i in range(m - 1, 0, -1):
+        suffix[i] = suffix[i + 1] + _sym_bits(t, nz[i] - nz[i - 1] - 1, abs(q[nz[i]]), esc, coef_len, rl_sym)
+    eob = coef_len[t, 1] if m == 0 or nz[m - 1] != n - 1 else 0
+    j = 0
+    for s in range(0, n + 1, 4):
+        while j < m and nz[j] < s:
+            j += 1
+        if s == n:
+            out[s >> 2] = 0
+        elif j == m:
+            out[s >> 2] = coef_len[t, 1]
+        else:
+            out[s >> 2] = _sym_bits(t, nz[j] - s, abs(q[nz[j]]), esc, coef_len, rl_sym) + suffix[j + 1] + eob
+
+
+@nb.njit(cache=True, nogil=True)
+def _code_block(x, inv_step, lam, tabs, q, scratch):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Quantise one channel's block ``x`` into ``q`` and price its coding.
+
+    Rounds ``|x| * inv_step`` to nearest, then runs the rate-distortion pass (``lam``).
+    Returns (squared error in quantiser steps, bits with the automatic vector/run-level
+    switch, bits with the best transmitted vector count, that count); bits include the
+    table bit and the signs, 0 for a block of zeros. ``scratch``: :func:`_block_scratch`.
+    """
+    n = x.shape[0]
+    coef_len, rl_sym = tabs[9], tabs[10]
+    mag, vec, rl0, rl1, nz, suffix = scratch
+    nonzero = False
+    for k in range(n):
+        mag[k] = abs(x[k]) * inv_step
+        m = np.int64(np.floor(mag[k] + 0.5))
+        q[k] = m if x[k] >= 0 else -m
+        nonzero = nonzero or m != 0
+    if lam > 0 and nonzero:
+        _rdo(q, mag, lam, coef_len, rl_sym)
+    err = 0.0
+    m = 0
+    for k in range(n):
+        err += (mag[k] - abs(q[k])) ** 2
+        if q[k] != 0:
+            nz[m] = k
+            m += 1
+    if m == 0:
+        return err, 0, 0, 0
+    groups = n >> 2
+    vec[0] = 0
+    for g in range(groups):
+        vec[g + 1] = vec[g] + _group_bits(q, 4 * g, tabs)
+    _rl_from_starts(q, 0, coef_len, rl_sym, nz, m, suffix, rl0)
+    _rl_from_starts(q, 1, coef_len, rl_sym, nz, m, suffix, rl1)
+    best, best_s = -1, 0
+    for g in range(groups + 1):
+        bits = vec[g] + min(rl0[g], rl1[g])
+        if best < 0 or bits < best:
+            best, best_s = bits, 4 * g
+    auto = _vector_end(q) >> 2
+    return err, 1 + vec[auto] + min(rl0[auto], rl1[auto]), 1 + best, best_s
+
+
+@nb.njit(cache=True, nogil=True)
+def _block_scratch():  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Work arrays of :func:`_code_block` for blocks of up to 512 coefficients."""
+    n = XMA_FRAME_SAMPLES
+    return (
+        np.empty(n, np.float64),
+        np.empty(n // 4 + 1, np.int64),
+        np.empty(n // 4 + 1, np.int64),
+        np.empty(n // 4 + 1, np.int64),
+        np.empty(n, np.int64),
+        np.empty(n + 1, np.int64),
+    )
+
+
+@nb.njit(cache=True, nogil=True)
+def _nvec_width(size):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Bits of a transmitted vector count (count / 4) for a subframe of ``size``."""
+    width = 0
+    while (1 << width) <= (size + 3) // 4:
+        width += 1
+    return width
+
+
+@nb.njit(cache=True, nogil=True)
+def _code_subframe(x, qstep, lam, tabs, q, nvec, scratch):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Quantise one subframe of every channel (``x``: (C, L)) into ``q`` (C, L) and choose
+    between the automatic switch and transmitted vector counts by their real bits
+    (``nvec`` (C,) gets the counts or -1). Returns (squared error in steps, bits of the
+    coefficients and the vector-count field)."""
+    channels, size = x.shape
+    inv = 10.0 ** (-qstep / 20.0)
+    err, auto, sent = 0.0, 0, channels * _nvec_width(size)
+    for c in range(channels):
+        e, a, s, n = _code_block(x[c], inv, lam, tabs, q[c], scratch)
+        err += e
+        auto += a
+        sent += s
+        nvec[c] = n
+    if auto <= sent:
+        nvec[:] = -1
+        return err, auto
+    return err, sent
+
+
+@nb.njit(cache=True, nogil=True)
+def _block_costs(x, qstep, lam, weight, tabs, cost):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Rate-distortion cost of candidate blocks ``x`` (B, C, L) at quant steps ``qstep`` (B,):
+    ``weight`` x squared error (steps) + ``lam`` x bits (coefficients and the subframe's
+    own header) into ``cost`` (B,)."""
+    blocks, channels, size = x.shape
+    q = np.empty((channels, size), np.int64)
+    nvec = np.empty(channels, np.int64)
+    scratch = _block_scratch()
+    for b in range(blocks):
+        err, bits = _code_subframe(x[b], qstep[b], lam, tabs, q, nvec, scratch)
+        header = 2 + channels + (1 + 6 + channels if bits > 0 else 0)
+        cost[b] = weight * err + lam * (bits + header)
+
+
+@nb.njit(cache=True, nogil=True)
+def _encode_ext_xma_frames(out, nbits, x, sizes, qstep, lam, sf, skips, bands, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Encode extended-syntax XMA frames: ``x`` (F, C, 512) coefficients with subframes
+    back to back, ``sizes`` (F, 4) their lengths (0 = none), ``qstep`` (F, 4) quant step per
+    subframe; writes ``out[f]`` and ``nbits[f]`` as :func:`_encode_xma_frames`."""
+    scratch = np.zeros(_SCRATCH_BYTES, np.uint8)
+    width = out.shape[1]
+    xma_frames, channels, _ = x.shape
+    q = np.empty((channels, XMA_FRAME_SAMPLES), np.int64)
+    nvec = np.empty((4, channels), np.int64)
+    steps = np.empty((4, channels), np.int64)
+    work = _block_scratch()
+    for f in range(xma_frames):
+        lo = 0
+        for s in range(4):
+            size = sizes[f, s]
+            if size == 0:
+                break
+            _code_subframe(
+                x[f, :, lo : lo + size], qstep[f, s], lam, tabs, q[:, lo : lo + size], nvec[s], work
+            )
+            steps[s, :] = qstep[f, s]
+            lo += size
+        scratch[:] = 0
+        nbits[f] = _encode_xma_frame(
+            scratch, q, sizes[f], steps, sf, nvec, bands, skips[f, 0], skips[f, 1], tabs
+        )
+        out[f, :] = scratch[:width]
+
+
+_SIZE_DB = {512: 6, 256: 3, 128: 0}  # quant step offset: equal noise per sample across block lengths
+_TILE_BITS = (1, 4, 4, 6, 4, 6)  # tile-header codes of each of TILINGS
+
+
+class _ExtStream:
+    """One XMA stream for the extended syntax: adaptive tiling, flat scale factors."""
+
+    def __init__(self, pcm: np.ndarray, sample_rate: int) -> None:
+        self.sample_rate = sample_rate
+        self.channels = pcm.shape[1]
+        self.n_xma_frames = xma_frames_for(len(pcm))
+        self.models = []
+        for c in range(self.channels):
+            model = np.zeros(XMA_FRAME_SAMPLES * self.n_xma_frames + 2 * XMA_FRAME_SAMPLES, np.float64)
+            model[MODEL_OFFSET : MODEL_OFFSET + len(pcm)] = pcm[:, c]
+            self.models.append(model)
+        # candidate blocks for the tiling decision (symmetric windows): (size, offset) -> (F, C, size)
+        self.candidates: dict[tuple[int, int], np.ndarray] = {}
+        xma_frame_starts = XMA_FRAME_SAMPLES * np.arange(self.n_xma_frames) + XMA_FRAME_SAMPLES // 2
+        for size, offsets in ((512, (0,)), (256, (0, 128, 256)), (128, (0, 128, 256, 384))):
+            for o in offsets:
+                starts = xma_frame_starts + o
+                full = np.full(self.n_xma_frames, size, np.int64)
+                per_channel = [
+                    analyse_blocks(m, starts, full, full, full).reshape(-1, size) for m in self.models
+                ]
+                self.candidates[(size, o)] = np.stack(per_channel, axis=1)
+        self._tilings: dict[tuple[int, float], np.ndarray] = {}
+        bands = _bands(sample_rate)
+        self.sf_bits = {512: 2 + int(bands[0]), 256: 2 + int(bands[1]), 128: 2 + int(bands[2])}
+
+    def tiling(self, level: np.ndarray, lam: float) -> np.ndarray:
+        """Per XMA frame the index into :data:`TILINGS` of least rate-distortion cost at ``level``.
+
+        An XMA frame's choice depends only on its own level, so the choices are kept per
+        uniform level (the bitrate search's final mixed-level encode reuses them).
+        """
+        out = np.empty(self.n_xma_frames, np.int64)
+        for v in np.unique(level):
+            pick = level == v
+            out[pick] = self._uniform_tiling(int(v), lam)[pick]
+        return out
+
+    def _uniform_tiling(self, level: int, lam: float) -> np.ndarray:
+        if (level, lam) in self._tilings:
+            return self._tilings[(level, lam)]
+        tabs = _coding_tables()
+        cost: dict[tuple[int, int], np.ndarray] = {}
+        for (size, o), x in self.candidates.items():
+            c = np.empty(self.n_xma_frames)
+            weight = 10 ** (_SIZE_DB[size] / 10) * SUBFRAME / size
+            steps = np.full(self.n_xma_frames, level + _SIZE_DB[size], np.float64)
+            _block_costs(x, steps, lam, weight, tabs, c)
+            cost[(size, o)] = c
+        totals = []
+        for tiling, tile_bits in zip(TILINGS, _TILE_BITS):
+            total = lam * (tile_bits + self.channels * self.sf_bits[tiling[0]])
+            o = 0
+            for size in tiling:
+                total = total + cost[(size, o)]
+                o += size
+            totals.append(total)
+        self._tilings[(level, lam)] = np.argmin(np.stack(totals), axis=0)
+        return self._tilings[(level, lam)]
+
+    def encode(self, level: np.ndarray, last_skip: int, lam: float) -> tuple[np.ndarray, np.ndarray]:
+        """XMA frame bytes (F, bytes) and lengths (bits) at per-XMA-frame levels (dB)."""
+        tabs = _coding_tables()
+        level = level.copy()
+        skips = -np.ones((self.n_xma_frames, 2), np.int64)
+        skips[0, 0] = 512
+        if last_skip > 0:
+            skips[-1, 1] = last_skip
+        sf = np.full((self.channels, XMA_FRAME_SAMPLES), _SF_TOP, np.int64)
+        while True:
+            tiling = self.tiling(level, lam)
+            starts, sizes = layout(tiling)
+            left, right = block_windows(sizes)
+            x = np.stack([analyse_blocks(m, starts, sizes, left, right) for m in self.models])
+            x = x.reshape(self.channels, self.n_xma_frames, XMA_FRAME_SAMPLES).transpose(1, 0, 2).copy()
+            table = np.zeros((self.n_xma_frames, 4), np.int64)
+            steps = np.zeros((self.n_xma_frames, 4), np.int64)
+            for f, t in enumerate(tiling):
+                for s, size in enumerate(TILINGS[int(t)]):
+                    table[f, s] = size
+                    steps[f, s] = level[f] + _SIZE_DB[size]
+            out = np.zeros((self.n_xma_frames, _MAX_XMA_FRAME_BITS // 8 + 64), np.uint8)
+            nbits = np.zeros(self.n_xma_frames, np.int64)
+            _encode_ext_xma_frames(
+                out, nbits, x, table, steps, lam, sf, skips, _bands(self.sample_rate), tabs
+            )
+            over = nbits > _MAX_XMA_FRAME_BITS
+            if not over.any():
+                return out, nbits
+            level[over] += 1
+
+
+def _packetise(xma_frames: np.ndarray, nbits: np.ndarray) -> list[bytes]:
+    """Pack XMA frames back to back into 2048-byte packets (block, 63-frame and trailer rules)."""
     n = len(nbits)
     starts = np.zeros(n, np.int64)
     pos = 0
@@ -688,7 +1034,7 @@ def _packetise(frames: np.ndarray, nbits: np.ndarray) -> list[bytes]:
         bits = int(nbits[f])
         while True:
             packet = pos // PAYLOAD_BITS
-            if count.get(packet, 0) >= MAX_FRAMES_PER_PACKET:
+            if count.get(packet, 0) >= MAX_XMA_FRAMES_PER_PACKET:
                 pos = (packet + 1) * PAYLOAD_BITS
                 continue
             if pos // block_bits != (pos + bits - 1) // block_bits:
@@ -701,12 +1047,12 @@ def _packetise(frames: np.ndarray, nbits: np.ndarray) -> list[bytes]:
     n_packets = max(1, -(-pos // PAYLOAD_BITS))
     payload = np.zeros(n_packets * PAYLOAD_BITS // 8, np.uint8)
     for f in range(n):
-        _copy_bits(payload, int(starts[f]), frames[f], int(nbits[f]))
-        # trailer: 1 iff the next frame starts in the packet where this one starts
+        _copy_bits(payload, int(starts[f]), xma_frames[f], int(nbits[f]))
+        # trailer: 1 iff the next XMA frame starts in the packet where this one starts
         if f + 1 < n and starts[f + 1] // PAYLOAD_BITS == starts[f] // PAYLOAD_BITS:
             p = int(starts[f] + nbits[f] - 1)
             payload[p >> 3] |= 0x80 >> (p & 7)
-    # padding = 1-bits: set every bit outside a frame
+    # padding = 1-bits: set every bit outside an XMA frame
     used = np.zeros(n_packets * PAYLOAD_BITS, bool)
     for f in range(n):
         used[starts[f] : starts[f] + nbits[f]] = True
@@ -747,6 +1093,7 @@ def encode_xma2(
     shaping: float = 0.1,
     rounding: float = 0.5,
     rdo: float = 0.1,
+    syntax: str = "microsoft",
 ) -> Xma2Encoding:
     """Encode float PCM to XMA2 packets.
 
@@ -773,6 +1120,15 @@ def encode_xma2(
         of the run-level part is lowered by one (1 -> 0 joins two zero runs) when that
         adds less squared error than ``rdo`` x the bits it saves, counted with the
         real code lengths of coefficient table 1. 0 = plain rounding.
+    syntax:
+        ``"microsoft"`` (default): the subset Microsoft's encoder writes (4 x 128
+        subframes, automatic vector/run-level switch, band scale factors). ``"extended"``:
+        valid XMA2 syntax that FFmpeg decodes but Microsoft's encoder was never seen to
+        write (console acceptance unknown): per XMA frame the subframe tiling (512, 256,
+        128 mixes) and per subframe the vector-coded count (sent, or the automatic
+        switch) of least rate-distortion cost with the real code lengths, flat scale
+        factors (``shaping`` and ``rounding`` do not apply; ``rdo`` is also the
+        tiling decision's bits-to-error weight).
 
     Raises
     ------
@@ -782,34 +1138,50 @@ def encode_xma2(
     arr = _check_input(pcm, sample_rate)
     if level is None and (bitrate is None or not np.isfinite(bitrate) or bitrate <= 0):
         raise InputError(f"XMA2 bitrate must be a positive number of kbit/s, got {bitrate!r}")
+    if syntax not in SYNTAXES:
+        raise InputError(f"XMA2 syntax must be one of {', '.join(SYNTAXES)}, got {syntax!r}")
     split = xma_stream_channels(arr.shape[1])
-    streams = []
+    streams: list[_Stream | _ExtStream] = []
     col = 0
     for ch in split:
-        streams.append(_Stream(arr[:, col : col + ch], int(sample_rate), shaping))
+        part = arr[:, col : col + ch]
+        streams.append(
+            _Stream(part, int(sample_rate), shaping)
+            if syntax == "microsoft"
+            else _ExtStream(part, int(sample_rate))
+        )
         col += ch
+    # Microsoft-subset XMA frames depend only on their own level (mixed levels are spliced from
+    # uniform encodes); extended ones also on their neighbours' tilings (encoded as a whole)
+    splice = syntax == "microsoft"
+
+    def encode(s: _Stream | _ExtStream, lv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if isinstance(s, _Stream):
+            return _encode_stream_xma_frames(s, lv, last_skip, rounding, rdo)
+        return s.encode(lv, last_skip, rdo)
+
     n_samples = arr.shape[0]
-    n_frames = frames_for(n_samples)
+    n_xma_frames = xma_frames_for(n_samples)
     last_skip = end_skip(n_samples)
     seconds = max(n_samples, 1) / sample_rate
 
-    # A frame's bits depend only on its own level, so each uniform level is encoded once:
-    # lengths are kept for every level tried, frame bytes for the last three.
+    # An XMA frame's bits depend only on its own level, so each uniform level is encoded once:
+    # lengths are kept for every level tried, XMA frame bytes for the last three.
     sizes: dict[int, list[np.ndarray]] = {}
     coded: OrderedDict[int, list[np.ndarray]] = OrderedDict()
 
     def uniform(lv: int, need_bytes: bool) -> None:
         if lv in sizes and (lv in coded or not need_bytes):
             return
-        full = np.full(n_frames, lv, np.int64)
-        res = [_encode_stream_frames(s, full, last_skip, rounding, rdo) for s in streams]
+        full = np.full(n_xma_frames, lv, np.int64)
+        res = [encode(s, full) for s in streams]
         sizes[lv] = [nb_ for _, nb_ in res]
         coded[lv] = [out for out, _ in res]
         while len(coded) > 3:
             coded.popitem(last=False)
 
-    def frame_sizes(lv: np.ndarray) -> list[np.ndarray]:
-        out = [np.zeros(n_frames, np.int64) for _ in streams]
+    def xma_frame_sizes(lv: np.ndarray) -> list[np.ndarray]:
+        out = [np.zeros(n_xma_frames, np.int64) for _ in streams]
         for v in np.unique(lv):
             uniform(int(v), False)
             pick = lv == v
@@ -817,8 +1189,10 @@ def encode_xma2(
                 out[k][pick] = sizes[int(v)][k][pick]
         return out
 
-    def frame_bits(lv: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    def xma_frame_bits(lv: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         values = [int(v) for v in np.unique(lv)]
+        if not splice and len(values) > 1:
+            return [encode(s, lv) for s in streams]
         for v in values:
             uniform(v, True)
         result = []
@@ -827,14 +1201,14 @@ def encode_xma2(
             for v in values:
                 pick = lv == v
                 out[pick] = coded[v][k][pick]
-            result.append((out, frame_sizes(lv)[k]))
+            result.append((out, xma_frame_sizes(lv)[k]))
         return result
 
     def estimate(lv: np.ndarray) -> float:
-        """kbit/s in whole packets from the frame lengths: half a frame of padding per 64 KiB
+        """kbit/s in whole packets from the XMA frame lengths: half an XMA frame of padding per 64 KiB
         block, a partly filled last packet per stream."""
         packets = 0
-        for nb_ in frame_sizes(lv):
+        for nb_ in xma_frame_sizes(lv):
             bits = int(nb_.sum())
             blocks = bits / (PACKETS_PER_BLOCK * PAYLOAD_BITS)
             padding = blocks * bits / max(len(nb_), 1) / 2
@@ -842,43 +1216,59 @@ def encode_xma2(
         return packets * PACKET_BITS / seconds / 1000
 
     if level is not None:
-        levels = np.full(n_frames, int(level), np.int64)
+        levels = np.full(n_xma_frames, int(level), np.int64)
     else:
         assert bitrate is not None
-        levels = _search(estimate, n_frames, bitrate)
+        levels = _search(estimate, n_xma_frames, bitrate)
     while True:
-        packets = [_packetise(*fb) for fb in frame_bits(levels)]
+        packets = [_packetise(*fb) for fb in xma_frame_bits(levels)]
         kbps = sum(len(p) for p in packets) * XMA_PACKET_SIZE * 8 / seconds / 1000
         if level is not None or kbps <= bitrate or levels.min() >= _LEVEL_HI:  # type: ignore[operator]
             break
-        # the estimate was short of the packetised size: coarsen half of the finer frames
-        # (evenly spread), or every frame by 1 dB once all are at the coarsest level used
+        # the estimate was short of the packetised size: coarsen half of the finer XMA frames
+        # (evenly spread), or every XMA frame by 1 dB once all are at the coarsest level used
         fine = np.flatnonzero(levels < levels.max())
         if len(fine):
             levels = levels.copy()
             levels[fine[::2]] += 1
         else:
             levels = levels + 1
-    return Xma2Encoding(packets, split, int(sample_rate), n_samples, n_frames, int(levels.max()))
+    return Xma2Encoding(packets, split, int(sample_rate), n_samples, n_xma_frames, int(levels.max()))
 
 
-def _search(estimate, n_frames: int, bitrate: float) -> np.ndarray:  # type: ignore[no-untyped-def]
-    """Per-frame levels: the finest uniform level under ``bitrate``, then the largest evenly
-    spread share of frames one dB finer that still fits (bisection on estimated sizes)."""
+def _search(estimate, n_xma_frames: int, bitrate: float) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """Per-XMA-frame levels: the finest uniform level under ``bitrate``, then the largest
+    evenly spread share of XMA frames one dB finer that still fits (bisection on estimated
+    sizes, which reuses the two uniform levels' sizes).
+
+    The uniform level is found by secant steps on log(bitrate) against the level, each
+    step forced to cross towards the target, inside the bracket of levels known to fit
+    and not to fit: typically 3-5 estimates instead of the 8 of a bisection of the whole
+    range (the same level where the size falls with the level).
+    """
     lo, hi = _LEVEL_LO, _LEVEL_HI  # invariant: hi fits (or is the coarsest), lo does not
-    if estimate(np.full(n_frames, hi, np.int64)) > bitrate:
-        return np.full(n_frames, hi, np.int64)
+    lv, slope = _LEVEL_GUESS, _LOG_RATE_PER_DB
+    last: tuple[int, float] | None = None
     while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if estimate(np.full(n_frames, mid, np.int64)) <= bitrate:
-            hi = mid
+        kbps = estimate(np.full(n_xma_frames, lv, np.int64))
+        if kbps <= bitrate:
+            hi = lv
         else:
-            lo = mid
-    best = np.full(n_frames, hi, np.int64)
+            lo = lv
+        if hi - lo <= 1:
+            break
+        here = np.log(max(kbps, 1e-9))
+        if last is not None and last[1] != here and (here - last[1]) / (lv - last[0]) < 0:
+            slope = (here - last[1]) / (lv - last[0])
+        last = (lv, here)
+        guess = int(np.round(lv + (np.log(bitrate) - here) / slope))
+        guess = min(guess, lv - 1) if kbps <= bitrate else max(guess, lv + 1)
+        lv = min(max(guess, lo + 1), hi - 1)
+    best = np.full(n_xma_frames, hi, np.int64)
     flo, fhi = 0.0, 1.0
     for _ in range(5):
         mid_f = (flo + fhi) / 2
-        pick = np.floor(np.arange(1, n_frames + 1) * mid_f) > np.floor(np.arange(n_frames) * mid_f)
+        pick = np.floor(np.arange(1, n_xma_frames + 1) * mid_f) > np.floor(np.arange(n_xma_frames) * mid_f)
         trial = np.where(pick, hi - 1, hi).astype(np.int64)
         if estimate(trial) <= bitrate:
             flo, best = mid_f, trial

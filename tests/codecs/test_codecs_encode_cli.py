@@ -9,6 +9,7 @@ import pytest
 import soundfile as sf
 
 from audio.cli import main
+from audio.codecs.xma2_decoder import parse_xma2
 from audio.containers import riff
 from audio.containers.snr import CODEC_EAXMA, decode_take, parse_snr
 
@@ -46,6 +47,20 @@ def test_snr_output_is_an_ea_xma2_take_pair(wav_in: Path, tmp_path: Path) -> Non
     assert sample_rate == 32000 and pcm.shape == (32000, 1)
 
 
+def test_extended_syntax_flag_writes_mixed_subframes_that_ffmpeg_decodes(
+    wav_in: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "line.xma"
+    assert main(["encode", str(wav_in), "-o", str(out), "--bitrate", "48", "--xma2-syntax", "extended"]) == 0
+    wav = out.read_bytes()
+    info = riff.read_riff(wav)
+    data = wav[info.data_offset : info.data_offset + info.data_size]
+    packets = [data[i : i + 2048] for i in range(0, len(data), 2048)]
+    lengths = {s.length for f in parse_xma2(packets, SAMPLE_RATE, 1).xma_frames for s in f.subframes}
+    assert lengths != {128}
+    assert riff.decode_with_ffmpeg(wav).shape == (SAMPLE_RATE, 1)
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
@@ -53,6 +68,7 @@ def test_snr_output_is_an_ea_xma2_take_pair(wav_in: Path, tmp_path: Path) -> Non
         (["-o", "x.vag", "--bitrate", "64"], "fixed rate"),
         (["-o", "x.xma", "--codec", "ps-adpcm"], "written as .vag"),
         (["-o", "-"], "needs --codec"),
+        (["-o", "x.vag", "--xma2-syntax", "extended"], "applies to xma2"),
     ],
 )
 def test_usage_errors_are_one_line_and_exit_2(wav_in: Path, tmp_path: Path, capsys, args, message) -> None:
@@ -70,3 +86,10 @@ def test_nan_input_is_refused(tmp_path: Path, capsys) -> None:
     assert main(["encode", str(src), "-o", str(tmp_path / "o.xma")]) == 2
     assert "NaN" in capsys.readouterr().err
     assert not (tmp_path / "o.xma").exists()
+
+
+def test_the_syntax_flag_offers_exactly_the_encoders_syntaxes() -> None:
+    from audio.codecs.xma2_encoder import SYNTAXES
+    from audio.offline.encode_cli import XMA2_SYNTAXES
+
+    assert XMA2_SYNTAXES == SYNTAXES

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from audio.codecs.xma import XmaPacketHeader, decode_xma, split_packets
 from audio.codecs.xma2_bitstream import PAYLOAD_BITS, band_edges, vlc_tables
 from audio.codecs.xma2_decoder import decode_xma2, parse_xma2
-from audio.codecs.xma2_encoder import encode_xma2, end_skip, frames_for
+from audio.codecs.xma2_encoder import encode_xma2, end_skip, xma_frames_for
 from audio.containers import xwb
 from audio.core.errors import FormatError, InputError
 
@@ -78,7 +78,7 @@ def test_band_edges_recomputed_from_critical_frequencies_match_the_spec() -> Non
 def test_ffmpeg_decodes_exactly_the_input_length_and_matches_our_decoder(length: int) -> None:
     x = _voice(1.0)[:length]
     enc = encode_xma2(x, SAMPLE_RATE, bitrate=64)
-    assert enc.frames == frames_for(length) and len(enc.streams) == 1
+    assert enc.xma_frames == xma_frames_for(length) and len(enc.streams) == 1
     ff = decode_xma(enc.streams[0], SAMPLE_RATE, 1)
     ours = decode_xma2(enc.streams[0], SAMPLE_RATE, 1)
     assert ff.shape == ours.shape == (length, 1)
@@ -88,9 +88,9 @@ def test_ffmpeg_decodes_exactly_the_input_length_and_matches_our_decoder(length:
 def test_trims_follow_microsofts_rule() -> None:
     enc = encode_xma2(_voice(0.3), SAMPLE_RATE, bitrate=64)
     stream = parse_xma2(enc.streams[0], SAMPLE_RATE, 1)
-    assert stream.frames[0].start_skip == 512
-    assert stream.frames[-1].end_skip == end_skip(enc.num_samples) or end_skip(enc.num_samples) == 0
-    assert all(f.start_skip is None and f.end_skip is None for f in stream.frames[1:-1])
+    assert stream.xma_frames[0].start_skip == 512
+    assert stream.xma_frames[-1].end_skip == end_skip(enc.num_samples) or end_skip(enc.num_samples) == 0
+    assert all(f.start_skip is None and f.end_skip is None for f in stream.xma_frames[1:-1])
 
 
 def test_speech_like_signal_reaches_its_snr_floor_under_the_bitrate_target() -> None:
@@ -127,12 +127,12 @@ def test_encoding_is_deterministic() -> None:
 def test_packet_headers_count_frame_starts_and_never_exceed_63() -> None:
     enc = encode_xma2(
         np.zeros(SAMPLE_RATE * 3, np.float32), SAMPLE_RATE, bitrate=8
-    )  # silent frames: ~45 bits each
+    )  # silent XMA frames: ~45 bits each
     counts = [XmaPacketHeader.unpack(int.from_bytes(p[:4], "big")) for p in enc.streams[0]]
-    assert all(h.frame_count <= 63 and h.metadata == 1 and h.packet_skip == 0 for h in counts)
-    assert sum(h.frame_count for h in counts) == enc.frames
-    assert max(h.frame_count for h in counts) == 63
-    parse_xma2(enc.streams[0], SAMPLE_RATE, 1)  # counts and offsets checked against the frames
+    assert all(h.xma_frame_count <= 63 and h.metadata == 1 and h.packet_skip == 0 for h in counts)
+    assert sum(h.xma_frame_count for h in counts) == enc.xma_frames
+    assert max(h.xma_frame_count for h in counts) == 63
+    parse_xma2(enc.streams[0], SAMPLE_RATE, 1)  # counts and offsets checked against the XMA frames
     assert decode_xma(enc.streams[0], SAMPLE_RATE, 1).shape[0] == SAMPLE_RATE * 3
 
 
@@ -142,7 +142,7 @@ def test_long_stream_spans_several_64k_blocks_without_a_frame_crossing() -> None
     assert len(enc.streams[0]) > 64
     stream = parse_xma2(enc.streams[0], SAMPLE_RATE, 1)  # raises on a block crossing
     block = 32 * PAYLOAD_BITS
-    assert all(f.start_bit // block == (f.start_bit + f.length_bits - 1) // block for f in stream.frames)
+    assert all(f.start_bit // block == (f.start_bit + f.length_bits - 1) // block for f in stream.xma_frames)
     assert decode_xma(enc.streams[0], SAMPLE_RATE, 1).shape[0] == x.shape[0]
 
 
@@ -166,18 +166,22 @@ def test_a_frame_count_ffmpeg_ignores_is_caught_by_the_strict_parser() -> None:
     enc = encode_xma2(_voice(0.5), SAMPLE_RATE, bitrate=64)
     pk = bytearray(enc.streams[0][0])
     hdr = XmaPacketHeader.unpack(int.from_bytes(pk[:4], "big"))
-    pk[:4] = XmaPacketHeader(hdr.frame_count - 1, hdr.first_frame_bit_offset, 1, 0).pack().to_bytes(4, "big")
+    pk[:4] = (
+        XmaPacketHeader(hdr.xma_frame_count - 1, hdr.first_xma_frame_bit_offset, 1, 0)
+        .pack()
+        .to_bytes(4, "big")
+    )
     bad = [bytes(pk), *enc.streams[0][1:]]
     assert decode_xma(bad, SAMPLE_RATE, 1).shape[0] == enc.num_samples  # FFmpeg does not notice
-    with pytest.raises(FormatError, match="frame count"):
+    with pytest.raises(FormatError, match="XMA frame count"):
         parse_xma2(bad, SAMPLE_RATE, 1)
 
 
 def test_a_cleared_trailer_bit_is_caught() -> None:
     enc = encode_xma2(_voice(0.5), SAMPLE_RATE, bitrate=64)
     stream = parse_xma2(enc.streams[0], SAMPLE_RATE, 1)
-    first = stream.frames[0]
-    bit = 32 + first.start_bit + first.length_bits - 1  # trailer of frame 0 (same packet as frame 1)
+    first = stream.xma_frames[0]
+    bit = 32 + first.start_bit + first.length_bits - 1  # trailer of XMA frame 0 (same packet as XMA frame 1)
     pk = bytearray(enc.streams[0][0])
     pk[bit >> 3] &= ~(0x80 >> (bit & 7)) & 0xFF
     with pytest.raises(FormatError):
@@ -192,11 +196,11 @@ def bank() -> xwb.WaveBank:
 
 
 def _check_entries(bank: xwb.WaveBank, indexes) -> None:  # type: ignore[no-untyped-def]
-    """Strict parse, raw count = 512 x frames, and our decode equal to FFmpeg's within 1e-5."""
+    """Strict parse, raw count = 512 x XMA frames, and our decode equal to FFmpeg's within 1e-5."""
     for e in (bank.entries[i] for i in indexes):
         packets = [p for _, p in split_packets(xwb.entry_data(bank, e.index))]
         stream = parse_xma2(packets, e.sample_rate, e.channels, path=str(XWB))
-        assert len(stream.frames) * 512 == e.num_samples  # raw sample count = 512 x frames
+        assert len(stream.xma_frames) * 512 == e.num_samples  # raw sample count = 512 x XMA frames
         ours = decode_xma2(packets, e.sample_rate, e.channels)
         ff, _ = xwb.decode_entry(bank, e.index)
         assert ours.shape == ff.shape and np.abs(ours - ff).max() < 1e-5, e.index
@@ -248,7 +252,7 @@ def test_riff_xma2_reads_back_and_decodes_in_ffmpegs_wav_demuxer() -> None:
     )
     seek_at, seek_size = wave.chunks["seek"]
     assert seek_size == 4 * len(enc.seek_table())
-    assert int.from_bytes(wav[seek_at + seek_size - 4 : seek_at + seek_size], "big") == 512 * enc.frames
+    assert int.from_bytes(wav[seek_at + seek_size - 4 : seek_at + seek_size], "big") == 512 * enc.xma_frames
     body = wav[wave.data_offset : wave.data_offset + wave.data_size]
     ours = decode_xma2([body[i : i + 2048] for i in range(0, len(body), 2048)], SAMPLE_RATE, 1)
     demuxed = riff.decode_with_ffmpeg(wav)  # FFmpeg's own RIFF parser and XMA2 decoder
@@ -269,7 +273,7 @@ def test_wave_bank_holds_xma2_entries_with_microsofts_seek_tables() -> None:
     )
     bank = xwb.read_wavebank(bank_bytes, "written.xwb")
     for enc, e in zip((a, b), bank.entries):
-        assert e.codec == xwb.CODEC_XMA2 and e.num_samples == 512 * enc.frames
+        assert e.codec == xwb.CODEC_XMA2 and e.num_samples == 512 * enc.xma_frames
         assert e.seek_table == enc.seek_table()
         ff, sample_rate = xwb.decode_entry(bank, e.index)
         packets = [p for _, p in split_packets(xwb.entry_data(bank, e.index))]
@@ -284,7 +288,7 @@ def test_seek_table_rule_reproduces_the_real_banks_tables(bank: xwb.WaveBank) ->
         table, total = [], 0
         for start in range(0, len(packets), 32):
             total += 512 * sum(
-                XmaPacketHeader.unpack(int.from_bytes(p[:4], "big")).frame_count
+                XmaPacketHeader.unpack(int.from_bytes(p[:4], "big")).xma_frame_count
                 for p in packets[start : start + 32]
             )
             table.append(total)
@@ -309,10 +313,10 @@ def test_ea_snr_sns_codec_3_take_decodes_through_the_take_decoder() -> None:
 
 
 def test_rdo_lowers_magnitudes_by_one_and_lowers_the_rate_distortion_cost() -> None:
-    from audio.codecs.xma2_encoder import _encode_stream_frames, _Stream
+    from audio.codecs.xma2_encoder import _encode_stream_xma_frames, _Stream
 
     x = _voice(2.0).astype(np.float64)[:, None]
-    stream = _Stream(x, SAMPLE_RATE, shaping=0.0)  # flat scale factors: one step size per frame
+    stream = _Stream(x, SAMPLE_RATE, shaping=0.0)  # flat scale factors: one step size per XMA frame
     levels = np.full(stream.coeffs.shape[0], 70, np.int64)
     lam = 0.1
     q0, qstep = stream.quantise(levels, 0.5, 0.0)
@@ -321,6 +325,6 @@ def test_rdo_lowers_magnitudes_by_one_and_lowers_the_rate_distortion_cost() -> N
     assert set(np.unique(drop)) <= {0, 1} and drop.sum() > 0
     assert np.all((q1 == 0) | (np.sign(q1) == np.sign(q0)))
     step = 10.0 ** (qstep[:, 0] / 20)[:, None, None, None]
-    bits = [_encode_stream_frames(stream, levels, 0, 0.5, r)[1].sum() for r in (0.0, lam)]
+    bits = [_encode_stream_xma_frames(stream, levels, 0, 0.5, r)[1].sum() for r in (0.0, lam)]
     cost = [np.sum((stream.coeffs / step - q) ** 2) + lam * b for q, b in zip((q0, q1), bits)]
     assert bits[1] < bits[0] and cost[1] < cost[0]

@@ -147,9 +147,9 @@ def test_msadpcm_entry_decodes_through_ffmpeg():
     ctx.open()
     packets = []
     for i in range(0, n, ctx.frame_size):
-        frame = av.AudioFrame.from_ndarray(x[None, i : i + ctx.frame_size], format="s16", layout="mono")
-        frame.sample_rate = sample_rate
-        packets += [bytes(p) for p in ctx.encode(frame)]
+        av_frame = av.AudioFrame.from_ndarray(x[None, i : i + ctx.frame_size], format="s16", layout="mono")
+        av_frame.sample_rate = sample_rate
+        packets += [bytes(p) for p in ctx.encode(av_frame)]
     packets += [bytes(p) for p in ctx.encode(None)]
     wave = xwb.NewWave(xwb.CODEC_MSADPCM, 1, sample_rate, b"".join(packets), n, block_align=256 - 22)
     bank = xwb.read_wavebank(xwb.write_wavebank([wave], big_endian=False))
@@ -160,7 +160,7 @@ def test_msadpcm_entry_decodes_through_ffmpeg():
 
 
 def test_xma2_packet_header_fields_round_trip():
-    h = XmaPacketHeader(frame_count=5, first_frame_bit_offset=1234, metadata=3, packet_skip=7)
+    h = XmaPacketHeader(xma_frame_count=5, first_xma_frame_bit_offset=1234, metadata=3, packet_skip=7)
     assert XmaPacketHeader.unpack(h.pack()) == h
     assert parse_xma2_packet_header(struct.pack(">I", h.pack()) + bytes(2044)) == h
 
@@ -169,7 +169,7 @@ def test_fixture_packet_headers_are_consistent(bank, bank_bytes):
     e = bank.entries[1]
     for off, pkt in split_packets(xwb.entry_data(bank, 1), e.data_offset):
         hdr = parse_xma2_packet_header(pkt, "xmadroid.xwb", off)
-        assert hdr.frame_count <= 63
+        assert hdr.xma_frame_count <= 63
 
 
 def test_packet_header_pointing_outside_the_packet_is_rejected():
@@ -285,7 +285,7 @@ def test_riff_pcm_round_trip():
 
 @pytest.mark.parametrize("channels", [1, 2, 3])
 def test_xma1_extradata_opens_ffmpegs_xma1_decoder(channels):
-    out = decode_xma([b"\xff" * 2048] * 2, 36000, channels, version=1)  # padding only: no frames
+    out = decode_xma([b"\xff" * 2048] * 2, 36000, channels, version=1)  # padding only: no XMA frames
     assert out.shape == (0, channels)
 
 

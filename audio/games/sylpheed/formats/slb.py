@@ -11,7 +11,7 @@ therefore looks for, in order:
 2. a RIFF/RIFX WAVE (XMA1, XMA2 or PCM), at 0 or embedded, validated by
    :func:`audio.containers.riff.read_riff`;
 3. raw 2048-byte XMA packets, accepted only if every packet header is a valid XMA2
-   packet header and the first packet starts a frame.
+   packet header and the first packet starts an XMA frame.
 
 Other XACT magics (sound bank ``SDBK``/``KBDS``, global settings ``XGSF``/``FSGX``) are
 reported as seen but not decoded. The :class:`ProbeReport` lists what was found where,
@@ -147,9 +147,9 @@ def _raw_xma(data: bytes, path: str) -> SlbFinding:
     if n == 0:
         raise FormatError(path, 0, "at least one 2048-byte XMA packet", f"{len(data)} bytes")
     first = parse_xma2_packet_header(data[:XMA_PACKET_SIZE], path, 0)
-    if first.frame_count == 0:
-        raise FormatError(path, 0, "a first XMA packet that starts a frame", first)
-    bit = 32 + first.first_frame_bit_offset
+    if first.xma_frame_count == 0:
+        raise FormatError(path, 0, "a first XMA packet that starts an XMA frame", first)
+    bit = 32 + first.first_xma_frame_bit_offset
     word = int.from_bytes(data[bit // 8 : bit // 8 + 3], "big")
     length = (word >> (9 - bit % 8)) & 0x7FFF
     if length in (0, 0x7FFF) or length > XMA_PACKET_SIZE * 8 * 16:
