@@ -43,7 +43,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from build_skate_demo import RATE, TAKE_PEAK, clip_defs, synthesize
+from build_skate_demo import SAMPLE_RATE, TAKE_PEAK, clip_defs, synthesize
 from speech_synth import speak
 
 from audio.codecs.psadpcm import decode_psadpcm, encode_psadpcm
@@ -69,7 +69,7 @@ def demo_speech(voices: int, clean: bool = False) -> np.ndarray:
                 continue
             for k, text in enumerate(clip.texts):
                 if clean:
-                    y = speak(text, clip.espeak_args(k), Path(tmp), RATE)
+                    y = speak(text, clip.espeak_args(k), Path(tmp), SAMPLE_RATE)
                     y = y / max(1e-9, float(np.max(np.abs(y)))) * TAKE_PEAK
                     parts.append(np.round(y * 32767.0).astype(np.int16))
                 else:
@@ -100,9 +100,9 @@ def timed(fn: Callable[[], object]) -> tuple[object, float]:
 
 def xma2_row(x: np.ndarray, kbps: float, syntax: str) -> tuple[float, float, float, float]:
     """(kbit/s reached, SNR dB, segmental SNR dB, x real time) of one XMA2 encode and FFmpeg decode."""
-    enc, dt = timed(partial(encode_xma2, x, RATE, bitrate=kbps, syntax=syntax))
-    y = decode_xma(enc.streams[0], RATE, 1)[:, 0]  # type: ignore[attr-defined]
-    return enc.bitrate, snr_db(x, y), seg_snr_db(x, y), x.size / RATE / dt  # type: ignore[attr-defined]
+    enc, dt = timed(partial(encode_xma2, x, SAMPLE_RATE, bitrate=kbps, syntax=syntax))
+    y = decode_xma(enc.streams[0], SAMPLE_RATE, 1)[:, 0]  # type: ignore[attr-defined]
+    return enc.bitrate, snr_db(x, y), seg_snr_db(x, y), x.size / SAMPLE_RATE / dt  # type: ignore[attr-defined]
 
 
 def needed(x: np.ndarray, curve: list[tuple[float, float]], target: float, syntax: str) -> str:
@@ -128,8 +128,8 @@ def needed(x: np.ndarray, curve: list[tuple[float, float]], target: float, synta
 
 def corpus_report(name: str, x: np.ndarray, bitrates: list[float]) -> None:
     """Print one corpus's table: XMA2 in both syntaxes, the bitrates the targets need, XAS1, PS-ADPCM."""
-    seconds = x.size / RATE
-    print(f"\n{name} corpus: {seconds:.1f} s, {RATE} Hz mono")
+    seconds = x.size / SAMPLE_RATE
+    print(f"\n{name} corpus: {seconds:.1f} s, {SAMPLE_RATE} Hz mono")
     print(f"{'codec':<28}{'kbit/s':>9}{'SNR dB':>9}{'segSNR':>9}{'x real time':>13}")
     curves: dict[str, list[tuple[float, float]]] = {}
     for kbps in bitrates:
@@ -161,8 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bitrates", default="32,48,64,96,128", help="XMA2 targets, kbit/s")
     ap.add_argument("--corpus", default="demo,clean", help="corpora to run: demo, clean or both (default)")
     args = ap.parse_args(argv)
-    encode_xma2(np.zeros(4096, np.float32), RATE, bitrate=64)  # compile the kernels outside the timing
-    encode_xma2(np.zeros(4096, np.float32), RATE, bitrate=64, syntax="extended")
+    encode_xma2(np.zeros(4096, np.float32), SAMPLE_RATE, bitrate=64)  # compile the kernels outside the timing
+    encode_xma2(np.zeros(4096, np.float32), SAMPLE_RATE, bitrate=64, syntax="extended")
     bitrates = [float(b) for b in args.bitrates.split(",")]
     print(f"{args.voices} demo voices; load average {os.getloadavg()[0]:.1f} at the start")
     for name in args.corpus.split(","):

@@ -41,7 +41,7 @@ from audio.games.radiata.formats.voicetable import VoiceEntry, write_voicetable
 from audio.games.radiata.talk.typewriter import reveal_frames
 
 OUT = ROOT / "audio" / "games" / "radiata" / "demo"
-RATE = 22_050
+SAMPLE_RATE = 22_050
 FPS = 60
 JACK, RIDLEY, GERALD = 1, 2, 30
 CHARACTERS = {JACK: "Jack", RIDLEY: "Ridley", GERALD: "Gerald"}
@@ -82,13 +82,13 @@ CHOICES = ["Yes, sir!", "Not today."]
 
 def synthesize(line: Line, workdir: Path) -> np.ndarray:
     """espeak-ng -> trimmed mono at 22,050 Hz, peak -1 dBFS, int16."""
-    y = speak(line.text, VOICES[line.who], workdir, RATE)
+    y = speak(line.text, VOICES[line.who], workdir, SAMPLE_RATE)
     y = y / max(1e-9, float(np.max(np.abs(y)))) * 0.89
     return np.round(y * 32767.0).astype(np.int16)
 
 
 def clip_frames(pcm: np.ndarray) -> int:
-    return math.ceil(len(pcm) * FPS / RATE)
+    return math.ceil(len(pcm) * FPS / SAMPLE_RATE)
 
 
 def message(line: Line, clips: dict[int, np.ndarray]) -> bytes:
@@ -208,7 +208,7 @@ def build(out: Path) -> list[Path]:
     files = []
     for ln in lines:
         p = out / "voice" / f"{CHARACTERS[ln.who].lower()}_{ln.sound}.vag"
-        p.write_bytes(encode_vag(clips[ln.sound], RATE, name=p.stem))
+        p.write_bytes(encode_vag(clips[ln.sound], SAMPLE_RATE, name=p.stem))
         files.append(p)
     data = build_rmf(clips)
     (out / "town.rmf").write_bytes(data)

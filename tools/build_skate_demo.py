@@ -60,7 +60,7 @@ from audio.games.skate.formats.hdr import ClipHeader
 from audio.games.skate.formats.install import SPEECH_DIR, bank_paths, write_install
 
 __all__ = [
-    "RATE",
+    "SAMPLE_RATE",
     "BANK",
     "TAKE_PEAK",
     "VOICES",
@@ -79,7 +79,7 @@ __all__ = [
     "main",
 ]
 
-RATE = 36_000
+SAMPLE_RATE = 36_000
 XMA2_KBPS = 64.0
 """Bitrate of the demo's EA-XMA2 takes, kbit/s (Microsoft's own banks run at 63-87)."""
 """Take sample rate (Hz), like the retail living-world takes."""
@@ -460,12 +460,12 @@ def _finish(y: np.ndarray) -> np.ndarray:
 def _bandpass(x: np.ndarray, lo: float, hi: float) -> np.ndarray:
     from scipy.signal import butter, sosfilt
 
-    return sosfilt(butter(4, [lo, hi], btype="bandpass", fs=RATE, output="sos"), x)
+    return sosfilt(butter(4, [lo, hi], btype="bandpass", fs=SAMPLE_RATE, output="sos"), x)
 
 
 def synthesize(text: str, args: list[str], workdir: Path, radio: bool = False) -> np.ndarray:
     """espeak-ng -> trimmed, 36 kHz int16 mono (``radio``: band-limited, driven, a little hiss)."""
-    y = speak(text, args, workdir, RATE)
+    y = speak(text, args, workdir, SAMPLE_RATE)
     if radio:
         y = np.tanh(4.0 * _bandpass(y, 350.0, 3200.0) / max(1e-9, float(np.max(np.abs(y)))))
         y = y + 0.02 * _bandpass(np.random.default_rng(75).standard_normal(y.size), 500.0, 5000.0)
@@ -474,14 +474,15 @@ def synthesize(text: str, args: list[str], workdir: Path, radio: bool = False) -
 
 def radio_chirp(line: str, take: int) -> np.ndarray:
     """A walkie-talkie chirp: two 70 ms tones and a 120 ms band-passed noise burst (``_out``: reversed)."""
-    t = np.arange(int(0.07 * RATE)) / RATE
+    t = np.arange(int(0.07 * SAMPLE_RATE)) / SAMPLE_RATE
     fade = np.minimum(1.0, np.minimum(t, t[-1] - t) / 0.005)
     f1, f2 = ((1850.0, 2450.0), (2100.0, 1600.0))[take % 2]
     beeps = np.concatenate([np.sin(2 * np.pi * f * t) * fade * 0.5 for f in (f1, f2)])
-    n = int(0.12 * RATE)
+    n = int(0.12 * SAMPLE_RATE)
     rng = np.random.default_rng(1000 * (line == "Radio_chirp_out") + take)
-    burst = _bandpass(rng.standard_normal(n), 600.0, 3800.0) * np.exp(-np.arange(n) / (0.05 * RATE)) * 0.35
-    gap = np.zeros(int(0.02 * RATE))
+    decay = np.exp(-np.arange(n) / (0.05 * SAMPLE_RATE))
+    burst = _bandpass(rng.standard_normal(n), 600.0, 3800.0) * decay * 0.35
+    gap = np.zeros(int(0.02 * SAMPLE_RATE))
     parts = [beeps, gap, burst] if line == "Radio_chirp_in" else [burst, gap, beeps[::-1]]
     y = np.concatenate(parts)
     return _finish(y)
@@ -491,15 +492,15 @@ def encode_take(pcm: np.ndarray, codec: str) -> tuple[bytes, bytes]:
     """(8-byte SNR header, SNS body) of a mono 36 kHz int16 take: codec "eaxma" (3, the game's:
     XMA2 at :data:`XMA2_KBPS` kbit/s), "xas1" (4) or "pcm16be" (2)."""
     if codec == "eaxma":
-        enc = encode_xma2(pcm.astype(np.float32) / np.float32(32768.0), RATE, bitrate=XMA2_KBPS)
-        return eaxma_take(enc.streams, 1, RATE, int(pcm.size))
+        enc = encode_xma2(pcm.astype(np.float32) / np.float32(32768.0), SAMPLE_RATE, bitrate=XMA2_KBPS)
+        return eaxma_take(enc.streams, 1, SAMPLE_RATE, int(pcm.size))
     number = CODEC_XAS1 if codec == "xas1" else CODEC_PCM16BE
     body = write_blocks(encode_xas1(pcm)) if codec == "xas1" else write_blocks(encode_pcm16be(pcm))
     head = SnrHeader(
         version=0,
         codec=number,
         channels=1,
-        sample_rate=RATE,
+        sample_rate=SAMPLE_RATE,
         type=TYPE_STREAM,
         loop=False,
         num_samples=int(pcm.size),

@@ -55,7 +55,7 @@ from audio.games.starlancer.formats.ut import decode_ut, encode_ut
 from audio.games.starlancer.script.asm import Asm
 
 OUT = ROOT / "audio" / "games" / "starlancer" / "demo"
-RATE = 22_050
+SAMPLE_RATE = 22_050
 LINES = {  # member -> (espeak voice args, text)
     "ms99_ins_001": (["-v", "en-us+m3", "-s", "165"], "Welcome back, pilot. Form up on the Reliant."),
     "ms99_rel_001": (["-v", "en+m1", "-s", "170"], "Reliant to Alpha, check in."),
@@ -323,14 +323,14 @@ def main() -> int:
     members = []
     try:
         for name, (voice, text) in LINES.items():
-            x = speak(text, voice, tmp, RATE)
+            x = speak(text, voice, tmp, SAMPLE_RATE)
             x = 0.7 * x / max(1e-9, float(np.abs(x).max()))
-            ut = encode_ut(x.astype(np.float32), RATE, lowpass_hz=6000.0)
+            ut = encode_ut(x.astype(np.float32), SAMPLE_RATE, lowpass_hz=6000.0)
             y = decode_ut(ut, name)
             ref = np.round(x * 32767) / 32768
             n = min(len(y), len(ref))
             snr = 10 * np.log10(np.sum(ref[:n] ** 2) / max(np.sum((ref[:n] - y[:n]) ** 2), 1e-20))
-            print(f"{name}: {len(x) / RATE:.2f} s, {len(ut)} bytes, waveform SNR {snr:.2f} dB")
+            print(f"{name}: {len(x) / SAMPLE_RATE:.2f} s, {len(ut)} bytes, waveform SNR {snr:.2f} dB")
             members.append((name.upper(), ut))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

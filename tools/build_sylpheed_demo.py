@@ -54,7 +54,7 @@ from audio.games.sylpheed.formats.presets import (
 )
 from audio.games.sylpheed.formats.unitgroup import Member, Squadron, write_unit_group
 
-RATE = 24_000
+SAMPLE_RATE = 24_000
 BANK_VERSION = 37
 OUT = ROOT / "audio" / "games" / "sylpheed" / "demo"
 
@@ -370,7 +370,7 @@ def build_tables() -> tuple[dict[str, bytes], dict[str, bytes], list[Line]]:
 def synthesize(line: Line, workdir: Path) -> np.ndarray:
     """espeak-ng -> trimmed, 24 kHz, lightly saturated int16 mono."""
     sp = SPEAKERS[line.who]
-    y = speak(line.text, ["-v", sp.voice, "-s", str(sp.speed), "-p", str(sp.pitch)], workdir, RATE)
+    y = speak(line.text, ["-v", sp.voice, "-s", str(sp.speed), "-p", str(sp.pitch)], workdir, SAMPLE_RATE)
     y = np.tanh(2.0 * y / max(1e-9, np.max(np.abs(y)))) / np.tanh(2.0) * 0.85
     return np.round(y * 32767.0).astype(np.int16)
 
@@ -547,7 +547,7 @@ def build(out: Path) -> list[Path]:
             pcm = synthesize(ln, Path(tmp))
             cue = cue_name(ln.message_id)
             bank = write_wavebank(
-                [NewWave.pcm16(pcm, RATE, big_endian=True, name=cue)],
+                [NewWave.pcm16(pcm, SAMPLE_RATE, big_endian=True, name=cue)],
                 big_endian=True,
                 version=BANK_VERSION,
                 name=cue,
