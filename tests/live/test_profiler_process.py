@@ -135,11 +135,13 @@ def _snapshot_calls(n_voices: int) -> tuple[int, int]:
 
 
 def test_a_snapshot_runs_no_python_per_voice_on_the_render_thread() -> None:
-    # the same Python calls for 2 and 48 voices: the voices are copied by numpy, not looped over
+    # about the same Python calls for 2 and 48 voices: the voices are copied by numpy, not looped
+    # over. A loop would add at least one call per voice (46 here; the old code: 190 -> 950); a
+    # few calls may differ between runs (the socket send's outcome, a decision in flight).
     few, n_few = _snapshot_calls(2)
     many, n_many = _snapshot_calls(48)
     assert (n_few, n_many) == (2, 48)
-    assert many == few
+    assert abs(many - few) < (n_many - n_few) // 4, (few, many)
 
 
 def test_the_ring_hands_over_a_snapshot_or_nothing_never_a_mix() -> None:

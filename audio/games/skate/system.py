@@ -596,11 +596,13 @@ class SkateSpeechSystem(GameSystem):
         return self.console_start + self.now
 
     def next_tick(self, frame: int) -> int:
-        """Every frame while a full render places peds, a ped's speech frame has work, a request
+        """Every frame in a full render (a ped's distance-delay countdown may read the
+        listener's position on any of the last frames, kept by each tick, even for a ped
+        spawned after frames with no peds), while a ped's speech frame has work, a request
         waits for a stream or a line plays (its level and cut count run per frame); in
         decisions-only, :data:`~audio.core.plugin.NEVER` otherwise (a ped places itself from
         the clock when asked, so a skipped frame changes nothing)."""
-        if self._busy or self.player.queue or (self.peds and not self.decisions_only):
+        if not self.decisions_only or self._busy or self.player.queue:
             return frame
         return frame if any(True for _ in self.player.lines()) else NEVER
 

@@ -118,3 +118,17 @@ def test_a_line_recomputes_its_voice_block_only_when_its_ped_moved(engine, monke
     engine.run(0.2)
     # the move, then the delay countdown's next refresh (a new delay): two blocks in 6 frames
     assert calls == [10.0, 20.0, 20.0]
+
+
+@pytest.mark.parametrize("spawn_t", [0.83, 0.9, 1.0])
+def test_a_ped_spawned_after_frames_with_no_peds_reads_its_delay_without_a_fault(spawn_t):
+    # A full render with no peds at first: the system must still keep the listener's position
+    # for every frame, since a ped spawned later reads its delay on an earlier refresh frame.
+    eng = Engine(seed=0, block=256)
+    eng.add_system(_system())
+    eng.bus.post(PedSpawn(t=spawn_t, ped=1, voice=59, path=PATH))
+    eng.bus.post(SpeechValue(t=spawn_t, ped=1, value=53))
+    audio = eng.render(48000 * 3)
+    assert eng.disabled == {}
+    assert any(d.outcome == "Started" for d in eng.bus.decisions)
+    assert np.abs(audio).max() > 0.01
