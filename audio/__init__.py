@@ -29,8 +29,7 @@ VAG), :mod:`audio.games`, :mod:`audio.offline` (scenarios, render, batch),
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from audio.core.exports import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -57,14 +56,4 @@ _EXPORTS = {
 __all__ = ["__version__", *_EXPORTS]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'audio' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)

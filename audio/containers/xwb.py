@@ -457,17 +457,10 @@ class NewWave:
     bits_flag: int = 1
 
     @classmethod
+    @share_parameters(entry_data)
     def of_entry(cls, bank: WaveBank, index: int) -> NewWave:
         """Entry ``index`` of ``bank`` as it is stored (data, duration, loop, name, seek table,
-        block align and flags), to write again.
-
-        Parameters
-        ----------
-        bank:
-            The parsed bank.
-        index:
-            Entry index.
-        """
+        block align and flags), to write again."""
         e = _entry(bank, index)
         return cls(
             e.codec,

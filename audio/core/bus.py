@@ -18,6 +18,7 @@ records to decision listeners and the decision log.
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import heapq
 from collections import deque
@@ -65,13 +66,14 @@ class Event:
             _KINDS[kind] = cls
 
 
-class SubtitleEvent(Event):
+class SubtitleEvent(Event, abc.ABC):
     """An output event that puts a line of text on screen (a game's ``*.subtitle`` kind).
 
     A port's subtitle callbacks (:meth:`audio.port.VoicePort.on_subtitle`) receive what
     :meth:`caption` returns; every game's subtitle event implements it for its own fields.
     """
 
+    @abc.abstractmethod
     def caption(self) -> tuple[str, str, str]:
         """The subtitle as shown.
 
@@ -81,7 +83,6 @@ class SubtitleEvent(Event):
             ``(speaker, text, line)``: who speaks, the text on screen (pages joined with
             ``" / "``), and the game's id of the line (a message id).
         """
-        raise NotImplementedError(f"{type(self).__name__} must implement caption()")
 
 
 def event_kinds() -> dict[str, type[Event]]:

@@ -75,6 +75,14 @@ def round_half_away(x: float) -> int:
 
 # --------------------------------------------------------------------------------------- Rsp0
 @nb.njit(inline="always", **_FLAGS)
+def resample_step(src_sample_rate, sample_rate, pitch):
+    """The 16.16 source step per output sample: round-half-away(f32(src_sample_rate /
+    sample_rate) * f32(pitch / 4096) * 65536), clamped to 0..2^18 (``pitch`` 4096 = 1.0)."""
+    ratio = np.float32(np.float32(src_sample_rate / sample_rate) * np.float32(pitch / 4096.0))
+    return min(max(round_half_away(float(ratio) * 65536.0), 0), 1 << 18)
+
+
+@nb.njit(inline="always", **_FLAGS)
 def rsp0_voice(
     v,
     pool,
@@ -98,9 +106,7 @@ def rsp0_voice(
     """:func:`rsp0` for instance ``v`` into the 1-D ``out`` (the node kernels and the fused
     kernels share this code, so both compute the same bits)."""
     if dirty[v]:
-        ratio = np.float32(np.float32(src_sample_rate[v] / sample_rate) * np.float32(pitch[v] / 4096.0))
-        s = round_half_away(float(ratio) * 65536.0)
-        step[v] = min(max(s, 0), 1 << 18)
+        step[v] = resample_step(src_sample_rate[v], sample_rate, pitch[v])
         dirty[v] = False
     base = src_off[v]
     m = src_len[v]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numba as nb
 import numpy as np
 
-from audio.dsp.kernels import round_half_away
+from audio.dsp.kernels import resample_step
 
 if TYPE_CHECKING:
     from audio.dsp.mixer import Mixer
@@ -50,9 +50,7 @@ def rsp0_skip(
     one = np.int64(65536)
     for v in act:
         if dirty[v]:
-            ratio = np.float32(np.float32(src_sample_rate[v] / sample_rate) * np.float32(pitch[v] / 4096.0))
-            s = round_half_away(float(ratio) * 65536.0)
-            step[v] = min(max(s, 0), 1 << 18)
+            step[v] = resample_step(src_sample_rate[v], sample_rate, pitch[v])
             dirty[v] = False
         if ended_at[v] >= 0:
             continue
@@ -147,8 +145,7 @@ def _end_seen(
             continue
         st = step[v]
         if dirty[v]:
-            ratio = np.float32(np.float32(src_sample_rate[v] / sample_rate) * np.float32(pitch[v] / 4096.0))
-            st = min(max(round_half_away(float(ratio) * 65536.0), 0), 1 << 18)
+            st = resample_step(src_sample_rate[v], sample_rate, pitch[v])
         pos = ipos[v] * one + frac[v]
         end = src_len[v] * one
         rl = rel_left[v]

@@ -15,8 +15,9 @@ needs none of them (``barkbus live --help``, :mod:`audio.port.live`'s parser) lo
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from audio.core.exports import lazy_exports
 
 if TYPE_CHECKING:
     from audio.port.adapters import ACTIONS, Action, Param, available_actions, register_action
@@ -71,14 +72,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'audio.port' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)

@@ -16,8 +16,7 @@ The package itself imports nothing heavy (``barkbus live --help`` builds its par
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from audio.core.exports import lazy_exports
 
 _EXPORTS = {
     "ProfilerError": "audio.live.profiler.server",
@@ -34,14 +33,4 @@ _EXPORTS = {
 __all__ = list(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'audio.live.profiler' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)

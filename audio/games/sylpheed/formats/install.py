@@ -7,9 +7,9 @@ implements both :class:`TableSource` and :class:`LineSource`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar, cast
 
 import numpy as np
 
@@ -41,6 +41,8 @@ from audio.games.sylpheed.formats.table import read_table
 from audio.games.sylpheed.formats.unitgroup import UnitGroup, read_unit_group
 
 __all__ = ["LANG_PACKS", "LineSource", "SylpheedInstall", "TableSource", "stage_tag"]
+
+_T = TypeVar("_T")
 
 LANG_PACKS = {"eng": "E", "jpn": "J"}
 """Voice language -> GP_MAIN_GAME pack letter (E, J, D, F, S, I exist; voices are eng/jpn)."""
@@ -103,7 +105,7 @@ class SylpheedInstall:
         self.pack = pack or LANG_PACKS.get(lang, "E")
         self._paks: dict[str, PakArchive] = {}
         self._rules: dict[str, RuleTable] = {}
-        self._stage_tables: dict[tuple[str, str], UnitMessageSet | UnitGroup] = {}
+        self._stage_tables: dict[str, object] = {}
         """Read-only stage tables already read (a batch worker's runs share the install)."""
         self._msgs: dict[str, MessageTable | None] = {}
         from audio.containers.cache import TakeCache
@@ -223,22 +225,16 @@ class SylpheedInstall:
         return self._msgs[name]
 
     def unit_message_set(self, stage: str) -> UnitMessageSet:
-        inner = f"message\\UnitMessageSet_{stage_tag(stage)}.tbl"
-        got = self._stage_tables.get(("ums", inner))
-        if got is None:
-            got = read_unit_message_set(self.pak(self.game_pak).read(inner), f"{self.game_pak}+{inner}")
-            self._stage_tables["ums", inner] = got
-        assert isinstance(got, UnitMessageSet)
-        return got
+        return self._stage_table(f"message\\UnitMessageSet_{stage_tag(stage)}.tbl", read_unit_message_set)
 
     def unit_group(self, stage: str) -> UnitGroup:
-        inner = f"stage\\UnitGroup_{stage_tag(stage)}.tbl"
-        got = self._stage_tables.get(("ug", inner))
-        if got is None:
-            got = read_unit_group(self.pak(self.game_pak).read(inner), f"{self.game_pak}+{inner}")
-            self._stage_tables["ug", inner] = got
-        assert isinstance(got, UnitGroup)
-        return got
+        return self._stage_table(f"stage\\UnitGroup_{stage_tag(stage)}.tbl", read_unit_group)
+
+    def _stage_table(self, inner: str, read: Callable[[bytes, str], _T]) -> _T:
+        """The game pak's table ``inner``, read once (a batch worker's runs share it)."""
+        if inner not in self._stage_tables:
+            self._stage_tables[inner] = read(self.pak(self.game_pak).read(inner), f"{self.game_pak}+{inner}")
+        return cast(_T, self._stage_tables[inner])
 
     def stages(self) -> list[str]:
         """Stages S01..S29 that have a UnitMessageSet table in the game pak."""
