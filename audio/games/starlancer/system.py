@@ -26,7 +26,7 @@ from audio.core.bus import Event, EventBus
 from audio.core.crt import MsvcRand
 from audio.core.errors import FormatError
 from audio.core.outcomes import CUT, END, QUIET, REFUSED, START, STATE, Outcome
-from audio.core.plugin import GameSystem, PlayKey
+from audio.core.plugin import NEVER, GameSystem, PlayKey
 from audio.core.schema import did_you_mean
 from audio.games.starlancer.events import Gate, Happen, Reset, Say, Trigger
 from audio.games.starlancer.formats.dte import Dte
@@ -302,24 +302,35 @@ class StarlancerSystem(GameSystem):
             if self.auto_start:
                 self.vm.mission_start()
         self.radio.tick(frame)
-        if frame % self.vm_settings.frame_ticks == 0:
+        k = self.vm_settings.frame_ticks
+        if frame % k == 0:
             if frame or not self.auto_start:  # at tick 0 the mission start has just run its pass
+                self.vm.idle(frame - k)  # the frames skipped since the last (next_tick)
                 self.vm.frame(frame)
             self.radio.frame(frame)
             self.radio.step_reports(frame, self._report_silent)
             self.remarks.frame(frame, over=self.vm.terminated)
 
     def next_tick(self, frame: int) -> int:
-        """The next VM frame (every ``frame_ticks`` ticks: the VM pass, ``radio_frame``, reports
-        and remarks run there), or an earlier tick where the radio's window or speech changes
-        (:meth:`Radio.next_change`); every tick until the first."""
-        assert self.radio is not None, "attach() first"
+        """The first game tick, ``frame`` or later, that can change anything: where the radio's
+        window or speech changes (:meth:`Radio.next_change`), or the first frame (every
+        ``frame_ticks`` ticks) whose VM pass (:meth:`Vm.next_change`), ``radio_frame``
+        (:meth:`Radio.next_frame_change`), reports or remarks (:meth:`Remarks.next_change`) can;
+        every tick until the first. The skipped frames only catch the script clock up
+        (:meth:`Vm.idle`)."""
+        assert self.radio is not None and self.vm is not None and self.remarks is not None, "attach() first"
         if not self.started:
             return frame
         k = self.vm_settings.frame_ticks
-        due = -(-frame // k) * k
+        due = [
+            self.vm.next_change(frame),
+            self.radio.next_frame_change(frame),
+            self.remarks.next_change(frame, over=self.vm.terminated),
+        ]
+        first = min((d for d in due if d is not None), default=None)
+        vm_frame = None if first is None else -(-first // k) * k
         radio = self.radio.next_change(frame)
-        return due if radio is None else min(due, radio)
+        return min((d for d in (vm_frame, radio) if d is not None), default=NEVER)
 
     def _report_silent(self, line: Line) -> str:
         assert self.vm is not None
@@ -332,8 +343,9 @@ class StarlancerSystem(GameSystem):
 
     def handle(self, event: Event, bus: EventBus) -> None:
         assert self.radio is not None and self.vm is not None, "attach() first"
-        if self.started:  # the tick its decisions name, as if every tick had run
+        if self.started:  # the tick its decisions name and the script clock, as if every tick had run
             self.tick_now = self.radio.now = max(self.tick_now, self.engine.frame_of(self))
+            self.vm.idle(self.tick_now)
         if isinstance(event, Trigger):
             self.trigger(event)
         elif isinstance(event, Say):
@@ -586,6 +598,7 @@ class StarlancerSystem(GameSystem):
         """Panels for a live UI: pending threads, the window, the speech voice, the queue."""
         if self.radio is None or self.vm is None:
             return {}
+        now = self.engine.frame_of(self)
         threads = []
         for t in self.vm.running():
             state = "interrupted" if t.interrupted else (f"sleeps until {t.wake} s" if t.wake else "runs")
@@ -593,7 +606,7 @@ class StarlancerSystem(GameSystem):
         return {
             "threads": threads or ["(none)"],
             **self.radio.snapshot(),
-            "clock": [f"script clock {self.vm.clock} s, tick {self.engine.frame_of(self)}"],
+            "clock": [f"script clock {self.vm.clock_at(now)} s, tick {now}"],
         }
 
     def summary(self, decisions: Any) -> str:

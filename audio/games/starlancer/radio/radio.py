@@ -282,6 +282,15 @@ class Radio:
             due.append(self.speech_end)
         return max(min(due), now) if due else None
 
+    def next_frame_change(self, now: int) -> int | None:
+        """The first game tick, ``now`` or later, from which :meth:`frame` and
+        :meth:`step_reports` change anything if nothing is said and the window and speech stay
+        as they are: at once while a line waits with the window shut and no speech, else when
+        the first report falls due; None when neither can."""
+        if self.queue and self.window is None and self.speech is None:
+            return now
+        return max(min(due for due, _ in self.reports) + 1, now) if self.reports else None
+
     def tick(self, now: int) -> None:
         """Advance to game tick ``now`` (100 Hz): pre-roll, film phases, the line's end."""
         self.now = now

@@ -110,6 +110,31 @@ class Remarks:
         return replace(line, speaker_kind="ship", speaker_object=ship)
 
     # -- each frame ------------------------------------------------------------------------
+    def next_change(self, now: int, over: bool = False) -> int | None:
+        """The first game tick, ``now`` or later, from which :meth:`frame` changes anything if no
+        event comes first (``over`` and the variables stay as they are): a reminder that begins
+        or resets, the next landing or jump call, missile warning or rescue; None when none is due."""
+        due = []
+        if self.vars["landing_cleared"] and not over:
+            if self.landing_next is None:
+                return now
+            if not self.training:
+                due.append(self.landing_next + 1)
+        elif self.landing_next is not None:
+            return now
+        if (self.vars["jump_ready"] or self.vars["warp_ready"]) and not over:
+            if self.jump is None:
+                return now
+            if not self.training:
+                due.append(self.jump["next"])
+        elif self.jump is not None:
+            return now
+        if self.missile_homing:
+            due.append(self.missile_next + 1)
+        if self.rescue_from is not None:
+            due.append(self.rescue_from + 1001)
+        return max(min(due), now) if due else None
+
     def frame(self, now: int, over: bool = False) -> None:
         """The landing reminder, the jump reminder, the missile warning and the rescue, in that order."""
         if self.vars["landing_cleared"] and not over:

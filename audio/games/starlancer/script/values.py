@@ -82,6 +82,10 @@ class Thread:
     components: list[int] = field(default_factory=list)
     logged: int = 0
     spent: int = 0
+    poll: int | None = None
+    """The waiting command (``WaitForSpeech`` ...) this thread last yielded in because its condition
+    held, until it runs again (None: it yielded otherwise or runs): re-run while the condition
+    holds, it leaves the thread as it is (:meth:`Vm.next_change <.vm.Vm.next_change>`)."""
 
     frame_words: int = 0
 

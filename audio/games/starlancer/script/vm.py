@@ -53,6 +53,7 @@ from audio.games.starlancer.script.values import (
     Thread,
     Timer,
 )
+from audio.games.starlancer.script.vm_commands import waits
 
 __all__ = [
     "MAX_THREADS",
@@ -132,6 +133,8 @@ class Vm:
         self.budget_hits: Counter[str] = Counter()
         self.spent = 0
         self.current: Thread | None = None
+        self.last_frame: int | None = None
+        """Mission tick of the last :meth:`frame` (None: none ran yet)."""
 
     # -- logging and budgets ---------------------------------------------------------------
     def decide(self, outcome: str, **detail: Any) -> None:
@@ -229,8 +232,65 @@ class Vm:
         self.run_threads()
 
     # -- the frame ----------------------------------------------------------------------------
+    def clock_at(self, ticks: int) -> int:
+        """The clock a frame at every ``frame_ticks``-th tick up to mission tick ``ticks`` would
+        have left: frames skipped since the last (:meth:`next_change`) only caught the clock up."""
+        if self.last_frame is None:  # the first frame catches the clock up itself (``ticked``)
+            return self.clock
+        return max(self.clock, (ticks - ticks % self.s.frame_ticks) // 100)
+
+    def idle(self, ticks: int) -> None:
+        """The frames up to mission tick ``ticks`` that were skipped changed nothing
+        (:meth:`next_change`) but the clock: catch it up as they would have (each cleared
+        ``ticked`` again, running no timer: none was live)."""
+        clock = self.clock_at(ticks)
+        if clock != self.clock:
+            assert all(tm is None for tm in self.timers), "a frame that counts a live timer down was skipped"
+            self.clock = clock
+
+    def next_change(self, ticks: int) -> int | None:
+        """The first mission tick, ``ticks`` or later, from which :meth:`frame` can change
+        anything if no event is posted, no thread is started and the radio's speech, film and
+        the director's view stay as they are (those are asked again after such a change);
+        None when only those can.
+
+        A frame changes nothing when no event waits to be raised, no timer is live while the
+        clock ticks, and every thread is held: by ``InterruptTriggerCode``, by a ``Wait`` whose
+        second has not passed (11.3), or by a waiting command whose condition holds (re-run, it
+        moves the ip back to itself and yields with the same result: :attr:`Thread.poll`).
+        Such frames only catch the clock up (:meth:`idle`)."""
+        if self.last_frame is None or self.triggers.queue or self.terminating:
+            return ticks
+        live = any(tm is not None for tm in self.timers)
+        due = 100 * (self.clock + 1) if live else None  # from there a frame ticks the clock
+        later = 1 if self.s.wake_compare == ">" else 0
+        for t in self.slots:
+            if t is None or t.interrupted:
+                continue
+            if t.wake:  # runs in the first frame whose clock passes it
+                at = 100 * (t.wake + later)
+            elif t.poll is not None and self._waits_again(t, t.poll):
+                continue
+            else:
+                return ticks
+            due = at if due is None else min(due, at)
+        return None if due is None else max(due, ticks)
+
+    def _waits_again(self, t: Thread, n: int) -> bool:
+        """Whether ``t``'s waiting command ``n`` (:attr:`Thread.poll`) would wait again, re-run now."""
+        arg = None
+        if n in (0x3A, 0x4C):  # its argument's push runs again first
+            try:
+                known, arg = vm_ops.peek_push(self, t)
+            except _Stop:
+                return False
+            if not known:
+                return False
+        return waits(self, n, arg)
+
     def frame(self, ticks: int) -> None:
         """One game frame at mission tick ``ticks`` (100 Hz): clock, events, threads, timers."""
+        self.last_frame = ticks
         target = ticks // 100
         while self.clock < target:
             self.clock += 1
@@ -325,6 +385,7 @@ class Vm:
     def run_thread(self, t: Thread) -> None:
         """``vm_thread_run``: interpret ``t`` until a handler yields or it ends."""
         outer, self.current = self.current, t
+        t.poll = None
         try:
             run = 0
             while not t.done:

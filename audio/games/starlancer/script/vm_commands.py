@@ -28,10 +28,13 @@ from audio.games.starlancer.script.values import U32, Ref, Thread, show, u32
 if TYPE_CHECKING:
     from audio.games.starlancer.script.vm import Vm
 
-__all__ = ["YIELDING", "run_command", "speaker_line"]
+__all__ = ["WAITING", "YIELDING", "run_command", "speaker_line", "waits"]
 
 YIELDING = frozenset({0x05, 0x17, 0x18, 0x19, 0x29, 0x2A, 0x1F, 0x20, 0x2D})
 """Commands whose result is 0 (the thread yields)."""
+WAITING = frozenset({0x07, 0x09, 0x50, 0x3A, 0x4C})
+"""Commands that wait (11.3): ``WaitForSpeech``, ``WaitForMovie``, ``WaitForDirectorCam`` (no
+argument), ``WaitForJumpOrLaunch`` and ``WaitForKey`` (one, pushed again at each re-run)."""
 _FILM_MAX = 52
 
 
@@ -49,24 +52,10 @@ def _run(vm: Vm, t: Thread, n: int, args: list[Any], ip: int) -> int:
         t.wake = (vm.clock + u32(args[0])) & U32
         vm.decide("Wait", routine=t.label, seconds=u32(args[0]), until=t.wake, clock=vm.clock)
         return 0
-    waiting = {
-        0x07: r.speech_playing,
-        0x09: r.film_playing,
-        0x50: lambda: vm.director_cam,
-    }.get(n)
-    if waiting is not None:
-        if waiting():
-            t.ip = ip
-            return 0
-        return 1
-    if n == 0x3A:
-        if _ships_of(vm, args[0]) & vm.moving:
-            t.ip = ip - 2
-            return 0
-        return 1
-    if n == 0x4C:
-        if u32(args[0]) not in vm.keys:
-            t.ip = ip - 2
+    if n in WAITING:
+        if waits(vm, n, args[0] if args else None):
+            t.ip = ip - (2 if args else 0)  # back to the command, or to its argument's push
+            t.poll = n
             return 0
         return 1
     if n in (0x18, 0x19, 0x29, 0x2A):
@@ -95,6 +84,20 @@ def _run(vm: Vm, t: Thread, n: int, args: list[Any], ip: int) -> int:
         return 0
     _other(vm, t, n, args)
     return 1
+
+
+def waits(vm: Vm, n: int, arg: Any = None) -> bool:
+    """Whether waiting command ``n`` (one of :data:`WAITING`) waits now, given its argument
+    ``arg`` (``WaitForJumpOrLaunch``'s ship or flight group, ``WaitForKey``'s action number)."""
+    if n == 0x07:
+        return vm.radio.speech_playing()
+    if n == 0x09:
+        return vm.radio.film_playing()
+    if n == 0x50:
+        return vm.director_cam
+    if n == 0x3A:
+        return bool(_ships_of(vm, arg) & vm.moving)
+    return u32(arg) not in vm.keys
 
 
 def _ships_of(vm: Vm, v: Any) -> set[int]:

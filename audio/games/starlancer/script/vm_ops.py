@@ -15,7 +15,7 @@ from audio.games.starlancer.script.vm_commands import run_command
 if TYPE_CHECKING:
     from audio.games.starlancer.script.vm import Vm
 
-__all__ = ["step"]
+__all__ = ["peek_push", "step"]
 
 _CMP = {
     0x02: lambda a, b: a == b,
@@ -164,6 +164,21 @@ def step(vm: Vm, t: Thread) -> bool:
     else:
         _push(vm, t, _value(vm, t, op, script, ip, size, o1, w16))
     return True
+
+
+_PEEKABLE = frozenset({0x2E, 0x32, 0x2C, 0x2D, 0x44, 0x49, 0x54, 0x28, 0x27, 0x40, 0x26, 0x3F, 0x30})
+"""Two-byte pushes that read the VM's state and change nothing but the thread's ``select_`` target
+(set again to what it already holds when the push re-runs)."""
+
+
+def peek_push(vm: Vm, t: Thread) -> tuple[bool, Any]:
+    """``(True, value)`` when the instruction at ``t.ip`` is a two-byte push of :data:`_PEEKABLE`:
+    the value it would push now; ``(False, None)`` otherwise. Ends the thread's run as
+    :func:`step` would (``vm.stop``) for a local past the fifth."""
+    script, ip = vm.dte.script, t.ip
+    if not t.block + 2 <= ip < t.limit - 1 or script[ip] not in _PEEKABLE:
+        return False, None
+    return True, _value(vm, t, script[ip], script, ip, 2, script[ip + 1], 0)
 
 
 def _value(vm: Vm, t: Thread, op: int, script: bytes, ip: int, size: int, o1: int, w16: int) -> Any:
