@@ -56,6 +56,7 @@ Scenario events (``[[event]]`` with ``t`` seconds and ``type``)::
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -213,6 +214,33 @@ class _Ped:
     placed: int = -1
     """Console frame of ``position``, ``distance``, ``azimuth`` and ``delay`` (a ped is placed
     on the frames that read them)."""
+    speeds: tuple[tuple[float, ...], tuple[float, ...]] = ((), ())
+    """Its path's :func:`_top_speeds` (none: it stands)."""
+
+
+def _top_speeds(
+    keys: Iterable[tuple[float, Sequence[float]]],
+) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """``(times, speeds)`` of keyframes ``(seconds, position)``, linear in between: from
+    ``times[i]`` on, nothing moves faster than ``speeds[i]`` (m/s; ``inf`` past a jump, two keys
+    at one time); :func:`_top_speed` reads it."""
+    ks = list(keys)
+    times, speeds, top = [], [], 0.0
+    for (t0, p0), (t1, p1) in reversed(list(zip(ks, ks[1:]))):
+        step = math.dist(p0, p1)
+        if step:
+            top = max(top, step / (t1 - t0) if t1 > t0 else math.inf)
+        times.append(t0)
+        speeds.append(top)
+    return tuple(reversed(times)), tuple(reversed(speeds))
+
+
+def _top_speed(speeds: tuple[tuple[float, ...], tuple[float, ...]], t: float) -> float:
+    """The fastest speed (m/s) of a path (:func:`_top_speeds`) from ``t`` seconds on."""
+    times, tops = speeds
+    if not tops:
+        return 0.0
+    return tops[max(bisect.bisect_right(times, t) - 1, 0)]
 
 
 def _path_position(
@@ -352,6 +380,15 @@ class SkateSpeechSystem(GameSystem):
         counting); every other ped's frame is idle (:meth:`PedSpeech.idle`) and skipped."""
         self._mains: dict[tuple[str, int, int], int] = {}
         """(speaker kind, event, clip id) -> the main level output (decisions-only)."""
+        self._next_frame = 0
+        """The first console frame neither ticked nor caught up (:meth:`_catch_up`)."""
+        self._kept: dict[int, tuple[Line, bool | None]] = {}
+        """Stream slot -> (line, whether its level stays <= the cut level) from
+        :meth:`next_tick` on, for the frames it skips (None: no level is read)."""
+        self._edges: dict[int, tuple[float, ...]] = {}
+        """Main level output -> the distances (m) where its level crosses the cut level."""
+        self._listener_speeds: tuple[Any, int, tuple[tuple[float, ...], tuple[float, ...]]] | None = None
+        """(listener path, its key count, its :func:`_top_speeds`)."""
 
     # -- engine ------------------------------------------------------------------------
     graphs = (VOICE_GRAPH,)
@@ -394,7 +431,7 @@ class SkateSpeechSystem(GameSystem):
             if ped is not None:
                 self._settle_delay(ped)
                 ped.position, ped.path = tuple(event.position), ()  # type: ignore[assignment]
-                ped.placed = -1
+                ped.placed, ped.speeds = -1, ((), ())
                 self._world.set_emitter(ped.emitter, ped.position)
         elif isinstance(event, PlayerSpeed):
             self.manager.player_speed = float(event.speed)
@@ -468,6 +505,7 @@ class SkateSpeechSystem(GameSystem):
             path=tuple(ev.path),
         )
         path = Path3([(k[0], tuple(k[1:])) for k in ped.path]) if ped.path else None  # type: ignore[misc]
+        ped.speeds = _top_speeds((k[0], k[1:]) for k in ped.path)
         self._world.set_emitter(ped.emitter, ped.position, path=path)
         if not self.decisions_only:
             self.mixer.countdown(ev.ped, self._frame + 1)
@@ -598,16 +636,92 @@ class SkateSpeechSystem(GameSystem):
     def next_tick(self, frame: int) -> int:
         """Every frame in a full render (a ped's distance-delay countdown may read the
         listener's position on any of the last frames, kept by each tick, even for a ped
-        spawned after frames with no peds), while a ped's speech frame has work, a request
-        waits for a stream or a line plays (its level and cut count run per frame); in
-        decisions-only, :data:`~audio.core.plugin.NEVER` otherwise (a ped places itself from
-        the clock when asked, so a skipped frame changes nothing)."""
-        if not self.decisions_only or self._busy or self.player.queue:
+        spawned after frames with no peds, and the voices' parameters follow the peds). In
+        decisions-only, the first frame that can change anything: at once while a ped's speech
+        frame has work, a queued request finds a free stream or a line's clip has ended; else
+        the first of a queued request's expiry, a line's cut (its level kept <= the cut level
+        for more than ``cut_frames`` frames) and the last frame on which each playing line's
+        level provably stays on its side of the cut level (:meth:`_level_side`); NEVER when
+        nothing plays or waits. The frames skipped only age the queue and run the lines' cut
+        counts on (:meth:`_catch_up`); a ped places itself from the clock when asked."""
+        if not self.decisions_only:
             return frame
-        return frame if any(True for _ in self.player.lines()) else NEVER
+        self._catch_up(frame)
+        if self._busy:
+            return frame
+        due = NEVER
+        for req in self.player.queue:
+            if None in self.player.streams.get(req.channel, (None,)):
+                return frame  # the player's frame starts it
+            due = min(due, frame + req.timeout - req.age)
+        self._kept.clear()
+        for line in self.player.lines():
+            voice = self.voices.get(line.slot)
+            if voice is not None and voice.done:
+                return frame  # the next clip, or Finished
+            side = self._level_side(line, frame) if voice is not None else (None, NEVER)
+            if side is None:
+                return frame
+            below, last = side
+            self._kept[line.slot] = (line, below)
+            due = min(due, last + 1)
+            if below:
+                due = min(due, frame + self.player.cut_frames - line.low_frames)
+        return max(due, frame)
+
+    def _catch_up(self, frame: int) -> None:
+        """Run the frames from :attr:`_next_frame` to ``frame - 1`` that were skipped
+        (:meth:`next_tick`, decisions-only): each queued request ages by one a frame, and each
+        playing line's count of frames at a low level runs on (or is 0) by the side of the cut
+        level its level kept."""
+        n = frame - self._next_frame
+        if n <= 0:
+            return
+        self._next_frame = frame
+        for req in self.player.queue:
+            req.age += n
+        for line in self.player.lines():
+            kept = self._kept.get(line.slot)
+            if kept is not None and kept[0] is line and kept[1] is not None:
+                line.low_frames = line.low_frames + n if kept[1] else 0
+
+    def _level_side(self, line: Line, frame: int) -> tuple[bool | None, int] | None:
+        """``(below, last)``: whether ``line``'s level (:meth:`_level`) is <= the cut level on
+        every frame from ``frame`` to ``last``: its ped's distance cannot reach the nearest
+        distance where the level crosses the cut level sooner, moving at most as fast as the
+        ped and the listener together (with a 1 mm and one-frame margin); ``(None, NEVER)``
+        when no level is read; None when the level may cross at once."""
+        req = line.request
+        ped = self.peds.get(req.ped)
+        src = self.sources.get(req.channel)
+        if ped is None or src is None:
+            return None, NEVER
+        main = self._main(ped.model.kind, req.event, line.clip[0], src)
+        edges = self._edges.get(main)
+        if edges is None:
+            edges = self._edges[main] = self.mixer.curves.outputs[main].crossings(self.player.cut_level)
+        t = frame / FRAME_RATE
+        listener = self._world.listener
+        position = _path_position(ped.path, t) if ped.path else ped.position
+        distance = math.dist(position, listener.at(t))
+        room = min((abs(distance - e) for e in edges), default=math.inf) - 1e-3
+        speed = _top_speed(ped.speeds, t) + _top_speed(self._listener_top_speeds(listener), t)
+        if room <= 0 or (speed and room * FRAME_RATE / speed < 2):
+            return None
+        last = NEVER if not speed or math.isinf(room) else frame + int(room * FRAME_RATE / speed) - 1
+        return self.mixer.level(main, distance) <= self.player.cut_level, last
+
+    def _listener_top_speeds(self, listener: Path3) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """The listener path's :func:`_top_speeds`, kept while the path is the same."""
+        got = self._listener_speeds
+        if got is None or got[0] is not listener or got[1] != len(listener.keys):
+            got = self._listener_speeds = (listener, len(listener.keys), _top_speeds(listener.keys))
+        return got[2]
 
     def tick(self, frame: int, engine: Any) -> None:
         """One console frame (see the module docstring for the order)."""
+        self._catch_up(frame)
+        self._next_frame = frame + 1
         self.now = frame / FRAME_RATE
         self._frame = frame
         dt = 1.0 / FRAME_RATE
@@ -785,11 +899,16 @@ class SkateSpeechSystem(GameSystem):
         src = self.sources.get(req.channel)
         if ped is None or src is None:
             return None
-        key = (ped.model.kind, req.event, line.clip[0])
+        main = self._main(ped.model.kind, req.event, line.clip[0], src)
+        return self.mixer.level(main, self._distance(ped))
+
+    def _main(self, kind: str, event: int, clip: int, src: TakeSource) -> int:
+        """The main level output of speaker ``kind`` playing ``clip`` of ``event`` (kept)."""
+        key = (kind, event, clip)
         main = self._mains.get(key)
         if main is None:
-            main = self._mains[key] = self.mixer.main_output(key[0], key[1], src.clip_name(key[2]))
-        return self.mixer.level(main, self._distance(ped))
+            main = self._mains[key] = self.mixer.main_output(kind, event, src.clip_name(clip))
+        return main
 
     def _cut_check(self, line: Line, level: float, engine: Any) -> None:
         cut = self.player.level(line, level)

@@ -70,6 +70,17 @@ class Curve:
         if any(b < a for a, b in zip(self.xs, self.xs[1:])):
             raise ValueError("curve x points must not decrease")
 
+    def crossings(self, y: float) -> tuple[float, ...]:
+        """The inputs where ``self(v) <= y`` changes as ``v`` grows: each segment's crossing of
+        ``y`` (or its step, between equal ``x`` points), ascending."""
+        xs, ys = self.xs, self.ys
+        out = []
+        for i in range(len(xs) - 1):
+            if (ys[i] <= y) != (ys[i + 1] <= y):
+                x0, x1 = xs[i], xs[i + 1]
+                out.append(x0 if x1 == x0 else x0 + (y - ys[i]) * (x1 - x0) / (ys[i + 1] - ys[i]))
+        return tuple(out)
+
     def __call__(self, v: float) -> float:
         xs, ys = self.xs, self.ys
         if v < xs[0]:
