@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from audio.core import memo
 from audio.core.bus import Event, EventBus
 from audio.core.errors import FormatError
 from audio.core.faults import report_fault
@@ -57,6 +58,14 @@ def decode_clip(path: Path) -> tuple[np.ndarray, int]:
     return np.ascontiguousarray(mono, np.float32), int(sample_rate)
 
 
+def _decoded(path: Path) -> tuple[np.ndarray, int] | FormatError:
+    """:func:`decode_clip`, or the FormatError it raises."""
+    try:
+        return decode_clip(path)
+    except FormatError as exc:
+        return exc
+
+
 class RmfSource:
     """RMF1 files by name (relative to ``root``, or given as bytes), each parsed once."""
 
@@ -66,6 +75,7 @@ class RmfSource:
         self.root, self.region = root, region
         self._raw = dict(files or {})
         self._parsed: dict[str, RmfFile] = {}
+        self._scripts: dict[tuple[str, int], PacketScript] = {}
 
     def names(self) -> list[str]:
         """The ``.rmf`` files available (given ones, then the root's)."""
@@ -109,7 +119,12 @@ class RmfSource:
         return self._parsed[name]
 
     def script(self, name: str, packet: int) -> PacketScript:
-        return self.file(name).script(packet)
+        """Packet ``packet``'s script of file ``name``, read once (the talks only read it)."""
+        key = (name, packet)
+        got = self._scripts.get(key)
+        if got is None:
+            got = self._scripts[key] = self.file(name).script(packet)
+        return got
 
 
 class RadiataOutcome(Outcome):
@@ -308,11 +323,8 @@ class RadiataTalkSystem(GameSystem):
         return self.voices.proper(payload_hex) if self.voices is not None else None
 
     def _clip(self, e: VoiceEntry) -> tuple[np.ndarray, int] | FormatError:
-        if e.audio not in self._clips:
-            try:
-                self._clips[e.audio] = decode_clip(e.audio)
-            except FormatError as exc:
-                self._clips[e.audio] = exc
+        if e.audio not in self._clips:  # a batch worker keeps the decoded clips (read only)
+            self._clips[e.audio] = memo.load("radiata.clip", e.audio, lambda: _decoded(e.audio))
         return self._clips[e.audio]
 
     def start_clip(self, talk: Conversation, clip: VoiceClip, speaker: tuple[int, ...]) -> Any | None:

@@ -69,3 +69,24 @@ def test_demo_scenario_renders_clips_in_time_with_the_text():
     for tag, _, start, end in res.voices:
         seg = res.audio[start:end]
         assert tag.startswith("radiata:") and np.sqrt(np.mean(seg**2)) > 0.01
+
+
+@needs_demo
+def test_a_batch_worker_decodes_each_clip_and_reads_each_packet_script_once(monkeypatch):
+    from audio.core import memo
+    from audio.games.radiata import system
+    from audio.offline.batch.runner import simulate
+    from audio.offline.scenario import demo_scenario
+
+    decoded: list[str] = []
+    real = system.decode_clip
+    monkeypatch.setattr(system, "decode_clip", lambda path: decoded.append(path.name) or real(path))
+    path = str(demo_scenario("radiata"))
+    memo.clear()
+    with memo.enabled():
+        runs = [simulate(path, seed) for seed in range(3)]
+    memo.clear()
+    assert decoded and len(decoded) == len(set(decoded))  # the first run decoded, the others kept
+    talks = [run.engine.system("radiata.talk") for run in runs]
+    assert all(isinstance(t, system.RadiataTalkSystem) and t.rmf is talks[0].rmf for t in talks)
+    assert talks[0].rmf.script("town.rmf", 0) is talks[2].rmf.script("town.rmf", 0)

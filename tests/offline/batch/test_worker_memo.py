@@ -12,7 +12,7 @@ from audio.offline.batch.runner import simulate
 from audio.offline.scenario import demo_scenario
 
 
-@pytest.mark.parametrize("demo", ["skate", "sylpheed"])
+@pytest.mark.parametrize("demo", ["skate", "sylpheed", "radiata"])
 def test_a_full_run_from_a_warm_memo_gives_the_same_samples_as_a_cold_one(demo):
     path = str(demo_scenario(demo))
     cold = simulate(path, 5, decisions_only=False)

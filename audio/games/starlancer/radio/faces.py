@@ -287,17 +287,17 @@ def face_film(pilot: int, head: int, mission: int = 99) -> str | None:
     if mission <= 13 and key in _SWAP:
         film = _SWAP[key]
     elif mission >= 14:
-        back = {v.lower(): k for k, v in _SWAP.items()}
-        film = _cased(back.get(key, film), film)
+        film = _CASED.get(_BACK.get(key, film), film)
     return f"pilots\\{film}.fm8"
 
 
-def _cased(key: str, film: str) -> str:
-    for f in FACES:
-        for x in f.films:
-            if x.lower() == key:
-                return x
-    return film
+_BACK = {v.lower(): k for k, v in _SWAP.items()}
+"""The 45th's swapped films back to the Volunteers' (lower case)."""
+_CASED: dict[str, str] = {}
+"""Every face film by its lower-case name, as the table first spells it."""
+for _face in FACES:
+    for _film in _face.films:
+        _CASED.setdefault(_film.lower(), _film)
 
 
 def moose(mission: int) -> int:
