@@ -25,6 +25,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -75,10 +76,17 @@ def enabled(budget: int = DEFAULT_BUDGET) -> Iterator[None]:
 
 
 def file_key(path: str | os.PathLike[str]) -> tuple[str, int, int]:
-    """``(absolute path, size in bytes, modification time in ns)`` of a file or folder."""
-    p = Path(path).resolve()
-    st = p.stat()
-    return (str(p), st.st_size, st.st_mtime_ns)
+    """``(absolute path, size in bytes, modification time in ns)`` of a file or folder (the
+    size and time of what the path names now; its absolute path found once per process)."""
+    name = os.path.abspath(path)
+    st = os.stat(name)
+    return (_real(name), st.st_size, st.st_mtime_ns)
+
+
+@lru_cache(maxsize=4096)
+def _real(name: str) -> str:
+    """``name`` with its symbolic links followed."""
+    return str(Path(name).resolve())
 
 
 def folder_key(path: str | os.PathLike[str]) -> tuple[tuple[str, int, int], ...]:

@@ -90,3 +90,20 @@ def test_each_thread_builds_its_own_value():
         mine = memo.memo(("test.thread",), object)
     memo.clear()
     assert len({id(got["a"]), id(got["b"]), id(mine)}) == 3
+
+
+def test_a_file_key_follows_edits_and_links_and_names_one_file_one_way(tmp_path, monkeypatch):
+    a, b = tmp_path / "a.bin", tmp_path / "b.bin"
+    a.write_bytes(b"12")
+    b.write_bytes(b"123")
+    link = tmp_path / "take.bin"
+    link.symlink_to(a)
+    key = memo.file_key(link)
+    assert key == memo.file_key(a) == (str(a.resolve()), 2, a.stat().st_mtime_ns)
+    monkeypatch.chdir(tmp_path)
+    assert memo.file_key("a.bin") == memo.file_key(tmp_path / "sub" / ".." / "a.bin") == key
+    a.write_bytes(b"1234")  # edited: its size and time change the key
+    assert memo.file_key(a)[1:] == (4, a.stat().st_mtime_ns)
+    link.unlink()
+    link.symlink_to(b)  # the link now names another file: its size and time are that file's
+    assert memo.file_key(link)[1] == 3
