@@ -61,6 +61,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -85,7 +86,7 @@ from audio.games.skate.events import (
     SpeechValue,
     ZombieMode,
 )
-from audio.games.skate.speech.library import SpeechLibrary
+from audio.games.skate.speech.library import SpeechLibrary, derived
 from audio.games.skate.speech.manager import CHANNEL_LIVING, CHANNEL_MAINCAST, ManagerResult, SpeechManager
 from audio.games.skate.speech.mixcurves import MixCurves
 from audio.games.skate.speech.ped import (
@@ -163,7 +164,14 @@ class BankTakeSource:
         return c.name if c is not None else f"clip{clip_id}"
 
     def voice_names(self) -> dict[str, int]:
-        return {c.voice_name: c.voice_id for c in self._clips.values() if c.voice_name}
+        """Voice name -> voice id of the bank's clips."""
+        return dict(
+            derived(
+                "skate.voice_names",
+                (self.bank,),
+                lambda: {c.voice_name: c.voice_id for c in self._clips.values() if c.voice_name},
+            )
+        )
 
     def _decoder(self, clip_id: int, take: int) -> Callable[[], tuple[np.ndarray, int]]:
         clip = self._clips[clip_id]
@@ -216,6 +224,19 @@ class _Ped:
     on the frames that read them)."""
     speeds: tuple[tuple[float, ...], tuple[float, ...]] = ((), ())
     """Its path's :func:`_top_speeds` (none: it stands)."""
+
+
+def _voice_clips(lib: SpeechLibrary, src: BankTakeSource) -> dict[int, set[ShareKey]]:
+    """Voice id -> the ``(event, clip)`` of its clips in every event's records."""
+    clips = src.bank.clips_by_hdr_id()
+    out: dict[int, set[ShareKey]] = {}
+    for ev in lib.table.events:
+        for rec in ev.records:
+            for c in rec.clips:
+                clip = clips.get(c.clip_id)
+                if clip is not None:
+                    out.setdefault(clip.voice_id, set()).add((str(ev.id), clip.name))
+    return out
 
 
 def _top_speeds(
@@ -582,19 +603,14 @@ class SkateSpeechSystem(GameSystem):
     def catalogue(self, decisions: Sequence[Decision]) -> set[ShareKey]:
         """The clips of the spawned peds' voices in every event's records."""
         speakers = {
-            d.detail.get("speaker") for d in decisions if d.system == self.name and d.outcome == "Spawned"
+            d.detail["speaker"] for d in decisions if d.system == self.name and d.outcome == "Spawned"
         }
         out: set[ShareKey] = set()
         for lib, src in self._libs():
-            if not isinstance(src, BankTakeSource):
-                continue
-            clips = src.bank.clips_by_hdr_id()
-            for ev in lib.table.events:
-                for rec in ev.records:
-                    for c in rec.clips:
-                        clip = clips.get(c.clip_id)
-                        if clip is not None and clip.voice_id in speakers:
-                            out.add((str(ev.id), clip.name))
+            if isinstance(src, BankTakeSource):
+                by_voice = derived("skate.catalogue", (lib.table, src.bank), partial(_voice_clips, lib, src))
+                for voice in speakers:
+                    out.update(by_voice.get(voice, ()))
         return out
 
     def summary(self, decisions: Iterable[Decision]) -> str:

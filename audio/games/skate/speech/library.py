@@ -23,10 +23,11 @@ traced) play; off by default, so they fail like the spec's other unported modes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
+from audio.core import memo
 from audio.games.skate.formats.evt import EvtEvent, EvtRecord, EvtTable
 from audio.games.skate.speech.rand import AwcGenerator
 
@@ -38,7 +39,10 @@ __all__ = [
     "RECENT_RING",
     "MAX_CLIPS",
     "MAX_CANDIDATES",
+    "derived",
 ]
+
+T = TypeVar("T")
 
 RECENT_RING = 32
 """Entries of the global recent-pick ring."""
@@ -48,6 +52,13 @@ MAX_CANDIDATES = 255
 """Candidate takes are capped at this many across one record."""
 _WEIGHT_SCALE = (1, 4, 16, 64, 256, 1024, 4096, 16384)
 _EMPTY = 0xFF
+
+
+def derived(kind: str, sources: tuple[Any, ...], build: Callable[[], T]) -> T:
+    """``build()``, which reads only ``sources`` (an install's tables, never changed), kept by
+    a batch worker (:mod:`audio.core.memo`) with the sources it came from: while it is kept,
+    they live, so no other object can take their ids."""
+    return memo.memo((kind, *map(id, sources)), lambda: (sources, build()))[1]
 
 
 class ClipHeaderLike(Protocol):
@@ -156,13 +167,17 @@ class SpeechLibrary:
     flagged_channel: bool = False
 
     def __post_init__(self) -> None:
-        self._events = self.table.by_id()
-        ordered = sorted(self.headers, key=lambda h: h.id)
-        self._header = {h.id: h for h in ordered}
-        self._header_index = {h.id: i for i, h in enumerate(ordered)}
+        self._events, self._header, self._header_index = derived(
+            "skate.library", (self.table, self.headers), self._lookups
+        )
         self.history: dict[int, ClipHistory] = _Histories(self._header)
         self.ring: list[tuple[int, int]] = [(0, 0)] * RECENT_RING
         self.ring_cursor = 0
+
+    def _lookups(self) -> tuple[dict[int, EvtEvent], dict[int, ClipHeaderLike], dict[int, int]]:
+        """Events by id, headers by id and each header's index in id order."""
+        ordered = sorted(self.headers, key=lambda h: h.id)
+        return self.table.by_id(), {h.id: h for h in ordered}, {h.id: i for i, h in enumerate(ordered)}
 
     # -- lookups -----------------------------------------------------------------------
     def event(self, event_id: int) -> EvtEvent | None:

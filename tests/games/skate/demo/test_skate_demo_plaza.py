@@ -67,3 +67,33 @@ def test_guard_radio_lines_play_chirp_line_chirp_on_one_stream(speech):
         lines = [d.detail["clip"].split("secg1_")[1] for d in three]
         assert lines == ["Radio_chirp_in", "Radio", "Radio_chirp_out"]
         assert len({d.detail["stream"] for d in three}) == 1
+
+
+def test_a_batch_worker_shares_the_installs_lookups_and_lists_the_same_catalogue():
+    from audio.core import memo
+    from audio.offline.batch.runner import simulate
+
+    if not PLAZA.is_file():
+        pytest.skip("the demo is not built (python tools/build_skate_demo.py)")
+    memo.clear()
+    with memo.enabled():
+        runs = [simulate(str(PLAZA), seed) for seed in (1, 2)]
+    memo.clear()
+    cold = simulate(str(PLAZA), 2)
+    systems = [r.engine.system("skate.speech") for r in (*runs, cold)]
+    libs = [s.libraries[1] for s in systems]
+    assert libs[0]._events is libs[1]._events and libs[1]._events is not libs[2]._events
+    assert libs[1]._events == libs[2]._events and libs[1]._header_index == libs[2]._header_index
+    spawned = {d.detail["speaker"] for d in cold.decisions if d.outcome == "Spawned"}
+    clips = systems[2].sources[1].bank.clips_by_hdr_id()
+    expected = {  # every record's clips of the spawned voices
+        (str(ev.id), clips[c.clip_id].name)
+        for ev in libs[2].table.events
+        for rec in ev.records
+        for c in rec.clips
+        if c.clip_id in clips and clips[c.clip_id].voice_id in spawned
+    }
+    assert expected and systems[1].catalogue(runs[1].decisions) == expected == systems[2].catalogue(
+        cold.decisions
+    )
+    assert systems[1].voice_names == systems[2].voice_names
