@@ -180,3 +180,16 @@ def test_a_thread_polling_wait_for_speech_holds_the_vm_until_the_speech_ends():
     assert vm.running()[0].poll is not None and vm.next_change(8) is None
     vm.radio.tick(vm.radio.speech_end)
     assert vm.next_change(vm.radio.speech_end) == vm.radio.speech_end
+
+
+@pytest.mark.parametrize(("period", "fires"), [(1, 2), (3, 3), (0, 65536)])
+def test_a_timer_made_at_clock_0_next_changes_the_vm_at_its_first_firing(period, fires):
+    # spec 11.4: period 1 fires first at clock 2, p >= 2 at p, period 0 wraps and fires at 65536
+    vm = _vm(Asm().call("CreateTimer", ("byte", 1), ("byte", 0), ("byte", period), ("byte", 0)).ret())
+    vm.mission_start()
+    vm.frame(4)
+    assert vm.next_change(8) == 100 * fires
+    vm.idle(100 * fires - 4)  # the seconds before only count it down
+    assert vm.clock == fires - 1 and vm.timers[0] is not None and vm.timers[0].countdown == 1
+    vm.frame(100 * fires)
+    assert vm.timers[0].last == fires and vm.running()  # fired: its part runs at the next pass

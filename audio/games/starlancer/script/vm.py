@@ -241,11 +241,16 @@ class Vm:
 
     def idle(self, ticks: int) -> None:
         """The frames up to mission tick ``ticks`` that were skipped changed nothing
-        (:meth:`next_change`) but the clock: catch it up as they would have (each cleared
-        ``ticked`` again, running no timer: none was live)."""
+        (:meth:`next_change`) but the clock and the timers: catch them up as those frames would
+        have (each live timer counts down once a second and none reached 0; ``ticked`` was
+        cleared again)."""
         clock = self.clock_at(ticks)
-        if clock != self.clock:
-            assert all(tm is None for tm in self.timers), "a frame that counts a live timer down was skipped"
+        seconds = clock - self.clock
+        if seconds:
+            for tm in self.timers:
+                if tm is not None:
+                    assert (tm.countdown or 0x10000) > seconds, "a skipped frame would have fired a timer"
+                    tm.countdown = (tm.countdown - seconds) & 0xFFFF
             self.clock = clock
 
     def next_change(self, ticks: int) -> int | None:
@@ -254,15 +259,16 @@ class Vm:
         the director's view stay as they are (those are asked again after such a change);
         None when only those can.
 
-        A frame changes nothing when no event waits to be raised, no timer is live while the
-        clock ticks, and every thread is held: by ``InterruptTriggerCode``, by a ``Wait`` whose
-        second has not passed (11.3), or by a waiting command whose condition holds (re-run, it
-        moves the ip back to itself and yields with the same result: :attr:`Thread.poll`).
-        Such frames only catch the clock up (:meth:`idle`)."""
+        A frame changes nothing when no event waits to be raised, no timer fires (11.4: each
+        counts down once in the first frame of each second, from 0 through 65535), and every
+        thread is held: by ``InterruptTriggerCode``, by a ``Wait`` whose second has not passed
+        (11.3), or by a waiting command whose condition holds (re-run, it moves the ip back to
+        itself and yields with the same result: :attr:`Thread.poll`). Such frames only catch
+        the clock and the timers' count-downs up (:meth:`idle`)."""
         if self.last_frame is None or self.triggers.queue or self.terminating:
             return ticks
-        live = any(tm is not None for tm in self.timers)
-        due = 100 * (self.clock + 1) if live else None  # from there a frame ticks the clock
+        left = [tm.countdown or 0x10000 for tm in self.timers if tm is not None]
+        due = 100 * (self.clock + min(left)) if left else None  # the first second a timer fires
         later = 1 if self.s.wake_compare == ">" else 0
         for t in self.slots:
             if t is None or t.interrupted:
