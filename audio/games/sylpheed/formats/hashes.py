@@ -12,6 +12,8 @@ fields store, so a table that disagrees is reported rather than trusted.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 __all__ = ["name_hash", "tag_hash", "encode_name"]
 
 
@@ -20,6 +22,7 @@ def encode_name(text: str) -> bytes:
     return text.encode("cp932")
 
 
+@lru_cache(maxsize=8192)  # a batch worker looks the same few lines up run after run
 def name_hash(inner_path: str) -> int:
     """The ``.pak`` entry id of ``inner_path`` (lower-cased, backslashes kept).
 
