@@ -279,15 +279,16 @@ class RadiataTalkSystem(GameSystem):
         else:
             m = c.message
             total = m.visible_glyphs if m is not None else 0
-            shown = sum(1 for x in c.shown if not x.isspace())
             now = self.engine.frame_of(self)  # ticks are skipped while nothing changes
+            text = self.seq.shown_at(now)
+            shown = sum(1 for x in text if not x.isspace())
             wait = "" if c.until is None else f", {max(0, c.until - now)} frames left"
             talk = [
                 (
                     f"{c.file} packet {c.packet} message {c.index + 1}/{len(c.script.messages)} "
                     f"{self.label(c.speaker_id)}: {c.state}{wait}"
                 ),
-                f"  {''.join(c.shown)!r} ({shown}/{total} glyphs)",
+                f"  {text!r} ({shown}/{total} glyphs)",
             ]
             if c.state == "choice" and m is not None and m.choice is not None:
                 talk += [f"  [{i}] {o.text}" for i, o in enumerate(m.choice.options)]

@@ -210,8 +210,10 @@ class TalkSequencer:
         c = self.conv
         if c is not None:
             auto = c.block_start + self.settings.auto_advance_frames
-            if c.state == "reveal":
-                return frame
+            if c.state == "reveal":  # frames that only show more text are skipped (_catch_up)
+                assert c.tw is not None
+                quiet = sum(1 for _ in c.tw.text_ahead())
+                return max(frame, self.frame + 1 + quiet)
             if c.state == "wait" and c.until is not None:
                 due.append(c.until)
             elif c.state == "press":
@@ -228,6 +230,7 @@ class TalkSequencer:
         return max(min(due), frame) if due else None
 
     def tick(self, frame: int) -> None:
+        self._catch_up(frame)
         self.frame = frame
         self._reap()
         self.mouths = [(ids, until) for ids, until in self.mouths if until is None or until > frame]
@@ -254,6 +257,29 @@ class TalkSequencer:
             choice = None
         if choice is not None:
             self.decide("ChooseIgnored", option=choice, state=c.state)
+
+    def _catch_up(self, frame: int) -> None:
+        """Run the frames after the last tick and before ``frame`` that were skipped
+        (:meth:`next_change`): while a message reveals, each only showed more text."""
+        c = self.conv
+        if c is None or c.state != "reveal" or c.tw is None:
+            return
+        for _ in range(frame - self.frame - 1):
+            steps = c.tw.run(first=False)
+            assert all(isinstance(s, Text) for s in steps) and not c.tw.done, "a skipped frame acted"
+            c.shown.extend(s.char for s in steps if isinstance(s, Text))
+
+    def shown_at(self, frame: int) -> str:
+        """The open message's text shown at ``frame`` (the ticks skipped since the last
+        included), without running anything."""
+        c = self.conv
+        if c is None:
+            return ""
+        shown = list(c.shown)
+        if c.state == "reveal" and c.tw is not None:
+            for _, steps in zip(range(frame - self.frame), c.tw.text_ahead()):
+                shown.extend(s.char for s in steps)
+        return "".join(shown)
 
     def _reveal_frame(self, c: Conversation, adv: int) -> None:
         assert c.tw is not None

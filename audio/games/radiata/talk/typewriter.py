@@ -8,7 +8,7 @@ glyph costs 0x100, spaces and newlines nothing, so ``k`` glyphs at speed word ``
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from audio.games.radiata.formats.rmf.script import ChoiceWait, Other, ProhibitSkip, Speed, Step, Text, Wait
 from audio.games.radiata.formats.rmf.tokens import Command
@@ -66,6 +66,30 @@ class Typewriter:
                 self.blocked = s
                 break
         return out
+
+    def text_ahead(self) -> Iterator[list[Text]]:
+        """What each following frame's :meth:`run` (``first=False``) would reveal, without
+        running it, for as long as a frame reveals text alone and leaves the walk neither
+        blocked nor done (such a frame changes nothing but the text shown)."""
+        acc, pos, steps = self.acc, self.pos, self.steps
+        if self.blocked is not None or self.word is None:
+            return
+        while True:
+            acc += self.word
+            out: list[Text] = []
+            while pos < len(steps):
+                s = steps[pos]
+                if not isinstance(s, Text):
+                    return  # a step that acts runs in this frame
+                if s.glyph and not self.instant and self.word != 0:
+                    if acc < 0x100:
+                        break
+                    acc -= 0x100
+                pos += 1
+                out.append(s)
+            else:
+                return  # the frame ends the message
+            yield out
 
     def _style(self, c: Command) -> None:
         """StyleSave (sub 0) keeps the speed when its mask has 0x80; StyleRestore (sub 1) puts it back."""
