@@ -217,6 +217,7 @@ class StarlancerSystem(GameSystem):
         if player_voice not in ("male", "female"):
             raise ValueError(f"player_voice {player_voice!r}: expected male or female")
         self.player_voice, self.rescuer = player_voice, rescuer
+        self._slots: dict[str, int | None] = {}
         if rescuer and self._ship_slot(rescuer) is None:
             names = [mission.ship_name(i) or "" for i in range(len(mission.ships))]
             hint = did_you_mean(rescuer, names)
@@ -575,8 +576,10 @@ class StarlancerSystem(GameSystem):
         if isinstance(who, int) or (isinstance(who, str) and who.isdigit()):
             n = int(who)
             return n if 0 <= n < len(self.mission.ships) else None
-        oid = self.resolve_subject(str(who))
-        return next((i for i, s in enumerate(self.mission.ships) if s.object_id == oid), None)
+        if who not in self._slots:  # the mission's names do not change: look each up once
+            oid = self.resolve_subject(str(who))
+            self._slots[who] = next((i for i, s in enumerate(self.mission.ships) if s.object_id == oid), None)
+        return self._slots[who]
 
     # -- port queries ------------------------------------------------------------------------
     def film_playing(self) -> bool:
