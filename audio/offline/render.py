@@ -262,7 +262,9 @@ def _run(eng: Engine, total: int, run: _Run, progress: bool, label: str) -> None
         )
     i = 0
     while i < total:
-        m = min(eng.block, total - i, CHUNK - run.fill)
+        # one call per chunk: the engine splits it into blocks of at most ``eng.block`` on its
+        # own sample grid (a call of one block each would split the audio where the chunks end)
+        m = min(total - i, CHUNK - run.fill)
         eng.render(m, run.buf[run.fill : run.fill + m])  # straight into the chunk
         run.rendered(m)
         i += m
