@@ -66,7 +66,9 @@ class EngineConfig:
     skip_idle: bool = field(default_factory=lambda: os.environ.get("BARKBUS_SKIP_IDLE", "1") != "0")
     """Every :data:`IDLE_GRID` samples, free the ended voices whose filters have rung out and
     put to sleep the submix slots and buses that get no input and are idle (their skipped
-    output is below :data:`audio.dsp.bank.QUIET_FLOOR`, about -180 dBFS). False: the
+    output is below :data:`audio.dsp.bank.QUIET_FLOOR`, about -180 dBFS); a grid sample where
+    no voice has ended and everything awake has a sender is passed by (the check could change
+    nothing there). False: the
     reference path (ended voices are freed only when a voice of their graph starts; idle
     submixes and buses run on silence; also ``$BARKBUS_SKIP_IDLE=0``)."""
     skip_ticks: bool = field(default_factory=lambda: os.environ.get("BARKBUS_SKIP_TICKS", "1") != "0")
@@ -378,6 +380,20 @@ class Engine:
                 nxt = self._end_at
         return nxt
 
+    def _idle_work(self, grid: int) -> bool:
+        """Whether the idle check at grid sample ``grid`` (no control point before it) may free a
+        voice or put a submix slot or a bus to sleep: a voice has ended or shows ended by then,
+        or something awake has no sender (:meth:`~audio.dsp.mixer.Mixer.all_fed`). Otherwise the
+        check would change nothing, so it is skipped and the audio is not split there."""
+        banks = [b for b in self.mixer.voice_banks.values() if b.act.shape[0]]
+        for b in banks:
+            if (b.ended_at[b.act] >= 0).any():
+                return True
+        end = self._end_at if self._watch_ends and self._end_at >= 0 else -1
+        if end < 0:
+            end = min((voice_end_seen(b, self.now) for b in banks), default=_NO_END)
+        return end <= grid or not self.mixer.all_fed()
+
     def render(self, n: int, out: np.ndarray | None = None) -> np.ndarray:
         """Advance the engine clock and render its audio.
 
@@ -407,10 +423,12 @@ class Engine:
             if nxt <= t:
                 nxt = t + 1
             if self._skip_idle:
-                if t % IDLE_GRID == 0:
+                if t % IDLE_GRID == 0 and self._idle_work(t):
                     self.voices.reclaim_quiet()
                     self.mixer.sleep_idle()
-                nxt = min(nxt, t - t % IDLE_GRID + IDLE_GRID)
+                grid = t - t % IDLE_GRID + IDLE_GRID
+                if grid < nxt and self._idle_work(grid):
+                    nxt = grid
             m = nxt - t
             if dsp:
                 out[i : i + m] = self.mixer.process(m, t).T

@@ -248,11 +248,7 @@ class Mixer:
         instance sends to, when they are idle (:meth:`GraphBank.idle`). Their
         skipped output would be below :data:`audio.dsp.bank.QUIET_FLOOR`; whether one sleeps
         depends only on the state at this sample, so it is the same whatever the block size."""
-        fed: dict[str, list[np.ndarray]] = {}
-        for vb in self.voice_banks.values():
-            for node, to in vb.routes():
-                if to.startswith("submix:") and vb.act.shape[0]:
-                    fed.setdefault(to[7:], []).append(node.dest[vb.act])  # type: ignore[attr-defined]
+        fed = self._fed_slots()
         for name, sb in self.submix_banks.items():
             cand = sb.act
             if name in fed:
@@ -273,6 +269,37 @@ class Mixer:
                 bus.sleep(bus.act)
             else:
                 feeding.update(to[4:] for _n, to in bus.routes() if to.startswith("bus:"))
+
+    def _fed_slots(self) -> dict[str, list[np.ndarray]]:
+        """Per submix graph, the slots its active voices send to (arrays, may repeat)."""
+        fed: dict[str, list[np.ndarray]] = {}
+        for vb in self.voice_banks.values():
+            for node, to in vb.routes():
+                if to.startswith("submix:") and vb.act.shape[0]:
+                    fed.setdefault(to[7:], []).append(node.dest[vb.act])  # type: ignore[attr-defined]
+        return fed
+
+    def all_fed(self) -> bool:
+        """Whether every awake submix slot has an active voice sending to it and every awake
+        bus an awake sender: then :meth:`sleep_idle` would put nothing to sleep, however
+        idle anything is (and until a voice ends or a control point changes who sends)."""
+        fed = self._fed_slots()
+        for name, sb in self.submix_banks.items():
+            if sb.act.shape[0] and (name not in fed or not np.isin(sb.act, np.concatenate(fed[name])).all()):
+                return False
+        feeding = {
+            to[4:]
+            for b in [*self.voice_banks.values(), *self.submix_banks.values()]
+            if b.act.shape[0]
+            for _n, to in b.routes()
+            if to.startswith("bus:")
+        }
+        for bus in self._bus_order:
+            if bus.act.shape[0]:
+                if bus.spec.name not in feeding:
+                    return False
+                feeding.update(to[4:] for _n, to in bus.routes() if to.startswith("bus:"))
+        return True
 
     def set_submix(self, name: str, slot: int, **params: float) -> None:
         """Set parameters (``"NODE.param"`` keys) of one submix instance."""
