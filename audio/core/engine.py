@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numba as nb
 import numpy as np
 
 from audio.core.bus import Consumer, Event, EventBus
@@ -85,6 +86,15 @@ IDLE_GRID = 8192
 """Samples between the engine's idle checks (:attr:`EngineConfig.skip_idle`). The checks sit
 on multiples of it, which split the audio like control points, so what they find is the same
 whatever the block size."""
+
+
+@nb.njit(cache=True, nogil=True, boundscheck=False)
+def _interleave(rows: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
+    """``out[i, c] = rows[c, i]``: the mixer's ``(channels, n)`` rows into the caller's
+    ``(n, channels)`` block (numpy's transposed copy costs several times more per sample)."""
+    for i in range(out.shape[0]):
+        for c in range(out.shape[1]):
+            out[i, c] = rows[c, i]
 
 
 class _Clocked:
@@ -207,6 +217,8 @@ class Engine:
         submixes, buses and compiled kernels now (decisions-only, ``dsp=False``: the graphs
         only, no kernel); see :meth:`audio.dsp.mixer.Mixer.prepare`. Output does not depend on it."""
         self.mixer.prepare(tuple(g for s in self.systems for g in s.graphs))
+        if self.config.dsp:
+            _interleave(np.zeros((self.channels, 0), np.float32), np.zeros((0, self.channels), np.float32))
 
     def reserve(self, samples: int) -> None:
         """Pre-size the sample pool so ``samples`` of source audio fit without growing it while
@@ -431,7 +443,7 @@ class Engine:
                     nxt = grid
             m = nxt - t
             if dsp:
-                out[i : i + m] = self.mixer.process(m, t).T
+                _interleave(self.mixer.process(m, t), out[i : i + m])
             else:
                 advance_sources(self.mixer, m, t)
             if self._taps is not None:
