@@ -136,7 +136,6 @@ class GraphBank:
             )
             self.rstep, self.wait, self.rel_left, self.rel_total = r.rstep, r.wait, r.rel_left, r.rel_total
             self.ended_at = r.ended_at
-        self._pack()
         self._program: FusedProgram | None = None
         self._args: tuple | None = None
         self._entry: Callable[..., None] | None = None
@@ -144,7 +143,9 @@ class GraphBank:
         self._args_pool: np.ndarray | None = None
         self._plan: FusedPlan | None = None
         if fused:
-            self._setup_fused()
+            self._setup_fused()  # packs once its scratch is allocated
+        else:
+            self._pack()
 
     _UNPACKED = ("input", "output", "out", "inp", "target", "duck", "act", "active", "asleep")
 
@@ -231,6 +232,8 @@ class GraphBank:
         if made is None:
             plan = self.prepare_fused()
             program = None if plan is None else F.compile_graph(self, plan)
+            if plan is None:
+                self._pack()
             if len(_PROGRAMS) >= _MAX_PROGRAMS:
                 del _PROGRAMS[next(iter(_PROGRAMS))]
             _PROGRAMS[self.structure] = (None if plan is None else replace(plan, nodes=()), program)
@@ -238,6 +241,8 @@ class GraphBank:
             plan, program = made
             if plan is not None:
                 self._allocate(replace(plan, nodes=tuple(self.nodes)))
+            else:
+                self._pack()
         self._program = program
 
     @property

@@ -379,7 +379,9 @@ def render_scenario(
         outputs.capture = Path(capture)
     outputs.check()
     keep = outputs.audio is None if keep_audio is None else keep_audio
-    eng = build_engine(scn, block=block or RENDER_BLOCK, post_events=False)
+    # the sample pool sized by what plays (an offline render may copy it as it grows): no 16 MB
+    # arena zeroed up front
+    eng = build_engine(scn, block=block or RENDER_BLOCK, post_events=False, pool_samples=0)
     total = int(round(scn.duration * eng.sample_rate))
     if outputs.capture is None:
         for ev in scn.events:
