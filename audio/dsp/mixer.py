@@ -285,7 +285,9 @@ class Mixer:
         idle anything is (and until a voice ends or a control point changes who sends)."""
         fed = self._fed_slots()
         for name, sb in self.submix_banks.items():
-            if sb.act.shape[0] and (name not in fed or not np.isin(sb.act, np.concatenate(fed[name])).all()):
+            if sb.act.shape[0] and (
+                name not in fed or not set(sb.act.tolist()) <= {s for d in fed[name] for s in d.tolist()}
+            ):
                 return False
         feeding = {
             to[4:]
