@@ -92,9 +92,17 @@ whatever the block size."""
 def _interleave(rows: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
     """``out[i, c] = rows[c, i]``: the mixer's ``(channels, n)`` rows into the caller's
     ``(n, channels)`` block (numpy's transposed copy costs several times more per sample)."""
-    for i in range(out.shape[0]):
-        for c in range(out.shape[1]):
-            out[i, c] = rows[c, i]
+    n = out.shape[0]
+    if out.shape[1] == 2:  # stereo: both rows in one pass (vectorises)
+        left, right = rows[0], rows[1]
+        for i in range(n):
+            out[i, 0] = left[i]
+            out[i, 1] = right[i]
+        return
+    for c in range(out.shape[1]):
+        row = rows[c]
+        for i in range(n):
+            out[i, c] = row[i]
 
 
 class _Clocked:
