@@ -174,6 +174,8 @@ class Engine:
         self._watch_ends = False
         self._end_at = -1
         """The first sample a voice's end shows (-1: to compute; ``_NO_END``: none ends)."""
+        self._fed_for: tuple[tuple[np.ndarray, ...], bool] | None = None
+        """The banks' active sets :meth:`_idle_work` last asked the mixer about, and its answer."""
         self.control_points = 0
         """Control points run so far (where the audio was split to deliver events and ticks)."""
         self.ticks = 0
@@ -412,7 +414,15 @@ class Engine:
         end = self._end_at if self._watch_ends and self._end_at >= 0 else -1
         if end < 0:
             end = min((voice_end_seen(b, self.now) for b in banks), default=_NO_END)
-        return end <= grid or not self.mixer.all_fed()
+        if end <= grid:
+            return True
+        mx = self.mixer
+        acts = tuple(b.act for bs in (mx.voice_banks, mx.submix_banks, mx.buses) for b in bs.values())
+        seen = self._fed_for
+        if seen is None or len(seen[0]) != len(acts) or any(a is not b for a, b in zip(acts, seen[0])):
+            # who sends where changes only with a bank's active set (a new array each time)
+            seen = self._fed_for = (acts, mx.all_fed())
+        return not seen[1]
 
     def render(self, n: int, out: np.ndarray | None = None) -> np.ndarray:
         """Advance the engine clock and render its audio.
