@@ -47,6 +47,11 @@ class Ducker:
         self.hold_left = np.zeros(b, dtype=np.int64)
         self.buf = np.ones((b, max_block), dtype=np.float32)
         self.keys: dict[str, int] = {}
+        self._still = True
+        """Every band at rest (released and recovered, or held at the floor) and ``buf`` filled
+        with its gains: running changes nothing until a trigger changes."""
+        self._settled = False
+        """Every band came to rest in the last run (whose block still reads ``buf``)."""
 
     def set(self, key: str, band: int, on: bool) -> None:
         if on:
@@ -56,15 +61,25 @@ class Ducker:
         self.held[:] = 0
         for kb in self.keys.values():
             self.held[: max(0, min(kb, self.held.shape[0]))] += 1
+        self._still = self._settled = False
 
     def gain(self, band: int) -> float:
         """Current linear gain of ``band``."""
         return float(self.env[band])
 
     def run(self, n: int) -> None:
+        if self._still:
+            return
+        if self._settled:  # at rest since the last run: every run from now on writes these gains
+            self.buf[:] = self.env.astype(np.float32)[:, None]
+            self._still = True
+            return
         K.duck_envelope(
             self.env, self.held, self.hold_left, n, self.floor, self.down, self.up, self.recovery, self.buf
         )
+        held = self.held > 0
+        rest = np.where(held, (self.env == self.floor) & (self.hold_left == self.recovery), self.env == 1.0)
+        self._settled = bool((rest & (held | (self.hold_left == 0))).all())
 
 
 class Mixer:
