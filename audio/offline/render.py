@@ -164,7 +164,7 @@ class Outputs:
                 )
 
 
-CHUNK = 16_384
+CHUNK = 65_536
 """Samples gathered before the statistics and the files see them (fewer, larger writes; the
 files' bytes do not depend on it)."""
 
