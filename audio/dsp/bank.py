@@ -235,7 +235,7 @@ class GraphBank:
             if plan is None:
                 self._pack()
             if len(_PROGRAMS) >= _MAX_PROGRAMS:
-                del _PROGRAMS[next(iter(_PROGRAMS))]
+                _PROGRAMS.pop(next(iter(_PROGRAMS)), None)  # the oldest (another thread may race)
             _PROGRAMS[self.structure] = (None if plan is None else replace(plan, nodes=()), program)
         else:
             plan, program = made
