@@ -11,8 +11,10 @@ Cases (each in its own process, rendering to a 16-bit WAV in a temporary folder,
 
 Each case runs with ``BARKBUS_SKIP_IDLE=0`` (the reference path: ended voices and idle
 submixes and buses keep running) and ``=1`` (the default), and prints the render's process
-CPU seconds (set-up, block loop and files; CPU time, so a shared machine skews it less than
-wall time), the real-time factor on that, its wall seconds, set-up seconds, peak RSS and the
+CPU milliseconds (set-up, block loop and files, of the second render in the process: what does
+not depend on the seed, such as numba's code and the graphs' fused programs, is loaded by the
+first; CPU time, so a shared machine skews it less than wall time), the real-time factor on
+that, the wall milliseconds of the block loop and files, the set-up's, peak RSS and the
 speed-up. Targets (issue 25): plaza >= 500x real time, plaza-600 >= 800x, an hour flat in
 memory. ``--profile CASE`` prints where the time of one case goes (cProfile, by own time).
 ``--baseline DIR`` measures another tree (e.g. a worktree at main) instead of the idle-skip
@@ -123,7 +125,7 @@ def main() -> int:
         _compare(cases, args.baseline.resolve(), args.repeat)
         print(f"load average {os.getloadavg()[0]:.2f} at the end")
         return 0
-    head = ("case", "skip idle", "CPU s", "x real time", "wall s", "set-up s", "RSS MB", "speed-up")
+    head = ("case", "skip idle", "CPU ms", "x real time", "wall ms", "set-up ms", "RSS MB", "speed-up")
     print(" ".join(f"{h:>{w}}" for h, w in zip(head, (11, 9, 7, 12, 7, 9, 7, 9))))
     for case, seconds in cases.items():
         one = case == "plaza-3600"  # an hour: once, and not on the reference path (minutes)
@@ -132,8 +134,8 @@ def main() -> int:
         for label, r in (("off", ref), ("on", new)) if ref is not new else (("on", new),):
             speed = ref["seconds"] / r["seconds"]
             print(
-                f"{case:>11} {label:>9} {r['seconds']:>7.2f} {r['duration'] / r['seconds']:>12.0f} "
-                f"{r['wall']:>7.2f} {r['setup']:>9.2f} {r['rss_mb']:>7.0f} {speed:>8.2f}x"
+                f"{case:>11} {label:>9} {1000 * r['seconds']:>7.1f} {r['duration'] / r['seconds']:>12.0f} "
+                f"{1000 * r['wall']:>7.1f} {1000 * r['setup']:>9.1f} {r['rss_mb']:>7.0f} {speed:>8.2f}x"
             )
     print("targets: plaza >= 500x real time, plaza-600 >= 800x, plaza-3600 RSS as plaza-600's")
     return 0
@@ -141,15 +143,15 @@ def main() -> int:
 
 def _compare(cases: dict[str, float | None], baseline: Path, repeat: int) -> None:
     """Print each case on the baseline tree and on this one (default settings), side by side."""
-    head = ("case", "tree", "CPU s", "x real time", "wall s", "set-up s", "RSS MB", "speed-up")
+    head = ("case", "tree", "CPU ms", "x real time", "wall ms", "set-up ms", "RSS MB", "speed-up")
     print(" ".join(f"{h:>{w}}" for h, w in zip(head, (11, 9, 7, 12, 7, 9, 7, 9))))
     for case, seconds in cases.items():
         ref, new = _best_pair(seconds, baseline, 1 if case == "plaza-3600" else repeat)
         for label, r in (("baseline", ref), ("this", new)):
             speed = ref["seconds"] / r["seconds"]
             print(
-                f"{case:>11} {label:>9} {r['seconds']:>7.2f} {r['duration'] / r['seconds']:>12.0f} "
-                f"{r['wall']:>7.2f} {r['setup']:>9.2f} {r['rss_mb']:>7.0f} {speed:>8.2f}x"
+                f"{case:>11} {label:>9} {1000 * r['seconds']:>7.1f} {r['duration'] / r['seconds']:>12.0f} "
+                f"{1000 * r['wall']:>7.1f} {1000 * r['setup']:>9.1f} {r['rss_mb']:>7.0f} {speed:>8.2f}x"
             )
     print("targets: plaza >= 500x real time, plaza-600 >= 800x, plaza-3600 RSS as plaza-600's")
 

@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numba as nb
 import numpy as np
 
 from audio.core.bus import Consumer, Event, EventBus
@@ -66,7 +67,9 @@ class EngineConfig:
     skip_idle: bool = field(default_factory=lambda: os.environ.get("BARKBUS_SKIP_IDLE", "1") != "0")
     """Every :data:`IDLE_GRID` samples, free the ended voices whose filters have rung out and
     put to sleep the submix slots and buses that get no input and are idle (their skipped
-    output is below :data:`audio.dsp.bank.QUIET_FLOOR`, about -180 dBFS). False: the
+    output is below :data:`audio.dsp.bank.QUIET_FLOOR`, about -180 dBFS); a grid sample where
+    no voice has ended and everything awake has a sender is passed by (the check could change
+    nothing there). False: the
     reference path (ended voices are freed only when a voice of their graph starts; idle
     submixes and buses run on silence; also ``$BARKBUS_SKIP_IDLE=0``)."""
     skip_ticks: bool = field(default_factory=lambda: os.environ.get("BARKBUS_SKIP_TICKS", "1") != "0")
@@ -83,6 +86,23 @@ IDLE_GRID = 8192
 """Samples between the engine's idle checks (:attr:`EngineConfig.skip_idle`). The checks sit
 on multiples of it, which split the audio like control points, so what they find is the same
 whatever the block size."""
+
+
+@nb.njit(cache=True, nogil=True, boundscheck=False)
+def _interleave(rows: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
+    """``out[i, c] = rows[c, i]``: the mixer's ``(channels, n)`` rows into the caller's
+    ``(n, channels)`` block (numpy's transposed copy costs several times more per sample)."""
+    n = out.shape[0]
+    if out.shape[1] == 2:  # stereo: both rows in one pass (vectorises)
+        left, right = rows[0], rows[1]
+        for i in range(n):
+            out[i, 0] = left[i]
+            out[i, 1] = right[i]
+        return
+    for c in range(out.shape[1]):
+        row = rows[c]
+        for i in range(n):
+            out[i, c] = row[i]
 
 
 class _Clocked:
@@ -154,6 +174,8 @@ class Engine:
         self._watch_ends = False
         self._end_at = -1
         """The first sample a voice's end shows (-1: to compute; ``_NO_END``: none ends)."""
+        self._fed_for: tuple[tuple[np.ndarray, ...], bool] | None = None
+        """The banks' active sets :meth:`_idle_work` last asked the mixer about, and its answer."""
         self.control_points = 0
         """Control points run so far (where the audio was split to deliver events and ticks)."""
         self.ticks = 0
@@ -205,6 +227,8 @@ class Engine:
         submixes, buses and compiled kernels now (decisions-only, ``dsp=False``: the graphs
         only, no kernel); see :meth:`audio.dsp.mixer.Mixer.prepare`. Output does not depend on it."""
         self.mixer.prepare(tuple(g for s in self.systems for g in s.graphs))
+        if self.config.dsp:
+            _interleave(np.zeros((self.channels, 0), np.float32), np.zeros((0, self.channels), np.float32))
 
     def reserve(self, samples: int) -> None:
         """Pre-size the sample pool so ``samples`` of source audio fit without growing it while
@@ -378,6 +402,28 @@ class Engine:
                 nxt = self._end_at
         return nxt
 
+    def _idle_work(self, grid: int) -> bool:
+        """Whether the idle check at grid sample ``grid`` (no control point before it) may free a
+        voice or put a submix slot or a bus to sleep: a voice has ended or shows ended by then,
+        or something awake has no sender (:meth:`~audio.dsp.mixer.Mixer.all_fed`). Otherwise the
+        check would change nothing, so it is skipped and the audio is not split there."""
+        banks = [b for b in self.mixer.voice_banks.values() if b.act.shape[0]]
+        for b in banks:
+            if (b.ended_at[b.act] >= 0).any():
+                return True
+        end = self._end_at if self._watch_ends and self._end_at >= 0 else -1
+        if end < 0:
+            end = min((voice_end_seen(b, self.now) for b in banks), default=_NO_END)
+        if end <= grid:
+            return True
+        mx = self.mixer
+        acts = tuple(b.act for bs in (mx.voice_banks, mx.submix_banks, mx.buses) for b in bs.values())
+        seen = self._fed_for
+        if seen is None or len(seen[0]) != len(acts) or any(a is not b for a, b in zip(acts, seen[0])):
+            # who sends where changes only with a bank's active set (a new array each time)
+            seen = self._fed_for = (acts, mx.all_fed())
+        return not seen[1]
+
     def render(self, n: int, out: np.ndarray | None = None) -> np.ndarray:
         """Advance the engine clock and render its audio.
 
@@ -407,13 +453,15 @@ class Engine:
             if nxt <= t:
                 nxt = t + 1
             if self._skip_idle:
-                if t % IDLE_GRID == 0:
+                if t % IDLE_GRID == 0 and self._idle_work(t):
                     self.voices.reclaim_quiet()
                     self.mixer.sleep_idle()
-                nxt = min(nxt, t - t % IDLE_GRID + IDLE_GRID)
+                grid = t - t % IDLE_GRID + IDLE_GRID
+                if grid < nxt and self._idle_work(grid):
+                    nxt = grid
             m = nxt - t
             if dsp:
-                out[i : i + m] = self.mixer.process(m, t).T
+                _interleave(self.mixer.process(m, t), out[i : i + m])
             else:
                 advance_sources(self.mixer, m, t)
             if self._taps is not None:

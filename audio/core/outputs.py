@@ -387,24 +387,42 @@ def terminate_as_interrupt() -> Iterator[None]:
 
 @nb.njit(cache=True, nogil=True, fastmath=False)
 def _measure(x: np.ndarray) -> tuple[float, float, int, int]:
-    """Peak magnitude, float64 sum of squares, count of full-scale samples (magnitude >= 1.0,
-    clipped by every fixed-point format) and the sample index of the first (-1 if none) of a
-    ``(samples, channels)`` float32 array, in one pass."""
-    peak = 0.0
-    sq = 0.0
+    """Peak magnitude (NaN if a sample is NaN), float64 sum of squares, count of full-scale
+    samples (magnitude >= 1.0, clipped by every fixed-point format) and the sample index of
+    the first (-1 if none) of a C-contiguous ``(samples, channels)`` float32 array. The squares
+    are summed in 8 interleaved partial sums (a fixed order, so the same input gives the same
+    sum; they vectorise where one running sum waits on each add), the peak and the count on
+    the magnitudes' bit patterns (integer comparisons, which vectorise; a NaN's lie above
+    infinity's)."""
+    xs = x.ravel()
+    n = xs.shape[0]
+    acc = np.zeros(8)
+    k = n - n % 8
+    for i in range(0, k, 8):
+        for j in range(8):
+            d = np.float64(xs[i + j])
+            acc[j] += d * d
+    for i in range(k, n):
+        d = np.float64(xs[i])
+        acc[i - k] += d * d
+    sq = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
+    bits = xs.view(np.int32)
+    mask, one, inf = np.int32(0x7FFFFFFF), np.int32(0x3F800000), np.int32(0x7F800000)
+    top = np.int32(0)
     clipped = 0
+    for i in range(n):
+        b = bits[i] & mask
+        top = max(top, b)
+        clipped += (b >= one) & (b <= inf)
     first = -1
-    for i in range(x.shape[0]):
-        for c in range(x.shape[1]):
-            d = np.float64(x[i, c])
-            a = abs(d)
-            peak = max(peak, a)
-            sq += d * d
-            if a >= 1.0:
-                clipped += 1
-                if first < 0:
-                    first = i
-    return peak, sq, clipped, first
+    if clipped:
+        for i in range(n):
+            b = bits[i] & mask
+            if b >= one and b <= inf:
+                first = i // x.shape[1]
+                break
+    peak = np.float64(np.array([top], dtype=np.int32).view(np.float32)[0])
+    return (np.nan if top > inf else peak), sq, clipped, first
 
 
 @nb.njit(cache=True, nogil=True, fastmath=False)
@@ -443,7 +461,8 @@ class AudioStats:
         if block.size:
             x = np.ascontiguousarray(block, dtype=np.float32).reshape(block.shape[0], -1)
             peak, sq, clipped, first = _measure(x)
-            self.peak = max(self.peak, peak)
+            if peak != peak or peak > self.peak:  # a NaN stays
+                self.peak = peak
             self.sum_sq += sq
             self.values += block.size
             if clipped and self.first_clip is None:

@@ -43,6 +43,13 @@ skipping what remains changes 16- and 24-bit output only where a sample lies wit
 of a rounding boundary."""
 
 
+_PROGRAMS: dict[tuple, tuple[FusedPlan | None, FusedProgram | None]] = {}
+"""Per graph structure (:attr:`GraphBank.structure`), its fused plan (without node objects) and
+program, made once per process: the next bank of the same graph (a batch worker's next run, a
+second render) plans, generates and loads nothing. At most :data:`_MAX_PROGRAMS` are kept."""
+_MAX_PROGRAMS = 256
+
+
 def _entry_point(fn: Any, args: tuple) -> Callable[..., None] | None:
     """The machine-code entry of numba dispatcher ``fn`` compiled for exactly the types of
     ``args``, or None. Calling it skips the dispatcher's type resolution (a few microseconds
@@ -87,6 +94,8 @@ class GraphBank:
         self.capacity = capacity
         self.sample_rate = sample_rate
         self.max_block = max_block
+        self.structure = (repr(spec), capacity, sample_rate, layout, max_block)
+        """What the bank's arrays, fused plan and generated kernel depend on (and nothing else)."""
         nch = LAYOUTS[layout]
         lay = 0 if layout == "stereo" else 1
         ch0 = nch if spec.kind == "bus" else 1
@@ -127,7 +136,6 @@ class GraphBank:
             )
             self.rstep, self.wait, self.rel_left, self.rel_total = r.rstep, r.wait, r.rel_left, r.rel_total
             self.ended_at = r.ended_at
-        self._pack()
         self._program: FusedProgram | None = None
         self._args: tuple | None = None
         self._entry: Callable[..., None] | None = None
@@ -135,7 +143,9 @@ class GraphBank:
         self._args_pool: np.ndarray | None = None
         self._plan: FusedPlan | None = None
         if fused:
-            self._setup_fused()
+            self._setup_fused()  # packs once its scratch is allocated
+        else:
+            self._pack()
 
     _UNPACKED = ("input", "output", "out", "inp", "target", "duck", "act", "active", "asleep")
 
@@ -181,8 +191,14 @@ class GraphBank:
         if self._plan is not None:
             return self._plan
         plan = F.plan_graph(self)
-        if plan is None:
-            return None
+        if plan is not None:
+            self._allocate(plan)
+        return plan
+
+    def _allocate(self, plan: FusedPlan) -> None:
+        """Allocate the scratch of fused ``plan`` (made for this bank's structure) and repack."""
+        from audio.dsp import fused as F
+
         self.slots = {}
         for name, (k, rows) in plan.slots.items():
             ch = self.nodes[k].ch_out
@@ -197,7 +213,6 @@ class GraphBank:
         }
         self._pack()
         self._plan = plan
-        return plan
 
     def fused_source(self, lanes_name: str = "barkbus_lanes") -> str | None:
         """The source of this graph's fused kernel, importing the lane kernels as module
@@ -209,11 +224,26 @@ class GraphBank:
         return None if plan is None else F.graph_source(self, plan, lanes_name)[0]
 
     def _setup_fused(self) -> None:
+        from dataclasses import replace
+
         from audio.dsp import fused as F
 
-        plan = self.prepare_fused()
-        if plan is not None:
-            self._program = F.compile_graph(self, plan)
+        made = _PROGRAMS.get(self.structure)
+        if made is None:
+            plan = self.prepare_fused()
+            program = None if plan is None else F.compile_graph(self, plan)
+            if plan is None:
+                self._pack()
+            if len(_PROGRAMS) >= _MAX_PROGRAMS:
+                _PROGRAMS.pop(next(iter(_PROGRAMS)), None)  # the oldest (another thread may race)
+            _PROGRAMS[self.structure] = (None if plan is None else replace(plan, nodes=()), program)
+        else:
+            plan, program = made
+            if plan is not None:
+                self._allocate(replace(plan, nodes=tuple(self.nodes)))
+            else:
+                self._pack()
+        self._program = program
 
     @property
     def fused(self) -> bool:

@@ -47,6 +47,11 @@ class Ducker:
         self.hold_left = np.zeros(b, dtype=np.int64)
         self.buf = np.ones((b, max_block), dtype=np.float32)
         self.keys: dict[str, int] = {}
+        self._still = True
+        """Every band at rest (released and recovered, or held at the floor) and ``buf`` filled
+        with its gains: running changes nothing until a trigger changes."""
+        self._settled = False
+        """Every band came to rest in the last run (whose block still reads ``buf``)."""
 
     def set(self, key: str, band: int, on: bool) -> None:
         if on:
@@ -56,15 +61,25 @@ class Ducker:
         self.held[:] = 0
         for kb in self.keys.values():
             self.held[: max(0, min(kb, self.held.shape[0]))] += 1
+        self._still = self._settled = False
 
     def gain(self, band: int) -> float:
         """Current linear gain of ``band``."""
         return float(self.env[band])
 
     def run(self, n: int) -> None:
+        if self._still:
+            return
+        if self._settled:  # at rest since the last run: every run from now on writes these gains
+            self.buf[:] = self.env.astype(np.float32)[:, None]
+            self._still = True
+            return
         K.duck_envelope(
             self.env, self.held, self.hold_left, n, self.floor, self.down, self.up, self.recovery, self.buf
         )
+        held = self.held > 0
+        rest = np.where(held, (self.env == self.floor) & (self.hold_left == self.recovery), self.env == 1.0)
+        self._settled = bool((rest & (held | (self.hold_left == 0))).all())
 
 
 class Mixer:
@@ -248,11 +263,7 @@ class Mixer:
         instance sends to, when they are idle (:meth:`GraphBank.idle`). Their
         skipped output would be below :data:`audio.dsp.bank.QUIET_FLOOR`; whether one sleeps
         depends only on the state at this sample, so it is the same whatever the block size."""
-        fed: dict[str, list[np.ndarray]] = {}
-        for vb in self.voice_banks.values():
-            for node, to in vb.routes():
-                if to.startswith("submix:") and vb.act.shape[0]:
-                    fed.setdefault(to[7:], []).append(node.dest[vb.act])  # type: ignore[attr-defined]
+        fed = self._fed_slots()
         for name, sb in self.submix_banks.items():
             cand = sb.act
             if name in fed:
@@ -273,6 +284,39 @@ class Mixer:
                 bus.sleep(bus.act)
             else:
                 feeding.update(to[4:] for _n, to in bus.routes() if to.startswith("bus:"))
+
+    def _fed_slots(self) -> dict[str, list[np.ndarray]]:
+        """Per submix graph, the slots its active voices send to (arrays, may repeat)."""
+        fed: dict[str, list[np.ndarray]] = {}
+        for vb in self.voice_banks.values():
+            for node, to in vb.routes():
+                if to.startswith("submix:") and vb.act.shape[0]:
+                    fed.setdefault(to[7:], []).append(node.dest[vb.act])  # type: ignore[attr-defined]
+        return fed
+
+    def all_fed(self) -> bool:
+        """Whether every awake submix slot has an active voice sending to it and every awake
+        bus an awake sender: then :meth:`sleep_idle` would put nothing to sleep, however
+        idle anything is (and until a voice ends or a control point changes who sends)."""
+        fed = self._fed_slots()
+        for name, sb in self.submix_banks.items():
+            if sb.act.shape[0] and (
+                name not in fed or not set(sb.act.tolist()) <= {s for d in fed[name] for s in d.tolist()}
+            ):
+                return False
+        feeding = {
+            to[4:]
+            for b in [*self.voice_banks.values(), *self.submix_banks.values()]
+            if b.act.shape[0]
+            for _n, to in b.routes()
+            if to.startswith("bus:")
+        }
+        for bus in self._bus_order:
+            if bus.act.shape[0]:
+                if bus.spec.name not in feeding:
+                    return False
+                feeding.update(to[4:] for _n, to in bus.routes() if to.startswith("bus:"))
+        return True
 
     def set_submix(self, name: str, slot: int, **params: float) -> None:
         """Set parameters (``"NODE.param"`` keys) of one submix instance."""

@@ -4,7 +4,10 @@ The batch report measures every full-mode run; pyloudnorm's meter loops over 400
 channels in Python (30 % of a run's cost) and refuses more than five channels, so a 5.1 render had
 no loudness. This meter does the same arithmetic in one compiled pass over the samples (both
 filters, the square and the channel weights per sample) and keeps the running sum of the power only
-at the block bounds (no float64 copy of the input, no per-sample array for mono and stereo):
+at the block bounds (no float64 copy of the input, no per-sample array for mono and stereo).
+:class:`LoudnessMeter` takes the input chunk by chunk (a batch run is measured as it renders,
+with its sample peak and full-scale count in the same call), carrying the filter states and the
+running sum, so its result is bit for bit that of the whole input at once:
 
 * K-weighting as pyloudnorm builds it (its ``"K-weighting"`` filter class, kept so reports stay
   comparable): an RBJ-cookbook high shelf (+4 dB, Q = 1/sqrt(2), 1500 Hz) then an RBJ high-pass
@@ -25,7 +28,14 @@ import math
 import numba as nb
 import numpy as np
 
-__all__ = ["BLOCK_SECONDS", "OVERLAP", "channel_weights", "integrated_loudness", "k_weighting_sos"]
+__all__ = [
+    "BLOCK_SECONDS",
+    "OVERLAP",
+    "LoudnessMeter",
+    "channel_weights",
+    "integrated_loudness",
+    "k_weighting_sos",
+]
 
 BLOCK_SECONDS = 0.4
 """Gating block length, seconds."""
@@ -91,83 +101,198 @@ def integrated_loudness(audio: np.ndarray, sample_rate: int, weights: np.ndarray
     x = np.asarray(audio)
     if x.ndim == 1:
         x = x[:, None]
-    n, channels = x.shape
-    block = BLOCK_SECONDS * sample_rate
-    if n < block or channels == 0:
-        return math.nan
-    g = channel_weights(channels) if weights is None else np.asarray(weights, dtype=np.float64)
-    step = 1.0 - OVERLAP
-    count = int(np.round((n / sample_rate - BLOCK_SECONDS) / (BLOCK_SECONDS * step))) + 1
-    j = np.arange(count, dtype=np.float64)
-    lo = np.minimum((BLOCK_SECONDS * (j * step) * sample_rate).astype(np.int64), n)
-    hi = np.minimum((BLOCK_SECONDS * (j * step + 1) * sample_rate).astype(np.int64), n)
-    # the running sum of the weighted power, kept only at the block bounds
-    marks, where = np.unique(np.concatenate([lo, hi]), return_inverse=True)
-    sums = np.empty(marks.shape[0])
-    _power_sums(x, k_weighting_sos(sample_rate), g, marks, sums)
-    z = (sums[where[count:]] - sums[where[:count]]) / block
-    with np.errstate(divide="ignore"):
-        lk = -0.691 + 10.0 * np.log10(z)
-    above = z[lk >= ABSOLUTE_GATE]
-    if above.size == 0:
-        return -math.inf
-    gamma_r = -0.691 + 10.0 * math.log10(float(np.mean(above))) + RELATIVE_GATE
-    gated = z[(lk > gamma_r) & (lk > ABSOLUTE_GATE)]
-    if gated.size == 0:
-        return -math.inf
-    return -0.691 + 10.0 * math.log10(float(np.mean(gated)))
+    meter = LoudnessMeter(sample_rate, x.shape[1], x.shape[0], weights)
+    meter.add(x)
+    return meter.integrated()
+
+
+class LoudnessMeter:
+    """BS.1770 integrated loudness, sample peak and full-scale count of audio fed chunk by chunk
+    (a render measured as it is made, no copy of it kept). The result is bit for bit that of
+    :func:`integrated_loudness` on the whole: the filter states and the running power sum carry
+    from one chunk to the next, and the sums are added in the same order.
+
+    Parameters
+    ----------
+    sample_rate:
+        Hz.
+    channels:
+        Channels of every chunk.
+    samples:
+        Samples (per channel) that will be fed in all (the 400 ms block bounds depend on it).
+    weights:
+        Per-channel weights; default :func:`channel_weights`.
+    """
+
+    def __init__(
+        self, sample_rate: int, channels: int, samples: int, weights: np.ndarray | None = None
+    ) -> None:
+        self.sample_rate = sample_rate
+        self.samples = samples
+        self.fed = 0
+        """Samples fed so far."""
+        self.peak = 0.0
+        """Largest magnitude fed so far (NaN once a NaN was fed)."""
+        self.clipped = 0
+        """Samples (one channel each) fed at or over full scale (magnitude >= 1.0)."""
+        self._block = BLOCK_SECONDS * sample_rate
+        self._measured = samples >= self._block and channels > 0
+        g = channel_weights(channels) if weights is None else np.asarray(weights, dtype=np.float64)
+        self._g = g
+        live = [c for c in range(channels) if g[c] != 0.0]
+        # channel pairs whose recursions overlap: (a, b) with b = -1 for a lone channel
+        pairs = [(live[k], live[k + 1] if k + 1 < len(live) else -1) for k in range(0, len(live), 2)]
+        self._pairs = np.array(pairs or [(0, -1)], dtype=np.int64)
+        self._running = len(live) <= 2
+        self._sos = k_weighting_sos(sample_rate)
+        self._state = np.zeros((self._pairs.shape[0], 8))
+        """Per pair: both channels' shelf and high-pass states."""
+        self._total = np.zeros(1)
+        self._next_mark = np.zeros(1, dtype=np.int64)
+        self._count = 0
+        self._where = np.zeros(0, dtype=np.int64)
+        self._marks = np.zeros(0, dtype=np.int64)
+        if self._measured:
+            step = 1.0 - OVERLAP
+            n = samples
+            count = int(np.round((n / sample_rate - BLOCK_SECONDS) / (BLOCK_SECONDS * step))) + 1
+            j = np.arange(count, dtype=np.float64)
+            lo = np.minimum((BLOCK_SECONDS * (j * step) * sample_rate).astype(np.int64), n)
+            hi = np.minimum((BLOCK_SECONDS * (j * step + 1) * sample_rate).astype(np.int64), n)
+            # the running sum of the weighted power, kept only at the block bounds
+            self._marks, self._where = np.unique(np.concatenate([lo, hi]), return_inverse=True)
+            self._count = count
+        self._sums = np.empty(self._marks.shape[0])
+
+    def add(self, chunk: np.ndarray) -> None:
+        """Measure the next ``(samples, channels)`` chunk (float; any dtype is read as float64).
+
+        Parameters
+        ----------
+        chunk:
+            The samples that follow the ones fed so far, in full scale.
+        """
+        m = chunk.shape[0]
+        if self.fed + m > self.samples:
+            raise ValueError(f"{self.fed + m} samples fed to a meter of {self.samples}")
+        if m == 0:
+            return
+        peak, clipped = _peak(chunk)
+        if math.isnan(peak):
+            self.peak = math.nan
+        elif peak > self.peak:  # False once the peak is NaN
+            self.peak = peak
+        self.clipped += clipped
+        if self._measured:
+            p = np.empty(0) if self._running else np.zeros(m)
+            _power_sums(
+                chunk, self._sos, self._g, self._pairs, self._state, p, self.fed,
+                self._marks, self._sums, self._next_mark, self._total,
+            )  # fmt: skip
+        self.fed += m
+
+    def integrated(self) -> float:
+        """LUFS of everything fed (every sample must have been): ``-inf`` when every block is
+        gated out (silence); ``nan`` when the input is shorter than one 400 ms block."""
+        if self.fed != self.samples:
+            raise ValueError(f"{self.fed} of the meter's {self.samples} samples fed")
+        if not self._measured:
+            return math.nan
+        self._sums[self._next_mark[0] :] = self._total[0]  # the bounds at the last sample
+        count, where = self._count, self._where
+        z = (self._sums[where[count:]] - self._sums[where[:count]]) / self._block
+        with np.errstate(divide="ignore"):
+            lk = -0.691 + 10.0 * np.log10(z)
+        above = z[lk >= ABSOLUTE_GATE]
+        if above.size == 0:
+            return -math.inf
+        gamma_r = -0.691 + 10.0 * math.log10(float(np.mean(above))) + RELATIVE_GATE
+        gated = z[(lk > gamma_r) & (lk > ABSOLUTE_GATE)]
+        if gated.size == 0:
+            return -math.inf
+        return -0.691 + 10.0 * math.log10(float(np.mean(gated)))
+
+
+_MAGNITUDE: dict[np.dtype, tuple[type[np.signedinteger], int, int, int]] = {
+    np.dtype(np.float32): (np.int32, 0x7FFFFFFF, 0x3F800000, 0x7F800000),
+    np.dtype(np.float64): (np.int64, 0x7FFFFFFFFFFFFFFF, 0x3FF0000000000000, 0x7FF0000000000000),
+}
+"""Per float type: the same-size integer type, the mask that clears the sign bit, and the bit
+patterns of 1.0 and of infinity. A float's magnitude bits order as the magnitudes do (a NaN's
+lie above infinity's), so the peak and the full-scale count are integer comparisons, which
+vectorise (a float maximum that must keep NaN does not)."""
+
+
+def _peak(x: np.ndarray) -> tuple[float, int]:
+    """Largest magnitude (NaN if any sample is NaN) of a ``(samples, channels)`` chunk and the
+    count of its magnitudes >= 1.0."""
+    if x.dtype not in _MAGNITUDE:
+        x = x.astype(np.float64)
+    kind, mask, one, inf = _MAGNITUDE[x.dtype]
+    top, clipped = _magnitude_bits(x.reshape(-1).view(kind), kind(mask), kind(one), kind(inf))
+    if top > inf:
+        return math.nan, clipped
+    return float(np.array(top, dtype=kind).view(x.dtype)), clipped
 
 
 @nb.njit(cache=True, nogil=True)
-def _power_sums(x, sos, g, marks, sums):  # pragma: no cover - compiled
-    """``sums[k] = sum(p[:marks[k]])`` for ``p[i] = sum_c g[c] * kw(x[:, c])[i] ** 2``: both
-    K-weighting biquads (transposed direct form II, float64), the weighted square and its
-    running sum, added sample by sample in order (as ``numpy.cumsum`` would). Channels run two
-    at a time so that their recursions overlap; with more than two a per-sample array holds
-    the pairs' sum first."""
-    n, channels = x.shape
-    live = [c for c in range(channels) if g[c] != 0.0]
-    if len(live) <= 2:
-        p = np.empty(0)
-        a = live[0] if live else 0
-        b = live[1] if len(live) > 1 else -1
-        _pair(x, sos, a, g[a] if live else 0.0, b, g[b] if b >= 0 else 0.0, p, marks, sums)
+def _magnitude_bits(bits, mask, one, inf):  # pragma: no cover - compiled
+    """The largest of ``bits & mask`` and how many lie in ``one..inf`` (magnitudes >= 1.0)."""
+    top = mask & 0
+    clipped = 0
+    for i in range(bits.shape[0]):
+        b = bits[i] & mask
+        top = max(top, b)
+        clipped += (b >= one) & (b <= inf)
+    return top, clipped
+
+
+@nb.njit(cache=True, nogil=True)
+def _power_sums(x, sos, g, pairs, state, p, pos, marks, sums, next_mark, total):  # pragma: no cover
+    """Carry ``sums[k] = sum(p[:marks[k]])`` over the chunk ``x`` (its first sample is sample
+    ``pos`` of the whole), for ``p[i] = sum_c g[c] * kw(x[:, c])[i] ** 2``: both K-weighting
+    biquads (transposed direct form II, float64), the weighted square and its running sum
+    ``total[0]``, added sample by sample in order (as ``numpy.cumsum`` would); ``next_mark[0]``
+    is the first bound not reached yet. Channels run two at a time so that their recursions
+    overlap; with more than two (``p`` not empty) the chunk's per-sample power sums the pairs
+    first."""
+    n = x.shape[0]
+    if p.shape[0] == 0:
+        a, b = pairs[0, 0], pairs[0, 1]
+        _pair(x, sos, a, g[a], b, g[b] if b >= 0 else 0.0, state[0], p, pos, marks, sums, next_mark, total)
         return
-    p = np.zeros(n)
-    k = 0
-    while k < len(live):
-        a = live[k]
-        b = live[k + 1] if k + 1 < len(live) else -1
-        _pair(x, sos, a, g[a], b, g[b] if b >= 0 else 0.0, p, marks, sums)
-        k += 2
-    total = 0.0
-    m = 0
-    for i in range(n + 1):
-        while m < marks.shape[0] and marks[m] == i:
-            sums[m] = total
+    for k in range(pairs.shape[0]):
+        a, b = pairs[k, 0], pairs[k, 1]
+        _pair(x, sos, a, g[a], b, g[b] if b >= 0 else 0.0, state[k], p, pos, marks, sums, next_mark, total)
+    t = total[0]
+    m = next_mark[0]
+    for i in range(n):
+        while m < marks.shape[0] and marks[m] == pos + i:
+            sums[m] = t
             m += 1
-        if i < n:
-            total += p[i]
+        t += p[i]
+    total[0] = t
+    next_mark[0] = m
 
 
 @nb.njit(cache=True, nogil=True, inline="always")
-def _pair(x, sos, a, ga, b, gb, p, marks, sums):  # pragma: no cover - compiled
-    """Channels ``a`` and ``b`` (``b < 0``: only ``a``) through the cascade: weighted squares
-    added into ``p`` (per sample), or, when ``p`` is empty, their running sum written to
-    ``sums`` at ``marks``."""
+def _pair(x, sos, a, ga, b, gb, st, p, pos, marks, sums, next_mark, total):  # pragma: no cover - compiled
+    """Channels ``a`` and ``b`` (``b < 0``: only ``a``) through the cascade from states ``st``
+    (kept for the next chunk): weighted squares added into ``p`` (per sample), or, when ``p``
+    is empty, their running sum ``total[0]`` written to ``sums`` at ``marks``."""
     n = x.shape[0]
     b0, b1, b2, a1, a2 = sos[0, 0], sos[0, 1], sos[0, 2], sos[0, 4], sos[0, 5]
     c0, c1, c2, d1, d2 = sos[1, 0], sos[1, 1], sos[1, 2], sos[1, 4], sos[1, 5]
-    p0 = p1 = q0 = q1 = 0.0  # channel a: shelf and high-pass states
-    r0 = r1 = u0 = u1 = 0.0  # channel b
+    p0, p1, q0, q1 = st[0], st[1], st[2], st[3]  # channel a: shelf and high-pass states
+    r0, r1, u0, u1 = st[4], st[5], st[6], st[7]  # channel b
     bb = b if b >= 0 else a
     running = p.shape[0] == 0
-    total = 0.0
-    m = 0
+    t = total[0]
+    m = next_mark[0]
     for i in range(n):
         if running:
-            while m < marks.shape[0] and marks[m] == i:
-                sums[m] = total
+            while m < marks.shape[0] and marks[m] == pos + i:
+                sums[m] = t
                 m += 1
         va = float(x[i, a])
         vb = float(x[i, bb])
@@ -184,10 +309,11 @@ def _pair(x, sos, a, ga, b, gb, p, marks, sums):  # pragma: no cover - compiled
         q1 = c2 * ya - d2 * za
         u1 = c2 * yb - d2 * zb
         if running:
-            total += ga * za * za + gb * zb * zb
+            t += ga * za * za + gb * zb * zb
         else:
             p[i] += ga * za * za + gb * zb * zb
+    st[0], st[1], st[2], st[3] = p0, p1, q0, q1
+    st[4], st[5], st[6], st[7] = r0, r1, u0, u1
     if running:
-        while m < marks.shape[0]:  # marks at n
-            sums[m] = total
-            m += 1
+        total[0] = t
+        next_mark[0] = m

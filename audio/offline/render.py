@@ -164,7 +164,7 @@ class Outputs:
                 )
 
 
-CHUNK = 16_384
+CHUNK = 65_536
 """Samples gathered before the statistics and the files see them (fewer, larger writes; the
 files' bytes do not depend on it)."""
 
@@ -262,7 +262,9 @@ def _run(eng: Engine, total: int, run: _Run, progress: bool, label: str) -> None
         )
     i = 0
     while i < total:
-        m = min(eng.block, total - i, CHUNK - run.fill)
+        # one call per chunk: the engine splits it into blocks of at most ``eng.block`` on its
+        # own sample grid (a call of one block each would split the audio where the chunks end)
+        m = min(total - i, CHUNK - run.fill)
         eng.render(m, run.buf[run.fill : run.fill + m])  # straight into the chunk
         run.rendered(m)
         i += m
@@ -377,7 +379,9 @@ def render_scenario(
         outputs.capture = Path(capture)
     outputs.check()
     keep = outputs.audio is None if keep_audio is None else keep_audio
-    eng = build_engine(scn, block=block or RENDER_BLOCK, post_events=False)
+    # the sample pool sized by what plays (an offline render may copy it as it grows): no 16 MB
+    # arena zeroed up front
+    eng = build_engine(scn, block=block or RENDER_BLOCK, post_events=False, pool_samples=0)
     total = int(round(scn.duration * eng.sample_rate))
     if outputs.capture is None:
         for ev in scn.events:

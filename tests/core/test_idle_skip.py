@@ -78,3 +78,19 @@ def test_skipping_is_the_same_whatever_the_block_size() -> None:
     c, _ = _render(True, 77, total, restart)
     np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(a, c)
+
+
+def test_passing_by_grid_samples_where_nothing_can_sleep_changes_no_sample(monkeypatch) -> None:
+    """The engine skips the idle check (and the split) at a grid sample where no voice has
+    ended and everything awake has a sender; checking at every grid sample instead renders
+    the same bytes, with more control points."""
+    from audio.offline.batch.runner import simulate
+    from audio.offline.scenario import demo_scenario
+
+    path = str(demo_scenario("skate"))
+    passing = simulate(path, 3, decisions_only=False)
+    monkeypatch.setattr(Engine, "_idle_work", lambda self, grid: True)
+    checking = simulate(path, 3, decisions_only=False)
+    assert passing.audio is not None and checking.audio is not None
+    assert passing.audio.tobytes() == checking.audio.tobytes()
+    assert passing.engine.control_points < checking.engine.control_points - 50

@@ -231,6 +231,17 @@ def test_stats_count_full_scale_samples_and_the_first_frame():
     assert (st2.clipped, st2.first_clip) == (0, None)
 
 
+def test_stats_peak_and_sum_of_squares_match_numpy_and_a_nan_sample_gives_a_nan_peak():
+    x = (np.random.default_rng(3).standard_normal((1001, 2)) * 0.3).astype(np.float32)
+    st = AudioStats()
+    st.add(x)
+    assert st.peak == float(np.abs(x).max())
+    assert st.sum_sq == pytest.approx(float(np.sum(x.astype(np.float64) ** 2)), rel=1e-13)
+    x[500, 1] = np.nan
+    st.add(x)
+    assert np.isnan(st.peak)
+
+
 def _loud(tmp_path: Path) -> Path:
     scn = tmp_path / "loud.toml"
     shutil.copy(Path(BASIC).parent / "watch_it.flac", tmp_path)

@@ -8,7 +8,7 @@ import numpy as np
 import pyloudnorm
 import pytest
 
-from audio.offline.loudness import integrated_loudness
+from audio.offline.loudness import LoudnessMeter, integrated_loudness
 
 
 def _speechlike(n: int, channels: int, seed: int) -> np.ndarray:
@@ -59,3 +59,29 @@ def test_the_stereo_running_sum_and_the_many_channel_path_measure_alike():
     four = np.concatenate([x, x], axis=1)
     got = integrated_loudness(four, 48_000, weights=np.array([0.5, 0.5, 0.5, 0.5]))
     assert got == pytest.approx(integrated_loudness(x, 48_000), abs=1e-9)
+
+
+@pytest.mark.parametrize("channels", [1, 2, 5, 6])
+def test_a_meter_fed_in_uneven_chunks_measures_bit_for_bit_as_the_whole_input(channels):
+    rng = np.random.default_rng(channels)
+    x = _speechlike(48_000 * 6 + 321, channels, seed=channels)
+    x[1000, 0] = -1.25  # two full-scale samples
+    x[2000, -1] = 1.0
+    meter = LoudnessMeter(48_000, channels, x.shape[0])
+    i = 0
+    while i < x.shape[0]:
+        k = int(rng.integers(1, 40_000))
+        meter.add(x[i : i + k])
+        i += k
+    assert meter.integrated() == integrated_loudness(x, 48_000)
+    assert meter.peak == float(np.abs(x).max()) == 1.25
+    assert meter.clipped == int(np.count_nonzero(np.abs(x) >= 1.0)) == 2
+
+
+def test_a_meter_reports_a_nan_sample_as_a_nan_peak_and_refuses_more_samples_than_announced():
+    meter = LoudnessMeter(48_000, 2, 3)
+    meter.add(np.array([[0.5, 0.1], [np.nan, 0.2]], np.float32))
+    meter.add(np.array([[0.9, 0.1]], np.float32))
+    assert math.isnan(meter.peak)
+    with pytest.raises(ValueError, match="4 samples fed to a meter of 3"):
+        meter.add(np.zeros((1, 2), np.float32))

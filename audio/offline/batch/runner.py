@@ -29,15 +29,25 @@ from audio.core.outcomes import CoreOutcome, Outcome
 from audio.core.plugin import PlayKey, default_play_key
 from audio.offline.batch.shares import DEFAULT_VARIETY, PLAY_CLASS
 from audio.offline.batch.store import table_from_rows
-from audio.offline.loudness import integrated_loudness
+from audio.offline.loudness import LoudnessMeter
 
 if TYPE_CHECKING:
     from audio.offline.scenario import Scenario
 
-__all__ = ["RunOutput", "Task", "decision_rows", "failed_table", "measure", "run_one", "run_task", "simulate"]
+__all__ = [
+    "RunOutput",
+    "Task",
+    "decision_rows",
+    "failed_table",
+    "measures",
+    "run_one",
+    "run_task",
+    "simulate",
+]
 
 CHUNK_SAMPLES = 48_000
-"""Samples per ``Engine.render`` call (the output does not depend on it)."""
+"""Samples per ``Engine.render`` call, measured while they are in cache (the output does not
+depend on it)."""
 _NAMED = ("speaker", "event", "reason", "clip", "take")
 
 
@@ -53,16 +63,20 @@ class Task:
 
 @dataclass
 class RunOutput:
-    """What one run leaves: its engine (systems and decisions) and, in full mode, its audio."""
+    """What one run leaves: its engine (systems and decisions) and, in full mode, its
+    measurements (:func:`measures`) and, when kept, its audio."""
 
     engine: Engine
     decisions: list[Decision]
     duration: float
     audio: np.ndarray | None
+    measures: dict[str, float | int] | None = None
 
 
-def simulate(path: str, seed: int, decisions_only: bool = True) -> RunOutput:
-    """Run a scenario file at ``seed``; with ``decisions_only`` no audio is computed."""
+def simulate(path: str, seed: int, decisions_only: bool = True, keep_audio: bool = True) -> RunOutput:
+    """Run a scenario file at ``seed``; with ``decisions_only`` no audio is computed. A full
+    run is measured chunk by chunk as it renders (:func:`measures`); ``keep_audio`` also keeps
+    the whole mix (``RunOutput.audio``, ``(samples, channels)`` float32)."""
     from audio.core.clock import RENDER_BLOCK
     from audio.offline.scenario import build_engine
 
@@ -70,14 +84,20 @@ def simulate(path: str, seed: int, decisions_only: bool = True) -> RunOutput:
     # the pool sized by what plays: no 16 MB arena zeroed per run
     eng = build_engine(scn, block=RENDER_BLOCK, dsp=not decisions_only, pool_samples=0)
     total = round(scn.duration * eng.sample_rate)
-    audio = None if decisions_only else np.empty((total, eng.channels), dtype=np.float32)
+    meter = None if decisions_only else LoudnessMeter(eng.sample_rate, eng.channels, total)
+    audio = None if meter is None or not keep_audio else np.empty((total, eng.channels), dtype=np.float32)
     scratch = np.empty((min(CHUNK_SAMPLES, total), eng.channels), dtype=np.float32)
     i = 0
     while i < total:
         m = min(CHUNK_SAMPLES, total - i)
-        eng.render(m, scratch[:m] if audio is None else audio[i : i + m])
+        chunk = scratch[:m] if audio is None else audio[i : i + m]
+        eng.render(m, chunk)
+        if meter is not None:
+            meter.add(chunk)
         i += m
-    return RunOutput(eng, list(eng.bus.decisions), scn.duration, audio)
+    return RunOutput(
+        eng, list(eng.bus.decisions), scn.duration, audio, None if meter is None else measures(meter)
+    )
 
 
 def _scenario(path: str, seed: int) -> Scenario:
@@ -91,15 +111,20 @@ def _scenario(path: str, seed: int) -> Scenario:
     return dataclasses.replace(scn, seed=int(seed))
 
 
-def measure(audio: np.ndarray, sample_rate: int) -> dict[str, float | int]:
-    """Peak (dBFS), BS.1770 integrated loudness (LUFS; -inf when gated out) and clipped samples."""
-    mag = np.abs(audio)
-    peak = float(mag.max()) if mag.size else 0.0
-    lufs = integrated_loudness(audio, sample_rate)  # nan when shorter than one 400 ms block
+def measures(meter: LoudnessMeter) -> dict[str, float | int]:
+    """Peak (dBFS), BS.1770 integrated loudness (LUFS; -inf when gated out, nan when shorter than
+    one 400 ms block) and clipped samples of the audio a meter was fed in full.
+
+    Parameters
+    ----------
+    meter:
+        A :class:`~audio.offline.loudness.LoudnessMeter` fed every sample of the run.
+    """
+    peak = meter.peak
     return {
         "peak_dbfs": 20.0 * math.log10(peak) if peak > 0 else -math.inf,
-        "loudness_lufs": lufs,
-        "clipped": int(np.count_nonzero(mag >= 1.0)),
+        "loudness_lufs": meter.integrated(),
+        "clipped": meter.clipped,
     }
 
 
@@ -203,7 +228,7 @@ def run_one(key: str, path: str, seed: int, decisions_only: bool = True) -> list
     t0 = time.perf_counter()
     run = {"scenario": key, "seed": seed, "kind": "run", "mode": "decisions" if decisions_only else "full"}
     try:
-        out = simulate(path, seed, decisions_only)
+        out = simulate(path, seed, decisions_only, keep_audio=False)
         extra, names = _system_rows(key, seed, out)
         varieties = {s.outcomes: s.variety() for s in out.engine.systems}
         play_keys = {s.outcomes: s.play_key for s in out.engine.systems}
@@ -221,8 +246,8 @@ def run_one(key: str, path: str, seed: int, decisions_only: bool = True) -> list
             run["error"] = (
                 f"{len(faults)} voice faults; first: {first.get('file', '')} {first.get('reason', '')}"
             )
-        if out.audio is not None:
-            run.update(measure(out.audio, out.engine.sample_rate))
+        if out.measures is not None:
+            run.update(out.measures)
     except Exception as exc:
         rows = []
         last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []

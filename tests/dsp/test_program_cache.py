@@ -1,0 +1,41 @@
+"""Banks of one graph structure share one fused program per process: the next bank (a batch
+worker's next run, a second render) plans, generates and loads nothing, and renders the same."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import numpy as np
+from bankfeed import feed
+
+from audio.dsp.bank import GraphBank
+from audio.dsp.graph import load_graph
+
+
+def _bank(capacity: int = 4) -> GraphBank:
+    return GraphBank(load_graph("skate_stream_voice"), capacity, 48_000, max_block=512, fused=True)
+
+
+def test_a_second_bank_of_a_graph_reuses_its_program_and_sounds_the_same():
+    x = np.sin(np.arange(6000) * 0.05).astype(np.float32)
+    first, second = _bank(), _bank()
+    assert first.fused and second._program is first._program
+    assert second.slots.keys() == first.slots.keys()
+    for b in (first, second):
+        b.alloc(0)
+        b.set(0, "HI20.cutoff_hz", 300.0)
+    a, b = feed(first, x, "Pn21", block=300), feed(second, x, "Pn21", block=300)
+    assert np.abs(a).max() > 0.1 and np.array_equal(a, b)
+
+
+def test_another_capacity_gets_its_own_program():
+    assert _bank(4)._program is not _bank(40)._program
+
+
+def test_a_kept_program_holds_no_bank_or_node_alive():
+    bank = _bank(3)
+    gone = [weakref.ref(bank), *(weakref.ref(n) for n in bank.nodes)]
+    del bank
+    gc.collect()
+    assert all(ref() is None for ref in gone)
