@@ -36,7 +36,6 @@ acceptance is not verified (no console here).
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cache
 
@@ -82,10 +81,13 @@ _SF_STEP = 2
 _SF_TOP = 22  # 45 // sf_step: the DPCM start value, used as every set's maximum
 _SF_RANGE = 15  # scale factors span at most 15 steps (30 dB) below the XMA frame's loudest band
 _MAX_XMA_FRAME_BITS = (1 << XMA_FRAME_LENGTH_BITS) - 1
+_XMA_FRAME_BYTES = _MAX_XMA_FRAME_BITS // 8 + 64  # room for the longest XMA frame kept
 _SCRATCH_BYTES = 1 << 15  # > the longest XMA frame the syntax can produce at 2 channels
 _LEVEL_LO, _LEVEL_HI = -40, 200
 _LEVEL_GUESS = 60  # first level the bitrate search tries, dB
 _LOG_RATE_PER_DB = -0.05  # d ln(kbit/s) / d level before two levels were measured
+_ALLOCATION_SPAN = 2  # per-XMA-frame levels range over the uniform level found +- this, dB
+_ALLOCATION_STEPS = 24  # bisection steps on the log of the error-per-bit multiplier
 
 
 @dataclass(frozen=True)
@@ -573,6 +575,16 @@ def _encode_xma_frame(buf, q, sizes, qstep, sf, nvec, bands, start_skip, end_ski
 
 
 @nb.njit(cache=True, nogil=True)
+def _take_bytes(row, scratch, nbits):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Copy an XMA frame of ``nbits`` bits from ``scratch`` into ``row`` (as far as ``row``
+    reaches: an empty row keeps only the length) and zero the scratch bytes it used."""
+    used = (nbits + 7) >> 3
+    keep = min(used, row.shape[0])
+    row[:keep] = scratch[:keep]
+    scratch[:used] = 0
+
+
+@nb.njit(cache=True, nogil=True)
 def _encode_xma_frames(out, nbits, q, qstep, sf, skips, bands, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Encode Microsoft-subset XMA frames (4 x 128): ``out[f]`` gets XMA frame f's bytes,
     ``nbits[f]`` its length (bits).
@@ -580,7 +592,6 @@ def _encode_xma_frames(out, nbits, q, qstep, sf, skips, bands, tabs):  # type: i
     q: (F, 4, C, 128); qstep: (F, C); skips: (F, 2) start and end skip, -1 = absent.
     """
     scratch = np.zeros(_SCRATCH_BYTES, np.uint8)
-    width = out.shape[1]
     channels = q.shape[2]
     sizes = np.full(4, SUBFRAME, np.int64)
     nvec = -np.ones((4, channels), np.int64)
@@ -591,11 +602,10 @@ def _encode_xma_frames(out, nbits, q, qstep, sf, skips, bands, tabs):  # type: i
             for c in range(channels):
                 flat[c, s * SUBFRAME : (s + 1) * SUBFRAME] = q[f, s, c]
                 steps[s, c] = qstep[f, c]
-        scratch[:] = 0
         nbits[f] = _encode_xma_frame(
             scratch, flat, sizes, steps, sf[f], nvec, bands, skips[f, 0], skips[f, 1], tabs
         )
-        out[f, :] = scratch[:width]
+        _take_bytes(out[f], scratch, nbits[f])
 
 
 @nb.njit(cache=True, nogil=True)
@@ -634,21 +644,25 @@ class _Stream:
         # per-coefficient step exponent relative to the XMA frame's level: 2 dB x (sf - top)
         self.band_db = (_SF_STEP * (self.sf - _SF_TOP))[..., band_of]  # (F, C, 128)
 
-    def quantise(self, level: np.ndarray, rounding: float, lam: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-        """Quantised coefficients (F, 4, C, 128) and per-channel quant steps (F, C).
+    def quantise(
+        self, level: np.ndarray, rounding: float, lam: float = 0.0
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Quantised coefficients (F, 4, C, 128), per-channel quant steps (F, C) and each
+        XMA frame's squared error (F,) in decoder-scale coefficient units.
 
         ``level`` (F,): global quantiser level per XMA frame, dB. A band's step is
         ``level + 2 dB x sf_abs``; the transmitted quant step is ``level + 2 top``.
         """
         qstep = (level[:, None] + _SF_STEP * self.top).astype(np.int64)
         q = np.empty(self.coeffs.shape, np.int64)
+        dist = np.zeros(len(level))
         tabs = _coding_tables()
-        _quantise(self.coeffs, qstep, self.band_db, rounding, lam, tabs[9], tabs[10], q)
-        return q, qstep
+        _quantise(self.coeffs, qstep, self.band_db, rounding, lam, tabs[9], tabs[10], q, dist)
+        return q, qstep, dist
 
 
 @nb.njit(cache=True, nogil=True)
-def _quantise(coeffs, qstep, band_db, rounding, lam, coef_len, rl_sym, q):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _quantise(coeffs, qstep, band_db, rounding, lam, coef_len, rl_sym, q, dist):  # type: ignore[no-untyped-def]  # pragma: no cover
     xma_frames, subs, channels, n = coeffs.shape
     mag = np.empty(n, np.float64)
     inv = np.empty(n, np.float64)
@@ -664,6 +678,8 @@ def _quantise(coeffs, qstep, band_db, rounding, lam, coef_len, rl_sym, q):  # ty
                     q[f, s, c, k] = m if x >= 0 else -m
                 if lam > 0:
                     _rdo(q[f, s, c], mag, lam, coef_len, rl_sym)
+                for k in range(n):
+                    dist[f] += ((mag[k] - abs(q[f, s, c, k])) / inv[k]) ** 2
 
 
 @nb.njit(cache=True, nogil=True)
@@ -709,9 +725,10 @@ def _rdo(q, mag, lam, coef_len, rl_sym):  # type: ignore[no-untyped-def]  # prag
 
 
 def _encode_stream_xma_frames(
-    stream: _Stream, level: np.ndarray, last_skip: int, rounding: float, lam: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """XMA frame bytes (F, bytes) and lengths (bits) at the given per-XMA-frame levels (dB).
+    stream: _Stream, level: np.ndarray, last_skip: int, rounding: float, lam: float, keep_bytes: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """XMA frame bytes (F, bytes; none without ``keep_bytes``), lengths (bits) and squared
+    errors (decoder-scale coefficient units) at the given per-XMA-frame levels (dB).
 
     XMA frames longer than the 15-bit length field allows are re-quantised 1 dB coarser.
     """
@@ -722,11 +739,13 @@ def _encode_stream_xma_frames(
     skips[0, 0] = 512
     if last_skip > 0:
         skips[n - 1, 1] = last_skip
-    out = np.zeros((n, _MAX_XMA_FRAME_BITS // 8 + 64), np.uint8)
+    out = np.zeros((n, _XMA_FRAME_BYTES if keep_bytes else 0), np.uint8)
     nbits = np.zeros(n, np.int64)
+    dist = np.zeros(n)
     todo = np.arange(n)
     while len(todo):
-        q, qstep = stream.quantise(level, rounding, lam)
+        q, qstep, sub_dist = stream.quantise(level, rounding, lam)
+        dist[todo] = sub_dist[todo]
         sub_out = np.zeros((len(todo), out.shape[1]), np.uint8)
         sub_bits = np.zeros(len(todo), np.int64)
         _encode_xma_frames(
@@ -742,7 +761,7 @@ def _encode_stream_xma_frames(
         out[todo], nbits[todo] = sub_out, sub_bits
         todo = todo[sub_bits > _MAX_XMA_FRAME_BITS]
         level[todo] += 1
-    return out, nbits
+    return out, nbits, dist
 
 
 # ---------------------------------------------------------------- extended syntax
@@ -897,12 +916,12 @@ def _block_costs(x, qstep, lam, weight, tabs, cost):  # type: ignore[no-untyped-
 
 
 @nb.njit(cache=True, nogil=True)
-def _encode_ext_xma_frames(out, nbits, x, sizes, qstep, lam, sf, skips, bands, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _encode_ext_xma_frames(out, nbits, dist, x, sizes, qstep, lam, sf, skips, bands, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Encode extended-syntax XMA frames: ``x`` (F, C, 512) coefficients with subframes
     back to back, ``sizes`` (F, 4) their lengths (0 = none), ``qstep`` (F, 4) quant step per
-    subframe; writes ``out[f]`` and ``nbits[f]`` as :func:`_encode_xma_frames`."""
+    subframe; writes ``out[f]`` and ``nbits[f]`` as :func:`_encode_xma_frames` and ``dist[f]``,
+    the squared error of XMA frame f's coefficients scaled to 128-line blocks."""
     scratch = np.zeros(_SCRATCH_BYTES, np.uint8)
-    width = out.shape[1]
     xma_frames, channels, _ = x.shape
     q = np.empty((channels, XMA_FRAME_SAMPLES), np.int64)
     nvec = np.empty((4, channels), np.int64)
@@ -910,20 +929,21 @@ def _encode_ext_xma_frames(out, nbits, x, sizes, qstep, lam, sf, skips, bands, t
     work = _block_scratch()
     for f in range(xma_frames):
         lo = 0
+        dist[f] = 0.0
         for s in range(4):
             size = sizes[f, s]
             if size == 0:
                 break
-            _code_subframe(
+            err, _ = _code_subframe(
                 x[f, :, lo : lo + size], qstep[f, s], lam, tabs, q[:, lo : lo + size], nvec[s], work
             )
+            dist[f] += err * 10.0 ** (qstep[f, s] / 10.0) * SUBFRAME / size
             steps[s, :] = qstep[f, s]
             lo += size
-        scratch[:] = 0
         nbits[f] = _encode_xma_frame(
             scratch, q, sizes[f], steps, sf, nvec, bands, skips[f, 0], skips[f, 1], tabs
         )
-        out[f, :] = scratch[:width]
+        _take_bytes(out[f], scratch, nbits[f])
 
 
 _SIZE_DB = {512: 6, 256: 3, 128: 0}  # quant step offset: equal noise per sample across block lengths
@@ -953,25 +973,37 @@ class _ExtStream:
                     analyse_blocks(m, starts, full, full, full).reshape(-1, size) for m in self.models
                 ]
                 self.candidates[(size, o)] = np.stack(per_channel, axis=1)
-        self._tilings: dict[tuple[int, float], np.ndarray] = {}
+        self._fixed_level: int | None = None
+        self.x = np.zeros((0, self.channels, XMA_FRAME_SAMPLES))
+        self.sizes = np.zeros((0, 4), np.int64)
+        self.size_db = np.zeros((0, 4), np.int64)
         bands = _bands(sample_rate)
         self.sf_bits = {512: 2 + int(bands[0]), 256: 2 + int(bands[1]), 128: 2 + int(bands[2])}
 
-    def tiling(self, level: np.ndarray, lam: float) -> np.ndarray:
-        """Per XMA frame the index into :data:`TILINGS` of least rate-distortion cost at ``level``.
+    def fix_tiling(self, level: int, lam: float) -> bool:
+        """Decide every XMA frame's tiling at the uniform ``level`` (dB) and analyse the blocks;
+        False if they were already decided at that level.
 
-        An XMA frame's choice depends only on its own level, so the choices are kept per
-        uniform level (the bitrate search's final mixed-level encode reuses them).
+        Later encodes at any per-XMA-frame levels reuse these blocks, so an XMA frame's
+        bits and error then depend only on its own level (the bitrate search and the
+        allocation compare levels frame by frame).
         """
-        out = np.empty(self.n_xma_frames, np.int64)
-        for v in np.unique(level):
-            pick = level == v
-            out[pick] = self._uniform_tiling(int(v), lam)[pick]
-        return out
+        if self._fixed_level == level:
+            return False
+        tiling = self._uniform_tiling(level, lam)
+        starts, sizes = layout(tiling)
+        left, right = block_windows(sizes)
+        x = np.stack([analyse_blocks(m, starts, sizes, left, right) for m in self.models])
+        self.x = x.reshape(self.channels, self.n_xma_frames, XMA_FRAME_SAMPLES).transpose(1, 0, 2).copy()
+        self.sizes = np.zeros((self.n_xma_frames, 4), np.int64)
+        for f, t in enumerate(tiling):
+            self.sizes[f, : len(TILINGS[int(t)])] = TILINGS[int(t)]
+        self.size_db = np.select([self.sizes == 512, self.sizes == 256], [_SIZE_DB[512], _SIZE_DB[256]], 0)
+        self._fixed_level = level
+        return True
 
     def _uniform_tiling(self, level: int, lam: float) -> np.ndarray:
-        if (level, lam) in self._tilings:
-            return self._tilings[(level, lam)]
+        """Per XMA frame the index into :data:`TILINGS` of least rate-distortion cost at ``level``."""
         tabs = _coding_tables()
         cost: dict[tuple[int, int], np.ndarray] = {}
         for (size, o), x in self.candidates.items():
@@ -988,11 +1020,13 @@ class _ExtStream:
                 total = total + cost[(size, o)]
                 o += size
             totals.append(total)
-        self._tilings[(level, lam)] = np.argmin(np.stack(totals), axis=0)
-        return self._tilings[(level, lam)]
+        return np.argmin(np.stack(totals), axis=0)
 
-    def encode(self, level: np.ndarray, last_skip: int, lam: float) -> tuple[np.ndarray, np.ndarray]:
-        """XMA frame bytes (F, bytes) and lengths (bits) at per-XMA-frame levels (dB)."""
+    def encode(
+        self, level: np.ndarray, last_skip: int, lam: float, keep_bytes: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """XMA frame bytes, lengths and squared errors as :func:`_encode_stream_xma_frames`
+        at per-XMA-frame levels (dB), with the tiling of :meth:`fix_tiling`."""
         tabs = _coding_tables()
         level = level.copy()
         skips = -np.ones((self.n_xma_frames, 2), np.int64)
@@ -1000,41 +1034,47 @@ class _ExtStream:
         if last_skip > 0:
             skips[-1, 1] = last_skip
         sf = np.full((self.channels, XMA_FRAME_SAMPLES), _SF_TOP, np.int64)
-        while True:
-            tiling = self.tiling(level, lam)
-            starts, sizes = layout(tiling)
-            left, right = block_windows(sizes)
-            x = np.stack([analyse_blocks(m, starts, sizes, left, right) for m in self.models])
-            x = x.reshape(self.channels, self.n_xma_frames, XMA_FRAME_SAMPLES).transpose(1, 0, 2).copy()
-            table = np.zeros((self.n_xma_frames, 4), np.int64)
-            steps = np.zeros((self.n_xma_frames, 4), np.int64)
-            for f, t in enumerate(tiling):
-                for s, size in enumerate(TILINGS[int(t)]):
-                    table[f, s] = size
-                    steps[f, s] = level[f] + _SIZE_DB[size]
-            out = np.zeros((self.n_xma_frames, _MAX_XMA_FRAME_BITS // 8 + 64), np.uint8)
-            nbits = np.zeros(self.n_xma_frames, np.int64)
+        out = np.zeros((self.n_xma_frames, _XMA_FRAME_BYTES if keep_bytes else 0), np.uint8)
+        nbits = np.zeros(self.n_xma_frames, np.int64)
+        dist = np.zeros(self.n_xma_frames)
+        todo = np.arange(self.n_xma_frames)
+        while len(todo):
+            steps = level[todo, None] + self.size_db[todo]
+            sub_out = np.zeros((len(todo), out.shape[1]), np.uint8)
+            sub_bits = np.zeros(len(todo), np.int64)
+            sub_dist = np.zeros(len(todo))
             _encode_ext_xma_frames(
-                out, nbits, x, table, steps, lam, sf, skips, _bands(self.sample_rate), tabs
+                sub_out,
+                sub_bits,
+                sub_dist,
+                self.x[todo],
+                self.sizes[todo],
+                steps,
+                lam,
+                sf,
+                skips[todo],
+                _bands(self.sample_rate),
+                tabs,
             )
-            over = nbits > _MAX_XMA_FRAME_BITS
-            if not over.any():
-                return out, nbits
-            level[over] += 1
+            out[todo], nbits[todo], dist[todo] = sub_out, sub_bits, sub_dist
+            todo = todo[sub_bits > _MAX_XMA_FRAME_BITS]
+            level[todo] += 1
+        return out, nbits, dist
 
 
-def _packetise(xma_frames: np.ndarray, nbits: np.ndarray) -> list[bytes]:
-    """Pack XMA frames back to back into 2048-byte packets (block, 63-frame and trailer rules)."""
-    n = len(nbits)
-    starts = np.zeros(n, np.int64)
-    pos = 0
+@nb.njit(cache=True, nogil=True)
+def _xma_frame_starts(nbits, starts):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Payload bit where each XMA frame of ``nbits`` bits starts (into ``starts``): back to
+    back, never across a 64 KiB block, at most 63 XMA frame starts per packet. Returns the
+    payload bits used."""
     block_bits = PACKETS_PER_BLOCK * PAYLOAD_BITS
-    count: dict[int, int] = {}
-    for f in range(n):
-        bits = int(nbits[f])
+    pos = 0
+    current, count = -1, 0  # the packet of the last start and the starts in it
+    for f in range(nbits.shape[0]):
+        bits = nbits[f]
         while True:
             packet = pos // PAYLOAD_BITS
-            if count.get(packet, 0) >= MAX_XMA_FRAMES_PER_PACKET:
+            if packet == current and count >= MAX_XMA_FRAMES_PER_PACKET:
                 pos = (packet + 1) * PAYLOAD_BITS
                 continue
             if pos // block_bits != (pos + bits - 1) // block_bits:
@@ -1042,8 +1082,25 @@ def _packetise(xma_frames: np.ndarray, nbits: np.ndarray) -> list[bytes]:
                 continue
             break
         starts[f] = pos
-        count[packet] = count.get(packet, 0) + 1
+        if packet == current:
+            count += 1
+        else:
+            current, count = packet, 1
         pos += bits
+    return pos
+
+
+def _packet_count(nbits: np.ndarray) -> int:
+    """2048-byte packets that XMA frames of ``nbits`` bits fill (:func:`_packetise`'s count)."""
+    pos = _xma_frame_starts(nbits, np.empty(len(nbits), np.int64))
+    return max(1, -(-int(pos) // PAYLOAD_BITS))
+
+
+def _packetise(xma_frames: np.ndarray, nbits: np.ndarray) -> list[bytes]:
+    """Pack XMA frames back to back into 2048-byte packets (block, 63-frame and trailer rules)."""
+    n = len(nbits)
+    starts = np.zeros(n, np.int64)
+    pos = _xma_frame_starts(nbits, starts)
     n_packets = max(1, -(-pos // PAYLOAD_BITS))
     payload = np.zeros(n_packets * PAYLOAD_BITS // 8, np.uint8)
     for f in range(n):
@@ -1059,10 +1116,11 @@ def _packetise(xma_frames: np.ndarray, nbits: np.ndarray) -> list[bytes]:
     pad = np.packbits(~used)
     payload |= pad
     packets = []
+    count = np.bincount(starts // PAYLOAD_BITS, minlength=n_packets)
     first_in = {int(s) // PAYLOAD_BITS: int(s) % PAYLOAD_BITS for s in starts[::-1]}
     for p in range(n_packets):
         offset = first_in.get(p, PAYLOAD_BITS)
-        header = XmaPacketHeader(count.get(p, 0), offset, 1, 0).pack()
+        header = XmaPacketHeader(int(count[p]), offset, 1, 0).pack()
         body = payload[p * PAYLOAD_BITS // 8 : (p + 1) * PAYLOAD_BITS // 8].tobytes()
         packets.append(header.to_bytes(4, "big") + body)
     return packets
@@ -1151,103 +1209,73 @@ def encode_xma2(
             else _ExtStream(part, int(sample_rate))
         )
         col += ch
-    # Microsoft-subset XMA frames depend only on their own level (mixed levels are spliced from
-    # uniform encodes); extended ones also on their neighbours' tilings (encoded as a whole)
-    splice = syntax == "microsoft"
-
-    def encode(s: _Stream | _ExtStream, lv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        if isinstance(s, _Stream):
-            return _encode_stream_xma_frames(s, lv, last_skip, rounding, rdo)
-        return s.encode(lv, last_skip, rdo)
-
     n_samples = arr.shape[0]
     n_xma_frames = xma_frames_for(n_samples)
     last_skip = end_skip(n_samples)
     seconds = max(n_samples, 1) / sample_rate
 
-    # An XMA frame's bits depend only on its own level, so each uniform level is encoded once:
-    # lengths are kept for every level tried, XMA frame bytes for the last three.
-    sizes: dict[int, list[np.ndarray]] = {}
-    coded: OrderedDict[int, list[np.ndarray]] = OrderedDict()
+    def encode(
+        s: _Stream | _ExtStream, lv: np.ndarray, keep_bytes: bool = False
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if isinstance(s, _Stream):
+            return _encode_stream_xma_frames(s, lv, last_skip, rounding, rdo, keep_bytes)
+        return s.encode(lv, last_skip, rdo, keep_bytes)
 
-    def uniform(lv: int, need_bytes: bool) -> None:
-        if lv in sizes and (lv in coded or not need_bytes):
-            return
-        full = np.full(n_xma_frames, lv, np.int64)
-        res = [encode(s, full) for s in streams]
-        sizes[lv] = [nb_ for _, nb_ in res]
-        coded[lv] = [out for out, _ in res]
-        while len(coded) > 3:
-            coded.popitem(last=False)
+    # Every XMA frame's bits and error depend only on its own level (the extended syntax's
+    # tilings are fixed first), so each uniform level is encoded once and any per-XMA-frame mix
+    # of levels is priced from those: bits (streams, F) and squared error summed over the streams.
+    bits_at: dict[int, np.ndarray] = {}
+    dist_at: dict[int, np.ndarray] = {}
 
-    def xma_frame_sizes(lv: np.ndarray) -> list[np.ndarray]:
-        out = [np.zeros(n_xma_frames, np.int64) for _ in streams]
-        for v in np.unique(lv):
-            uniform(int(v), False)
-            pick = lv == v
-            for k in range(len(streams)):
-                out[k][pick] = sizes[int(v)][k][pick]
-        return out
+    def measure(lv: int) -> None:
+        if lv not in bits_at:
+            res = [encode(s, np.full(n_xma_frames, lv, np.int64)) for s in streams]
+            bits_at[lv] = np.stack([nb_ for _, nb_, _ in res])
+            dist_at[lv] = np.sum([d for _, _, d in res], axis=0)
 
-    def xma_frame_bits(lv: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-        values = [int(v) for v in np.unique(lv)]
-        if not splice and len(values) > 1:
-            return [encode(s, lv) for s in streams]
-        for v in values:
-            uniform(v, True)
-        result = []
-        for k in range(len(streams)):
-            out = np.empty_like(coded[values[0]][k])
-            for v in values:
-                pick = lv == v
-                out[pick] = coded[v][k][pick]
-            result.append((out, xma_frame_sizes(lv)[k]))
-        return result
+    def fix_tilings(lv: int) -> None:
+        if any([s.fix_tiling(lv, rdo) for s in streams if isinstance(s, _ExtStream)]):
+            bits_at.clear()
+            dist_at.clear()
 
     def estimate(lv: np.ndarray) -> float:
-        """kbit/s in whole packets from the XMA frame lengths: half an XMA frame of padding per 64 KiB
-        block, a partly filled last packet per stream."""
-        packets = 0
-        for nb_ in xma_frame_sizes(lv):
-            bits = int(nb_.sum())
-            blocks = bits / (PACKETS_PER_BLOCK * PAYLOAD_BITS)
-            padding = blocks * bits / max(len(nb_), 1) / 2
-            packets += max(1, -(-int(bits + padding) // PAYLOAD_BITS))
+        """kbit/s in whole packets at per-XMA-frame levels (exact: the packetiser's layout)."""
+        frame_bits = np.zeros((len(streams), n_xma_frames), np.int64)
+        for v in np.unique(lv):
+            measure(int(v))
+            pick = lv == v
+            frame_bits[:, pick] = bits_at[int(v)][:, pick]
+        packets = sum(_packet_count(nb_) for nb_ in frame_bits)
         return packets * PACKET_BITS / seconds / 1000
 
+    hi = _LEVEL_GUESS if level is None else int(level)
     if level is not None:
-        levels = np.full(n_xma_frames, int(level), np.int64)
+        fix_tilings(hi)
+        levels = np.full(n_xma_frames, hi, np.int64)
     else:
         assert bitrate is not None
-        levels = _search(estimate, n_xma_frames, bitrate)
-    while True:
-        packets = [_packetise(*fb) for fb in xma_frame_bits(levels)]
-        kbps = sum(len(p) for p in packets) * XMA_PACKET_SIZE * 8 / seconds / 1000
-        if level is not None or kbps <= bitrate or levels.min() >= _LEVEL_HI:  # type: ignore[operator]
-            break
-        # the estimate was short of the packetised size: coarsen half of the finer XMA frames
-        # (evenly spread), or every XMA frame by 1 dB once all are at the coarsest level used
-        fine = np.flatnonzero(levels < levels.max())
-        if len(fine):
-            levels = levels.copy()
-            levels[fine[::2]] += 1
-        else:
-            levels = levels + 1
+        fix_tilings(_LEVEL_GUESS)
+        hi = _search(estimate, n_xma_frames, bitrate, _LEVEL_GUESS)
+        if syntax == "extended" and hi != _LEVEL_GUESS:
+            # tilings decided at the level found, then the search again from there (2-3 estimates)
+            fix_tilings(hi)
+            hi = _search(estimate, n_xma_frames, bitrate, hi)
+        levels = _allocate(estimate, measure, bits_at, dist_at, hi, bitrate)
+    # the estimates are exact, so the packets fit the bitrate (unless even _LEVEL_HI does not)
+    packets = [_packetise(*encode(s, levels, True)[:2]) for s in streams]
     return Xma2Encoding(packets, split, int(sample_rate), n_samples, n_xma_frames, int(levels.max()))
 
 
-def _search(estimate, n_xma_frames: int, bitrate: float) -> np.ndarray:  # type: ignore[no-untyped-def]
-    """Per-XMA-frame levels: the finest uniform level under ``bitrate``, then the largest
-    evenly spread share of XMA frames one dB finer that still fits (bisection on estimated
-    sizes, which reuses the two uniform levels' sizes).
+def _search(estimate, n_xma_frames: int, bitrate: float, start: int) -> int:  # type: ignore[no-untyped-def]
+    """The finest uniform level (dB) whose estimated size fits ``bitrate``.
 
-    The uniform level is found by secant steps on log(bitrate) against the level, each
-    step forced to cross towards the target, inside the bracket of levels known to fit
-    and not to fit: typically 3-5 estimates instead of the 8 of a bisection of the whole
-    range (the same level where the size falls with the level).
+    Secant steps on log(bitrate) against the level from ``start``, each step forced to
+    cross towards the target, inside the bracket of levels known to fit and not to fit:
+    typically 3-5 estimates instead of the 8 of a bisection of the whole range (the same
+    level where the size falls with the level).
     """
     lo, hi = _LEVEL_LO, _LEVEL_HI  # invariant: hi fits (or is the coarsest), lo does not
-    lv, slope = _LEVEL_GUESS, _LOG_RATE_PER_DB
+    lv, slope = start, _LOG_RATE_PER_DB
     last: tuple[int, float] | None = None
     while hi - lo > 1:
         kbps = estimate(np.full(n_xma_frames, lv, np.int64))
@@ -1264,14 +1292,44 @@ def _search(estimate, n_xma_frames: int, bitrate: float) -> np.ndarray:  # type:
         guess = int(np.round(lv + (np.log(bitrate) - here) / slope))
         guess = min(guess, lv - 1) if kbps <= bitrate else max(guess, lv + 1)
         lv = min(max(guess, lo + 1), hi - 1)
-    best = np.full(n_xma_frames, hi, np.int64)
-    flo, fhi = 0.0, 1.0
-    for _ in range(5):
-        mid_f = (flo + fhi) / 2
-        pick = np.floor(np.arange(1, n_xma_frames + 1) * mid_f) > np.floor(np.arange(n_xma_frames) * mid_f)
-        trial = np.where(pick, hi - 1, hi).astype(np.int64)
-        if estimate(trial) <= bitrate:
-            flo, best = mid_f, trial
+    return hi
+
+
+def _allocate(estimate, measure, bits_at, dist_at, hi: int, bitrate: float) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """Per-XMA-frame levels of least total squared error whose estimated size fits ``bitrate``.
+
+    Each XMA frame takes, among the levels ``hi - 2 .. hi + 2`` (``hi``: the finest uniform
+    level that fits), the one of least ``error + mu x bits``; the multiplier ``mu`` (squared
+    error per bit, the same for every XMA frame: where a bit buys the most error) is the
+    smallest that fits, found by bisection on its logarithm. Never worse than ``hi``
+    everywhere, which fits.
+    """
+    window = [
+        v for v in range(hi - _ALLOCATION_SPAN, hi + _ALLOCATION_SPAN + 1) if _LEVEL_LO <= v <= _LEVEL_HI
+    ]
+    for v in window:
+        measure(v)
+    bits = np.stack([bits_at[v].sum(axis=0) for v in window]).astype(np.float64)
+    dist = np.stack([dist_at[v] for v in window])
+    choice = np.asarray(window, np.int64)
+    columns = np.arange(bits.shape[1])
+    # the exchange rates between neighbouring levels bound the useful multipliers
+    d_dist, d_bits = np.diff(dist, axis=0), -np.diff(bits, axis=0)
+    rates = d_dist[(d_bits > 0) & (d_dist > 0)] / d_bits[(d_bits > 0) & (d_dist > 0)]
+    uniform = np.full(bits.shape[1], hi, np.int64)
+    if not rates.size or hi not in window:
+        return uniform
+    log_lo, log_hi = np.log(rates.min()) - 1, np.log(rates.max()) + 1
+    best, best_dist = uniform, float(dist[window.index(hi)].sum())
+    for _ in range(_ALLOCATION_STEPS):
+        mid = (log_lo + log_hi) / 2
+        pick = np.argmin(dist + np.exp(mid) * bits, axis=0)
+        levels = choice[pick]
+        if estimate(levels) <= bitrate:
+            log_hi = mid
+            total = float(dist[pick, columns].sum())
+            if total < best_dist:
+                best, best_dist = levels, total
         else:
-            fhi = mid_f
+            log_lo = mid
     return best

@@ -319,12 +319,12 @@ def test_rdo_lowers_magnitudes_by_one_and_lowers_the_rate_distortion_cost() -> N
     stream = _Stream(x, SAMPLE_RATE, shaping=0.0)  # flat scale factors: one step size per XMA frame
     levels = np.full(stream.coeffs.shape[0], 70, np.int64)
     lam = 0.1
-    q0, qstep = stream.quantise(levels, 0.5, 0.0)
-    q1, _ = stream.quantise(levels, 0.5, lam)
+    q0, qstep, _ = stream.quantise(levels, 0.5, 0.0)
+    q1, _, _ = stream.quantise(levels, 0.5, lam)
     drop = np.abs(q0) - np.abs(q1)
     assert set(np.unique(drop)) <= {0, 1} and drop.sum() > 0
     assert np.all((q1 == 0) | (np.sign(q1) == np.sign(q0)))
     step = 10.0 ** (qstep[:, 0] / 20)[:, None, None, None]
-    bits = [_encode_stream_xma_frames(stream, levels, 0, 0.5, r)[1].sum() for r in (0.0, lam)]
+    bits = [_encode_stream_xma_frames(stream, levels, 0, 0.5, r, False)[1].sum() for r in (0.0, lam)]
     cost = [np.sum((stream.coeffs / step - q) ** 2) + lam * b for q, b in zip((q0, q1), bits)]
     assert bits[1] < bits[0] and cost[1] < cost[0]
