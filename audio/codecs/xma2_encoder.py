@@ -973,24 +973,28 @@ class _ExtStream:
                     analyse_blocks(m, starts, full, full, full).reshape(-1, size) for m in self.models
                 ]
                 self.candidates[(size, o)] = np.stack(per_channel, axis=1)
-        self._fixed_level: int | None = None
+        self._fixed: tuple[int | None, ...] = ()  # (level,) of the tilings in use
         self.x = np.zeros((0, self.channels, XMA_FRAME_SAMPLES))
         self.sizes = np.zeros((0, 4), np.int64)
         self.size_db = np.zeros((0, 4), np.int64)
         bands = _bands(sample_rate)
         self.sf_bits = {512: 2 + int(bands[0]), 256: 2 + int(bands[1]), 128: 2 + int(bands[2])}
 
-    def fix_tiling(self, level: int, lam: float) -> bool:
+    def fix_tiling(self, level: int | None, lam: float) -> bool:
         """Decide every XMA frame's tiling at the uniform ``level`` (dB) and analyse the blocks;
-        False if they were already decided at that level.
+        False if they were already decided at that level. ``None``: one 512-sample block per
+        XMA frame, no decision (for a first size estimate).
 
         Later encodes at any per-XMA-frame levels reuse these blocks, so an XMA frame's
         bits and error then depend only on its own level (the bitrate search and the
         allocation compare levels frame by frame).
         """
-        if self._fixed_level == level:
+        if self._fixed == (level,):
             return False
-        tiling = self._uniform_tiling(level, lam)
+        if level is None:
+            tiling = np.zeros(self.n_xma_frames, np.int64)
+        else:
+            tiling = self._uniform_tiling(level, lam)
         starts, sizes = layout(tiling)
         left, right = block_windows(sizes)
         x = np.stack([analyse_blocks(m, starts, sizes, left, right) for m in self.models])
@@ -999,7 +1003,7 @@ class _ExtStream:
         for f, t in enumerate(tiling):
             self.sizes[f, : len(TILINGS[int(t)])] = TILINGS[int(t)]
         self.size_db = np.select([self.sizes == 512, self.sizes == 256], [_SIZE_DB[512], _SIZE_DB[256]], 0)
-        self._fixed_level = level
+        self._fixed = (level,)
         return True
 
     def _uniform_tiling(self, level: int, lam: float) -> np.ndarray:
@@ -1233,7 +1237,7 @@ def encode_xma2(
             bits_at[lv] = np.stack([nb_ for _, nb_, _ in res])
             dist_at[lv] = np.sum([d for _, _, d in res], axis=0)
 
-    def fix_tilings(lv: int) -> None:
+    def fix_tilings(lv: int | None) -> None:
         if any([s.fix_tiling(lv, rdo) for s in streams if isinstance(s, _ExtStream)]):
             bits_at.clear()
             dist_at.clear()
@@ -1254,10 +1258,18 @@ def encode_xma2(
         levels = np.full(n_xma_frames, hi, np.int64)
     else:
         assert bitrate is not None
-        fix_tilings(_LEVEL_GUESS)
-        hi = _search(estimate, n_xma_frames, bitrate, _LEVEL_GUESS)
-        if syntax == "extended" and hi != _LEVEL_GUESS:
-            # tilings decided at the level found, then the search again from there (2-3 estimates)
+        start = _LEVEL_GUESS
+        if syntax == "extended":
+            # a first size with one 512-sample block per XMA frame (no tiling decision) puts
+            # the level of the first decision near the target
+            fix_tilings(None)
+            kbps = estimate(np.full(n_xma_frames, start, np.int64))
+            step = (np.log(bitrate) - np.log(max(kbps, 1e-9))) / _LOG_RATE_PER_DB
+            start = int(np.clip(np.round(start + step), _LEVEL_LO + 1, _LEVEL_HI))
+        fix_tilings(start)
+        hi = _search(estimate, n_xma_frames, bitrate, start)
+        if syntax == "extended" and abs(hi - start) > 1:
+            # tilings decided at the level found (when more than 1 dB off), the search again
             fix_tilings(hi)
             hi = _search(estimate, n_xma_frames, bitrate, hi)
         levels = _allocate(estimate, measure, bits_at, dist_at, hi, bitrate)
