@@ -11,8 +11,9 @@ occur in real console data:
   run-level coding by itself), no channel transform (stereo is two independent
   channels, ``10``), per-channel quantisation through the step modifiers;
 - scale factors with step 2 dB: one DPCM set per XMA frame and channel in the first
-  subframe that carries coefficients, reused by the later subframes; the set follows
-  the band energies (``shaping`` x their level in dB), so quiet bands get finer steps;
+  subframe that carries coefficients, reused by the later subframes; flat by default
+  (the best SNR measured), or following the band energies (``shaping`` x their level in
+  dB), so quiet bands get finer steps;
 - per channel and subframe the cheaper of the two coefficient tables;
 - start skip 512 in the first XMA frame and end skip ``512 N - 384 - S`` in the last, so a
   decoder outputs exactly the input length; XMA frames packed back to back, never across
@@ -25,13 +26,16 @@ subframe the vector-coded count (sent, up to the whole subframe, or the automati
 of least cost with the real code lengths, flat scale factors, windows of the shorter
 neighbour's slope where block lengths change (:mod:`audio.codecs.xma2_tiling`).
 
-The bitrate target (kbit/s, counted in whole packets) is met by searching a global
-quantiser level in 1 dB steps (secant steps on the log bitrate, then per-XMA-frame
-refinement between two neighbouring levels); the coefficients are rounded to nearest and then lowered where a
-rate-distortion test with the real code lengths says the bits are worth more than the
-error (``rdo``). The forward transform is the exact adjoint of the decoder's windowed IMDCT
-(spec section 6), so without quantisation the decoder reconstructs the input. Console
-acceptance is not verified (no console here).
+The bitrate target (kbit/s, counted in whole packets with the packetiser's own layout) is
+met by searching the finest uniform quantiser level that fits, in 1 dB steps (secant steps
+on the log bitrate), then giving each XMA frame the level within 2 dB of it of least
+``squared error + mu x bits``, one multiplier ``mu`` for the whole stream, the smallest that
+fits (the extended syntax's tilings are decided once, near the target level, so every XMA
+frame's bits and error depend only on its own level); the coefficients are rounded to
+nearest and then lowered where a rate-distortion test with the real code lengths says the
+bits are worth more than the error (``rdo``). The forward transform is the exact adjoint
+of the decoder's windowed IMDCT (spec section 6), so without quantisation the decoder
+reconstructs the input. Console acceptance is not verified (no console here).
 """
 
 from __future__ import annotations
@@ -1152,7 +1156,7 @@ def encode_xma2(
     *,
     bitrate: float | None = 64.0,
     level: int | None = None,
-    shaping: float = 0.1,
+    shaping: float = 0.0,
     rounding: float = 0.5,
     rdo: float = 0.1,
     syntax: str = "microsoft",
@@ -1167,14 +1171,14 @@ def encode_xma2(
     sample_rate:
         Hz, ``MIN_RATE..MAX_RATE``; written nowhere here but picks the band layout.
     bitrate:
-        Target average bitrate over all channels, kbit/s (whole packets counted); the
-        finest quantiser level that stays at or under it is chosen. Ignored if
-        ``level`` is given.
+        Target average bitrate over all channels, kbit/s (whole packets counted): the
+        per-XMA-frame quantiser levels of least squared error that stay at or under it
+        are chosen. Ignored if ``level`` is given.
     level:
         A fixed global quantiser level, dB (lower = finer, larger output).
     shaping:
-        How much the band scale factors follow the band energies (0 = flat steps,
-        maximum SNR; 1 = steps proportional to the band level).
+        How much the band scale factors follow the band energies (0 = flat steps, the
+        best SNR measured; 1 = steps proportional to the band level).
     rounding:
         Quantiser rounding offset (0.5 = nearest; smaller values widen the dead zone).
     rdo:

@@ -328,3 +328,61 @@ def test_rdo_lowers_magnitudes_by_one_and_lowers_the_rate_distortion_cost() -> N
     bits = [_encode_stream_xma_frames(stream, levels, 0, 0.5, r, False)[1].sum() for r in (0.0, lam)]
     cost = [np.sum((stream.coeffs / step - q) ** 2) + lam * b for q, b in zip((q0, q1), bits)]
     assert bits[1] < bits[0] and cost[1] < cost[0]
+
+
+def test_rdo_never_adds_bits_to_an_xma_frame_at_a_fixed_level() -> None:
+    from audio.codecs.xma2_encoder import _encode_stream_xma_frames, _Stream
+
+    x = _voice(3.0, seed=3).astype(np.float64)[:, None]
+    stream = _Stream(x, SAMPLE_RATE, shaping=0.0)
+    for level in (40, 60, 80):
+        levels = np.full(stream.coeffs.shape[0], level, np.int64)
+        plain = _encode_stream_xma_frames(stream, levels, 0, 0.5, 0.0, False)[1]
+        rdo = _encode_stream_xma_frames(stream, levels, 0, 0.5, 0.1, False)[1]
+        assert np.all(rdo <= plain), level
+
+
+def test_reported_squared_error_is_the_coefficients_minus_their_dequantised_values() -> None:
+    """The error the level allocation weighs, recomputed from the spec's dequantisation
+    (value = q x 10^((quant_step - (max_sf - sf) x sf_step) / 20)) with band scale factors."""
+    from audio.codecs.xma2_encoder import _Stream
+
+    x = _voice(1.0, seed=4).astype(np.float64)[:, None]
+    stream = _Stream(x, SAMPLE_RATE, shaping=0.3)
+    levels = np.random.default_rng(4).integers(50, 70, stream.coeffs.shape[0])
+    q, qstep, dist = stream.quantise(levels, 0.5, 0.1)
+    edges = band_edges(128, SAMPLE_RATE)
+    band_of = np.repeat(np.arange(len(edges) - 1), np.diff(edges))
+    sf = stream.sf[:, :, band_of]  # (F, C, 128)
+    step = 10.0 ** ((qstep[:, :, None] - (sf.max(axis=2, keepdims=True) - sf) * 2) / 20)
+    value = q * step[:, None]
+    assert dist == pytest.approx(((stream.coeffs - value) ** 2).sum(axis=(1, 2, 3)), rel=1e-9)
+
+
+@pytest.mark.parametrize("syntax", ["microsoft", "extended"])
+def test_bitrate_target_beats_the_best_uniform_level_that_fits(syntax: str) -> None:
+    """The per-XMA-frame levels chosen for a bitrate give at least the SNR of the finest single
+    level whose whole stream fits that bitrate (found here by trying every level)."""
+    x = _voice(3.0, seed=5)
+    kbps = 56.0
+    for level in range(40, 100):
+        uniform = encode_xma2(x, SAMPLE_RATE, level=level, syntax=syntax)
+        if uniform.bitrate <= kbps:
+            break
+    enc = encode_xma2(x, SAMPLE_RATE, bitrate=kbps, syntax=syntax)
+    assert uniform.bitrate <= enc.bitrate <= kbps
+    y_uniform = decode_xma2(uniform.streams[0], SAMPLE_RATE, 1)[:, 0]
+    y = decode_xma2(enc.streams[0], SAMPLE_RATE, 1)[:, 0]
+    assert y.size == x.size
+    assert _snr(x, y) >= _snr(x, y_uniform)
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(bits=st.lists(st.integers(20, 30000), min_size=1, max_size=400), tiny=st.integers(0, 200))
+def test_packet_count_estimate_equals_the_packetisers_count(bits: list[int], tiny: int) -> None:
+    """Short XMA frames (the 63-starts cap) and long ones (the 64 KiB block rule) included."""
+    from audio.codecs.xma2_encoder import _packet_count, _packetise
+
+    nbits = np.array([45] * tiny + bits, np.int64)
+    frames = np.zeros((len(nbits), int(nbits.max()) // 8 + 1), np.uint8)
+    assert _packet_count(nbits) == len(_packetise(frames, nbits))
