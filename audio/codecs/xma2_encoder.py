@@ -661,15 +661,17 @@ class _Stream:
         q = np.empty(self.coeffs.shape, np.int64)
         dist = np.zeros(len(level))
         tabs = _coding_tables()
-        _quantise(self.coeffs, qstep, self.band_db, rounding, lam, tabs[9], tabs[10], q, dist)
+        _quantise(self.coeffs, qstep, self.band_db, rounding, lam, tabs, q, dist)
         return q, qstep, dist
 
 
 @nb.njit(cache=True, nogil=True)
-def _quantise(coeffs, qstep, band_db, rounding, lam, coef_len, rl_sym, q, dist):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _quantise(coeffs, qstep, band_db, rounding, lam, tabs, q, dist):  # type: ignore[no-untyped-def]  # pragma: no cover
     xma_frames, subs, channels, n = coeffs.shape
+    coef_len, rl_sym = tabs[9], tabs[10]
     mag = np.empty(n, np.float64)
     inv = np.empty(n, np.float64)
+    sign = np.empty(n, np.int64)
     for f in range(xma_frames):
         for c in range(channels):
             for k in range(n):
@@ -682,6 +684,9 @@ def _quantise(coeffs, qstep, band_db, rounding, lam, coef_len, rl_sym, q, dist):
                     q[f, s, c, k] = m if x >= 0 else -m
                 if lam > 0:
                     _rdo(q[f, s, c], mag, lam, coef_len, rl_sym)
+                    for k in range(n):
+                        sign[k] = 1 if coeffs[f, s, c, k] >= 0 else -1
+                    _rdo_switch(q[f, s, c], mag, sign, lam, tabs)
                 for k in range(n):
                     dist[f] += ((mag[k] - abs(q[f, s, c, k])) / inv[k]) ** 2
 
@@ -726,6 +731,75 @@ def _rdo(q, mag, lam, coef_len, rl_sym):  # type: ignore[no-untyped-def]  # prag
             q[p] = a if q[p] > 0 else -a
         if a != 0:
             nxt = p
+
+
+@nb.njit(cache=True, nogil=True)
+def _auto_bits(q, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Bits of one channel's coefficients with the automatic vector/run-level switch: table
+    bit, vector codes, signs and the run-level part in the cheaper table."""
+    n = q.shape[0]
+    start = _vector_end(q)
+    bits = 1
+    for g in range(0, start, 4):
+        bits += _group_bits(q, g, tabs)
+    if start < n:
+        bits += min(_rl_bits(q, start, 0, tabs[9], tabs[10]), _rl_bits(q, start, 1, tabs[9], tabs[10]))
+    return bits
+
+
+@nb.njit(cache=True, nogil=True)
+def _rdo_switch(q, mag, sign, lam, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Move the decoder's automatic switch to run-level coding (in place) where that saves
+    more bits than ``lam`` x the squared error it adds (quantiser steps): earlier, by lowering
+    a 1 to 0 in an earlier group of 4, or later, by raising the zeros of the group that ends
+    the vector part to 1 (``sign``: the coefficients' signs). The best move is taken while
+    one pays, at most 4 times."""
+    n = q.shape[0]
+    raised = np.zeros(4, np.bool_)
+    bits = _auto_bits(q, tabs)
+    for _ in range(4):
+        end = _vector_end(q)
+        best_gain, best_p, best_g, best_bits = 0.0, -1, -1, bits
+        for g in range(0, end - 4, 4):  # earlier: the cheapest 1 of group g becomes 0
+            p, d = -1, 0.0
+            for i in range(g, g + 4):
+                if abs(q[i]) == 1 and (p < 0 or 2 * mag[i] - 1 < d):
+                    p, d = i, 2 * mag[i] - 1
+            if p < 0:
+                continue
+            old = q[p]
+            q[p] = 0
+            trial = _auto_bits(q, tabs)
+            q[p] = old
+            gain = lam * (bits - trial) - d
+            if gain > best_gain:
+                best_gain, best_p, best_g, best_bits = gain, p, -1, trial
+        if 4 <= end < n:  # later: the zeros of the group ending the vector part become 1
+            g = end - 4
+            d = 0.0
+            for i in range(g, g + 4):
+                if q[i] == 0:
+                    d += 1 - 2 * mag[i]
+                    q[i] = sign[i]
+                    raised[i - g] = True
+                else:
+                    raised[i - g] = False
+            trial = _auto_bits(q, tabs)
+            for i in range(g, g + 4):
+                if raised[i - g]:
+                    q[i] = 0
+            gain = lam * (bits - trial) - d
+            if gain > best_gain:
+                best_gain, best_p, best_g, best_bits = gain, -1, g, trial
+        if best_p >= 0:
+            q[best_p] = 0
+        elif best_g >= 0:
+            for i in range(best_g, best_g + 4):
+                if q[i] == 0:
+                    q[i] = sign[i]
+        else:
+            return
+        bits = best_bits
 
 
 def _encode_stream_xma_frames(
