@@ -1259,7 +1259,11 @@ def encode_xma2(
         Rate-distortion weight lambda, in squared quantiser steps per bit: a magnitude
         of the run-level part is lowered by one (1 -> 0 joins two zero runs) when that
         adds less squared error than ``rdo`` x the bits it saves, counted with the
-        real code lengths of coefficient table 1. 0 = plain rounding.
+        real code lengths of coefficient table 1; then the automatic switch to run-level
+        coding is moved (a 1 of an earlier group of 4 lowered to 0, or the zeros of the
+        group ending the vector part raised to 1) by the same test with the real bits of
+        the whole subframe (``"microsoft"`` syntax; the extended one sends the vector
+        count instead). 0 = plain rounding.
     syntax:
         ``"microsoft"`` (default): the subset Microsoft's encoder writes (4 x 128
         subframes, automatic vector/run-level switch, band scale factors). ``"extended"``:

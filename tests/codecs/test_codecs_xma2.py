@@ -312,8 +312,10 @@ def test_ea_snr_sns_codec_3_take_decodes_through_the_take_decoder() -> None:
     assert np.abs(pcm - ours).max() < 1e-5 and _snr(x, pcm[:, 0]) > 25
 
 
-def test_rdo_lowers_magnitudes_by_one_and_lowers_the_rate_distortion_cost() -> None:
-    from audio.codecs.xma2_encoder import _encode_stream_xma_frames, _Stream
+def test_rdo_moves_magnitudes_by_one_and_lowers_the_rate_distortion_cost() -> None:
+    """Magnitudes are lowered by one, or zeros raised to 1 with the coefficient's sign, and
+    only where the automatic switch then leaves them vector-coded (moving the switch later)."""
+    from audio.codecs.xma2_encoder import _encode_stream_xma_frames, _Stream, _vector_end
 
     x = _voice(2.0).astype(np.float64)[:, None]
     stream = _Stream(x, SAMPLE_RATE, shaping=0.0)  # flat scale factors: one step size per XMA frame
@@ -322,8 +324,12 @@ def test_rdo_lowers_magnitudes_by_one_and_lowers_the_rate_distortion_cost() -> N
     q0, qstep, _ = stream.quantise(levels, 0.5, 0.0)
     q1, _, _ = stream.quantise(levels, 0.5, lam)
     drop = np.abs(q0) - np.abs(q1)
-    assert set(np.unique(drop)) <= {0, 1} and drop.sum() > 0
-    assert np.all((q1 == 0) | (np.sign(q1) == np.sign(q0)))
+    assert set(np.unique(drop)) <= {-1, 0, 1} and drop.sum() > 0
+    assert np.all((q1 == 0) | (np.sign(q1) == np.sign(stream.coeffs)))
+    raised = np.argwhere(drop == -1)
+    assert len(raised) and np.all(q0[tuple(raised.T)] == 0)
+    for f, s, c, k in raised:
+        assert k < _vector_end(q1[f, s, c])
     step = 10.0 ** (qstep[:, 0] / 20)[:, None, None, None]
     bits = [_encode_stream_xma_frames(stream, levels, 0, 0.5, r, False)[1].sum() for r in (0.0, lam)]
     cost = [np.sum((stream.coeffs / step - q) ** 2) + lam * b for q, b in zip((q0, q1), bits)]
