@@ -1028,6 +1028,19 @@ _SIZE_DB = {512: 6, 256: 3, 128: 0}  # quant step offset: equal noise per sample
 _TILE_BITS = (1, 4, 4, 6, 4, 6)  # tile-header codes of each of TILINGS
 
 
+def _tiling_blocks(tiling: tuple[int, ...]) -> list[tuple[int, int, int, int]]:
+    """(size, offset, left slope, right slope) of each block of ``tiling`` (samples): slopes
+    inside the XMA frame from the neighbours (:func:`~audio.codecs.xma2_tiling.block_windows`'s
+    rule), the block's own size at the XMA frame's edges (the neighbours' tilings unknown)."""
+    blocks, o = [], 0
+    for i, size in enumerate(tiling):
+        left = min(size, tiling[i - 1]) if i else size
+        right = min(size, tiling[i + 1]) if i + 1 < len(tiling) else size
+        blocks.append((size, o, left, right))
+        o += size
+    return blocks
+
+
 class _ExtStream:
     """One XMA stream for the extended syntax: adaptive tiling, flat scale factors."""
 
@@ -1040,17 +1053,19 @@ class _ExtStream:
             model = np.zeros(XMA_FRAME_SAMPLES * self.n_xma_frames + 2 * XMA_FRAME_SAMPLES, np.float64)
             model[MODEL_OFFSET : MODEL_OFFSET + len(pcm)] = pcm[:, c]
             self.models.append(model)
-        # candidate blocks for the tiling decision (symmetric windows): (size, offset) -> (F, C, size)
-        self.candidates: dict[tuple[int, int], np.ndarray] = {}
+        # candidate blocks for the tiling decision: (size, offset, left slope, right slope) ->
+        # (F, C, size), with the slopes each tiling gives its blocks inside the XMA frame
+        self.candidates: dict[tuple[int, int, int, int], np.ndarray] = {}
         xma_frame_starts = XMA_FRAME_SAMPLES * np.arange(self.n_xma_frames) + XMA_FRAME_SAMPLES // 2
-        for size, offsets in ((512, (0,)), (256, (0, 128, 256)), (128, (0, 128, 256, 384))):
-            for o in offsets:
-                starts = xma_frame_starts + o
-                full = np.full(self.n_xma_frames, size, np.int64)
-                per_channel = [
-                    analyse_blocks(m, starts, full, full, full).reshape(-1, size) for m in self.models
-                ]
-                self.candidates[(size, o)] = np.stack(per_channel, axis=1)
+        for size, o, left, right in sorted({b for t in TILINGS for b in _tiling_blocks(t)}):
+            full = np.ones(self.n_xma_frames, np.int64)
+            per_channel = [
+                analyse_blocks(m, xma_frame_starts + o, size * full, left * full, right * full).reshape(
+                    -1, size
+                )
+                for m in self.models
+            ]
+            self.candidates[(size, o, left, right)] = np.stack(per_channel, axis=1)
         self._fixed: tuple[int | None, ...] = ()  # (level,) of the tilings in use
         self.x = np.zeros((0, self.channels, XMA_FRAME_SAMPLES))
         self.sizes = np.zeros((0, 4), np.int64)
@@ -1087,20 +1102,19 @@ class _ExtStream:
     def _uniform_tiling(self, level: int, lam: float) -> np.ndarray:
         """Per XMA frame the index into :data:`TILINGS` of least rate-distortion cost at ``level``."""
         tabs = _coding_tables()
-        cost: dict[tuple[int, int], np.ndarray] = {}
-        for (size, o), x in self.candidates.items():
+        cost: dict[tuple[int, int, int, int], np.ndarray] = {}
+        for key, x in self.candidates.items():
+            size = key[0]
             c = np.empty(self.n_xma_frames)
             weight = 10 ** (_SIZE_DB[size] / 10) * SUBFRAME / size
             steps = np.full(self.n_xma_frames, level + _SIZE_DB[size], np.float64)
             _block_costs(x, steps, lam, weight, tabs, c)
-            cost[(size, o)] = c
+            cost[key] = c
         totals = []
         for tiling, tile_bits in zip(TILINGS, _TILE_BITS):
             total = lam * (tile_bits + self.channels * self.sf_bits[tiling[0]])
-            o = 0
-            for size in tiling:
-                total = total + cost[(size, o)]
-                o += size
+            for block in _tiling_blocks(tiling):
+                total = total + cost[block]
             totals.append(total)
         return np.argmin(np.stack(totals), axis=0)
 
