@@ -460,7 +460,7 @@ def _put_quant(buf, pos, s):  # type: ignore[no-untyped-def]  # pragma: no cover
 
 
 @nb.njit(cache=True, nogil=True)
-def _encode_xma_frame(buf, q, sizes, qstep, sf, nvec, bands, start_skip, end_skip_, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _encode_xma_frame(buf, q, sizes, qstep, sf, nvec, cbits, bands, start_skip, end_skip_, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Write one XMA frame at bit 0 of the zeroed ``buf``; returns its length in bits.
 
     q: (C, 512) int64 quantised coefficients, subframes back to back; sizes: subframe
@@ -468,8 +468,10 @@ def _encode_xma_frame(buf, q, sizes, qstep, sf, nvec, bands, start_skip, end_ski
     per subframe and channel; sf: (C, >= bands) scale factors (maximum ``_SF_TOP``), sent
     once per XMA frame in the first subframe that carries coefficients and reused after;
     nvec: (subframes, C) vector-coded counts, -1 in every channel = the decoder's
-    automatic switch (tnv 0); bands: band count per subframe length 512/256/128; skips
-    < 0 = absent. The trailer bit is written 0 (the packetiser sets it).
+    automatic switch (tnv 0); cbits: (subframes, C) -1 = write the coefficients, else
+    their known length in bits, skipped unwritten (only the length is wanted); bands:
+    band count per subframe length 512/256/128; skips < 0 = absent. The trailer bit is
+    written 0 (the packetiser sets it).
     """
     scale_code, scale_len = tabs[0], tabs[1]
     channels = q.shape[0]
@@ -568,7 +570,10 @@ def _encode_xma_frame(buf, q, sizes, qstep, sf, nvec, bands, start_skip, end_ski
                     nz = True
                     break
             if nz:
-                pos = _put_coeffs(buf, pos, q[c, lo:hi], nvec[sub, c], tabs)
+                if cbits[sub, c] < 0:
+                    pos = _put_coeffs(buf, pos, q[c, lo:hi], nvec[sub, c], tabs)
+                else:
+                    pos += cbits[sub, c]  # priced, not written
     pos = _put(buf, pos, 1, 1)  # the bit decoders skip
     pos = _put(buf, pos, 0, 1)  # trailer (set by the packetiser)
     # XMA frame length prefix
@@ -599,6 +604,7 @@ def _encode_xma_frames(out, nbits, q, qstep, sf, skips, bands, tabs):  # type: i
     channels = q.shape[2]
     sizes = np.full(4, SUBFRAME, np.int64)
     nvec = -np.ones((4, channels), np.int64)
+    write = -np.ones((4, channels), np.int64)
     flat = np.empty((channels, XMA_FRAME_SAMPLES), np.int64)
     steps = np.empty((4, channels), np.int64)
     for f in range(q.shape[0]):
@@ -607,7 +613,7 @@ def _encode_xma_frames(out, nbits, q, qstep, sf, skips, bands, tabs):  # type: i
                 flat[c, s * SUBFRAME : (s + 1) * SUBFRAME] = q[f, s, c]
                 steps[s, c] = qstep[f, c]
         nbits[f] = _encode_xma_frame(
-            scratch, flat, sizes, steps, sf[f], nvec, bands, skips[f, 0], skips[f, 1], tabs
+            scratch, flat, sizes, steps, sf[f], nvec, write, bands, skips[f, 0], skips[f, 1], tabs
         )
         _take_bytes(out[f], scratch, nbits[f])
 
@@ -958,10 +964,11 @@ def _nvec_width(size):  # type: ignore[no-untyped-def]  # pragma: no cover
 
 
 @nb.njit(cache=True, nogil=True)
-def _code_subframe(x, qstep, lam, tabs, q, nvec, scratch):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _code_subframe(x, qstep, lam, tabs, q, nvec, scratch, cbits):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Quantise one subframe of every channel (``x``: (C, L)) into ``q`` (C, L) and choose
     between the automatic switch and transmitted vector counts by their real bits
-    (``nvec`` (C,) gets the counts or -1). Returns (squared error in steps, bits of the
+    (``nvec`` (C,) gets the counts or -1, ``cbits`` (C, 2) scratch, then each channel's
+    coefficient bits in ``cbits[:, 0]``). Returns (squared error in steps, bits of the
     coefficients and the vector-count field)."""
     channels, size = x.shape
     inv = 10.0 ** (-qstep / 20.0)
@@ -972,9 +979,11 @@ def _code_subframe(x, qstep, lam, tabs, q, nvec, scratch):  # type: ignore[no-un
         auto += a
         sent += s
         nvec[c] = n
+        cbits[c, 0], cbits[c, 1] = a, s
     if auto <= sent:
         nvec[:] = -1
         return err, auto
+    cbits[:, 0] = cbits[:, 1]
     return err, sent
 
 
@@ -986,9 +995,10 @@ def _block_costs(x, qstep, lam, weight, tabs, cost):  # type: ignore[no-untyped-
     blocks, channels, size = x.shape
     q = np.empty((channels, size), np.int64)
     nvec = np.empty(channels, np.int64)
+    cbits = np.empty((channels, 2), np.int64)
     scratch = _block_scratch()
     for b in range(blocks):
-        err, bits = _code_subframe(x[b], qstep[b], lam, tabs, q, nvec, scratch)
+        err, bits = _code_subframe(x[b], qstep[b], lam, tabs, q, nvec, scratch, cbits)
         header = 2 + channels + (1 + 6 + channels if bits > 0 else 0)
         cost[b] = weight * err + lam * (bits + header)
 
@@ -998,11 +1008,15 @@ def _encode_ext_xma_frames(out, nbits, dist, x, sizes, qstep, lam, sf, skips, ba
     """Encode extended-syntax XMA frames: ``x`` (F, C, 512) coefficients with subframes
     back to back, ``sizes`` (F, 4) their lengths (0 = none), ``qstep`` (F, 4) quant step per
     subframe; writes ``out[f]`` and ``nbits[f]`` as :func:`_encode_xma_frames` and ``dist[f]``,
-    the squared error of XMA frame f's coefficients scaled to 128-line blocks."""
+    the squared error of XMA frame f's coefficients scaled to 128-line blocks. With an
+    empty ``out`` the coefficients are priced, not written (the same ``nbits``)."""
     scratch = np.zeros(_SCRATCH_BYTES, np.uint8)
     xma_frames, channels, _ = x.shape
     q = np.empty((channels, XMA_FRAME_SAMPLES), np.int64)
     nvec = np.empty((4, channels), np.int64)
+    cbits = -np.ones((4, channels), np.int64)
+    priced = np.empty((channels, 2), np.int64)
+    write = out.shape[1] > 0
     steps = np.empty((4, channels), np.int64)
     work = _block_scratch()
     for f in range(xma_frames):
@@ -1013,13 +1027,15 @@ def _encode_ext_xma_frames(out, nbits, dist, x, sizes, qstep, lam, sf, skips, ba
             if size == 0:
                 break
             err, _ = _code_subframe(
-                x[f, :, lo : lo + size], qstep[f, s], lam, tabs, q[:, lo : lo + size], nvec[s], work
+                x[f, :, lo : lo + size], qstep[f, s], lam, tabs, q[:, lo : lo + size], nvec[s], work, priced
             )
+            if not write:
+                cbits[s, :] = priced[:, 0]
             dist[f] += err * 10.0 ** (qstep[f, s] / 10.0) * SUBFRAME / size
             steps[s, :] = qstep[f, s]
             lo += size
         nbits[f] = _encode_xma_frame(
-            scratch, q, sizes[f], steps, sf, nvec, bands, skips[f, 0], skips[f, 1], tabs
+            scratch, q, sizes[f], steps, sf, nvec, cbits, bands, skips[f, 0], skips[f, 1], tabs
         )
         _take_bytes(out[f], scratch, nbits[f])
 
