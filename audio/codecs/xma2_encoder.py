@@ -1372,12 +1372,11 @@ def encode_xma2(
         assert bitrate is not None
         start = _LEVEL_GUESS
         if syntax == "extended":
-            # a first size with one 512-sample block per XMA frame (no tiling decision) puts
-            # the level of the first decision near the target
+            # the tilings are decided first 1 dB below the level that fits with one 512-sample
+            # block per XMA frame (no tiling decision, priced encodes only; decided tilings
+            # spend more bits where their shorter blocks pay)
             fix_tilings(None)
-            kbps = estimate(np.full(n_xma_frames, start, np.int64))
-            step = (np.log(bitrate) - np.log(max(kbps, 1e-9))) / _LOG_RATE_PER_DB
-            start = int(np.clip(np.round(start + step), _LEVEL_LO + 1, _LEVEL_HI))
+            start = max(_search(estimate, n_xma_frames, bitrate, start) - 1, _LEVEL_LO + 1)
         fix_tilings(start)
         hi = _search(estimate, n_xma_frames, bitrate, start)
         if syntax == "extended" and abs(hi - start) > 1:
