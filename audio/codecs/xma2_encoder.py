@@ -28,10 +28,11 @@ neighbour's slope where block lengths change (:mod:`audio.codecs.xma2_tiling`).
 
 The bitrate target (kbit/s, counted in whole packets with the packetiser's own layout) is
 met by searching the finest uniform quantiser level that fits, in 1 dB steps (secant steps
-on the log bitrate), then giving each XMA frame the level within 2 dB of it of least
-``squared error + mu x bits``, one multiplier ``mu`` for the whole stream, the smallest that
-fits (the extended syntax's tilings are decided once, near the target level, so every XMA
-frame's bits and error depend only on its own level); the coefficients are rounded to
+on the log bitrate), then giving each subframe (its own quant step) the level within 2 dB
+of it of least ``squared error + mu x bits``, one multiplier ``mu`` for the whole stream, the
+smallest that fits (the extended syntax's tilings are decided once, near the target level,
+so every subframe's bits and error depend only on its own level; an XMA frame's scale-factor
+set is counted once, in its first subframe with coefficients); the coefficients are rounded to
 nearest and then lowered where a rate-distortion test with the real code lengths says the
 bits are worth more than the error (``rdo``). The forward transform is the exact adjoint
 of the decoder's windowed IMDCT (spec section 6), so without quantisation the decoder
@@ -90,7 +91,7 @@ _SCRATCH_BYTES = 1 << 15  # > the longest XMA frame the syntax can produce at 2 
 _LEVEL_LO, _LEVEL_HI = -40, 200
 _LEVEL_GUESS = 60  # first level the bitrate search tries, dB
 _LOG_RATE_PER_DB = -0.05  # d ln(kbit/s) / d level before two levels were measured
-_ALLOCATION_SPAN = 2  # per-XMA-frame levels range over the uniform level found +- this, dB
+_ALLOCATION_SPAN = 2  # per-subframe levels range over the uniform level found +- this, dB
 _ALLOCATION_STEPS = 24  # bisection steps on the log of the error-per-bit multiplier
 
 
@@ -460,7 +461,7 @@ def _put_quant(buf, pos, s):  # type: ignore[no-untyped-def]  # pragma: no cover
 
 
 @nb.njit(cache=True, nogil=True)
-def _encode_xma_frame(buf, q, sizes, qstep, sf, nvec, cbits, bands, start_skip, end_skip_, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _encode_xma_frame(buf, q, sizes, qstep, sf, nvec, cbits, bands, start_skip, end_skip_, tabs, parts):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Write one XMA frame at bit 0 of the zeroed ``buf``; returns its length in bits.
 
     q: (C, 512) int64 quantised coefficients, subframes back to back; sizes: subframe
@@ -471,7 +472,8 @@ def _encode_xma_frame(buf, q, sizes, qstep, sf, nvec, cbits, bands, start_skip, 
     automatic switch (tnv 0); cbits: (subframes, C) -1 = write the coefficients, else
     their known length in bits, skipped unwritten (only the length is wanted); bands:
     band count per subframe length 512/256/128; skips < 0 = absent. The trailer bit is
-    written 0 (the packetiser sets it).
+    written 0 (the packetiser sets it). ``parts`` (9,) gets each subframe's bits without the
+    scale-factor set (0-3), the set's bits (4) and whether each subframe transmits (5-8).
     """
     scale_code, scale_len = tabs[0], tabs[1]
     channels = q.shape[0]
@@ -503,12 +505,14 @@ def _encode_xma_frame(buf, q, sizes, qstep, sf, nvec, cbits, bands, start_skip, 
         pos = _put(buf, pos, 0, 1)
     sf_sent = False
     offset = 0
+    parts[:] = 0
     for sub in range(sizes.shape[0]):
         size = sizes[sub]
         if size == 0:
             break
         lo, hi = offset, offset + size
         offset = hi
+        mark = pos
         pos = _put(buf, pos, 0, 2)  # no extended header, reserved 0
         if channels == 2:
             pos = _put(buf, pos, 0b010, 3)  # transform bit 0, group: '10' = no transform
@@ -522,7 +526,9 @@ def _encode_xma_frame(buf, q, sizes, qstep, sf, nvec, cbits, bands, start_skip, 
             pos = _put(buf, pos, 1 if any_nz else 0, 1)
             transmit = transmit or any_nz
         if not transmit:
+            parts[sub] = pos - mark
             continue
+        parts[5 + sub] = 1
         if nvec[sub, 0] < 0:
             pos = _put(buf, pos, 0, 1)  # tnv 0
         else:
@@ -550,18 +556,22 @@ def _encode_xma_frame(buf, q, sizes, qstep, sf, nvec, cbits, bands, start_skip, 
                 else:
                     pos = _put(buf, pos, 0, 1)
         n_bands = bands[0 if size == 512 else (1 if size == 256 else 2)]
+        set_here = 0
         for c in range(channels):
             if sf_sent and sub > 0:
                 pos = _put(buf, pos, 0, 1)  # reuse this XMA frame's set
                 continue
             if sub > 0:
                 pos = _put(buf, pos, 1, 1)  # new set (the first of the XMA frame: DPCM)
+            set_start = pos
             pos = _put(buf, pos, _SF_STEP - 1, 2)
             val = 45 // _SF_STEP
             for b in range(n_bands):
                 sym = sf[c, b] - val + 60
                 pos = _put(buf, pos, scale_code[sym], scale_len[sym])
                 val = sf[c, b]
+            set_here += pos - set_start
+        parts[4] += set_here
         sf_sent = True
         for c in range(channels):
             nz = False
@@ -574,6 +584,7 @@ def _encode_xma_frame(buf, q, sizes, qstep, sf, nvec, cbits, bands, start_skip, 
                     pos = _put_coeffs(buf, pos, q[c, lo:hi], nvec[sub, c], tabs)
                 else:
                     pos += cbits[sub, c]  # priced, not written
+        parts[sub] = pos - mark - set_here
     pos = _put(buf, pos, 1, 1)  # the bit decoders skip
     pos = _put(buf, pos, 0, 1)  # trailer (set by the packetiser)
     # XMA frame length prefix
@@ -594,11 +605,11 @@ def _take_bytes(row, scratch, nbits):  # type: ignore[no-untyped-def]  # pragma:
 
 
 @nb.njit(cache=True, nogil=True)
-def _encode_xma_frames(out, nbits, q, qstep, sf, skips, bands, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _encode_xma_frames(out, nbits, parts, q, qstep, sf, skips, bands, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Encode Microsoft-subset XMA frames (4 x 128): ``out[f]`` gets XMA frame f's bytes,
-    ``nbits[f]`` its length (bits).
+    ``nbits[f]`` its length (bits), ``parts[f]`` :func:`_encode_xma_frame`'s parts.
 
-    q: (F, 4, C, 128); qstep: (F, C); skips: (F, 2) start and end skip, -1 = absent.
+    q: (F, 4, C, 128); qstep: (F, 4, C); skips: (F, 2) start and end skip, -1 = absent.
     """
     scratch = np.zeros(_SCRATCH_BYTES, np.uint8)
     channels = q.shape[2]
@@ -611,9 +622,9 @@ def _encode_xma_frames(out, nbits, q, qstep, sf, skips, bands, tabs):  # type: i
         for s in range(4):
             for c in range(channels):
                 flat[c, s * SUBFRAME : (s + 1) * SUBFRAME] = q[f, s, c]
-                steps[s, c] = qstep[f, c]
+                steps[s, c] = qstep[f, s, c]
         nbits[f] = _encode_xma_frame(
-            scratch, flat, sizes, steps, sf[f], nvec, write, bands, skips[f, 0], skips[f, 1], tabs
+            scratch, flat, sizes, steps, sf[f], nvec, write, bands, skips[f, 0], skips[f, 1], tabs, parts[f]
         )
         _take_bytes(out[f], scratch, nbits[f])
 
@@ -654,18 +665,26 @@ class _Stream:
         # per-coefficient step exponent relative to the XMA frame's level: 2 dB x (sf - top)
         self.band_db = (_SF_STEP * (self.sf - _SF_TOP))[..., band_of]  # (F, C, 128)
 
+    def set_bits(self) -> np.ndarray:
+        """(F, 4) bits of the XMA frame's DPCM scale-factor sets (all channels), whichever
+        subframe carries them."""
+        scale_len = _coding_tables()[1]
+        deltas = np.diff(self.sf, axis=2, prepend=_SF_TOP)
+        bits = (2 + scale_len[deltas + 60].sum(axis=2)).sum(axis=1)  # 2: the sf_step field
+        return np.repeat(bits[:, None], 4, axis=1)
+
     def quantise(
         self, level: np.ndarray, rounding: float, lam: float = 0.0
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Quantised coefficients (F, 4, C, 128), per-channel quant steps (F, C) and each
-        XMA frame's squared error (F,) in decoder-scale coefficient units.
+        """Quantised coefficients (F, 4, C, 128), per-channel quant steps (F, 4, C) and each
+        subframe's squared error (F, 4) in decoder-scale coefficient units.
 
-        ``level`` (F,): global quantiser level per XMA frame, dB. A band's step is
+        ``level`` (F, 4): quantiser level per subframe, dB. A band's step is
         ``level + 2 dB x sf_abs``; the transmitted quant step is ``level + 2 top``.
         """
-        qstep = (level[:, None] + _SF_STEP * self.top).astype(np.int64)
+        qstep = (level[:, :, None] + _SF_STEP * self.top[:, None, :]).astype(np.int64)
         q = np.empty(self.coeffs.shape, np.int64)
-        dist = np.zeros(len(level))
+        dist = np.zeros(level.shape)
         tabs = _coding_tables()
         _quantise(self.coeffs, qstep, self.band_db, rounding, lam, tabs, q, dist)
         return q, qstep, dist
@@ -680,9 +699,9 @@ def _quantise(coeffs, qstep, band_db, rounding, lam, tabs, q, dist):  # type: ig
     sign = np.empty(n, np.int64)
     for f in range(xma_frames):
         for c in range(channels):
-            for k in range(n):
-                inv[k] = 10.0 ** (-(qstep[f, c] + band_db[f, c, k]) / 20.0)
             for s in range(subs):
+                for k in range(n):
+                    inv[k] = 10.0 ** (-(qstep[f, s, c] + band_db[f, c, k]) / 20.0)
                 for k in range(n):
                     x = coeffs[f, s, c, k]
                     mag[k] = abs(x) * inv[k]
@@ -694,7 +713,7 @@ def _quantise(coeffs, qstep, band_db, rounding, lam, tabs, q, dist):  # type: ig
                         sign[k] = 1 if coeffs[f, s, c, k] >= 0 else -1
                     _rdo_switch(q[f, s, c], mag, sign, lam, tabs)
                 for k in range(n):
-                    dist[f] += ((mag[k] - abs(q[f, s, c, k])) / inv[k]) ** 2
+                    dist[f, s] += ((mag[k] - abs(q[f, s, c, k])) / inv[k]) ** 2
 
 
 @nb.njit(cache=True, nogil=True)
@@ -810,9 +829,10 @@ def _rdo_switch(q, mag, sign, lam, tabs):  # type: ignore[no-untyped-def]  # pra
 
 def _encode_stream_xma_frames(
     stream: _Stream, level: np.ndarray, last_skip: int, rounding: float, lam: float, keep_bytes: bool
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """XMA frame bytes (F, bytes; none without ``keep_bytes``), lengths (bits) and squared
-    errors (decoder-scale coefficient units) at the given per-XMA-frame levels (dB).
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """XMA frame bytes (F, bytes; none without ``keep_bytes``), lengths (bits), their parts
+    (F, 9, :func:`_encode_xma_frame`) and each subframe's squared error (F, 4, decoder-scale
+    coefficient units) at the given per-subframe levels (F, 4, dB).
 
     XMA frames longer than the 15-bit length field allows are re-quantised 1 dB coarser.
     """
@@ -825,16 +845,19 @@ def _encode_stream_xma_frames(
         skips[n - 1, 1] = last_skip
     out = np.zeros((n, _XMA_FRAME_BYTES if keep_bytes else 0), np.uint8)
     nbits = np.zeros(n, np.int64)
-    dist = np.zeros(n)
+    parts = np.zeros((n, 9), np.int64)
+    dist = np.zeros((n, 4))
     todo = np.arange(n)
     while len(todo):
         q, qstep, sub_dist = stream.quantise(level, rounding, lam)
         dist[todo] = sub_dist[todo]
         sub_out = np.zeros((len(todo), out.shape[1]), np.uint8)
         sub_bits = np.zeros(len(todo), np.int64)
+        sub_parts = np.zeros((len(todo), 9), np.int64)
         _encode_xma_frames(
             sub_out,
             sub_bits,
+            sub_parts,
             q[todo],
             qstep[todo],
             stream.sf[todo],
@@ -842,10 +865,10 @@ def _encode_stream_xma_frames(
             _bands(stream.sample_rate),
             tabs,
         )
-        out[todo], nbits[todo] = sub_out, sub_bits
+        out[todo], nbits[todo], parts[todo] = sub_out, sub_bits, sub_parts
         todo = todo[sub_bits > _MAX_XMA_FRAME_BITS]
         level[todo] += 1
-    return out, nbits, dist
+    return out, nbits, parts, dist
 
 
 # ---------------------------------------------------------------- extended syntax
@@ -1004,12 +1027,13 @@ def _block_costs(x, qstep, lam, weight, tabs, cost):  # type: ignore[no-untyped-
 
 
 @nb.njit(cache=True, nogil=True)
-def _encode_ext_xma_frames(out, nbits, dist, x, sizes, qstep, lam, sf, skips, bands, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _encode_ext_xma_frames(out, nbits, parts, dist, x, sizes, qstep, lam, sf, skips, bands, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Encode extended-syntax XMA frames: ``x`` (F, C, 512) coefficients with subframes
     back to back, ``sizes`` (F, 4) their lengths (0 = none), ``qstep`` (F, 4) quant step per
-    subframe; writes ``out[f]`` and ``nbits[f]`` as :func:`_encode_xma_frames` and ``dist[f]``,
-    the squared error of XMA frame f's coefficients scaled to 128-line blocks. With an
-    empty ``out`` the coefficients are priced, not written (the same ``nbits``)."""
+    subframe; writes ``out[f]``, ``nbits[f]`` and ``parts[f]`` as :func:`_encode_xma_frames`
+    and ``dist[f, s]``, the squared error of subframe s's coefficients scaled to 128-line
+    blocks. With an empty ``out`` the coefficients are priced, not written (the same
+    ``nbits``)."""
     scratch = np.zeros(_SCRATCH_BYTES, np.uint8)
     xma_frames, channels, _ = x.shape
     q = np.empty((channels, XMA_FRAME_SAMPLES), np.int64)
@@ -1021,7 +1045,6 @@ def _encode_ext_xma_frames(out, nbits, dist, x, sizes, qstep, lam, sf, skips, ba
     work = _block_scratch()
     for f in range(xma_frames):
         lo = 0
-        dist[f] = 0.0
         for s in range(4):
             size = sizes[f, s]
             if size == 0:
@@ -1031,11 +1054,11 @@ def _encode_ext_xma_frames(out, nbits, dist, x, sizes, qstep, lam, sf, skips, ba
             )
             if not write:
                 cbits[s, :] = priced[:, 0]
-            dist[f] += err * 10.0 ** (qstep[f, s] / 10.0) * SUBFRAME / size
+            dist[f, s] = err * 10.0 ** (qstep[f, s] / 10.0) * SUBFRAME / size
             steps[s, :] = qstep[f, s]
             lo += size
         nbits[f] = _encode_xma_frame(
-            scratch, q, sizes[f], steps, sf, nvec, cbits, bands, skips[f, 0], skips[f, 1], tabs
+            scratch, q, sizes[f], steps, sf, nvec, cbits, bands, skips[f, 0], skips[f, 1], tabs, parts[f]
         )
         _take_bytes(out[f], scratch, nbits[f])
 
@@ -1094,9 +1117,9 @@ class _ExtStream:
         False if they were already decided at that level. ``None``: one 512-sample block per
         XMA frame, no decision (for a first size estimate).
 
-        Later encodes at any per-XMA-frame levels reuse these blocks, so an XMA frame's
-        bits and error then depend only on its own level (the bitrate search and the
-        allocation compare levels frame by frame).
+        Later encodes at any per-subframe levels reuse these blocks, so a subframe's bits
+        and error then depend only on its own level (the bitrate search and the allocation
+        compare levels subframe by subframe).
         """
         if self._fixed == (level,):
             return False
@@ -1136,9 +1159,9 @@ class _ExtStream:
 
     def encode(
         self, level: np.ndarray, last_skip: int, lam: float, keep_bytes: bool
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """XMA frame bytes, lengths and squared errors as :func:`_encode_stream_xma_frames`
-        at per-XMA-frame levels (dB), with the tiling of :meth:`fix_tiling`."""
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """XMA frame bytes, lengths, parts and squared errors as :func:`_encode_stream_xma_frames`
+        at per-subframe levels (F, 4, dB), with the tiling of :meth:`fix_tiling`."""
         tabs = _coding_tables()
         level = level.copy()
         skips = -np.ones((self.n_xma_frames, 2), np.int64)
@@ -1148,16 +1171,19 @@ class _ExtStream:
         sf = np.full((self.channels, XMA_FRAME_SAMPLES), _SF_TOP, np.int64)
         out = np.zeros((self.n_xma_frames, _XMA_FRAME_BYTES if keep_bytes else 0), np.uint8)
         nbits = np.zeros(self.n_xma_frames, np.int64)
-        dist = np.zeros(self.n_xma_frames)
+        parts = np.zeros((self.n_xma_frames, 9), np.int64)
+        dist = np.zeros((self.n_xma_frames, 4))
         todo = np.arange(self.n_xma_frames)
         while len(todo):
-            steps = level[todo, None] + self.size_db[todo]
+            steps = level[todo] + self.size_db[todo]
             sub_out = np.zeros((len(todo), out.shape[1]), np.uint8)
             sub_bits = np.zeros(len(todo), np.int64)
-            sub_dist = np.zeros(len(todo))
+            sub_parts = np.zeros((len(todo), 9), np.int64)
+            sub_dist = np.zeros((len(todo), 4))
             _encode_ext_xma_frames(
                 sub_out,
                 sub_bits,
+                sub_parts,
                 sub_dist,
                 self.x[todo],
                 self.sizes[todo],
@@ -1168,10 +1194,17 @@ class _ExtStream:
                 _bands(self.sample_rate),
                 tabs,
             )
-            out[todo], nbits[todo], dist[todo] = sub_out, sub_bits, sub_dist
+            out[todo], nbits[todo], parts[todo], dist[todo] = sub_out, sub_bits, sub_parts, sub_dist
             todo = todo[sub_bits > _MAX_XMA_FRAME_BITS]
             level[todo] += 1
-        return out, nbits, dist
+        return out, nbits, parts, dist
+
+    def set_bits(self) -> np.ndarray:
+        """(F, 4) bits of the XMA frame's flat scale-factor set (all channels) if subframe s
+        is the first to carry coefficients: 2 + one bit per band (delta 0) per channel."""
+        bands = _bands(self.sample_rate)
+        per_size = np.select([self.sizes == 512, self.sizes == 256], [bands[0], bands[1]], bands[2])
+        return self.channels * (2 + per_size)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -1276,7 +1309,7 @@ def encode_xma2(
         Hz, ``MIN_RATE..MAX_RATE``; written nowhere here but picks the band layout.
     bitrate:
         Target average bitrate over all channels, kbit/s (whole packets counted): the
-        per-XMA-frame quantiser levels of least squared error that stay at or under it
+        per-subframe quantiser levels of least squared error that stay at or under it
         are chosen. Ignored if ``level`` is given.
     level:
         A fixed global quantiser level, dB (lower = finer, larger output).
@@ -1332,42 +1365,62 @@ def encode_xma2(
 
     def encode(
         s: _Stream | _ExtStream, lv: np.ndarray, keep_bytes: bool = False
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         if isinstance(s, _Stream):
             return _encode_stream_xma_frames(s, lv, last_skip, rounding, rdo, keep_bytes)
         return s.encode(lv, last_skip, rdo, keep_bytes)
 
-    # Every XMA frame's bits and error depend only on its own level (the extended syntax's
-    # tilings are fixed first), so each uniform level is encoded once and any per-XMA-frame mix
-    # of levels is priced from those: bits (streams, F) and squared error summed over the streams.
-    bits_at: dict[int, np.ndarray] = {}
+    # Every subframe's bits (without the XMA frame's scale-factor set) and error depend only on
+    # its own level (the extended syntax's tilings are fixed first), so each uniform level is
+    # encoded once and any per-subframe mix of levels is priced from those: per level the
+    # subframe bits and transmit flags (streams, F, 4) and the squared error (F, 4) summed over
+    # the streams; an XMA frame's length is its fixed header, its subframes and the set of the
+    # first subframe that carries coefficients.
+    sub_at: dict[int, np.ndarray] = {}
+    sends_at: dict[int, np.ndarray] = {}
     dist_at: dict[int, np.ndarray] = {}
+    fixed: list[np.ndarray] = []  # header bits (streams, F), set bits (streams, F, 4)
 
     def measure(lv: int) -> None:
-        if lv not in bits_at:
-            res = [encode(s, np.full(n_xma_frames, lv, np.int64)) for s in streams]
-            bits_at[lv] = np.stack([nb_ for _, nb_, _ in res])
-            dist_at[lv] = np.sum([d for _, _, d in res], axis=0)
+        if lv in sub_at:
+            return
+        res = [encode(s, np.full((n_xma_frames, 4), lv, np.int64)) for s in streams]
+        sub_at[lv] = np.stack([p[:, :4] for _, _, p, _ in res])
+        sends_at[lv] = np.stack([p[:, 5:] for _, _, p, _ in res]).astype(bool)
+        dist_at[lv] = np.sum([d for _, _, _, d in res], axis=0)
+        if not fixed:
+            fixed.append(np.stack([nb_ - p[:, :5].sum(axis=1) for _, nb_, p, _ in res]))
+            fixed.append(np.stack([s.set_bits() for s in streams]))
 
     def fix_tilings(lv: int | None) -> None:
         if any([s.fix_tiling(lv, rdo) for s in streams if isinstance(s, _ExtStream)]):
-            bits_at.clear()
-            dist_at.clear()
+            for cache_ in (sub_at, sends_at, dist_at):
+                cache_.clear()
+            fixed.clear()
 
-    def estimate(lv: np.ndarray) -> float:
-        """kbit/s in whole packets at per-XMA-frame levels (exact: the packetiser's layout)."""
-        frame_bits = np.zeros((len(streams), n_xma_frames), np.int64)
+    def xma_frame_bits(lv: np.ndarray) -> np.ndarray:
+        """(streams, F) XMA frame lengths at per-subframe levels ``lv`` (F, 4), bits."""
+        sub = np.zeros((len(streams), n_xma_frames, 4), np.int64)
+        sends = np.zeros(sub.shape, bool)
         for v in np.unique(lv):
             measure(int(v))
             pick = lv == v
-            frame_bits[:, pick] = bits_at[int(v)][:, pick]
-        packets = sum(_packet_count(nb_) for nb_ in frame_bits)
+            sub[:, pick] = sub_at[int(v)][:, pick]
+            sends[:, pick] = sends_at[int(v)][:, pick]
+        first = np.argmax(sends, axis=2)
+        header, set_bits = fixed
+        carried = np.take_along_axis(set_bits, first[..., None], axis=2)[..., 0] * sends.any(axis=2)
+        return header + sub.sum(axis=2) + carried
+
+    def estimate(lv: np.ndarray) -> float:
+        """kbit/s in whole packets at per-subframe levels (exact: the packetiser's layout)."""
+        packets = sum(_packet_count(nb_) for nb_ in xma_frame_bits(lv))
         return packets * PACKET_BITS / seconds / 1000
 
     hi = _LEVEL_GUESS if level is None else int(level)
     if level is not None:
         fix_tilings(hi)
-        levels = np.full(n_xma_frames, hi, np.int64)
+        levels = np.full((n_xma_frames, 4), hi, np.int64)
     else:
         assert bitrate is not None
         start = _LEVEL_GUESS
@@ -1383,7 +1436,7 @@ def encode_xma2(
             # tilings decided at the level found (when more than 1 dB off), the search again
             fix_tilings(hi)
             hi = _search(estimate, n_xma_frames, bitrate, hi)
-        levels = _allocate(estimate, measure, bits_at, dist_at, hi, bitrate)
+        levels = _allocate(estimate, measure, sub_at, dist_at, hi, bitrate)
     # the estimates are exact, so the packets fit the bitrate (unless even _LEVEL_HI does not)
     packets = [_packetise(*encode(s, levels, True)[:2]) for s in streams]
     return Xma2Encoding(packets, split, int(sample_rate), n_samples, n_xma_frames, int(levels.max()))
@@ -1401,7 +1454,7 @@ def _search(estimate, n_xma_frames: int, bitrate: float, start: int) -> int:  # 
     lv, slope = start, _LOG_RATE_PER_DB
     last: tuple[int, float] | None = None
     while hi - lo > 1:
-        kbps = estimate(np.full(n_xma_frames, lv, np.int64))
+        kbps = estimate(np.full((n_xma_frames, 4), lv, np.int64))
         if kbps <= bitrate:
             hi = lv
         else:
@@ -1418,12 +1471,13 @@ def _search(estimate, n_xma_frames: int, bitrate: float, start: int) -> int:  # 
     return hi
 
 
-def _allocate(estimate, measure, bits_at, dist_at, hi: int, bitrate: float) -> np.ndarray:  # type: ignore[no-untyped-def]
-    """Per-XMA-frame levels of least total squared error whose estimated size fits ``bitrate``.
+def _allocate(estimate, measure, sub_at, dist_at, hi: int, bitrate: float) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """Per-subframe levels (F, 4) of least total squared error whose estimated size fits
+    ``bitrate``.
 
-    Each XMA frame takes, among the levels ``hi - 2 .. hi + 2`` (``hi``: the finest uniform
+    Each subframe takes, among the levels ``hi - 2 .. hi + 2`` (``hi``: the finest uniform
     level that fits), the one of least ``error + mu x bits``; the multiplier ``mu`` (squared
-    error per bit, the same for every XMA frame: where a bit buys the most error) is the
+    error per bit, the same for every subframe: where a bit buys the most error) is the
     smallest that fits, found by bisection on its logarithm. Never worse than ``hi``
     everywhere, which fits.
     """
@@ -1432,14 +1486,15 @@ def _allocate(estimate, measure, bits_at, dist_at, hi: int, bitrate: float) -> n
     ]
     for v in window:
         measure(v)
-    bits = np.stack([bits_at[v].sum(axis=0) for v in window]).astype(np.float64)
-    dist = np.stack([dist_at[v] for v in window])
+    shape = dist_at[window[0]].shape
+    bits = np.stack([sub_at[v].sum(axis=0).ravel() for v in window]).astype(np.float64)
+    dist = np.stack([dist_at[v].ravel() for v in window])
     choice = np.asarray(window, np.int64)
     columns = np.arange(bits.shape[1])
     # the exchange rates between neighbouring levels bound the useful multipliers
     d_dist, d_bits = np.diff(dist, axis=0), -np.diff(bits, axis=0)
     rates = d_dist[(d_bits > 0) & (d_dist > 0)] / d_bits[(d_bits > 0) & (d_dist > 0)]
-    uniform = np.full(bits.shape[1], hi, np.int64)
+    uniform = np.full(shape, hi, np.int64)
     if not rates.size or hi not in window:
         return uniform
     log_lo, log_hi = np.log(rates.min()) - 1, np.log(rates.max()) + 1
@@ -1447,7 +1502,7 @@ def _allocate(estimate, measure, bits_at, dist_at, hi: int, bitrate: float) -> n
     for _ in range(_ALLOCATION_STEPS):
         mid = (log_lo + log_hi) / 2
         pick = np.argmin(dist + np.exp(mid) * bits, axis=0)
-        levels = choice[pick]
+        levels = choice[pick].reshape(shape)
         if estimate(levels) <= bitrate:
             log_hi = mid
             total = float(dist[pick, columns].sum())
