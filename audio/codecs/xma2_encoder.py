@@ -697,6 +697,7 @@ def _quantise(coeffs, qstep, band_db, rounding, lam, tabs, q, dist):  # type: ig
     mag = np.empty(n, np.float64)
     inv = np.empty(n, np.float64)
     sign = np.empty(n, np.int64)
+    work = _block_scratch()
     for f in range(xma_frames):
         for c in range(channels):
             for s in range(subs):
@@ -711,7 +712,7 @@ def _quantise(coeffs, qstep, band_db, rounding, lam, tabs, q, dist):  # type: ig
                     _rdo(q[f, s, c], mag, lam, coef_len, rl_sym)
                     for k in range(n):
                         sign[k] = 1 if coeffs[f, s, c, k] >= 0 else -1
-                    _rdo_switch(q[f, s, c], mag, sign, lam, tabs)
+                    _rdo_switch(q[f, s, c], mag, sign, lam, tabs, work)
                 for k in range(n):
                     dist[f, s] += ((mag[k] - abs(q[f, s, c, k])) / inv[k]) ** 2
 
@@ -773,18 +774,32 @@ def _auto_bits(q, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
 
 
 @nb.njit(cache=True, nogil=True)
-def _rdo_switch(q, mag, sign, lam, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _rdo_switch(q, mag, sign, lam, tabs, scratch):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Move the decoder's automatic switch to run-level coding (in place) where that saves
     more bits than ``lam`` x the squared error it adds (quantiser steps): earlier, by lowering
     a 1 to 0 in an earlier group of 4, or later, by raising the zeros of the group that ends
     the vector part to 1 (``sign``: the coefficients' signs). The best move is taken while
-    one pays, at most 4 times."""
+    one pays, at most 4 times. ``scratch``: :func:`_block_scratch` (its vector prefix and
+    run-level arrays price every earlier switch at once: a run-level part from a start
+    depends only on the coefficients after it)."""
     n = q.shape[0]
+    coef_len, rl_sym = tabs[9], tabs[10]
+    _, vec, rl0, rl1, nz, suffix = scratch
     raised = np.zeros(4, np.bool_)
-    bits = _auto_bits(q, tabs)
     for _ in range(4):
+        m = 0
+        for k in range(n):
+            if q[k] != 0:
+                nz[m] = k
+                m += 1
+        vec[0] = 0
+        for g in range(n >> 2):
+            vec[g + 1] = vec[g] + _group_bits(q, 4 * g, tabs)
+        _rl_from_starts(q, 0, coef_len, rl_sym, nz, m, suffix, rl0)
+        _rl_from_starts(q, 1, coef_len, rl_sym, nz, m, suffix, rl1)
         end = _vector_end(q)
-        best_gain, best_p, best_g, best_bits = 0.0, -1, -1, bits
+        bits = 1 + vec[end >> 2] + min(rl0[end >> 2], rl1[end >> 2])
+        best_gain, best_p, best_g = 0.0, -1, -1
         for g in range(0, end - 4, 4):  # earlier: the cheapest 1 of group g becomes 0
             p, d = -1, 0.0
             for i in range(g, g + 4):
@@ -794,11 +809,13 @@ def _rdo_switch(q, mag, sign, lam, tabs):  # type: ignore[no-untyped-def]  # pra
                 continue
             old = q[p]
             q[p] = 0
-            trial = _auto_bits(q, tabs)
+            new_end = _vector_end(q) >> 2
+            changed = _group_bits(q, g, tabs) - (vec[(g >> 2) + 1] - vec[g >> 2])
             q[p] = old
+            trial = 1 + vec[new_end] + changed + min(rl0[new_end], rl1[new_end])
             gain = lam * (bits - trial) - d
             if gain > best_gain:
-                best_gain, best_p, best_g, best_bits = gain, p, -1, trial
+                best_gain, best_p, best_g = gain, p, -1
         if 4 <= end < n:  # later: the zeros of the group ending the vector part become 1
             g = end - 4
             d = 0.0
@@ -815,7 +832,7 @@ def _rdo_switch(q, mag, sign, lam, tabs):  # type: ignore[no-untyped-def]  # pra
                     q[i] = 0
             gain = lam * (bits - trial) - d
             if gain > best_gain:
-                best_gain, best_p, best_g, best_bits = gain, -1, g, trial
+                best_gain, best_p, best_g = gain, -1, g
         if best_p >= 0:
             q[best_p] = 0
         elif best_g >= 0:
@@ -824,7 +841,6 @@ def _rdo_switch(q, mag, sign, lam, tabs):  # type: ignore[no-untyped-def]  # pra
                     q[i] = sign[i]
         else:
             return
-        bits = best_bits
 
 
 def _encode_stream_xma_frames(
