@@ -113,7 +113,8 @@ class Xma2Encoding:
     xma_frames:
         XMA frames per stream (``512 * xma_frames`` = the containers' raw sample count).
     level:
-        The global quantiser level chosen (dB; lower = finer).
+        The coarsest quantiser level of any subframe (dB; lower = finer; the levels differ per
+        subframe when a bitrate is met, by at most 4 dB).
     """
 
     streams: list[list[bytes]]
