@@ -114,7 +114,7 @@ class Xma2Encoding:
         XMA frames per stream (``512 * xma_frames`` = the containers' raw sample count).
     level:
         The coarsest quantiser level of any subframe (dB; lower = finer; the levels differ per
-        subframe when a bitrate is met, by at most 4 dB).
+        subframe when a bitrate is met).
     """
 
     streams: list[list[bytes]]
