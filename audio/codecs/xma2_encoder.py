@@ -11,8 +11,9 @@ occur in real console data:
   run-level coding by itself), no channel transform (stereo is two independent
   channels, ``10``), per-channel quantisation through the step modifiers;
 - scale factors with step 2 dB: one DPCM set per XMA frame and channel in the first
-  subframe that carries coefficients, reused by the later subframes; the set follows
-  the band energies (``shaping`` x their level in dB), so quiet bands get finer steps;
+  subframe that carries coefficients, reused by the later subframes; flat by default
+  (the best SNR measured), or following the band energies (``shaping`` x their level in
+  dB), so quiet bands get finer steps;
 - per channel and subframe the cheaper of the two coefficient tables;
 - start skip 512 in the first XMA frame and end skip ``512 N - 384 - S`` in the last, so a
   decoder outputs exactly the input length; XMA frames packed back to back, never across
@@ -25,18 +26,21 @@ subframe the vector-coded count (sent, up to the whole subframe, or the automati
 of least cost with the real code lengths, flat scale factors, windows of the shorter
 neighbour's slope where block lengths change (:mod:`audio.codecs.xma2_tiling`).
 
-The bitrate target (kbit/s, counted in whole packets) is met by searching a global
-quantiser level in 1 dB steps (secant steps on the log bitrate, then per-XMA-frame
-refinement between two neighbouring levels); the coefficients are rounded to nearest and then lowered where a
-rate-distortion test with the real code lengths says the bits are worth more than the
-error (``rdo``). The forward transform is the exact adjoint of the decoder's windowed IMDCT
-(spec section 6), so without quantisation the decoder reconstructs the input. Console
-acceptance is not verified (no console here).
+The bitrate target (kbit/s, counted in whole packets with the packetiser's own layout) is
+met by searching the finest uniform quantiser level that fits, in 1 dB steps (secant steps
+on the log bitrate), then giving each subframe (its own quant step) the level within 2 dB
+of it of least ``squared error + mu x bits``, one multiplier ``mu`` for the whole stream, the
+smallest that fits (the extended syntax's tilings are decided once, near the target level,
+so every subframe's bits and error depend only on its own level; an XMA frame's scale-factor
+set is counted once, in its first subframe with coefficients); the coefficients are rounded to
+nearest and then lowered where a rate-distortion test with the real code lengths says the
+bits are worth more than the error (``rdo``). The forward transform is the exact adjoint
+of the decoder's windowed IMDCT (spec section 6), so without quantisation the decoder
+reconstructs the input. Console acceptance is not verified (no console here).
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cache
 
@@ -82,10 +86,13 @@ _SF_STEP = 2
 _SF_TOP = 22  # 45 // sf_step: the DPCM start value, used as every set's maximum
 _SF_RANGE = 15  # scale factors span at most 15 steps (30 dB) below the XMA frame's loudest band
 _MAX_XMA_FRAME_BITS = (1 << XMA_FRAME_LENGTH_BITS) - 1
+_XMA_FRAME_BYTES = _MAX_XMA_FRAME_BITS // 8 + 64  # room for the longest XMA frame kept
 _SCRATCH_BYTES = 1 << 15  # > the longest XMA frame the syntax can produce at 2 channels
 _LEVEL_LO, _LEVEL_HI = -40, 200
 _LEVEL_GUESS = 60  # first level the bitrate search tries, dB
 _LOG_RATE_PER_DB = -0.05  # d ln(kbit/s) / d level before two levels were measured
+_ALLOCATION_SPAN = 2  # per-subframe levels range over the uniform level found +- this, dB
+_ALLOCATION_STEPS = 24  # bisection steps on the log of the error-per-bit multiplier
 
 
 @dataclass(frozen=True)
@@ -106,7 +113,8 @@ class Xma2Encoding:
     xma_frames:
         XMA frames per stream (``512 * xma_frames`` = the containers' raw sample count).
     level:
-        The global quantiser level chosen (dB; lower = finer).
+        The coarsest quantiser level of any subframe (dB; lower = finer; the levels differ per
+        subframe when a bitrate is met).
     """
 
     streams: list[list[bytes]]
@@ -454,7 +462,7 @@ def _put_quant(buf, pos, s):  # type: ignore[no-untyped-def]  # pragma: no cover
 
 
 @nb.njit(cache=True, nogil=True)
-def _encode_xma_frame(buf, q, sizes, qstep, sf, nvec, bands, start_skip, end_skip_, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _encode_xma_frame(buf, q, sizes, qstep, sf, nvec, cbits, bands, start_skip, end_skip_, tabs, parts):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Write one XMA frame at bit 0 of the zeroed ``buf``; returns its length in bits.
 
     q: (C, 512) int64 quantised coefficients, subframes back to back; sizes: subframe
@@ -462,8 +470,11 @@ def _encode_xma_frame(buf, q, sizes, qstep, sf, nvec, bands, start_skip, end_ski
     per subframe and channel; sf: (C, >= bands) scale factors (maximum ``_SF_TOP``), sent
     once per XMA frame in the first subframe that carries coefficients and reused after;
     nvec: (subframes, C) vector-coded counts, -1 in every channel = the decoder's
-    automatic switch (tnv 0); bands: band count per subframe length 512/256/128; skips
-    < 0 = absent. The trailer bit is written 0 (the packetiser sets it).
+    automatic switch (tnv 0); cbits: (subframes, C) -1 = write the coefficients, else
+    their known length in bits, skipped unwritten (only the length is wanted); bands:
+    band count per subframe length 512/256/128; skips < 0 = absent. The trailer bit is
+    written 0 (the packetiser sets it). ``parts`` (9,) gets each subframe's bits without the
+    scale-factor set (0-3), the set's bits (4) and whether each subframe transmits (5-8).
     """
     scale_code, scale_len = tabs[0], tabs[1]
     channels = q.shape[0]
@@ -495,12 +506,14 @@ def _encode_xma_frame(buf, q, sizes, qstep, sf, nvec, bands, start_skip, end_ski
         pos = _put(buf, pos, 0, 1)
     sf_sent = False
     offset = 0
+    parts[:] = 0
     for sub in range(sizes.shape[0]):
         size = sizes[sub]
         if size == 0:
             break
         lo, hi = offset, offset + size
         offset = hi
+        mark = pos
         pos = _put(buf, pos, 0, 2)  # no extended header, reserved 0
         if channels == 2:
             pos = _put(buf, pos, 0b010, 3)  # transform bit 0, group: '10' = no transform
@@ -514,7 +527,9 @@ def _encode_xma_frame(buf, q, sizes, qstep, sf, nvec, bands, start_skip, end_ski
             pos = _put(buf, pos, 1 if any_nz else 0, 1)
             transmit = transmit or any_nz
         if not transmit:
+            parts[sub] = pos - mark
             continue
+        parts[5 + sub] = 1
         if nvec[sub, 0] < 0:
             pos = _put(buf, pos, 0, 1)  # tnv 0
         else:
@@ -542,18 +557,22 @@ def _encode_xma_frame(buf, q, sizes, qstep, sf, nvec, bands, start_skip, end_ski
                 else:
                     pos = _put(buf, pos, 0, 1)
         n_bands = bands[0 if size == 512 else (1 if size == 256 else 2)]
+        set_here = 0
         for c in range(channels):
             if sf_sent and sub > 0:
                 pos = _put(buf, pos, 0, 1)  # reuse this XMA frame's set
                 continue
             if sub > 0:
                 pos = _put(buf, pos, 1, 1)  # new set (the first of the XMA frame: DPCM)
+            set_start = pos
             pos = _put(buf, pos, _SF_STEP - 1, 2)
             val = 45 // _SF_STEP
             for b in range(n_bands):
                 sym = sf[c, b] - val + 60
                 pos = _put(buf, pos, scale_code[sym], scale_len[sym])
                 val = sf[c, b]
+            set_here += pos - set_start
+        parts[4] += set_here
         sf_sent = True
         for c in range(channels):
             nz = False
@@ -562,7 +581,11 @@ def _encode_xma_frame(buf, q, sizes, qstep, sf, nvec, bands, start_skip, end_ski
                     nz = True
                     break
             if nz:
-                pos = _put_coeffs(buf, pos, q[c, lo:hi], nvec[sub, c], tabs)
+                if cbits[sub, c] < 0:
+                    pos = _put_coeffs(buf, pos, q[c, lo:hi], nvec[sub, c], tabs)
+                else:
+                    pos += cbits[sub, c]  # priced, not written
+        parts[sub] = pos - mark - set_here
     pos = _put(buf, pos, 1, 1)  # the bit decoders skip
     pos = _put(buf, pos, 0, 1)  # trailer (set by the packetiser)
     # XMA frame length prefix
@@ -573,29 +596,38 @@ def _encode_xma_frame(buf, q, sizes, qstep, sf, nvec, bands, start_skip, end_ski
 
 
 @nb.njit(cache=True, nogil=True)
-def _encode_xma_frames(out, nbits, q, qstep, sf, skips, bands, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """Encode Microsoft-subset XMA frames (4 x 128): ``out[f]`` gets XMA frame f's bytes,
-    ``nbits[f]`` its length (bits).
+def _take_bytes(row, scratch, nbits):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Copy an XMA frame of ``nbits`` bits from ``scratch`` into ``row`` (as far as ``row``
+    reaches: an empty row keeps only the length) and zero the scratch bytes it used."""
+    used = (nbits + 7) >> 3
+    keep = min(used, row.shape[0])
+    row[:keep] = scratch[:keep]
+    scratch[:used] = 0
 
-    q: (F, 4, C, 128); qstep: (F, C); skips: (F, 2) start and end skip, -1 = absent.
+
+@nb.njit(cache=True, nogil=True)
+def _encode_xma_frames(out, nbits, parts, q, qstep, sf, skips, bands, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Encode Microsoft-subset XMA frames (4 x 128): ``out[f]`` gets XMA frame f's bytes,
+    ``nbits[f]`` its length (bits), ``parts[f]`` :func:`_encode_xma_frame`'s parts.
+
+    q: (F, 4, C, 128); qstep: (F, 4, C); skips: (F, 2) start and end skip, -1 = absent.
     """
     scratch = np.zeros(_SCRATCH_BYTES, np.uint8)
-    width = out.shape[1]
     channels = q.shape[2]
     sizes = np.full(4, SUBFRAME, np.int64)
     nvec = -np.ones((4, channels), np.int64)
+    write = -np.ones((4, channels), np.int64)
     flat = np.empty((channels, XMA_FRAME_SAMPLES), np.int64)
     steps = np.empty((4, channels), np.int64)
     for f in range(q.shape[0]):
         for s in range(4):
             for c in range(channels):
                 flat[c, s * SUBFRAME : (s + 1) * SUBFRAME] = q[f, s, c]
-                steps[s, c] = qstep[f, c]
-        scratch[:] = 0
+                steps[s, c] = qstep[f, s, c]
         nbits[f] = _encode_xma_frame(
-            scratch, flat, sizes, steps, sf[f], nvec, bands, skips[f, 0], skips[f, 1], tabs
+            scratch, flat, sizes, steps, sf[f], nvec, write, bands, skips[f, 0], skips[f, 1], tabs, parts[f]
         )
-        out[f, :] = scratch[:width]
+        _take_bytes(out[f], scratch, nbits[f])
 
 
 @nb.njit(cache=True, nogil=True)
@@ -634,29 +666,44 @@ class _Stream:
         # per-coefficient step exponent relative to the XMA frame's level: 2 dB x (sf - top)
         self.band_db = (_SF_STEP * (self.sf - _SF_TOP))[..., band_of]  # (F, C, 128)
 
-    def quantise(self, level: np.ndarray, rounding: float, lam: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-        """Quantised coefficients (F, 4, C, 128) and per-channel quant steps (F, C).
+    def set_bits(self) -> np.ndarray:
+        """(F, 4) bits of the XMA frame's DPCM scale-factor sets (all channels), whichever
+        subframe carries them."""
+        scale_len = _coding_tables()[1]
+        deltas = np.diff(self.sf, axis=2, prepend=_SF_TOP)
+        bits = (2 + scale_len[deltas + 60].sum(axis=2)).sum(axis=1)  # 2: the sf_step field
+        return np.repeat(bits[:, None], 4, axis=1)
 
-        ``level`` (F,): global quantiser level per XMA frame, dB. A band's step is
+    def quantise(
+        self, level: np.ndarray, rounding: float, lam: float = 0.0
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Quantised coefficients (F, 4, C, 128), per-channel quant steps (F, 4, C) and each
+        subframe's squared error (F, 4) in decoder-scale coefficient units.
+
+        ``level`` (F, 4): quantiser level per subframe, dB. A band's step is
         ``level + 2 dB x sf_abs``; the transmitted quant step is ``level + 2 top``.
         """
-        qstep = (level[:, None] + _SF_STEP * self.top).astype(np.int64)
+        qstep = (level[:, :, None] + _SF_STEP * self.top[:, None, :]).astype(np.int64)
         q = np.empty(self.coeffs.shape, np.int64)
+        dist = np.zeros(level.shape)
         tabs = _coding_tables()
-        _quantise(self.coeffs, qstep, self.band_db, rounding, lam, tabs[9], tabs[10], q)
-        return q, qstep
+        _quantise(self.coeffs, qstep, self.band_db, rounding, lam, tabs, q, dist)
+        return q, qstep, dist
 
 
 @nb.njit(cache=True, nogil=True)
-def _quantise(coeffs, qstep, band_db, rounding, lam, coef_len, rl_sym, q):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _quantise(coeffs, qstep, band_db, rounding, lam, tabs, q, dist):  # type: ignore[no-untyped-def]  # pragma: no cover
     xma_frames, subs, channels, n = coeffs.shape
+    coef_len, rl_sym = tabs[9], tabs[10]
     mag = np.empty(n, np.float64)
     inv = np.empty(n, np.float64)
+    sign = np.empty(n, np.int64)
+    work = _block_scratch()
     for f in range(xma_frames):
         for c in range(channels):
-            for k in range(n):
-                inv[k] = 10.0 ** (-(qstep[f, c] + band_db[f, c, k]) / 20.0)
             for s in range(subs):
+                for k in range(n):
+                    inv[k] = 10.0 ** (-(qstep[f, s, c] + band_db[f, c, k]) / 20.0)
                 for k in range(n):
                     x = coeffs[f, s, c, k]
                     mag[k] = abs(x) * inv[k]
@@ -664,6 +711,11 @@ def _quantise(coeffs, qstep, band_db, rounding, lam, coef_len, rl_sym, q):  # ty
                     q[f, s, c, k] = m if x >= 0 else -m
                 if lam > 0:
                     _rdo(q[f, s, c], mag, lam, coef_len, rl_sym)
+                    for k in range(n):
+                        sign[k] = 1 if coeffs[f, s, c, k] >= 0 else -1
+                    _rdo_switch(q[f, s, c], mag, sign, lam, tabs, work)
+                for k in range(n):
+                    dist[f, s] += ((mag[k] - abs(q[f, s, c, k])) / inv[k]) ** 2
 
 
 @nb.njit(cache=True, nogil=True)
@@ -708,10 +760,96 @@ def _rdo(q, mag, lam, coef_len, rl_sym):  # type: ignore[no-untyped-def]  # prag
             nxt = p
 
 
+@nb.njit(cache=True, nogil=True)
+def _auto_bits(q, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Bits of one channel's coefficients with the automatic vector/run-level switch: table
+    bit, vector codes, signs and the run-level part in the cheaper table."""
+    n = q.shape[0]
+    start = _vector_end(q)
+    bits = 1
+    for g in range(0, start, 4):
+        bits += _group_bits(q, g, tabs)
+    if start < n:
+        bits += min(_rl_bits(q, start, 0, tabs[9], tabs[10]), _rl_bits(q, start, 1, tabs[9], tabs[10]))
+    return bits
+
+
+@nb.njit(cache=True, nogil=True)
+def _rdo_switch(q, mag, sign, lam, tabs, scratch):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Move the decoder's automatic switch to run-level coding (in place) where that saves
+    more bits than ``lam`` x the squared error it adds (quantiser steps): earlier, by lowering
+    a 1 to 0 in an earlier group of 4, or later, by raising the zeros of the group that ends
+    the vector part to 1 (``sign``: the coefficients' signs). The best move is taken while
+    one pays, at most 4 times. ``scratch``: :func:`_block_scratch` (its vector prefix and
+    run-level arrays price every earlier switch at once: a run-level part from a start
+    depends only on the coefficients after it)."""
+    n = q.shape[0]
+    coef_len, rl_sym = tabs[9], tabs[10]
+    _, vec, rl0, rl1, nz, suffix = scratch
+    raised = np.zeros(4, np.bool_)
+    for _ in range(4):
+        m = 0
+        for k in range(n):
+            if q[k] != 0:
+                nz[m] = k
+                m += 1
+        vec[0] = 0
+        for g in range(n >> 2):
+            vec[g + 1] = vec[g] + _group_bits(q, 4 * g, tabs)
+        _rl_from_starts(q, 0, coef_len, rl_sym, nz, m, suffix, rl0)
+        _rl_from_starts(q, 1, coef_len, rl_sym, nz, m, suffix, rl1)
+        end = _vector_end(q)
+        bits = 1 + vec[end >> 2] + min(rl0[end >> 2], rl1[end >> 2])
+        best_gain, best_p, best_g = 0.0, -1, -1
+        for g in range(0, end - 4, 4):  # earlier: the cheapest 1 of group g becomes 0
+            p, d = -1, 0.0
+            for i in range(g, g + 4):
+                if abs(q[i]) == 1 and (p < 0 or 2 * mag[i] - 1 < d):
+                    p, d = i, 2 * mag[i] - 1
+            if p < 0:
+                continue
+            old = q[p]
+            q[p] = 0
+            new_end = _vector_end(q) >> 2
+            changed = _group_bits(q, g, tabs) - (vec[(g >> 2) + 1] - vec[g >> 2])
+            q[p] = old
+            trial = 1 + vec[new_end] + changed + min(rl0[new_end], rl1[new_end])
+            gain = lam * (bits - trial) - d
+            if gain > best_gain:
+                best_gain, best_p, best_g = gain, p, -1
+        if 4 <= end < n:  # later: the zeros of the group ending the vector part become 1
+            g = end - 4
+            d = 0.0
+            for i in range(g, g + 4):
+                if q[i] == 0:
+                    d += 1 - 2 * mag[i]
+                    q[i] = sign[i]
+                    raised[i - g] = True
+                else:
+                    raised[i - g] = False
+            trial = _auto_bits(q, tabs)
+            for i in range(g, g + 4):
+                if raised[i - g]:
+                    q[i] = 0
+            gain = lam * (bits - trial) - d
+            if gain > best_gain:
+                best_gain, best_p, best_g = gain, -1, g
+        if best_p >= 0:
+            q[best_p] = 0
+        elif best_g >= 0:
+            for i in range(best_g, best_g + 4):
+                if q[i] == 0:
+                    q[i] = sign[i]
+        else:
+            return
+
+
 def _encode_stream_xma_frames(
-    stream: _Stream, level: np.ndarray, last_skip: int, rounding: float, lam: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """XMA frame bytes (F, bytes) and lengths (bits) at the given per-XMA-frame levels (dB).
+    stream: _Stream, level: np.ndarray, last_skip: int, rounding: float, lam: float, keep_bytes: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """XMA frame bytes (F, bytes; none without ``keep_bytes``), lengths (bits), their parts
+    (F, 9, :func:`_encode_xma_frame`) and each subframe's squared error (F, 4, decoder-scale
+    coefficient units) at the given per-subframe levels (F, 4, dB).
 
     XMA frames longer than the 15-bit length field allows are re-quantised 1 dB coarser.
     """
@@ -722,16 +860,21 @@ def _encode_stream_xma_frames(
     skips[0, 0] = 512
     if last_skip > 0:
         skips[n - 1, 1] = last_skip
-    out = np.zeros((n, _MAX_XMA_FRAME_BITS // 8 + 64), np.uint8)
+    out = np.zeros((n, _XMA_FRAME_BYTES if keep_bytes else 0), np.uint8)
     nbits = np.zeros(n, np.int64)
+    parts = np.zeros((n, 9), np.int64)
+    dist = np.zeros((n, 4))
     todo = np.arange(n)
     while len(todo):
-        q, qstep = stream.quantise(level, rounding, lam)
+        q, qstep, sub_dist = stream.quantise(level, rounding, lam)
+        dist[todo] = sub_dist[todo]
         sub_out = np.zeros((len(todo), out.shape[1]), np.uint8)
         sub_bits = np.zeros(len(todo), np.int64)
+        sub_parts = np.zeros((len(todo), 9), np.int64)
         _encode_xma_frames(
             sub_out,
             sub_bits,
+            sub_parts,
             q[todo],
             qstep[todo],
             stream.sf[todo],
@@ -739,10 +882,10 @@ def _encode_stream_xma_frames(
             _bands(stream.sample_rate),
             tabs,
         )
-        out[todo], nbits[todo] = sub_out, sub_bits
+        out[todo], nbits[todo], parts[todo] = sub_out, sub_bits, sub_parts
         todo = todo[sub_bits > _MAX_XMA_FRAME_BITS]
         level[todo] += 1
-    return out, nbits
+    return out, nbits, parts, dist
 
 
 # ---------------------------------------------------------------- extended syntax
@@ -861,10 +1004,11 @@ def _nvec_width(size):  # type: ignore[no-untyped-def]  # pragma: no cover
 
 
 @nb.njit(cache=True, nogil=True)
-def _code_subframe(x, qstep, lam, tabs, q, nvec, scratch):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _code_subframe(x, qstep, lam, tabs, q, nvec, scratch, cbits):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Quantise one subframe of every channel (``x``: (C, L)) into ``q`` (C, L) and choose
     between the automatic switch and transmitted vector counts by their real bits
-    (``nvec`` (C,) gets the counts or -1). Returns (squared error in steps, bits of the
+    (``nvec`` (C,) gets the counts or -1, ``cbits`` (C, 2) scratch, then each channel's
+    coefficient bits in ``cbits[:, 0]``). Returns (squared error in steps, bits of the
     coefficients and the vector-count field)."""
     channels, size = x.shape
     inv = 10.0 ** (-qstep / 20.0)
@@ -875,9 +1019,11 @@ def _code_subframe(x, qstep, lam, tabs, q, nvec, scratch):  # type: ignore[no-un
         auto += a
         sent += s
         nvec[c] = n
+        cbits[c, 0], cbits[c, 1] = a, s
     if auto <= sent:
         nvec[:] = -1
         return err, auto
+    cbits[:, 0] = cbits[:, 1]
     return err, sent
 
 
@@ -889,23 +1035,29 @@ def _block_costs(x, qstep, lam, weight, tabs, cost):  # type: ignore[no-untyped-
     blocks, channels, size = x.shape
     q = np.empty((channels, size), np.int64)
     nvec = np.empty(channels, np.int64)
+    cbits = np.empty((channels, 2), np.int64)
     scratch = _block_scratch()
     for b in range(blocks):
-        err, bits = _code_subframe(x[b], qstep[b], lam, tabs, q, nvec, scratch)
+        err, bits = _code_subframe(x[b], qstep[b], lam, tabs, q, nvec, scratch, cbits)
         header = 2 + channels + (1 + 6 + channels if bits > 0 else 0)
         cost[b] = weight * err + lam * (bits + header)
 
 
 @nb.njit(cache=True, nogil=True)
-def _encode_ext_xma_frames(out, nbits, x, sizes, qstep, lam, sf, skips, bands, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
+def _encode_ext_xma_frames(out, nbits, parts, dist, x, sizes, qstep, lam, sf, skips, bands, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Encode extended-syntax XMA frames: ``x`` (F, C, 512) coefficients with subframes
     back to back, ``sizes`` (F, 4) their lengths (0 = none), ``qstep`` (F, 4) quant step per
-    subframe; writes ``out[f]`` and ``nbits[f]`` as :func:`_encode_xma_frames`."""
+    subframe; writes ``out[f]``, ``nbits[f]`` and ``parts[f]`` as :func:`_encode_xma_frames`
+    and ``dist[f, s]``, the squared error of subframe s's coefficients scaled to 128-line
+    blocks. With an empty ``out`` the coefficients are priced, not written (the same
+    ``nbits``)."""
     scratch = np.zeros(_SCRATCH_BYTES, np.uint8)
-    width = out.shape[1]
     xma_frames, channels, _ = x.shape
     q = np.empty((channels, XMA_FRAME_SAMPLES), np.int64)
     nvec = np.empty((4, channels), np.int64)
+    cbits = -np.ones((4, channels), np.int64)
+    priced = np.empty((channels, 2), np.int64)
+    write = out.shape[1] > 0
     steps = np.empty((4, channels), np.int64)
     work = _block_scratch()
     for f in range(xma_frames):
@@ -914,20 +1066,35 @@ def _encode_ext_xma_frames(out, nbits, x, sizes, qstep, lam, sf, skips, bands, t
             size = sizes[f, s]
             if size == 0:
                 break
-            _code_subframe(
-                x[f, :, lo : lo + size], qstep[f, s], lam, tabs, q[:, lo : lo + size], nvec[s], work
+            err, _ = _code_subframe(
+                x[f, :, lo : lo + size], qstep[f, s], lam, tabs, q[:, lo : lo + size], nvec[s], work, priced
             )
+            if not write:
+                cbits[s, :] = priced[:, 0]
+            dist[f, s] = err * 10.0 ** (qstep[f, s] / 10.0) * SUBFRAME / size
             steps[s, :] = qstep[f, s]
             lo += size
-        scratch[:] = 0
         nbits[f] = _encode_xma_frame(
-            scratch, q, sizes[f], steps, sf, nvec, bands, skips[f, 0], skips[f, 1], tabs
+            scratch, q, sizes[f], steps, sf, nvec, cbits, bands, skips[f, 0], skips[f, 1], tabs, parts[f]
         )
-        out[f, :] = scratch[:width]
+        _take_bytes(out[f], scratch, nbits[f])
 
 
 _SIZE_DB = {512: 6, 256: 3, 128: 0}  # quant step offset: equal noise per sample across block lengths
 _TILE_BITS = (1, 4, 4, 6, 4, 6)  # tile-header codes of each of TILINGS
+
+
+def _tiling_blocks(tiling: tuple[int, ...]) -> list[tuple[int, int, int, int]]:
+    """(size, offset, left slope, right slope) of each block of ``tiling`` (samples): slopes
+    inside the XMA frame from the neighbours (:func:`~audio.codecs.xma2_tiling.block_windows`'s
+    rule), the block's own size at the XMA frame's edges (the neighbours' tilings unknown)."""
+    blocks, o = [], 0
+    for i, size in enumerate(tiling):
+        left = min(size, tiling[i - 1]) if i else size
+        right = min(size, tiling[i + 1]) if i + 1 < len(tiling) else size
+        blocks.append((size, o, left, right))
+        o += size
+    return blocks
 
 
 class _ExtStream:
@@ -942,57 +1109,76 @@ class _ExtStream:
             model = np.zeros(XMA_FRAME_SAMPLES * self.n_xma_frames + 2 * XMA_FRAME_SAMPLES, np.float64)
             model[MODEL_OFFSET : MODEL_OFFSET + len(pcm)] = pcm[:, c]
             self.models.append(model)
-        # candidate blocks for the tiling decision (symmetric windows): (size, offset) -> (F, C, size)
-        self.candidates: dict[tuple[int, int], np.ndarray] = {}
+        # candidate blocks for the tiling decision: (size, offset, left slope, right slope) ->
+        # (F, C, size), with the slopes each tiling gives its blocks inside the XMA frame
+        self.candidates: dict[tuple[int, int, int, int], np.ndarray] = {}
         xma_frame_starts = XMA_FRAME_SAMPLES * np.arange(self.n_xma_frames) + XMA_FRAME_SAMPLES // 2
-        for size, offsets in ((512, (0,)), (256, (0, 128, 256)), (128, (0, 128, 256, 384))):
-            for o in offsets:
-                starts = xma_frame_starts + o
-                full = np.full(self.n_xma_frames, size, np.int64)
-                per_channel = [
-                    analyse_blocks(m, starts, full, full, full).reshape(-1, size) for m in self.models
-                ]
-                self.candidates[(size, o)] = np.stack(per_channel, axis=1)
-        self._tilings: dict[tuple[int, float], np.ndarray] = {}
+        for size, o, left, right in sorted({b for t in TILINGS for b in _tiling_blocks(t)}):
+            full = np.ones(self.n_xma_frames, np.int64)
+            per_channel = [
+                analyse_blocks(m, xma_frame_starts + o, size * full, left * full, right * full).reshape(
+                    -1, size
+                )
+                for m in self.models
+            ]
+            self.candidates[(size, o, left, right)] = np.stack(per_channel, axis=1)
+        self._fixed: tuple[int | None, ...] = ()  # (level,) of the tilings in use
+        self.x = np.zeros((0, self.channels, XMA_FRAME_SAMPLES))
+        self.sizes = np.zeros((0, 4), np.int64)
+        self.size_db = np.zeros((0, 4), np.int64)
         bands = _bands(sample_rate)
         self.sf_bits = {512: 2 + int(bands[0]), 256: 2 + int(bands[1]), 128: 2 + int(bands[2])}
 
-    def tiling(self, level: np.ndarray, lam: float) -> np.ndarray:
-        """Per XMA frame the index into :data:`TILINGS` of least rate-distortion cost at ``level``.
+    def fix_tiling(self, level: int | None, lam: float) -> bool:
+        """Decide every XMA frame's tiling at the uniform ``level`` (dB) and analyse the blocks;
+        False if they were already decided at that level. ``None``: one 512-sample block per
+        XMA frame, no decision (for a first size estimate).
 
-        An XMA frame's choice depends only on its own level, so the choices are kept per
-        uniform level (the bitrate search's final mixed-level encode reuses them).
+        Later encodes at any per-subframe levels reuse these blocks, so a subframe's bits
+        and error then depend only on its own level (the bitrate search and the allocation
+        compare levels subframe by subframe).
         """
-        out = np.empty(self.n_xma_frames, np.int64)
-        for v in np.unique(level):
-            pick = level == v
-            out[pick] = self._uniform_tiling(int(v), lam)[pick]
-        return out
+        if self._fixed == (level,):
+            return False
+        if level is None:
+            tiling = np.zeros(self.n_xma_frames, np.int64)
+        else:
+            tiling = self._uniform_tiling(level, lam)
+        starts, sizes = layout(tiling)
+        left, right = block_windows(sizes)
+        x = np.stack([analyse_blocks(m, starts, sizes, left, right) for m in self.models])
+        self.x = x.reshape(self.channels, self.n_xma_frames, XMA_FRAME_SAMPLES).transpose(1, 0, 2).copy()
+        self.sizes = np.zeros((self.n_xma_frames, 4), np.int64)
+        for f, t in enumerate(tiling):
+            self.sizes[f, : len(TILINGS[int(t)])] = TILINGS[int(t)]
+        self.size_db = np.select([self.sizes == 512, self.sizes == 256], [_SIZE_DB[512], _SIZE_DB[256]], 0)
+        self._fixed = (level,)
+        return True
 
     def _uniform_tiling(self, level: int, lam: float) -> np.ndarray:
-        if (level, lam) in self._tilings:
-            return self._tilings[(level, lam)]
+        """Per XMA frame the index into :data:`TILINGS` of least rate-distortion cost at ``level``."""
         tabs = _coding_tables()
-        cost: dict[tuple[int, int], np.ndarray] = {}
-        for (size, o), x in self.candidates.items():
+        cost: dict[tuple[int, int, int, int], np.ndarray] = {}
+        for key, x in self.candidates.items():
+            size = key[0]
             c = np.empty(self.n_xma_frames)
             weight = 10 ** (_SIZE_DB[size] / 10) * SUBFRAME / size
             steps = np.full(self.n_xma_frames, level + _SIZE_DB[size], np.float64)
             _block_costs(x, steps, lam, weight, tabs, c)
-            cost[(size, o)] = c
+            cost[key] = c
         totals = []
         for tiling, tile_bits in zip(TILINGS, _TILE_BITS):
             total = lam * (tile_bits + self.channels * self.sf_bits[tiling[0]])
-            o = 0
-            for size in tiling:
-                total = total + cost[(size, o)]
-                o += size
+            for block in _tiling_blocks(tiling):
+                total = total + cost[block]
             totals.append(total)
-        self._tilings[(level, lam)] = np.argmin(np.stack(totals), axis=0)
-        return self._tilings[(level, lam)]
+        return np.argmin(np.stack(totals), axis=0)
 
-    def encode(self, level: np.ndarray, last_skip: int, lam: float) -> tuple[np.ndarray, np.ndarray]:
-        """XMA frame bytes (F, bytes) and lengths (bits) at per-XMA-frame levels (dB)."""
+    def encode(
+        self, level: np.ndarray, last_skip: int, lam: float, keep_bytes: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """XMA frame bytes, lengths, parts and squared errors as :func:`_encode_stream_xma_frames`
+        at per-subframe levels (F, 4, dB), with the tiling of :meth:`fix_tiling`."""
         tabs = _coding_tables()
         level = level.copy()
         skips = -np.ones((self.n_xma_frames, 2), np.int64)
@@ -1000,41 +1186,57 @@ class _ExtStream:
         if last_skip > 0:
             skips[-1, 1] = last_skip
         sf = np.full((self.channels, XMA_FRAME_SAMPLES), _SF_TOP, np.int64)
-        while True:
-            tiling = self.tiling(level, lam)
-            starts, sizes = layout(tiling)
-            left, right = block_windows(sizes)
-            x = np.stack([analyse_blocks(m, starts, sizes, left, right) for m in self.models])
-            x = x.reshape(self.channels, self.n_xma_frames, XMA_FRAME_SAMPLES).transpose(1, 0, 2).copy()
-            table = np.zeros((self.n_xma_frames, 4), np.int64)
-            steps = np.zeros((self.n_xma_frames, 4), np.int64)
-            for f, t in enumerate(tiling):
-                for s, size in enumerate(TILINGS[int(t)]):
-                    table[f, s] = size
-                    steps[f, s] = level[f] + _SIZE_DB[size]
-            out = np.zeros((self.n_xma_frames, _MAX_XMA_FRAME_BITS // 8 + 64), np.uint8)
-            nbits = np.zeros(self.n_xma_frames, np.int64)
+        out = np.zeros((self.n_xma_frames, _XMA_FRAME_BYTES if keep_bytes else 0), np.uint8)
+        nbits = np.zeros(self.n_xma_frames, np.int64)
+        parts = np.zeros((self.n_xma_frames, 9), np.int64)
+        dist = np.zeros((self.n_xma_frames, 4))
+        todo = np.arange(self.n_xma_frames)
+        while len(todo):
+            steps = level[todo] + self.size_db[todo]
+            sub_out = np.zeros((len(todo), out.shape[1]), np.uint8)
+            sub_bits = np.zeros(len(todo), np.int64)
+            sub_parts = np.zeros((len(todo), 9), np.int64)
+            sub_dist = np.zeros((len(todo), 4))
             _encode_ext_xma_frames(
-                out, nbits, x, table, steps, lam, sf, skips, _bands(self.sample_rate), tabs
+                sub_out,
+                sub_bits,
+                sub_parts,
+                sub_dist,
+                self.x[todo],
+                self.sizes[todo],
+                steps,
+                lam,
+                sf,
+                skips[todo],
+                _bands(self.sample_rate),
+                tabs,
             )
-            over = nbits > _MAX_XMA_FRAME_BITS
-            if not over.any():
-                return out, nbits
-            level[over] += 1
+            out[todo], nbits[todo], parts[todo], dist[todo] = sub_out, sub_bits, sub_parts, sub_dist
+            todo = todo[sub_bits > _MAX_XMA_FRAME_BITS]
+            level[todo] += 1
+        return out, nbits, parts, dist
+
+    def set_bits(self) -> np.ndarray:
+        """(F, 4) bits of the XMA frame's flat scale-factor set (all channels) if subframe s
+        is the first to carry coefficients: 2 + one bit per band (delta 0) per channel."""
+        bands = _bands(self.sample_rate)
+        per_size = np.select([self.sizes == 512, self.sizes == 256], [bands[0], bands[1]], bands[2])
+        return self.channels * (2 + per_size)
 
 
-def _packetise(xma_frames: np.ndarray, nbits: np.ndarray) -> list[bytes]:
-    """Pack XMA frames back to back into 2048-byte packets (block, 63-frame and trailer rules)."""
-    n = len(nbits)
-    starts = np.zeros(n, np.int64)
-    pos = 0
+@nb.njit(cache=True, nogil=True)
+def _xma_frame_starts(nbits, starts):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Payload bit where each XMA frame of ``nbits`` bits starts (into ``starts``): back to
+    back, never across a 64 KiB block, at most 63 XMA frame starts per packet. Returns the
+    payload bits used."""
     block_bits = PACKETS_PER_BLOCK * PAYLOAD_BITS
-    count: dict[int, int] = {}
-    for f in range(n):
-        bits = int(nbits[f])
+    pos = 0
+    current, count = -1, 0  # the packet of the last start and the starts in it
+    for f in range(nbits.shape[0]):
+        bits = nbits[f]
         while True:
             packet = pos // PAYLOAD_BITS
-            if count.get(packet, 0) >= MAX_XMA_FRAMES_PER_PACKET:
+            if packet == current and count >= MAX_XMA_FRAMES_PER_PACKET:
                 pos = (packet + 1) * PAYLOAD_BITS
                 continue
             if pos // block_bits != (pos + bits - 1) // block_bits:
@@ -1042,8 +1244,25 @@ def _packetise(xma_frames: np.ndarray, nbits: np.ndarray) -> list[bytes]:
                 continue
             break
         starts[f] = pos
-        count[packet] = count.get(packet, 0) + 1
+        if packet == current:
+            count += 1
+        else:
+            current, count = packet, 1
         pos += bits
+    return pos
+
+
+def _packet_count(nbits: np.ndarray) -> int:
+    """2048-byte packets that XMA frames of ``nbits`` bits fill (:func:`_packetise`'s count)."""
+    pos = _xma_frame_starts(nbits, np.empty(len(nbits), np.int64))
+    return max(1, -(-int(pos) // PAYLOAD_BITS))
+
+
+def _packetise(xma_frames: np.ndarray, nbits: np.ndarray) -> list[bytes]:
+    """Pack XMA frames back to back into 2048-byte packets (block, 63-frame and trailer rules)."""
+    n = len(nbits)
+    starts = np.zeros(n, np.int64)
+    pos = _xma_frame_starts(nbits, starts)
     n_packets = max(1, -(-pos // PAYLOAD_BITS))
     payload = np.zeros(n_packets * PAYLOAD_BITS // 8, np.uint8)
     for f in range(n):
@@ -1059,10 +1278,11 @@ def _packetise(xma_frames: np.ndarray, nbits: np.ndarray) -> list[bytes]:
     pad = np.packbits(~used)
     payload |= pad
     packets = []
+    count = np.bincount(starts // PAYLOAD_BITS, minlength=n_packets)
     first_in = {int(s) // PAYLOAD_BITS: int(s) % PAYLOAD_BITS for s in starts[::-1]}
     for p in range(n_packets):
         offset = first_in.get(p, PAYLOAD_BITS)
-        header = XmaPacketHeader(count.get(p, 0), offset, 1, 0).pack()
+        header = XmaPacketHeader(int(count[p]), offset, 1, 0).pack()
         body = payload[p * PAYLOAD_BITS // 8 : (p + 1) * PAYLOAD_BITS // 8].tobytes()
         packets.append(header.to_bytes(4, "big") + body)
     return packets
@@ -1090,7 +1310,7 @@ def encode_xma2(
     *,
     bitrate: float | None = 64.0,
     level: int | None = None,
-    shaping: float = 0.1,
+    shaping: float = 0.0,
     rounding: float = 0.5,
     rdo: float = 0.1,
     syntax: str = "microsoft",
@@ -1105,21 +1325,25 @@ def encode_xma2(
     sample_rate:
         Hz, ``MIN_RATE..MAX_RATE``; written nowhere here but picks the band layout.
     bitrate:
-        Target average bitrate over all channels, kbit/s (whole packets counted); the
-        finest quantiser level that stays at or under it is chosen. Ignored if
-        ``level`` is given.
+        Target average bitrate over all channels, kbit/s (whole packets counted): the
+        per-subframe quantiser levels of least squared error that stay at or under it
+        are chosen. Ignored if ``level`` is given.
     level:
         A fixed global quantiser level, dB (lower = finer, larger output).
     shaping:
-        How much the band scale factors follow the band energies (0 = flat steps,
-        maximum SNR; 1 = steps proportional to the band level).
+        How much the band scale factors follow the band energies (0 = flat steps, the
+        best SNR measured; 1 = steps proportional to the band level).
     rounding:
         Quantiser rounding offset (0.5 = nearest; smaller values widen the dead zone).
     rdo:
         Rate-distortion weight lambda, in squared quantiser steps per bit: a magnitude
         of the run-level part is lowered by one (1 -> 0 joins two zero runs) when that
         adds less squared error than ``rdo`` x the bits it saves, counted with the
-        real code lengths of coefficient table 1. 0 = plain rounding.
+        real code lengths of coefficient table 1; then the automatic switch to run-level
+        coding is moved (a 1 of an earlier group of 4 lowered to 0, or the zeros of the
+        group ending the vector part raised to 1) by the same test with the real bits of
+        the whole subframe (``"microsoft"`` syntax; the extended one sends the vector
+        count instead). 0 = plain rounding.
     syntax:
         ``"microsoft"`` (default): the subset Microsoft's encoder writes (4 x 128
         subframes, automatic vector/run-level switch, band scale factors). ``"extended"``:
@@ -1151,106 +1375,103 @@ def encode_xma2(
             else _ExtStream(part, int(sample_rate))
         )
         col += ch
-    # Microsoft-subset XMA frames depend only on their own level (mixed levels are spliced from
-    # uniform encodes); extended ones also on their neighbours' tilings (encoded as a whole)
-    splice = syntax == "microsoft"
-
-    def encode(s: _Stream | _ExtStream, lv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        if isinstance(s, _Stream):
-            return _encode_stream_xma_frames(s, lv, last_skip, rounding, rdo)
-        return s.encode(lv, last_skip, rdo)
-
     n_samples = arr.shape[0]
     n_xma_frames = xma_frames_for(n_samples)
     last_skip = end_skip(n_samples)
     seconds = max(n_samples, 1) / sample_rate
 
-    # An XMA frame's bits depend only on its own level, so each uniform level is encoded once:
-    # lengths are kept for every level tried, XMA frame bytes for the last three.
-    sizes: dict[int, list[np.ndarray]] = {}
-    coded: OrderedDict[int, list[np.ndarray]] = OrderedDict()
+    def encode(
+        s: _Stream | _ExtStream, lv: np.ndarray, keep_bytes: bool = False
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        if isinstance(s, _Stream):
+            return _encode_stream_xma_frames(s, lv, last_skip, rounding, rdo, keep_bytes)
+        return s.encode(lv, last_skip, rdo, keep_bytes)
 
-    def uniform(lv: int, need_bytes: bool) -> None:
-        if lv in sizes and (lv in coded or not need_bytes):
+    # Every subframe's bits (without the XMA frame's scale-factor set) and error depend only on
+    # its own level (the extended syntax's tilings are fixed first), so each uniform level is
+    # encoded once and any per-subframe mix of levels is priced from those: per level the
+    # subframe bits and transmit flags (streams, F, 4) and the squared error (F, 4) summed over
+    # the streams; an XMA frame's length is its fixed header, its subframes and the set of the
+    # first subframe that carries coefficients.
+    sub_at: dict[int, np.ndarray] = {}
+    sends_at: dict[int, np.ndarray] = {}
+    dist_at: dict[int, np.ndarray] = {}
+    fixed: list[np.ndarray] = []  # header bits (streams, F), set bits (streams, F, 4)
+
+    def measure(lv: int) -> None:
+        if lv in sub_at:
             return
-        full = np.full(n_xma_frames, lv, np.int64)
-        res = [encode(s, full) for s in streams]
-        sizes[lv] = [nb_ for _, nb_ in res]
-        coded[lv] = [out for out, _ in res]
-        while len(coded) > 3:
-            coded.popitem(last=False)
+        res = [encode(s, np.full((n_xma_frames, 4), lv, np.int64)) for s in streams]
+        sub_at[lv] = np.stack([p[:, :4] for _, _, p, _ in res])
+        sends_at[lv] = np.stack([p[:, 5:] for _, _, p, _ in res]).astype(bool)
+        dist_at[lv] = np.sum([d for _, _, _, d in res], axis=0)
+        if not fixed:
+            fixed.append(np.stack([nb_ - p[:, :5].sum(axis=1) for _, nb_, p, _ in res]))
+            fixed.append(np.stack([s.set_bits() for s in streams]))
 
-    def xma_frame_sizes(lv: np.ndarray) -> list[np.ndarray]:
-        out = [np.zeros(n_xma_frames, np.int64) for _ in streams]
+    def fix_tilings(lv: int | None) -> None:
+        if any([s.fix_tiling(lv, rdo) for s in streams if isinstance(s, _ExtStream)]):
+            for cache_ in (sub_at, sends_at, dist_at):
+                cache_.clear()
+            fixed.clear()
+
+    def xma_frame_bits(lv: np.ndarray) -> np.ndarray:
+        """(streams, F) XMA frame lengths at per-subframe levels ``lv`` (F, 4), bits."""
+        sub = np.zeros((len(streams), n_xma_frames, 4), np.int64)
+        sends = np.zeros(sub.shape, bool)
         for v in np.unique(lv):
-            uniform(int(v), False)
+            measure(int(v))
             pick = lv == v
-            for k in range(len(streams)):
-                out[k][pick] = sizes[int(v)][k][pick]
-        return out
-
-    def xma_frame_bits(lv: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-        values = [int(v) for v in np.unique(lv)]
-        if not splice and len(values) > 1:
-            return [encode(s, lv) for s in streams]
-        for v in values:
-            uniform(v, True)
-        result = []
-        for k in range(len(streams)):
-            out = np.empty_like(coded[values[0]][k])
-            for v in values:
-                pick = lv == v
-                out[pick] = coded[v][k][pick]
-            result.append((out, xma_frame_sizes(lv)[k]))
-        return result
+            sub[:, pick] = sub_at[int(v)][:, pick]
+            sends[:, pick] = sends_at[int(v)][:, pick]
+        first = np.argmax(sends, axis=2)
+        header, set_bits = fixed
+        carried = np.take_along_axis(set_bits, first[..., None], axis=2)[..., 0] * sends.any(axis=2)
+        return header + sub.sum(axis=2) + carried
 
     def estimate(lv: np.ndarray) -> float:
-        """kbit/s in whole packets from the XMA frame lengths: half an XMA frame of padding per 64 KiB
-        block, a partly filled last packet per stream."""
-        packets = 0
-        for nb_ in xma_frame_sizes(lv):
-            bits = int(nb_.sum())
-            blocks = bits / (PACKETS_PER_BLOCK * PAYLOAD_BITS)
-            padding = blocks * bits / max(len(nb_), 1) / 2
-            packets += max(1, -(-int(bits + padding) // PAYLOAD_BITS))
+        """kbit/s in whole packets at per-subframe levels (exact: the packetiser's layout)."""
+        packets = sum(_packet_count(nb_) for nb_ in xma_frame_bits(lv))
         return packets * PACKET_BITS / seconds / 1000
 
+    hi = _LEVEL_GUESS if level is None else int(level)
     if level is not None:
-        levels = np.full(n_xma_frames, int(level), np.int64)
+        fix_tilings(hi)
+        levels = np.full((n_xma_frames, 4), hi, np.int64)
     else:
         assert bitrate is not None
-        levels = _search(estimate, n_xma_frames, bitrate)
-    while True:
-        packets = [_packetise(*fb) for fb in xma_frame_bits(levels)]
-        kbps = sum(len(p) for p in packets) * XMA_PACKET_SIZE * 8 / seconds / 1000
-        if level is not None or kbps <= bitrate or levels.min() >= _LEVEL_HI:  # type: ignore[operator]
-            break
-        # the estimate was short of the packetised size: coarsen half of the finer XMA frames
-        # (evenly spread), or every XMA frame by 1 dB once all are at the coarsest level used
-        fine = np.flatnonzero(levels < levels.max())
-        if len(fine):
-            levels = levels.copy()
-            levels[fine[::2]] += 1
-        else:
-            levels = levels + 1
+        start = _LEVEL_GUESS
+        if syntax == "extended":
+            # the tilings are decided first 1 dB below the level that fits with one 512-sample
+            # block per XMA frame (no tiling decision, priced encodes only; decided tilings
+            # spend more bits where their shorter blocks pay)
+            fix_tilings(None)
+            start = max(_search(estimate, n_xma_frames, bitrate, start) - 1, _LEVEL_LO + 1)
+        fix_tilings(start)
+        hi = _search(estimate, n_xma_frames, bitrate, start)
+        if syntax == "extended" and abs(hi - start) > 1:
+            # tilings decided at the level found (when more than 1 dB off), the search again
+            fix_tilings(hi)
+            hi = _search(estimate, n_xma_frames, bitrate, hi)
+        levels = _allocate(estimate, measure, sub_at, dist_at, hi, bitrate)
+    # the estimates are exact, so the packets fit the bitrate (unless even _LEVEL_HI does not)
+    packets = [_packetise(*encode(s, levels, True)[:2]) for s in streams]
     return Xma2Encoding(packets, split, int(sample_rate), n_samples, n_xma_frames, int(levels.max()))
 
 
-def _search(estimate, n_xma_frames: int, bitrate: float) -> np.ndarray:  # type: ignore[no-untyped-def]
-    """Per-XMA-frame levels: the finest uniform level under ``bitrate``, then the largest
-    evenly spread share of XMA frames one dB finer that still fits (bisection on estimated
-    sizes, which reuses the two uniform levels' sizes).
+def _search(estimate, n_xma_frames: int, bitrate: float, start: int) -> int:  # type: ignore[no-untyped-def]
+    """The finest uniform level (dB) whose estimated size fits ``bitrate``.
 
-    The uniform level is found by secant steps on log(bitrate) against the level, each
-    step forced to cross towards the target, inside the bracket of levels known to fit
-    and not to fit: typically 3-5 estimates instead of the 8 of a bisection of the whole
-    range (the same level where the size falls with the level).
+    Secant steps on log(bitrate) against the level from ``start``, each step forced to
+    cross towards the target, inside the bracket of levels known to fit and not to fit:
+    typically 3-5 estimates instead of the 8 of a bisection of the whole range (the same
+    level where the size falls with the level).
     """
     lo, hi = _LEVEL_LO, _LEVEL_HI  # invariant: hi fits (or is the coarsest), lo does not
-    lv, slope = _LEVEL_GUESS, _LOG_RATE_PER_DB
+    lv, slope = start, _LOG_RATE_PER_DB
     last: tuple[int, float] | None = None
     while hi - lo > 1:
-        kbps = estimate(np.full(n_xma_frames, lv, np.int64))
+        kbps = estimate(np.full((n_xma_frames, 4), lv, np.int64))
         if kbps <= bitrate:
             hi = lv
         else:
@@ -1264,14 +1485,46 @@ def _search(estimate, n_xma_frames: int, bitrate: float) -> np.ndarray:  # type:
         guess = int(np.round(lv + (np.log(bitrate) - here) / slope))
         guess = min(guess, lv - 1) if kbps <= bitrate else max(guess, lv + 1)
         lv = min(max(guess, lo + 1), hi - 1)
-    best = np.full(n_xma_frames, hi, np.int64)
-    flo, fhi = 0.0, 1.0
-    for _ in range(5):
-        mid_f = (flo + fhi) / 2
-        pick = np.floor(np.arange(1, n_xma_frames + 1) * mid_f) > np.floor(np.arange(n_xma_frames) * mid_f)
-        trial = np.where(pick, hi - 1, hi).astype(np.int64)
-        if estimate(trial) <= bitrate:
-            flo, best = mid_f, trial
+    return hi
+
+
+def _allocate(estimate, measure, sub_at, dist_at, hi: int, bitrate: float) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """Per-subframe levels (F, 4) of least total squared error whose estimated size fits
+    ``bitrate``.
+
+    Each subframe takes, among the levels ``hi - 2 .. hi + 2`` (``hi``: the finest uniform
+    level that fits), the one of least ``error + mu x bits``; the multiplier ``mu`` (squared
+    error per bit, the same for every subframe: where a bit buys the most error) is the
+    smallest that fits, found by bisection on its logarithm. Never worse than ``hi``
+    everywhere, which fits.
+    """
+    window = [
+        v for v in range(hi - _ALLOCATION_SPAN, hi + _ALLOCATION_SPAN + 1) if _LEVEL_LO <= v <= _LEVEL_HI
+    ]
+    for v in window:
+        measure(v)
+    shape = dist_at[window[0]].shape
+    bits = np.stack([sub_at[v].sum(axis=0).ravel() for v in window]).astype(np.float64)
+    dist = np.stack([dist_at[v].ravel() for v in window])
+    choice = np.asarray(window, np.int64)
+    columns = np.arange(bits.shape[1])
+    # the exchange rates between neighbouring levels bound the useful multipliers
+    d_dist, d_bits = np.diff(dist, axis=0), -np.diff(bits, axis=0)
+    rates = d_dist[(d_bits > 0) & (d_dist > 0)] / d_bits[(d_bits > 0) & (d_dist > 0)]
+    uniform = np.full(shape, hi, np.int64)
+    if not rates.size or hi not in window:
+        return uniform
+    log_lo, log_hi = np.log(rates.min()) - 1, np.log(rates.max()) + 1
+    best, best_dist = uniform, float(dist[window.index(hi)].sum())
+    for _ in range(_ALLOCATION_STEPS):
+        mid = (log_lo + log_hi) / 2
+        pick = np.argmin(dist + np.exp(mid) * bits, axis=0)
+        levels = choice[pick].reshape(shape)
+        if estimate(levels) <= bitrate:
+            log_hi = mid
+            total = float(dist[pick, columns].sum())
+            if total < best_dist:
+                best, best_dist = levels, total
         else:
-            fhi = mid_f
+            log_lo = mid
     return best

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from functools import cache
 
+import numba as nb
 import numpy as np
 import scipy.fft
 
@@ -109,13 +110,37 @@ def analyse_blocks(
     out = np.empty(int(np.sum(sizes)))
     first = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     keys = np.stack([sizes, left, right], axis=1)
+    model = np.ascontiguousarray(model, np.float64)
     for key in np.unique(keys, axis=0):
         size, lft, rgt = (int(v) for v in key)
         idx = np.flatnonzero((keys == key).all(axis=1))
-        origin = starts[idx] - size // 2
-        segs = model[origin[:, None] + np.arange(2 * size)[None, :]] * _window(size, lft, rgt)
-        a, b, c, d = (segs[:, i * size // 2 : (i + 1) * size // 2] for i in range(4))
-        folded = np.concatenate([-c[:, ::-1] - d, a - b[:, ::-1]], axis=1)
+        folded = np.empty((len(idx), size))
+        _fold(model, (starts[idx] - size // 2).astype(np.int64), _window(size, lft, rgt), folded)
         # decoder scale: -32768 x the MDCT = -32768 x (DCT-IV of the folded input) / 2
-        out[first[idx][:, None] + np.arange(size)[None, :]] = scipy.fft.dct(folded, type=4, axis=1) * -16384.0
+        _place(out, first[idx], scipy.fft.dct(folded, type=4, axis=1, overwrite_x=True) * -16384.0)
     return out
+
+
+@nb.njit(cache=True, nogil=True)
+def _fold(model, origins, window, folded):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """Fold each windowed ``2 L``-sample segment ``model[o : o + 2 L] * window`` (quarters
+    a, b, c, d) into the ``L`` samples ``(-c reversed - d, a - b reversed)`` of the MDCT."""
+    size = folded.shape[1]
+    half = size // 2
+    for i in range(origins.shape[0]):
+        o = origins[i]
+        for j in range(half):
+            c = size + half - 1 - j
+            d = size + half + j
+            folded[i, j] = -model[o + c] * window[c] - model[o + d] * window[d]
+            b = size - 1 - j
+            folded[i, half + j] = model[o + j] * window[j] - model[o + b] * window[b]
+
+
+@nb.njit(cache=True, nogil=True)
+def _place(out, first, rows):  # type: ignore[no-untyped-def]  # pragma: no cover
+    """``out[first[i] : first[i] + L] = rows[i]`` for every row."""
+    size = rows.shape[1]
+    for i in range(rows.shape[0]):
+        for k in range(size):
+            out[first[i] + k] = rows[i, k]

@@ -312,19 +312,120 @@ def test_ea_snr_sns_codec_3_take_decodes_through_the_take_decoder() -> None:
     assert np.abs(pcm - ours).max() < 1e-5 and _snr(x, pcm[:, 0]) > 25
 
 
-def test_rdo_lowers_magnitudes_by_one_and_lowers_the_rate_distortion_cost() -> None:
-    from audio.codecs.xma2_encoder import _encode_stream_xma_frames, _Stream
+def test_rdo_moves_magnitudes_by_one_and_lowers_the_rate_distortion_cost() -> None:
+    """Magnitudes are lowered by one, or zeros raised to 1 with the coefficient's sign, and
+    only where the automatic switch then leaves them vector-coded (moving the switch later)."""
+    from audio.codecs.xma2_encoder import _encode_stream_xma_frames, _Stream, _vector_end
 
     x = _voice(2.0).astype(np.float64)[:, None]
     stream = _Stream(x, SAMPLE_RATE, shaping=0.0)  # flat scale factors: one step size per XMA frame
-    levels = np.full(stream.coeffs.shape[0], 70, np.int64)
+    levels = np.full((stream.coeffs.shape[0], 4), 70, np.int64)
     lam = 0.1
-    q0, qstep = stream.quantise(levels, 0.5, 0.0)
-    q1, _ = stream.quantise(levels, 0.5, lam)
+    q0, qstep, _ = stream.quantise(levels, 0.5, 0.0)
+    q1, _, _ = stream.quantise(levels, 0.5, lam)
     drop = np.abs(q0) - np.abs(q1)
-    assert set(np.unique(drop)) <= {0, 1} and drop.sum() > 0
-    assert np.all((q1 == 0) | (np.sign(q1) == np.sign(q0)))
-    step = 10.0 ** (qstep[:, 0] / 20)[:, None, None, None]
-    bits = [_encode_stream_xma_frames(stream, levels, 0, 0.5, r)[1].sum() for r in (0.0, lam)]
+    assert set(np.unique(drop)) <= {-1, 0, 1} and drop.sum() > 0
+    assert np.all((q1 == 0) | (np.sign(q1) == np.sign(stream.coeffs)))
+    raised = np.argwhere(drop == -1)
+    assert len(raised) and np.all(q0[tuple(raised.T)] == 0)
+    for f, s, c, k in raised:
+        assert k < _vector_end(q1[f, s, c])
+    step = 10.0 ** (qstep / 20)[..., None]
+    bits = [_encode_stream_xma_frames(stream, levels, 0, 0.5, r, False)[1].sum() for r in (0.0, lam)]
     cost = [np.sum((stream.coeffs / step - q) ** 2) + lam * b for q, b in zip((q0, q1), bits)]
     assert bits[1] < bits[0] and cost[1] < cost[0]
+
+
+def test_rdo_never_adds_bits_to_an_xma_frame_at_a_fixed_level() -> None:
+    from audio.codecs.xma2_encoder import _encode_stream_xma_frames, _Stream
+
+    x = _voice(3.0, seed=3).astype(np.float64)[:, None]
+    stream = _Stream(x, SAMPLE_RATE, shaping=0.0)
+    for level in (40, 60, 80):
+        levels = np.full((stream.coeffs.shape[0], 4), level, np.int64)
+        plain = _encode_stream_xma_frames(stream, levels, 0, 0.5, 0.0, False)[1]
+        rdo = _encode_stream_xma_frames(stream, levels, 0, 0.5, 0.1, False)[1]
+        assert np.all(rdo <= plain), level
+
+
+def test_reported_squared_error_is_the_coefficients_minus_their_dequantised_values() -> None:
+    """The error the level allocation weighs, recomputed from the spec's dequantisation
+    (value = q x 10^((quant_step - (max_sf - sf) x sf_step) / 20)) with band scale factors."""
+    from audio.codecs.xma2_encoder import _Stream
+
+    x = _voice(1.0, seed=4).astype(np.float64)[:, None]
+    stream = _Stream(x, SAMPLE_RATE, shaping=0.3)
+    levels = np.random.default_rng(4).integers(50, 70, (stream.coeffs.shape[0], 4))
+    q, qstep, dist = stream.quantise(levels, 0.5, 0.1)
+    edges = band_edges(128, SAMPLE_RATE)
+    band_of = np.repeat(np.arange(len(edges) - 1), np.diff(edges))
+    sf = stream.sf[:, :, band_of]  # (F, C, 128)
+    step = 10.0 ** ((qstep[..., None] - (sf.max(axis=2, keepdims=True) - sf)[:, None] * 2) / 20)
+    value = q * step  # (F, 4, C, 128)
+    assert dist == pytest.approx(((stream.coeffs - value) ** 2).sum(axis=(2, 3)), rel=1e-9)
+
+
+@pytest.mark.parametrize("syntax", ["microsoft", "extended"])
+def test_bitrate_target_beats_the_best_uniform_level_that_fits(syntax: str) -> None:
+    """The per-subframe levels chosen for a bitrate give at least the SNR of the finest single
+    level whose whole stream fits that bitrate (found here by trying every level)."""
+    x = _voice(3.0, seed=5)
+    kbps = 56.0
+    for level in range(40, 100):
+        uniform = encode_xma2(x, SAMPLE_RATE, level=level, syntax=syntax)
+        if uniform.bitrate <= kbps:
+            break
+    enc = encode_xma2(x, SAMPLE_RATE, bitrate=kbps, syntax=syntax)
+    assert uniform.bitrate <= enc.bitrate <= kbps
+    y_uniform = decode_xma2(uniform.streams[0], SAMPLE_RATE, 1)[:, 0]
+    y = decode_xma2(enc.streams[0], SAMPLE_RATE, 1)[:, 0]
+    assert y.size == x.size
+    assert _snr(x, y) >= _snr(x, y_uniform)
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(bits=st.lists(st.integers(20, 30000), min_size=1, max_size=400), tiny=st.integers(0, 200))
+def test_packet_count_estimate_equals_the_packetisers_count(bits: list[int], tiny: int) -> None:
+    """Short XMA frames (the 63-starts cap) and long ones (the 64 KiB block rule) included."""
+    from audio.codecs.xma2_encoder import _packet_count, _packetise
+
+    nbits = np.array([45] * tiny + bits, np.int64)
+    frames = np.zeros((len(nbits), int(nbits.max()) // 8 + 1), np.uint8)
+    assert _packet_count(nbits) == len(_packetise(frames, nbits))
+
+
+@pytest.mark.parametrize("syntax", ["microsoft", "extended"])
+@pytest.mark.parametrize("channels", [1, 2])
+def test_xma_frame_lengths_at_mixed_levels_follow_from_uniform_encodes(syntax: str, channels: int) -> None:
+    """The allocation prices per-subframe mixes of levels from uniform encodes: header + the
+    subframes' own bits + the scale-factor set of the first subframe that carries
+    coefficients. That must be the writer's length exactly (silent stretches included)."""
+    from audio.codecs.xma2_encoder import _encode_stream_xma_frames, _ExtStream, _Stream
+
+    rng = np.random.default_rng(8)
+    x = np.stack([_voice(2.0, seed=c) for c in range(channels)], axis=1).astype(np.float64)
+    x[: x.shape[0] // 4, -1] = 0.0
+    if syntax == "microsoft":
+        stream = _Stream(x, SAMPLE_RATE, shaping=0.3)
+
+        def encode(levels: np.ndarray):  # type: ignore[no-untyped-def]
+            return _encode_stream_xma_frames(stream, levels, 100, 0.5, 0.1, False)
+    else:
+        stream = _ExtStream(x, SAMPLE_RATE)  # type: ignore[assignment]
+        stream.fix_tiling(55, 0.1)  # type: ignore[union-attr]
+
+        def encode(levels: np.ndarray):  # type: ignore[no-untyped-def]
+            return stream.encode(levels, 100, 0.1, False)  # type: ignore[union-attr]
+
+    frames = xma_frames_for(x.shape[0])
+    tried = (40, 60, 80, 120)
+    runs = {v: encode(np.full((frames, 4), v, np.int64)) for v in tried}
+    header = runs[40][1] - runs[40][2][:, :5].sum(axis=1)
+    mixed = rng.choice(tried, size=(frames, 4))
+    sub, sends = np.zeros((frames, 4), np.int64), np.zeros((frames, 4), bool)
+    for v in tried:
+        sub[mixed == v] = runs[v][2][:, :4][mixed == v]
+        sends[mixed == v] = runs[v][2][:, 5:][mixed == v] > 0
+    first = np.argmax(sends, axis=1)
+    carried = stream.set_bits()[np.arange(frames), first] * sends.any(axis=1)
+    assert np.array_equal(header + sub.sum(axis=1) + carried, encode(mixed)[1])

@@ -128,3 +128,24 @@ def test_whole_subframe_vector_coding_decodes_like_ffmpeg() -> None:
 def test_unknown_syntax_is_refused() -> None:
     with pytest.raises(InputError, match="syntax"):
         encode_xma2(np.zeros(100, np.float32), SAMPLE_RATE, syntax="console")
+
+
+@pytest.mark.parametrize("channels", [1, 2])
+def test_priced_xma_frame_lengths_equal_the_written_ones(channels: int) -> None:
+    """The bitrate search prices XMA frames without writing their coefficients; the lengths
+    must be the writer's, bit for bit (sent vector counts, automatic switches, silent
+    channels, escapes)."""
+    from audio.codecs.xma2_encoder import _ExtStream
+
+    rng = np.random.default_rng(7)
+    x = np.stack([_voice(1.5, seed=c) for c in range(channels)], axis=1).astype(np.float64)
+    x[: x.shape[0] // 3, -1] = 0.0  # a silent stretch in one channel
+    x[x.shape[0] // 2 : x.shape[0] // 2 + 3000] += 0.5 * rng.standard_normal((3000, channels))
+    stream = _ExtStream(x, SAMPLE_RATE)
+    stream.fix_tiling(50, 0.1)
+    for level in (-20, 20, 50, 80):
+        levels = level + rng.integers(0, 3, (stream.n_xma_frames, 4))
+        written = stream.encode(levels, 100, 0.1, True)
+        priced = stream.encode(levels, 100, 0.1, False)
+        assert np.array_equal(written[1], priced[1]), level
+        assert np.array_equal(written[2], priced[2]) and np.array_equal(written[3], priced[3])
