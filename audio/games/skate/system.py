@@ -1,6 +1,7 @@
 """The Skate 3 living-world speech system on the engine (``SkateSpeechSystem``).
 
-Every console frame (30 Hz) it runs, in this order: finished clips
+Every console frame (30 Hz) it ticks (the engine skips the frames :meth:`next_tick
+<SkateSpeechSystem.next_tick>` shows can change nothing), it runs, in this order: finished clips
 (next clip of the record, or Finished); the player's frame (queue ageing, Expired, free
 streams filled); each ped's :class:`~audio.games.skate.speech.ped.PedSpeech` (a new value stops the
 ped's line; requests go through the manager's gate and the library, then to the player);
@@ -820,8 +821,10 @@ class SkateSpeechSystem(GameSystem):
         position before it changes (a move or a respawn): the game computed it then (full
         mode)."""
         cd = self.mixer.countdowns.get(ped.id)
+        if cd is None:
+            return
         frame = self._engine.frame_of(self)
-        if cd is not None and frame >= cd.start:
+        if frame >= cd.start:
             cd.at(frame, lambda r: self._distance_on(ped, r))
 
     def _distance(self, ped: _Ped) -> float:
