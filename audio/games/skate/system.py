@@ -1,6 +1,7 @@
 """The Skate 3 living-world speech system on the engine (``SkateSpeechSystem``).
 
-Every console frame (30 Hz) it runs, in this order: finished clips
+Every console frame (30 Hz) it ticks (the engine skips the frames :meth:`next_tick
+<SkateSpeechSystem.next_tick>` shows can change nothing), it runs, in this order: finished clips
 (next clip of the record, or Finished); the player's frame (queue ageing, Expired, free
 streams filled); each ped's :class:`~audio.games.skate.speech.ped.PedSpeech` (a new value stops the
 ped's line; requests go through the manager's gate and the library, then to the player);
@@ -392,10 +393,12 @@ class SkateSpeechSystem(GameSystem):
         frames its distance is needed (a request's near/far word, a playing line's level)."""
         self._world: Any = None
         self._writer: ParamWriter | None = None
+        self._engine: Any = None
         self._frame = -1
-        self._listener: list[tuple[int, tuple[float, float, float]]] = []
-        """The listener's position on the last ``max(delay_frames, 1)`` frames, by ``frame %
-        len``: (frame, position), for a delay refresh read after its frame (full mode)."""
+        self._listeners: list[tuple[int, Path3]] = []
+        """(first console frame, listener path) of each listener the world has had lately, for a
+        delay refresh read after its frame (full mode): the listener's position on frame ``f`` is
+        its path at the first sample of ``f``, as a tick on ``f`` would have read it."""
         self._busy: set[int] = set()
         """Peds whose next frame may act (a new value, a ring running, a photo repeat
         counting); every other ped's frame is idle (:meth:`PedSpeech.idle`) and skipped."""
@@ -418,10 +421,11 @@ class SkateSpeechSystem(GameSystem):
     def attach(self, engine: Any) -> None:
         self.bus = engine.bus
         self.decisions_only = not engine.config.dsp
+        self._engine = engine
         self._world = engine.world
         if not self.decisions_only:
             self._writer = ParamWriter(engine.voices)
-            self._listener = [(-1, (0.0, 0.0, 0.0))] * max(self.mixer.delay_frames, 1)
+            self._listeners = [(-NEVER, engine.world.listener)]
         engine.bus.subscribe(
             self, (PedSpawn, SpeechValue, PedMove, PlayerSpeed, ZombieMode, ChallengeChange, PhotoFlag)
         )
@@ -529,7 +533,7 @@ class SkateSpeechSystem(GameSystem):
         ped.speeds = _top_speeds((k[0], k[1:]) for k in ped.path)
         self._world.set_emitter(ped.emitter, ped.position, path=path)
         if not self.decisions_only:
-            self.mixer.countdown(ev.ped, self._frame + 1)
+            self.mixer.countdown(ev.ped, self._engine.frame_of(self) + 1)
         self._busy.add(ev.ped)
         self._decide(
             "Spawned", ped=ev.ped, speaker=voice, reason=f"{kind} type 0x{type_bit:X} variant {variant}"
@@ -650,19 +654,20 @@ class SkateSpeechSystem(GameSystem):
         return self.console_start + self.now
 
     def next_tick(self, frame: int) -> int:
-        """Every frame in a full render (a ped's distance-delay countdown may read the
-        listener's position on any of the last frames, kept by each tick, even for a ped
-        spawned after frames with no peds, and the voices' parameters follow the peds). In
-        decisions-only, the first frame that can change anything: at once while a ped's speech
-        frame has work, a queued request finds a free stream or a line's clip has ended; else
-        the first of a queued request's expiry, a line's cut (its level kept <= the cut level
-        for more than ``cut_frames`` frames) and the last frame on which each playing line's
-        level provably stays on its side of the cut level (:meth:`_level_side`); NEVER when
-        nothing plays or waits. The frames skipped only age the queue and run the lines' cut
-        counts on (:meth:`_catch_up`); a ped places itself from the clock when asked."""
-        if not self.decisions_only:
-            return frame
+        """The first frame that can change anything: at once while a ped's speech frame has
+        work, a queued request finds a free stream or a line's clip has ended, and in a full
+        render while a line plays (its voice's parameters follow its ped and the listener);
+        else the first of a queued request's expiry and, decisions-only, a line's cut (its
+        level kept <= the cut level for more than ``cut_frames`` frames) and the last frame on
+        which each playing line's level provably stays on its side of the cut level
+        (:meth:`_level_side`); NEVER when nothing plays or waits. The frames skipped only age
+        the queue and run the lines' cut counts on (:meth:`_catch_up`); a ped places itself
+        from the clock when asked, and a distance delay refreshed on a skipped frame is
+        computed from the ped's and the listener's positions then when it is read
+        (:meth:`_distance_on`)."""
         self._catch_up(frame)
+        if not self.decisions_only:
+            self._note_listener(frame)
         if self._busy:
             return frame
         due = NEVER
@@ -673,8 +678,8 @@ class SkateSpeechSystem(GameSystem):
         self._kept.clear()
         for line in self.player.lines():
             voice = self.voices.get(line.slot)
-            if voice is not None and voice.done:
-                return frame  # the next clip, or Finished
+            if (voice is not None and voice.done) or not self.decisions_only:
+                return frame  # the next clip, or Finished; full: the voice's parameters
             side = self._level_side(line, frame) if voice is not None else (None, NEVER)
             if side is None:
                 return frame
@@ -687,7 +692,7 @@ class SkateSpeechSystem(GameSystem):
 
     def _catch_up(self, frame: int) -> None:
         """Run the frames from :attr:`_next_frame` to ``frame - 1`` that were skipped
-        (:meth:`next_tick`, decisions-only): each queued request ages by one a frame, and each
+        (:meth:`next_tick`): each queued request ages by one a frame, and each
         playing line's count of frames at a low level runs on (or is 0) by the side of the cut
         level its level kept."""
         n = frame - self._next_frame
@@ -741,8 +746,8 @@ class SkateSpeechSystem(GameSystem):
         self.now = frame / FRAME_RATE
         self._frame = frame
         dt = 1.0 / FRAME_RATE
-        if self._listener:
-            self._listener[frame % len(self._listener)] = (frame, self._world.listener_position())
+        if not self.decisions_only:
+            self._note_listener(frame)
         for line in list(self.player.lines()):
             v = self.voices.get(line.slot)
             if v is not None and v.done:
@@ -780,22 +785,47 @@ class SkateSpeechSystem(GameSystem):
         ped.delay = cd.at(self._frame, lambda r: self._distance_on(ped, r))
 
     def _distance_on(self, ped: _Ped, frame: int) -> float:
-        """The ped's distance (m) on console frame ``frame``, one of the last
-        ``max(delay_frames, 1)`` frames (its position and the listener's then)."""
+        """The ped's distance (m) on console frame ``frame``, ticked or not, from its position
+        then and the listener's (:meth:`_listener_on`)."""
         if frame == ped.placed:
             return ped.distance
         position = _path_position(ped.path, frame / FRAME_RATE) if ped.path else ped.position
-        at, listener = self._listener[frame % len(self._listener)]
-        if at != frame:
-            raise RuntimeError(f"skate: no listener position kept for frame {frame} (now {self._frame})")
-        return math.dist(position, listener)
+        return math.dist(position, self._listener_on(frame))
+
+    def _note_listener(self, frame: int) -> None:
+        """Keep the world's listener when it is new: it holds from console frame ``frame`` on
+        (called at every tick and :meth:`next_tick`, which the engine calls after every event,
+        so a ``world.listener`` event is seen by the first frame it holds on). Listeners older
+        than any delay refresh still to read are dropped."""
+        listener = self._world.listener
+        kept = self._listeners
+        if kept[-1][1] is not listener:
+            kept.append((frame, listener))
+            period = max(self.mixer.delay_frames, 1)
+            while len(kept) > 1 and kept[1][0] <= frame - 2 * period:
+                del kept[0]
+
+    def _listener_on(self, frame: int) -> tuple[float, float, float]:
+        """The listener's position (m) on console frame ``frame``: its path at the frame's first
+        sample (what the world reads there)."""
+        kept = self._listeners
+        k = len(kept) - 1
+        while k > 0 and kept[k][0] > frame:
+            k -= 1
+        sample_rate = self._engine.sample_rate
+        return kept[k][1].at(-(-frame * sample_rate // FRAME_RATE) / sample_rate)
 
     def _settle_delay(self, ped: _Ped) -> None:
-        """Compute the delay refresh due by the last ticked frame with the ped's position before
-        it changes (a move or a respawn): the game computed it then (full mode)."""
+        """Compute the delay refresh due by the last frame ticking every frame would have
+        reached (:meth:`Engine.frame_of <audio.core.engine.Engine.frame_of>`) with the ped's
+        position before it changes (a move or a respawn): the game computed it then (full
+        mode)."""
         cd = self.mixer.countdowns.get(ped.id)
-        if cd is not None and self._frame >= cd.start:
-            cd.at(self._frame, lambda r: self._distance_on(ped, r))
+        if cd is None:
+            return
+        frame = self._engine.frame_of(self)
+        if frame >= cd.start:
+            cd.at(frame, lambda r: self._distance_on(ped, r))
 
     def _distance(self, ped: _Ped) -> float:
         """The ped's distance this frame (m)."""

@@ -37,6 +37,7 @@ from functools import lru_cache
 from typing import Annotated, Any
 
 import msgspec
+import numpy as np
 from msgspec import Meta
 
 from audio.core.errors import ScenarioError
@@ -116,14 +117,21 @@ def fold_azimuth(raw: int) -> int:
 
 def peak(raw_azimuth: int) -> tuple[float, float, float]:
     """``(centre Hz, linear gain, Q)`` of the head-shadow PEAK filter for a raw azimuth; the
-    game's points and evaluation are float32 (:func:`audio.dsp.curves.interp_f32`)."""
-    return _peak_folded(fold_azimuth(raw_azimuth))
-
-
-@lru_cache(maxsize=4096)
-def _peak_folded(a: int) -> tuple[float, float, float]:
-    c, g, q = (float(interp_f32(k.xs, k.ys, a)) for k in (PEAK_CENTRE, PEAK_GAIN, PEAK_Q))
+    game's points and evaluation are float32 (:func:`audio.dsp.curves.interp_f32`), read from
+    a table of every folded azimuth (:func:`_peak_table`)."""
+    c, g, q = _peak_table()[fold_azimuth(raw_azimuth)].tolist()
     return c, g, q
+
+
+@lru_cache(maxsize=1)
+def _peak_table() -> np.ndarray:
+    """``(32769, 3)`` float64: :func:`peak`'s values at folded azimuths 0..32768, computed once
+    (a moving speaker's azimuth changes every console frame)."""
+    folded = np.arange(32769, dtype=np.float32)
+    return np.stack(
+        [np.asarray(interp_f32(k.xs, k.ys, folded), np.float64) for k in (PEAK_CENTRE, PEAK_GAIN, PEAK_Q)],
+        axis=1,
+    )
 
 
 def _c(xs: Sequence[float], ys: Sequence[float]) -> Curve:

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-from audio.games.skate.speech.mixcurves import MixCurves, level_outputs, peak
+from audio.games.skate.speech.mixcurves import Curve, MixCurves, level_outputs, peak
 
 __all__ = [
     "VoiceBlock",
@@ -115,9 +116,9 @@ class DelayCountdown:
         return self.delay
 
 
-@dataclass(frozen=True)
-class VoiceBlock:
-    """One speaker's voice block for one console frame."""
+class VoiceBlock(NamedTuple):
+    """One speaker's voice block for one console frame (immutable; a named tuple, made every
+    frame a speaker is heard)."""
 
     level: float  # 0..32767
     second_level: float  # linear
@@ -167,6 +168,9 @@ class VoiceMixer:
         self.delay_factor = delay_factor
         self.delay_frames = delay_frames
         self.countdowns: dict[int, DelayCountdown] = {}
+        self._shapes: dict[tuple[str, int, str], tuple[bool, tuple[int, int], tuple[Curve, ...]]] = {}
+        """(kind, event, clip name) -> (far, level outputs, the curves :meth:`block` reads), kept
+        (the curves are set when the mixer is made)."""
 
     def countdown(self, speaker: int, start: int) -> DelayCountdown:
         """``speaker``'s delay countdown (made on first use, first frame ``start``: a speaker
@@ -207,22 +211,30 @@ class VoiceMixer:
         pitch: int = 4096,
     ) -> VoiceBlock:
         """The voice block of a speaker playing ``clip_name`` of ``event`` at ``distance`` metres."""
-        far = is_far_clip(clip_name)
-        main, second = level_outputs(kind, event, far)
-        c = self.curves
+        key = (kind, event, clip_name)
+        shape = self._shapes.get(key)
+        if shape is None:
+            far = is_far_clip(clip_name)
+            outputs = level_outputs(kind, event, far)
+            shape = self._shapes[key] = (
+                far,
+                outputs,
+                tuple(self.curves.outputs[o] for o in (*outputs, 21, 13, 14, 22, 23)),
+            )
+        far, outputs, (main, second, echo, hp, lp, echo_hp, echo_lp) = shape
         return VoiceBlock(
-            level=max(0.0, min(32767.0, c(main, distance))),
-            second_level=c(second, distance),
-            echo_level=c(21, distance),
+            level=max(0.0, min(32767.0, main(distance))),
+            second_level=second(distance),
+            echo_level=echo(distance),
             voice_float=1.0 if voice_float is None else voice_float,
             pitch=pitch,
             azimuth=int(azimuth) & 0xFFFF,
             peak=peak(azimuth),
-            hp_hz=c(13, distance),
-            lp_hz=c(14, distance),
-            echo_hp_hz=c(22, distance),
-            echo_lp_hz=c(23, distance),
+            hp_hz=hp(distance),
+            lp_hz=lp(distance),
+            echo_hp_hz=echo_hp(distance),
+            echo_lp_hz=echo_lp(distance),
             delay=delay,
             far=far,
-            outputs=(main, second),
+            outputs=outputs,
         )

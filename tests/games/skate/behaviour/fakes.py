@@ -9,6 +9,7 @@ import numpy as np
 
 from audio.core.bus import EventBus
 from audio.core.engine import EngineConfig
+from audio.core.world import Path3
 from audio.games.skate.formats.evt import ClipRef, EvtEvent, EvtRecord, EvtTable
 
 BUSM = 0x1000  # business m type bit (voices 59-61)
@@ -120,6 +121,7 @@ class FakeWorld:
 
     def __init__(self) -> None:
         self.emitters: dict[str, object] = {}
+        self.listener = Path3([(0.0, (0.0, 0.0, 0.0))])
 
     def set_emitter(self, id, position=(0.0, 0.0, 0.0), path=None):
         self.emitters[id] = path if path is not None else tuple(position)
@@ -213,7 +215,12 @@ class FakeEngine:
         self.mixer = FakeMixer()
         self.now = 0
         self.frame = 0
+        self.sample_rate = 48000
         self.systems = []
+
+    def frame_of(self, system) -> int:
+        """The last frame ticked (every frame ticks; events come before their frame's tick)."""
+        return self.frame - 1
 
     def add_system(self, system) -> None:
         system.attach(self)

@@ -45,6 +45,24 @@ def test_azimuth_folding():
     assert peak(0)[:2] == (600.0, float(np.float32(0.4)))  # the game's points are float32
 
 
+def test_peak_at_every_raw_azimuth_is_the_float32_evaluation_of_the_game_points():
+    def f32_curve(xs, ys, a):
+        # the game's evaluation: every operation in float32, clamped at the end points
+        x, y, v = np.float32(xs), np.float32(ys), np.float32(a)
+        if v < x[0]:
+            return y[0]
+        if v >= x[-1]:
+            return y[-1]
+        i = int(np.searchsorted(x, v, side="right")) - 1
+        return y[i] + (y[i + 1] - y[i]) * (v - x[i]) / (x[i + 1] - x[i])
+
+    raws = np.arange(65536)
+    folded = np.where(raws > 32767, 65536 - raws, raws)
+    want = {a: (float(f32_curve(CX, CY, a)), float(f32_curve(GX, GY, a)), 3.0) for a in set(folded.tolist())}
+    assert len(want) == 32769
+    assert [peak(int(r)) for r in raws] == [want[a] for a in folded.tolist()]
+
+
 def test_pan_angle_positive_left():
     assert azimuth_degrees(16384) == 90.0 and azimuth_degrees(49152) == -90.0 and azimuth_degrees(0) == 0.0
 
