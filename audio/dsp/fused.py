@@ -248,8 +248,8 @@ def gather(act, g0, m, coefs, bypass, state, c, co, st, by):
 @nb.njit(**_F)
 def gain_lanes(act, g0, m, w, x, y, n, dirty, target, cur, step, left, init, gb, gv):
     """Gai0 for a group, sample-major: each lane's gain sequence is exactly
-    :func:`audio.dsp.kernels.gai0_voice`'s; held gains multiply by the per-lane vector ``gv``,
-    ramps by the per-sample, per-lane ``gb``."""
+    :func:`audio.dsp.kernels.gai0_voice`'s; held gains multiply by the per-lane float32 vector
+    ``gv``, ramps by the per-sample, per-lane float32 ``gb`` (the ramp runs in float64)."""
     steady = True
     for j in range(gv.shape[0]):
         gv[j] = 0.0
@@ -266,7 +266,7 @@ def gain_lanes(act, g0, m, w, x, y, n, dirty, target, cur, step, left, init, gb,
                     y[c, i, j] = x[c, i, j] * gv[j]
         return
     for j in range(w):
-        g = gv[j]
+        g = cur[act[g0 + j]] if j < m else 0.0
         l = left[act[g0 + j]] if j < m else 0
         if l == 0:
             for i in range(n):
@@ -287,10 +287,12 @@ def gain_lanes(act, g0, m, w, x, y, n, dirty, target, cur, step, left, init, gb,
 
 @nb.njit(**_F)
 def to_lanes(x, c, t, n, w):
-    """Channel ``c`` of a group's rows ``x[j, c, :n]`` into the sample-major ``t[:n, j]``, j < w."""
-    for i in range(n):
-        for j in range(w):
-            t[i, j] = x[j, c, i]
+    """Channel ``c`` of a group's rows ``x[j, c, :n]`` into the sample-major ``t[:n, j]``, j < w
+    (row by row: contiguous loads, strided stores, faster here than sample by sample)."""
+    for j in range(w):
+        xr = x[j, c]
+        for i in range(n):
+            t[i, j] = xr[i]
 
 
 @nb.njit(**_F)
