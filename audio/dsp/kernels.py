@@ -9,8 +9,9 @@ the same whatever the block size.
 
 Levels (Gai0, Sen0, Pn21) ramp in float64; each sample's level is rounded to float32 and the
 signal is multiplied by it in float32, and sends add into their destination in float32, in
-instance order: the console's mixer works in single precision, and float64 products cost
-three conversions per sample (about a third of a send's time at 256 voices).
+instance order: single precision like the rest of the chain (spec 5.4 leaves the mixing
+precision open), and float64 products cost three conversions per sample (about a third of a
+send's time at 256 voices).
 """
 
 from __future__ import annotations
