@@ -47,6 +47,69 @@ def fma32(typingctx, a, b, c):
     return sig, codegen
 
 
+def _tile_masks(b: int) -> tuple[list[int], list[int]]:
+    """The two shuffles of one butterfly stage of a 16 x 16 transpose: rows r and r + b (r
+    without bit b) swap the upper-right and lower-left b x b blocks of each 2b x 2b diagonal block."""
+    m1: list[int] = []
+    m2: list[int] = []
+    for base in range(0, 16, 2 * b):
+        m1 += list(range(base, base + b)) + [16 + k for k in range(base, base + b)]
+        m2 += list(range(base + b, base + 2 * b)) + [16 + k for k in range(base + b, base + 2 * b)]
+    return m1, m2
+
+
+def _tile16(to_lanes: bool) -> Any:
+    """A numba intrinsic ``(t, i0, x, c)`` moving one 16 x 16 float32 tile between the
+    sample-major ``t[i0 : i0 + 16, 0:16]`` and the rows ``x[0:16, c, i0 : i0 + 16]`` (into ``t``
+    when ``to_lanes``): sixteen vector loads, four stages of vector shuffles (Eklundh's
+    transpose), sixteen vector stores. Both sides must hold 16 contiguous float32 from each
+    tile row; nothing is computed, only moved."""
+
+    @intrinsic
+    def tile(typingctx, t, i0, x, c):
+        sig = types.void(t, types.int64, x, types.int64)
+
+        def codegen(context, builder, signature, args):
+            tty, _, xty, _ = signature.args
+            ta = context.make_array(tty)(context, builder, args[0])
+            xa = context.make_array(xty)(context, builder, args[2])
+            i0, c = args[1], args[3]
+            i64 = ir.IntType(64)
+            v16 = ir.VectorType(ir.FloatType(), 16)
+
+            def lane_row(k):  # t[i0 + k, 0]
+                return cgutils.get_item_pointer(
+                    context, builder, tty, ta, [builder.add(i0, i64(k)), i64(0)], wraparound=False
+                )
+
+            def inst_row(k):  # x[k, c, i0]
+                return cgutils.get_item_pointer(context, builder, xty, xa, [i64(k), c, i0], wraparound=False)
+
+            src, dst = (inst_row, lane_row) if to_lanes else (lane_row, inst_row)
+            rows = [builder.load(builder.bitcast(src(k), v16.as_pointer()), align=4) for k in range(16)]
+            for b in (8, 4, 2, 1):
+                m1, m2 = (ir.Constant(ir.VectorType(ir.IntType(32), 16), m) for m in _tile_masks(b))
+                nxt = list(rows)
+                for r in range(16):
+                    if not r & b:
+                        nxt[r] = builder.shuffle_vector(rows[r], rows[r + b], m1)
+                        nxt[r + b] = builder.shuffle_vector(rows[r], rows[r + b], m2)
+                rows = nxt
+            for k in range(16):
+                builder.store(rows[k], builder.bitcast(dst(k), v16.as_pointer()), align=4)
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return tile
+
+
+rows_to_lanes16 = _tile16(True)
+"""``t[i0 : i0 + 16, j] = x[j, c, i0 : i0 + 16]`` for j < 16 (see :func:`_tile16`)."""
+lanes_to_rows16 = _tile16(False)
+"""``x[j, c, i0 : i0 + 16] = t[i0 : i0 + 16, j]`` for j < 16 (see :func:`_tile16`)."""
+
+
 @nb.njit(**_FLAGS)
 def fma32_soft(a, b, c):
     """Correctly rounded float32 ``a*b + c`` from float64 arithmetic only (no FMA instruction).
