@@ -13,8 +13,9 @@ code beside it) and imports it. The function walks the active instances in group
   sample-major ``(max_block, LANES)`` buffer, where each lane is one independent Direct Form I
   recursion with exactly :func:`audio.dsp.kernels.df1`'s operations, written out per lane so
   LLVM's SLP vectoriser packs the lanes into SIMD registers (a vector fma rounds like a scalar
-  one), and transposed back; bypassed and empty lanes get zero coefficients and are then
-  overwritten with their input;
+  one), and transposed back (16 x 16 tiles of vector shuffles:
+  :data:`audio.dsp.kernels.rows_to_lanes16`); bypassed and empty lanes get zero coefficients
+  and are then overwritten with their input;
 * up to :data:`CHAIN` biquads in series (HPF -> LPF, or a radio voice's HPF -> LPF -> PEAK)
   share one sample loop at 4 and 8 lanes: a recursion is latency-bound (two dependent fmas per
   sample), so with few voices the filters' recursions overlap instead of running one after
@@ -384,7 +385,7 @@ def _widths(capacity: int) -> tuple[int, ...]:
 def _lane_plan(nodes: list[Node], inputs: list[int | None], use_lanes: bool) -> tuple[list[int], list[bool]]:
     """Each node's output slot and whether it works sample-major: biquads always (unless
     ``use_lanes`` is off: a one-instance bus stays in rows); a source when all its readers can;
-    a gain or a delay as decided by :func:`graph_source`."""
+    a gain as decided by :func:`graph_source`."""
     slot: list[int] = []
     for k, node in enumerate(nodes):
         slot.append(slot[inputs[k]] if node.passes_input else k)  # type: ignore[index]
@@ -514,7 +515,7 @@ class _Body:
                 chained.update(run)
                 continue
             if node.lane_input and not isinstance(node, Biquad) and src is not None:
-                self.lanes[k] = "P" in self.have[src]  # gains and delays keep their input's layout
+                self.lanes[k] = "P" in self.have[src]  # a gain keeps its input's layout
             if src is not None:
                 self.need(src, "P" if self.lanes[k] else "S")
             if not node.passes_input:

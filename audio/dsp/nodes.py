@@ -575,7 +575,6 @@ class Delay(Node):
         "max_seconds": Param(0.17, 0.001, 10.0, "s", "longest delay (sizes the buffer)"),
     }
     arrays = ("dirty", "seconds", "buf", "widx", "dcur", "dold", "left")
-    lane_input = True
     signal = ("buf",)
     ramps = ("left",)
 
@@ -611,12 +610,11 @@ class Delay(Node):
     def emit(self, s: Site) -> list[str]:
         a = s.a
         assert s.src is not None
-        x, y = (
-            (f"{s.src.lanes}[:, :, j]", f"{s.dst.lanes}[:, :, j]") if s.lanes else (s.src.row(), s.dst.row())
-        )
+        # rows, also between lane biquads: its ring buffers are rows, and two tile transposes
+        # plus contiguous ring copies cost half what copying strided lane columns does
         return _EACH + [
-            f"            K.del0_voice(v, {x}, {y}, n, {a('dirty')}, {a('seconds')}, sample_rate, "
-            f"{a('buf')}, {a('widx')}, {a('dcur')}, {a('dold')}, {a('left')})"
+            f"            K.del0_voice(v, {s.src.row()}, {s.dst.row()}, n, {a('dirty')}, {a('seconds')}, "
+            f"sample_rate, {a('buf')}, {a('widx')}, {a('dcur')}, {a('dold')}, {a('left')})"
         ]
 
 
