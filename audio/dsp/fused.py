@@ -292,11 +292,28 @@ def to_lanes(x, c, t, n, w):
     16 x 16 tiles by vector shuffles at width 16, the rest row by row (contiguous loads)."""
     e = n - n % 16 if w == 16 else 0
     for i0 in range(0, e, 16):
-        K.rows_to_lanes16(t, i0, x, c)
+        K.rows_to_lanes16(t, i0, x, c, K.ROWS16, 0)
     for j in range(w):
         xr = x[j, c]
         for i in range(e, n):
             t[i, j] = xr[i]
+
+
+@nb.njit(**_F)
+def inputs_to_lanes(act, g0, m, inp, t, n):
+    """Sub0 for a group: instance ``act[g0 + j]``'s input rows into the sample-major
+    ``t[c, :n, j]`` (tiles when the group is full), then zeroed for the next block's sends."""
+    e = n - n % 16 if m == 16 else 0
+    for c in range(inp.shape[1]):
+        for i0 in range(0, e, 16):
+            K.rows_to_lanes16(t[c], i0, inp, c, act, g0)
+        for j in range(m):
+            xr = inp[act[g0 + j], c]
+            for i in range(e, n):
+                t[c, i, j] = xr[i]
+    for j in range(m):
+        for c in range(inp.shape[1]):
+            K.zero_row(inp[act[g0 + j], c], n)
 
 
 @nb.njit(**_F)
@@ -305,7 +322,7 @@ def from_lanes(t, x, c, n, w):
     :func:`to_lanes`)."""
     e = n - n % 16 if w == 16 else 0
     for i0 in range(0, e, 16):
-        K.lanes_to_rows16(t, i0, x, c)
+        K.lanes_to_rows16(t, i0, x, c, K.ROWS16, 0)
     for j in range(w):
         for i in range(e, n):
             x[j, c, i] = t[i, j]

@@ -59,21 +59,22 @@ def _tile_masks(b: int) -> tuple[list[int], list[int]]:
 
 
 def _tile16(to_lanes: bool) -> Any:
-    """A numba intrinsic ``(t, i0, x, c)`` moving one 16 x 16 float32 tile between the
-    sample-major ``t[i0 : i0 + 16, 0:16]`` and the rows ``x[0:16, c, i0 : i0 + 16]`` (into ``t``
-    when ``to_lanes``): sixteen vector loads, four stages of vector shuffles (Eklundh's
-    transpose), sixteen vector stores. Both sides must hold 16 contiguous float32 from each
-    tile row; nothing is computed, only moved."""
+    """A numba intrinsic ``(t, i0, x, c, rows, r0)`` moving one 16 x 16 float32 tile between the
+    sample-major ``t[i0 : i0 + 16, 0:16]`` and the rows ``x[rows[r0 + k], c, i0 : i0 + 16]``,
+    k < 16 (into ``t`` when ``to_lanes``): sixteen vector loads, four stages of vector shuffles
+    (Eklundh's transpose), sixteen vector stores. Both sides must hold 16 contiguous float32
+    from each tile row; nothing is computed, only moved."""
 
     @intrinsic
-    def tile(typingctx, t, i0, x, c):
-        sig = types.void(t, types.int64, x, types.int64)
+    def tile(typingctx, t, i0, x, c, rows, r0):
+        sig = types.void(t, types.int64, x, types.int64, rows, types.int64)
 
         def codegen(context, builder, signature, args):
-            tty, _, xty, _ = signature.args
+            tty, _, xty, _, rty, _ = signature.args
             ta = context.make_array(tty)(context, builder, args[0])
             xa = context.make_array(xty)(context, builder, args[2])
-            i0, c = args[1], args[3]
+            ra = context.make_array(rty)(context, builder, args[4])
+            i0, c, r0 = args[1], args[3], args[5]
             i64 = ir.IntType(64)
             v16 = ir.VectorType(ir.FloatType(), 16)
 
@@ -82,8 +83,10 @@ def _tile16(to_lanes: bool) -> Any:
                     context, builder, tty, ta, [builder.add(i0, i64(k)), i64(0)], wraparound=False
                 )
 
-            def inst_row(k):  # x[k, c, i0]
-                return cgutils.get_item_pointer(context, builder, xty, xa, [i64(k), c, i0], wraparound=False)
+            def inst_row(k):  # x[rows[r0 + k], c, i0]
+                at = [builder.add(r0, i64(k))]
+                r = builder.load(cgutils.get_item_pointer(context, builder, rty, ra, at, wraparound=False))
+                return cgutils.get_item_pointer(context, builder, xty, xa, [r, c, i0], wraparound=False)
 
             src, dst = (inst_row, lane_row) if to_lanes else (lane_row, inst_row)
             rows = [builder.load(builder.bitcast(src(k), v16.as_pointer()), align=4) for k in range(16)]
@@ -105,9 +108,12 @@ def _tile16(to_lanes: bool) -> Any:
 
 
 rows_to_lanes16 = _tile16(True)
-"""``t[i0 : i0 + 16, j] = x[j, c, i0 : i0 + 16]`` for j < 16 (see :func:`_tile16`)."""
+"""``t[i0 : i0 + 16, j] = x[rows[r0 + j], c, i0 : i0 + 16]`` for j < 16 (see :func:`_tile16`)."""
 lanes_to_rows16 = _tile16(False)
-"""``x[j, c, i0 : i0 + 16] = t[i0 : i0 + 16, j]`` for j < 16 (see :func:`_tile16`)."""
+"""``x[rows[r0 + j], c, i0 : i0 + 16] = t[i0 : i0 + 16, j]`` for j < 16 (see :func:`_tile16`)."""
+
+ROWS16 = np.arange(16, dtype=np.int64)
+"""The identity row list: a group's own scratch rows 0..15."""
 
 
 @nb.njit(**_FLAGS)

@@ -327,11 +327,12 @@ class SubmixInput(Node):
         K.copy_rows(act, self.inp, self.out, n)
 
     def emit(self, s: Site) -> list[str]:
-        out = f"{s.dst.lanes}[c, :, j]" if s.lanes else s.dst.row("c")
         inp = s.a("inp")
+        if s.lanes:
+            return [f"        LN.inputs_to_lanes(act, g0, m, {inp}, {s.dst.lanes}, n)"]
         return _EACH + [
             f"            for c in range({inp}.shape[1]):",
-            f"                K.copy_row({inp}[v, c], {out}, n)",
+            f"                K.copy_row({inp}[v, c], {s.dst.row('c')}, n)",
             f"                K.zero_row({inp}[v, c], n)",
         ]
 
