@@ -16,7 +16,11 @@ ratios), real-time voices per core (how many voices one core could run in real t
 cost), the ratios to barkbus, and the peak RSS of each run (each N and implementation runs in
 its own process). Targets at 256 voices (issue 25): >= 30x the pedalboard chain and >= 8,000
 real-time voices per core. ``--profile`` adds where the time goes: per node (node path),
-per graph (fused), per voice-sample, against the arithmetic count.
+per graph (fused), per voice-sample, against the arithmetic count. ``--stages`` times each
+statement of the fused kernels' group loop in place (the CPU's cycle counter read around it,
+in a copy of the generated source), so a stage's cost includes the cache state the stages
+before it leave; the least over many short windows is kept, which a shared machine disturbs
+less than a total.
 """
 
 from __future__ import annotations
@@ -139,6 +143,97 @@ def profile(n: int, block: int, min_seconds: float) -> None:
         f"arithmetic: {total_ops} float ops per voice-sample; at 16 float32 lanes x 2 FMA ports per cycle "
         f"(~2.6 GHz) that is {total_ops / (16 * 2 * 2.6):.2f} ns per voice-sample"
     )
+
+
+def _cycle_counter():
+    """A numba intrinsic reading the CPU's cycle counter (``llvm.readcyclecounter``)."""
+    from llvmlite import ir
+    from numba.core import cgutils, types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def cycles(typingctx):
+        def codegen(context, builder, signature, args):
+            fn = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(ir.IntType(64), []), "llvm.readcyclecounter"
+            )
+            return builder.call(fn, [])
+
+        return types.int64(), codegen
+
+    return cycles
+
+
+def _instrumented(src: str) -> tuple[str, list[str]]:
+    """The generated source with every statement of the group loop (indent 8, with its nested
+    block) wrapped in cycle-counter reads that add into ``TT[k]``; and each statement's text."""
+    lines = src.split("\n")
+    out: list[str] = []
+    labels: list[str] = []
+    i = 0
+    while i < len(lines):
+        ln = lines[i]
+        i += 1
+        if ln.startswith("def fused("):
+            out.append(ln.replace("):", ", TT):"))
+            continue
+        top = ln.startswith(" " * 8) and not ln.startswith(" " * 9)
+        if not top or ln.strip().startswith(("m = ", "w = ")):
+            out.append(ln.replace("cache=True", "cache=False"))
+            continue
+        block = [ln]
+        while i < len(lines) and lines[i].startswith(" " * 9):
+            block.append(lines[i])
+            i += 1
+        out += ["        T_ = CYCLES()", *block, f"        TT[{len(labels)}] += CYCLES() - T_"]
+        labels.append(" ".join(part.strip() for part in block))
+    return "\n".join(out), labels
+
+
+def stages(n: int, block: int, min_seconds: float) -> None:
+    """Where the fused kernels' time goes, statement by statement of their group loop."""
+    import types as pytypes
+
+    from audio.dsp import fused as F
+
+    e = _engine(n, block)
+    m = e.mixer
+    import numba
+
+    cycles = _cycle_counter()
+    read = numba.njit(lambda: cycles())
+    read()  # compile
+    t0, c0 = time.perf_counter(), read()
+    while time.perf_counter() - t0 < 0.2:
+        pass
+    ghz = (read() - c0) / (time.perf_counter() - t0) / 1e9
+    vs = n * block
+    print(f"{n} voices x {block} samples; cycle counter {ghz:.2f} GHz (ticks); least of 8-block windows")
+    for bank in (m.voice_banks["skate_stream_voice"], m.submix_banks["skate_echo_submix"]):
+        plan = bank.prepare_fused()
+        src, _, fetch = F.graph_source(bank, plan, F.lanes_module().__name__)
+        code, labels = _instrumented(src)
+        mod = pytypes.ModuleType(f"stages_{bank.spec.name}")
+        mod.__dict__["CYCLES"] = cycles
+        exec(compile(code, mod.__name__, "exec"), mod.__dict__)
+        args = tuple(g(bank) for g in fetch)
+        tt = np.zeros(len(labels), np.int64)
+        t = 10**7
+        mod.fused(bank.act, block, t, float(SAMPLE_RATE), *args, tt)
+        best = None
+        end = time.process_time() + min_seconds
+        while time.process_time() < end:
+            tt[:] = 0
+            for _ in range(8):
+                t += block
+                mod.fused(bank.act, block, t, float(SAMPLE_RATE), *args, tt)
+            if best is None or tt.sum() < best.sum():
+                best = tt.copy()
+        assert best is not None
+        per = best / (8 * vs)
+        print(f"{bank.spec.name}: {per.sum() / ghz:.2f} ns per voice-sample in its group loop")
+        for lab, c in zip(labels, per):
+            print(f"{c / ghz:7.2f} ns {c:6.2f} ticks  {lab[:100]}")
 
 
 def _time(fn, min_seconds: float) -> float:
@@ -281,8 +376,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=1.5, help="minimum timed seconds per run")
     ap.add_argument("--peer-max", type=int, default=256, help="skip peers above this N (they are slow)")
     ap.add_argument("--profile", type=int, metavar="N", help="print where the time goes at N voices")
+    ap.add_argument(
+        "--stages", type=int, metavar="N", help="time each statement of the fused kernels at N voices"
+    )
     ap.add_argument("--child", nargs=2, metavar=("IMPL", "N"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.stages:
+        stages(args.stages, args.block, args.seconds)
+        return 0
     if args.profile:
         profile(args.profile, args.block, args.seconds)
         return 0

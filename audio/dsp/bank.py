@@ -208,8 +208,8 @@ class GraphBank:
             "CO": np.zeros((F.CHAIN, 5, F.LANES), np.float32),
             "ST": np.zeros((F.CHAIN, 4, F.LANES), np.float32),
             "BY": np.zeros((F.CHAIN, F.LANES), np.bool_),
-            "GB": np.zeros((self.max_block, F.LANES), np.float64),
-            "GV": np.zeros(F.LANES, np.float64),
+            "GB": np.zeros((self.max_block, F.LANES), np.float32),
+            "GV": np.zeros(F.LANES, np.float32),
         }
         self._pack()
         self._plan = plan

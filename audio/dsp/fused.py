@@ -13,8 +13,9 @@ code beside it) and imports it. The function walks the active instances in group
   sample-major ``(max_block, LANES)`` buffer, where each lane is one independent Direct Form I
   recursion with exactly :func:`audio.dsp.kernels.df1`'s operations, written out per lane so
   LLVM's SLP vectoriser packs the lanes into SIMD registers (a vector fma rounds like a scalar
-  one), and transposed back; bypassed and empty lanes get zero coefficients and are then
-  overwritten with their input;
+  one), and transposed back (16 x 16 tiles of vector shuffles:
+  :data:`audio.dsp.kernels.rows_to_lanes16`); bypassed and empty lanes get zero coefficients
+  and are then overwritten with their input;
 * up to :data:`CHAIN` biquads in series (HPF -> LPF, or a radio voice's HPF -> LPF -> PEAK)
   share one sample loop at 4 and 8 lanes: a recursion is latency-bound (two dependent fmas per
   sample), so with few voices the filters' recursions overlap instead of running one after
@@ -248,8 +249,8 @@ def gather(act, g0, m, coefs, bypass, state, c, co, st, by):
 @nb.njit(**_F)
 def gain_lanes(act, g0, m, w, x, y, n, dirty, target, cur, step, left, init, gb, gv):
     """Gai0 for a group, sample-major: each lane's gain sequence is exactly
-    :func:`audio.dsp.kernels.gai0_voice`'s; held gains multiply by the per-lane vector ``gv``,
-    ramps by the per-sample, per-lane ``gb``."""
+    :func:`audio.dsp.kernels.gai0_voice`'s; held gains multiply by the per-lane float32 vector
+    ``gv``, ramps by the per-sample, per-lane float32 ``gb`` (the ramp runs in float64)."""
     steady = True
     for j in range(gv.shape[0]):
         gv[j] = 0.0
@@ -266,7 +267,7 @@ def gain_lanes(act, g0, m, w, x, y, n, dirty, target, cur, step, left, init, gb,
                     y[c, i, j] = x[c, i, j] * gv[j]
         return
     for j in range(w):
-        g = gv[j]
+        g = cur[act[g0 + j]] if j < m else 0.0
         l = left[act[g0 + j]] if j < m else 0
         if l == 0:
             for i in range(n):
@@ -287,17 +288,43 @@ def gain_lanes(act, g0, m, w, x, y, n, dirty, target, cur, step, left, init, gb,
 
 @nb.njit(**_F)
 def to_lanes(x, c, t, n, w):
-    """Channel ``c`` of a group's rows ``x[j, c, :n]`` into the sample-major ``t[:n, j]``, j < w."""
-    for i in range(n):
-        for j in range(w):
-            t[i, j] = x[j, c, i]
+    """Channel ``c`` of a group's rows ``x[j, c, :n]`` into the sample-major ``t[:n, j]``, j < w:
+    16 x 16 tiles by vector shuffles at width 16, the rest row by row (contiguous loads)."""
+    e = n - n % 16 if w == 16 else 0
+    for i0 in range(0, e, 16):
+        K.rows_to_lanes16(t, i0, x, c, K.ROWS16, 0)
+    for j in range(w):
+        xr = x[j, c]
+        for i in range(e, n):
+            t[i, j] = xr[i]
+
+
+@nb.njit(**_F)
+def inputs_to_lanes(act, g0, m, inp, t, n):
+    """Sub0 for a group: instance ``act[g0 + j]``'s input rows into the sample-major
+    ``t[c, :n, j]`` (tiles when the group is full), then zeroed for the next block's sends."""
+    e = n - n % 16 if m == 16 else 0
+    for c in range(inp.shape[1]):
+        for i0 in range(0, e, 16):
+            K.rows_to_lanes16(t[c], i0, inp, c, act, g0)
+        for j in range(m):
+            xr = inp[act[g0 + j], c]
+            for i in range(e, n):
+                t[c, i, j] = xr[i]
+    for j in range(m):
+        for c in range(inp.shape[1]):
+            K.zero_row(inp[act[g0 + j], c], n)
 
 
 @nb.njit(**_F)
 def from_lanes(t, x, c, n, w):
-    """The sample-major ``t[:n, j]`` back into the rows ``x[j, c, :n]``, j < w."""
+    """The sample-major ``t[:n, j]`` back into the rows ``x[j, c, :n]``, j < w (tiles as
+    :func:`to_lanes`)."""
+    e = n - n % 16 if w == 16 else 0
+    for i0 in range(0, e, 16):
+        K.lanes_to_rows16(t, i0, x, c, K.ROWS16, 0)
     for j in range(w):
-        for i in range(n):
+        for i in range(e, n):
             x[j, c, i] = t[i, j]
 
 
@@ -375,7 +402,7 @@ def _widths(capacity: int) -> tuple[int, ...]:
 def _lane_plan(nodes: list[Node], inputs: list[int | None], use_lanes: bool) -> tuple[list[int], list[bool]]:
     """Each node's output slot and whether it works sample-major: biquads always (unless
     ``use_lanes`` is off: a one-instance bus stays in rows); a source when all its readers can;
-    a gain or a delay as decided by :func:`graph_source`."""
+    a gain as decided by :func:`graph_source`."""
     slot: list[int] = []
     for k, node in enumerate(nodes):
         slot.append(slot[inputs[k]] if node.passes_input else k)  # type: ignore[index]
@@ -505,7 +532,7 @@ class _Body:
                 chained.update(run)
                 continue
             if node.lane_input and not isinstance(node, Biquad) and src is not None:
-                self.lanes[k] = "P" in self.have[src]  # gains and delays keep their input's layout
+                self.lanes[k] = "P" in self.have[src]  # a gain keeps its input's layout
             if src is not None:
                 self.need(src, "P" if self.lanes[k] else "S")
             if not node.passes_input:

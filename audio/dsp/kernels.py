@@ -6,6 +6,12 @@ count. Arrays are instance-major: signals ``(N, channels, max_block)`` float32, 
 ``(N, ...)``. Parameters arrive as targets plus a ``dirty`` flag and are applied at the
 start of the call (a block boundary); ramps are counted in samples, so the output is
 the same whatever the block size.
+
+Levels (Gai0, Sen0, Pn21) ramp in float64; each sample's level is rounded to float32 and the
+signal is multiplied by it in float32, and sends add into their destination in float32, in
+instance order: single precision like the rest of the chain (spec 5.4 leaves the mixing
+precision open), and float64 products cost three conversions per sample (about a third of a
+send's time at 256 voices).
 """
 
 from __future__ import annotations
@@ -39,6 +45,75 @@ def fma32(typingctx, a, b, c):
         return builder.call(fn, args)
 
     return sig, codegen
+
+
+def _tile_masks(b: int) -> tuple[list[int], list[int]]:
+    """The two shuffles of one butterfly stage of a 16 x 16 transpose: rows r and r + b (r
+    without bit b) swap the upper-right and lower-left b x b blocks of each 2b x 2b diagonal block."""
+    m1: list[int] = []
+    m2: list[int] = []
+    for base in range(0, 16, 2 * b):
+        m1 += list(range(base, base + b)) + [16 + k for k in range(base, base + b)]
+        m2 += list(range(base + b, base + 2 * b)) + [16 + k for k in range(base + b, base + 2 * b)]
+    return m1, m2
+
+
+def _tile16(to_lanes: bool) -> Any:
+    """A numba intrinsic ``(t, i0, x, c, rows, r0)`` moving one 16 x 16 float32 tile between the
+    sample-major ``t[i0 : i0 + 16, 0:16]`` and the rows ``x[rows[r0 + k], c, i0 : i0 + 16]``,
+    k < 16 (into ``t`` when ``to_lanes``): sixteen vector loads, four stages of vector shuffles
+    (Eklundh's transpose), sixteen vector stores. Both sides must hold 16 contiguous float32
+    from each tile row; nothing is computed, only moved."""
+
+    @intrinsic
+    def tile(typingctx, t, i0, x, c, rows, r0):
+        sig = types.void(t, types.int64, x, types.int64, rows, types.int64)
+
+        def codegen(context, builder, signature, args):
+            tty, _, xty, _, rty, _ = signature.args
+            ta = context.make_array(tty)(context, builder, args[0])
+            xa = context.make_array(xty)(context, builder, args[2])
+            ra = context.make_array(rty)(context, builder, args[4])
+            i0, c, r0 = args[1], args[3], args[5]
+            i64 = ir.IntType(64)
+            v16 = ir.VectorType(ir.FloatType(), 16)
+
+            def lane_row(k):  # t[i0 + k, 0]
+                return cgutils.get_item_pointer(
+                    context, builder, tty, ta, [builder.add(i0, i64(k)), i64(0)], wraparound=False
+                )
+
+            def inst_row(k):  # x[rows[r0 + k], c, i0]
+                at = [builder.add(r0, i64(k))]
+                r = builder.load(cgutils.get_item_pointer(context, builder, rty, ra, at, wraparound=False))
+                return cgutils.get_item_pointer(context, builder, xty, xa, [r, c, i0], wraparound=False)
+
+            src, dst = (inst_row, lane_row) if to_lanes else (lane_row, inst_row)
+            rows = [builder.load(builder.bitcast(src(k), v16.as_pointer()), align=4) for k in range(16)]
+            for b in (8, 4, 2, 1):
+                m1, m2 = (ir.Constant(ir.VectorType(ir.IntType(32), 16), m) for m in _tile_masks(b))
+                nxt = list(rows)
+                for r in range(16):
+                    if not r & b:
+                        nxt[r] = builder.shuffle_vector(rows[r], rows[r + b], m1)
+                        nxt[r + b] = builder.shuffle_vector(rows[r], rows[r + b], m2)
+                rows = nxt
+            for k in range(16):
+                builder.store(rows[k], builder.bitcast(dst(k), v16.as_pointer()), align=4)
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return tile
+
+
+rows_to_lanes16 = _tile16(True)
+"""``t[i0 : i0 + 16, j] = x[rows[r0 + j], c, i0 : i0 + 16]`` for j < 16 (see :func:`_tile16`)."""
+lanes_to_rows16 = _tile16(False)
+"""``x[rows[r0 + j], c, i0 : i0 + 16] = t[i0 : i0 + 16, j]`` for j < 16 (see :func:`_tile16`)."""
+
+ROWS16 = np.arange(16, dtype=np.int64)
+"""The identity row list: a group's own scratch rows 0..15."""
 
 
 @nb.njit(**_FLAGS)
@@ -386,7 +461,8 @@ def _retarget(v, dirty, target, cur, step, left, init, divisor):
 # ----------------------------------------------------------------------------------- Gai0
 @nb.njit(inline="always", **_FLAGS)
 def _scale_rows(x, y, r, n, g):
-    """``y[c, i] = x[c, i] * g`` for i in r..n-1 (float64 product rounded to float32)."""
+    """``y[c, i] = x[c, i] * f32(g)`` for i in r..n-1 (a float32 product)."""
+    g = np.float32(g)
     for c in range(x.shape[0]):
         xc = x[c, r:n]  # slices indexed from 0: numba then knows i >= 0 and LLVM vectorises
         yc = y[c, r:n]
@@ -413,7 +489,7 @@ def gai0_voice(v, x, y, n, dirty, target, cur, step, left, init):
         for i in range(r):
             l -= 1
             g = target[v] if l == 0 else g + step[v]
-            y[c, i] = x[c, i] * g
+            y[c, i] = x[c, i] * np.float32(g)
     _scale_rows(x, y, r, n, g)
     cur[v], left[v] = g, l
 
@@ -428,7 +504,8 @@ def gai0(act, x, y, n, dirty, target, cur, step, left, init):
 # ----------------------------------------------------------------------------------- Sen0
 @nb.njit(inline="always", **_FLAGS)
 def _send_rows(x, c_in, tgt, d, c_out, r, n, g, duck, band, has_duck):
-    """``tgt[d, c_out, i] += x[c_in, i] * g`` (times the duck envelope) for i in r..n-1."""
+    """``tgt[d, c_out, i] += x[c_in, i] * f32(g)`` (times the duck envelope) for i in r..n-1."""
+    g = np.float32(g)
     xc = x[c_in, r:n]
     tc = tgt[d, c_out, r:n]
     if has_duck:
@@ -442,20 +519,20 @@ def _send_rows(x, c_in, tgt, d, c_out, r, n, g, duck, band, has_duck):
 
 @nb.njit(inline="always", **_FLAGS)
 def _send_split(x, tgt, d, r, n, g, duck, band, has_duck):
-    """The mono-to-multichannel steady part: both channels get ``x * g * (1/sqrt 2)``."""
-    k = 0.7071067811865476
+    """The mono-to-multichannel steady part: both channels get ``x * f32(g / sqrt 2)``."""
+    gk = np.float32(g * 0.7071067811865476)
     xc = x[0, r:n]
     t0 = tgt[d, 0, r:n]
     t1 = tgt[d, 1, r:n]
     if has_duck:
         dk = duck[band, r:n]
         for i in range(n - r):
-            s = xc[i] * g * k * dk[i]
+            s = xc[i] * gk * dk[i]
             t0[i] += s
             t1[i] += s
     else:
         for i in range(n - r):
-            s = xc[i] * g * k
+            s = xc[i] * gk
             t0[i] += s
             t1[i] += s
 
@@ -481,7 +558,7 @@ def sen0_voice(v, x, n, dirty, target, cur, step, left, init, dest, tgt, duck, b
         for i in range(r):
             l -= 1
             g += step[v]
-            s = x[0, i] * g * k
+            s = x[0, i] * np.float32(g * k)
             if has_duck:
                 s *= duck[bv, i]
             tgt[d, 0, i] += s
@@ -493,7 +570,7 @@ def sen0_voice(v, x, n, dirty, target, cur, step, left, init, dest, tgt, duck, b
             for i in range(r):
                 l -= 1
                 g += step[v]
-                s = x[c, i] * g
+                s = x[c, i] * np.float32(g)
                 if has_duck:
                     s *= duck[bv, i]
                 tgt[d, c, i] += s
@@ -648,11 +725,12 @@ def pn21_voice(v, x, y, n, dirty, angle, level, layout, cur, goal, step, left, i
         for i in range(r):
             l -= 1
             g = goal[v, c] if l == 0 else g + step[v, c]
-            y[c, i] = x[0, i] * g
+            y[c, i] = x[0, i] * np.float32(g)
         yc = y[c, r:n]
         x0 = x[0, r:n]
+        g32 = np.float32(g)
         for i in range(n - r):
-            yc[i] = x0[i] * g
+            yc[i] = x0[i] * g32
         cur[v, c] = g
     left[v] = max(l0 - n, 0)
 

@@ -327,11 +327,12 @@ class SubmixInput(Node):
         K.copy_rows(act, self.inp, self.out, n)
 
     def emit(self, s: Site) -> list[str]:
-        out = f"{s.dst.lanes}[c, :, j]" if s.lanes else s.dst.row("c")
         inp = s.a("inp")
+        if s.lanes:
+            return [f"        LN.inputs_to_lanes(act, g0, m, {inp}, {s.dst.lanes}, n)"]
         return _EACH + [
             f"            for c in range({inp}.shape[1]):",
-            f"                K.copy_row({inp}[v, c], {out}, n)",
+            f"                K.copy_row({inp}[v, c], {s.dst.row('c')}, n)",
             f"                K.zero_row({inp}[v, c], n)",
         ]
 
@@ -575,7 +576,6 @@ class Delay(Node):
         "max_seconds": Param(0.17, 0.001, 10.0, "s", "longest delay (sizes the buffer)"),
     }
     arrays = ("dirty", "seconds", "buf", "widx", "dcur", "dold", "left")
-    lane_input = True
     signal = ("buf",)
     ramps = ("left",)
 
@@ -611,12 +611,11 @@ class Delay(Node):
     def emit(self, s: Site) -> list[str]:
         a = s.a
         assert s.src is not None
-        x, y = (
-            (f"{s.src.lanes}[:, :, j]", f"{s.dst.lanes}[:, :, j]") if s.lanes else (s.src.row(), s.dst.row())
-        )
+        # rows, also between lane biquads: its ring buffers are rows, and two tile transposes
+        # plus contiguous ring copies cost half what copying strided lane columns does
         return _EACH + [
-            f"            K.del0_voice(v, {x}, {y}, n, {a('dirty')}, {a('seconds')}, sample_rate, "
-            f"{a('buf')}, {a('widx')}, {a('dcur')}, {a('dold')}, {a('left')})"
+            f"            K.del0_voice(v, {s.src.row()}, {s.dst.row()}, n, {a('dirty')}, {a('seconds')}, "
+            f"sample_rate, {a('buf')}, {a('widx')}, {a('dcur')}, {a('dold')}, {a('left')})"
         ]
 
 
