@@ -213,18 +213,21 @@ class LoudnessMeter:
         return -0.691 + 10.0 * math.log10(float(np.mean(gated)))
 
 
-_SETTLED = 1e-200
+_SETTLED = 1e-100
 """A filter stage's states under this magnitude are set to zero at an exactly silent sample
 (both channels 0.0). Left alone they would decay for about 3 s, the last 6,000 samples or so
 through subnormals, which cost about twice as much; the demos' mixes are 47-73 % exact zeros.
 Why the measures stay the same (the power sums are bit-identical on the four demos' mixes and
-in ``tests/offline/test_loudness.py``): an output under about 1e-195 (such states times the
-cascade's gain) squares to exactly 0.0, so the running sum gets the same zeros either way; and
-at the next non-zero sample (float32 input, magnitude >= 1.4e-45, so its products and their
-non-zero differences lie on a grid of step >= 1e-61) a residue under 1e-195 is below half a
-unit in the last place of what it is added to, so the sums round to the same values. Only an
-exact cancellation to 0.0 could let a residue through, and then as a power change of order
-1e-190 relative: 1e-190 LU, far below the 0.001 LU the reports print."""
+in ``tests/offline/test_loudness.py``): the states start at zero and only a non-zero sample
+makes them non-zero, and that sample's own output (``c0 * b0 * x``, float32 ``x`` of magnitude
+>= 1.4e-45) already put at least about 1e-90 into the running sum, which only grows. Left
+alone, the rested stage's outputs would stay under about 1e-98 (such states times the
+cascade's gain), whose squares (< 1e-195) are below half a unit in the last place of a sum
+of 1e-90, so the sum rounds to the same value. At the next non-zero sample (its products and
+their non-zero differences lie on a grid of step >= 1e-61) a residue under 1e-98 is likewise
+below half a unit in the last place of what it is added to. Only an exact cancellation to
+0.0 could let a residue through, and then as a power change of order 1e-90 relative: far
+below the 0.001 LU the reports print."""
 
 _SETTLE_EVERY_MASK = 63
 """The silent samples that may set a stage to rest are those whose index (in the whole input)

@@ -108,7 +108,7 @@ def _k_weighted_power(x: np.ndarray, sample_rate: int) -> tuple[np.ndarray, list
 
 
 def test_long_exact_silences_rest_the_filters_and_change_no_power_sum():
-    sample_rate = 8_000  # the 38 Hz high-pass decays to under 1e-200 within about 2 s here
+    sample_rate = 8_000  # the 38 Hz high-pass decays to under 1e-100 within about 1 s here
     burst = _speechlike(sample_rate, 2, seed=3)
     silence = np.zeros((5 * sample_rate, 2), dtype=np.float32)
     x = np.concatenate([burst, silence, burst[::-1], silence])
