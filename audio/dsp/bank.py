@@ -23,7 +23,7 @@ import numpy as np
 
 from audio.dsp import kernels as K
 from audio.dsp.graph import GraphSpec
-from audio.dsp.nodes import NODE_KINDS, Node, Resampler, Send
+from audio.dsp.nodes import NODE_KINDS, Node, Resampler, Send, untouched_zeros
 from audio.dsp.pool import SamplePool
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ class GraphBank:
         nch = LAYOUTS[layout]
         lay = 0 if layout == "stereo" else 1
         ch0 = nch if spec.kind == "bus" else 1
-        self.input = np.zeros((capacity, ch0, max_block), dtype=np.float32)
+        self.input = untouched_zeros((capacity, ch0, max_block))
         self.nodes: list[Node] = []
         self.by_id: dict[str, Node] = {}
         for i, ns in enumerate(spec.nodes):

@@ -16,6 +16,7 @@ A kind class carries
 
 from __future__ import annotations
 
+import mmap
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -133,6 +134,22 @@ def width_expr(widths: tuple[int, ...]) -> str:
     return f"{widths[0]} if m <= {widths[0]} else " + (f"({rest})" if len(widths) > 2 else rest)
 
 
+_MAPPED_BYTES = 1 << 18
+"""Zeroed float32 arrays from this size up are mapped pages (:func:`untouched_zeros`)."""
+
+
+def untouched_zeros(shape: tuple[int, ...]) -> np.ndarray:
+    """A zeroed float32 array that costs nothing until its pages are written: from
+    :data:`_MAPPED_BYTES` up, anonymous mapped memory (zero pages the kernel provides on first
+    touch) instead of ``numpy.zeros``, which memsets memory the allocator reuses. A bank's
+    per-node rows (``capacity x channels x max_block``, megabytes per bank) are mostly never
+    touched: the fused kernel writes only the graph's output rows, and only the active ones."""
+    size = int(np.prod(shape)) * 4
+    if size < _MAPPED_BYTES:
+        return np.zeros(shape, dtype=np.float32)
+    return np.frombuffer(mmap.mmap(-1, size), dtype=np.float32).reshape(shape)
+
+
 class Node(ABC):
     """A node kind and, as an instance, one node's state across every instance of a bank.
 
@@ -195,7 +212,7 @@ class Node(ABC):
             assert inp is not None, "a send always has an input"
             self.out: np.ndarray = inp
         else:
-            self.out = np.zeros((cap, ch_out, max_block), dtype=np.float32)
+            self.out = untouched_zeros((cap, ch_out, max_block))
         self._state(cap, ch_in, ch_out, max_block)
 
     @staticmethod

@@ -213,6 +213,27 @@ class LoudnessMeter:
         return -0.691 + 10.0 * math.log10(float(np.mean(gated)))
 
 
+_SETTLED = 1e-100
+"""A filter stage's states under this magnitude are set to zero at an exactly silent sample
+(both channels 0.0). Left alone they would decay for about 3 s, the last 6,000 samples or so
+through subnormals, which cost about twice as much; the demos' mixes are 47-73 % exact zeros.
+Why the measures stay the same (the power sums are bit-identical on the four demos' mixes and
+in ``tests/offline/test_loudness.py``): the states start at zero and only a non-zero sample
+makes them non-zero, and that sample's own output (``c0 * b0 * x``, float32 ``x`` of magnitude
+>= 1.4e-45) already put at least about 1e-90 into the running sum, which only grows. Left
+alone, the rested stage's outputs would stay under about 1e-98 (such states times the
+cascade's gain), whose squares (< 1e-195) are below half a unit in the last place of a sum
+of 1e-90, so the sum rounds to the same value. At the next non-zero sample (its products and
+their non-zero differences lie on a grid of step >= 1e-61) a residue under 1e-98 is likewise
+below half a unit in the last place of what it is added to. Only an exact cancellation to
+0.0 could let a residue through, and then as a power change of order 1e-90 relative: far
+below the 0.001 LU the reports print."""
+
+_SETTLE_EVERY_MASK = 63
+"""The silent samples that may set a stage to rest are those whose index (in the whole input)
+plus one is a multiple of 64: testing every silent sample costs more than the rests save on
+short silences."""
+
 _MAGNITUDE: dict[np.dtype, tuple[type[np.signedinteger], int, int, int]] = {
     np.dtype(np.float32): (np.int32, 0x7FFFFFFF, 0x3F800000, 0x7F800000),
     np.dtype(np.float64): (np.int64, 0x7FFFFFFFFFFFFFFF, 0x3FF0000000000000, 0x7FF0000000000000),
@@ -279,7 +300,14 @@ def _power_sums(x, sos, g, pairs, state, p, pos, marks, sums, next_mark, total):
 def _pair(x, sos, a, ga, b, gb, st, p, pos, marks, sums, next_mark, total):  # pragma: no cover - compiled
     """Channels ``a`` and ``b`` (``b < 0``: only ``a``) through the cascade from states ``st``
     (kept for the next chunk): weighted squares added into ``p`` (per sample), or, when ``p``
-    is empty, their running sum ``total[0]`` written to ``sums`` at ``marks``."""
+    is empty, their running sum ``total[0]`` written to ``sums`` at ``marks``.
+
+    At every 64th sample (of the whole input, so chunks do not matter) that is exactly zero on
+    both channels, a stage whose two states both lie under :data:`_SETTLED` is set to rest
+    (zero states), and while both stages of both
+    channels rest the loop passes over the exact zeros that follow: they add nothing and leave
+    the states at zero, as computing them would. See :data:`_SETTLED` for why this changes no
+    measure."""
     n = x.shape[0]
     b0, b1, b2, a1, a2 = sos[0, 0], sos[0, 1], sos[0, 2], sos[0, 4], sos[0, 5]
     c0, c1, c2, d1, d2 = sos[1, 0], sos[1, 1], sos[1, 2], sos[1, 4], sos[1, 5]
@@ -289,7 +317,8 @@ def _pair(x, sos, a, ga, b, gb, st, p, pos, marks, sums, next_mark, total):  # p
     running = p.shape[0] == 0
     t = total[0]
     m = next_mark[0]
-    for i in range(n):
+    i = 0
+    while i < n:
         if running:
             while m < marks.shape[0] and marks[m] == pos + i:
                 sums[m] = t
@@ -312,6 +341,24 @@ def _pair(x, sos, a, ga, b, gb, st, p, pos, marks, sums, next_mark, total):  # p
             t += ga * za * za + gb * zb * zb
         else:
             p[i] += ga * za * za + gb * zb * zb
+        i += 1
+        if ((pos + i) & _SETTLE_EVERY_MASK) == 0 and va == 0.0 and vb == 0.0:
+            if abs(p0) < _SETTLED and abs(p1) < _SETTLED:
+                p0 = p1 = 0.0
+            if abs(r0) < _SETTLED and abs(r1) < _SETTLED:
+                r0 = r1 = 0.0
+            if abs(q0) < _SETTLED and abs(q1) < _SETTLED:
+                q0 = q1 = 0.0
+            if abs(u0) < _SETTLED and abs(u1) < _SETTLED:
+                u0 = u1 = 0.0
+            rest_a = p0 == 0.0 and p1 == 0.0 and q0 == 0.0 and q1 == 0.0
+            if rest_a and r0 == 0.0 and r1 == 0.0 and u0 == 0.0 and u1 == 0.0:
+                while i < n and x[i, a] == 0.0 and x[i, bb] == 0.0:
+                    i += 1
+                if running:
+                    while m < marks.shape[0] and marks[m] < pos + i:
+                        sums[m] = t
+                        m += 1
     st[0], st[1], st[2], st[3] = p0, p1, q0, q1
     st[4], st[5], st[6], st[7] = r0, r1, u0, u1
     if running:

@@ -85,3 +85,40 @@ def test_a_meter_reports_a_nan_sample_as_a_nan_peak_and_refuses_more_samples_tha
     assert math.isnan(meter.peak)
     with pytest.raises(ValueError, match="4 samples fed to a meter of 3"):
         meter.add(np.zeros((1, 2), np.float32))
+
+
+def _k_weighted_power(x: np.ndarray, sample_rate: int) -> tuple[np.ndarray, list[float]]:
+    """Per-sample ``sum_c kw(x[:, c]) ** 2`` computed plainly (both biquads on every sample, in
+    float64, transposed direct form II) and the last channel's four filter states."""
+    from audio.offline.loudness import k_weighting_sos
+
+    (b0, b1, b2, _, a1, a2), (c0, c1, c2, _, d1, d2) = k_weighting_sos(sample_rate).tolist()
+    power = np.zeros(x.shape[0])
+    for c in range(x.shape[1]):
+        p0 = p1 = q0 = q1 = 0.0
+        out = []
+        for v in x[:, c].tolist():
+            y = b0 * v + p0
+            p0, p1 = b1 * v - a1 * y + p1, b2 * v - a2 * y
+            z = c0 * y + q0
+            q0, q1 = c1 * y - d1 * z + q1, c2 * y - d2 * z
+            out.append(z * z)
+        power += np.array(out)
+    return power, [p0, p1, q0, q1]
+
+
+def test_long_exact_silences_rest_the_filters_and_change_no_power_sum():
+    sample_rate = 8_000  # the 38 Hz high-pass decays to under 1e-100 within about 1 s here
+    burst = _speechlike(sample_rate, 2, seed=3)
+    silence = np.zeros((5 * sample_rate, 2), dtype=np.float32)
+    x = np.concatenate([burst, silence, burst[::-1], silence])
+    power, states = _k_weighted_power(x, sample_rate)
+    assert any(s != 0.0 for s in states)  # computed plainly, the high-pass ends on subnormals
+    meter = LoudnessMeter(sample_rate, 2, x.shape[0])
+    meter.add(x[:30_001])
+    meter.add(x[30_001:])
+    assert not meter._state.any()  # at rest after the final silence
+    got = meter.integrated()
+    running = np.concatenate([[0.0], np.cumsum(power)])  # summed in sample order, as the meter
+    assert np.array_equal(meter._sums, running[meter._marks])
+    assert got == integrated_loudness(x, sample_rate)
