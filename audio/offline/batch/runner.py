@@ -10,12 +10,14 @@ loudness per ITU-R BS.1770 (:mod:`audio.offline.loudness`, LUFS) and clipped sam
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
+import logging
 import math
 import time
 import traceback
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -257,6 +259,20 @@ def run_one(key: str, path: str, seed: int, decisions_only: bool = True) -> list
     return [run, *rows]
 
 
+@contextlib.contextmanager
+def _faults_in_rows() -> Iterator[None]:
+    """Keep the engine's fault warnings out of a worker's log while a run is in a task: the
+    run's row already counts its faults and names the first (``faults``, ``error``), and a
+    warning per run would repeat the same line for every seed of a 10,000-seed batch."""
+    faults_log = logging.getLogger("barkbus.faults")
+    level = faults_log.level
+    faults_log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        faults_log.setLevel(level)
+
+
 def run_task(task: Task) -> pa.Table:
     """Run every seed of ``task`` (the function a worker executes). A catalogue line appears
     once per task, under the first seed that listed it. What does not depend on the seed
@@ -265,7 +281,7 @@ def run_task(task: Task) -> pa.Table:
     rows: list[dict[str, Any]] = []
     listed: set[tuple[Any, ...]] = set()
     for seed in task.seeds:
-        with memo.enabled():
+        with memo.enabled(), _faults_in_rows():
             got = run_one(task.key, task.path, seed, task.decisions_only)
         for r in got:
             if r["kind"] == "catalog":  # a line listed once per task is enough for the union

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from audio.offline.batch.cluster import open_client, plan_tasks, run_batch
@@ -62,3 +64,17 @@ def test_a_second_batch_into_a_used_directory_needs_resume(tmp_path):
         run_batch(client, store, {"dogfight": DEMOS["dogfight"]}, [0], progress=False)
         with pytest.raises(BarkbusError, match="--resume"):
             run_batch(client, store, {"dogfight": DEMOS["dogfight"]}, [1], progress=False)
+
+
+def test_a_task_records_voice_faults_in_its_run_rows_without_a_log_line_per_seed(caplog):
+    # The Sylpheed demo has one message (MSG_ADAN_789) with no recording: a run that picks it faults.
+    task = Task("dogfight", DEMOS["dogfight"], (0, 1, 2, 3, 4, 5), True)
+    with caplog.at_level("WARNING", logger="barkbus.faults"):
+        table = run_task(task)
+    runs = [r for r in table.to_pylist() if r["kind"] == "run"]
+    faulted = [r for r in runs if r["faults"]]
+    assert len(runs) == 6 and len(faulted) >= 2
+    assert all("MSG_ADAN_789" in r["error"] for r in faulted)
+    assert not [r for r in caplog.records if r.name == "barkbus.faults"]
+    # Outside a task the engine still warns (a live session or a single render wants the line).
+    assert logging.getLogger("barkbus.faults").getEffectiveLevel() <= logging.WARNING
