@@ -131,7 +131,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="no DSP: bus, clocks and systems only (same decisions, milliseconds per run)",
     )
     b.add_argument("--resume", action="store_true", help="continue DIR: skip every run already recorded")
-    b.add_argument("--chunk", type=int, default=10, metavar="K", help="seeds per task (default 10)")
+    b.add_argument(
+        "--chunk",
+        type=int,
+        metavar="K",
+        help="seeds per task (default: about 16 tasks per worker thread, 10 to 200 seeds a task)",
+    )
     b.add_argument("--k", type=int, default=3, help="report: repeat windows 1..K plays (default 3)")
     b.add_argument("--quiet", action="store_true", help="no progress bar")
     b.set_defaults(func=cmd_batch)

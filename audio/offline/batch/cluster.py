@@ -10,6 +10,7 @@ their own file system (a shared one, or barkbus installed with its demos, on a c
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 import uuid
@@ -22,7 +23,7 @@ from typing import Any
 from audio.offline.batch.runner import Task, failed_table, run_task
 from audio.offline.batch.store import BatchStore
 
-__all__ = ["BatchSummary", "open_client", "plan_tasks", "run_batch"]
+__all__ = ["BatchSummary", "auto_chunk", "open_client", "plan_tasks", "run_batch"]
 
 
 @contextmanager
@@ -70,6 +71,20 @@ def dashboard_note(client: object) -> str:
     return f"dask dashboard: {link}"
 
 
+TASKS_PER_SLOT = 16
+"""Tasks an automatic chunk aims at per worker thread: enough to balance scenarios of unequal cost
+and to keep a slow worker from holding the tail, few enough that Dask's few milliseconds per task
+and the client's file write per task stay a small share of runs of a few milliseconds."""
+MIN_CHUNK, MAX_CHUNK = 10, 200
+"""Seeds per task of an automatic chunk (a failed task's retry costs at most ``MAX_CHUNK`` runs)."""
+
+
+def auto_chunk(runs: int, slots: int) -> int:
+    """Seeds per task for ``runs`` (scenario, seed) runs on ``slots`` worker threads: about
+    :data:`TASKS_PER_SLOT` tasks per thread, clamped to ``MIN_CHUNK..MAX_CHUNK`` seeds."""
+    return max(MIN_CHUNK, min(MAX_CHUNK, math.ceil(runs / (TASKS_PER_SLOT * max(1, slots)))))
+
+
 def plan_tasks(
     scenarios: dict[str, str],
     seeds: Sequence[int],
@@ -114,17 +129,23 @@ def run_batch(
     *,
     decisions_only: bool = True,
     resume: bool = False,
-    chunk: int = 10,
+    chunk: int | None = None,
     progress: bool = True,
     on_task: Callable[[BatchSummary], None] | None = None,
     task_fn: Callable[[Task], object] = run_task,
 ) -> BatchSummary:
-    """Run every (scenario, seed) not yet recorded in ``store`` on ``client``; see the module docstring."""
+    """Run every (scenario, seed) not yet recorded in ``store`` on ``client``; see the module
+    docstring. ``chunk`` is the seeds per task; ``None`` sizes it by :func:`auto_chunk` from the
+    runs to do and the cluster's worker threads."""
     from distributed import as_completed
     from tqdm import tqdm
 
     store.open(scenarios, "decisions" if decisions_only else "full", resume)
     done = store.finished() if resume else set()
+    if chunk is None:
+        todo = sum(1 for key in scenarios for s in set(seeds) if (key, s) not in done)
+        slots = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values())
+        chunk = auto_chunk(todo, slots)
     tasks = plan_tasks(scenarios, seeds, chunk, decisions_only, done)
     summary = BatchSummary(
         planned=sum(len(t.seeds) for t in tasks),

@@ -6,9 +6,9 @@ import logging
 
 import pytest
 
-from audio.offline.batch.cluster import open_client, plan_tasks, run_batch
+from audio.offline.batch.cluster import auto_chunk, open_client, plan_tasks, run_batch
 from audio.offline.batch.report import load_frames, write_report
-from audio.offline.batch.runner import Task, run_task
+from audio.offline.batch.runner import Task, failed_table, run_task
 from audio.offline.batch.store import BatchStore
 from audio.offline.scenario import demo_scenario
 
@@ -78,3 +78,36 @@ def test_a_task_records_voice_faults_in_its_run_rows_without_a_log_line_per_seed
     assert not [r for r in caplog.records if r.name == "barkbus.faults"]
     # Outside a task the engine still warns (a live session or a single render wants the line).
     assert logging.getLogger("barkbus.faults").getEffectiveLevel() <= logging.WARNING
+
+
+@pytest.mark.parametrize(
+    ("runs", "slots", "chunk"),
+    [
+        (40, 2, 10),  # few runs: the 10-seed floor
+        (1_600, 2, 50),  # 1,600 / (16 x 2)
+        (10_000, 2, 200),  # 312 -> the 200-seed ceiling
+        (100_000, 64, 98),  # ceil(100,000 / 1,024)
+    ],
+)
+def test_an_automatic_chunk_gives_about_sixteen_tasks_per_worker_thread_within_10_to_200_seeds(
+    runs, slots, chunk
+):
+    assert auto_chunk(runs, slots) == chunk
+
+
+def _no_run(task: Task):
+    return failed_table(task, "not run")
+
+
+def test_a_batch_without_a_chunk_sizes_its_tasks_from_the_runs_to_do_and_the_workers(tmp_path):
+    with open_client(1, processes=False, quiet=True) as client:
+        s = run_batch(
+            client,
+            BatchStore(tmp_path / "b"),
+            {"plaza": DEMOS["plaza"]},
+            range(400),
+            progress=False,
+            task_fn=_no_run,
+        )
+    # 400 runs on one worker thread: auto_chunk(400, 1) = 25 seeds -> 16 tasks, one file each
+    assert s.failed == 400 and len(s.files) == 16
