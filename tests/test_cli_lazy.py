@@ -74,8 +74,9 @@ def test_the_light_table_lists_the_same_commands_and_help_as_the_full_parser():
 
 
 def test_a_chosen_subcommand_is_registered_in_full_and_parses_its_options(tmp_path):
-    args = build_parser(["batch"]).parse_args(["batch", "plaza", "--seeds", "0:3", "-o", str(tmp_path)])
-    assert (args.seeds, args.output, args.chunk) == ("0:3", tmp_path, 10)
+    argv = ["batch", "plaza", "--seeds", "0:3", "-o", str(tmp_path), "--chunk", "7"]
+    args = build_parser(["batch"]).parse_args(argv)
+    assert (args.seeds, args.output, args.chunk) == ("0:3", tmp_path, 7)
 
 
 @pytest.mark.parametrize("argv", [["--debug", "batch", "--help"], ["batch", "--debug", "--help"]])
