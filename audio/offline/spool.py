@@ -14,6 +14,7 @@ import json
 import os
 import pickle
 import tempfile
+import weakref
 from array import array
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -33,6 +34,8 @@ class DecisionSpool(Sequence[Decision]):
 
     def __init__(self, log: IO[str] | None = None) -> None:
         self._file = tempfile.TemporaryFile(prefix="barkbus-decisions-")  # noqa: SIM115 (lives with the spool)
+        # a result dropped without close() still closes its file (no ResourceWarning at collection)
+        self._closer = weakref.finalize(self, self._file.close)
         self._fd = self._file.fileno()
         self._offsets = array("q", [0])
         self._pending: list[bytes] = []
@@ -108,6 +111,6 @@ class DecisionSpool(Sequence[Decision]):
 
     def close(self) -> None:
         """Drop the temporary file (the spool is empty afterwards)."""
-        self._file.close()
+        self._closer()
         self._offsets = array("q", [0])
         self._pending.clear()

@@ -49,3 +49,17 @@ def test_a_render_keeps_no_decision_in_memory_and_streams_the_log(tmp_path: Path
     assert lines == [d.to_json() for d in res.decisions]
     assert res.outcome_counts() == Counter((d["system"], d["outcome"]) for d in lines)
     assert res.voices == sorted(res.voices, key=lambda v: v[2])  # in start order
+
+
+def test_a_spool_dropped_without_close_closes_its_file_without_a_resource_warning():
+    import gc
+    import warnings
+
+    spool = DecisionSpool()
+    spool.append(Decision(0, 0.0, "s", "Started", {}))
+    f = spool._file
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResourceWarning)
+        del spool
+        gc.collect()
+    assert f.closed
