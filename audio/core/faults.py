@@ -117,8 +117,12 @@ class FaultLog:
     """Counts the fault decisions of ``bus``, keeps the last ``keep``, calls ``on_fault`` callbacks.
 
     Callbacks run on the engine's thread; one that raises is logged and counted in
-    ``callback_errors``, never passed to the engine.
+    ``callback_errors``, never passed to the engine. The first 20 faults and every 1000th are
+    logged as warnings unless ``warn`` is False (a caller that records every fault itself, as a
+    batch run's row does).
     """
+
+    warn: bool = True
 
     def __init__(self, bus: EventBus, keep: int = 64) -> None:
         self.bus = bus
@@ -147,7 +151,7 @@ class FaultLog:
             self.by_kind[f.kind] += 1
             self.by_system[f.system] += 1
             self.last.append(f)
-        if self.count <= 20 or self.count % 1000 == 0:
+        if self.warn and (self.count <= 20 or self.count % 1000 == 0):
             log.warning("fault %d (%s, %s): %s", self.count, f.system, f.kind, f.reason)
         for cb in self._callbacks:
             try:

@@ -10,14 +10,12 @@ loudness per ITU-R BS.1770 (:mod:`audio.offline.loudness`, LUFS) and clipped sam
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
-import logging
 import math
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -85,6 +83,7 @@ def simulate(path: str, seed: int, decisions_only: bool = True, keep_audio: bool
     scn = _scenario(path, seed)
     # the pool sized by what plays: no 16 MB arena zeroed per run
     eng = build_engine(scn, block=RENDER_BLOCK, dsp=not decisions_only, pool_samples=0)
+    eng.faults.warn = False  # the run's row counts its faults and names the first (run_one)
     total = round(scn.duration * eng.sample_rate)
     meter = None if decisions_only else LoudnessMeter(eng.sample_rate, eng.channels, total)
     audio = None if meter is None or not keep_audio else np.empty((total, eng.channels), dtype=np.float32)
@@ -259,20 +258,6 @@ def run_one(key: str, path: str, seed: int, decisions_only: bool = True) -> list
     return [run, *rows]
 
 
-@contextlib.contextmanager
-def _faults_in_rows() -> Iterator[None]:
-    """Keep the engine's fault warnings out of a worker's log while a run is in a task: the
-    run's row already counts its faults and names the first (``faults``, ``error``), and a
-    warning per run would repeat the same line for every seed of a 10,000-seed batch."""
-    faults_log = logging.getLogger("barkbus.faults")
-    level = faults_log.level
-    faults_log.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        faults_log.setLevel(level)
-
-
 def run_task(task: Task) -> pa.Table:
     """Run every seed of ``task`` (the function a worker executes). A catalogue line appears
     once per task, under the first seed that listed it. What does not depend on the seed
@@ -281,7 +266,7 @@ def run_task(task: Task) -> pa.Table:
     rows: list[dict[str, Any]] = []
     listed: set[tuple[Any, ...]] = set()
     for seed in task.seeds:
-        with memo.enabled(), _faults_in_rows():
+        with memo.enabled():
             got = run_one(task.key, task.path, seed, task.decisions_only)
         for r in got:
             if r["kind"] == "catalog":  # a line listed once per task is enough for the union
