@@ -277,6 +277,11 @@ def _path_position(
     return path[-1][1:]
 
 
+def _position_at(ped: _Ped, t: float) -> tuple[float, float, float]:
+    """The ped's position (m) at ``t`` seconds: on its path, or where it stands."""
+    return _path_position(ped.path, t) if ped.path else ped.position
+
+
 class SkateOutcome(Outcome):
     """Every decision the Skate 3 speech system logs (requests, the player's lines, spawns)."""
 
@@ -530,7 +535,7 @@ class SkateSpeechSystem(GameSystem):
             path=tuple(ev.path),
         )
         path = Path3([(k[0], tuple(k[1:])) for k in ped.path]) if ped.path else None  # type: ignore[misc]
-        ped.speeds = _top_speeds((k[0], k[1:]) for k in ped.path)
+        ped.speeds = _top_speeds(path.keys) if path else ((), ())
         self._world.set_emitter(ped.emitter, ped.position, path=path)
         if not self.decisions_only:
             self.mixer.countdown(ev.ped, self._engine.frame_of(self) + 1)
@@ -723,8 +728,7 @@ class SkateSpeechSystem(GameSystem):
             edges = self._edges[main] = self.mixer.curves.outputs[main].crossings(self.player.cut_level)
         t = frame / FRAME_RATE
         listener = self._world.listener
-        position = _path_position(ped.path, t) if ped.path else ped.position
-        distance = math.dist(position, listener.at(t))
+        distance = math.dist(_position_at(ped, t), listener.at(t))
         room = min((abs(distance - e) for e in edges), default=math.inf) - 1e-3
         speed = _top_speed(ped.speeds, t) + _top_speed(self._listener_top_speeds(listener), t)
         if room <= 0 or (speed and room * FRAME_RATE / speed < 2):
@@ -789,8 +793,7 @@ class SkateSpeechSystem(GameSystem):
         then and the listener's (:meth:`_listener_on`)."""
         if frame == ped.placed:
             return ped.distance
-        position = _path_position(ped.path, frame / FRAME_RATE) if ped.path else ped.position
-        return math.dist(position, self._listener_on(frame))
+        return math.dist(_position_at(ped, frame / FRAME_RATE), self._listener_on(frame))
 
     def _note_listener(self, frame: int) -> None:
         """Keep the world's listener when it is new: it holds from console frame ``frame`` on
