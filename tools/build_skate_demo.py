@@ -80,9 +80,9 @@ __all__ = [
 ]
 
 SAMPLE_RATE = 36_000
+"""Take sample rate (Hz), like the retail living-world takes."""
 XMA2_KBPS = 64.0
 """Bitrate of the demo's EA-XMA2 takes, kbit/s (Microsoft's own banks run at 63-87)."""
-"""Take sample rate (Hz), like the retail living-world takes."""
 BANK = 1
 """The living-world bank number (event ids 0x2000 + n)."""
 OUT = ROOT / "audio" / "games" / "skate" / "demo"

@@ -1434,10 +1434,9 @@ def encode_xma2(
         packets = sum(_packet_count(nb_) for nb_ in xma_frame_bits(lv))
         return packets * PACKET_BITS / seconds / 1000
 
-    hi = _LEVEL_GUESS if level is None else int(level)
     if level is not None:
-        fix_tilings(hi)
-        levels = np.full((n_xma_frames, 4), hi, np.int64)
+        fix_tilings(int(level))
+        levels = np.full((n_xma_frames, 4), int(level), np.int64)
     else:
         assert bitrate is not None
         start = _LEVEL_GUESS
