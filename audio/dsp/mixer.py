@@ -74,12 +74,9 @@ class Ducker:
             self.buf[:] = self.env.astype(np.float32)[:, None]
             self._still = True
             return
-        K.duck_envelope(
+        self._settled = K.duck_envelope(
             self.env, self.held, self.hold_left, n, self.floor, self.down, self.up, self.recovery, self.buf
         )
-        held = self.held > 0
-        rest = np.where(held, (self.env == self.floor) & (self.hold_left == self.recovery), self.env == 1.0)
-        self._settled = bool((rest & (held | (self.hold_left == 0))).all())
 
 
 class Mixer:
