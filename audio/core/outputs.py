@@ -44,6 +44,7 @@ __all__ = [
     "check_outputs",
     "check_writable",
     "is_stdio",
+    "magnitude_bits",
     "open_output",
     "picture_format",
     "remove_stale_partials",
@@ -385,6 +386,21 @@ def terminate_as_interrupt() -> Iterator[None]:
             signal.signal(s, h)
 
 
+@nb.njit(cache=True, nogil=True)
+def magnitude_bits(bits, mask, one, inf):  # pragma: no cover - compiled
+    """The largest of ``bits & mask`` and how many lie in ``one..inf``: on a float array's bit
+    patterns viewed as same-size integers (``mask`` clearing the sign bit, ``one`` and ``inf``
+    the patterns of 1.0 and infinity), its peak magnitude's pattern (above ``inf``: a NaN) and
+    the count of magnitudes >= 1.0, by integer comparisons (which vectorise)."""
+    top = mask & 0
+    clipped = 0
+    for i in range(bits.shape[0]):
+        b = bits[i] & mask
+        top = max(top, b)
+        clipped += (b >= one) & (b <= inf)
+    return top, clipped
+
+
 @nb.njit(cache=True, nogil=True, fastmath=False)
 def _measure(x: np.ndarray) -> tuple[float, float, int, int]:
     """Peak magnitude (NaN if a sample is NaN), float64 sum of squares, count of full-scale
@@ -408,12 +424,7 @@ def _measure(x: np.ndarray) -> tuple[float, float, int, int]:
     sq = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))
     bits = xs.view(np.int32)
     mask, one, inf = np.int32(0x7FFFFFFF), np.int32(0x3F800000), np.int32(0x7F800000)
-    top = np.int32(0)
-    clipped = 0
-    for i in range(n):
-        b = bits[i] & mask
-        top = max(top, b)
-        clipped += (b >= one) & (b <= inf)
+    top, clipped = magnitude_bits(bits, mask, one, inf)
     first = -1
     if clipped:
         for i in range(n):

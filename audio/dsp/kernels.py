@@ -749,8 +749,10 @@ def duck_envelope(env, held, hold_left, n, floor, down_step, up_step, recovery, 
 
     A band is ducked while ``held[b] > 0`` (some trigger of a higher band is active) and
     for ``recovery`` samples after release; it fades to ``floor`` by ``down_step`` per
-    sample and back to 1.0 by ``up_step`` per sample.
+    sample and back to 1.0 by ``up_step`` per sample. Returns whether every band is at rest
+    afterwards (held at the floor with its recovery full, or released, recovered and at 1.0).
     """
+    rest = True
     for b in range(env.shape[0]):
         g = env[b]
         h = hold_left[b]
@@ -773,6 +775,11 @@ def duck_envelope(env, held, hold_left, n, floor, down_step, up_step, recovery, 
             out[b, i] = g
         env[b] = g
         hold_left[b] = h
+        if held[b] > 0:
+            rest = rest and g == floor and h == recovery
+        else:
+            rest = rest and h == 0 and g == 1.0
+    return rest
 
 
 @nb.njit(inline="always", **_FLAGS)

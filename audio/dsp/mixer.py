@@ -74,12 +74,9 @@ class Ducker:
             self.buf[:] = self.env.astype(np.float32)[:, None]
             self._still = True
             return
-        K.duck_envelope(
+        self._settled = K.duck_envelope(
             self.env, self.held, self.hold_left, n, self.floor, self.down, self.up, self.recovery, self.buf
         )
-        held = self.held > 0
-        rest = np.where(held, (self.env == self.floor) & (self.hold_left == self.recovery), self.env == 1.0)
-        self._settled = bool((rest & (held | (self.hold_left == 0))).all())
 
 
 class Mixer:
@@ -272,10 +269,7 @@ class Mixer:
                 quiet = cand[sb.idle(cand)]
                 if quiet.shape[0]:
                     sb.sleep(quiet)
-        feeding: set[str] = set()
-        for b in [*self.voice_banks.values(), *self.submix_banks.values()]:
-            if b.act.shape[0]:
-                feeding.update(to[4:] for _n, to in b.routes() if to.startswith("bus:"))
+        feeding = self._bus_senders()
         for bus in self._bus_order:
             name = bus.spec.name
             if bus.act.shape[0] == 0:
@@ -284,6 +278,16 @@ class Mixer:
                 bus.sleep(bus.act)
             else:
                 feeding.update(to[4:] for _n, to in bus.routes() if to.startswith("bus:"))
+
+    def _bus_senders(self) -> set[str]:
+        """The buses an active voice or submix instance sends to."""
+        return {
+            to[4:]
+            for b in [*self.voice_banks.values(), *self.submix_banks.values()]
+            if b.act.shape[0]
+            for _n, to in b.routes()
+            if to.startswith("bus:")
+        }
 
     def _fed_slots(self) -> dict[str, list[np.ndarray]]:
         """Per submix graph, the slots its active voices send to (arrays, may repeat)."""
@@ -304,13 +308,7 @@ class Mixer:
                 name not in fed or not set(sb.act.tolist()) <= {s for d in fed[name] for s in d.tolist()}
             ):
                 return False
-        feeding = {
-            to[4:]
-            for b in [*self.voice_banks.values(), *self.submix_banks.values()]
-            if b.act.shape[0]
-            for _n, to in b.routes()
-            if to.startswith("bus:")
-        }
+        feeding = self._bus_senders()
         for bus in self._bus_order:
             if bus.act.shape[0]:
                 if bus.spec.name not in feeding:

@@ -28,6 +28,8 @@ import math
 import numba as nb
 import numpy as np
 
+from audio.core.outputs import magnitude_bits
+
 __all__ = [
     "BLOCK_SECONDS",
     "OVERLAP",
@@ -250,22 +252,10 @@ def _peak(x: np.ndarray) -> tuple[float, int]:
     if x.dtype not in _MAGNITUDE:
         x = x.astype(np.float64)
     kind, mask, one, inf = _MAGNITUDE[x.dtype]
-    top, clipped = _magnitude_bits(x.reshape(-1).view(kind), kind(mask), kind(one), kind(inf))
+    top, clipped = magnitude_bits(x.reshape(-1).view(kind), kind(mask), kind(one), kind(inf))
     if top > inf:
         return math.nan, clipped
     return float(np.array(top, dtype=kind).view(x.dtype)), clipped
-
-
-@nb.njit(cache=True, nogil=True)
-def _magnitude_bits(bits, mask, one, inf):  # pragma: no cover - compiled
-    """The largest of ``bits & mask`` and how many lie in ``one..inf`` (magnitudes >= 1.0)."""
-    top = mask & 0
-    clipped = 0
-    for i in range(bits.shape[0]):
-        b = bits[i] & mask
-        top = max(top, b)
-        clipped += (b >= one) & (b <= inf)
-    return top, clipped
 
 
 @nb.njit(cache=True, nogil=True)
