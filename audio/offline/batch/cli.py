@@ -63,6 +63,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
         raise SystemExit("batch needs --seeds A:B and -o DIR (see barkbus batch --help)")
     if args.workers is not None and args.scheduler:
         raise SystemExit("give either --workers N (a LocalCluster) or --scheduler ADDRESS, not both")
+    if args.shared_store and not args.scheduler:
+        raise SystemExit("--shared-store goes with --scheduler (a LocalCluster's workers always write)")
     from audio.offline.batch.cluster import dashboard_note, open_client, run_batch
     from audio.offline.batch.store import BatchStore
 
@@ -79,6 +81,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
             resume=args.resume,
             chunk=args.chunk,
             progress=not args.quiet,
+            workers_write=args.shared_store or not args.scheduler,
         )
     print(
         f"batch: {s.done} runs ok, {s.failed} failed, {s.skipped} already recorded -> {args.output}"
@@ -125,6 +128,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     b.add_argument("--workers", type=int, help="LocalCluster workers (default: CPU count)")
     b.add_argument("--scheduler", metavar="tcp://HOST:8786", help="submit to a running Dask scheduler")
+    b.add_argument(
+        "--shared-store",
+        action="store_true",
+        help="with --scheduler: the workers see -o DIR at the same path (a shared file system), so each "
+        "writes its own task files instead of sending its tables here (a LocalCluster always does)",
+    )
     b.add_argument(
         "--decisions-only",
         action="store_true",
