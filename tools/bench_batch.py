@@ -21,7 +21,9 @@ Parts (each prints its peers in one table, measured in the same run):
 3. **Profile** (``--profile``): where a run's time goes now, per demo and mode (cProfile,
    the functions with the most own time and their share).
 4. **Dask**: one LocalCluster per worker count, reused for every mode and demo (its start
-   is printed apart); runs/s, scaling ``rate(2) / rate(1)`` (target >= 1.8x), work share.
+   is printed apart); each demo and mode one batch of ``--dask-dry-seeds`` / ``--dask-full-seeds``
+   seeds (a batch of a few hundred runs, not the per-core sample); runs/s, scaling
+   ``rate(2) / rate(1)`` per demo (target >= 1.8x), work share.
 
 Example (the machine is shared: prefix ``nice``, compare within one run)::
 
@@ -199,13 +201,14 @@ def _noop(x: int) -> int:
 def dask_scaling(
     workers: list[int], plan: list[tuple[str, str, bool, int]], chunk: int | None, tmp: Path
 ) -> None:
-    """Runs/s per worker count (one cluster per count, reused across every mode and demo)."""
+    """Runs/s of each demo and mode per worker count (one cluster per count, reused across every
+    mode and demo; each demo and mode is its own batch, as a QA run of one scenario would be)."""
     from audio.offline.batch.cluster import open_client, run_batch
     from audio.offline.batch.report import load_frames
     from audio.offline.batch.runner import Task, run_task
     from audio.offline.batch.store import BatchStore
 
-    rates: dict[tuple[int, bool], float] = {}
+    rates: dict[tuple[int, str, bool], float] = {}
     for n in workers:
         t0 = time.perf_counter()
         with open_client(n, processes=True, quiet=True) as client:
@@ -224,34 +227,34 @@ def dask_scaling(
             ]
             client.gather(warm)
             print(f"  {n} worker(s): cluster start {start:.1f} s (once for every mode and demo)")
-            for dry in dict.fromkeys(d for _, _, d, _ in plan):
-                scen = {k: p for k, p, d, _ in plan if d == dry}
-                seeds = max(s for _, _, d, s in plan if d == dry)
-                root = tmp / f"dask-{n}-{dry}"
+            for demo, path, dry, seeds in plan:
+                root = tmp / f"dask-{n}-{demo}-{dry}"
                 shutil.rmtree(root, ignore_errors=True)
                 t1 = time.perf_counter()
                 s = run_batch(
                     client,
                     BatchStore(root),
-                    scen,
+                    {demo: path},
                     range(seeds),
                     decisions_only=dry,
                     chunk=chunk,
                     progress=False,
+                    workers_write=True,
                 )
                 wall = time.perf_counter() - t1
                 work = float(load_frames(root)["run"]["wall_s"].sum())
                 runs = s.done + s.failed
-                rates[(n, dry)] = runs / wall
-                base = rates.get((workers[0], dry))
+                rates[(n, demo, dry)] = runs / wall
+                base = rates.get((workers[0], demo, dry))
                 scale = ""
                 if base and n != workers[0]:
-                    scale = f", {rates[(n, dry)] / base:.2f}x of {workers[0]} worker(s)"
+                    scale = (
+                        f" = {rates[(n, demo, dry)] / base:.2f}x of {workers[0]} worker(s) (target >= 1.8x)"
+                    )
                 share = 100 * work / (n * wall)
                 print(
-                    f"    {'decisions-only' if dry else 'full':>14}: {runs} runs ({len(scen)} demos) in "
-                    f"{wall:.1f} s = {runs / wall:.1f} runs/s{scale}; work share {share:.0f}%, "
-                    f"failed {s.failed}"
+                    f"    {demo:<12}{'decisions-only' if dry else 'full':>15}: {runs} runs in {wall:.1f} s = "
+                    f"{runs / wall:.1f} runs/s{scale}; work share {share:.0f}%, failed {s.failed}"
                 )
 
 
@@ -260,6 +263,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", type=Path, help="another tree to measure side by side (the code before)")
     ap.add_argument("--dry-seeds", type=int, default=40, help="seeds per demo, decisions-only (default 40)")
     ap.add_argument("--full-seeds", type=int, default=10, help="seeds per demo, full (default 10)")
+    ap.add_argument(
+        "--dask-dry-seeds", type=int, default=400, help="seeds per demo, Dask decisions-only (default 400)"
+    )
+    ap.add_argument("--dask-full-seeds", type=int, default=80, help="seeds per demo, Dask full (default 80)")
     ap.add_argument("--demos", nargs="+", help="demo names (default: every game's demo)")
     ap.add_argument("--profile", action="store_true", help="print where each demo's run time goes")
     ap.add_argument("--workers", type=int, nargs="*", default=[1, 2], help="Dask worker counts ([] skips)")
@@ -353,7 +360,10 @@ def main(argv: list[str] | None = None) -> int:
 
         if args.workers:
             print("\n4. Dask (this tree)")
-            demo_plan = [(d, str(demo_scenario(d)), dry, s) for d, _, dry, s in plan]
+            demo_plan = [
+                (d, str(demo_scenario(d)), dry, args.dask_dry_seeds if dry else args.dask_full_seeds)
+                for d, _, dry, _ in plan
+            ]
             dask_scaling(args.workers, demo_plan, args.chunk, Path(tmp))
     print(f"\nload average at the end {os.getloadavg()[0]:.1f}")
     return 0

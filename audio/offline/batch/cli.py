@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from audio.core.errors import BarkbusError
+from audio.core.errors import BarkbusError, InputError
 
 __all__ = ["cmd_batch", "parse_seeds", "register", "resolve_scenarios"]
 
@@ -60,9 +60,11 @@ def cmd_batch(args: argparse.Namespace) -> int:
     if args.scenario and args.scenario[0] == "report":
         return _cmd_report(args)
     if not args.seeds or not args.output:
-        raise SystemExit("batch needs --seeds A:B and -o DIR (see barkbus batch --help)")
+        raise InputError("batch needs --seeds A:B and -o DIR (see barkbus batch --help)")
     if args.workers is not None and args.scheduler:
-        raise SystemExit("give either --workers N (a LocalCluster) or --scheduler ADDRESS, not both")
+        raise InputError("give either --workers N (a LocalCluster) or --scheduler ADDRESS, not both")
+    if args.shared_store and not args.scheduler:
+        raise InputError("--shared-store goes with --scheduler (a LocalCluster's workers always write)")
     from audio.offline.batch.cluster import dashboard_note, open_client, run_batch
     from audio.offline.batch.store import BatchStore
 
@@ -79,6 +81,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
             resume=args.resume,
             chunk=args.chunk,
             progress=not args.quiet,
+            workers_write=args.shared_store or not args.scheduler,
         )
     print(
         f"batch: {s.done} runs ok, {s.failed} failed, {s.skipped} already recorded -> {args.output}"
@@ -91,7 +94,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from audio.offline.batch.report import write_report
 
     if len(args.scenario) != 2:
-        raise SystemExit("usage: barkbus batch report DIR [-o OUT] [--k K]")
+        raise InputError("usage: barkbus batch report DIR [-o OUT] [--k K]")
     root = Path(args.scenario[1])
     if not (root / "runs").is_dir():
         raise BarkbusError(f"batch report: {root} holds no batch (no {root / 'runs'})")
@@ -125,6 +128,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     b.add_argument("--workers", type=int, help="LocalCluster workers (default: CPU count)")
     b.add_argument("--scheduler", metavar="tcp://HOST:8786", help="submit to a running Dask scheduler")
+    b.add_argument(
+        "--shared-store",
+        action="store_true",
+        help="with --scheduler: the workers see -o DIR at the same path (a shared file system), so each "
+        "writes its own task files instead of sending its tables here (a LocalCluster always does)",
+    )
     b.add_argument(
         "--decisions-only",
         action="store_true",

@@ -1,11 +1,16 @@
 """Running a batch on Dask: a LocalCluster on this machine, or a running cluster by address.
 
 :func:`open_client` gives a ``dask.distributed`` Client; :func:`run_batch` plans the tasks
-(skipping recorded runs), submits them, writes each finished task's table through the
-:class:`~audio.offline.batch.store.BatchStore` on the client (once per task, whichever
-worker ran it, so a task retried after a worker died is written once), and shows a tqdm bar
-of runs done, failed and remaining. Workers read the scenario files and game installs from
-their own file system (a shared one, or barkbus installed with its demos, on a cluster).
+(skipping recorded runs), submits them, has each finished task's table written through the
+:class:`~audio.offline.batch.store.BatchStore` and shows a tqdm bar of runs done, failed and
+remaining. A task's file has one name whichever worker ran it, so a task retried after a
+worker died is still one file. Where the workers see the batch directory (a LocalCluster, or
+a cluster on a shared file system: ``workers_write``) each worker writes its own task files and
+sends back only their names and failed-run counts (:func:`store_task`), so the client, which
+shares the machine with the workers on a LocalCluster, neither receives nor writes the tables;
+otherwise the tables travel to the client, which writes them. Workers read the scenario files
+and game installs from their own file system (a shared one, or barkbus installed with its
+demos, on a cluster).
 """
 
 from __future__ import annotations
@@ -20,10 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from audio.offline.batch.runner import Task, failed_table, run_task
 from audio.offline.batch.store import BatchStore
 
-__all__ = ["BatchSummary", "auto_chunk", "open_client", "plan_tasks", "run_batch"]
+__all__ = ["BatchSummary", "Stored", "auto_chunk", "open_client", "plan_tasks", "run_batch", "store_task"]
 
 
 @contextmanager
@@ -114,11 +121,27 @@ class BatchSummary:
     """Seconds the client spent writing task files (its serial share of the work)."""
 
 
-def _failed_runs(table: object) -> int:
-    t = table  # a pyarrow Table
-    kinds = t.column("kind").to_pylist()  # type: ignore[attr-defined]
-    status = t.column("status").to_pylist()  # type: ignore[attr-defined]
+def _failed_runs(table: pa.Table) -> int:
+    kinds = table.column("kind").to_pylist()
+    status = table.column("status").to_pylist()
     return sum(1 for k, s in zip(kinds, status) if k == "run" and s == "failed")
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What a worker that wrote its task's file sends back (:func:`store_task`)."""
+
+    path: Path
+    failed: int
+    """Runs of the task recorded as failed."""
+
+
+def store_task(task: Task, root: str, task_fn: Callable[[Task], pa.Table] = run_task) -> Stored:
+    """Run ``task`` with ``task_fn`` on a worker and write its table into the batch directory
+    ``root`` (atomically, under the task's one name)."""
+    table = task_fn(task)
+    path = BatchStore(root).write(task.key, task.seeds, table)
+    return Stored(path, _failed_runs(table))
 
 
 def run_batch(
@@ -132,11 +155,13 @@ def run_batch(
     chunk: int | None = None,
     progress: bool = True,
     on_task: Callable[[BatchSummary], None] | None = None,
-    task_fn: Callable[[Task], object] = run_task,
+    task_fn: Callable[[Task], pa.Table] = run_task,
+    workers_write: bool = False,
 ) -> BatchSummary:
     """Run every (scenario, seed) not yet recorded in ``store`` on ``client``; see the module
     docstring. ``chunk`` is the seeds per task; ``None`` sizes it by :func:`auto_chunk` from the
-    runs to do and the cluster's worker threads."""
+    runs to do and the cluster's worker threads. ``workers_write`` when the workers see
+    ``store.root`` at the same path (they write their task files; the client only counts)."""
     from distributed import as_completed
     from tqdm import tqdm
 
@@ -153,21 +178,30 @@ def run_batch(
     )
     by_future = {}
     tag = uuid.uuid4().hex[:8]
+    root = str(store.root.resolve())
     for t in tasks:
-        fut = client.submit(task_fn, t, key=f"barkbus-batch-{tag}-{t.key}-{t.seeds[0]}-{t.seeds[-1]}")
+        key = f"barkbus-batch-{tag}-{t.key}-{t.seeds[0]}-{t.seeds[-1]}"
+        if workers_write:
+            fut = client.submit(store_task, t, root, task_fn, key=key)
+        else:
+            fut = client.submit(task_fn, t, key=key)
         by_future[fut] = t
     bar = tqdm(total=summary.planned, unit="run", desc="batch", file=sys.stderr, disable=not progress or None)
     try:
         for fut in as_completed(list(by_future)):
             task = by_future.pop(fut)
             try:
-                table = fut.result()
+                got = fut.result()
             except Exception as exc:
-                table = failed_table(task, f"{type(exc).__name__}: {exc}".replace("\n", " "))
-            w0 = time.perf_counter()
-            summary.files.append(store.write(task.key, task.seeds, table))
-            summary.write_s += time.perf_counter() - w0
-            bad = _failed_runs(table)
+                got = failed_table(task, f"{type(exc).__name__}: {exc}".replace("\n", " "))
+            if isinstance(got, Stored):
+                summary.files.append(got.path)
+                bad = got.failed
+            else:
+                w0 = time.perf_counter()
+                summary.files.append(store.write(task.key, task.seeds, got))
+                summary.write_s += time.perf_counter() - w0
+                bad = _failed_runs(got)
             summary.failed += bad
             summary.done += len(task.seeds) - bad
             bar.update(len(task.seeds))

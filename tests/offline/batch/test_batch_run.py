@@ -36,18 +36,37 @@ def test_plan_tasks_chunks_sorted_seeds_and_leaves_out_finished_runs():
     assert [(t.key, t.seeds) for t in tasks] == [("a", (1, 3)), ("a", (5,)), ("b", (1, 2)), ("b", (3, 5))]
 
 
-def test_batch_records_failures_goes_on_and_resumes_without_redoing(tmp_path):
+@pytest.mark.parametrize("workers_write", [False, True], ids=["client-writes", "workers-write"])
+def test_batch_records_failures_goes_on_and_resumes_without_redoing(tmp_path, workers_write):
     scenarios = {**DEMOS, "broken": _corrupt_scenario(tmp_path)}
     store = BatchStore(tmp_path / "runs")
     with open_client(1, processes=False, quiet=True) as client:
-        s = run_batch(client, store, scenarios, range(4), chunk=2, progress=False, task_fn=_explode_on_seed_2)
+        s = run_batch(
+            client,
+            store,
+            scenarios,
+            range(4),
+            chunk=2,
+            progress=False,
+            task_fn=_explode_on_seed_2,
+            workers_write=workers_write,
+        )
         assert (s.planned, s.done, s.failed) == (12, 10, 2)  # the corrupt take costs a voice, not the run
         runs = load_frames(store.root)["run"].set_index(["scenario", "seed"])
         assert runs.loc[("dogfight", 3), "status"] == "ok"
         assert runs.loc[("broken", 0), "status"] == "ok" and runs.loc[("broken", 0), "faults"] == 1
         assert "take.wav" in runs.loc[("broken", 0), "error"]
         assert runs.loc[("plaza", 3), "error"] == "RuntimeError: worker-side failure"
-        again = run_batch(client, store, scenarios, range(5), resume=True, chunk=2, progress=False)
+        again = run_batch(
+            client,
+            store,
+            scenarios,
+            range(5),
+            resume=True,
+            chunk=2,
+            progress=False,
+            workers_write=workers_write,
+        )
     assert (again.planned, again.skipped, again.done) == (3, 12, 3)
     f = load_frames(store.root)
     assert len(f["run"]) == 15 and not f["run"].duplicated(["scenario", "seed"]).any()

@@ -43,6 +43,26 @@ def test_report_of_a_directory_without_a_batch_is_one_error_line(tmp_path, capsy
     assert len(err) == 1 and "holds no batch" in err[0]
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["batch", "sylpheed", "-o", "runs"],  # no --seeds
+        ["batch", "sylpheed", "--seeds", "0:3"],  # no -o
+        ["batch", "sylpheed", "--seeds", "0:3", "-o", "runs", "--workers", "2", "--scheduler", "tcp://h:1"],
+        ["batch", "sylpheed", "--seeds", "0:3", "-o", "runs", "--shared-store"],  # no --scheduler
+        ["batch", "report"],  # no DIR
+    ],
+    ids=["no-seeds", "no-output", "workers-and-scheduler", "shared-store-alone", "report-without-dir"],
+)
+def test_a_batch_command_missing_or_mixing_options_is_one_error_line_with_exit_status_2(
+    args, capsys, tmp_path
+):
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("barkbus: error:")
+    assert not (tmp_path / "runs").exists()
+
+
 @pytest.mark.slow
 def test_batch_command_runs_resumes_and_reports(tmp_path, capsys):
     out = tmp_path / "runs"

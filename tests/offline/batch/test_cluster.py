@@ -28,10 +28,22 @@ def _report_bytes(root) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
 
 
-def test_two_worker_report_is_byte_identical_to_one_worker(tmp_path, two_workers):
+def test_two_workers_writing_their_own_files_give_a_report_byte_identical_to_one_worker(
+    tmp_path, two_workers
+):
     with open_client(1, processes=False, quiet=True) as one:
         run_batch(one, BatchStore(tmp_path / "one"), DEMOS, range(10), chunk=4, progress=False)
-    run_batch(two_workers, BatchStore(tmp_path / "two"), DEMOS, range(10), chunk=1, progress=False)
+    s = run_batch(
+        two_workers,
+        BatchStore(tmp_path / "two"),
+        DEMOS,
+        range(10),
+        chunk=1,
+        progress=False,
+        workers_write=True,
+    )
+    assert s.write_s == 0.0 and len(s.files) == 20  # the workers wrote every task file
+    assert all(f.is_file() for f in s.files)
     a, b = _report_bytes(tmp_path / "one"), _report_bytes(tmp_path / "two")
     assert list(a) == list(b)
     for name in a:
@@ -59,6 +71,7 @@ def test_a_worker_killed_mid_batch_has_its_tasks_retried_and_nothing_counted_twi
         chunk=1,
         progress=False,
         on_task=kill_one,
+        workers_write=True,
     )
     assert killed, "the test never killed a worker"
     assert (s.done, s.failed) == (14, 0)
