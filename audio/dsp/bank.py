@@ -149,11 +149,13 @@ class GraphBank:
 
     _UNPACKED = ("input", "output", "out", "inp", "target", "duck", "act", "active", "asleep")
 
-    def _pack(self) -> None:
+    def _pack(self, fresh: frozenset[int] = frozenset()) -> None:
         """Move arrays of the same dtype and shape (the nodes' parameters and state, the
         sources' positions, the fused scratch) into one array each, ``packed["A<k>"]``, whose
         rows replace them; the node path and the fused kernels share them (and a fused call
-        gets a few packed arrays instead of one argument per vector)."""
+        gets a few packed arrays instead of one argument per vector). A float32 group whose
+        arrays are all ``fresh`` (ids of new zeroed arrays) is made as untouched zeros, not
+        copied."""
         holders: list[tuple[object, str]] = [(self, a) for a in vars(self)]
         for node in self.nodes:
             holders += [(node, a) for a in vars(node)]
@@ -173,7 +175,15 @@ class GraphBank:
                 groups[key].append(arr)
             found.append((obj, attr, arr))
         names = {key: f"A{i}" for i, key in enumerate(k for k, v in groups.items() if len(v) > 1)}
-        self.packed = {names[key]: np.array(arrs) for key, arrs in groups.items() if key in names}
+        self.packed = {
+            names[key]: (
+                untouched_zeros((len(arrs), *key[1]))
+                if key[0] == "<f4" and all(id(a) in fresh for a in arrs)
+                else np.array(arrs)
+            )
+            for key, arrs in groups.items()
+            if key in names
+        }
         views = {i: self.packed[names[key]][r] for i, (key, r) in index.items() if key in names}
         for obj, attr, arr in found:
             if id(arr) in views:
@@ -211,7 +221,7 @@ class GraphBank:
             "GB": np.zeros((self.max_block, F.LANES), np.float32),
             "GV": np.zeros(F.LANES, np.float32),
         }
-        self._pack()
+        self._pack(frozenset(id(a) for d in (self.slots, self.lane_scratch) for a in d.values()))
         self._plan = plan
 
     def fused_source(self, lanes_name: str = "barkbus_lanes") -> str | None:
