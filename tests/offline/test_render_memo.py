@@ -89,3 +89,28 @@ def test_a_tuning_file_edited_between_two_renders_is_read_again(tmp_path):
     assert edited.outcome_counts()[started] < before.outcome_counts()[started]  # the 0 % was read
     assert edited.outcome_counts() == cold.outcome_counts()
     assert (tmp_path / "edited.wav").read_bytes() == (tmp_path / "cold.wav").read_bytes()
+
+
+def test_a_take_that_does_not_decode_costs_one_voice_in_every_render_not_only_the_first(
+    tmp_path, monkeypatch
+):
+    from audio.core.errors import FormatError
+
+    scn = _plaza_copy(tmp_path)
+    real = SpeechBank.decode_take
+    bad: list[str] = []
+
+    def failing(self, clip, take):  # type: ignore[no-untyped-def]
+        if not bad:
+            bad.append(clip.name)  # the first take a render decodes is bad, every time it is asked
+        if clip.name == bad[0]:
+            raise FormatError(self.path, 0, "a decodable take", "a corrupt block (test)")
+        return real(self, clip, take)
+
+    monkeypatch.setattr(SpeechBank, "decode_take", failing)
+    memo.clear()
+    runs = [render_scenario(scn, outputs=Outputs(audio=tmp_path / f"{i}.wav")) for i in range(2)]
+    memo.clear()
+    faults = [r.outcome_counts()[("skate.speech", "Fault")] for r in runs]
+    assert faults[0] >= 1 and faults[1] == faults[0]  # a failed decode is not kept as a success
+    assert (tmp_path / "0.wav").read_bytes() == (tmp_path / "1.wav").read_bytes()
