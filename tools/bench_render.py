@@ -44,6 +44,7 @@ def _child(seconds: float | None, profile: bool) -> dict[str, float]:
     import dataclasses
     import tempfile
 
+    from audio.core import memo
     from audio.offline.render import Outputs, render_scenario
     from audio.offline.scenario import demo_scenario, load_scenario
 
@@ -52,12 +53,12 @@ def _child(seconds: float | None, profile: bool) -> dict[str, float]:
         scn = dataclasses.replace(scn, duration=seconds)
     with tempfile.TemporaryDirectory() as d:
         render_scenario(scn, outputs=Outputs(audio=Path(d) / "warm.wav"))  # numba cache, files
-        from audio.core import memo
-
+        (Path(d) / "warm.wav").unlink()  # its dirty pages would slow the next writes (an hour: 0.7 GB)
         memo.clear()  # nothing kept from the first render: what a one-shot ``barkbus render`` loads
         cold = time.process_time()
         render_scenario(scn, outputs=Outputs(audio=Path(d) / "cold.wav"))
         cold = time.process_time() - cold
+        (Path(d) / "cold.wav").unlink()
         if profile:
             import cProfile
             import pstats
@@ -105,7 +106,8 @@ def _run(
     case: str, seconds: float | None, skip: bool, profile: bool = False, root: Path = ROOT
 ) -> dict[str, float]:
     env = {**os.environ, "BARKBUS_SKIP_IDLE": "1" if skip else "0", "PYTHONPATH": str(root)}
-    args = [sys.executable, str(root / "tools" / "bench_render.py"), "--child", json.dumps(seconds)]
+    # this script measures both trees (the same procedure), importing ``audio`` from ``root``
+    args = [sys.executable, str(ROOT / "tools" / "bench_render.py"), "--child", json.dumps(seconds)]
     if profile:
         args.append("--child-profile")
     out = subprocess.run(args, env=env, check=True, capture_output=not profile, text=True).stdout
@@ -153,8 +155,8 @@ _WIDTHS = (11, 9, 7, 12, 7, 7, 9, 7, 9)
 
 
 def _row(case: str, label: str, r: dict[str, float], speed: float) -> str:
-    """One table row (``cold`` is missing from a baseline tree whose bench does not measure it)."""
-    cold = f"{1000 * r['cold']:>7.1f}" if "cold" in r else f"{'-':>7}"
+    """One table row."""
+    cold = f"{1000 * r['cold']:>7.1f}"
     return (
         f"{case:>11} {label:>9} {1000 * r['seconds']:>7.1f} {r['duration'] / r['seconds']:>12.0f} {cold} "
         f"{1000 * r['wall']:>7.1f} {1000 * r['setup']:>9.1f} {r['rss_mb']:>7.0f} {speed:>8.2f}x"
@@ -174,5 +176,6 @@ def _compare(cases: dict[str, float | None], baseline: Path, repeat: int) -> Non
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(ROOT))
+    if "--child" not in sys.argv:  # a child imports the tree its PYTHONPATH names
+        sys.path.insert(0, str(ROOT))
     raise SystemExit(main())
