@@ -529,8 +529,6 @@ class _Pcm16Wav:
 
     def write(self, q: np.ndarray) -> None:
         """Append ``(samples, channels)`` int16 samples (C-contiguous)."""
-        if q.ndim != 2 or q.shape[1] != self.channels:  # as soundfile checks
-            raise ValueError(f"Invalid shape: {q.shape} (Expected {self.channels} channels)")
         if not q.size:
             return  # (a memoryview of no samples cannot be cast to bytes)
         if self.data + q.nbytes > self.LIMIT:
