@@ -529,8 +529,6 @@ class _Pcm16Wav:
 
     def write(self, q: np.ndarray) -> None:
         """Append ``(samples, channels)`` int16 samples (C-contiguous)."""
-        if not q.size:
-            return  # (a memoryview of no samples cannot be cast to bytes)
         if self.data + q.nbytes > self.LIMIT:
             raise OSError(errno.EFBIG, "a WAV file holds at most 4 GiB of samples")
         self._put((q if sys.byteorder == "little" else q.astype("<i2")).data)

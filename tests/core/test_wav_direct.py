@@ -3,7 +3,6 @@ bytes libsndfile writes for the same samples."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +11,7 @@ import soundfile as sf
 
 from audio.core.outputs import AudioSink, _Pcm16Wav
 from audio.offline.render import Outputs, render_scenario
-from audio.offline.scenario import demo_scenario, load_scenario
+from audio.offline.scenario import demo_scenario
 
 
 def _write(path: Path, x: np.ndarray, sample_rate: int, samples: int | None, cut: int) -> bytes:
@@ -54,28 +53,3 @@ def test_a_rendered_wav_is_the_file_libsndfile_writes_for_its_samples(tmp_path):
     sink.write(res.audio)
     sink.commit()
     assert (tmp_path / "plaza.wav").read_bytes() == (tmp_path / "ref.wav").read_bytes()
-
-
-def test_an_empty_block_writes_nothing_as_with_libsndfile(tmp_path):
-    x = np.linspace(-1, 1, 200, dtype=np.float32).reshape(100, 2)
-    files = []
-    for name, samples in (("direct.wav", 100), ("libsndfile.wav", None)):
-        sink = AudioSink(tmp_path / name, 48_000, 2, samples=samples)
-        for block in (x[:0], x[:60], x[60:60], x[60:], x[100:]):  # a render's last chunk may be empty
-            sink.write(block)
-        sink.commit()
-        files.append((tmp_path / name).read_bytes())
-    assert files[0] == files[1]
-
-
-def test_a_render_whose_length_is_whole_chunks_ends_with_an_empty_chunk_and_the_same_file(tmp_path):
-    from audio.offline.render import CHUNK
-
-    scn = load_scenario(demo_scenario("skate"))
-    scn = dataclasses.replace(scn, duration=CHUNK / 48_000)
-    res = render_scenario(scn, outputs=Outputs(audio=tmp_path / "whole.wav"), keep_audio=True)
-    assert res.samples == CHUNK and res.audio is not None
-    sink = AudioSink(tmp_path / "ref.wav", res.sample_rate, res.channels)
-    sink.write(res.audio)
-    sink.commit()
-    assert (tmp_path / "whole.wav").read_bytes() == (tmp_path / "ref.wav").read_bytes()
