@@ -17,7 +17,6 @@ of their layout (0x3F for 5.1).
 from __future__ import annotations
 
 import contextlib
-import errno
 import glob
 import os
 import shutil
@@ -487,63 +486,6 @@ class AudioStats:
         return float(np.sqrt(self.sum_sq / self.values)) if self.values else 0.0
 
 
-class _Pcm16Wav:
-    """A 16-bit PCM WAV of 1 or 2 channels, written as libsndfile writes one (the same bytes:
-    the 44-byte RIFF/``fmt ``/``data`` header, then the little-endian samples), but each block
-    straight to the file (libsndfile copies every block through its own buffer: about 0.2 ns a
-    byte, 1 ms for 30 s of stereo). The header's sizes are written when it closes."""
-
-    format = "WAV"
-    LIMIT = 0xFFFFFFFF - 36
-    """Most data bytes the header's 32-bit RIFF size can count."""
-
-    def __init__(self, path: Path, sample_rate: int, channels: int) -> None:
-        self.sample_rate, self.channels = sample_rate, channels
-        self.data = 0
-        self._fh = open(path, "wb", buffering=0)  # noqa: SIM115 (closed by close(), as a SoundFile)
-        self._put(self._header())
-
-    def _header(self) -> bytes:
-        block = 2 * self.channels
-        return struct.pack(
-            "<4sI4s4sIHHIIHH4sI",
-            b"RIFF",
-            36 + self.data,
-            b"WAVE",
-            b"fmt ",
-            16,
-            1,
-            self.channels,
-            self.sample_rate,
-            self.sample_rate * block,
-            block,
-            16,
-            b"data",
-            self.data,
-        )
-
-    def _put(self, data: bytes | memoryview) -> None:
-        view = memoryview(data).cast("B")
-        while view:  # a raw write may take part of it
-            view = view[self._fh.write(view) :]
-
-    def write(self, q: np.ndarray) -> None:
-        """Append ``(samples, channels)`` int16 samples (C-contiguous)."""
-        if self.data + q.nbytes > self.LIMIT:
-            raise OSError(errno.EFBIG, "a WAV file holds at most 4 GiB of samples")
-        self._put((q if sys.byteorder == "little" else q.astype("<i2")).data)
-        self.data += q.nbytes
-
-    def close(self) -> None:
-        if self._fh.closed:
-            return
-        try:
-            self._fh.seek(0)
-            self._put(self._header())
-        finally:
-            self._fh.close()
-
-
 class AudioSink:
     """An audio file written block by block under a temporary name, renamed by :meth:`commit`.
 
@@ -557,43 +499,23 @@ class AudioSink:
         1, 2 or 6 (5.1).
     subtype:
         libsndfile subtype (default PCM_16; FLOAT, PCM_24...).
-    samples:
-        Samples (per channel) that will be written, when known: a 16-bit WAV of 1 or 2 channels
-        that fits its header is then written directly (:class:`_Pcm16Wav`: the same bytes as
-        libsndfile's, with one copy less).
     """
 
-    def __init__(
-        self,
-        path: str | Path,
-        sample_rate: int,
-        channels: int,
-        subtype: str | None = None,
-        samples: int | None = None,
-    ) -> None:
+    def __init__(self, path: str | Path, sample_rate: int, channels: int, subtype: str | None = None) -> None:
         self.path = Path(path)
         self.format, self.subtype = audio_format(self.path, subtype)
         self.channels = channels
         fmt = "WAVEX" if self.format == "WAV" and channels > 2 else self.format
         self._out = _Output(self.path)
         self._tmp = self._out.tmp
-        self._int16 = self.subtype == "PCM_16"
-        direct = (
-            fmt == "WAV"
-            and self._int16
-            and channels in (1, 2)
-            and samples is not None
-            and samples * 2 * channels <= _Pcm16Wav.LIMIT
-        )
         try:
-            self._file: Any = (
-                _Pcm16Wav(self._tmp, sample_rate, channels)
-                if direct
-                else sf.SoundFile(str(self._tmp), "w", sample_rate, channels, self.subtype, format=fmt)
+            self._file: Any = sf.SoundFile(
+                str(self._tmp), "w", sample_rate, channels, self.subtype, format=fmt
             )
         except (sf.LibsndfileError, OSError) as exc:
             self._out.discard()
             raise _write_error(self.path, exc, self._tmp) from None
+        self._int16 = self.subtype == "PCM_16"
 
     def write(self, block: np.ndarray) -> None:
         """Append ``(samples, channels)`` float32 samples."""
@@ -629,7 +551,7 @@ class AudioSink:
 def write_audio(path: str | Path, audio: np.ndarray, sample_rate: int, subtype: str | None = None) -> None:
     """Write ``audio`` (``(samples, channels)`` float32) by extension through :class:`AudioSink`
     (``-``: WAV to standard output)."""
-    sink = AudioSink(path, sample_rate, audio.shape[1], subtype, samples=audio.shape[0])
+    sink = AudioSink(path, sample_rate, audio.shape[1], subtype)
     try:
         sink.write(audio)
         sink.commit()

@@ -186,7 +186,7 @@ class _Run:
     The engine renders into a :data:`CHUNK`-sample buffer (:attr:`buf`, filled to :attr:`fill`);
     the peak/RMS statistics, the mix file and the stems are written a chunk at a time."""
 
-    def __init__(self, eng: Engine, outputs: Outputs, keep_audio: bool, samples: int) -> None:
+    def __init__(self, eng: Engine, outputs: Outputs, keep_audio: bool) -> None:
         self.eng = eng
         self.keep: list[np.ndarray] | None = [] if keep_audio else None
         self.stats = AudioStats()
@@ -201,13 +201,11 @@ class _Run:
         warm_output_kernels()
         try:
             if outputs.audio is not None:
-                self.mix = AudioSink(outputs.audio, eng.sample_rate, eng.channels, outputs.subtype, samples)
+                self.mix = AudioSink(outputs.audio, eng.sample_rate, eng.channels, outputs.subtype)
                 self.sinks.append(self.mix)
             if outputs.stems_dir is not None:
                 for name in outputs.stems:
-                    sink = AudioSink(
-                        outputs.stem_path(name), eng.sample_rate, eng.channels, outputs.subtype, samples
-                    )
+                    sink = AudioSink(outputs.stem_path(name), eng.sample_rate, eng.channels, outputs.subtype)
                     self.stem_sinks[name] = sink
                     self.sinks.append(sink)
         except BaseException:
@@ -315,7 +313,7 @@ def _render(
         eng.bus.decisions.clear()
         eng.bus.keep_decisions = False
         eng.bus.on_decision(decisions.append)
-        run = _Run(eng, outputs, keep_audio, total)
+        run = _Run(eng, outputs, keep_audio)
         t_render = time.perf_counter()
         ok = False
         try:
