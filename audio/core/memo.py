@@ -1,4 +1,5 @@
-"""A per-process memo of read-only loads, for batch workers that run thousands of seeds.
+"""A per-process memo of read-only loads, for batch workers that run thousands of seeds and
+for the offline renders of a process.
 
 A ``barkbus batch`` worker runs the same few scenarios over and over with new seeds. What
 does not depend on the seed (an install's opened archives and index, a tuning file, a take's
@@ -9,11 +10,12 @@ between runs is read again); :func:`memo` builds the value the first time and re
 same object after that.
 
 It is off unless a caller turns it on around its runs (:func:`enabled`, as the batch runner
-does): live runs and ports, which keep one engine for hours and may decode on a loader
-thread, always build their own. A memoised value must therefore be read-only for the runs
-that share it (per-run state such as random generators is built around it, never inside).
-Values are per thread (a Dask worker with several threads runs one task per thread, and an
-install's reader is not shared between threads).
+and :func:`audio.offline.render.render_scenario` do): live runs and ports, which keep one
+engine for hours and may decode on a loader thread, always build their own. A memoised
+value must therefore be read-only for the runs that share it (per-run state such as random
+generators is built around it, never inside). Values are per thread (a Dask worker with
+several threads runs one task per thread, and an install's reader is not shared between
+threads).
 The memo holds at most :data:`MAX_ENTRIES` values and ``budget`` bytes of arrays (the least
 recently used go first).
 """

@@ -149,11 +149,13 @@ class GraphBank:
 
     _UNPACKED = ("input", "output", "out", "inp", "target", "duck", "act", "active", "asleep")
 
-    def _pack(self) -> None:
+    def _pack(self, unset: tuple[np.ndarray, ...] = ()) -> None:
         """Move arrays of the same dtype and shape (the nodes' parameters and state, the
         sources' positions, the fused scratch) into one array each, ``packed["A<k>"]``, whose
         rows replace them; the node path and the fused kernels share them (and a fused call
-        gets a few packed arrays instead of one argument per vector)."""
+        gets a few packed arrays instead of one argument per vector). ``unset`` are new arrays
+        whose content is not set yet (``numpy.empty``): a group of only such arrays is made as
+        zeros (untouched pages for float32), not copied; every other one is zeroed here."""
         holders: list[tuple[object, str]] = [(self, a) for a in vars(self)]
         for node in self.nodes:
             holders += [(node, a) for a in vars(node)]
@@ -173,7 +175,22 @@ class GraphBank:
                 groups[key].append(arr)
             found.append((obj, attr, arr))
         names = {key: f"A{i}" for i, key in enumerate(k for k, v in groups.items() if len(v) > 1)}
-        self.packed = {names[key]: np.array(arrs) for key, arrs in groups.items() if key in names}
+        fresh = {id(a) for a in unset}
+        new = {key for key, arrs in groups.items() if key in names and all(id(a) in fresh for a in arrs)}
+        for a in unset:
+            if id(a) not in index or index[id(a)][0] not in new:
+                a.fill(0)
+        self.packed = {
+            names[key]: (
+                untouched_zeros((len(arrs), *key[1]))
+                if key in new and key[0] == "<f4"
+                else np.zeros((len(arrs), *key[1]), np.dtype(key[0]))
+                if key in new
+                else np.array(arrs)
+            )
+            for key, arrs in groups.items()
+            if key in names
+        }
         views = {i: self.packed[names[key]][r] for i, (key, r) in index.items() if key in names}
         for obj, attr, arr in found:
             if id(arr) in views:
@@ -203,15 +220,15 @@ class GraphBank:
         for name, (k, rows) in plan.slots.items():
             ch = self.nodes[k].ch_out
             shape = (F.LANES, ch, self.max_block + F.ROW_PAD) if rows else (ch, self.max_block, F.LANES)
-            self.slots[name] = np.zeros(shape, dtype=np.float32)
+            self.slots[name] = np.empty(shape, dtype=np.float32)  # zeroed by _pack
         self.lane_scratch = {
-            "CO": np.zeros((F.CHAIN, 5, F.LANES), np.float32),
-            "ST": np.zeros((F.CHAIN, 4, F.LANES), np.float32),
-            "BY": np.zeros((F.CHAIN, F.LANES), np.bool_),
-            "GB": np.zeros((self.max_block, F.LANES), np.float32),
-            "GV": np.zeros(F.LANES, np.float32),
+            "CO": np.empty((F.CHAIN, 5, F.LANES), np.float32),
+            "ST": np.empty((F.CHAIN, 4, F.LANES), np.float32),
+            "BY": np.empty((F.CHAIN, F.LANES), np.bool_),
+            "GB": np.empty((self.max_block, F.LANES), np.float32),
+            "GV": np.empty(F.LANES, np.float32),
         }
-        self._pack()
+        self._pack((*self.slots.values(), *self.lane_scratch.values()))
         self._plan = plan
 
     def fused_source(self, lanes_name: str = "barkbus_lanes") -> str | None:

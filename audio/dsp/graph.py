@@ -40,6 +40,7 @@ import os
 import re
 import tomllib
 from dataclasses import dataclass, field
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -163,7 +164,14 @@ def graphs_dir() -> Path:
     repository's top-level ``graphs/``, shipped inside the wheel), read through
     :mod:`importlib.resources`."""
     env = os.environ.get("BARKBUS_GRAPHS")
-    return Path(env) if env else Path(str(resources.files("audio").joinpath("graphs")))
+    return Path(env) if env else _package_graphs()
+
+
+@lru_cache(maxsize=1)
+def _package_graphs() -> Path:
+    """The package's ``audio/graphs`` (looked up once: :mod:`importlib.resources` takes about
+    0.1 ms, and every graph an engine loads asks)."""
+    return Path(str(resources.files("audio").joinpath("graphs")))
 
 
 def available_graphs() -> list[str]:
@@ -206,13 +214,22 @@ def _read_graph_doc(p: Path) -> dict[str, Any]:
     return doc
 
 
-def _resolve_alias(path: str, p: Path, doc: dict[str, Any], head: GraphHead) -> dict[str, Any]:
+def _resolve_alias(
+    path: str, p: Path, doc: dict[str, Any], head: GraphHead, read: list[tuple[str, int, int]] | None = None
+) -> dict[str, Any]:
     """A ``same_as`` graph: its base graph's nodes and curves under this graph's name, with
-    ``reroute`` applied to the sends' destinations."""
+    ``reroute`` applied to the sends' destinations; the base file's signature
+    (:func:`audio.core.memo.file_key`, taken before it is read) is added to ``read``."""
     base = head.same_as
     if base is None or Path(base).name != base or base == p.stem:
         raise GraphError(path, None, "graph.same_as", f"must name another graph, got {base!r}")
-    based = _read_graph_doc(graphs_dir() / f"{base}.toml")
+    base_path = graphs_dir() / f"{base}.toml"
+    if read is not None:
+        try:
+            read.append(memo.file_key(base_path))
+        except OSError:
+            pass  # reported by the read below
+    based = _read_graph_doc(base_path)
     if "same_as" in based.get("graph", {}):
         raise GraphError(path, None, "graph.same_as", f"{base!r} is itself an alias")
     nodes = [
@@ -284,7 +301,8 @@ def load_graph(name_or_path: str | Path) -> GraphSpec:
 
     The file is checked against :class:`GraphFile` (and each node's ``params`` against its
     kind's ranges); errors are :class:`GraphError` naming the file, the node and the field.
-    Inside :func:`audio.core.memo.enabled` (a batch worker) a file is read once.
+    Inside :func:`audio.core.memo.enabled` (a batch worker, a render) a file is read once,
+    again when it or an alias's base graph file changes.
     """
     p = Path(name_or_path)
     if p.suffix != ".toml":
@@ -293,10 +311,26 @@ def load_graph(name_or_path: str | Path) -> GraphSpec:
         key = memo.file_key(p) if memo.active() else None
     except OSError:
         key = None  # reported by the read below
-    return _load_graph(p) if key is None else memo.memo(("dsp.graph", key), lambda: _load_graph(p))
+    if key is None:
+        return _load_graph(p)
+    spec, based_on = memo.memo(("dsp.graph", key), lambda: _load_tracked(p))
+    return spec if all(_signature(k[0]) == k for k in based_on) else _load_graph(p)
 
 
-def _load_graph(p: Path) -> GraphSpec:
+def _signature(path: str) -> tuple[str, int, int] | None:
+    try:
+        return memo.file_key(path)
+    except OSError:
+        return None
+
+
+def _load_tracked(p: Path) -> tuple[GraphSpec, tuple[tuple[str, int, int], ...]]:
+    """The graph at ``p`` and the signatures of the other graph files it was built from."""
+    read: list[tuple[str, int, int]] = []
+    return _load_graph(p, read), tuple(read)
+
+
+def _load_graph(p: Path, read: list[tuple[str, int, int]] | None = None) -> GraphSpec:
     path = str(p)
     doc = _read_graph_doc(p)
     if not isinstance(doc.get("graph"), dict):
@@ -304,7 +338,7 @@ def _load_graph(p: Path) -> GraphSpec:
     own = convert(doc, GraphFile, source=path, error=_errors(path, doc))
     name = own.graph.name if own.graph.name is not None else p.stem
     if own.graph.same_as is not None:
-        doc = _resolve_alias(path, p, doc, own.graph)
+        doc = _resolve_alias(path, p, doc, own.graph, read)
     make = _errors(path, doc)
     gf = convert(doc, GraphFile, source=path, error=make)
     kind = gf.graph.kind

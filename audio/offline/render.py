@@ -3,6 +3,12 @@
 The same scenario and seed give a byte-identical file whatever ``block`` is. A capture
 (JSON lines, see :mod:`audio.core.bus`) stores the scenario document and every posted event,
 so ``render_replay`` reproduces a run — offline or live — exactly.
+
+A render keeps what does not depend on the seed for the process's next render, as a batch
+worker does (:mod:`audio.core.memo`, at most :data:`MEMO_BYTES` of arrays): installs and
+their indexes, tuning files, graphs, decoded takes. Each is keyed by the file it came from
+(path, size and modification time), so a file changed between two renders is read again; the
+renders' bytes are the same either way.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from typing import TextIO, cast
 
 import numpy as np
 
+from audio.core import memo
 from audio.core.bus import Decision
 from audio.core.capture import Capture, portable_header, post_captured, read_capture
 from audio.core.clock import RENDER_BLOCK
@@ -163,6 +170,10 @@ class Outputs:
                     f"{p}: {label} is where the {stems[str(_target(p))]} stem goes; give another name"
                 )
 
+
+MEMO_BYTES = 256 << 20
+"""Bytes of arrays (decoded takes, clips) the renders of a process keep for the next one
+(the least recently used go first beyond it)."""
 
 CHUNK = 65_536
 """Samples gathered before the statistics and the files see them (fewer, larger writes; the
@@ -371,6 +382,21 @@ def render_scenario(
         Keep the mix in ``result.audio`` (default: when no audio file is written).
     """
     t0 = time.perf_counter()
+    with memo.enabled(MEMO_BYTES):  # what the loads keep serves the process's next render
+        return _render_scenario(scenario, seed, block, stems, capture, progress, outputs, keep_audio, t0)
+
+
+def _render_scenario(
+    scenario: str | Path | Scenario,
+    seed: int | None,
+    block: int | None,
+    stems: list[str] | None,
+    capture: str | Path | None,
+    progress: bool,
+    outputs: Outputs | None,
+    keep_audio: bool | None,
+    t0: float,
+) -> RenderResult:
     scn = scenario if isinstance(scenario, Scenario) else load_scenario(scenario, seed)
     outputs = outputs or Outputs()
     if stems:
@@ -436,9 +462,10 @@ def render_replay(
     keep = outputs.audio is None if keep_audio is None else keep_audio
     if block:
         header = {**header, "block": block}
-    scn, eng = replay_scenario(header, capture)
-    post_captured(eng, events)
-    return _render(eng, scn, total, outputs, keep, progress, f"replay {scn.name}", t0)
+    with memo.enabled(MEMO_BYTES):
+        scn, eng = replay_scenario(header, capture)
+        post_captured(eng, events)
+        return _render(eng, scn, total, outputs, keep, progress, f"replay {scn.name}", t0)
 
 
 def write_log(path: str | Path, decisions: Sequence[Decision]) -> None:

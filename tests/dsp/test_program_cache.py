@@ -39,3 +39,25 @@ def test_a_kept_program_holds_no_bank_or_node_alive():
     del bank
     gc.collect()
     assert all(ref() is None for ref in gone)
+
+
+def test_a_fused_banks_scratch_starts_at_zero_on_reused_dirty_memory():
+    from audio.dsp.graph import available_graphs
+
+    for name in available_graphs():
+        spec = load_graph(name)
+        for capacity in (1, 16, 40):
+            # leave freed, non-zero memory behind for the bank's allocations to reuse
+            dirty = [np.full(n, np.nan, np.float32) for n in (4_000, 60_000, 300_000, 1_000_000)]
+            del dirty
+            bank = GraphBank(spec, capacity, 48_000, max_block=3200, fused=True)
+            scratch = [*getattr(bank, "slots", {}).values(), *getattr(bank, "lane_scratch", {}).values()]
+            assert bank.fused == bool(scratch)
+            for arr in scratch:
+                assert not arr.any(), (name, capacity)
+            fresh = GraphBank(spec, capacity, 48_000, max_block=3200, fused=False)
+            for node, ref in zip(bank.nodes, fresh.nodes):  # state and parameters as the node path's
+                for a in node.arrays:
+                    mine = node.params[a] if a in node.params else getattr(node, a)
+                    theirs = ref.params[a] if a in ref.params else getattr(ref, a)
+                    assert np.array_equal(mine, theirs, equal_nan=True), (name, a)

@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -155,9 +156,9 @@ class BankTakeSource:
         self._clips = bank.clips_by_hdr_id()
         self.cache = TakeCache(budget_mb)
         self._memo_key = memo.file_key(bank.path) if memo.active() else None
-        if self._memo_key is None and CODEC_EAXMA in bank.take_codecs():
+        if "av" not in sys.modules and CODEC_EAXMA in bank.take_codecs():
             # FFmpeg loads on the cache's worker while the engine sets up, not at the first
-            # take the render thread decodes (a batch worker loads it once, not a thread per run)
+            # take the render thread decodes (once per process, not a thread per run)
             self.cache.warm(load_ffmpeg)
 
     def clip_name(self, clip_id: int) -> str:

@@ -26,7 +26,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from audio.codecs.xma import XMA_PACKET_SIZE, decode_xma, parse_xma2_packet_header, split_packets
-from audio.codecs.xma2_encoder import encode_xma2
 from audio.containers import riff, xwb
 from audio.core.errors import FormatError, UnsupportedError
 
@@ -311,6 +310,8 @@ def replace_slb_entry(
         ints = np.clip(np.round(arr * 32767.0), -32768, 32767).astype(np.int16)
         new = xwb.NewWave.pcm16(ints, old.sample_rate, big_endian=bank.big_endian, name=old.name)
     else:
+        from audio.codecs.xma2_encoder import encode_xma2  # the encoder and scipy.fft: 0.1 s to import
+
         enc = encode_xma2(arr, old.sample_rate, bitrate=bitrate * old.channels)
         new = xwb.xma2_wave(enc.streams[0], old.channels, old.sample_rate, enc.seek_table(), name=old.name)
     waves = []

@@ -216,6 +216,8 @@ def test_demo_takes_pass_the_strict_xma2_parser_and_decode_like_ffmpeg(bank):
 
 
 def test_an_ea_xma2_bank_loads_ffmpeg_on_the_take_cache_worker_not_at_the_first_take(bank, monkeypatch):
+    import sys
+
     from audio.codecs.xma import load_ffmpeg
     from audio.containers.cache import TakeCache
     from audio.games.skate.system import BankTakeSource
@@ -223,8 +225,15 @@ def test_an_ea_xma2_bank_loads_ffmpeg_on_the_take_cache_worker_not_at_the_first_
     warmed = []
     monkeypatch.setattr(TakeCache, "warm", lambda self, fn: warmed.append(fn))
     assert bank.take_codecs() == {3}
+    av = sys.modules.get("av")
+    monkeypatch.delitem(sys.modules, "av", raising=False)  # a process that has not loaded FFmpeg
     BankTakeSource(bank).cache.close()
     assert warmed == [load_ffmpeg]
+
+    warmed.clear()  # once FFmpeg is loaded, a later source (the process's next render) warms nothing
+    monkeypatch.setitem(sys.modules, "av", av if av is not None else object())
+    BankTakeSource(bank).cache.close()
+    assert warmed == []
 
     class Xas1Bank:
         def clips_by_hdr_id(self):
