@@ -174,6 +174,9 @@ class Engine:
         self._watch_ends = False
         self._end_at = -1
         """The first sample a voice's end shows (-1: to compute; ``_NO_END``: none ends)."""
+        self._end_version = -1
+        """:attr:`VoiceManager.version <audio.core.voices.VoiceManager.version>` when
+        :attr:`_end_at` was computed: it stands while no voice changed and it is not reached."""
         self._fed_for: tuple[tuple[np.ndarray, ...], bool] | None = None
         """The banks' active sets :meth:`_idle_work` last asked the mixer about, and its answer."""
         self.control_points = 0
@@ -348,7 +351,8 @@ class Engine:
             self._clocked = [c for c in self._clocked if c.system.name not in self.disabled]
         news = self.bus.dispatch(now) > 0 or news
         if skip and news:  # else every answer stands (a tick, an event or a voice's end changes one)
-            self._end_at = -1
+            if now >= self._end_at or self._end_version != self.voices.version:
+                self._end_at = -1
             for c in self._clocked:
                 if c.skips:
                     base = max(c.clock.frame_at(now) + 1, c.first)
@@ -394,6 +398,7 @@ class Engine:
                 nxt = c.next_at
         if self._watch_ends:
             if self._end_at < 0:  # voices may have changed since (only ticks and handlers change them)
+                self._end_version = self.voices.version
                 self._end_at = min(
                     (voice_end_seen(b, self.now) for b in self.mixer.voice_banks.values() if b.act.shape[0]),
                     default=_NO_END,

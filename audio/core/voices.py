@@ -25,7 +25,7 @@ import numpy as np
 
 from audio.core.errors import RunFailure
 from audio.dsp.bank import GraphBank
-from audio.dsp.nodes import Send
+from audio.dsp.nodes import Resampler, Send
 
 if TYPE_CHECKING:
     from audio.dsp.mixer import Mixer
@@ -118,6 +118,14 @@ class VoiceManager:
         self.keep_history = True
         self.start_hooks: list[Callable[[Voice], None]] = []
         """Called with every voice started, after its start (a UI's per-voice records)."""
+        self._targets: dict[str, tuple[GraphBank, dict[str, tuple[np.ndarray, np.ndarray, bool]]]] = {}
+        """Per voice graph: its bank and, per ``"NODE.param"`` key set so far, the parameter's
+        array, its node's dirty flags and whether the node is the resampler (:meth:`set` writes
+        them without resolving the key)."""
+        self.version = 0
+        """Counts the changes that can move a voice's end (:func:`audio.dsp.skip.voice_end_seen`):
+        a start, a stop, a freed instance, a write to a resampler's parameter (the pitch). The
+        engine predicts the next visible end again only when it changed."""
 
     def _reclaim(self, graph: str, bank: GraphBank) -> None:
         live = self._live.setdefault(graph, {})
@@ -127,6 +135,7 @@ class VoiceManager:
                 voice._ended = int(e)
                 bank.free(inst)
                 del live[inst]
+                self.version += 1
 
     def reclaim_quiet(self) -> None:
         """Free every ended voice whose chain is silent (every filter's history below
@@ -144,6 +153,7 @@ class VoiceManager:
                 voice = live.pop(inst)
                 voice._ended = int(bank.ended_at[inst])
                 bank.free(inst)
+                self.version += 1
 
     def start(
         self,
@@ -191,6 +201,7 @@ class VoiceManager:
             raise ValueError(f"sample rate must be > 0 Hz, got {sample_rate}")
         bank = self.mixer.voice_bank(graph)
         self._reclaim(graph, bank)
+        self.version += 1
         live = self._live[graph]
         audible = [v for v in live.values() if not v.stopped]
         if len(audible) >= self.budget:
@@ -239,6 +250,7 @@ class VoiceManager:
         oldest = min(fading, key=lambda v: (v.started_at, v.id))
         oldest._ended = self.now
         bank.free(oldest.instance)
+        self.version += 1
         del self._live[graph][oldest.instance]
         self.cut += 1
         return oldest.instance
@@ -257,8 +269,25 @@ class VoiceManager:
         """
         if voice.done:
             return
+        bank, inst = voice._bank, voice.instance
+        got = self._targets.get(voice.graph)
+        if got is None or got[0] is not bank:
+            got = self._targets[voice.graph] = (bank, {})
+        targets = got[1]
         for k, val in params.items():
-            voice._bank.set(voice.instance, k, val)
+            t = targets.get(k)
+            if t is None:
+                bank.set(inst, k, val)  # the bank resolves the key (or names the ones it has)
+                node_id, _, param = k.partition(".")
+                node = bank.by_id[node_id]
+                t = targets[k] = (node.params[param], node.dirty, isinstance(node, Resampler))
+            else:
+                # as GraphBank.set: the value, and the node's coefficients refreshed at the
+                # next block (storing an unchanged value with the flag already up is a no-op)
+                t[0][inst] = float(val)
+                t[1][inst] = True
+            if t[2]:
+                self.version += 1
         voice.written.update(params)
 
     def rewrite_keys(self, graph: str) -> frozenset[str]:
@@ -290,6 +319,7 @@ class VoiceManager:
             return
         voice.stopped = True
         voice._bank.release(voice.instance, self.release_samples if fade else 1)
+        self.version += 1
 
     def playing(self) -> list[Voice]:
         """Voices not yet ended (as of the last processed sample), oldest first."""

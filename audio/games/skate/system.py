@@ -386,9 +386,11 @@ class SkateSpeechSystem(GameSystem):
         self.photo_flag = False
         self.voices: dict[int, Any] = {}  # stream slot -> engine Voice
         self.submix_posted: dict[int, dict[str, float]] = {}
-        self._blocks: dict[int, tuple[Any, tuple[Any, ...], VoiceBlock, dict[str, float]]] = {}
-        """Stream slot -> (ped, inputs, voice block, its voice parameters) of the last frame: a
-        line whose ped has not moved reuses them (full mode)."""
+        self._blocks: dict[
+            int, tuple[Any, tuple[Any, ...], VoiceBlock, dict[str, float], dict[str, float]]
+        ] = {}
+        """Stream slot -> (ped, inputs, voice block, its voice and echo submix parameters) of the
+        last frame: a line whose ped has not moved reuses them (full mode)."""
         self.bus: EventBus | None = None
         self.now = 0.0
         self.console_start = console_start
@@ -756,8 +758,9 @@ class SkateSpeechSystem(GameSystem):
             v = self.voices.get(line.slot)
             if v is not None and v.done:
                 self._player_event(self.player.clip_done(line), engine)
-        for pe in self.player.frame():
-            self._player_event(pe, engine)
+        if self.player.queue:  # an empty queue's frame ages and starts nothing
+            for pe in self.player.frame():
+                self._player_event(pe, engine)
         if self._busy:
             photo = self.photo_flag
             for pid in sorted(self._busy):
@@ -888,9 +891,9 @@ class SkateSpeechSystem(GameSystem):
             self._player_event(pe, engine)
 
     # -- lines -------------------------------------------------------------------------
-    def _block(self, line: Line) -> tuple[VoiceBlock, dict[str, float]] | None:
-        """The line's voice block this frame and its voice parameters (the last frame's when
-        nothing they depend on changed)."""
+    def _block(self, line: Line) -> tuple[VoiceBlock, dict[str, float], dict[str, float]] | None:
+        """The line's voice block this frame and its voice and echo submix parameters (the last
+        frame's, the same objects, when nothing they depend on changed)."""
         req = line.request
         ped = self.peds.get(req.ped)
         src = self.sources.get(req.channel)
@@ -900,7 +903,7 @@ class SkateSpeechSystem(GameSystem):
         inputs = (req.event, line.clip[0], ped.distance, ped.azimuth, ped.delay)
         last = self._blocks.get(line.slot)
         if last is not None and last[0] is ped and last[1] == inputs:
-            return last[2], last[3]
+            return last[2], last[3], last[4]
         m = ped.model
         block = self.mixer.block(
             kind=m.kind,
@@ -912,13 +915,16 @@ class SkateSpeechSystem(GameSystem):
             voice_float=m.voice_float,
             pitch=m.pitch,
         )
-        params = block.voice_params()
-        self._blocks[line.slot] = (ped, inputs, block, params)
-        return block, params
+        params, sub = block.voice_params(), block.submix_params()
+        self._blocks[line.slot] = (ped, inputs, block, params, sub)
+        return block, params, sub
 
-    def _post_submix(self, slot: int, block: VoiceBlock, engine: Any) -> None:
-        params = block.submix_params()
-        old = self.submix_posted.get(slot, {})
+    def _post_submix(self, slot: int, params: dict[str, float], engine: Any) -> None:
+        """Post the echo submix parameters of ``slot`` that changed since the last post."""
+        old = self.submix_posted.get(slot)
+        if old is params:  # the same block as last frame's
+            return
+        old = old or {}
         changed = {k: v for k, v in params.items() if old.get(k) != v}
         if changed:
             engine.mixer.set_submix(ECHO_GRAPH, slot, **changed)
@@ -934,10 +940,10 @@ class SkateSpeechSystem(GameSystem):
         voice = self.voices.get(line.slot)
         if got is None or voice is None:
             return
-        block, params = got
+        block, params, sub = got
         assert self._writer is not None
         self._writer.write(voice, params)
-        self._post_submix(line.slot, block, engine)
+        self._post_submix(line.slot, sub, engine)
         self._cut_check(line, block.level, engine)
 
     def _level(self, line: Line) -> float | None:
@@ -1011,7 +1017,7 @@ class SkateSpeechSystem(GameSystem):
                 got = self._block(line)
                 params = dict(got[1]) if got is not None else {}
                 if got is not None:
-                    self._post_submix(pe.slot or 0, got[0], engine)
+                    self._post_submix(pe.slot or 0, got[2], engine)
             self.voices[line.slot] = engine.voices.start(
                 VOICE_GRAPH,
                 np.asarray(pcm, np.float32),
