@@ -122,3 +122,47 @@ def test_skipping_runs_far_fewer_control_points_and_ticks_on_the_sylpheed_demo(m
     # 40 s: 2,400 frames at 60 Hz (and the play system's 1,200 at 30 Hz) when ticking every frame
     assert counts["0"] == (2400, 3600)
     assert counts["1"][0] < 2400 // 10 and counts["1"][1] < 3600 // 10
+
+
+@dataclass(frozen=True, kw_only=True)
+class Retune(Event, kind="test.skip_ticks.retune"):
+    pitch: float = 8192.0
+
+
+class Retuner(Waiter):
+    """A :class:`Waiter` whose playing voice a :class:`Retune` event speeds up or slows down
+    (its end moves: the engine must predict it again)."""
+
+    def attach(self, engine: Engine) -> None:
+        super().attach(engine)
+        engine.bus.subscribe(self, [Retune])
+
+    def handle(self, ev: Event, bus) -> None:
+        if isinstance(ev, Retune):
+            if self.voice is not None:
+                self.engine.voices.set(self.voice, **{"Rsp0.pitch": ev.pitch})
+            return
+        super().handle(ev, bus)
+
+
+def _retuned_run(skips: bool, block: int, pitch: float) -> tuple[list, np.ndarray, Retuner]:
+    e = Engine(block=block, skip_ticks=skips)
+    w = Retuner(skips)
+    e.add_system(w)
+    e.prepare()
+    e.bus.post(Say(t=0.0, samples=12_000))
+    e.bus.post(Retune(t=0.05, pitch=pitch))  # 2,400 samples in: the end moves
+    out = np.concatenate([e.render(min(block, SR - t)) for t in range(0, SR, block)])
+    return w.log, out, w
+
+
+@pytest.mark.parametrize("pitch", [8192.0, 2048.0])
+def test_a_voice_retuned_while_it_plays_is_seen_done_at_the_frame_ticking_every_frame_sees(pitch):
+    ref_log, ref_out, _ = _retuned_run(False, 256, pitch)
+    # at 4096 it would end near 12,256 samples (frame 15 at 60 Hz); faster or slower moves it
+    done = [f for k, f in ref_log if k == "done"]
+    assert done and done[0] != 15
+    for block in (64, 1000):
+        log, out, w = _retuned_run(True, block, pitch)
+        assert log == ref_log
+        assert out.tobytes() == ref_out.tobytes()
