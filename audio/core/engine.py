@@ -105,8 +105,13 @@ def _interleave(rows: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover 
             out[i, c] = row[i]
 
 
+Write = tuple[Callable[..., object], tuple[object, ...], dict[str, float]]
+"""A parameter write a system schedules (:meth:`Engine.schedule`): ``function(*args, **params)``,
+e.g. ``(engine.voices.set, (voice,), {"Gai0.gain": 0.5})``."""
+
+
 class _Clocked:
-    __slots__ = ("system", "clock", "frame", "next_at", "first", "skips")
+    __slots__ = ("system", "clock", "frame", "next_at", "first", "skips", "rows", "row_frame", "row_at")
 
     def __init__(self, system: GameSystem, clock: FrameClock, now: int) -> None:
         self.system = system
@@ -119,6 +124,16 @@ class _Clocked:
         """The first frame the system can tick (it joined the engine before its start)."""
         self.skips = type(system).next_tick is not GameSystem.next_tick
         """The system names the frames it needs (else it ticks every frame)."""
+        self.rows: list[list[Write]] | None = None
+        """The writes :meth:`Engine.schedule` holds for the frames before :attr:`frame`, from
+        console frame :attr:`row_frame` on (None: none)."""
+        self.row_frame = 0
+        self.row_at = 1 << 62
+        """The first sample of the frame of the next row (``2**62``: none)."""
+
+    def drop_rows(self) -> None:
+        """Forget the scheduled writes (the system is asked again, or ticks)."""
+        self.rows, self.row_at = None, 1 << 62
 
 
 class Engine:
@@ -183,6 +198,8 @@ class Engine:
         """Control points run so far (where the audio was split to deliver events and ticks)."""
         self.ticks = 0
         """System ticks run so far (all systems)."""
+        self.rows_applied = 0
+        """Frames whose scheduled writes (:meth:`schedule`) ran in place of a tick."""
         self.prefetchers: dict[type[Event], Callable[[Event], Load[object] | None]] = {}
         """Per event class, what starts loading the files an event names (a system registers
         it); a live inbox holds such an event until its files are loaded (:meth:`prefetch`)."""
@@ -321,6 +338,50 @@ class Engine:
                 return max(f, c.first - 1)
         return FrameClock(system.frame_rate, self.sample_rate).frame_at(self.now)  # a disabled system
 
+    def schedule(self, system: GameSystem, frame: int, rows: list[list[Write]]) -> None:
+        """Run ``rows[k]``, in order, at the first sample of console frame ``frame + k`` of
+        ``system``, where its tick would have run, instead of ticking it: the parameter writes
+        that ticking those frames would make (a playing voice's gain, sends, filters...),
+        computed ahead by the system. Only from
+        :meth:`~audio.core.plugin.GameSystem.next_tick`, for frames before the one it returns;
+        the engine forgets the rows left whenever it asks ``next_tick`` again (after an event,
+        a tick, or where a voice's end shows), so the rows of a frame run only if nothing
+        happened since they were computed. A frame's writes so cost one call each, not a tick.
+
+        Parameters
+        ----------
+        system:
+            The attached system asking (from its ``next_tick``).
+        frame:
+            The console frame of ``rows[0]`` (the frame ``next_tick`` was asked about).
+        rows:
+            Per console frame, the writes ``(function, args, params)`` to run:
+            ``function(*args, **params)``.
+        """
+        for c in self._clocked:
+            if c.system is system:
+                c.rows, c.row_frame = rows, frame
+                c.row_at = c.clock.start(frame) if rows else 1 << 62
+                return
+
+    def _run_row(self, c: _Clocked) -> None:
+        """Run the scheduled writes due now of ``c`` (:meth:`schedule`)."""
+        rows = c.rows
+        assert rows is not None
+        k = c.clock.frame_at(self.now) - c.row_frame
+        try:
+            for fn, args, params in rows[k]:
+                fn(*args, **params)
+        except Exception as exc:
+            self._system_failed(c.system, f"scheduled writes of frame {c.row_frame + k}", exc)
+        if k + 1 < len(rows):
+            c.row_at = c.clock.start(c.row_frame + k + 1)
+        else:
+            c.drop_rows()
+        self.rows_applied += 1
+        if self._end_version != self.voices.version:  # a write moved a voice's end (its pitch)
+            self._end_at = -1
+
     def _control(self) -> None:
         now = self.now
         self.voices.now = now
@@ -335,9 +396,12 @@ class Engine:
             if news and skip and c.skips and c.next_at != now:
                 # a frame starts now that was not asked for: ask again
                 f = c.clock.frame_at(now)
-                if f >= c.first and c.clock.start(f) == now and c.system.next_tick(f) <= f:
-                    c.frame, c.next_at = f, now
+                if f >= c.first and c.clock.start(f) == now:
+                    c.drop_rows()
+                    if c.system.next_tick(f) <= f:
+                        c.frame, c.next_at = f, now
             if c.next_at == now:
+                c.drop_rows()
                 try:
                     c.system.tick(c.frame, self)
                 except Exception as exc:
@@ -346,6 +410,8 @@ class Engine:
                 c.next_at = c.clock.start(c.frame)
                 self.ticks += 1
                 news = True
+            elif c.row_at == now:
+                self._run_row(c)
         self._ticked = True
         if len(self._clocked) != len(self.systems) - len(self.disabled):
             self._clocked = [c for c in self._clocked if c.system.name not in self.disabled]
@@ -356,8 +422,14 @@ class Engine:
             for c in self._clocked:
                 if c.skips:
                     base = max(c.clock.frame_at(now) + 1, c.first)
+                    c.drop_rows()
                     f = max(int(c.system.next_tick(base)), base)
                     c.frame, c.next_at = f, c.clock.start(f)
+                    if c.rows is not None and c.row_frame + len(c.rows) > f:  # rows: frames before the tick
+                        if f > c.row_frame:
+                            c.rows = c.rows[: f - c.row_frame]
+                        else:
+                            c.drop_rows()
         self.control_points += 1
 
     # -- faults ------------------------------------------------------------------------
@@ -396,6 +468,8 @@ class Engine:
         for c in self._clocked:
             if c.next_at < nxt:
                 nxt = c.next_at
+            if c.row_at < nxt:
+                nxt = c.row_at
         if self._watch_ends:
             if self._end_at < 0:  # voices may have changed since (only ticks and handlers change them)
                 self._end_version = self.voices.version

@@ -356,10 +356,25 @@ class ParamWriter:
         params:
             ``"NODE.param"`` values in each parameter's unit (as :meth:`VoiceManager.set`).
         """
-        always = self._always.get(voice.graph)
-        if always is None:
-            always = self._always[voice.graph] = self.voices.rewrite_keys(voice.graph)
-        last = voice.written
-        changed = {k: v for k, v in params.items() if k in always or last.get(k, None) != v}
+        changed = self.changes(voice.graph, voice.written, params)
         if changed:
             self.voices.set(voice, **changed)
+
+    def changes(self, graph: str, last: dict[str, float], params: dict[str, float]) -> dict[str, float]:
+        """The values of ``params`` that :meth:`write` sets on a voice of ``graph`` whose last
+        written values are ``last`` (a system computing the writes of frames ahead keeps its
+        own ``last``).
+
+        Parameters
+        ----------
+        graph:
+            A voice graph's name.
+        last:
+            ``"NODE.param"`` -> the value last written (:attr:`Voice.written`).
+        params:
+            ``"NODE.param"`` values to write.
+        """
+        always = self._always.get(graph)
+        if always is None:
+            always = self._always[graph] = self.voices.rewrite_keys(graph)
+        return {k: v for k, v in params.items() if k in always or last.get(k) != v}

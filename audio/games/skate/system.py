@@ -61,7 +61,7 @@ import bisect
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
@@ -123,6 +123,10 @@ DEMO_INSTALL = Path(__file__).resolve().parent / "demo"
 """The demo install root (``install = "demo"``): data/audio/english/livingworldspeech.big etc."""
 SYSTEM = "skate.speech"
 FRAME_RATE = 30
+WINDOW = 15
+"""Console frames a full render's :meth:`SkateSpeechSystem.next_tick` computes the playing lines'
+writes ahead of (:meth:`Engine.schedule <audio.core.engine.Engine.schedule>`); the engine ticks
+the frame after them (or sooner, where anything happens)."""
 
 
 class TakeSource(Protocol):
@@ -420,6 +424,9 @@ class SkateSpeechSystem(GameSystem):
         """Main level output -> the distances (m) where its level crosses the cut level."""
         self._listener_speeds: tuple[Any, int, tuple[tuple[float, ...], tuple[float, ...]]] | None = None
         """(listener path, its key count, its :func:`_top_speeds`)."""
+        self._window: tuple[int, list[Line], list[list[tuple[int, dict[str, float] | None]]]] | None = None
+        """(first frame, lines, per frame each line's (low-level count, echo submix parameters
+        posted) after it) of the writes last scheduled (:meth:`_schedule`), for :meth:`_catch_up`."""
 
     # -- engine ------------------------------------------------------------------------
     graphs = (VOICE_GRAPH,)
@@ -683,10 +690,13 @@ class SkateSpeechSystem(GameSystem):
                 return frame  # the player's frame starts it
             due = min(due, frame + req.timeout - req.age)
         self._kept.clear()
+        if not self.decisions_only:
+            lines = list(self.player.lines())
+            return self._schedule(lines, frame, min(due, frame + WINDOW)) if lines else max(due, frame)
         for line in self.player.lines():
             voice = self.voices.get(line.slot)
-            if (voice is not None and voice.done) or not self.decisions_only:
-                return frame  # the next clip, or Finished; full: the voice's parameters
+            if voice is not None and voice.done:
+                return frame  # the next clip, or Finished
             side = self._level_side(line, frame) if voice is not None else (None, NEVER)
             if side is None:
                 return frame
@@ -697,11 +707,108 @@ class SkateSpeechSystem(GameSystem):
                 due = min(due, frame + self.player.cut_frames - line.low_frames)
         return max(due, frame)
 
+    def _schedule(self, lines: list[Line], frame: int, end: int) -> int:
+        """Full render: compute the playing lines' writes for the frames from ``frame`` to at most
+        ``end - 1`` as ticking them would (voice parameters through the
+        :class:`~audio.core.voices.ParamWriter`'s rules, the echo submix's when changed), hand
+        them to the engine (:meth:`Engine.schedule <audio.core.engine.Engine.schedule>`) and
+        return the first frame to tick: ``end``, or a frame where a line's level would cut it,
+        or ``frame`` when a line has no voice yet, its voice has ended or its ped is gone.
+
+        The frames ahead read the ped's path and the listener's path as they are now; an event
+        (a move, a new listener, a speech value) or a voice's end makes the engine ask again,
+        which drops the writes not run yet. Nothing here changes the system's state: the
+        lines' low-level counts and the echo parameters posted are set from the frames the
+        engine ran when it asks again (:meth:`_catch_up`)."""
+        if end <= frame:
+            return frame
+        writer, engine, world = self._writer, self._engine, self._world
+        assert writer is not None
+        tracks = []
+        for line in lines:
+            voice = self.voices.get(line.slot)
+            req = line.request
+            ped = self.peds.get(req.ped)
+            src = self.sources.get(req.channel)
+            cd = self.mixer.countdowns.get(req.ped)
+            if voice is None or voice.done or ped is None or src is None or cd is None or cd.start > frame:
+                return frame
+            m = ped.model
+            shape = (m.kind, req.event, src.clip_name(line.clip[0]), m.voice_float, m.pitch)
+            tracks.append([line, voice, ped, shape, replace(cd), dict(voice.written), line.low_frames])
+        cut_level, cut_frames = self.player.cut_level, self.player.cut_frames
+        sample_rate = engine.sample_rate
+        voices_set, set_submix = writer.voices.set, engine.mixer.set_submix
+        posted = {tr[0].slot: self.submix_posted.get(tr[0].slot) for tr in tracks}
+        blocks: dict[int, tuple[tuple[Any, ...], VoiceBlock, dict[str, float], dict[str, float]]] = {}
+        rows: list[list[Any]] = []
+        states: list[list[tuple[int, dict[str, float] | None]]] = []
+        for g in range(frame, end):
+            t = g / FRAME_RATE
+            heard = -(-g * sample_rate // FRAME_RATE) / sample_rate  # the frame's first sample (s)
+            row: list[Any] = []
+            state = []
+            for tr in tracks:
+                line, voice, ped, shape, cd, written, low = tr
+                distance, azimuth = world.polar_at(_position_at(ped, t), heard)
+                raw = azimuth_to_raw(azimuth)
+                delay = cd.at(g, lambda r: distance if r == g else self._distance_on(ped, r))  # noqa: B023
+                inputs = (distance, raw, delay)
+                last = blocks.get(line.slot)
+                if last is not None and last[0] == inputs:
+                    _, block, params, sub = last
+                else:
+                    kind, event, clip_name, voice_float, pitch = shape
+                    block = self.mixer.block(
+                        kind=kind,
+                        event=event,
+                        clip_name=clip_name,
+                        distance=distance,
+                        azimuth=raw,
+                        delay=delay,
+                        voice_float=voice_float,
+                        pitch=pitch,
+                    )
+                    params, sub = block.voice_params(), block.submix_params()
+                    blocks[line.slot] = (inputs, block, params, sub)
+                changed = writer.changes(voice.graph, written, params)
+                if changed:
+                    written.update(changed)
+                    row.append((voices_set, (voice,), changed))
+                old = posted[line.slot]
+                if old is not sub:
+                    subs = {k: v for k, v in sub.items() if (old or {}).get(k) != v}
+                    if subs:
+                        row.append((set_submix, (ECHO_GRAPH, line.slot), subs))
+                        posted[line.slot] = sub
+                low = tr[6] = low + 1 if block.level <= cut_level else 0
+                if low > cut_frames:  # the tick on this frame cuts the line
+                    break
+                state.append((low, posted[line.slot]))
+            else:
+                rows.append(row)
+                states.append(state)
+                continue
+            break
+        if rows:
+            engine.schedule(self, frame, rows)
+            self._window = (frame, [tr[0] for tr in tracks], states)
+        return frame + len(rows)
+
     def _catch_up(self, frame: int) -> None:
         """Run the frames from :attr:`_next_frame` to ``frame - 1`` that were skipped
         (:meth:`next_tick`): each queued request ages by one a frame, and each
         playing line's count of frames at a low level runs on (or is 0) by the side of the cut
         level its level kept."""
+        window, self._window = self._window, None
+        if window is not None:  # the engine ran the scheduled writes of the frames before this one
+            first, lines, states = window
+            k = min(frame - first, len(states))
+            if k > 0:
+                for line, (low, posted) in zip(lines, states[k - 1]):
+                    line.low_frames = low
+                    if posted is not None:
+                        self.submix_posted[line.slot] = posted
         n = frame - self._next_frame
         if n <= 0:
             return
