@@ -364,6 +364,19 @@ class Engine:
                 c.row_at = c.clock.start(frame) if rows else 1 << 62
                 return
 
+    def next_voice_end(self) -> int:
+        """The first engine sample at which a playing voice shows ended
+        (:func:`audio.dsp.skip.voice_end_seen`) if nothing changes the voices first; ``2**62``
+        when none can end. A system computing frames ahead stops there: the engine asks its
+        :meth:`~audio.core.plugin.GameSystem.next_tick` again at that sample."""
+        if self._end_at < 0:
+            self._end_version = self.voices.version
+            self._end_at = min(
+                (voice_end_seen(b, self.now) for b in self.mixer.voice_banks.values() if b.act.shape[0]),
+                default=_NO_END,
+            )
+        return self._end_at
+
     def _run_row(self, c: _Clocked) -> None:
         """Run the scheduled writes due now of ``c`` (:meth:`schedule`)."""
         rows = c.rows
@@ -471,14 +484,9 @@ class Engine:
             if c.row_at < nxt:
                 nxt = c.row_at
         if self._watch_ends:
-            if self._end_at < 0:  # voices may have changed since (only ticks and handlers change them)
-                self._end_version = self.voices.version
-                self._end_at = min(
-                    (voice_end_seen(b, self.now) for b in self.mixer.voice_banks.values() if b.act.shape[0]),
-                    default=_NO_END,
-                )
-            if self._end_at < nxt:
-                nxt = self._end_at
+            end = self.next_voice_end()  # computed again only when voices changed (ticks, handlers)
+            if end < nxt:
+                nxt = end
         return nxt
 
     def _idle_work(self, grid: int) -> bool:

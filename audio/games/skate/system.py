@@ -123,7 +123,7 @@ DEMO_INSTALL = Path(__file__).resolve().parent / "demo"
 """The demo install root (``install = "demo"``): data/audio/english/livingworldspeech.big etc."""
 SYSTEM = "skate.speech"
 FRAME_RATE = 30
-WINDOW = 15
+WINDOW = 30
 """Console frames a full render's :meth:`SkateSpeechSystem.next_tick` computes the playing lines'
 writes ahead of (:meth:`Engine.schedule <audio.core.engine.Engine.schedule>`); the engine ticks
 the frame after them (or sooner, where anything happens)."""
@@ -286,6 +286,22 @@ def _position_at(ped: _Ped, t: float) -> tuple[float, float, float]:
     return _path_position(ped.path, t) if ped.path else ped.position
 
 
+@dataclass
+class _Window:
+    """The playing lines' writes computed ahead (:meth:`SkateSpeechSystem._schedule`)."""
+
+    epoch: int
+    """The system's epoch when computed."""
+    first: int
+    """The console frame of ``rows[0]``."""
+    lines: list[tuple[Line, Any]]
+    """The lines and their voices."""
+    rows: list[list[Any]]
+    """Per frame, the writes (:meth:`Engine.schedule <audio.core.engine.Engine.schedule>`)."""
+    states: list[list[tuple[int, dict[str, float] | None]]]
+    """Per frame, each line's low-level count and echo submix parameters posted after it."""
+
+
 class SkateOutcome(Outcome):
     """Every decision the Skate 3 speech system logs (requests, the player's lines, spawns)."""
 
@@ -424,9 +440,14 @@ class SkateSpeechSystem(GameSystem):
         """Main level output -> the distances (m) where its level crosses the cut level."""
         self._listener_speeds: tuple[Any, int, tuple[tuple[float, ...], tuple[float, ...]]] | None = None
         """(listener path, its key count, its :func:`_top_speeds`)."""
-        self._window: tuple[int, list[Line], list[list[tuple[int, dict[str, float] | None]]]] | None = None
-        """(first frame, lines, per frame each line's (low-level count, echo submix parameters
-        posted) after it) of the writes last scheduled (:meth:`_schedule`), for :meth:`_catch_up`."""
+        self._window: _Window | None = None
+        """The playing lines' writes last computed ahead (:meth:`_schedule`)."""
+        self._run_from: int | None = None
+        """The first frame of the window's writes the engine holds (None: it holds none)."""
+        self._epoch = 0
+        """Counts what can change the playing lines' writes ahead: a line's start, end or
+        clip, a ped's spawn or move, a new listener; a window computed in another epoch is
+        computed again."""
 
     # -- engine ------------------------------------------------------------------------
     graphs = (VOICE_GRAPH,)
@@ -455,6 +476,7 @@ class SkateSpeechSystem(GameSystem):
     def handle(self, event: Event, bus: EventBus) -> None:
         """Apply a ``skate.*`` event; speech values act at the next console frame."""
         if isinstance(event, PedSpawn):
+            self._epoch += 1
             self._spawn(event)
         elif isinstance(event, SpeechValue):
             ped = self.peds.get(event.ped)
@@ -467,6 +489,7 @@ class SkateSpeechSystem(GameSystem):
                 self._busy.add(event.ped)
         elif isinstance(event, PedMove):
             ped = self.peds.get(event.ped)
+            self._epoch += 1
             if ped is not None:
                 self._settle_delay(ped)
                 ped.position, ped.path = tuple(event.position), ()  # type: ignore[assignment]
@@ -722,8 +745,27 @@ class SkateSpeechSystem(GameSystem):
         engine ran when it asks again (:meth:`_catch_up`)."""
         if end <= frame:
             return frame
+        w = self._window
+        if (
+            w is not None
+            and w.epoch == self._epoch
+            and w.first <= frame < w.first + len(w.rows)
+            and len(w.lines) == len(lines)
+            and all(
+                a is b and v is self.voices.get(b.slot) and not v.done for (a, v), b in zip(w.lines, lines)
+            )
+        ):  # nothing changed since: the rest of the window stands
+            rows = w.rows[frame - w.first : end - w.first]
+            self._engine.schedule(self, frame, rows)
+            self._run_from = frame
+            return frame + len(rows)
         writer, engine, world = self._writer, self._engine, self._world
         assert writer is not None
+        sample_rate = engine.sample_rate
+        # a voice that ends is seen at the first frame starting at or after its end: tick there
+        end = min(end, -(-engine.next_voice_end() * FRAME_RATE // sample_rate))
+        if end <= frame:
+            return frame
         tracks = []
         for line in lines:
             voice = self.voices.get(line.slot)
@@ -737,7 +779,6 @@ class SkateSpeechSystem(GameSystem):
             shape = (m.kind, req.event, src.clip_name(line.clip[0]), m.voice_float, m.pitch)
             tracks.append([line, voice, ped, shape, replace(cd), dict(voice.written), line.low_frames])
         cut_level, cut_frames = self.player.cut_level, self.player.cut_frames
-        sample_rate = engine.sample_rate
         voices_set, set_submix = writer.voices.set, engine.mixer.set_submix
         posted = {tr[0].slot: self.submix_posted.get(tr[0].slot) for tr in tracks}
         blocks: dict[int, tuple[tuple[Any, ...], VoiceBlock, dict[str, float], dict[str, float]]] = {}
@@ -790,9 +831,10 @@ class SkateSpeechSystem(GameSystem):
                 states.append(state)
                 continue
             break
+        self._window = _Window(self._epoch, frame, [(tr[0], tr[1]) for tr in tracks], rows, states)
         if rows:
             engine.schedule(self, frame, rows)
-            self._window = (frame, [tr[0] for tr in tracks], states)
+            self._run_from = frame
         return frame + len(rows)
 
     def _catch_up(self, frame: int) -> None:
@@ -800,12 +842,11 @@ class SkateSpeechSystem(GameSystem):
         (:meth:`next_tick`): each queued request ages by one a frame, and each
         playing line's count of frames at a low level runs on (or is 0) by the side of the cut
         level its level kept."""
-        window, self._window = self._window, None
-        if window is not None:  # the engine ran the scheduled writes of the frames before this one
-            first, lines, states = window
-            k = min(frame - first, len(states))
-            if k > 0:
-                for line, (low, posted) in zip(lines, states[k - 1]):
+        w, run_from, self._run_from = self._window, self._run_from, None
+        if w is not None and run_from is not None:  # the engine ran the writes of frames before this
+            k = min(frame, w.first + len(w.states)) - 1
+            if k >= run_from:
+                for (line, _), (low, posted) in zip(w.lines, w.states[k - w.first]):
                     line.low_frames = low
                     if posted is not None:
                         self.submix_posted[line.slot] = posted
@@ -913,6 +954,7 @@ class SkateSpeechSystem(GameSystem):
         listener = self._world.listener
         kept = self._listeners
         if kept[-1][1] is not listener:
+            self._epoch += 1
             kept.append((frame, listener))
             period = max(self.mixer.delay_frames, 1)
             while len(kept) > 1 and kept[1][0] <= frame - 2 * period:
@@ -1097,6 +1139,7 @@ class SkateSpeechSystem(GameSystem):
             )
 
     def _player_event(self, pe: PlayerEvent, engine: Any) -> None:
+        self._epoch += 1
         req = pe.request
         src = self.sources.get(req.channel)
         detail: dict[str, Any] = dict(
