@@ -746,19 +746,11 @@ class SkateSpeechSystem(GameSystem):
         if end <= frame:
             return frame
         w = self._window
-        if (
-            w is not None
-            and w.epoch == self._epoch
-            and w.first <= frame < w.first + len(w.rows)
-            and len(w.lines) == len(lines)
-            and all(
-                a is b and v is self.voices.get(b.slot) and not v.done for (a, v), b in zip(w.lines, lines)
-            )
-        ):  # nothing changed since: the rest of the window stands
-            rows = w.rows[frame - w.first : end - w.first]
-            self._engine.schedule(self, frame, rows)
+        if w is not None and self._window_stands(w, lines, frame):
+            ahead = w.rows[frame - w.first : end - w.first]
+            self._engine.schedule(self, frame, ahead)
             self._run_from = frame
-            return frame + len(rows)
+            return frame + len(ahead)
         writer, engine, world = self._writer, self._engine, self._world
         assert writer is not None
         sample_rate = engine.sample_rate
@@ -836,6 +828,21 @@ class SkateSpeechSystem(GameSystem):
             engine.schedule(self, frame, rows)
             self._run_from = frame
         return frame + len(rows)
+
+    def _window_stands(self, w: _Window, lines: list[Line], frame: int) -> bool:
+        """Whether the rest of window ``w`` from ``frame`` on is still what ticking would write:
+        computed in this epoch, for these lines and voices, none of which has ended."""
+        if (
+            w.epoch != self._epoch
+            or not w.first <= frame < w.first + len(w.rows)
+            or len(w.lines) != len(lines)
+        ):
+            return False
+        for (line, voice), now in zip(w.lines, lines):
+            current = self.voices.get(now.slot)
+            if line is not now or current is None or current is not voice or current.done:
+                return False
+        return True
 
     def _catch_up(self, frame: int) -> None:
         """Run the frames from :attr:`_next_frame` to ``frame - 1`` that were skipped
