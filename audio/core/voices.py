@@ -17,7 +17,7 @@ voice takes is unchanged by it (a start reclaims every ended instance anyway).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -118,10 +118,10 @@ class VoiceManager:
         self.keep_history = True
         self.start_hooks: list[Callable[[Voice], None]] = []
         """Called with every voice started, after its start (a UI's per-voice records)."""
-        self._targets: dict[str, tuple[GraphBank, dict[str, tuple[np.ndarray, np.ndarray, bool]]]] = {}
-        """Per voice graph: its bank and, per ``"NODE.param"`` key set so far, the parameter's
-        array, its node's dirty flags and whether the node is the resampler (:meth:`set` writes
-        them without resolving the key)."""
+        self._targets: dict[GraphBank, dict[str, tuple[np.ndarray, np.ndarray, bool]]] = {}
+        """Per bank, per ``"NODE.param"`` key written so far: the parameter's array, its node's
+        dirty flags and whether the node is the resampler (:meth:`set_params` and
+        :meth:`set_submix` write them without resolving the key)."""
         self.version = 0
         """Counts the changes that can move a voice's end (:func:`audio.dsp.skip.voice_end_seen`):
         a start, a stop, a freed instance, a write to a resampler's parameter (the pitch). The
@@ -267,13 +267,49 @@ class VoiceManager:
         params:
             ``"NODE.param"`` values in each parameter's unit (Hz, dB, seconds; ``pitch`` in 1/4096).
         """
+        self.set_params(voice, params)
+
+    def set_params(self, voice: Voice, params: Mapping[str, float]) -> None:
+        """:meth:`set` with the values in a mapping (a scheduled write,
+        :meth:`Engine.schedule <audio.core.engine.Engine.schedule>`).
+
+        Parameters
+        ----------
+        voice:
+            A started voice.
+        params:
+            ``"NODE.param"`` values in each parameter's unit.
+        """
         if voice.done:
             return
-        bank, inst = voice._bank, voice.instance
-        got = self._targets.get(voice.graph)
-        if got is None or got[0] is not bank:
-            got = self._targets[voice.graph] = (bank, {})
-        targets = got[1]
+        if self._write(voice._bank, voice.instance, params):
+            self.version += 1  # a pitch: the voice's end moves
+        voice.written.update(params)
+
+    def set_submix(self, graph: str, slot: int, params: Mapping[str, float]) -> None:
+        """Set parameters of one submix instance, as :meth:`Mixer.set_submix
+        <audio.dsp.mixer.Mixer.set_submix>` does (the slot runs from then on), through the keys
+        resolved once (a scheduled write).
+
+        Parameters
+        ----------
+        graph:
+            A submix graph's name.
+        slot:
+            Its instance.
+        params:
+            ``"NODE.param"`` values in each parameter's unit.
+        """
+        self._write(self.mixer.submix_instance(graph, slot), slot, params)
+
+    def _write(self, bank: GraphBank, inst: int, params: Mapping[str, float]) -> bool:
+        """Write ``params`` to instance ``inst`` of ``bank`` as :meth:`GraphBank.set
+        <audio.dsp.bank.GraphBank.set>` does, each key resolved once per bank; whether a
+        resampler's parameter was written."""
+        targets = self._targets.get(bank)
+        if targets is None:
+            targets = self._targets[bank] = {}
+        moved = False
         for k, val in params.items():
             t = targets.get(k)
             if t is None:
@@ -286,9 +322,8 @@ class VoiceManager:
                 # next block (storing an unchanged value with the flag already up is a no-op)
                 t[0][inst] = float(val)
                 t[1][inst] = True
-            if t[2]:
-                self.version += 1
-        voice.written.update(params)
+            moved = moved or t[2]
+        return moved
 
     def rewrite_keys(self, graph: str) -> frozenset[str]:
         """The ``"NODE.param"`` keys of voice graph ``graph`` whose rewrite with an unchanged value

@@ -771,7 +771,7 @@ class SkateSpeechSystem(GameSystem):
             shape = (m.kind, req.event, src.clip_name(line.clip[0]), m.voice_float, m.pitch)
             tracks.append([line, voice, ped, shape, replace(cd), dict(voice.written), line.low_frames])
         cut_level, cut_frames = self.player.cut_level, self.player.cut_frames
-        voices_set, set_submix = writer.voices.set, engine.mixer.set_submix
+        voices_set, set_submix = writer.voices.set_params, writer.voices.set_submix
         posted = {tr[0].slot: self.submix_posted.get(tr[0].slot) for tr in tracks}
         blocks: dict[int, tuple[tuple[Any, ...], VoiceBlock, dict[str, float], dict[str, float]]] = {}
         rows: list[list[Any]] = []
@@ -807,12 +807,12 @@ class SkateSpeechSystem(GameSystem):
                 changed = writer.changes(voice.graph, written, params)
                 if changed:
                     written.update(changed)
-                    row.append((voices_set, (voice,), changed))
+                    row.append((voices_set, (voice, changed), {}))
                 old = posted[line.slot]
                 if old is not sub:
                     subs = {k: v for k, v in sub.items() if (old or {}).get(k) != v}
                     if subs:
-                        row.append((set_submix, (ECHO_GRAPH, line.slot), subs))
+                        row.append((set_submix, (ECHO_GRAPH, line.slot, subs), {}))
                         posted[line.slot] = sub
                 low = tr[6] = low + 1 if block.level <= cut_level else 0
                 if low > cut_frames:  # the tick on this frame cuts the line
