@@ -395,10 +395,24 @@ class ParamWriter:
         if changed:
             self.voices.set(voice, **changed)
 
+    def always(self, graph: str) -> frozenset[str]:
+        """The keys :meth:`write` writes every time on a voice of ``graph`` (its
+        :meth:`VoiceManager.rewrite_keys`); every other key only when its value changed (a
+        system computing the writes of frames ahead applies the same rule).
+
+        Parameters
+        ----------
+        graph:
+            A voice graph's name.
+        """
+        always = self._always.get(graph)
+        if always is None:
+            always = self._always[graph] = self.voices.rewrite_keys(graph)
+        return always
+
     def changes(self, graph: str, last: dict[str, float], params: dict[str, float]) -> dict[str, float]:
         """The values of ``params`` that :meth:`write` sets on a voice of ``graph`` whose last
-        written values are ``last`` (a system computing the writes of frames ahead keeps its
-        own ``last``).
+        written values are ``last``.
 
         Parameters
         ----------
@@ -409,7 +423,5 @@ class ParamWriter:
         params:
             ``"NODE.param"`` values to write.
         """
-        always = self._always.get(graph)
-        if always is None:
-            always = self._always[graph] = self.voices.rewrite_keys(graph)
+        always = self.always(graph)
         return {k: v for k, v in params.items() if k in always or last.get(k) != v}

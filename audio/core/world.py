@@ -102,6 +102,8 @@ class World:
         self.dropped = 0
         """``world.emitter`` events refused because the world was full."""
         self._pose: tuple[int, Path3, float, Vec3, float, float] | None = None
+        self._trig: tuple[float, float, float] | None = None
+        """(yaw degrees, its sine, its cosine) :meth:`polar_at` last used."""
         engine.bus.subscribe(self, [ListenerPose, EmitterMove])
 
     def handle(self, event: Event, bus: EventBus) -> None:
@@ -196,8 +198,12 @@ class World:
         t:
             Seconds on the engine clock.
         """
-        r = math.radians(self.listener_yaw)
-        return _polar(_vec3(position), self.listener.at(t), math.sin(r), math.cos(r))
+        yaw = self.listener_yaw
+        trig = self._trig
+        if trig is None or trig[0] is not yaw:  # the same float object: the same yaw, sign and all
+            r = math.radians(yaw)
+            trig = self._trig = (yaw, math.sin(r), math.cos(r))
+        return _polar(_vec3(position), self.listener.at(t), trig[1], trig[2])
 
     def _polar_of(self, p: Vec3) -> tuple[float, float]:
         return _polar(p, *self._listener_pose())

@@ -771,6 +771,7 @@ class SkateSpeechSystem(GameSystem):
             shape = (m.kind, req.event, src.clip_name(line.clip[0]), m.voice_float, m.pitch)
             tracks.append([line, voice, ped, shape, replace(cd), dict(voice.written), line.low_frames])
         cut_level, cut_frames = self.player.cut_level, self.player.cut_frames
+        always = writer.always(VOICE_GRAPH)
         voices_set, set_submix = writer.voices.set_params, writer.voices.set_submix
         posted = {tr[0].slot: self.submix_posted.get(tr[0].slot) for tr in tracks}
         blocks: dict[int, tuple[tuple[Any, ...], VoiceBlock, dict[str, float], dict[str, float]]] = {}
@@ -804,8 +805,8 @@ class SkateSpeechSystem(GameSystem):
                     )
                     params, sub = block.voice_params(), block.submix_params()
                     blocks[line.slot] = (inputs, block, params, sub)
-                changed = writer.changes(voice.graph, written, params)
-                if changed:
+                changed = {k: v for k, v in params.items() if k in always or written.get(k) != v}
+                if changed:  # what the ParamWriter would set
                     written.update(changed)
                     row.append((voices_set, (voice, changed), {}))
                 old = posted[line.slot]
