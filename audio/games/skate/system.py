@@ -12,7 +12,9 @@ playing line's block), and its distance delay countdown is kept in closed form
 (:class:`~audio.games.skate.speech.voice.DelayCountdown`), so a ped nobody hears costs nothing
 per frame; peds are registered as world emitters (with their paths) when they spawn. Lines
 play their clips back to back; the next clip starts at the first console frame after the
-previous one ended.
+previous one ended. In a full render, while the lines are all that moves, :meth:`next_tick
+<SkateSpeechSystem.next_tick>` computes their writes for the frames ahead instead and the engine
+runs them there (:meth:`Engine.schedule <audio.core.engine.Engine.schedule>`).
 
 Every request and line outcome is logged with ``bus.decide("skate.speech", outcome, ...)``
 (detail keys: ped, speaker, event, value, reason, stream, clip, take, record).
@@ -692,9 +694,10 @@ class SkateSpeechSystem(GameSystem):
 
     def next_tick(self, frame: int) -> int:
         """The first frame that can change anything: at once while a ped's speech frame has
-        work, a queued request finds a free stream or a line's clip has ended, and in a full
-        render while a line plays (its voice's parameters follow its ped and the listener);
-        else the first of a queued request's expiry and, decisions-only, a line's cut (its
+        work, a queued request finds a free stream or a line's clip has ended; in a full render
+        while a line plays (its voice's parameters follow its ped and the listener), the end
+        of the lines' writes computed ahead (:meth:`_schedule`), or at once when they cannot
+        be; else the first of a queued request's expiry and, decisions-only, a line's cut (its
         level kept <= the cut level for more than ``cut_frames`` frames) and the last frame on
         which each playing line's level provably stays on its side of the cut level
         (:meth:`_level_side`); NEVER when nothing plays or waits. The frames skipped only age
