@@ -539,6 +539,19 @@ class Engine:
             seen = self._fed_for = (acts, mx.all_fed())
         return not seen[1]
 
+    def _quiet(self) -> bool:
+        """Whether the mixer would process nothing: no voice, submix slot or bus is active
+        (one asleep reads as silence: its output rows are zeroed when it sleeps) and every
+        ducker is at rest. Its output is then silence until a control point starts something,
+        so the engine writes zeros for the whole stretch instead of processing it a sub-block
+        at a time."""
+        mx = self.mixer
+        for banks in (mx.voice_banks, mx.submix_banks, mx.buses):
+            for b in banks.values():
+                if b.act.shape[0]:
+                    return False
+        return all(d.still for d in mx.duckers.values())
+
     def render(self, n: int, out: np.ndarray | None = None) -> np.ndarray:
         """Advance the engine clock and render its audio.
 
@@ -564,7 +577,8 @@ class Engine:
         while i < n:
             self._control()
             t = self.now
-            nxt = self._next_control(t + min(n - i, max_block))
+            quiet = dsp and self._quiet()
+            nxt = self._next_control(t + (n - i if quiet else min(n - i, max_block)))
             if nxt <= t:
                 nxt = t + 1
             if self._skip_idle:
@@ -575,14 +589,16 @@ class Engine:
                 if grid < nxt and self._idle_work(grid):
                     nxt = grid
             m = nxt - t
-            if dsp:
+            if quiet:  # the mixer would process nothing and output silence, m samples at once
+                out[i : i + m] = 0.0
+            elif dsp:
                 _interleave_into(self.mixer.process(m, t), out[i : i + m])
             else:
                 advance_sources(self.mixer, m, t)
             if self._taps is not None:
                 for name, chunks in self._taps.items():
-                    bus = self.mixer.buses[name].output[0, :, :m].T if dsp else out[i : i + m]
-                    chunks.append(bus.copy())  # decisions-only: silence, like the output
+                    bus = self.mixer.buses[name].output[0, :, :m].T if dsp and not quiet else out[i : i + m]
+                    chunks.append(bus.copy())  # decisions-only or quiet: silence, like the output
             self.now = nxt
             i += m
         return out
