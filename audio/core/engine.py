@@ -14,7 +14,6 @@ import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import numba as nb
 import numpy as np
@@ -109,33 +108,6 @@ def _interleave(rows: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover 
 Write = tuple[Callable[..., object], tuple[object, ...], dict[str, float]]
 """A parameter write a system schedules (:meth:`Engine.schedule`): ``function(*args, **params)``,
 e.g. ``(engine.voices.set, (voice,), {"Gai0.gain": 0.5})``."""
-
-
-_INTERLEAVE: dict[tuple[bool, ...], Callable[[np.ndarray, np.ndarray], None]] = {}
-"""Machine-code entries of :func:`_interleave` by whether the rows and the block are C- and
-F-contiguous (aligned 2-D float32: their numba types), so a call skips the dispatcher."""
-
-
-def _interleave_into(rows: np.ndarray, out: np.ndarray) -> None:
-    """:func:`_interleave` through its compiled entry for these argument types (once seen);
-    anything but aligned 2-D float32 arrays, ``out`` writeable, goes through the dispatcher."""
-    plain = (
-        rows.dtype == np.float32
-        and out.dtype == np.float32
-        and rows.ndim == out.ndim == 2
-        and rows.flags.aligned
-        and out.flags.aligned
-        and out.flags.writeable
-    )
-    key = (rows.flags.c_contiguous, rows.flags.f_contiguous, out.flags.c_contiguous, out.flags.f_contiguous)
-    entry = _INTERLEAVE.get(key) if plain else None
-    if entry is not None:
-        entry(rows, out)
-        return
-    _interleave(rows, out)
-    cres: Any = _interleave.overloads.get((_interleave.typeof_pyval(rows), _interleave.typeof_pyval(out)))
-    if plain and cres is not None:
-        _INTERLEAVE[key] = cres.entry_point
 
 
 class _Clocked:
@@ -592,7 +564,7 @@ class Engine:
             if quiet:  # the mixer would process nothing and output silence, m samples at once
                 out[i : i + m] = 0.0
             elif dsp:
-                _interleave_into(self.mixer.process(m, t), out[i : i + m])
+                _interleave(self.mixer.process(m, t), out[i : i + m])
             else:
                 advance_sources(self.mixer, m, t)
             if self._taps is not None:

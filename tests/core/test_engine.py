@@ -359,21 +359,3 @@ def test_a_parameter_set_through_the_voice_manager_leaves_the_bank_as_the_banks_
     e.voices.set(v, **{"Gai0.gain": 0.5})  # resolved once; an unknown key still names the graph's keys
     with pytest.raises(KeyError, match="Gai0.gain"):
         e.voices.set(v, **{"Gai0.gian": 0.5})
-
-
-def test_the_mix_is_interleaved_into_blocks_of_any_layout_alike():
-    from audio.core.engine import _interleave_into
-
-    rows = np.arange(2 * 700, dtype=np.float32).reshape(2, 700)
-    want = rows.T.copy()
-    for view in (rows, rows[:, ::2], np.asfortranarray(rows)):
-        for out in (
-            np.zeros((view.shape[1], 2), np.float32),
-            np.zeros((view.shape[1], 2), np.float32, order="F"),
-            np.zeros((view.shape[1], 4), np.float32)[:, ::2],
-        ):
-            for _ in range(2):  # the first call fills the entry cache, the second uses it
-                out[:] = 0.0
-                _interleave_into(view, out)
-                assert np.array_equal(out, view.T)
-    assert np.array_equal(want, rows.T)
