@@ -69,7 +69,8 @@ class EngineConfig:
     put to sleep the submix slots and buses that get no input and are idle (their skipped
     output is below :data:`audio.dsp.bank.QUIET_FLOOR`, about -180 dBFS); a grid sample where
     no voice has ended and everything awake has a sender is passed by (the check could change
-    nothing there). False: the
+    nothing there); while nothing is awake and every ducker is at rest, the silence up to the
+    next control point is written at once instead of a sub-block at a time. False: the
     reference path (ended voices are freed only when a voice of their graph starts; idle
     submixes and buses run on silence; also ``$BARKBUS_SKIP_IDLE=0``)."""
     skip_ticks: bool = field(default_factory=lambda: os.environ.get("BARKBUS_SKIP_TICKS", "1") != "0")
