@@ -69,7 +69,8 @@ class EngineConfig:
     put to sleep the submix slots and buses that get no input and are idle (their skipped
     output is below :data:`audio.dsp.bank.QUIET_FLOOR`, about -180 dBFS); a grid sample where
     no voice has ended and everything awake has a sender is passed by (the check could change
-    nothing there). False: the
+    nothing there); while nothing is awake and every ducker is at rest, the silence up to the
+    next control point is written at once instead of a sub-block at a time. False: the
     reference path (ended voices are freed only when a voice of their graph starts; idle
     submixes and buses run on silence; also ``$BARKBUS_SKIP_IDLE=0``)."""
     skip_ticks: bool = field(default_factory=lambda: os.environ.get("BARKBUS_SKIP_TICKS", "1") != "0")
@@ -105,8 +106,13 @@ def _interleave(rows: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover 
             out[i, c] = row[i]
 
 
+Write = tuple[Callable[..., object], tuple[object, ...], dict[str, float]]
+"""A parameter write a system schedules (:meth:`Engine.schedule`): ``function(*args, **params)``,
+e.g. ``(engine.voices.set, (voice,), {"Gai0.gain": 0.5})``."""
+
+
 class _Clocked:
-    __slots__ = ("system", "clock", "frame", "next_at", "first", "skips")
+    __slots__ = ("system", "clock", "frame", "next_at", "first", "skips", "rows", "row_frame", "row_at")
 
     def __init__(self, system: GameSystem, clock: FrameClock, now: int) -> None:
         self.system = system
@@ -119,6 +125,16 @@ class _Clocked:
         """The first frame the system can tick (it joined the engine before its start)."""
         self.skips = type(system).next_tick is not GameSystem.next_tick
         """The system names the frames it needs (else it ticks every frame)."""
+        self.rows: list[list[Write]] | None = None
+        """The writes :meth:`Engine.schedule` holds for the frames before :attr:`frame`, from
+        console frame :attr:`row_frame` on (None: none)."""
+        self.row_frame = 0
+        self.row_at = 1 << 62
+        """The first sample of the frame of the next row (``2**62``: none)."""
+
+    def drop_rows(self) -> None:
+        """Forget the scheduled writes (the system is asked again, or ticks)."""
+        self.rows, self.row_at = None, 1 << 62
 
 
 class Engine:
@@ -174,12 +190,17 @@ class Engine:
         self._watch_ends = False
         self._end_at = -1
         """The first sample a voice's end shows (-1: to compute; ``_NO_END``: none ends)."""
+        self._end_version = -1
+        """:attr:`VoiceManager.version <audio.core.voices.VoiceManager.version>` when
+        :attr:`_end_at` was computed: it stands while no voice changed and it is not reached."""
         self._fed_for: tuple[tuple[np.ndarray, ...], bool] | None = None
         """The banks' active sets :meth:`_idle_work` last asked the mixer about, and its answer."""
         self.control_points = 0
         """Control points run so far (where the audio was split to deliver events and ticks)."""
         self.ticks = 0
         """System ticks run so far (all systems)."""
+        self.rows_applied = 0
+        """Frames whose scheduled writes (:meth:`schedule`) ran in place of a tick."""
         self.prefetchers: dict[type[Event], Callable[[Event], Load[object] | None]] = {}
         """Per event class, what starts loading the files an event names (a system registers
         it); a live inbox holds such an event until its files are loaded (:meth:`prefetch`)."""
@@ -318,6 +339,63 @@ class Engine:
                 return max(f, c.first - 1)
         return FrameClock(system.frame_rate, self.sample_rate).frame_at(self.now)  # a disabled system
 
+    def schedule(self, system: GameSystem, frame: int, rows: list[list[Write]]) -> None:
+        """Run ``rows[k]``, in order, at the first sample of console frame ``frame + k`` of
+        ``system``, where its tick would have run, instead of ticking it: the parameter writes
+        that ticking those frames would make (a playing voice's gain, sends, filters...),
+        computed ahead by the system. Only from
+        :meth:`~audio.core.plugin.GameSystem.next_tick`, for frames before the one it returns;
+        the engine forgets the rows left whenever it asks ``next_tick`` again (after an event,
+        a tick, or where a voice's end shows), so the rows of a frame run only if nothing
+        happened since they were computed. A frame's writes so cost one call each, not a tick.
+
+        Parameters
+        ----------
+        system:
+            The attached system asking (from its ``next_tick``).
+        frame:
+            The console frame of ``rows[0]`` (the frame ``next_tick`` was asked about).
+        rows:
+            Per console frame, the writes ``(function, args, params)`` to run:
+            ``function(*args, **params)``.
+        """
+        for c in self._clocked:
+            if c.system is system:
+                c.rows, c.row_frame = rows, frame
+                c.row_at = c.clock.start(frame) if rows else 1 << 62
+                return
+
+    def next_voice_end(self) -> int:
+        """The first engine sample at which a playing voice shows ended
+        (:func:`audio.dsp.skip.voice_end_seen`) if nothing changes the voices first; ``2**62``
+        when none can end. A system computing frames ahead stops there: the engine asks its
+        :meth:`~audio.core.plugin.GameSystem.next_tick` again at that sample."""
+        if self._end_at < 0:
+            self._end_version = self.voices.version
+            self._end_at = min(
+                (voice_end_seen(b, self.now) for b in self.mixer.voice_banks.values() if b.act.shape[0]),
+                default=_NO_END,
+            )
+        return self._end_at
+
+    def _run_row(self, c: _Clocked) -> None:
+        """Run the scheduled writes due now of ``c`` (:meth:`schedule`)."""
+        rows = c.rows
+        assert rows is not None
+        k = c.clock.frame_at(self.now) - c.row_frame
+        try:
+            for fn, args, params in rows[k]:
+                fn(*args, **params)
+        except Exception as exc:
+            self._system_failed(c.system, f"scheduled writes of frame {c.row_frame + k}", exc)
+        if k + 1 < len(rows):
+            c.row_at = c.clock.start(c.row_frame + k + 1)
+        else:
+            c.drop_rows()
+        self.rows_applied += 1
+        if self._end_version != self.voices.version:  # a write moved a voice's end (its pitch)
+            self._end_at = -1
+
     def _control(self) -> None:
         now = self.now
         self.voices.now = now
@@ -332,9 +410,12 @@ class Engine:
             if news and skip and c.skips and c.next_at != now:
                 # a frame starts now that was not asked for: ask again
                 f = c.clock.frame_at(now)
-                if f >= c.first and c.clock.start(f) == now and c.system.next_tick(f) <= f:
-                    c.frame, c.next_at = f, now
+                if f >= c.first and c.clock.start(f) == now:
+                    c.drop_rows()
+                    if c.system.next_tick(f) <= f:
+                        c.frame, c.next_at = f, now
             if c.next_at == now:
+                c.drop_rows()
                 try:
                     c.system.tick(c.frame, self)
                 except Exception as exc:
@@ -343,17 +424,26 @@ class Engine:
                 c.next_at = c.clock.start(c.frame)
                 self.ticks += 1
                 news = True
+            elif c.row_at == now:
+                self._run_row(c)
         self._ticked = True
         if len(self._clocked) != len(self.systems) - len(self.disabled):
             self._clocked = [c for c in self._clocked if c.system.name not in self.disabled]
         news = self.bus.dispatch(now) > 0 or news
         if skip and news:  # else every answer stands (a tick, an event or a voice's end changes one)
-            self._end_at = -1
+            if now >= self._end_at or self._end_version != self.voices.version:
+                self._end_at = -1
             for c in self._clocked:
                 if c.skips:
                     base = max(c.clock.frame_at(now) + 1, c.first)
+                    c.drop_rows()
                     f = max(int(c.system.next_tick(base)), base)
                     c.frame, c.next_at = f, c.clock.start(f)
+                    if c.rows is not None and c.row_frame + len(c.rows) > f:  # rows: frames before the tick
+                        if f > c.row_frame:
+                            c.rows = c.rows[: f - c.row_frame]
+                        else:
+                            c.drop_rows()
         self.control_points += 1
 
     # -- faults ------------------------------------------------------------------------
@@ -392,14 +482,12 @@ class Engine:
         for c in self._clocked:
             if c.next_at < nxt:
                 nxt = c.next_at
+            if c.row_at < nxt:
+                nxt = c.row_at
         if self._watch_ends:
-            if self._end_at < 0:  # voices may have changed since (only ticks and handlers change them)
-                self._end_at = min(
-                    (voice_end_seen(b, self.now) for b in self.mixer.voice_banks.values() if b.act.shape[0]),
-                    default=_NO_END,
-                )
-            if self._end_at < nxt:
-                nxt = self._end_at
+            end = self.next_voice_end()  # computed again only when voices changed (ticks, handlers)
+            if end < nxt:
+                nxt = end
         return nxt
 
     def _idle_work(self, grid: int) -> bool:
@@ -423,6 +511,19 @@ class Engine:
             # who sends where changes only with a bank's active set (a new array each time)
             seen = self._fed_for = (acts, mx.all_fed())
         return not seen[1]
+
+    def _quiet(self) -> bool:
+        """Whether the mixer would process nothing: no voice, submix slot or bus is active
+        (one asleep reads as silence: its output rows are zeroed when it sleeps) and every
+        ducker is at rest. Its output is then silence until a control point starts something,
+        so the engine writes zeros for the whole stretch instead of processing it a sub-block
+        at a time."""
+        mx = self.mixer
+        for banks in (mx.voice_banks, mx.submix_banks, mx.buses):
+            for b in banks.values():
+                if b.act.shape[0]:
+                    return False
+        return all(d.still for d in mx.duckers.values())
 
     def render(self, n: int, out: np.ndarray | None = None) -> np.ndarray:
         """Advance the engine clock and render its audio.
@@ -449,7 +550,8 @@ class Engine:
         while i < n:
             self._control()
             t = self.now
-            nxt = self._next_control(t + min(n - i, max_block))
+            quiet = dsp and self._quiet()
+            nxt = self._next_control(t + (n - i if quiet else min(n - i, max_block)))
             if nxt <= t:
                 nxt = t + 1
             if self._skip_idle:
@@ -460,14 +562,16 @@ class Engine:
                 if grid < nxt and self._idle_work(grid):
                     nxt = grid
             m = nxt - t
-            if dsp:
+            if quiet:  # the mixer would process nothing and output silence, m samples at once
+                out[i : i + m] = 0.0
+            elif dsp:
                 _interleave(self.mixer.process(m, t), out[i : i + m])
             else:
                 advance_sources(self.mixer, m, t)
             if self._taps is not None:
                 for name, chunks in self._taps.items():
-                    bus = self.mixer.buses[name].output[0, :, :m].T if dsp else out[i : i + m]
-                    chunks.append(bus.copy())  # decisions-only: silence, like the output
+                    bus = self.mixer.buses[name].output[0, :, :m].T if dsp and not quiet else out[i : i + m]
+                    chunks.append(bus.copy())  # decisions-only or quiet: silence, like the output
             self.now = nxt
             i += m
         return out

@@ -148,7 +148,9 @@ class GameSystem(abc.ABC):
         voice's end, so the system must tick the frame it returns with whatever it skipped
         in between (timers count down by the frames elapsed) and must make the result the same
         as ticking every frame. Its event handlers learn the frame ticking every frame would
-        have reached from :meth:`Engine.frame_of <audio.core.engine.Engine.frame_of>`.
+        have reached from :meth:`Engine.frame_of <audio.core.engine.Engine.frame_of>`. A system
+        whose ticks until then would only write parameters may compute those writes here and
+        hand them to :meth:`Engine.schedule <audio.core.engine.Engine.schedule>`.
 
         Parameters
         ----------

@@ -17,7 +17,7 @@ voice takes is unchanged by it (a start reclaims every ended instance anyway).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +25,7 @@ import numpy as np
 
 from audio.core.errors import RunFailure
 from audio.dsp.bank import GraphBank
-from audio.dsp.nodes import Send
+from audio.dsp.nodes import Resampler, Send
 
 if TYPE_CHECKING:
     from audio.dsp.mixer import Mixer
@@ -118,6 +118,14 @@ class VoiceManager:
         self.keep_history = True
         self.start_hooks: list[Callable[[Voice], None]] = []
         """Called with every voice started, after its start (a UI's per-voice records)."""
+        self._targets: dict[GraphBank, dict[str, tuple[np.ndarray, np.ndarray, bool]]] = {}
+        """Per bank, per ``"NODE.param"`` key written so far: the parameter's array, its node's
+        dirty flags and whether the node is the resampler (:meth:`set_params` and
+        :meth:`set_submix` write them without resolving the key)."""
+        self.version = 0
+        """Counts the changes that can move a voice's end (:func:`audio.dsp.skip.voice_end_seen`):
+        a start, a stop, a freed instance, a write to a resampler's parameter (the pitch). The
+        engine predicts the next visible end again only when it changed."""
 
     def _reclaim(self, graph: str, bank: GraphBank) -> None:
         live = self._live.setdefault(graph, {})
@@ -127,6 +135,7 @@ class VoiceManager:
                 voice._ended = int(e)
                 bank.free(inst)
                 del live[inst]
+                self.version += 1
 
     def reclaim_quiet(self) -> None:
         """Free every ended voice whose chain is silent (every filter's history below
@@ -144,6 +153,7 @@ class VoiceManager:
                 voice = live.pop(inst)
                 voice._ended = int(bank.ended_at[inst])
                 bank.free(inst)
+                self.version += 1
 
     def start(
         self,
@@ -191,6 +201,7 @@ class VoiceManager:
             raise ValueError(f"sample rate must be > 0 Hz, got {sample_rate}")
         bank = self.mixer.voice_bank(graph)
         self._reclaim(graph, bank)
+        self.version += 1
         live = self._live[graph]
         audible = [v for v in live.values() if not v.stopped]
         if len(audible) >= self.budget:
@@ -239,6 +250,7 @@ class VoiceManager:
         oldest = min(fading, key=lambda v: (v.started_at, v.id))
         oldest._ended = self.now
         bank.free(oldest.instance)
+        self.version += 1
         del self._live[graph][oldest.instance]
         self.cut += 1
         return oldest.instance
@@ -255,11 +267,63 @@ class VoiceManager:
         params:
             ``"NODE.param"`` values in each parameter's unit (Hz, dB, seconds; ``pitch`` in 1/4096).
         """
+        self.set_params(voice, params)
+
+    def set_params(self, voice: Voice, params: Mapping[str, float]) -> None:
+        """:meth:`set` with the values in a mapping (a scheduled write,
+        :meth:`Engine.schedule <audio.core.engine.Engine.schedule>`).
+
+        Parameters
+        ----------
+        voice:
+            A started voice.
+        params:
+            ``"NODE.param"`` values in each parameter's unit.
+        """
         if voice.done:
             return
-        for k, val in params.items():
-            voice._bank.set(voice.instance, k, val)
+        if self._write(voice._bank, voice.instance, params):
+            self.version += 1  # a pitch: the voice's end moves
         voice.written.update(params)
+
+    def set_submix(self, graph: str, slot: int, params: Mapping[str, float]) -> None:
+        """Set parameters of one submix instance, as :meth:`Mixer.set_submix
+        <audio.dsp.mixer.Mixer.set_submix>` does (the slot runs from then on), through the keys
+        resolved once (a scheduled write).
+
+        Parameters
+        ----------
+        graph:
+            A submix graph's name.
+        slot:
+            Its instance.
+        params:
+            ``"NODE.param"`` values in each parameter's unit.
+        """
+        self._write(self.mixer.submix_instance(graph, slot), slot, params)
+
+    def _write(self, bank: GraphBank, inst: int, params: Mapping[str, float]) -> bool:
+        """Write ``params`` to instance ``inst`` of ``bank`` as :meth:`GraphBank.set
+        <audio.dsp.bank.GraphBank.set>` does, each key resolved once per bank; whether a
+        resampler's parameter was written."""
+        targets = self._targets.get(bank)
+        if targets is None:
+            targets = self._targets[bank] = {}
+        moved = False
+        for k, val in params.items():
+            t = targets.get(k)
+            if t is None:
+                bank.set(inst, k, val)  # the bank resolves the key (or names the ones it has)
+                node_id, _, param = k.partition(".")
+                node = bank.by_id[node_id]
+                t = targets[k] = (node.params[param], node.dirty, isinstance(node, Resampler))
+            else:
+                # as GraphBank.set: the value, and the node's coefficients refreshed at the
+                # next block (storing an unchanged value with the flag already up is a no-op)
+                t[0][inst] = float(val)
+                t[1][inst] = True
+            moved = moved or t[2]
+        return moved
 
     def rewrite_keys(self, graph: str) -> frozenset[str]:
         """The ``"NODE.param"`` keys of voice graph ``graph`` whose rewrite with an unchanged value
@@ -290,6 +354,7 @@ class VoiceManager:
             return
         voice.stopped = True
         voice._bank.release(voice.instance, self.release_samples if fade else 1)
+        self.version += 1
 
     def playing(self) -> list[Voice]:
         """Voices not yet ended (as of the last processed sample), oldest first."""
@@ -326,10 +391,37 @@ class ParamWriter:
         params:
             ``"NODE.param"`` values in each parameter's unit (as :meth:`VoiceManager.set`).
         """
-        always = self._always.get(voice.graph)
-        if always is None:
-            always = self._always[voice.graph] = self.voices.rewrite_keys(voice.graph)
-        last = voice.written
-        changed = {k: v for k, v in params.items() if k in always or last.get(k, None) != v}
+        changed = self.changes(voice.graph, voice.written, params)
         if changed:
             self.voices.set(voice, **changed)
+
+    def always(self, graph: str) -> frozenset[str]:
+        """The keys :meth:`write` writes every time on a voice of ``graph`` (its
+        :meth:`VoiceManager.rewrite_keys`); every other key only when its value changed (a
+        system computing the writes of frames ahead applies the same rule).
+
+        Parameters
+        ----------
+        graph:
+            A voice graph's name.
+        """
+        always = self._always.get(graph)
+        if always is None:
+            always = self._always[graph] = self.voices.rewrite_keys(graph)
+        return always
+
+    def changes(self, graph: str, last: dict[str, float], params: dict[str, float]) -> dict[str, float]:
+        """The values of ``params`` that :meth:`write` sets on a voice of ``graph`` whose last
+        written values are ``last``.
+
+        Parameters
+        ----------
+        graph:
+            A voice graph's name.
+        last:
+            ``"NODE.param"`` -> the value last written (:attr:`Voice.written`).
+        params:
+            ``"NODE.param"`` values to write.
+        """
+        always = self.always(graph)
+        return {k: v for k, v in params.items() if k in always or last.get(k) != v}

@@ -72,6 +72,16 @@ class Path3:
         return (p0[0] + (p1[0] - p0[0]) * f, p0[1] + (p1[1] - p0[1]) * f, p0[2] + (p1[2] - p0[2]) * f)
 
 
+def _polar(p: Vec3, l: Vec3, sin_yaw: float, cos_yaw: float) -> tuple[float, float]:
+    """``(metres, azimuth degrees, + = left)`` of ``p`` from a listener at ``l`` whose yaw has
+    this sine and cosine."""
+    dx, dz = p[0] - l[0], p[2] - l[2]
+    fwd = dx * -sin_yaw + dz * cos_yaw
+    left = dx * -cos_yaw + dz * -sin_yaw
+    az = 0.0 if fwd == 0.0 and left == 0.0 else math.degrees(math.atan2(left, fwd))
+    return math.dist(p, l), az
+
+
 MAX_EMITTERS = 4096
 """Emitters a world holds at most; a ``world.emitter`` naming a new one beyond is refused
 (a ``Dropped`` decision of system ``world``), so a client cannot grow it without bound."""
@@ -92,6 +102,8 @@ class World:
         self.dropped = 0
         """``world.emitter`` events refused because the world was full."""
         self._pose: tuple[int, Path3, float, Vec3, float, float] | None = None
+        self._trig: tuple[float, float, float] | None = None
+        """(yaw degrees, its sine, its cosine) :meth:`polar_at` last used."""
         engine.bus.subscribe(self, [ListenerPose, EmitterMove])
 
     def handle(self, event: Event, bus: EventBus) -> None:
@@ -174,13 +186,27 @@ class World:
         :meth:`distance` and :meth:`azimuth_deg`)."""
         return self._polar_of(self.position(emitter))
 
+    def polar_at(self, position: Vec3, t: float) -> tuple[float, float]:
+        """``(metres, azimuth degrees)`` of ``position`` from the listener at ``t`` seconds: its
+        position then on its path, facing its yaw now. What :meth:`polar_to` gives at that time
+        if the listener is not set again before (a system computing frames ahead).
+
+        Parameters
+        ----------
+        position:
+            ``(x, y, z)`` metres.
+        t:
+            Seconds on the engine clock.
+        """
+        yaw = self.listener_yaw
+        trig = self._trig
+        if trig is None or trig[0] is not yaw:  # the same float object: the same yaw, sign and all
+            r = math.radians(yaw)
+            trig = self._trig = (yaw, math.sin(r), math.cos(r))
+        return _polar(_vec3(position), self.listener.at(t), trig[1], trig[2])
+
     def _polar_of(self, p: Vec3) -> tuple[float, float]:
-        l, sin_yaw, cos_yaw = self._listener_pose()
-        dx, dz = p[0] - l[0], p[2] - l[2]
-        fwd = dx * -sin_yaw + dz * cos_yaw
-        left = dx * -cos_yaw + dz * -sin_yaw
-        az = 0.0 if fwd == 0.0 and left == 0.0 else math.degrees(math.atan2(left, fwd))
-        return math.dist(p, l), az
+        return _polar(p, *self._listener_pose())
 
     def _listener_pose(self) -> tuple[Vec3, float, float]:
         """The listener's position and the sine and cosine of its yaw, once per sample time."""

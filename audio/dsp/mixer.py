@@ -67,6 +67,11 @@ class Ducker:
         """Current linear gain of ``band``."""
         return float(self.env[band])
 
+    @property
+    def still(self) -> bool:
+        """Every band at rest and ``buf`` holding their gains: :meth:`run` changes nothing."""
+        return self._still
+
     def run(self, n: int) -> None:
         if self._still:
             return

@@ -331,3 +331,31 @@ def test_world_polar_to_a_position_measures_it_like_polar_of_an_emitter_there():
     w.set_emitter("e", (4, 0, -2))
     assert got == w.polar("e") and got[0] == w.distance_to((4, 0, -2))
     assert got == pytest.approx((5.0, math.degrees(math.atan2(4.0, -3.0))))
+
+
+def test_a_parameter_set_through_the_voice_manager_leaves_the_bank_as_the_banks_own_set_does():
+    def run(through_manager: bool) -> tuple[dict[str, float], dict[str, bool], np.ndarray]:
+        e = Engine(seed=0)
+        e.mixer.prepare(("play_voice",))
+        v = e.voices.start("play_voice", np.full(4800, 0.25, np.float32), 48000, params={"Gai0.gain": 0.5})
+        bank = v._bank
+        for node in bank.by_id.values():
+            node.dirty[v.instance] = False
+        writes = [("Gai0.gain", 0.25), ("HI20.cutoff_hz", 300.0), ("Gai0.gain", 0.25), ("Pn21.angle_deg", 30)]
+        for k, val in writes:
+            if through_manager:
+                e.voices.set(v, **{k: val})
+            else:
+                bank.set(v.instance, k, val)
+        values = {f"{i}.{p}": float(n.params[p][v.instance]) for i, n in bank.by_id.items() for p in n.params}
+        dirty = {i: bool(n.dirty[v.instance]) for i, n in bank.by_id.items()}
+        return values, dirty, e.render(2400)
+
+    assert run(True)[:2] == run(False)[:2]
+    assert run(True)[2].tobytes() == run(False)[2].tobytes()
+    e = Engine(seed=0)
+    e.mixer.prepare(("play_voice",))
+    v = e.voices.start("play_voice", np.zeros(100, np.float32), 48000)
+    e.voices.set(v, **{"Gai0.gain": 0.5})  # resolved once; an unknown key still names the graph's keys
+    with pytest.raises(KeyError, match="Gai0.gain"):
+        e.voices.set(v, **{"Gai0.gian": 0.5})

@@ -94,3 +94,33 @@ def test_passing_by_grid_samples_where_nothing_can_sleep_changes_no_sample(monke
     assert passing.audio is not None and checking.audio is not None
     assert passing.audio.tobytes() == checking.audio.tobytes()
     assert passing.engine.control_points < checking.engine.control_points - 50
+
+
+def test_a_quiet_mixer_writes_its_silence_at_once_with_the_same_bytes_and_taps(monkeypatch) -> None:
+    """Once every voice has left and every slot and bus sleeps, the engine writes silence up to
+    the next control point instead of running the mixer a sub-block at a time: the output and
+    the tapped buses are the bytes processing it renders, in fewer control points."""
+
+    def run(block: int, call: int) -> tuple[np.ndarray, dict[str, np.ndarray], Engine]:
+        e = Engine(block=block)
+        e.tap_buses(["master", "environment"])
+        params = {"Sen0_env.level": 0.5, "Sen0_echo.level": 0.5}
+        e.voices.start("play_voice", _source(0.2, 1), SR, slot=1, params=params)
+        e.mixer.set_submix("play_echo_submix", 1, **{"Del0.seconds": 0.05})
+        total, again = 3 * SR, 2 * SR + 77
+        out = [e.render(min(call, again - t)) for t in range(0, again, call)]
+        e.voices.start("play_voice", _source(0.1, 2), SR, slot=1, params=params)
+        out += [e.render(min(call, total - t)) for t in range(again, total, call)]
+        return np.concatenate(out), e.taps(), e
+
+    quiet, quiet_taps, eng = run(3200, 24_000)
+    assert eng._quiet()  # everything asleep again at the end
+    monkeypatch.setattr(Engine, "_quiet", lambda self: False)
+    for block in (256, 3200):
+        busy, busy_taps, ref = run(block, block)
+        assert quiet.tobytes() == busy.tobytes()
+        assert quiet_taps.keys() == busy_taps.keys()
+        for name in quiet_taps:
+            assert quiet_taps[name].tobytes() == busy_taps[name].tobytes()
+    assert eng.control_points < ref.control_points - 20  # 1.5 s of silence: 22 sub-blocks of 3,200
+    assert np.abs(quiet).max() > 0.01 and not np.any(quiet[int(1.5 * SR) : 2 * SR])

@@ -122,3 +122,120 @@ def test_skipping_runs_far_fewer_control_points_and_ticks_on_the_sylpheed_demo(m
     # 40 s: 2,400 frames at 60 Hz (and the play system's 1,200 at 30 Hz) when ticking every frame
     assert counts["0"] == (2400, 3600)
     assert counts["1"][0] < 2400 // 10 and counts["1"][1] < 3600 // 10
+
+
+@dataclass(frozen=True, kw_only=True)
+class Retune(Event, kind="test.skip_ticks.retune"):
+    pitch: float = 8192.0
+
+
+class Retuner(Waiter):
+    """A :class:`Waiter` whose playing voice a :class:`Retune` event speeds up or slows down
+    (its end moves: the engine must predict it again)."""
+
+    def attach(self, engine: Engine) -> None:
+        super().attach(engine)
+        engine.bus.subscribe(self, [Retune])
+
+    def handle(self, ev: Event, bus) -> None:
+        if isinstance(ev, Retune):
+            if self.voice is not None:
+                self.engine.voices.set(self.voice, **{"Rsp0.pitch": ev.pitch})
+            return
+        super().handle(ev, bus)
+
+
+def _retuned_run(skips: bool, block: int, pitch: float) -> tuple[list, np.ndarray, Retuner]:
+    e = Engine(block=block, skip_ticks=skips)
+    w = Retuner(skips)
+    e.add_system(w)
+    e.prepare()
+    e.bus.post(Say(t=0.0, samples=12_000))
+    e.bus.post(Retune(t=0.05, pitch=pitch))  # 2,400 samples in: the end moves
+    out = np.concatenate([e.render(min(block, SR - t)) for t in range(0, SR, block)])
+    return w.log, out, w
+
+
+@pytest.mark.parametrize("pitch", [8192.0, 2048.0])
+def test_a_voice_retuned_while_it_plays_is_seen_done_at_the_frame_ticking_every_frame_sees(pitch):
+    ref_log, ref_out, _ = _retuned_run(False, 256, pitch)
+    # at 4096 it would end near 12,256 samples (frame 15 at 60 Hz); faster or slower moves it
+    done = [f for k, f in ref_log if k == "done"]
+    assert done and done[0] != 15
+    for block in (64, 1000):
+        log, out, w = _retuned_run(True, block, pitch)
+        assert log == ref_log
+        assert out.tobytes() == ref_out.tobytes()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Nudge(Event, kind="test.skip_ticks.nudge"):
+    by: float = 0.25
+
+
+class Fader(GameSystem):
+    """Plays one long voice and writes its gain every frame from a ramp that a :class:`Nudge`
+    shifts. ``ahead=0``: it ticks every frame and writes in its tick; else its ``next_tick``
+    computes the next ``ahead`` frames' writes and hands them to :meth:`Engine.schedule`."""
+
+    name, frame_rate = "fader", 30
+    outcomes = CoreOutcome
+    graphs = ("play_voice",)
+
+    def __init__(self, ahead: int) -> None:
+        self.ahead = ahead
+        self.offset = 0.0
+        self.voice = None
+        self.computed = 0
+
+    def attach(self, engine: Engine) -> None:
+        self.engine = engine
+        engine.bus.subscribe(self, [Nudge])
+
+    def handle(self, ev: Event, bus) -> None:
+        assert isinstance(ev, Nudge)
+        self.offset += ev.by
+
+    def gain(self, frame: int) -> dict[str, float]:
+        return {"Gai0.gain": 0.2 + 0.6 * ((frame * 0.07 + self.offset) % 1.0)}
+
+    def tick(self, frame: int, engine: Engine) -> None:
+        if self.voice is None:
+            self.voice = engine.voices.start("play_voice", np.full(SR, 0.5, np.float32), SR, slot=3)
+        engine.voices.set(self.voice, **self.gain(frame))
+
+    def next_tick(self, frame: int) -> int:
+        if not self.ahead or self.voice is None:
+            return frame
+        rows = [
+            [(self.engine.voices.set, (self.voice,), self.gain(g))] for g in range(frame, frame + self.ahead)
+        ]
+        self.computed += len(rows)
+        self.engine.schedule(self, frame, rows)
+        return frame + self.ahead
+
+
+def _fader_run(ahead: int, block: int) -> tuple[np.ndarray, Engine, Fader]:
+    e = Engine(block=block)
+    f = Fader(ahead)
+    e.add_system(f)
+    e.prepare()
+    for t in (0.12, 0.41, 0.5):  # mid-frame while rows wait to run, and on a frame's first sample
+        e.bus.post(Nudge(t=t))
+    n = SR // 2 + 123
+    return np.concatenate([e.render(min(block, n - t)) for t in range(0, n, block)]), e, f
+
+
+def test_scheduled_writes_sound_as_the_same_writes_made_by_a_tick_every_frame():
+    ref, ref_eng, _ = _fader_run(0, 256)
+    assert ref_eng.ticks == 16 and ref_eng.rows_applied == 0
+    assert np.abs(ref).max() > 0.1
+    for ahead in (1, 4, 9):
+        for block in (64, 256, 1000):
+            out, eng, f = _fader_run(ahead, block)
+            assert out.tobytes() == ref.tobytes(), (ahead, block)
+            assert eng.ticks + eng.rows_applied == 16
+            if ahead > 1:
+                assert eng.rows_applied > eng.ticks
+                # each nudge drops the rows not run yet: they are computed again
+                assert f.computed > eng.rows_applied

@@ -12,7 +12,9 @@ playing line's block), and its distance delay countdown is kept in closed form
 (:class:`~audio.games.skate.speech.voice.DelayCountdown`), so a ped nobody hears costs nothing
 per frame; peds are registered as world emitters (with their paths) when they spawn. Lines
 play their clips back to back; the next clip starts at the first console frame after the
-previous one ended.
+previous one ended. In a full render, while the lines are all that moves, :meth:`next_tick
+<SkateSpeechSystem.next_tick>` computes their writes for the frames ahead instead and the engine
+runs them there (:meth:`Engine.schedule <audio.core.engine.Engine.schedule>`).
 
 Every request and line outcome is logged with ``bus.decide("skate.speech", outcome, ...)``
 (detail keys: ped, speaker, event, value, reason, stream, clip, take, record).
@@ -62,7 +64,7 @@ import math
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
@@ -124,6 +126,10 @@ DEMO_INSTALL = Path(__file__).resolve().parent / "demo"
 """The demo install root (``install = "demo"``): data/audio/english/livingworldspeech.big etc."""
 SYSTEM = "skate.speech"
 FRAME_RATE = 30
+WINDOW = 30
+"""Console frames a full render's :meth:`SkateSpeechSystem.next_tick` computes the playing lines'
+writes ahead of (:meth:`Engine.schedule <audio.core.engine.Engine.schedule>`); the engine ticks
+the frame after them (or sooner, where anything happens)."""
 
 
 class TakeSource(Protocol):
@@ -283,6 +289,22 @@ def _position_at(ped: _Ped, t: float) -> tuple[float, float, float]:
     return _path_position(ped.path, t) if ped.path else ped.position
 
 
+@dataclass
+class _Window:
+    """The playing lines' writes computed ahead (:meth:`SkateSpeechSystem._schedule`)."""
+
+    epoch: int
+    """The system's epoch when computed."""
+    first: int
+    """The console frame of ``rows[0]``."""
+    lines: list[tuple[Line, Any]]
+    """The lines and their voices."""
+    rows: list[list[Any]]
+    """Per frame, the writes (:meth:`Engine.schedule <audio.core.engine.Engine.schedule>`)."""
+    states: list[list[tuple[int, dict[str, float] | None]]]
+    """Per frame, each line's low-level count and echo submix parameters posted after it."""
+
+
 class SkateOutcome(Outcome):
     """Every decision the Skate 3 speech system logs (requests, the player's lines, spawns)."""
 
@@ -387,9 +409,11 @@ class SkateSpeechSystem(GameSystem):
         self.photo_flag = False
         self.voices: dict[int, Any] = {}  # stream slot -> engine Voice
         self.submix_posted: dict[int, dict[str, float]] = {}
-        self._blocks: dict[int, tuple[Any, tuple[Any, ...], VoiceBlock, dict[str, float]]] = {}
-        """Stream slot -> (ped, inputs, voice block, its voice parameters) of the last frame: a
-        line whose ped has not moved reuses them (full mode)."""
+        self._blocks: dict[
+            int, tuple[Any, tuple[Any, ...], VoiceBlock, dict[str, float], dict[str, float]]
+        ] = {}
+        """Stream slot -> (ped, inputs, voice block, its voice and echo submix parameters) of the
+        last frame: a line whose ped has not moved reuses them (full mode)."""
         self.bus: EventBus | None = None
         self.now = 0.0
         self.console_start = console_start
@@ -419,6 +443,14 @@ class SkateSpeechSystem(GameSystem):
         """Main level output -> the distances (m) where its level crosses the cut level."""
         self._listener_speeds: tuple[Any, int, tuple[tuple[float, ...], tuple[float, ...]]] | None = None
         """(listener path, its key count, its :func:`_top_speeds`)."""
+        self._window: _Window | None = None
+        """The playing lines' writes last computed ahead (:meth:`_schedule`)."""
+        self._run_from: int | None = None
+        """The first frame of the window's writes the engine holds (None: it holds none)."""
+        self._epoch = 0
+        """Counts what can change the playing lines' writes ahead: a line's start, end or
+        clip, a ped's spawn or move, a new listener; a window computed in another epoch is
+        computed again."""
 
     # -- engine ------------------------------------------------------------------------
     graphs = (VOICE_GRAPH,)
@@ -447,6 +479,7 @@ class SkateSpeechSystem(GameSystem):
     def handle(self, event: Event, bus: EventBus) -> None:
         """Apply a ``skate.*`` event; speech values act at the next console frame."""
         if isinstance(event, PedSpawn):
+            self._epoch += 1
             self._spawn(event)
         elif isinstance(event, SpeechValue):
             ped = self.peds.get(event.ped)
@@ -459,6 +492,7 @@ class SkateSpeechSystem(GameSystem):
                 self._busy.add(event.ped)
         elif isinstance(event, PedMove):
             ped = self.peds.get(event.ped)
+            self._epoch += 1
             if ped is not None:
                 self._settle_delay(ped)
                 ped.position, ped.path = tuple(event.position), ()  # type: ignore[assignment]
@@ -661,9 +695,10 @@ class SkateSpeechSystem(GameSystem):
 
     def next_tick(self, frame: int) -> int:
         """The first frame that can change anything: at once while a ped's speech frame has
-        work, a queued request finds a free stream or a line's clip has ended, and in a full
-        render while a line plays (its voice's parameters follow its ped and the listener);
-        else the first of a queued request's expiry and, decisions-only, a line's cut (its
+        work, a queued request finds a free stream or a line's clip has ended; in a full render
+        while a line plays (its voice's parameters follow its ped and the listener), the end
+        of the lines' writes computed ahead (:meth:`_schedule`), or at once when they cannot
+        be; else the first of a queued request's expiry and, decisions-only, a line's cut (its
         level kept <= the cut level for more than ``cut_frames`` frames) and the last frame on
         which each playing line's level provably stays on its side of the cut level
         (:meth:`_level_side`); NEVER when nothing plays or waits. The frames skipped only age
@@ -682,10 +717,13 @@ class SkateSpeechSystem(GameSystem):
                 return frame  # the player's frame starts it
             due = min(due, frame + req.timeout - req.age)
         self._kept.clear()
+        if not self.decisions_only:
+            lines = list(self.player.lines())
+            return self._schedule(lines, frame, min(due, frame + WINDOW)) if lines else max(due, frame)
         for line in self.player.lines():
             voice = self.voices.get(line.slot)
-            if (voice is not None and voice.done) or not self.decisions_only:
-                return frame  # the next clip, or Finished; full: the voice's parameters
+            if voice is not None and voice.done:
+                return frame  # the next clip, or Finished
             side = self._level_side(line, frame) if voice is not None else (None, NEVER)
             if side is None:
                 return frame
@@ -696,11 +734,134 @@ class SkateSpeechSystem(GameSystem):
                 due = min(due, frame + self.player.cut_frames - line.low_frames)
         return max(due, frame)
 
+    def _schedule(self, lines: list[Line], frame: int, end: int) -> int:
+        """Full render: compute the playing lines' writes for the frames from ``frame`` to at most
+        ``end - 1`` as ticking them would (voice parameters through the
+        :class:`~audio.core.voices.ParamWriter`'s rules, the echo submix's when changed), hand
+        them to the engine (:meth:`Engine.schedule <audio.core.engine.Engine.schedule>`) and
+        return the first frame to tick: ``end``, or a frame where a line's level would cut it,
+        or ``frame`` when a line has no voice yet, its voice has ended or its ped is gone.
+
+        The frames ahead read the ped's path and the listener's path as they are now; an event
+        (a move, a new listener, a speech value) or a voice's end makes the engine ask again,
+        which drops the writes not run yet. Nothing here changes the system's state: the
+        lines' low-level counts and the echo parameters posted are set from the frames the
+        engine ran when it asks again (:meth:`_catch_up`)."""
+        if end <= frame:
+            return frame
+        w = self._window
+        if w is not None and self._window_stands(w, lines, frame):
+            ahead = w.rows[frame - w.first : end - w.first]
+            self._engine.schedule(self, frame, ahead)
+            self._run_from = frame
+            return frame + len(ahead)
+        writer, engine, world = self._writer, self._engine, self._world
+        assert writer is not None
+        sample_rate = engine.sample_rate
+        # a voice that ends is seen at the first frame starting at or after its end: tick there
+        end = min(end, -(-engine.next_voice_end() * FRAME_RATE // sample_rate))
+        if end <= frame:
+            return frame
+        tracks = []
+        for line in lines:
+            voice = self.voices.get(line.slot)
+            req = line.request
+            ped = self.peds.get(req.ped)
+            src = self.sources.get(req.channel)
+            cd = self.mixer.countdowns.get(req.ped)
+            if voice is None or voice.done or ped is None or src is None or cd is None or cd.start > frame:
+                return frame
+            m = ped.model
+            shape = (m.kind, req.event, src.clip_name(line.clip[0]), m.voice_float, m.pitch)
+            tracks.append([line, voice, ped, shape, replace(cd), dict(voice.written), line.low_frames])
+        cut_level, cut_frames = self.player.cut_level, self.player.cut_frames
+        always = writer.always(VOICE_GRAPH)
+        voices_set, set_submix = writer.voices.set_params, writer.voices.set_submix
+        posted = {tr[0].slot: self.submix_posted.get(tr[0].slot) for tr in tracks}
+        blocks: dict[int, tuple[tuple[Any, ...], VoiceBlock, dict[str, float], dict[str, float]]] = {}
+        rows: list[list[Any]] = []
+        states: list[list[tuple[int, dict[str, float] | None]]] = []
+        for g in range(frame, end):
+            t = g / FRAME_RATE
+            heard = -(-g * sample_rate // FRAME_RATE) / sample_rate  # the frame's first sample (s)
+            row: list[Any] = []
+            state = []
+            for tr in tracks:
+                line, voice, ped, shape, cd, written, low = tr
+                distance, azimuth = world.polar_at(_position_at(ped, t), heard)
+                raw = azimuth_to_raw(azimuth)
+                delay = cd.at(g, lambda r: distance if r == g else self._distance_on(ped, r))  # noqa: B023
+                inputs = (distance, raw, delay)
+                last = blocks.get(line.slot)
+                if last is not None and last[0] == inputs:
+                    _, block, params, sub = last
+                else:
+                    kind, event, clip_name, voice_float, pitch = shape
+                    block = self.mixer.block(
+                        kind=kind,
+                        event=event,
+                        clip_name=clip_name,
+                        distance=distance,
+                        azimuth=raw,
+                        delay=delay,
+                        voice_float=voice_float,
+                        pitch=pitch,
+                    )
+                    params, sub = block.voice_params(), block.submix_params()
+                    blocks[line.slot] = (inputs, block, params, sub)
+                changed = {k: v for k, v in params.items() if k in always or written.get(k) != v}
+                if changed:  # what the ParamWriter would set
+                    written.update(changed)
+                    row.append((voices_set, (voice, changed), {}))
+                old = posted[line.slot]
+                if old is not sub:
+                    subs = {k: v for k, v in sub.items() if (old or {}).get(k) != v}
+                    if subs:
+                        row.append((set_submix, (ECHO_GRAPH, line.slot, subs), {}))
+                        posted[line.slot] = sub
+                low = tr[6] = low + 1 if block.level <= cut_level else 0
+                if low > cut_frames:  # the tick on this frame cuts the line
+                    break
+                state.append((low, posted[line.slot]))
+            else:
+                rows.append(row)
+                states.append(state)
+                continue
+            break
+        self._window = _Window(self._epoch, frame, [(tr[0], tr[1]) for tr in tracks], rows, states)
+        if rows:
+            engine.schedule(self, frame, rows)
+            self._run_from = frame
+        return frame + len(rows)
+
+    def _window_stands(self, w: _Window, lines: list[Line], frame: int) -> bool:
+        """Whether the rest of window ``w`` from ``frame`` on is still what ticking would write:
+        computed in this epoch, for these lines and voices, none of which has ended."""
+        if (
+            w.epoch != self._epoch
+            or not w.first <= frame < w.first + len(w.rows)
+            or len(w.lines) != len(lines)
+        ):
+            return False
+        for (line, voice), now in zip(w.lines, lines):
+            current = self.voices.get(now.slot)
+            if line is not now or current is None or current is not voice or current.done:
+                return False
+        return True
+
     def _catch_up(self, frame: int) -> None:
         """Run the frames from :attr:`_next_frame` to ``frame - 1`` that were skipped
         (:meth:`next_tick`): each queued request ages by one a frame, and each
         playing line's count of frames at a low level runs on (or is 0) by the side of the cut
         level its level kept."""
+        w, run_from, self._run_from = self._window, self._run_from, None
+        if w is not None and run_from is not None:  # the engine ran the writes of frames before this
+            k = min(frame, w.first + len(w.states)) - 1
+            if k >= run_from:
+                for (line, _), (low, posted) in zip(w.lines, w.states[k - w.first]):
+                    line.low_frames = low
+                    if posted is not None:
+                        self.submix_posted[line.slot] = posted
         n = frame - self._next_frame
         if n <= 0:
             return
@@ -757,8 +918,9 @@ class SkateSpeechSystem(GameSystem):
             v = self.voices.get(line.slot)
             if v is not None and v.done:
                 self._player_event(self.player.clip_done(line), engine)
-        for pe in self.player.frame():
-            self._player_event(pe, engine)
+        if self.player.queue:  # an empty queue's frame ages and starts nothing
+            for pe in self.player.frame():
+                self._player_event(pe, engine)
         if self._busy:
             photo = self.photo_flag
             for pid in sorted(self._busy):
@@ -804,6 +966,7 @@ class SkateSpeechSystem(GameSystem):
         listener = self._world.listener
         kept = self._listeners
         if kept[-1][1] is not listener:
+            self._epoch += 1
             kept.append((frame, listener))
             period = max(self.mixer.delay_frames, 1)
             while len(kept) > 1 and kept[1][0] <= frame - 2 * period:
@@ -889,9 +1052,9 @@ class SkateSpeechSystem(GameSystem):
             self._player_event(pe, engine)
 
     # -- lines -------------------------------------------------------------------------
-    def _block(self, line: Line) -> tuple[VoiceBlock, dict[str, float]] | None:
-        """The line's voice block this frame and its voice parameters (the last frame's when
-        nothing they depend on changed)."""
+    def _block(self, line: Line) -> tuple[VoiceBlock, dict[str, float], dict[str, float]] | None:
+        """The line's voice block this frame and its voice and echo submix parameters (the last
+        frame's, the same objects, when nothing they depend on changed)."""
         req = line.request
         ped = self.peds.get(req.ped)
         src = self.sources.get(req.channel)
@@ -901,7 +1064,7 @@ class SkateSpeechSystem(GameSystem):
         inputs = (req.event, line.clip[0], ped.distance, ped.azimuth, ped.delay)
         last = self._blocks.get(line.slot)
         if last is not None and last[0] is ped and last[1] == inputs:
-            return last[2], last[3]
+            return last[2], last[3], last[4]
         m = ped.model
         block = self.mixer.block(
             kind=m.kind,
@@ -913,13 +1076,16 @@ class SkateSpeechSystem(GameSystem):
             voice_float=m.voice_float,
             pitch=m.pitch,
         )
-        params = block.voice_params()
-        self._blocks[line.slot] = (ped, inputs, block, params)
-        return block, params
+        params, sub = block.voice_params(), block.submix_params()
+        self._blocks[line.slot] = (ped, inputs, block, params, sub)
+        return block, params, sub
 
-    def _post_submix(self, slot: int, block: VoiceBlock, engine: Any) -> None:
-        params = block.submix_params()
-        old = self.submix_posted.get(slot, {})
+    def _post_submix(self, slot: int, params: dict[str, float], engine: Any) -> None:
+        """Post the echo submix parameters of ``slot`` that changed since the last post."""
+        old = self.submix_posted.get(slot)
+        if old is params:  # the same block as last frame's
+            return
+        old = old or {}
         changed = {k: v for k, v in params.items() if old.get(k) != v}
         if changed:
             engine.mixer.set_submix(ECHO_GRAPH, slot, **changed)
@@ -935,10 +1101,10 @@ class SkateSpeechSystem(GameSystem):
         voice = self.voices.get(line.slot)
         if got is None or voice is None:
             return
-        block, params = got
+        block, params, sub = got
         assert self._writer is not None
         self._writer.write(voice, params)
-        self._post_submix(line.slot, block, engine)
+        self._post_submix(line.slot, sub, engine)
         self._cut_check(line, block.level, engine)
 
     def _level(self, line: Line) -> float | None:
@@ -985,6 +1151,7 @@ class SkateSpeechSystem(GameSystem):
             )
 
     def _player_event(self, pe: PlayerEvent, engine: Any) -> None:
+        self._epoch += 1
         req = pe.request
         src = self.sources.get(req.channel)
         detail: dict[str, Any] = dict(
@@ -1012,7 +1179,7 @@ class SkateSpeechSystem(GameSystem):
                 got = self._block(line)
                 params = dict(got[1]) if got is not None else {}
                 if got is not None:
-                    self._post_submix(pe.slot or 0, got[0], engine)
+                    self._post_submix(pe.slot or 0, got[2], engine)
             self.voices[line.slot] = engine.voices.start(
                 VOICE_GRAPH,
                 np.asarray(pcm, np.float32),

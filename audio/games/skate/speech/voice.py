@@ -222,19 +222,19 @@ class VoiceMixer:
                 tuple(self.curves.outputs[o] for o in (*outputs, 21, 13, 14, 22, 23)),
             )
         far, outputs, (main, second, echo, hp, lp, echo_hp, echo_lp) = shape
-        return VoiceBlock(
-            level=max(0.0, min(32767.0, main(distance))),
-            second_level=second(distance),
-            echo_level=echo(distance),
-            voice_float=1.0 if voice_float is None else voice_float,
-            pitch=pitch,
-            azimuth=int(azimuth) & 0xFFFF,
-            peak=peak(azimuth),
-            hp_hz=hp(distance),
-            lp_hz=lp(distance),
-            echo_hp_hz=echo_hp(distance),
-            echo_lp_hz=echo_lp(distance),
-            delay=delay,
-            far=far,
-            outputs=outputs,
+        return VoiceBlock(  # positional (the fields in order): made every frame a speaker is heard
+            max(0.0, min(32767.0, main(distance))),  # level
+            second(distance),  # second_level
+            echo(distance),  # echo_level
+            1.0 if voice_float is None else voice_float,
+            pitch,
+            int(azimuth) & 0xFFFF,
+            peak(azimuth),
+            hp(distance),  # hp_hz
+            lp(distance),  # lp_hz
+            echo_hp(distance),  # echo_hp_hz
+            echo_lp(distance),  # echo_lp_hz
+            delay,
+            far,
+            outputs,
         )

@@ -17,7 +17,7 @@ from audio.core.crt import MsvcRand
 from audio.core.engine import Engine
 from audio.core.world import ListenerPose, Path3
 from audio.dsp.mixer import Mixer
-from audio.games.skate.events import PedMove, PedSpawn, SpeechValue
+from audio.games.skate.events import PedMove, PedSpawn, PlayerSpeed, SpeechValue
 from audio.games.skate.speech.library import SpeechLibrary
 from audio.games.skate.speech.rand import AwcGenerator
 from audio.games.skate.speech.tuning import SpeechTuning
@@ -30,8 +30,10 @@ SR = 48_000
 PATH = ((0.0, 2.0, 0.0, 3.0), (1.5, -6.0, 0.0, 20.0), (3.0, 10.0, 0.0, 40.0))
 
 
-def _render(skip: bool, posts: list, seconds: float) -> tuple[np.ndarray, list[str], Engine]:
-    eng = Engine(seed=0, block=256, skip_ticks=skip)
+def _render(
+    skip: bool, posts: list, seconds: float, block: int = 256
+) -> tuple[np.ndarray, list[str], Engine]:
+    eng = Engine(seed=0, block=block, skip_ticks=skip)
     eng.add_system(
         SkateSpeechSystem(
             SpeechLibrary(demo_table(), demo_headers(), AwcGenerator()),
@@ -45,7 +47,8 @@ def _render(skip: bool, posts: list, seconds: float) -> tuple[np.ndarray, list[s
     eng.world.set_listener(path=Path3([(0.0, (0.0, 0.0, 0.0)), (10.0, (0.0, 0.0, 75.0))]))
     for ev in posts:
         eng.bus.post(ev)
-    audio = eng.render(int(SR * seconds))
+    n = int(SR * seconds)
+    audio = np.concatenate([eng.render(min(block, n - t)) for t in range(0, n, block)])
     assert eng.disabled == {}
     log = [json.dumps(d.to_json(), sort_keys=True) for d in eng.bus.decisions]
     return audio, log, eng
@@ -174,3 +177,30 @@ def test_a_delay_refreshed_before_a_listener_pose_is_the_distance_to_the_listene
     )
     assert [json.loads(d)["at"] for d in log if '"Started"' in d][:1] == [51 * 1600]
     assert delays[0] == distance_delay(1.0, float(np.hypot(3.0, 40.0 - listener_z)))
+
+
+@pytest.mark.parametrize("block", [64, 1000, 3200])
+def test_lines_written_frames_ahead_sound_as_ticking_every_frame_through_moves_poses_and_events(block):
+    # a line plays from frame 3 to about frame 25 while the ped walks and the listener moves:
+    # its writes are computed frames ahead (Engine.schedule); each event below comes while
+    # writes wait to run
+    posts = [
+        PedSpawn(t=0.0, ped=1, voice=59, path=PATH),
+        PedSpawn(t=0.0, ped=2, voice=75, position=(-4.0, 0.0, 25.0)),
+        SpeechValue(t=0.1, ped=1, value=53),
+        PlayerSpeed(t=0.27, speed=3.0),  # nothing the line reads: the writes ahead stand
+        PedMove(t=0.352, ped=2, position=(6.0, 0.0, 12.0)),  # another ped: computed again
+        PedMove(t=0.45, ped=1, position=(-3.0, 0.0, 14.0)),  # the speaker stops walking, elsewhere
+        ListenerPose(t=0.5, position=(1.0, 0.0, 2.0), yaw_deg=40.0),  # on a frame's first sample
+        ListenerPose(t=0.561, position=(1.0, 0.0, 9.0), yaw_deg=-75.0),  # the listener turns mid-frame
+        SpeechValue(t=0.64, ped=2, value=1),  # a ped frame ticks; the line's writes go on
+        SpeechValue(t=1.4, ped=1, value=53),
+    ]
+    every, every_log, eng_every = _render(False, posts, 2.5, block)
+    ahead, ahead_log, eng = _render(True, posts, 2.5, block)
+    assert sum('"Started"' in d for d in every_log) >= 2
+    assert np.abs(every).max() > 0.01
+    assert ahead_log == every_log
+    assert ahead.tobytes() == every.tobytes()
+    assert eng.rows_applied > 2 * eng.ticks  # most line frames ran as scheduled writes
+    assert eng.ticks + eng.rows_applied < eng_every.ticks
