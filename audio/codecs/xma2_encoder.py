@@ -29,11 +29,11 @@ neighbour's slope where block lengths change (:mod:`audio.codecs.xma2_tiling`).
 
 The bitrate target (kbit/s, counted in whole packets with the packetiser's own layout) is
 met by searching the finest uniform quantiser level that fits, in 1 dB steps (secant steps
-on the log bitrate), then giving each subframe (its own quant step) the level within 3 dB
-(default syntax) or 2 dB (extended) of it of least ``squared error + mu x bits``, one
-multiplier ``mu`` for the whole stream, the smallest that fits (the extended syntax's
-tilings and the default syntax's loud bands are decided once, near the target level, so
-every subframe's bits and error depend only on its own level; an XMA frame's scale-factor
+on the log bitrate), then giving each subframe (its own quant step) the level within 2 dB
+of it of least ``squared error + mu x bits``, one multiplier ``mu`` for the whole stream, the
+smallest that fits (the extended syntax's tilings and the default syntax's loud bands are
+decided once, near the target level, so every subframe's bits and error depend only on its
+own level; an XMA frame's scale-factor
 set is counted once, in its first subframe with coefficients); the coefficients are rounded to
 nearest and then lowered where a rate-distortion test with the real code lengths says the
 bits are worth more than the error (``rdo``). The forward transform is the exact adjoint
@@ -94,9 +94,7 @@ _LEVEL_LO, _LEVEL_HI = -40, 200
 _LEVEL_GUESS = 60  # first level the bitrate search tries, dB
 _LOG_RATE_PER_DB = -0.05  # d ln(kbit/s) / d level before two levels were measured
 _LOUD_DB = 28.0  # default loud_db: the best SNR measured at 48-96 kbit/s on both bench corpora (24-30 tried)
-# per-subframe levels range over the uniform level found +- this, dB (default syntax: 3 measured
-# +0.02-0.04 dB over 2 for ~20% more time; extended: 3 measured no gain)
-_ALLOCATION_SPAN = {"microsoft": 3, "extended": 2}
+_ALLOCATION_SPAN = 2  # per-subframe levels range over the uniform level found +- this, dB
 _ALLOCATION_STEPS = 24  # bisection steps on the log of the error-per-bit multiplier
 
 
@@ -1506,7 +1504,7 @@ def encode_xma2(
             # tilings decided at the level found (when more than 1 dB off), the search again
             fix_decisions(hi)
             hi = _search(estimate, n_xma_frames, bitrate, hi)
-        levels = _allocate(estimate, measure, sub_at, dist_at, hi, bitrate, _ALLOCATION_SPAN[syntax])
+        levels = _allocate(estimate, measure, sub_at, dist_at, hi, bitrate)
     # the estimates are exact, so the packets fit the bitrate (unless even _LEVEL_HI does not)
     packets = [_packetise(*encode(s, levels, True)[:2]) for s in streams]
     return Xma2Encoding(packets, split, int(sample_rate), n_samples, n_xma_frames, int(levels.max()))
@@ -1541,17 +1539,19 @@ def _search(estimate, n_xma_frames: int, bitrate: float, start: int) -> int:  # 
     return hi
 
 
-def _allocate(estimate, measure, sub_at, dist_at, hi: int, bitrate: float, span: int) -> np.ndarray:  # type: ignore[no-untyped-def]
+def _allocate(estimate, measure, sub_at, dist_at, hi: int, bitrate: float) -> np.ndarray:  # type: ignore[no-untyped-def]
     """Per-subframe levels (F, 4) of least total squared error whose estimated size fits
     ``bitrate``.
 
-    Each subframe takes, among the levels ``hi - span .. hi + span`` (dB; ``hi``: the finest
-    uniform level that fits), the one of least ``error + mu x bits``; the multiplier ``mu`` (squared
+    Each subframe takes, among the levels ``hi - 2 .. hi + 2`` (``hi``: the finest uniform
+    level that fits), the one of least ``error + mu x bits``; the multiplier ``mu`` (squared
     error per bit, the same for every subframe: where a bit buys the most error) is the
     smallest that fits, found by bisection on its logarithm. Never worse than ``hi``
     everywhere, which fits.
     """
-    window = [v for v in range(hi - span, hi + span + 1) if _LEVEL_LO <= v <= _LEVEL_HI]
+    window = [
+        v for v in range(hi - _ALLOCATION_SPAN, hi + _ALLOCATION_SPAN + 1) if _LEVEL_LO <= v <= _LEVEL_HI
+    ]
     for v in window:
         measure(v)
     shape = dist_at[window[0]].shape
