@@ -11,9 +11,10 @@ occur in real console data:
   run-level coding by itself), no channel transform (stereo is two independent
   channels, ``10``), per-channel quantisation through the step modifiers;
 - scale factors with step 2 dB: one DPCM set per XMA frame and channel in the first
-  subframe that carries coefficients, reused by the later subframes; flat by default
-  (the best SNR measured), or following the band energies (``shaping`` x their level in
-  dB), so quiet bands get finer steps;
+  subframe that carries coefficients, reused by the later subframes; flat except one step
+  (2 dB) coarser in the loud bands (``loud_db`` above the quantiser level: their magnitudes
+  take escaped vector codes, ~2 bits per doubling), optionally following the band energies
+  (``shaping`` x their level in dB);
 - per channel and subframe the cheaper of the two coefficient tables;
 - start skip 512 in the first XMA frame and end skip ``512 N - 384 - S`` in the last, so a
   decoder outputs exactly the input length; XMA frames packed back to back, never across
@@ -30,8 +31,9 @@ The bitrate target (kbit/s, counted in whole packets with the packetiser's own l
 met by searching the finest uniform quantiser level that fits, in 1 dB steps (secant steps
 on the log bitrate), then giving each subframe (its own quant step) the level within 2 dB
 of it of least ``squared error + mu x bits``, one multiplier ``mu`` for the whole stream, the
-smallest that fits (the extended syntax's tilings are decided once, near the target level,
-so every subframe's bits and error depend only on its own level; an XMA frame's scale-factor
+smallest that fits (the extended syntax's tilings and the default syntax's loud bands are
+decided once, near the target level, so every subframe's bits and error depend only on its
+own level; an XMA frame's scale-factor
 set is counted once, in its first subframe with coefficients); the coefficients are rounded to
 nearest and then lowered where a rate-distortion test with the real code lengths says the
 bits are worth more than the error (``rdo``). The forward transform is the exact adjoint
@@ -91,6 +93,7 @@ _SCRATCH_BYTES = 1 << 15  # > the longest XMA frame the syntax can produce at 2 
 _LEVEL_LO, _LEVEL_HI = -40, 200
 _LEVEL_GUESS = 60  # first level the bitrate search tries, dB
 _LOG_RATE_PER_DB = -0.05  # d ln(kbit/s) / d level before two levels were measured
+_LOUD_DB = 28.0  # default loud_db: the best SNR measured at 48-96 kbit/s on both bench corpora (24-30 tried)
 _ALLOCATION_SPAN = 2  # per-subframe levels range over the uniform level found +- this, dB
 _ALLOCATION_STEPS = 24  # bisection steps on the log of the error-per-bit multiplier
 
@@ -649,22 +652,48 @@ def _bands(sample_rate: int) -> np.ndarray:
 class _Stream:
     """One XMA stream's analysis: coefficients and band layout, ready to quantise at any level."""
 
-    def __init__(self, pcm: np.ndarray, sample_rate: int, shaping: float) -> None:
+    def __init__(
+        self, pcm: np.ndarray, sample_rate: int, shaping: float, loud_db: float | None = None
+    ) -> None:
         self.sample_rate = sample_rate
         self.coeffs = np.stack([analysis(pcm[:, c]) for c in range(pcm.shape[1])], axis=2)  # (F, 4, C, 128)
         self.edges = np.asarray(band_edges(SUBFRAME, sample_rate))
         bands = len(self.edges) - 1
-        band_of = np.repeat(np.arange(bands), np.diff(self.edges))
-        onehot = (band_of[:, None] == np.arange(bands)[None, :]) / np.diff(self.edges)
+        self.band_of = np.repeat(np.arange(bands), np.diff(self.edges))
+        onehot = (self.band_of[:, None] == np.arange(bands)[None, :]) / np.diff(self.edges)
         energy = (self.coeffs**2).mean(axis=1) @ onehot  # (F, C, bands): mean power per band
-        level_db = 10 * np.log10(energy + 1e-3)
-        sf_abs = np.round(shaping * level_db / _SF_STEP).astype(np.int64)
+        self.level_db = 10 * np.log10(energy + 1e-3)
+        self.shaping = shaping
+        self.loud_db = loud_db
+        self._shaped_at: tuple[int | None, ...] = ()
+        self.shape(None)
+
+    def shape(self, level: int | None) -> bool:
+        """Set the scale factors for quantiser levels near ``level`` (dB; ``None``: no loud-band
+        step); False if they were already set for it.
+
+        Per band ``shaping`` x its mean power (dB), plus one step (2 dB coarser) where the mean
+        power is more than ``loud_db`` above ``level``: such bands' magnitudes are mostly coded
+        by escaped vector codes, whose lengths grow about 2 bits per doubling of the magnitude
+        (the vec1 table) instead of the 1 bit an ideal code needs, so a coarser step there
+        costs less error per bit saved than anywhere else (the rate-distortion optimum is ~3 dB
+        coarser; one scale-factor step is 2 dB).
+        """
+        if self.loud_db is None:
+            level = None
+        if self._shaped_at == (level,):
+            return False
+        sf_abs = np.round(self.shaping * self.level_db / _SF_STEP).astype(np.int64)
+        if level is not None and self.loud_db is not None:
+            sf_abs += self.level_db > level + self.loud_db
         top = sf_abs.max(axis=2, keepdims=True)
         sf_abs = np.maximum(sf_abs, top - _SF_RANGE)
         self.sf = _SF_TOP + sf_abs - top  # (F, C, bands), maximum _SF_TOP
         self.top = top[..., 0]  # (F, C) in sf steps
         # per-coefficient step exponent relative to the XMA frame's level: 2 dB x (sf - top)
-        self.band_db = (_SF_STEP * (self.sf - _SF_TOP))[..., band_of]  # (F, C, 128)
+        self.band_db = (_SF_STEP * (self.sf - _SF_TOP))[..., self.band_of]  # (F, C, 128)
+        self._shaped_at = (level,)
+        return True
 
     def set_bits(self) -> np.ndarray:
         """(F, 4) bits of the XMA frame's DPCM scale-factor sets (all channels), whichever
@@ -1311,6 +1340,7 @@ def encode_xma2(
     bitrate: float | None = 64.0,
     level: int | None = None,
     shaping: float = 0.0,
+    loud_db: float | None = _LOUD_DB,
     rounding: float = 0.5,
     rdo: float = 0.1,
     syntax: str = "microsoft",
@@ -1333,6 +1363,11 @@ def encode_xma2(
     shaping:
         How much the band scale factors follow the band energies (0 = flat steps, the
         best SNR measured; 1 = steps proportional to the band level).
+    loud_db:
+        dB: bands whose mean power over the XMA frame is more than this above the
+        quantiser level that fits the bitrate with flat scale factors and no RDO (or
+        ``level``) are quantised one scale-factor step (2 dB) coarser, where long escaped
+        vector codes make the bits dearest (``"microsoft"`` syntax; ``None``: off).
     rounding:
         Quantiser rounding offset (0.5 = nearest; smaller values widen the dead zone).
     rdo:
@@ -1370,7 +1405,7 @@ def encode_xma2(
     for ch in split:
         part = arr[:, col : col + ch]
         streams.append(
-            _Stream(part, int(sample_rate), shaping)
+            _Stream(part, int(sample_rate), shaping, loud_db)
             if syntax == "microsoft"
             else _ExtStream(part, int(sample_rate))
         )
@@ -1380,12 +1415,14 @@ def encode_xma2(
     last_skip = end_skip(n_samples)
     seconds = max(n_samples, 1) / sample_rate
 
+    lam = [rdo]  # the RDO weight of the encodes measured (0 in the default syntax's rough search)
+
     def encode(
         s: _Stream | _ExtStream, lv: np.ndarray, keep_bytes: bool = False
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         if isinstance(s, _Stream):
-            return _encode_stream_xma_frames(s, lv, last_skip, rounding, rdo, keep_bytes)
-        return s.encode(lv, last_skip, rdo, keep_bytes)
+            return _encode_stream_xma_frames(s, lv, last_skip, rounding, lam[0], keep_bytes)
+        return s.encode(lv, last_skip, lam[0], keep_bytes)
 
     # Every subframe's bits (without the XMA frame's scale-factor set) and error depend only on
     # its own level (the extended syntax's tilings are fixed first), so each uniform level is
@@ -1409,11 +1446,17 @@ def encode_xma2(
             fixed.append(np.stack([nb_ - p[:, :5].sum(axis=1) for _, nb_, p, _ in res]))
             fixed.append(np.stack([s.set_bits() for s in streams]))
 
-    def fix_tilings(lv: int | None) -> None:
-        if any([s.fix_tiling(lv, rdo) for s in streams if isinstance(s, _ExtStream)]):
-            for cache_ in (sub_at, sends_at, dist_at):
-                cache_.clear()
-            fixed.clear()
+    def fix_decisions(lv: int | None) -> None:
+        """Decide what the encodes at levels near ``lv`` keep fixed: the extended syntax's
+        tilings, the default syntax's loud-band scale factors."""
+        changed = [s.fix_tiling(lv, rdo) if isinstance(s, _ExtStream) else s.shape(lv) for s in streams]
+        if any(changed):
+            forget()
+
+    def forget() -> None:
+        for cache_ in (sub_at, sends_at, dist_at):
+            cache_.clear()
+        fixed.clear()
 
     def xma_frame_bits(lv: np.ndarray) -> np.ndarray:
         """(streams, F) XMA frame lengths at per-subframe levels ``lv`` (F, 4), bits."""
@@ -1435,22 +1478,31 @@ def encode_xma2(
         return packets * PACKET_BITS / seconds / 1000
 
     if level is not None:
-        fix_tilings(int(level))
+        fix_decisions(int(level))
         levels = np.full((n_xma_frames, 4), int(level), np.int64)
     else:
         assert bitrate is not None
-        start = _LEVEL_GUESS
+        # the decisions are made near the level that fits without them: extended tilings 1 dB
+        # below the level that fits with one 512-sample block per XMA frame (priced encodes
+        # only; decided tilings spend more bits where their shorter blocks pay), default loud
+        # bands relative to the level that fits with flat scale factors and no RDO (a rough
+        # search: encodes ~3x cheaper)
+        fix_decisions(None)
+        rough = syntax == "microsoft" and loud_db is not None and rdo > 0
+        if rough:
+            lam[0] = 0.0
+        start = _search(estimate, n_xma_frames, bitrate, _LEVEL_GUESS)
         if syntax == "extended":
-            # the tilings are decided first 1 dB below the level that fits with one 512-sample
-            # block per XMA frame (no tiling decision, priced encodes only; decided tilings
-            # spend more bits where their shorter blocks pay)
-            fix_tilings(None)
-            start = max(_search(estimate, n_xma_frames, bitrate, start) - 1, _LEVEL_LO + 1)
-        fix_tilings(start)
-        hi = _search(estimate, n_xma_frames, bitrate, start)
+            start = max(start - 1, _LEVEL_LO + 1)
+        fix_decisions(start)
+        if rough:
+            lam[0] = rdo
+            forget()
+        # (RDO and the loud bands typically fit ~2 dB finer than the rough level)
+        hi = _search(estimate, n_xma_frames, bitrate, max(start - 2, _LEVEL_LO + 1) if rough else start)
         if syntax == "extended" and abs(hi - start) > 1:
             # tilings decided at the level found (when more than 1 dB off), the search again
-            fix_tilings(hi)
+            fix_decisions(hi)
             hi = _search(estimate, n_xma_frames, bitrate, hi)
         levels = _allocate(estimate, measure, sub_at, dist_at, hi, bitrate)
     # the estimates are exact, so the packets fit the bitrate (unless even _LEVEL_HI does not)

@@ -365,6 +365,42 @@ def test_reported_squared_error_is_the_coefficients_minus_their_dequantised_valu
     assert dist == pytest.approx(((stream.coeffs - value) ** 2).sum(axis=(2, 3)), rel=1e-9)
 
 
+def test_bands_far_above_the_quantiser_level_get_a_2_db_coarser_step() -> None:
+    """Band steps (quant step minus the scale-factor offset, dB) are the level everywhere,
+    plus one scale-factor step (2 dB) in the bands whose mean power over the XMA frame
+    (computed here from the analysis) is more than ``loud_db`` above the level."""
+    from audio.codecs.xma2_encoder import _Stream, analysis
+
+    x = _voice(2.0, seed=6).astype(np.float64)[:, None]
+    stream = _Stream(x, SAMPLE_RATE, shaping=0.0, loud_db=28.0)
+    level = 50
+    assert stream.shape(level) and not stream.shape(level)
+    levels = np.full((stream.coeffs.shape[0], 4), level, np.int64)
+    _, qstep, _ = stream.quantise(levels, 0.5)
+    edges = band_edges(128, SAMPLE_RATE)
+    coeffs = analysis(x[:, 0])  # (F, 4, 128)
+    power = np.stack([(coeffs[..., a:b] ** 2).mean(axis=(1, 2)) for a, b in zip(edges, edges[1:])], axis=1)
+    band_of = np.repeat(np.arange(len(edges) - 1), np.diff(edges))
+    loud = (10 * np.log10(power + 1e-3) > level + 28.0)[:, band_of]  # (F, 128)
+    assert 0.05 < loud.mean() < 0.95
+    step_db = qstep[:, :, 0, None] + stream.band_db[:, None, 0]  # (F, 4, 128)
+    assert np.array_equal(step_db, level + 2 * np.broadcast_to(loud[:, None], step_db.shape))
+    flat = _Stream(x, SAMPLE_RATE, shaping=0.0, loud_db=None)
+    assert not flat.shape(level) and np.all(flat.band_db == 0)
+
+
+def test_loud_band_steps_raise_the_snr_at_a_fixed_bitrate() -> None:
+    x = _voice(3.0, seed=7)
+    flat = encode_xma2(x, SAMPLE_RATE, bitrate=96, loud_db=None)
+    loud = encode_xma2(x, SAMPLE_RATE, bitrate=96)
+    assert flat.bitrate <= 96 and loud.bitrate <= 96
+    y_flat = decode_xma2(flat.streams[0], SAMPLE_RATE, 1)[:, 0]
+    y = decode_xma2(loud.streams[0], SAMPLE_RATE, 1)[:, 0]
+    ff = decode_xma(loud.streams[0], SAMPLE_RATE, 1)[:, 0]
+    assert y.size == ff.size == x.size and np.abs(ff - y).max() < 1e-5
+    assert _snr(x, y) > _snr(x, y_flat)
+
+
 @pytest.mark.parametrize("syntax", ["microsoft", "extended"])
 def test_bitrate_target_beats_the_best_uniform_level_that_fits(syntax: str) -> None:
     """The per-subframe levels chosen for a bitrate give at least the SNR of the finest single
