@@ -246,6 +246,25 @@ def gather(act, g0, m, coefs, bypass, state, c, co, st, by):
                 st[k, j] = 0.0
 
 
+@nb.njit(inline="always", **_F)
+def _scale_held(x, y, gv, n, W):
+    """``y[c, i, j] = x[c, i, j] * gv[j]`` for lanes j < W (a constant where it is inlined, so
+    the lane loop is unrolled into vector multiplies)."""
+    for c in range(x.shape[0]):
+        for i in range(n):
+            for j in range(W):
+                y[c, i, j] = x[c, i, j] * gv[j]
+
+
+@nb.njit(inline="always", **_F)
+def _scale_ramp(x, y, gb, n, W):
+    """``y[c, i, j] = x[c, i, j] * gb[i, j]`` for lanes j < W (as :func:`_scale_held`)."""
+    for c in range(x.shape[0]):
+        for i in range(n):
+            for j in range(W):
+                y[c, i, j] = x[c, i, j] * gb[i, j]
+
+
 @nb.njit(**_F)
 def gain_lanes(act, g0, m, w, x, y, n, dirty, target, cur, step, left, init, gb, gv):
     """Gai0 for a group, sample-major: each lane's gain sequence is exactly
@@ -261,10 +280,12 @@ def gain_lanes(act, g0, m, w, x, y, n, dirty, target, cur, step, left, init, gb,
             if left[v] != 0:
                 steady = False
     if steady:
-        for c in range(x.shape[0]):
-            for i in range(n):
-                for j in range(w):
-                    y[c, i, j] = x[c, i, j] * gv[j]
+        if w == 4:
+            _scale_held(x, y, gv, n, 4)
+        elif w == 8:
+            _scale_held(x, y, gv, n, 8)
+        else:
+            _scale_held(x, y, gv, n, 16)
         return
     for j in range(w):
         g = cur[act[g0 + j]] if j < m else 0.0
@@ -280,20 +301,24 @@ def gain_lanes(act, g0, m, w, x, y, n, dirty, target, cur, step, left, init, gb,
                 g = target[v] if l == 0 else g + step[v]
             gb[i, j] = g
         cur[v], left[v] = g, l
-    for c in range(x.shape[0]):
-        for i in range(n):
-            for j in range(w):
-                y[c, i, j] = x[c, i, j] * gb[i, j]
+    if w == 4:
+        _scale_ramp(x, y, gb, n, 4)
+    elif w == 8:
+        _scale_ramp(x, y, gb, n, 8)
+    else:
+        _scale_ramp(x, y, gb, n, 16)
 
 
 @nb.njit(**_F)
-def to_lanes(x, c, t, n, w):
-    """Channel ``c`` of a group's rows ``x[j, c, :n]`` into the sample-major ``t[:n, j]``, j < w:
-    16 x 16 tiles by vector shuffles at width 16, the rest row by row (contiguous loads)."""
+def to_lanes(x, c, t, n, w, m):
+    """Channel ``c`` of a group's rows ``x[j, c, :n]`` into the sample-major ``t[:n, j]`` for the
+    group's ``m`` instances: 16 x 16 tiles by vector shuffles at width 16 (all 16 lanes), the
+    rest row by row (contiguous loads), only for j < m (the other lanes of the width ``w``
+    are never read into an instance's result)."""
     e = n - n % 16 if w == 16 else 0
     for i0 in range(0, e, 16):
         K.rows_to_lanes16(t, i0, x, c, K.ROWS16, 0)
-    for j in range(w):
+    for j in range(m):
         xr = x[j, c]
         for i in range(e, n):
             t[i, j] = xr[i]
@@ -317,15 +342,16 @@ def inputs_to_lanes(act, g0, m, inp, t, n):
 
 
 @nb.njit(**_F)
-def from_lanes(t, x, c, n, w):
-    """The sample-major ``t[:n, j]`` back into the rows ``x[j, c, :n]``, j < w (tiles as
-    :func:`to_lanes`)."""
+def from_lanes(t, x, c, n, w, m):
+    """The sample-major ``t[:n, j]`` back into the rows ``x[j, c, :n]``: tiles as
+    :func:`to_lanes` at width 16, else only the group's ``m`` instances' rows."""
     e = n - n % 16 if w == 16 else 0
     for i0 in range(0, e, 16):
         K.lanes_to_rows16(t, i0, x, c, K.ROWS16, 0)
-    for j in range(w):
+    for j in range(m):
+        xr = x[j, c]
         for i in range(e, n):
-            x[j, c, i] = t[i, j]
+            xr[i] = t[i, j]
 
 
 @nb.njit(**_F)
@@ -476,12 +502,12 @@ class _Body:
         if layout == "P":
             self.lines += [
                 f"        for c in range({s.rows}.shape[1]):",
-                f"            LN.to_lanes({s.rows}, c, {s.lanes}[c], n, w)",
+                f"            LN.to_lanes({s.rows}, c, {s.lanes}[c], n, w, m)",
             ]
         else:
             self.lines += [
                 f"        for c in range({s.lanes}.shape[0]):",
-                f"            LN.from_lanes({s.lanes}[c], {s.rows}, c, n, w)",
+                f"            LN.from_lanes({s.lanes}[c], {s.rows}, c, n, w, m)",
             ]
         self.have[sl].add(layout)
 
