@@ -10,17 +10,15 @@ code beside it) and imports it. The function walks the active instances in group
   node-by-node kernels call (:mod:`audio.dsp.kernels`), on a lane's contiguous
   ``(channels, samples)`` rows, exactly as the node path's;
 * the biquads run LANES instances at once: the group's rows are transposed into a
-  sample-major ``(max_block, LANES)`` buffer, where each lane is one independent Direct Form I
-  recursion with exactly :func:`audio.dsp.kernels.df1`'s operations, written out per lane so
-  LLVM's SLP vectoriser packs the lanes into SIMD registers (a vector fma rounds like a scalar
-  one), and transposed back (16 x 16 tiles of vector shuffles:
-  :data:`audio.dsp.kernels.rows_to_lanes16`); bypassed and empty lanes get zero coefficients
-  and are then overwritten with their input;
+  sample-major ``(max_block, LANES)`` buffer (16 x 16 tiles of vector shuffles:
+  :data:`audio.dsp.kernels.rows_to_lanes16`), where each lane is one independent Direct Form I
+  recursion with exactly :func:`audio.dsp.kernels.df1`'s operations, run on ``<width x float>``
+  vectors by a sample loop written in LLVM IR (:func:`audio.dsp.kernels.lane_biquads`; a vector
+  fma rounds like a scalar one), and transposed back; bypassed and empty lanes get zero
+  coefficients and pass their input through exactly;
 * up to :data:`CHAIN` biquads in series (HPF -> LPF, or a radio voice's HPF -> LPF -> PEAK)
-  share one sample loop at 4 and 8 lanes: a recursion is latency-bound (two dependent fmas per
-  sample), so with few voices the filters' recursions overlap instead of running one after
-  another (``tools/bench_dsp.py``: 481 real-time voices per core at 1 voice, was 390; 1,442 at
-  4, was 991); each filter's operations and bypass are as above.
+  share one sample loop: a recursion is latency-bound (two dependent fmas per sample), so the
+  filters' recursions overlap instead of running one after another.
 
 Parameters are applied at the start of the call exactly as in the node path, sends add into
 their destinations in instance order, and the graph's last node is copied to ``bank.output``,
@@ -36,14 +34,14 @@ import importlib.util
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import numba
 
-from audio.dsp.nodes import Biquad, Node, Site, Slot, branches, width_expr
+from audio.dsp.nodes import Biquad, Gain, Node, Site, Slot, branches, width_expr
 
 __all__ = ["LANES", "FusedPlan", "FusedProgram", "cache_dir", "compile_graph", "graph_source", "plan_graph"]
 
@@ -54,7 +52,7 @@ ROW_PAD = 48
 put them all in the same cache sets)."""
 _VERSION = 1
 
-# LLVM's SLP vectoriser packs the per-lane recursions into SIMD instructions. It never
+# LLVM's SLP vectoriser packs the lane loops (gains, copies) into SIMD instructions. It never
 # reassociates floating-point arithmetic (fastmath stays off), so results are unchanged.
 # (set at run time: not in numba's type stubs)
 numba.config.SLP_VECTORIZE = 1  # type: ignore[attr-defined]
@@ -104,98 +102,8 @@ WIDTHS = (4, 8, LANES)
 """A group of m instances runs its biquads at the narrowest of these widths >= m."""
 
 
-def _biquad_source(L: int) -> list[str]:
-    """The L-wide biquad on (max_block, LANES) buffers, one explicit recursion per lane."""
-    out = [
-        "@nb.njit(**_F)",
-        f"def biquad_lanes_{L}(x, y, n, t0, co, st):",
-        f'    """Lanes 0..{L - 1}: x[:n, j] -> y[:n, j] (sample-major); co (5, LANES) = b0, b1, b2, -a1,',
-        '    -a2; st (4, LANES) = x1, x2, y1, y2."""',
-        "    bias = np.float32(1e-18)",
-    ]
-    for j in range(L):
-        out.append(
-            f"    b0_{j} = co[0, {j}]; b1_{j} = co[1, {j}]; b2_{j} = co[2, {j}]; "
-            f"na1_{j} = co[3, {j}]; na2_{j} = co[4, {j}]"
-        )
-        out.append(f"    x1_{j} = st[0, {j}]; x2_{j} = st[1, {j}]; y1_{j} = st[2, {j}]; y2_{j} = st[3, {j}]")
-    out += ["    for i in range(n):", "        p = (t0 + i) & 7"]
-    out += [f"        x0_{j} = x[i, {j}]" for j in range(L)]
-    forms = {
-        "p == 0": "fma32(b1_{j}, x1_{j}, fma32(b2_{j}, x2_{j}, b0_{j} * x0_{j} + bias))",
-        "p == 1": "fma32(b2_{j}, x2_{j}, fma32(b1_{j}, x1_{j}, b0_{j} * x0_{j} + bias))",
-        "": "fma32(b0_{j}, x0_{j}, fma32(b2_{j}, x2_{j}, b1_{j} * x1_{j} + bias))",
-    }
-    for k, (cond, expr) in enumerate(forms.items()):
-        out.append(f"        {'if' if k == 0 else 'elif'} {cond}:" if cond else "        else:")
-        out += [f"            t_{j} = " + expr.format(j=j) for j in range(L)]
-    for j in range(L):
-        out.append(f"        y0_{j} = fma32(na2_{j}, y2_{j}, fma32(na1_{j}, y1_{j}, t_{j}))")
-        out.append(f"        x2_{j} = x1_{j}; x1_{j} = x0_{j}; y2_{j} = y1_{j}; y1_{j} = y0_{j}")
-    out += [f"        y[i, {j}] = y0_{j}" for j in range(L)]
-    out += [
-        f"    st[0, {j}] = x1_{j}; st[1, {j}] = x2_{j}; st[2, {j}] = y1_{j}; st[3, {j}] = y2_{j}"
-        for j in range(L)
-    ]
-    return out + ["", ""]
-
-
 CHAIN = 3
-"""Longest run of consecutive biquads run in one sample loop (``biquad{K}_lanes_{L}``)."""
-CHAIN_WIDTHS = WIDTHS[:2]
-"""Widths the chained loop is generated for (at 16 lanes the separate loops already keep the
-core busy, and three filters' 16-lane state would not fit in registers)."""
-
-
-def _chain_source(K: int, L: int) -> list[str]:
-    """K biquads in series, L lanes, in one sample loop: filter f reads filter f-1's output of
-    the same sample, so the K recursions overlap instead of running one after the other. The
-    arithmetic of each filter is :func:`_biquad_source`'s; a bypassed lane passes its input
-    (``by[f, j]``), as :func:`scatter` does after a single biquad."""
-    ys = ", ".join(f"y{f}" for f in range(K))
-    out = [
-        "@nb.njit(**_F)",
-        f"def biquad{K}_lanes_{L}(x, {ys}, n, t0, co, st, by):",
-        f'    """Filters 0..{K - 1} in series over lanes 0..{L - 1}: x -> y0 -> ... (sample-major);',
-        '    co (CHAIN, 5, LANES), st (CHAIN, 4, LANES), by (CHAIN, LANES) per filter."""',
-        "    bias = np.float32(1e-18)",
-    ]
-    for f in range(K):
-        for j in range(L):
-            v = f"{f}_{j}"
-            out.append(
-                f"    b0_{v} = co[{f}, 0, {j}]; b1_{v} = co[{f}, 1, {j}]; b2_{v} = co[{f}, 2, {j}]; "
-                f"na1_{v} = co[{f}, 3, {j}]; na2_{v} = co[{f}, 4, {j}]; by_{v} = by[{f}, {j}]"
-            )
-            out.append(
-                f"    x1_{v} = st[{f}, 0, {j}]; x2_{v} = st[{f}, 1, {j}]; "
-                f"y1_{v} = st[{f}, 2, {j}]; y2_{v} = st[{f}, 3, {j}]"
-            )
-    out += ["    for i in range(n):", "        p = (t0 + i) & 7"]
-    out += [f"        x0_0_{j} = x[i, {j}]" for j in range(L)]
-    forms = {
-        "p == 0": "fma32(b1_{v}, x1_{v}, fma32(b2_{v}, x2_{v}, b0_{v} * x0_{v} + bias))",
-        "p == 1": "fma32(b2_{v}, x2_{v}, fma32(b1_{v}, x1_{v}, b0_{v} * x0_{v} + bias))",
-        "": "fma32(b0_{v}, x0_{v}, fma32(b2_{v}, x2_{v}, b1_{v} * x1_{v} + bias))",
-    }
-    for f in range(K):
-        for k, (cond, expr) in enumerate(forms.items()):
-            out.append(f"        {'if' if k == 0 else 'elif'} {cond}:" if cond else "        else:")
-            out += [f"            t_{f}_{j} = " + expr.format(v=f"{f}_{j}") for j in range(L)]
-        for j in range(L):
-            v = f"{f}_{j}"
-            nxt = f"x0_{f + 1}_{j}" if f + 1 < K else f"o_{j}"
-            out.append(f"        y0_{v} = fma32(na2_{v}, y2_{v}, fma32(na1_{v}, y1_{v}, t_{v}))")
-            out.append(f"        {nxt} = x0_{v} if by_{v} else y0_{v}")
-            out.append(f"        x2_{v} = x1_{v}; x1_{v} = x0_{v}; y2_{v} = y1_{v}; y1_{v} = y0_{v}")
-            out.append(f"        y{f}[i, {j}] = {nxt}")
-    for f in range(K):
-        out += [
-            f"    st[{f}, 0, {j}] = x1_{f}_{j}; st[{f}, 1, {j}] = x2_{f}_{j}; "
-            f"st[{f}, 2, {j}] = y1_{f}_{j}; st[{f}, 3, {j}] = y2_{f}_{j}"
-            for j in range(L)
-        ]
-    return out + ["", ""]
+"""Longest run of consecutive lane biquads run in one sample loop (``biquad{K}_lanes_{L}``)."""
 
 
 def _lane_source() -> str:
@@ -205,17 +113,15 @@ def _lane_source() -> str:
         "import numba as nb",
         "import numpy as np",
         "from audio.dsp import kernels as K",
-        "from audio.dsp.kernels import fma32",
         "",
         "_F = dict(cache=True, nogil=True, boundscheck=False, fastmath=False, _nrt=False)",
         "",
         "",
     ]
-    for L in WIDTHS:
-        out += _biquad_source(L)
-    for K in range(2, CHAIN + 1):
-        for L in CHAIN_WIDTHS:
-            out += _chain_source(K, L)
+    for k in range(1, CHAIN + 1):
+        out += [f"biquad{k}_lanes_{L} = K.lane_biquads({k}, {L})" for L in WIDTHS]
+        out += [f"gained_biquad{k}_lanes_{L} = K.lane_biquads({k}, {L}, gain=True)" for L in WIDTHS]
+    out += [f"scale_lanes_{L} = K.lane_scale({L})" for L in WIDTHS]
     return "\n".join(out) + "\n"
 
 
@@ -246,30 +152,12 @@ def gather(act, g0, m, coefs, bypass, state, c, co, st, by):
                 st[k, j] = 0.0
 
 
-@nb.njit(inline="always", **_F)
-def _scale_held(x, y, gv, n, W):
-    """``y[c, i, j] = x[c, i, j] * gv[j]`` for lanes j < W (a constant where it is inlined, so
-    the lane loop is unrolled into vector multiplies)."""
-    for c in range(x.shape[0]):
-        for i in range(n):
-            for j in range(W):
-                y[c, i, j] = x[c, i, j] * gv[j]
-
-
-@nb.njit(inline="always", **_F)
-def _scale_ramp(x, y, gb, n, W):
-    """``y[c, i, j] = x[c, i, j] * gb[i, j]`` for lanes j < W (as :func:`_scale_held`)."""
-    for c in range(x.shape[0]):
-        for i in range(n):
-            for j in range(W):
-                y[c, i, j] = x[c, i, j] * gb[i, j]
-
-
 @nb.njit(**_F)
-def gain_lanes(act, g0, m, w, x, y, n, dirty, target, cur, step, left, init, gb, gv):
-    """Gai0 for a group, sample-major: each lane's gain sequence is exactly
-    :func:`audio.dsp.kernels.gai0_voice`'s; held gains multiply by the per-lane float32 vector
-    ``gv``, ramps by the per-sample, per-lane float32 ``gb`` (the ramp runs in float64)."""
+def gain_levels(act, g0, m, w, n, dirty, target, cur, step, left, init, gb, gv):
+    """Gai0's levels for a group, sample-major: each lane's gain sequence is exactly
+    :func:`audio.dsp.kernels.gai0_voice`'s. Returns whether every gain is held: then the
+    per-lane float32 vector ``gv`` holds them, else ``gb`` holds each sample's (the ramp runs
+    in float64); empty lanes get 0."""
     steady = True
     for j in range(gv.shape[0]):
         gv[j] = 0.0
@@ -280,13 +168,7 @@ def gain_lanes(act, g0, m, w, x, y, n, dirty, target, cur, step, left, init, gb,
             if left[v] != 0:
                 steady = False
     if steady:
-        if w == 4:
-            _scale_held(x, y, gv, n, 4)
-        elif w == 8:
-            _scale_held(x, y, gv, n, 8)
-        else:
-            _scale_held(x, y, gv, n, 16)
-        return
+        return True
     for j in range(w):
         g = cur[act[g0 + j]] if j < m else 0.0
         l = left[act[g0 + j]] if j < m else 0
@@ -301,12 +183,20 @@ def gain_lanes(act, g0, m, w, x, y, n, dirty, target, cur, step, left, init, gb,
                 g = target[v] if l == 0 else g + step[v]
             gb[i, j] = g
         cur[v], left[v] = g, l
-    if w == 4:
-        _scale_ramp(x, y, gb, n, 4)
-    elif w == 8:
-        _scale_ramp(x, y, gb, n, 8)
-    else:
-        _scale_ramp(x, y, gb, n, 16)
+    return False
+
+
+@nb.njit(**_F)
+def gain_lanes(act, g0, m, w, x, y, n, dirty, target, cur, step, left, init, gb, gv):
+    """Gai0 for a group, sample-major: :func:`gain_levels`, then float32 products."""
+    steady = gain_levels(act, g0, m, w, n, dirty, target, cur, step, left, init, gb, gv)
+    for c in range(x.shape[0]):
+        if w == 4:
+            scale_lanes_4(x[c], y[c], n, gv, gb, steady)
+        elif w == 8:
+            scale_lanes_8(x[c], y[c], n, gv, gb, steady)
+        else:
+            scale_lanes_16(x[c], y[c], n, gv, gb, steady)
 
 
 @nb.njit(**_F)
@@ -355,15 +245,11 @@ def from_lanes(t, x, c, n, w, m):
 
 
 @nb.njit(**_F)
-def scatter(act, g0, m, state, c, st, by, x, y, n):
-    """Store the filtering lanes' history; bypassed lanes pass their input through exactly
-    (``x``/``y`` sample-major ``(max_block, LANES)``)."""
+def scatter(act, g0, m, state, c, st, by):
+    """Store the filtering lanes' history (a bypassed lane's has no use: it stays cleared)."""
     for j in range(m):
-        v = act[g0 + j]
-        if by[j]:
-            for i in range(n):
-                y[i, j] = x[i, j]
-        else:
+        if not by[j]:
+            v = act[g0 + j]
             for k in range(4):
                 state[v, c, k] = st[k, j]
 '''
@@ -443,11 +329,9 @@ def _lane_plan(nodes: list[Node], inputs: list[int | None], use_lanes: bool) -> 
 
 
 def _biquad_run(k: int, p: FusedPlan, lanes: list[bool]) -> list[int]:
-    """Node ``k`` and the lane biquads after it that each read the one before (at most
-    :data:`CHAIN`); a single node when ``k`` starts no such run."""
+    """The lane biquad ``k`` and the lane biquads after it that each read the one before (at
+    most :data:`CHAIN`)."""
     run = [k]
-    if not isinstance(p.nodes[k], Biquad) or not lanes[k]:
-        return run
     while (
         len(run) < CHAIN
         and run[-1] + 1 < len(p.nodes)
@@ -511,35 +395,45 @@ class _Body:
             ]
         self.have[sl].add(layout)
 
-    def chain(self, ks: list[int], src: int) -> None:
+    def chain(self, ks: list[int], src: int, gain: int | None) -> None:
         """The consecutive lane biquads ``ks`` (each reading the one before, the first reading
-        slot ``src``): coefficients refreshed per instance, then per channel one chained loop
-        at the widths of :data:`CHAIN_WIDTHS` a group can have, else the single loops."""
+        slot ``src``, through the lane gain node ``gain`` when given): coefficients refreshed
+        per instance, the gain's levels computed, then per channel one sample loop through
+        all of them at the group's width."""
         p = self.p
-        ins = [src, *ks[:-1]]
+        ins = [src if gain is None else gain, *ks[:-1]]
         sites = [self.site(k, ins[f], True) for f, k in enumerate(ks)]
         filters = [bq for bq in (p.nodes[k] for k in ks) if isinstance(bq, Biquad)]
         self.lines += ["        for j in range(m):", "            v = act[g0 + j]"]
         self.lines += [bq.refresh_line(st) for bq, st in zip(filters, sites)]
+        kernel, more = f"biquad{len(ks)}_lanes", ""
+        if gain is not None:
+            g = p.nodes[gain]
+            assert isinstance(g, Gain)
+            self.lines.append("        " + g.levels_line(self.site(gain, src, True)))
+            kernel, more = f"gained_{kernel}", ", GV, GB, steady"
         x = self.slot(src).lanes
         self.lines.append(f"        for c in range({x}.shape[0]):")
         self.lines += [
             "            " + bq.gather_line(st, f) for f, (bq, st) in enumerate(zip(filters, sites))
         ]
-        scatters = [bq.scatter_line(st, f) for f, (bq, st) in enumerate(zip(filters, sites))]
         ys = ", ".join(f"{st.dst.lanes}[c]" for st in sites)
-        cases = [
-            (f"w == {L}", [f"LN.biquad{len(ks)}_lanes_{L}({x}[c], {ys}, n, t0, CO, ST, BY)", *scatters])
-            for L in CHAIN_WIDTHS
-            if L in p.widths
-        ]
-        wide = tuple(w for w in p.widths if w > CHAIN_WIDTHS[-1])
-        if wide:
-            singles: list[str] = []
-            for f, (bq, st) in enumerate(zip(filters, sites)):
-                singles += [*bq.lane_lines(replace(st, widths=wide), f), scatters[f]]
-            cases.append(("", singles))
+        cases = [(f"w == {L}", [f"LN.{kernel}_{L}({x}[c], {ys}, n, t0, CO, ST, BY{more})"]) for L in p.widths]
         self.lines += ["            " + line for line in branches(cases, "")]
+        self.lines += [
+            "            " + bq.scatter_line(st, f) for f, (bq, st) in enumerate(zip(filters, sites))
+        ]
+
+    def _feeds_run(self, k: int) -> list[int]:
+        """The lane biquad run a lane gain ``k`` can be folded into (the run reads only the
+        gain's output, nothing else does, and it is not the graph's output), else []."""
+        p = self.p
+        if not isinstance(p.nodes[k], Gain) or k + 1 >= len(p.nodes) or p.slot[-1] == p.slot[k]:
+            return []
+        readers = [r for r, i in enumerate(p.inputs) if i is not None and p.slot[i] == p.slot[k]]
+        if readers != [k + 1] or p.inputs[k + 1] != k or not isinstance(p.nodes[k + 1], Biquad):
+            return []
+        return _biquad_run(k + 1, p, self.lanes)
 
     def emit(self) -> None:
         p = self.p
@@ -549,16 +443,19 @@ class _Body:
                 continue
             inp = p.inputs[k]
             src = p.slot[inp] if inp is not None else None
-            run = _biquad_run(k, p, self.lanes)
-            if len(run) > 1 and src is not None:
+            if src is not None and node.lane_input and not isinstance(node, Biquad):
+                self.lanes[k] = "P" in self.have[src]  # a gain keeps its input's layout
+            run = _biquad_run(k, p, self.lanes) if isinstance(node, Biquad) and self.lanes[k] else []
+            gain = None
+            if not run and self.lanes[k] and src is not None:
+                run, gain = self._feeds_run(k), k
+            if run and src is not None:
                 self.need(src, "P")
                 for r in run:
                     self.have[p.slot[r]] = {"P"}
-                self.chain(run, src)
+                self.chain(run, src, gain if run else None)
                 chained.update(run)
                 continue
-            if node.lane_input and not isinstance(node, Biquad) and src is not None:
-                self.lanes[k] = "P" in self.have[src]  # a gain keeps its input's layout
             if src is not None:
                 self.need(src, "P" if self.lanes[k] else "S")
             if not node.passes_input:
