@@ -34,7 +34,7 @@ import importlib.util
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -119,8 +119,24 @@ def _lane_source() -> str:
         "",
     ]
     for k in range(1, CHAIN + 1):
-        out += [f"biquad{k}_lanes_{L} = K.lane_biquads({k}, {L})" for L in WIDTHS]
-        out += [f"gained_biquad{k}_lanes_{L} = K.lane_biquads({k}, {L}, gain=True)" for L in WIDTHS]
+        ys = ", ".join(f"y{f}" for f in range(k))
+        for g in (None, *range(k)):
+            more = "" if g is None else ", gv, gb, steady"
+            params = f"x, {ys}, n, t0, co, st, by{more}"
+            for L in WIDTHS:
+                # each kernel its own compiled function: inlined into a graph's function at each
+                # width, the loops of a long chain lose their registers
+                name = f"biquad{k}_lanes_{L}" if g is None else f"gained{g}_biquad{k}_lanes_{L}"
+                out += [
+                    f"_{name} = K.lane_biquads({k}, {L}, gain_at={g})",
+                    "",
+                    "",
+                    "@nb.njit(**_F)",
+                    f"def {name}({params}):",
+                    f"    _{name}({params})",
+                    "",
+                    "",
+                ]
     out += [f"scale_lanes_{L} = K.lane_scale({L})" for L in WIDTHS]
     return "\n".join(out) + "\n"
 
@@ -328,19 +344,16 @@ def _lane_plan(nodes: list[Node], inputs: list[int | None], use_lanes: bool) -> 
     return slot, lanes
 
 
-def _biquad_run(k: int, p: FusedPlan, lanes: list[bool]) -> list[int]:
-    """The lane biquad ``k`` and the lane biquads after it that each read the one before (at
-    most :data:`CHAIN`)."""
-    run = [k]
-    while (
-        len(run) < CHAIN
-        and run[-1] + 1 < len(p.nodes)
-        and isinstance(p.nodes[run[-1] + 1], Biquad)
-        and lanes[run[-1] + 1]
-        and p.inputs[run[-1] + 1] == run[-1]
-    ):
-        run.append(run[-1] + 1)
-    return run
+@dataclass
+class _Chain:
+    """Lane biquads run in one sample loop: ``filters`` (node indexes, each reading the one
+    before), a lane gain ``gain`` multiplying filter ``gain_at``'s input, and the sends that
+    read a filter's output in between (``sends``: emitted after the loop, in graph order)."""
+
+    filters: list[int]
+    gain: int | None = None
+    gain_at: int | None = None
+    sends: list[int] = field(default_factory=list)
 
 
 class _Body:
@@ -395,23 +408,26 @@ class _Body:
             ]
         self.have[sl].add(layout)
 
-    def chain(self, ks: list[int], src: int, gain: int | None) -> None:
-        """The consecutive lane biquads ``ks`` (each reading the one before, the first reading
-        slot ``src``, through the lane gain node ``gain`` when given): coefficients refreshed
-        per instance, the gain's levels computed, then per channel one sample loop through
-        all of them at the group's width."""
+    def chain(self, ch: _Chain, src: int) -> None:
+        """The chain ``ch`` (its first node reading slot ``src``): coefficients refreshed per
+        instance, the gain's levels computed, then per channel one sample loop through all
+        of its filters at the group's width, then its sends."""
         p = self.p
-        ins = [src if gain is None else gain, *ks[:-1]]
+        ks = ch.filters
+        ins = [src, *ks[:-1]]
+        if ch.gain is not None and ch.gain_at is not None:
+            ins[ch.gain_at] = ch.gain
         sites = [self.site(k, ins[f], True) for f, k in enumerate(ks)]
         filters = [bq for bq in (p.nodes[k] for k in ks) if isinstance(bq, Biquad)]
         self.lines += ["        for j in range(m):", "            v = act[g0 + j]"]
         self.lines += [bq.refresh_line(st) for bq, st in zip(filters, sites)]
         kernel, more = f"biquad{len(ks)}_lanes", ""
-        if gain is not None:
-            g = p.nodes[gain]
+        if ch.gain is not None:
+            g = p.nodes[ch.gain]
             assert isinstance(g, Gain)
-            self.lines.append("        " + g.levels_line(self.site(gain, src, True)))
-            kernel, more = f"gained_{kernel}", ", GV, GB, steady"
+            gain_src = p.slot[p.inputs[ch.gain]]  # type: ignore[index]
+            self.lines.append("        " + g.levels_line(self.site(ch.gain, gain_src, True)))
+            kernel, more = f"gained{ch.gain_at}_{kernel}", ", GV, GB, steady"
         x = self.slot(src).lanes
         self.lines.append(f"        for c in range({x}.shape[0]):")
         self.lines += [
@@ -423,44 +439,79 @@ class _Body:
         self.lines += [
             "            " + bq.scatter_line(st, f) for f, (bq, st) in enumerate(zip(filters, sites))
         ]
+        for k in ch.sends:
+            self.node(k)
 
-    def _feeds_run(self, k: int) -> list[int]:
-        """The lane biquad run a lane gain ``k`` can be folded into (the run reads only the
-        gain's output, nothing else does, and it is not the graph's output), else []."""
+    def _only_reader(self, k: int) -> int | None:
+        """The one node reading node ``k``'s output slot, if exactly one does and it is not
+        the graph's output."""
         p = self.p
-        if not isinstance(p.nodes[k], Gain) or k + 1 >= len(p.nodes) or p.slot[-1] == p.slot[k]:
-            return []
         readers = [r for r, i in enumerate(p.inputs) if i is not None and p.slot[i] == p.slot[k]]
-        if readers != [k + 1] or p.inputs[k + 1] != k or not isinstance(p.nodes[k + 1], Biquad):
-            return []
-        return _biquad_run(k + 1, p, self.lanes)
+        return readers[0] if len(readers) == 1 and p.slot[-1] != p.slot[k] else None
+
+    def _chain_from(self, k: int) -> _Chain | None:
+        """The chain starting at node ``k`` (a lane biquad, or a lane gain whose one reader is
+        a biquad): biquads each reading the one before, at most :data:`CHAIN`; between them
+        sends (run after the loop, on the stored output) and one gain whose output nothing
+        else reads (folded into the loop)."""
+        p = self.p
+        node = p.nodes[k]
+        if not self.lanes[k] or not isinstance(node, (Biquad, Gain)):
+            return None
+        if isinstance(node, Gain):
+            r = self._only_reader(k)
+            if r is None or not isinstance(p.nodes[r], Biquad):
+                return None
+        ch = _Chain([k]) if isinstance(node, Biquad) else _Chain([], k, 0)
+        cur = k
+        for j in range(k + 1, len(p.nodes)):
+            nd, i = p.nodes[j], p.inputs[j]
+            if i is None or p.slot[i] != p.slot[cur] or len(ch.filters) == CHAIN:
+                break
+            if isinstance(nd, Biquad):
+                ch.filters.append(j)
+                cur = j
+            elif nd.passes_input:
+                ch.sends.append(j)
+            elif isinstance(nd, Gain) and ch.gain is None and (r := self._only_reader(j)) is not None:
+                if not isinstance(p.nodes[r], Biquad) or p.inputs[r] != j:
+                    break
+                ch.gain, ch.gain_at, cur = j, len(ch.filters), j
+            else:
+                break
+        ch.sends = [j for j in ch.sends if j < ch.filters[-1]]  # later sends run on their own
+        return ch if ch.filters else None
+
+    def node(self, k: int) -> None:
+        """Node ``k`` on its own."""
+        p = self.p
+        inp = p.inputs[k]
+        src = p.slot[inp] if inp is not None else None
+        if src is not None:
+            self.need(src, "P" if self.lanes[k] else "S")
+        if not p.nodes[k].passes_input:
+            self.have[p.slot[k]] = {"P" if self.lanes[k] else "S"}
+        self.lines += p.nodes[k].emit(self.site(k, src, self.lanes[k]))
 
     def emit(self) -> None:
         p = self.p
-        chained: set[int] = set()
+        done: set[int] = set()
         for k, node in enumerate(p.nodes):
-            if k in chained:
+            if k in done:
                 continue
             inp = p.inputs[k]
             src = p.slot[inp] if inp is not None else None
             if src is not None and node.lane_input and not isinstance(node, Biquad):
                 self.lanes[k] = "P" in self.have[src]  # a gain keeps its input's layout
-            run = _biquad_run(k, p, self.lanes) if isinstance(node, Biquad) and self.lanes[k] else []
-            gain = None
-            if not run and self.lanes[k] and src is not None:
-                run, gain = self._feeds_run(k), k
-            if run and src is not None:
-                self.need(src, "P")
-                for r in run:
-                    self.have[p.slot[r]] = {"P"}
-                self.chain(run, src, gain if run else None)
-                chained.update(run)
+            ch = self._chain_from(k) if src is not None else None
+            if ch is None or src is None:
+                self.node(k)
                 continue
-            if src is not None:
-                self.need(src, "P" if self.lanes[k] else "S")
-            if not node.passes_input:
-                self.have[p.slot[k]] = {"P" if self.lanes[k] else "S"}
-            self.lines += node.emit(self.site(k, src, self.lanes[k]))
+            self.need(src, "P")
+            for r in ch.filters:
+                self.have[p.slot[r]] = {"P"}
+            self.chain(ch, src)
+            done.update(ch.filters + ch.sends + ([ch.gain] if ch.gain is not None else []))
 
 
 def _fetch(table: str, key: str) -> Callable[[Any], Any]:

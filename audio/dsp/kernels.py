@@ -154,10 +154,10 @@ class _Lanes:
         b.position_at_end(done)
 
 
-def _chain_codegen(filters: int, width: int, gain: bool) -> Any:
+def _chain_codegen(filters: int, width: int, gain_at: int | None) -> Any:
     """Code generator of :func:`lane_biquads`' kernels: ``filters`` biquads in series over
-    ``width`` lanes, each sample through every filter in turn (after the gain, with ``gain``).
-    Samples from a group-of-8 boundary (``(t0 + i) & 7 == 0``) on run 8 at a time with each
+    ``width`` lanes, each sample through every filter in turn (the gain before filter
+    ``gain_at``). Samples from a group-of-8 boundary (``(t0 + i) & 7 == 0``) on run 8 at a time with each
     sample's form of :func:`df1` known at compile time; the samples before and after test
     their position."""
     nf = filters
@@ -193,9 +193,9 @@ def _chain_codegen(filters: int, width: int, gain: bool) -> Any:
         def run(s, form, level):
             """Sample s through every filter, with :func:`df1`'s form for position 0, 1 or other."""
             x0 = L.load(xty, xa, [s, 0])
-            if level is not None:
-                x0 = builder.fmul(x0, level(s))
             for f in range(nf):
+                if f == gain_at:
+                    x0 = builder.fmul(x0, level(s))
                 b0, b1, b2, na1, na2 = co[f]
                 x1, x2, y1, y2 = (builder.load(h) for h in hist[f])
                 if form == 0:
@@ -240,7 +240,7 @@ def _chain_codegen(filters: int, width: int, gain: bool) -> Any:
             L.loop(ia, lambda i: builder.icmp_signed("<=", builder.add(i, i64(8)), n), eight)
             L.loop(ia, lambda i: builder.icmp_signed("<", i, n), one)
 
-        if gain:
+        if gain_at is not None:
             gvty, gbty = tys[6 + nf], tys[7 + nf]
             gva, gba = L.array(gvty, args[6 + nf]), L.array(gbty, args[7 + nf])
             with builder.if_else(args[8 + nf]) as (held, ramp):
@@ -259,7 +259,7 @@ def _chain_codegen(filters: int, width: int, gain: bool) -> Any:
     return codegen
 
 
-def lane_biquads(filters: int, width: int, gain: bool = False) -> Any:
+def lane_biquads(filters: int, width: int, gain_at: int | None = None) -> Any:
     """A numba intrinsic ``(x, y_0, ..., y_{filters-1}, n, t0, co, st, by)`` running ``filters``
     Direct Form I biquads in series over lanes ``0 .. width - 1`` of sample-major
     ``(samples, lanes)`` float32 buffers: filter f reads filter f-1's output (filter 0 reads
@@ -268,8 +268,10 @@ def lane_biquads(filters: int, width: int, gain: bool = False) -> Any:
     ``(>= filters, lanes)`` bool: a bypassed lane's output is its input. ``t0`` is the absolute
     index of sample 0 (:func:`df1`'s position in its group of 8).
 
-    With ``gain``, three more arguments ``(gv, gb, steady)``: filter 0 reads ``x[i] * gv`` when
-    ``steady``, else ``x[i] * gb[i]`` (a Gai0 in front, float32 products as :func:`gai0_voice`'s).
+    With ``gain_at``, three more arguments ``(gv, gb, steady)``: filter ``gain_at``'s input
+    (``x`` or the filter before's output) is multiplied by ``gv`` when ``steady``, else by
+    ``gb[i]`` (a Gai0 between them, float32 products as :func:`gai0_voice`'s); the kernel does not
+    store the product.
 
     Each lane computes exactly :func:`df1`'s operations in its order (a vector fma rounds like a
     scalar one; nothing is reassociated), so every output is bit-identical to the scalar
@@ -277,13 +279,13 @@ def lane_biquads(filters: int, width: int, gain: bool = False) -> Any:
     the SLP vectoriser, so every filter of the chain stays one register-resident recursion and
     the filters' dependent fma pairs overlap."""
     ys = ", ".join(f"y{f}" for f in range(filters))
-    more = ", gv, gb, steady" if gain else ""
+    more = ", gv, gb, steady" if gain_at is not None else ""
     src = (
         f"def kernel(typingctx, x, {ys}, n, t0, co, st, by{more}):\n"
         f"    sig = types.void(x, {ys}, types.int64, types.int64, co, st, by{more})\n"
         "    return sig, codegen\n"
     )
-    scope: dict[str, Any] = {"types": types, "codegen": _chain_codegen(filters, width, gain)}
+    scope: dict[str, Any] = {"types": types, "codegen": _chain_codegen(filters, width, gain_at)}
     exec(src, scope)
     return intrinsic(scope["kernel"])
 

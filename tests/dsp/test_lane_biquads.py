@@ -1,7 +1,7 @@
 """The lane biquad kernels (LLVM IR on float32 vectors) compute, lane by lane, exactly what a
 plain-Python Direct Form I with exactly rounded fmas computes: one to three filters in series,
-with a gain in front, bypassed lanes, odd block lengths and starting positions, the filters'
-history carried from one call to the next; and they write nothing outside their lanes."""
+a gain in front or between two, bypassed lanes, odd block lengths and starting positions, the
+filters' history carried from one call to the next; and they write nothing outside their lanes."""
 
 from __future__ import annotations
 
@@ -21,11 +21,11 @@ ROWS = 160
 
 
 @cache
-def _caller(filters: int, width: int, gain: bool):
+def _caller(filters: int, width: int, gain_at: int | None):
     """A compiled function calling the intrinsic (intrinsics run only inside compiled code)."""
-    kern = K.lane_biquads(filters, width, gain)
+    kern = K.lane_biquads(filters, width, gain_at)
     ys = ", ".join(f"y{f}" for f in range(filters))
-    more = ", gv, gb, steady" if gain else ""
+    more = ", gv, gb, steady" if gain_at is not None else ""
     scope = {"kern": kern, "nb": nb}
     params = f"x, {ys}, n, t0, co, st, by{more}"
     exec(f"@nb.njit\ndef call({params}):\n    kern({params})\n", scope)
@@ -65,7 +65,8 @@ def test_lane_biquads_match_plain_df1_per_lane(filters, width, t0, n1, n2, gain)
     kco[:, 3:] = -co[:, 3:]
     st = np.zeros((filters, 4, LANES), f32)
     ys = [np.full((ROWS, LANES), np.nan, f32) for _ in range(filters)]
-    call = _caller(filters, width, gain != "none")
+    gain_at = None if gain == "none" else 0 if gain == "held" else filters - 1  # in front; before the last
+    call = _caller(filters, width, gain_at)
     for start, n in ((0, n1), (n1, n2)):  # two calls: the history carries over
         xs = x[start:]
         views = [y[start:] for y in ys]
@@ -76,11 +77,9 @@ def test_lane_biquads_match_plain_df1_per_lane(filters, width, t0, n1, n2, gain)
     n = n1 + n2
     for j in range(width):
         sig = x[:n, j]
-        if gain == "held":
-            sig = sig * gv[j]
-        elif gain == "ramp":
-            sig = sig * gb[:n, j]
         for f in range(filters):
+            if f == gain_at:
+                sig = sig * (gv[j] if gain == "held" else gb[:n, j])
             sig = sig.copy() if by[f, j] else ref_df1(sig, co[f, :, j], t0)
             assert np.array_equal(ys[f][:n, j], sig), (f, j)
     for y in ys:
