@@ -41,7 +41,7 @@ from typing import Any
 
 import numba
 
-from audio.dsp.nodes import Biquad, Gain, Node, Site, Slot, branches, width_expr
+from audio.dsp.nodes import Biquad, Gain, Node, Pan, Send, Site, Slot, branches, pan_send_lines, width_expr
 
 __all__ = ["LANES", "FusedPlan", "FusedProgram", "cache_dir", "compile_graph", "graph_source", "plan_graph"]
 
@@ -442,6 +442,19 @@ class _Body:
         for k in ch.sends:
             self.node(k)
 
+    def _pan_send(self, k: int) -> bool:
+        """Whether node ``k`` is a Pn21 on rows whose output the next node, a send, reads
+        (the two then run as one call)."""
+        p = self.p
+        return (
+            isinstance(p.nodes[k], Pan)
+            and not self.lanes[k]
+            and p.inputs[k] is not None
+            and k + 1 < len(p.nodes)
+            and isinstance(p.nodes[k + 1], Send)
+            and p.inputs[k + 1] == k
+        )
+
     def _only_reader(self, k: int) -> int | None:
         """The one node reading node ``k``'s output slot, if exactly one does and it is not
         the graph's output."""
@@ -503,6 +516,13 @@ class _Body:
             src = p.slot[inp] if inp is not None else None
             if src is not None and node.lane_input and not isinstance(node, Biquad):
                 self.lanes[k] = "P" in self.have[src]  # a gain keeps its input's layout
+            if self._pan_send(k):
+                assert src is not None
+                self.need(src, "S")
+                self.have[p.slot[k]] = {"S"}
+                self.lines += pan_send_lines(self.site(k, src, False), self.site(k + 1, p.slot[k], False))
+                done.add(k + 1)
+                continue
             ch = self._chain_from(k) if src is not None else None
             if ch is None or src is None:
                 self.node(k)

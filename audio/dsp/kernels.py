@@ -912,9 +912,8 @@ def pan_gains(angle_deg, level, layout, out):
 
 
 @nb.njit(inline="always", **_FLAGS)
-def pn21_voice(v, x, y, n, dirty, angle, level, layout, cur, goal, step, left, init, scratch):
-    """:func:`pn21` for instance ``v``; ``x`` (1, samples) -> ``y`` (channels, samples)."""
-    nch = y.shape[0]
+def _pan_retarget(v, nch, dirty, angle, level, layout, cur, goal, step, left, init, scratch):
+    """Apply instance ``v``'s dirty pan: the first matrix jumps, later ones ramp over 64 samples."""
     if dirty[v]:
         dirty[v] = False
         pan_gains(angle[v], level[v], layout, scratch)
@@ -929,6 +928,13 @@ def pn21_voice(v, x, y, n, dirty, angle, level, layout, cur, goal, step, left, i
             for c in range(nch):
                 step[v, c] = (scratch[c] - cur[v, c]) / 64.0
             left[v] = 64
+
+
+@nb.njit(inline="always", **_FLAGS)
+def pn21_voice(v, x, y, n, dirty, angle, level, layout, cur, goal, step, left, init, scratch):
+    """:func:`pn21` for instance ``v``; ``x`` (1, samples) -> ``y`` (channels, samples)."""
+    nch = y.shape[0]
+    _pan_retarget(v, nch, dirty, angle, level, layout, cur, goal, step, left, init, scratch)
     l0 = left[v]
     r = min(l0, n)
     for c in range(nch):
@@ -944,6 +950,68 @@ def pn21_voice(v, x, y, n, dirty, angle, level, layout, cur, goal, step, left, i
             yc[i] = x0[i] * g32
         cur[v, c] = g
     left[v] = max(l0 - n, 0)
+
+
+@nb.njit(inline="always", **_FLAGS)
+def pn21_sen0_voice(
+    v,
+    x,
+    y,
+    n,
+    dirty,
+    angle,
+    level,
+    layout,
+    cur,
+    goal,
+    step,
+    left,
+    init,
+    scratch,
+    s_dirty,
+    s_target,
+    s_cur,
+    s_step,
+    s_left,
+    s_init,
+    dest,
+    tgt,
+    duck,
+    band,
+):
+    """:func:`pn21_voice` then :func:`sen0_voice` of its output (``s_*``: the send's arrays):
+    when both levels hold and the send maps channel to channel, one pass computes each pan
+    product, stores it and adds its send product to the destination (the same operations in
+    the same order); otherwise the two run one after the other."""
+    nch = y.shape[0]
+    _pan_retarget(v, nch, dirty, angle, level, layout, cur, goal, step, left, init, scratch)
+    _retarget(v, s_dirty, s_target, s_cur, s_step, s_left, s_init, 65.0)
+    d = dest[v]
+    if left[v] != 0 or s_left[v] != 0 or d < 0 or nch != tgt.shape[1]:
+        pn21_voice(v, x, y, n, dirty, angle, level, layout, cur, goal, step, left, init, scratch)
+        sen0_voice(v, y, n, s_dirty, s_target, s_cur, s_step, s_left, s_init, dest, tgt, duck, band)
+        return
+    gs = np.float32(s_cur[v])
+    x0 = x[0, :n]
+    if duck.shape[0] > 0:
+        dk = duck[band[v], :n]
+        for c in range(nch):
+            gp = np.float32(cur[v, c])
+            yc = y[c, :n]
+            tc = tgt[d, c, :n]
+            for i in range(n):
+                p = x0[i] * gp
+                yc[i] = p
+                tc[i] += p * gs * dk[i]
+    else:
+        for c in range(nch):
+            gp = np.float32(cur[v, c])
+            yc = y[c, :n]
+            tc = tgt[d, c, :n]
+            for i in range(n):
+                p = x0[i] * gp
+                yc[i] = p
+                tc[i] += p * gs
 
 
 @nb.njit(**_FLAGS)

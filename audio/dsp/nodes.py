@@ -46,6 +46,7 @@ __all__ = [
     "Delay",
     "Pan",
     "SubmixInput",
+    "pan_send_lines",
 ]
 
 _NO_DUCK = np.ones((0, 1), dtype=np.float32)
@@ -680,6 +681,20 @@ class Pan(Node):
             f"{a('level')}, {s.layout}, {a('cur')}, {a('goal')}, {a('step')}, {a('left')}, {a('init')}, "
             f"{a('scratch')})"
         ]
+
+
+def pan_send_lines(pan: Site, send: Site) -> list[str]:
+    """A Pn21 (rows) and the Sen0 reading its output as one per-instance call
+    (:func:`audio.dsp.kernels.pn21_sen0_voice`)."""
+    a, b = pan.a, send.a
+    assert pan.src is not None
+    rows = f"{pan.src.row()}, {pan.dst.row()}"
+    return _EACH + [
+        f"            K.pn21_sen0_voice(v, {rows}, n, {a('dirty')}, {a('angle_deg')}, "
+        f"{a('level')}, {pan.layout}, {a('cur')}, {a('goal')}, {a('step')}, {a('left')}, {a('init')}, "
+        f"{a('scratch')}, {b('dirty')}, {b('level')}, {b('cur')}, {b('step')}, {b('left')}, {b('init')}, "
+        f"{b('dest')}, {b('target')}, {b('duck')}, {b('band')})"
+    ]
 
 
 NODE_KINDS: dict[str, type[Node]] = {
