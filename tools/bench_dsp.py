@@ -32,12 +32,14 @@ import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 SAMPLE_RATE = 48_000
 SRC_SAMPLE_RATE = 36_000
 BUDGET_MS = 256 / SAMPLE_RATE * 1000
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _source(seconds: float = 12.0) -> np.ndarray:
@@ -45,10 +47,16 @@ def _source(seconds: float = 12.0) -> np.ndarray:
     return (0.1 * rng.standard_normal(int(SRC_SAMPLE_RATE * seconds))).astype(np.float32)
 
 
-def _engine(n: int, block: int):
-    from audio.core.engine import Engine
+def _engine(n: int, block: int, game_banks: bool = False):
+    from audio.core.engine import Engine, EngineConfig
 
-    e = Engine(block=block, voice_budget=n, voice_headroom=0, submix_slots=n, start_silence=0)
+    if game_banks:
+        cfg = EngineConfig()
+        sizes = dict(voice_budget=max(n, cfg.voice_budget), voice_headroom=cfg.voice_headroom)
+        sizes["submix_slots"] = max(n, cfg.submix_slots)
+    else:
+        sizes = dict(voice_budget=n, voice_headroom=0, submix_slots=n)
+    e = Engine(block=block, start_silence=0, **sizes)
     src = _source()
     for i in range(n):
         e.voices.start(
@@ -77,13 +85,13 @@ def _engine(n: int, block: int):
     return e
 
 
-def run_barkbus(n: int, block: int, min_seconds: float) -> float:
+def run_barkbus(n: int, block: int, min_seconds: float, game_banks: bool = False) -> float:
     """CPU ms per block, timed only while every voice still plays: the sources last 12 s and an
     ended voice leaves its bank (the engine's idle skipping), so each fresh engine is timed for
     at most 10 s of audio, and engines are built until ``min_seconds`` of CPU are timed."""
     spent, calls = 0.0, 0
     while spent < min_seconds or calls < 5:
-        e = _engine(n, block)
+        e = _engine(n, block, game_banks)
         window = int(10 * SAMPLE_RATE / block) - 8
         t0 = time.process_time()
         for _ in range(window):
@@ -100,10 +108,10 @@ def run_barkbus(n: int, block: int, min_seconds: float) -> float:
 OPS = {"Rsp0": 4, "PI20": 6, "HI20": 6, "LI20": 6, "Gai0": 1, "Del0": 0, "Sub0": 0, "Pn21": 2}
 
 
-def profile(n: int, block: int, min_seconds: float) -> None:
+def profile(n: int, block: int, min_seconds: float, game_banks: bool) -> None:
     """Where the time goes: per node on the node path, per graph fused, per voice-sample."""
 
-    e = _engine(n, block)
+    e = _engine(n, block, game_banks)
     m = e.mixer
     vs = n * block
     t = [10**7]
@@ -190,13 +198,13 @@ def _instrumented(src: str) -> tuple[str, list[str]]:
     return "\n".join(out), labels
 
 
-def stages(n: int, block: int, min_seconds: float) -> None:
+def stages(n: int, block: int, min_seconds: float, game_banks: bool) -> None:
     """Where the fused kernels' time goes, statement by statement of their group loop."""
     import types as pytypes
 
     from audio.dsp import fused as F
 
-    e = _engine(n, block)
+    e = _engine(n, block, game_banks)
     m = e.mixer
     import numba
 
@@ -269,7 +277,7 @@ def _biquads():
     )
 
 
-def run_scipy(n: int, block: int, min_seconds: float) -> float:
+def run_scipy(n: int, block: int, min_seconds: float, game_banks: bool = False) -> float:
     from scipy import signal
 
     peak, main, ehp, elp = _biquads()
@@ -315,7 +323,7 @@ def run_scipy(n: int, block: int, min_seconds: float) -> float:
     return _time(one_block, min_seconds)
 
 
-def run_pedalboard(n: int, block: int, min_seconds: float) -> float:
+def run_pedalboard(n: int, block: int, min_seconds: float, game_banks: bool = False) -> float:
     import pedalboard as pb
 
     src = _source()
@@ -362,10 +370,27 @@ def run_pedalboard(n: int, block: int, min_seconds: float) -> float:
 IMPLS = {"barkbus": run_barkbus, "bb-nodes": run_barkbus, "scipy": run_scipy, "pedalboard": run_pedalboard}
 
 
-def child(impl: str, n: int, block: int, min_seconds: float) -> None:
-    ms = IMPLS[impl](n, block, min_seconds)
+def child(impl: str, n: int, block: int, min_seconds: float, game_banks: bool) -> None:
+    import audio
+
+    ms = IMPLS[impl](n, block, min_seconds, game_banks)
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    print(json.dumps({"impl": impl, "n": n, "ms": ms, "rss_mb": rss_mb}))
+    tree = str(Path(audio.__file__).resolve().parents[1])
+    print(json.dumps({"impl": impl, "n": n, "ms": ms, "rss_mb": rss_mb, "tree": tree}))
+
+
+def _run_child(impl: str, n: int, args: argparse.Namespace, root: Path) -> dict | None:
+    """One measurement in a fresh process, importing ``audio`` from the tree ``root``."""
+    env = dict(os.environ, BARKBUS_FUSED="0" if impl == "bb-nodes" else "1", PYTHONPATH=str(root))
+    cmd = [sys.executable, __file__, "--child", impl, str(n), "--block", str(args.block)]
+    cmd += ["--seconds", str(args.seconds)] + (["--game-banks"] if args.game_banks else [])
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        print(f"{n:>5} {impl:>16} failed: {proc.stderr.strip().splitlines()[-1:]}")
+        return None
+    r = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert Path(r["tree"]).resolve() == root.resolve(), f"the child imported audio from {r['tree']}"
+    return r
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -379,61 +404,67 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--stages", type=int, metavar="N", help="time each statement of the fused kernels at N voices"
     )
+    ap.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="DIR",
+        help="another tree (e.g. a worktree at main) measured alternately with this one, same N and impl",
+    )
+    ap.add_argument("--rounds", type=int, default=3, help="runs per tree with --baseline (medians compared)")
+    ap.add_argument(
+        "--game-banks",
+        action="store_true",
+        help="play the N voices in banks of the engine's default sizes (144 voice instances, 32 "
+        "submix slots, as a game render does) instead of banks of exactly N",
+    )
     ap.add_argument("--child", nargs=2, metavar=("IMPL", "N"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.stages:
-        stages(args.stages, args.block, args.seconds)
+        stages(args.stages, args.block, args.seconds, args.game_banks)
         return 0
     if args.profile:
-        profile(args.profile, args.block, args.seconds)
+        profile(args.profile, args.block, args.seconds, args.game_banks)
         return 0
     if args.child:
-        child(args.child[0], int(args.child[1]), args.block, args.seconds)
+        child(args.child[0], int(args.child[1]), args.block, args.seconds, args.game_banks)
         return 0
     budget = args.block / SAMPLE_RATE * 1000
     print(f"block {args.block} samples = {budget:.2f} ms budget; one process per run; CPU ms per block")
     print(
-        f"{'N':>5} {'impl':>11} {'ms/block':>9} {'% core':>7} {'RT voices/core':>15} "
+        f"{'N':>5} {'impl':>16} {'ms/block':>9} {'% core':>7} {'RT voices/core':>15} "
         f"{'x barkbus':>10} {'RSS MB':>7}"
     )
     at256: dict[str, float] = {}
+    trees = [("", ROOT)] + ([("base", args.baseline.resolve())] if args.baseline else [])
     for n in args.voices:
-        base = None
+        bases: dict[str, float] = {}
         for impl in args.impls:
             if impl in ("scipy", "pedalboard") and n > args.peer_max:
                 print(f"{n:>5} {impl:>11} {'skipped (N > --peer-max)':>40}")
                 continue
-            env = dict(os.environ, BARKBUS_FUSED="0" if impl == "bb-nodes" else "1")
-            proc = subprocess.run(
-                [
-                    sys.executable,
-                    __file__,
-                    "--child",
-                    impl,
-                    str(n),
-                    "--block",
-                    str(args.block),
-                    "--seconds",
-                    str(args.seconds),
-                ],
-                capture_output=True,
-                text=True,
-                env=env,
-            )
-            if proc.returncode != 0:
-                print(f"{n:>5} {impl:>11} failed: {proc.stderr.strip().splitlines()[-1:]}")
-                continue
-            r = json.loads(proc.stdout.strip().splitlines()[-1])
-            ms = r["ms"]
-            if impl == "barkbus":
-                base = ms
-            if n == 256:
-                at256[impl] = ms
-            ratio = f"{ms / base:.1f}x" if base else "-"
-            print(
-                f"{n:>5} {impl:>11} {ms:>9.3f} {100 * ms / budget:>6.1f}% {n * budget / ms:>15.0f} "
-                f"{ratio:>10} {r['rss_mb']:>7.0f}"
-            )
+            peer = impl in ("scipy", "pedalboard")  # does not run barkbus code: this tree only
+            runs: dict[str, list[float]] = {label: [] for label, _ in trees}
+            for _ in range(args.rounds if args.baseline and not peer else 1):
+                for label, root in reversed(trees[:1] if peer else trees):  # the baseline first
+                    r = _run_child(impl, n, args, root)
+                    if r is None:
+                        continue
+                    ms = r["ms"]
+                    runs[label].append(ms)
+                    if impl == "barkbus":
+                        bases[label] = ms
+                    ratio = f"{ms / bases[label]:.1f}x" if label in bases else "-"
+                    name = f"{impl}{' ' + label if label else ''}"
+                    print(
+                        f"{n:>5} {name:>16} {ms:>9.3f} {100 * ms / budget:>6.1f}% {n * budget / ms:>15.0f} "
+                        f"{ratio:>10} {r['rss_mb']:>7.0f}",
+                        flush=True,
+                    )
+            if args.baseline and runs[""] and runs["base"]:
+                new, old = float(np.median(runs[""])), float(np.median(runs["base"]))
+                print(f"{n:>5} {impl:>16} median {old:.3f} -> {new:.3f} ms/block: {old / new:.2f}x faster")
+            if n == 256 and runs[""]:
+                at256[impl] = float(np.median(runs[""]))
     if "barkbus" in at256:
         rt = 256 * budget / at256["barkbus"]
         print(

@@ -10,17 +10,15 @@ code beside it) and imports it. The function walks the active instances in group
   node-by-node kernels call (:mod:`audio.dsp.kernels`), on a lane's contiguous
   ``(channels, samples)`` rows, exactly as the node path's;
 * the biquads run LANES instances at once: the group's rows are transposed into a
-  sample-major ``(max_block, LANES)`` buffer, where each lane is one independent Direct Form I
-  recursion with exactly :func:`audio.dsp.kernels.df1`'s operations, written out per lane so
-  LLVM's SLP vectoriser packs the lanes into SIMD registers (a vector fma rounds like a scalar
-  one), and transposed back (16 x 16 tiles of vector shuffles:
-  :data:`audio.dsp.kernels.rows_to_lanes16`); bypassed and empty lanes get zero coefficients
-  and are then overwritten with their input;
+  sample-major ``(max_block, LANES)`` buffer (16 x 16 tiles of vector shuffles:
+  :data:`audio.dsp.kernels.rows_to_lanes16`), where each lane is one independent Direct Form I
+  recursion with exactly :func:`audio.dsp.kernels.df1`'s operations, run on ``<width x float>``
+  vectors by a sample loop written in LLVM IR (:func:`audio.dsp.kernels.lane_biquads`; a vector
+  fma rounds like a scalar one), and transposed back; bypassed and empty lanes get zero
+  coefficients and pass their input through exactly;
 * up to :data:`CHAIN` biquads in series (HPF -> LPF, or a radio voice's HPF -> LPF -> PEAK)
-  share one sample loop at 4 and 8 lanes: a recursion is latency-bound (two dependent fmas per
-  sample), so with few voices the filters' recursions overlap instead of running one after
-  another (``tools/bench_dsp.py``: 481 real-time voices per core at 1 voice, was 390; 1,442 at
-  4, was 991); each filter's operations and bypass are as above.
+  share one sample loop: a recursion is latency-bound (two dependent fmas per sample), so the
+  filters' recursions overlap instead of running one after another.
 
 Parameters are applied at the start of the call exactly as in the node path, sends add into
 their destinations in instance order, and the graph's last node is copied to ``bank.output``,
@@ -36,14 +34,14 @@ import importlib.util
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import numba
 
-from audio.dsp.nodes import Biquad, Node, Site, Slot, branches, width_expr
+from audio.dsp.nodes import Biquad, Gain, Node, Pan, Send, Site, Slot, branches, pan_send_lines, width_expr
 
 __all__ = ["LANES", "FusedPlan", "FusedProgram", "cache_dir", "compile_graph", "graph_source", "plan_graph"]
 
@@ -54,7 +52,7 @@ ROW_PAD = 48
 put them all in the same cache sets)."""
 _VERSION = 1
 
-# LLVM's SLP vectoriser packs the per-lane recursions into SIMD instructions. It never
+# LLVM's SLP vectoriser packs the lane loops (gains, copies) into SIMD instructions. It never
 # reassociates floating-point arithmetic (fastmath stays off), so results are unchanged.
 # (set at run time: not in numba's type stubs)
 numba.config.SLP_VECTORIZE = 1  # type: ignore[attr-defined]
@@ -104,98 +102,8 @@ WIDTHS = (4, 8, LANES)
 """A group of m instances runs its biquads at the narrowest of these widths >= m."""
 
 
-def _biquad_source(L: int) -> list[str]:
-    """The L-wide biquad on (max_block, LANES) buffers, one explicit recursion per lane."""
-    out = [
-        "@nb.njit(**_F)",
-        f"def biquad_lanes_{L}(x, y, n, t0, co, st):",
-        f'    """Lanes 0..{L - 1}: x[:n, j] -> y[:n, j] (sample-major); co (5, LANES) = b0, b1, b2, -a1,',
-        '    -a2; st (4, LANES) = x1, x2, y1, y2."""',
-        "    bias = np.float32(1e-18)",
-    ]
-    for j in range(L):
-        out.append(
-            f"    b0_{j} = co[0, {j}]; b1_{j} = co[1, {j}]; b2_{j} = co[2, {j}]; "
-            f"na1_{j} = co[3, {j}]; na2_{j} = co[4, {j}]"
-        )
-        out.append(f"    x1_{j} = st[0, {j}]; x2_{j} = st[1, {j}]; y1_{j} = st[2, {j}]; y2_{j} = st[3, {j}]")
-    out += ["    for i in range(n):", "        p = (t0 + i) & 7"]
-    out += [f"        x0_{j} = x[i, {j}]" for j in range(L)]
-    forms = {
-        "p == 0": "fma32(b1_{j}, x1_{j}, fma32(b2_{j}, x2_{j}, b0_{j} * x0_{j} + bias))",
-        "p == 1": "fma32(b2_{j}, x2_{j}, fma32(b1_{j}, x1_{j}, b0_{j} * x0_{j} + bias))",
-        "": "fma32(b0_{j}, x0_{j}, fma32(b2_{j}, x2_{j}, b1_{j} * x1_{j} + bias))",
-    }
-    for k, (cond, expr) in enumerate(forms.items()):
-        out.append(f"        {'if' if k == 0 else 'elif'} {cond}:" if cond else "        else:")
-        out += [f"            t_{j} = " + expr.format(j=j) for j in range(L)]
-    for j in range(L):
-        out.append(f"        y0_{j} = fma32(na2_{j}, y2_{j}, fma32(na1_{j}, y1_{j}, t_{j}))")
-        out.append(f"        x2_{j} = x1_{j}; x1_{j} = x0_{j}; y2_{j} = y1_{j}; y1_{j} = y0_{j}")
-    out += [f"        y[i, {j}] = y0_{j}" for j in range(L)]
-    out += [
-        f"    st[0, {j}] = x1_{j}; st[1, {j}] = x2_{j}; st[2, {j}] = y1_{j}; st[3, {j}] = y2_{j}"
-        for j in range(L)
-    ]
-    return out + ["", ""]
-
-
 CHAIN = 3
-"""Longest run of consecutive biquads run in one sample loop (``biquad{K}_lanes_{L}``)."""
-CHAIN_WIDTHS = WIDTHS[:2]
-"""Widths the chained loop is generated for (at 16 lanes the separate loops already keep the
-core busy, and three filters' 16-lane state would not fit in registers)."""
-
-
-def _chain_source(K: int, L: int) -> list[str]:
-    """K biquads in series, L lanes, in one sample loop: filter f reads filter f-1's output of
-    the same sample, so the K recursions overlap instead of running one after the other. The
-    arithmetic of each filter is :func:`_biquad_source`'s; a bypassed lane passes its input
-    (``by[f, j]``), as :func:`scatter` does after a single biquad."""
-    ys = ", ".join(f"y{f}" for f in range(K))
-    out = [
-        "@nb.njit(**_F)",
-        f"def biquad{K}_lanes_{L}(x, {ys}, n, t0, co, st, by):",
-        f'    """Filters 0..{K - 1} in series over lanes 0..{L - 1}: x -> y0 -> ... (sample-major);',
-        '    co (CHAIN, 5, LANES), st (CHAIN, 4, LANES), by (CHAIN, LANES) per filter."""',
-        "    bias = np.float32(1e-18)",
-    ]
-    for f in range(K):
-        for j in range(L):
-            v = f"{f}_{j}"
-            out.append(
-                f"    b0_{v} = co[{f}, 0, {j}]; b1_{v} = co[{f}, 1, {j}]; b2_{v} = co[{f}, 2, {j}]; "
-                f"na1_{v} = co[{f}, 3, {j}]; na2_{v} = co[{f}, 4, {j}]; by_{v} = by[{f}, {j}]"
-            )
-            out.append(
-                f"    x1_{v} = st[{f}, 0, {j}]; x2_{v} = st[{f}, 1, {j}]; "
-                f"y1_{v} = st[{f}, 2, {j}]; y2_{v} = st[{f}, 3, {j}]"
-            )
-    out += ["    for i in range(n):", "        p = (t0 + i) & 7"]
-    out += [f"        x0_0_{j} = x[i, {j}]" for j in range(L)]
-    forms = {
-        "p == 0": "fma32(b1_{v}, x1_{v}, fma32(b2_{v}, x2_{v}, b0_{v} * x0_{v} + bias))",
-        "p == 1": "fma32(b2_{v}, x2_{v}, fma32(b1_{v}, x1_{v}, b0_{v} * x0_{v} + bias))",
-        "": "fma32(b0_{v}, x0_{v}, fma32(b2_{v}, x2_{v}, b1_{v} * x1_{v} + bias))",
-    }
-    for f in range(K):
-        for k, (cond, expr) in enumerate(forms.items()):
-            out.append(f"        {'if' if k == 0 else 'elif'} {cond}:" if cond else "        else:")
-            out += [f"            t_{f}_{j} = " + expr.format(v=f"{f}_{j}") for j in range(L)]
-        for j in range(L):
-            v = f"{f}_{j}"
-            nxt = f"x0_{f + 1}_{j}" if f + 1 < K else f"o_{j}"
-            out.append(f"        y0_{v} = fma32(na2_{v}, y2_{v}, fma32(na1_{v}, y1_{v}, t_{v}))")
-            out.append(f"        {nxt} = x0_{v} if by_{v} else y0_{v}")
-            out.append(f"        x2_{v} = x1_{v}; x1_{v} = x0_{v}; y2_{v} = y1_{v}; y1_{v} = y0_{v}")
-            out.append(f"        y{f}[i, {j}] = {nxt}")
-    for f in range(K):
-        out += [
-            f"    st[{f}, 0, {j}] = x1_{f}_{j}; st[{f}, 1, {j}] = x2_{f}_{j}; "
-            f"st[{f}, 2, {j}] = y1_{f}_{j}; st[{f}, 3, {j}] = y2_{f}_{j}"
-            for j in range(L)
-        ]
-    return out + ["", ""]
+"""Longest run of consecutive lane biquads run in one sample loop (``biquad{K}_lanes_{L}``)."""
 
 
 def _lane_source() -> str:
@@ -205,17 +113,31 @@ def _lane_source() -> str:
         "import numba as nb",
         "import numpy as np",
         "from audio.dsp import kernels as K",
-        "from audio.dsp.kernels import fma32",
         "",
         "_F = dict(cache=True, nogil=True, boundscheck=False, fastmath=False, _nrt=False)",
         "",
         "",
     ]
-    for L in WIDTHS:
-        out += _biquad_source(L)
-    for K in range(2, CHAIN + 1):
-        for L in CHAIN_WIDTHS:
-            out += _chain_source(K, L)
+    for k in range(1, CHAIN + 1):
+        ys = ", ".join(f"y{f}" for f in range(k))
+        for g in (None, *range(k)):
+            more = "" if g is None else ", gv, gb, steady"
+            params = f"x, {ys}, n, t0, co, st, by{more}"
+            for L in WIDTHS:
+                # each kernel its own compiled function: inlined into a graph's function at each
+                # width, the loops of a long chain lose their registers
+                name = f"biquad{k}_lanes_{L}" if g is None else f"gained{g}_biquad{k}_lanes_{L}"
+                out += [
+                    f"_{name} = K.lane_biquads({k}, {L}, gain_at={g})",
+                    "",
+                    "",
+                    "@nb.njit(**_F)",
+                    f"def {name}({params}):",
+                    f"    _{name}({params})",
+                    "",
+                    "",
+                ]
+    out += [f"scale_lanes_{L} = K.lane_scale({L})" for L in WIDTHS]
     return "\n".join(out) + "\n"
 
 
@@ -247,10 +169,11 @@ def gather(act, g0, m, coefs, bypass, state, c, co, st, by):
 
 
 @nb.njit(**_F)
-def gain_lanes(act, g0, m, w, x, y, n, dirty, target, cur, step, left, init, gb, gv):
-    """Gai0 for a group, sample-major: each lane's gain sequence is exactly
-    :func:`audio.dsp.kernels.gai0_voice`'s; held gains multiply by the per-lane float32 vector
-    ``gv``, ramps by the per-sample, per-lane float32 ``gb`` (the ramp runs in float64)."""
+def gain_levels(act, g0, m, w, n, dirty, target, cur, step, left, init, gb, gv):
+    """Gai0's levels for a group, sample-major: each lane's gain sequence is exactly
+    :func:`audio.dsp.kernels.gai0_voice`'s. Returns whether every gain is held: then the
+    per-lane float32 vector ``gv`` holds them, else ``gb`` holds each sample's (the ramp runs
+    in float64); empty lanes get 0."""
     steady = True
     for j in range(gv.shape[0]):
         gv[j] = 0.0
@@ -261,11 +184,7 @@ def gain_lanes(act, g0, m, w, x, y, n, dirty, target, cur, step, left, init, gb,
             if left[v] != 0:
                 steady = False
     if steady:
-        for c in range(x.shape[0]):
-            for i in range(n):
-                for j in range(w):
-                    y[c, i, j] = x[c, i, j] * gv[j]
-        return
+        return True
     for j in range(w):
         g = cur[act[g0 + j]] if j < m else 0.0
         l = left[act[g0 + j]] if j < m else 0
@@ -280,20 +199,32 @@ def gain_lanes(act, g0, m, w, x, y, n, dirty, target, cur, step, left, init, gb,
                 g = target[v] if l == 0 else g + step[v]
             gb[i, j] = g
         cur[v], left[v] = g, l
-    for c in range(x.shape[0]):
-        for i in range(n):
-            for j in range(w):
-                y[c, i, j] = x[c, i, j] * gb[i, j]
+    return False
 
 
 @nb.njit(**_F)
-def to_lanes(x, c, t, n, w):
-    """Channel ``c`` of a group's rows ``x[j, c, :n]`` into the sample-major ``t[:n, j]``, j < w:
-    16 x 16 tiles by vector shuffles at width 16, the rest row by row (contiguous loads)."""
+def gain_lanes(act, g0, m, w, x, y, n, dirty, target, cur, step, left, init, gb, gv):
+    """Gai0 for a group, sample-major: :func:`gain_levels`, then float32 products."""
+    steady = gain_levels(act, g0, m, w, n, dirty, target, cur, step, left, init, gb, gv)
+    for c in range(x.shape[0]):
+        if w == 4:
+            scale_lanes_4(x[c], y[c], n, gv, gb, steady)
+        elif w == 8:
+            scale_lanes_8(x[c], y[c], n, gv, gb, steady)
+        else:
+            scale_lanes_16(x[c], y[c], n, gv, gb, steady)
+
+
+@nb.njit(**_F)
+def to_lanes(x, c, t, n, w, m):
+    """Channel ``c`` of a group's rows ``x[j, c, :n]`` into the sample-major ``t[:n, j]`` for the
+    group's ``m`` instances: 16 x 16 tiles by vector shuffles at width 16 (all 16 lanes), the
+    rest row by row (contiguous loads), only for j < m (the other lanes of the width ``w``
+    are never read into an instance's result)."""
     e = n - n % 16 if w == 16 else 0
     for i0 in range(0, e, 16):
         K.rows_to_lanes16(t, i0, x, c, K.ROWS16, 0)
-    for j in range(w):
+    for j in range(m):
         xr = x[j, c]
         for i in range(e, n):
             t[i, j] = xr[i]
@@ -317,27 +248,24 @@ def inputs_to_lanes(act, g0, m, inp, t, n):
 
 
 @nb.njit(**_F)
-def from_lanes(t, x, c, n, w):
-    """The sample-major ``t[:n, j]`` back into the rows ``x[j, c, :n]``, j < w (tiles as
-    :func:`to_lanes`)."""
+def from_lanes(t, x, c, n, w, m):
+    """The sample-major ``t[:n, j]`` back into the rows ``x[j, c, :n]``: tiles as
+    :func:`to_lanes` at width 16, else only the group's ``m`` instances' rows."""
     e = n - n % 16 if w == 16 else 0
     for i0 in range(0, e, 16):
         K.lanes_to_rows16(t, i0, x, c, K.ROWS16, 0)
-    for j in range(w):
+    for j in range(m):
+        xr = x[j, c]
         for i in range(e, n):
-            x[j, c, i] = t[i, j]
+            xr[i] = t[i, j]
 
 
 @nb.njit(**_F)
-def scatter(act, g0, m, state, c, st, by, x, y, n):
-    """Store the filtering lanes' history; bypassed lanes pass their input through exactly
-    (``x``/``y`` sample-major ``(max_block, LANES)``)."""
+def scatter(act, g0, m, state, c, st, by):
+    """Store the filtering lanes' history (a bypassed lane's has no use: it stays cleared)."""
     for j in range(m):
-        v = act[g0 + j]
-        if by[j]:
-            for i in range(n):
-                y[i, j] = x[i, j]
-        else:
+        if not by[j]:
+            v = act[g0 + j]
             for k in range(4):
                 state[v, c, k] = st[k, j]
 '''
@@ -416,21 +344,16 @@ def _lane_plan(nodes: list[Node], inputs: list[int | None], use_lanes: bool) -> 
     return slot, lanes
 
 
-def _biquad_run(k: int, p: FusedPlan, lanes: list[bool]) -> list[int]:
-    """Node ``k`` and the lane biquads after it that each read the one before (at most
-    :data:`CHAIN`); a single node when ``k`` starts no such run."""
-    run = [k]
-    if not isinstance(p.nodes[k], Biquad) or not lanes[k]:
-        return run
-    while (
-        len(run) < CHAIN
-        and run[-1] + 1 < len(p.nodes)
-        and isinstance(p.nodes[run[-1] + 1], Biquad)
-        and lanes[run[-1] + 1]
-        and p.inputs[run[-1] + 1] == run[-1]
-    ):
-        run.append(run[-1] + 1)
-    return run
+@dataclass
+class _Chain:
+    """Lane biquads run in one sample loop: ``filters`` (node indexes, each reading the one
+    before), a lane gain ``gain`` multiplying filter ``gain_at``'s input, and the sends that
+    read a filter's output in between (``sends``: emitted after the loop, in graph order)."""
+
+    filters: list[int]
+    gain: int | None = None
+    gain_at: int | None = None
+    sends: list[int] = field(default_factory=list)
 
 
 class _Body:
@@ -476,68 +399,139 @@ class _Body:
         if layout == "P":
             self.lines += [
                 f"        for c in range({s.rows}.shape[1]):",
-                f"            LN.to_lanes({s.rows}, c, {s.lanes}[c], n, w)",
+                f"            LN.to_lanes({s.rows}, c, {s.lanes}[c], n, w, m)",
             ]
         else:
             self.lines += [
                 f"        for c in range({s.lanes}.shape[0]):",
-                f"            LN.from_lanes({s.lanes}[c], {s.rows}, c, n, w)",
+                f"            LN.from_lanes({s.lanes}[c], {s.rows}, c, n, w, m)",
             ]
         self.have[sl].add(layout)
 
-    def chain(self, ks: list[int], src: int) -> None:
-        """The consecutive lane biquads ``ks`` (each reading the one before, the first reading
-        slot ``src``): coefficients refreshed per instance, then per channel one chained loop
-        at the widths of :data:`CHAIN_WIDTHS` a group can have, else the single loops."""
+    def chain(self, ch: _Chain, src: int) -> None:
+        """The chain ``ch`` (its first node reading slot ``src``): coefficients refreshed per
+        instance, the gain's levels computed, then per channel one sample loop through all
+        of its filters at the group's width, then its sends."""
         p = self.p
+        ks = ch.filters
         ins = [src, *ks[:-1]]
+        if ch.gain is not None and ch.gain_at is not None:
+            ins[ch.gain_at] = ch.gain
         sites = [self.site(k, ins[f], True) for f, k in enumerate(ks)]
         filters = [bq for bq in (p.nodes[k] for k in ks) if isinstance(bq, Biquad)]
         self.lines += ["        for j in range(m):", "            v = act[g0 + j]"]
         self.lines += [bq.refresh_line(st) for bq, st in zip(filters, sites)]
+        kernel, more = f"biquad{len(ks)}_lanes", ""
+        if ch.gain is not None:
+            g = p.nodes[ch.gain]
+            assert isinstance(g, Gain)
+            gain_src = p.slot[p.inputs[ch.gain]]  # type: ignore[index]
+            self.lines.append("        " + g.levels_line(self.site(ch.gain, gain_src, True)))
+            kernel, more = f"gained{ch.gain_at}_{kernel}", ", GV, GB, steady"
         x = self.slot(src).lanes
         self.lines.append(f"        for c in range({x}.shape[0]):")
         self.lines += [
             "            " + bq.gather_line(st, f) for f, (bq, st) in enumerate(zip(filters, sites))
         ]
-        scatters = [bq.scatter_line(st, f) for f, (bq, st) in enumerate(zip(filters, sites))]
         ys = ", ".join(f"{st.dst.lanes}[c]" for st in sites)
-        cases = [
-            (f"w == {L}", [f"LN.biquad{len(ks)}_lanes_{L}({x}[c], {ys}, n, t0, CO, ST, BY)", *scatters])
-            for L in CHAIN_WIDTHS
-            if L in p.widths
-        ]
-        wide = tuple(w for w in p.widths if w > CHAIN_WIDTHS[-1])
-        if wide:
-            singles: list[str] = []
-            for f, (bq, st) in enumerate(zip(filters, sites)):
-                singles += [*bq.lane_lines(replace(st, widths=wide), f), scatters[f]]
-            cases.append(("", singles))
+        cases = [(f"w == {L}", [f"LN.{kernel}_{L}({x}[c], {ys}, n, t0, CO, ST, BY{more})"]) for L in p.widths]
         self.lines += ["            " + line for line in branches(cases, "")]
+        self.lines += [
+            "            " + bq.scatter_line(st, f) for f, (bq, st) in enumerate(zip(filters, sites))
+        ]
+        for k in ch.sends:
+            self.node(k)
+
+    def _pan_send(self, k: int) -> bool:
+        """Whether node ``k`` is a Pn21 on rows whose output the next node, a send, reads
+        (the two then run as one call)."""
+        p = self.p
+        return (
+            isinstance(p.nodes[k], Pan)
+            and not self.lanes[k]
+            and p.inputs[k] is not None
+            and k + 1 < len(p.nodes)
+            and isinstance(p.nodes[k + 1], Send)
+            and p.inputs[k + 1] == k
+        )
+
+    def _only_reader(self, k: int) -> int | None:
+        """The one node reading node ``k``'s output slot, if exactly one does and it is not
+        the graph's output."""
+        p = self.p
+        readers = [r for r, i in enumerate(p.inputs) if i is not None and p.slot[i] == p.slot[k]]
+        return readers[0] if len(readers) == 1 and p.slot[-1] != p.slot[k] else None
+
+    def _chain_from(self, k: int) -> _Chain | None:
+        """The chain starting at node ``k`` (a lane biquad, or a lane gain whose one reader is
+        a biquad): biquads each reading the one before, at most :data:`CHAIN`; between them
+        sends (run after the loop, on the stored output) and one gain whose output nothing
+        else reads (folded into the loop)."""
+        p = self.p
+        node = p.nodes[k]
+        if not self.lanes[k] or not isinstance(node, (Biquad, Gain)):
+            return None
+        if isinstance(node, Gain):
+            r = self._only_reader(k)
+            if r is None or not isinstance(p.nodes[r], Biquad):
+                return None
+        ch = _Chain([k]) if isinstance(node, Biquad) else _Chain([], k, 0)
+        cur = k
+        for j in range(k + 1, len(p.nodes)):
+            nd, i = p.nodes[j], p.inputs[j]
+            if i is None or p.slot[i] != p.slot[cur] or len(ch.filters) == CHAIN:
+                break
+            if isinstance(nd, Biquad):
+                ch.filters.append(j)
+                cur = j
+            elif nd.passes_input:
+                ch.sends.append(j)
+            elif isinstance(nd, Gain) and ch.gain is None and (r := self._only_reader(j)) is not None:
+                if not isinstance(p.nodes[r], Biquad) or p.inputs[r] != j:
+                    break
+                ch.gain, ch.gain_at, cur = j, len(ch.filters), j
+            else:
+                break
+        ch.sends = [j for j in ch.sends if j < ch.filters[-1]]  # later sends run on their own
+        return ch if ch.filters else None
+
+    def node(self, k: int) -> None:
+        """Node ``k`` on its own."""
+        p = self.p
+        inp = p.inputs[k]
+        src = p.slot[inp] if inp is not None else None
+        if src is not None:
+            self.need(src, "P" if self.lanes[k] else "S")
+        if not p.nodes[k].passes_input:
+            self.have[p.slot[k]] = {"P" if self.lanes[k] else "S"}
+        self.lines += p.nodes[k].emit(self.site(k, src, self.lanes[k]))
 
     def emit(self) -> None:
         p = self.p
-        chained: set[int] = set()
+        done: set[int] = set()
         for k, node in enumerate(p.nodes):
-            if k in chained:
+            if k in done:
                 continue
             inp = p.inputs[k]
             src = p.slot[inp] if inp is not None else None
-            run = _biquad_run(k, p, self.lanes)
-            if len(run) > 1 and src is not None:
-                self.need(src, "P")
-                for r in run:
-                    self.have[p.slot[r]] = {"P"}
-                self.chain(run, src)
-                chained.update(run)
-                continue
-            if node.lane_input and not isinstance(node, Biquad) and src is not None:
+            if src is not None and node.lane_input and not isinstance(node, Biquad):
                 self.lanes[k] = "P" in self.have[src]  # a gain keeps its input's layout
-            if src is not None:
-                self.need(src, "P" if self.lanes[k] else "S")
-            if not node.passes_input:
-                self.have[p.slot[k]] = {"P" if self.lanes[k] else "S"}
-            self.lines += node.emit(self.site(k, src, self.lanes[k]))
+            if self._pan_send(k):
+                assert src is not None
+                self.need(src, "S")
+                self.have[p.slot[k]] = {"S"}
+                self.lines += pan_send_lines(self.site(k, src, False), self.site(k + 1, p.slot[k], False))
+                done.add(k + 1)
+                continue
+            ch = self._chain_from(k) if src is not None else None
+            if ch is None or src is None:
+                self.node(k)
+                continue
+            self.need(src, "P")
+            for r in ch.filters:
+                self.have[p.slot[r]] = {"P"}
+            self.chain(ch, src)
+            done.update(ch.filters + ch.sends + ([ch.gain] if ch.gain is not None else []))
 
 
 def _fetch(table: str, key: str) -> Callable[[Any], Any]:

@@ -116,6 +116,217 @@ ROWS16 = np.arange(16, dtype=np.int64)
 """The identity row list: a group's own scratch rows 0..15."""
 
 
+class _Lanes:
+    """LLVM IR helpers for a kernel over ``<width x float>`` rows of sample-major float32
+    ``(samples, lanes)`` arrays (lane 0 first, lanes contiguous)."""
+
+    def __init__(self, context: Any, builder: Any, width: int) -> None:
+        self.context, self.builder = context, builder
+        self.i64 = ir.IntType(64)
+        self.vt = ir.VectorType(ir.FloatType(), width)
+        self.vb = ir.VectorType(ir.IntType(8), width)
+
+    def array(self, aty: Any, val: Any) -> Any:
+        return self.context.make_array(aty)(self.context, self.builder, val)
+
+    def ptr(self, aty: Any, arr: Any, idx: list, to: Any = None) -> Any:
+        """A vector pointer to ``arr[idx]`` (ints or IR values)."""
+        at = [i if isinstance(i, ir.Value) else self.i64(i) for i in idx]
+        p = cgutils.get_item_pointer(self.context, self.builder, aty, arr, at, wraparound=False)
+        return self.builder.bitcast(p, (to or self.vt).as_pointer())
+
+    def load(self, aty: Any, arr: Any, idx: list) -> Any:
+        return self.builder.load(self.ptr(aty, arr, idx), align=4)
+
+    def store(self, val: Any, aty: Any, arr: Any, idx: list) -> None:
+        self.builder.store(val, self.ptr(aty, arr, idx), align=4)
+
+    def loop(self, ia: Any, cond_fn: Any, body_fn: Any) -> None:
+        """``while cond_fn(i): body_fn(i)`` with ``i`` kept in the slot ``ia`` (the body advances it)."""
+        b = self.builder
+        head, body, done = (b.append_basic_block(nm) for nm in ("head", "body", "done"))
+        b.branch(head)
+        b.position_at_end(head)
+        b.cbranch(cond_fn(b.load(ia)), body, done)
+        b.position_at_end(body)
+        body_fn(b.load(ia))
+        b.branch(head)
+        b.position_at_end(done)
+
+
+def _chain_codegen(filters: int, width: int, gain_at: int | None) -> Any:
+    """Code generator of :func:`lane_biquads`' kernels: ``filters`` biquads in series over
+    ``width`` lanes, each sample through every filter in turn (the gain before filter
+    ``gain_at``). Samples from a group-of-8 boundary (``(t0 + i) & 7 == 0``) on run 8 at a time with each
+    sample's form of :func:`df1` known at compile time; the samples before and after test
+    their position."""
+    nf = filters
+
+    def codegen(context, builder, signature, args):
+        tys = signature.args
+        L = _Lanes(context, builder, width)
+        i64, vt = L.i64, L.vt
+        xty, ytys, coty, stty, byty = tys[0], tys[1 : 1 + nf], tys[3 + nf], tys[4 + nf], tys[5 + nf]
+        xa = L.array(xty, args[0])
+        yas = [L.array(t, a) for t, a in zip(ytys, args[1 : 1 + nf])]
+        n, t0 = args[1 + nf], args[2 + nf]
+        coa, sta, bya = (L.array(tys[k], args[k]) for k in (3 + nf, 4 + nf, 5 + nf))
+        fma_fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(vt, [vt] * 3), f"llvm.fma.v{width}f32"
+        )
+
+        def fma(a, b, c):
+            return builder.call(fma_fn, [a, b, c])
+
+        bias = ir.Constant(vt, [float(DENORMAL_BIAS)] * width)
+        co = [[L.load(coty, coa, [f, k, 0]) for k in range(5)] for f in range(nf)]
+        zero8 = ir.Constant(L.vb, [0] * width)
+        by = [
+            builder.icmp_unsigned("!=", builder.load(L.ptr(byty, bya, [f, 0], L.vb), align=1), zero8)
+            for f in range(nf)
+        ]
+        hist = [[cgutils.alloca_once(builder, vt) for _ in range(4)] for _ in range(nf)]  # x1, x2, y1, y2
+        for f in range(nf):
+            for k in range(4):
+                builder.store(L.load(stty, sta, [f, k, 0]), hist[f][k])
+
+        def run(s, form, level):
+            """Sample s through every filter, with :func:`df1`'s form for position 0, 1 or other."""
+            x0 = L.load(xty, xa, [s, 0])
+            for f in range(nf):
+                if f == gain_at:
+                    x0 = builder.fmul(x0, level(s))
+                b0, b1, b2, na1, na2 = co[f]
+                x1, x2, y1, y2 = (builder.load(h) for h in hist[f])
+                if form == 0:
+                    t = fma(b1, x1, fma(b2, x2, builder.fadd(builder.fmul(b0, x0), bias)))
+                elif form == 1:
+                    t = fma(b2, x2, fma(b1, x1, builder.fadd(builder.fmul(b0, x0), bias)))
+                else:
+                    t = fma(b0, x0, fma(b2, x2, builder.fadd(builder.fmul(b1, x1), bias)))
+                y0 = fma(na2, y2, fma(na1, y1, t))
+                out = builder.select(by[f], x0, y0)
+                L.store(out, ytys[f], yas[f], [s, 0])
+                for h, val in zip(hist[f], (x0, x1, y0, y1)):
+                    builder.store(val, h)
+                x0 = out
+
+        def samples(level):
+            """The sample loops (``level(s)``: the gain vector of sample s, or None)."""
+            ia = cgutils.alloca_once_value(builder, i64(0))
+
+            def one(i):
+                p = builder.and_(builder.add(t0, i), i64(7))
+                with builder.if_else(builder.icmp_signed("==", p, i64(0))) as (then0, other0):
+                    with then0:
+                        run(i, 0, level)
+                    with other0, builder.if_else(builder.icmp_signed("==", p, i64(1))) as (then1, other1):
+                        with then1:
+                            run(i, 1, level)
+                        with other1:
+                            run(i, 2, level)
+                builder.store(builder.add(i, i64(1)), ia)
+
+            def eight(i):
+                for u in range(8):
+                    run(builder.add(i, i64(u)), min(u, 2), level)
+                builder.store(builder.add(i, i64(8)), ia)
+
+            def before_aligned(i):
+                unaligned = builder.icmp_signed("!=", builder.and_(builder.add(t0, i), i64(7)), i64(0))
+                return builder.and_(builder.icmp_signed("<", i, n), unaligned)
+
+            L.loop(ia, before_aligned, one)
+            L.loop(ia, lambda i: builder.icmp_signed("<=", builder.add(i, i64(8)), n), eight)
+            L.loop(ia, lambda i: builder.icmp_signed("<", i, n), one)
+
+        if gain_at is not None:
+            gvty, gbty = tys[6 + nf], tys[7 + nf]
+            gva, gba = L.array(gvty, args[6 + nf]), L.array(gbty, args[7 + nf])
+            with builder.if_else(args[8 + nf]) as (held, ramp):
+                with held:
+                    g = L.load(gvty, gva, [0])
+                    samples(lambda s: g)
+                with ramp:
+                    samples(lambda s: L.load(gbty, gba, [s, 0]))
+        else:
+            samples(None)
+        for f in range(nf):
+            for k in range(4):
+                L.store(builder.load(hist[f][k]), stty, sta, [f, k, 0])
+        return context.get_dummy_value()
+
+    return codegen
+
+
+def lane_biquads(filters: int, width: int, gain_at: int | None = None) -> Any:
+    """A numba intrinsic ``(x, y_0, ..., y_{filters-1}, n, t0, co, st, by)`` running ``filters``
+    Direct Form I biquads in series over lanes ``0 .. width - 1`` of sample-major
+    ``(samples, lanes)`` float32 buffers: filter f reads filter f-1's output (filter 0 reads
+    ``x``) and writes ``y_f[:n, :width]``. ``co`` ``(>= filters, 5, lanes)`` holds b0, b1, b2,
+    -a1, -a2; ``st`` ``(>= filters, 4, lanes)`` x1, x2, y1, y2 (read, then updated); ``by``
+    ``(>= filters, lanes)`` bool: a bypassed lane's output is its input. ``t0`` is the absolute
+    index of sample 0 (:func:`df1`'s position in its group of 8).
+
+    With ``gain_at``, three more arguments ``(gv, gb, steady)``: filter ``gain_at``'s input
+    (``x`` or the filter before's output) is multiplied by ``gv`` when ``steady``, else by
+    ``gb[i]`` (a Gai0 between them, float32 products as :func:`gai0_voice`'s); the kernel does not
+    store the product.
+
+    Each lane computes exactly :func:`df1`'s operations in its order (a vector fma rounds like a
+    scalar one; nothing is reassociated), so every output is bit-identical to the scalar
+    recursion. The sample loop is written in LLVM IR on ``<width x float>`` vectors, not left to
+    the SLP vectoriser, so every filter of the chain stays one register-resident recursion and
+    the filters' dependent fma pairs overlap."""
+    ys = ", ".join(f"y{f}" for f in range(filters))
+    more = ", gv, gb, steady" if gain_at is not None else ""
+    src = (
+        f"def kernel(typingctx, x, {ys}, n, t0, co, st, by{more}):\n"
+        f"    sig = types.void(x, {ys}, types.int64, types.int64, co, st, by{more})\n"
+        "    return sig, codegen\n"
+    )
+    scope: dict[str, Any] = {"types": types, "codegen": _chain_codegen(filters, width, gain_at)}
+    exec(src, scope)
+    return intrinsic(scope["kernel"])
+
+
+def lane_scale(width: int) -> Any:
+    """A numba intrinsic ``(x, y, n, gv, gb, steady)``: ``y[i, :width] = x[i, :width] * gv``
+    when ``steady``, else ``* gb[i, :width]``, for i < n (float32 products, ``<width x float>``
+    vectors in LLVM IR)."""
+
+    def codegen(context, builder, signature, args):
+        xty, yty, _, gvty, gbty, _ = signature.args
+        L = _Lanes(context, builder, width)
+        xa, ya, gva, gba = (
+            L.array(t, a) for t, a in zip((xty, yty, gvty, gbty), (args[0], args[1], args[3], args[4]))
+        )
+        n = args[2]
+
+        def samples(level):
+            ia = cgutils.alloca_once_value(builder, L.i64(0))
+
+            def one(i):
+                L.store(builder.fmul(L.load(xty, xa, [i, 0]), level(i)), yty, ya, [i, 0])
+                builder.store(builder.add(i, L.i64(1)), ia)
+
+            L.loop(ia, lambda i: builder.icmp_signed("<", i, n), one)
+
+        with builder.if_else(args[5]) as (held, ramp):
+            with held:
+                g = L.load(gvty, gva, [0])
+                samples(lambda s: g)
+            with ramp:
+                samples(lambda s: L.load(gbty, gba, [s, 0]))
+        return context.get_dummy_value()
+
+    @intrinsic
+    def scale(typingctx, x, y, n, gv, gb, steady):
+        return types.void(x, y, types.int64, gv, gb, types.boolean), codegen
+
+    return scale
+
+
 @nb.njit(**_FLAGS)
 def fma32_soft(a, b, c):
     """Correctly rounded float32 ``a*b + c`` from float64 arithmetic only (no FMA instruction).
@@ -701,9 +912,8 @@ def pan_gains(angle_deg, level, layout, out):
 
 
 @nb.njit(inline="always", **_FLAGS)
-def pn21_voice(v, x, y, n, dirty, angle, level, layout, cur, goal, step, left, init, scratch):
-    """:func:`pn21` for instance ``v``; ``x`` (1, samples) -> ``y`` (channels, samples)."""
-    nch = y.shape[0]
+def _pan_retarget(v, nch, dirty, angle, level, layout, cur, goal, step, left, init, scratch):
+    """Apply instance ``v``'s dirty pan: the first matrix jumps, later ones ramp over 64 samples."""
     if dirty[v]:
         dirty[v] = False
         pan_gains(angle[v], level[v], layout, scratch)
@@ -718,6 +928,13 @@ def pn21_voice(v, x, y, n, dirty, angle, level, layout, cur, goal, step, left, i
             for c in range(nch):
                 step[v, c] = (scratch[c] - cur[v, c]) / 64.0
             left[v] = 64
+
+
+@nb.njit(inline="always", **_FLAGS)
+def pn21_voice(v, x, y, n, dirty, angle, level, layout, cur, goal, step, left, init, scratch):
+    """:func:`pn21` for instance ``v``; ``x`` (1, samples) -> ``y`` (channels, samples)."""
+    nch = y.shape[0]
+    _pan_retarget(v, nch, dirty, angle, level, layout, cur, goal, step, left, init, scratch)
     l0 = left[v]
     r = min(l0, n)
     for c in range(nch):
@@ -733,6 +950,68 @@ def pn21_voice(v, x, y, n, dirty, angle, level, layout, cur, goal, step, left, i
             yc[i] = x0[i] * g32
         cur[v, c] = g
     left[v] = max(l0 - n, 0)
+
+
+@nb.njit(inline="always", **_FLAGS)
+def pn21_sen0_voice(
+    v,
+    x,
+    y,
+    n,
+    dirty,
+    angle,
+    level,
+    layout,
+    cur,
+    goal,
+    step,
+    left,
+    init,
+    scratch,
+    s_dirty,
+    s_target,
+    s_cur,
+    s_step,
+    s_left,
+    s_init,
+    dest,
+    tgt,
+    duck,
+    band,
+):
+    """:func:`pn21_voice` then :func:`sen0_voice` of its output (``s_*``: the send's arrays):
+    when both levels hold and the send maps channel to channel, one pass computes each pan
+    product, stores it and adds its send product to the destination (the same operations in
+    the same order); otherwise the two run one after the other."""
+    nch = y.shape[0]
+    _pan_retarget(v, nch, dirty, angle, level, layout, cur, goal, step, left, init, scratch)
+    _retarget(v, s_dirty, s_target, s_cur, s_step, s_left, s_init, 65.0)
+    d = dest[v]
+    if left[v] != 0 or s_left[v] != 0 or d < 0 or nch != tgt.shape[1]:
+        pn21_voice(v, x, y, n, dirty, angle, level, layout, cur, goal, step, left, init, scratch)
+        sen0_voice(v, y, n, s_dirty, s_target, s_cur, s_step, s_left, s_init, dest, tgt, duck, band)
+        return
+    gs = np.float32(s_cur[v])
+    x0 = x[0, :n]
+    if duck.shape[0] > 0:
+        dk = duck[band[v], :n]
+        for c in range(nch):
+            gp = np.float32(cur[v, c])
+            yc = y[c, :n]
+            tc = tgt[d, c, :n]
+            for i in range(n):
+                p = x0[i] * gp
+                yc[i] = p
+                tc[i] += p * gs * dk[i]
+    else:
+        for c in range(nch):
+            gp = np.float32(cur[v, c])
+            yc = y[c, :n]
+            tc = tgt[d, c, :n]
+            for i in range(n):
+                p = x0[i] * gp
+                yc[i] = p
+                tc[i] += p * gs
 
 
 @nb.njit(**_FLAGS)

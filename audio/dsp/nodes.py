@@ -46,6 +46,7 @@ __all__ = [
     "Delay",
     "Pan",
     "SubmixInput",
+    "pan_send_lines",
 ]
 
 _NO_DUCK = np.ones((0, 1), dtype=np.float32)
@@ -390,36 +391,16 @@ class Biquad(Node):
         )
 
     def scatter_line(self, s: Site, f: int) -> str:
-        """Store lane scratch ``f``'s history; bypassed lanes pass their input through."""
-        assert s.src is not None
-        return (
-            f"LN.scatter(act, g0, m, {s.a('state')}, c, ST[{f}], BY[{f}], {s.src.lanes}[c], "
-            f"{s.dst.lanes}[c], n)"
-        )
-
-    def lane_lines(self, s: Site, f: int) -> list[str]:
-        """The lane biquad ``src[c] -> dst[c]`` at the group's width (lane scratch ``f``),
-        indented for a channel loop."""
-        assert s.src is not None
-        x, y = f"{s.src.lanes}[c]", f"{s.dst.lanes}[c]"
-        cases = [(f"w == {w}", [f"LN.biquad_lanes_{w}({x}, {y}, n, t0, CO[{f}], ST[{f}])"]) for w in s.widths]
-        return branches(cases, "")
+        """Store lane scratch ``f``'s history."""
+        return f"LN.scatter(act, g0, m, {s.a('state')}, c, ST[{f}], BY[{f}])"
 
     def emit(self, s: Site) -> list[str]:
         a = s.a
-        assert s.src is not None
-        if not s.lanes:
-            return _EACH + [
-                self.refresh_line(s),
-                f"            K.biquad_voice(v, {s.src.row()}, {s.dst.row()}, n, t0, {a('coefs')}, "
-                f"{a('bypass')}, {a('state')})",
-            ]
+        assert s.src is not None and not s.lanes, "lane biquads are emitted by audio.dsp.fused's chains"
         return _EACH + [
             self.refresh_line(s),
-            f"        for c in range({s.src.lanes}.shape[0]):",
-            "            " + self.gather_line(s, 0),
-            *["            " + line for line in self.lane_lines(s, 0)],
-            "            " + self.scatter_line(s, 0),
+            f"            K.biquad_voice(v, {s.src.row()}, {s.dst.row()}, n, t0, {a('coefs')}, "
+            f"{a('bypass')}, {a('state')})",
         ]
 
 
@@ -540,6 +521,13 @@ class Gain(_Ramped):
         if s.lanes:
             return [f"        LN.gain_lanes(act, g0, m, w, {s.src.lanes}, {s.dst.lanes}, n, {tail}, GB, GV)"]
         return _EACH + [f"            K.gai0_voice(v, {s.src.row()}, {s.dst.row()}, n, {tail})"]
+
+    def levels_line(self, s: Site) -> str:
+        """The lane form's levels only (``steady``, ``GV``/``GB``), for a biquad kernel that
+        multiplies its input by them (:func:`audio.dsp.kernels.lane_biquads` with ``gain``)."""
+        a = s.a
+        tail = f"{a('dirty')}, {a('gain')}, {a('cur')}, {a('step')}, {a('left')}, {a('init')}"
+        return f"steady = LN.gain_levels(act, g0, m, w, n, {tail}, GB, GV)"
 
 
 class Send(_Ramped):
@@ -693,6 +681,20 @@ class Pan(Node):
             f"{a('level')}, {s.layout}, {a('cur')}, {a('goal')}, {a('step')}, {a('left')}, {a('init')}, "
             f"{a('scratch')})"
         ]
+
+
+def pan_send_lines(pan: Site, send: Site) -> list[str]:
+    """A Pn21 (rows) and the Sen0 reading its output as one per-instance call
+    (:func:`audio.dsp.kernels.pn21_sen0_voice`)."""
+    a, b = pan.a, send.a
+    assert pan.src is not None
+    rows = f"{pan.src.row()}, {pan.dst.row()}"
+    return _EACH + [
+        f"            K.pn21_sen0_voice(v, {rows}, n, {a('dirty')}, {a('angle_deg')}, "
+        f"{a('level')}, {pan.layout}, {a('cur')}, {a('goal')}, {a('step')}, {a('left')}, {a('init')}, "
+        f"{a('scratch')}, {b('dirty')}, {b('level')}, {b('cur')}, {b('step')}, {b('left')}, {b('init')}, "
+        f"{b('dest')}, {b('target')}, {b('duck')}, {b('band')})"
+    ]
 
 
 NODE_KINDS: dict[str, type[Node]] = {

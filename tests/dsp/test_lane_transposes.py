@@ -10,19 +10,23 @@ from audio.dsp import fused as F
 
 
 @pytest.mark.parametrize("n", [1, 15, 16, 17, 100, 256, 333])
-@pytest.mark.parametrize("w", [4, 8, 16])
-def test_rows_to_lanes_and_back_moves_every_sample_unchanged(n, w):
+@pytest.mark.parametrize(("w", "m"), [(4, 1), (4, 4), (8, 5), (8, 8), (16, 3), (16, 16)])
+def test_rows_to_lanes_and_back_moves_every_sample_unchanged(n, w, m):
     ln = F.lanes_module()
-    rng = np.random.default_rng(n * 31 + w)
+    rng = np.random.default_rng(n * 31 + w + m)
     rows = rng.standard_normal((F.LANES, 2, 400)).astype(np.float32)
     lanes = np.full((400, F.LANES), np.nan, np.float32)
-    ln.to_lanes(rows, 1, lanes, n, w)
-    assert np.array_equal(lanes[:n, :w], rows[:w, 1, :n].T)
+    ln.to_lanes(rows, 1, lanes, n, w, m)
+    assert np.array_equal(lanes[:n, :m], rows[:m, 1, :n].T)
     assert np.isnan(lanes[n:]).all() and np.isnan(lanes[:n, w:]).all()  # nothing else written
+    if w < 16:
+        assert np.isnan(lanes[:, m:]).all()  # narrow groups: only the instances' lanes
     back = np.full((F.LANES, 2, 400), np.nan, np.float32)
-    ln.from_lanes(lanes, back, 0, n, w)
-    assert np.array_equal(back[:w, 0, :n], rows[:w, 1, :n])
+    ln.from_lanes(lanes, back, 0, n, w, m)
+    assert np.array_equal(back[:m, 0, :n], rows[:m, 1, :n])
     assert np.isnan(back[:, 1]).all() and np.isnan(back[:w, 0, n:]).all() and np.isnan(back[w:]).all()
+    if w < 16:
+        assert np.isnan(back[m:]).all()
 
 
 @pytest.mark.parametrize("n", [7, 16, 100, 256])
