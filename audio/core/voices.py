@@ -218,8 +218,8 @@ class VoiceManager:
                 self.mixer.submix_instance(to.partition(":")[2], slot)
                 node.dest[inst] = slot
         self.mixer.wake_downstream(bank)
-        for k, val in (params or {}).items():
-            bank.set(inst, k, val)
+        if params:
+            self._write(bank, inst, params)
         v = Voice(
             self._next_id,
             graph,
