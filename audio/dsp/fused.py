@@ -18,7 +18,13 @@ code beside it) and imports it. The function walks the active instances in group
   coefficients and pass their input through exactly;
 * up to :data:`CHAIN` biquads in series (HPF -> LPF, or a radio voice's HPF -> LPF -> PEAK)
   share one sample loop: a recursion is latency-bound (two dependent fmas per sample), so the
-  filters' recursions overlap instead of running one after another.
+  filters' recursions overlap instead of running one after another. The loop also runs through
+  sends between the filters (they run after it, on the filter's stored output; a send's
+  destination is its own, so the order of sends into it is unchanged) and through one lane
+  gain whose output nothing else reads (its float32 product is taken in the loop): the Skate
+  stream voice's PI20 -> Sen0 -> Gai0 -> HI20 -> LI20 is one loop;
+* a Pn21 on rows and the send reading its output run as one per-instance pass
+  (:func:`audio.dsp.kernels.pn21_sen0_voice`) while both levels hold.
 
 Parameters are applied at the start of the call exactly as in the node path, sends add into
 their destinations in instance order, and the graph's last node is copied to ``bank.output``,
