@@ -60,7 +60,8 @@ def active() -> bool:
 
 @contextmanager
 def enabled(budget: int = DEFAULT_BUDGET) -> Iterator[None]:
-    """Share memoised values inside this block (nested blocks share the same store).
+    """Share memoised values inside this block (nested blocks share the same store; the
+    outer block's budget holds again when an inner one ends).
 
     Parameters
     ----------
@@ -69,12 +70,14 @@ def enabled(budget: int = DEFAULT_BUDGET) -> Iterator[None]:
         used values go first beyond it.
     """
     global _budget
+    outer = _budget
     _local.depth = _depth() + 1
     _budget = budget
     try:
         yield
     finally:
         _local.depth = _depth() - 1
+        _budget = outer
 
 
 def file_key(path: str | os.PathLike[str]) -> tuple[str, int, int]:

@@ -138,7 +138,18 @@ class Stored:
 
 def store_task(task: Task, root: str, task_fn: Callable[[Task], pa.Table] = run_task) -> Stored:
     """Run ``task`` with ``task_fn`` on a worker and write its table into the batch directory
-    ``root`` (atomically, under the task's one name)."""
+    ``root`` (atomically, under the task's one name).
+
+    Parameters
+    ----------
+    task:
+        The scenario and seeds to run.
+    root:
+        The batch directory as the worker sees it (the client's absolute path: a LocalCluster,
+        or a shared file system mounted at the same path).
+    task_fn:
+        Runs the task and returns its table (:func:`~audio.offline.batch.runner.run_task`).
+    """
     table = task_fn(task)
     path = BatchStore(root).write(task.key, task.seeds, table)
     return Stored(path, _failed_runs(table))

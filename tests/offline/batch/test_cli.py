@@ -55,8 +55,9 @@ def test_report_of_a_directory_without_a_batch_is_one_error_line(tmp_path, capsy
     ids=["no-seeds", "no-output", "workers-and-scheduler", "shared-store-alone", "report-without-dir"],
 )
 def test_a_batch_command_missing_or_mixing_options_is_one_error_line_with_exit_status_2(
-    args, capsys, tmp_path
+    args, capsys, tmp_path, monkeypatch
 ):
+    monkeypatch.chdir(tmp_path)  # "runs" is relative: nothing may appear there
     assert main(args) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("barkbus: error:")

@@ -68,6 +68,18 @@ def test_the_memo_drops_the_least_recently_used_arrays_beyond_its_budget():
     assert kept["b"] == "rebuilt"
 
 
+def test_an_inner_memo_block_such_as_a_render_leaves_the_outer_blocks_budget_in_force():
+    memo.clear()
+    with memo.enabled(budget=3000):
+        with memo.enabled(budget=1 << 20):  # e.g. render_scenario's own block
+            pass
+        memo.memo(("a",), lambda: np.zeros(500, np.float32))  # 2000 bytes
+        memo.memo(("b",), lambda: np.zeros(500, np.float32))  # 4000 in all: a must go
+        kept = {k: memo.memo((k,), lambda: "rebuilt") for k in "ab"}
+    memo.clear()
+    assert kept["a"] == "rebuilt" and isinstance(kept["b"], np.ndarray)
+
+
 def test_each_thread_builds_its_own_value():
     import threading
 
