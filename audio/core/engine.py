@@ -481,7 +481,7 @@ class Engine:
         check would change nothing, so it is skipped and the audio is not split there."""
         banks = [b for b in self.mixer.voice_banks.values() if b.act.shape[0]]
         for b in banks:
-            if (b.ended_at[b.act] >= 0).any():
+            if max(b.ended_at[b.act].tolist()) >= 0:  # a few voices: cheaper than numpy's any
                 return True
         end = self._end_at if self._watch_ends and self._end_at >= 0 else -1
         if end < 0:
@@ -546,7 +546,9 @@ class Engine:
                 if c.row_at < nxt:
                     nxt = c.row_at
             if self._watch_ends:
-                end = self.next_voice_end()  # computed again only when voices changed (ticks, handlers)
+                end = self._end_at  # computed again only when voices changed (ticks, handlers)
+                if end < 0:
+                    end = self.next_voice_end()
                 if end < nxt:
                     nxt = end
             if nxt <= t:
