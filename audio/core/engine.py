@@ -474,22 +474,6 @@ class Engine:
             event_kind=event.KIND,
         )
 
-    def _next_control(self, limit: int) -> int:
-        nxt = limit
-        e = self.bus.next_at()
-        if e is not None and e < nxt:
-            nxt = e
-        for c in self._clocked:
-            if c.next_at < nxt:
-                nxt = c.next_at
-            if c.row_at < nxt:
-                nxt = c.row_at
-        if self._watch_ends:
-            end = self.next_voice_end()  # computed again only when voices changed (ticks, handlers)
-            if end < nxt:
-                nxt = end
-        return nxt
-
     def _idle_work(self, grid: int) -> bool:
         """Whether the idle check at grid sample ``grid`` (no control point before it) may free a
         voice or put a submix slot or a bus to sleep: a voice has ended or shows ended by then,
@@ -497,7 +481,7 @@ class Engine:
         check would change nothing, so it is skipped and the audio is not split there."""
         banks = [b for b in self.mixer.voice_banks.values() if b.act.shape[0]]
         for b in banks:
-            if (b.ended_at[b.act] >= 0).any():
+            if max(b.ended_at[b.act].tolist()) >= 0:  # a few voices: cheaper than numpy's any
                 return True
         end = self._end_at if self._watch_ends and self._end_at >= 0 else -1
         if end < 0:
@@ -505,7 +489,7 @@ class Engine:
         if end <= grid:
             return True
         mx = self.mixer
-        acts = tuple(b.act for bs in (mx.voice_banks, mx.submix_banks, mx.buses) for b in bs.values())
+        acts = tuple(b.act for b in mx.banks)
         seen = self._fed_for
         if seen is None or len(seen[0]) != len(acts) or any(a is not b for a, b in zip(acts, seen[0])):
             # who sends where changes only with a bank's active set (a new array each time)
@@ -519,10 +503,9 @@ class Engine:
         so the engine writes zeros for the whole stretch instead of processing it a sub-block
         at a time."""
         mx = self.mixer
-        for banks in (mx.voice_banks, mx.submix_banks, mx.buses):
-            for b in banks.values():
-                if b.act.shape[0]:
-                    return False
+        for b in mx.banks:
+            if b.act.shape[0]:
+                return False
         return all(d.still for d in mx.duckers.values())
 
     def render(self, n: int, out: np.ndarray | None = None) -> np.ndarray:
@@ -547,33 +530,50 @@ class Engine:
         max_block = self.max_block if dsp else n
         if not dsp:
             out[:n] = 0.0  # decisions-only: silence, written once per call
+        mixer, bus, skip_idle, taps = self.mixer, self.bus, self._skip_idle, self._taps
         while i < n:
             self._control()
             t = self.now
             quiet = dsp and self._quiet()
-            nxt = self._next_control(t + (n - i if quiet else min(n - i, max_block)))
+            # the next control point: the next event, system frame, scheduled row or voice end
+            nxt = t + (n - i if quiet else min(n - i, max_block))
+            e = bus.next_at()
+            if e is not None and e < nxt:
+                nxt = e
+            for c in self._clocked:
+                if c.next_at < nxt:
+                    nxt = c.next_at
+                if c.row_at < nxt:
+                    nxt = c.row_at
+            if self._watch_ends:
+                end = self._end_at  # computed again only when voices changed (ticks, handlers)
+                if end < 0:
+                    end = self.next_voice_end()
+                if end < nxt:
+                    nxt = end
             if nxt <= t:
                 nxt = t + 1
-            if self._skip_idle:
+            if skip_idle:
                 if t % IDLE_GRID == 0 and self._idle_work(t):
                     self.voices.reclaim_quiet()
-                    self.mixer.sleep_idle()
+                    mixer.sleep_idle()
                 grid = t - t % IDLE_GRID + IDLE_GRID
                 if grid < nxt and self._idle_work(grid):
                     nxt = grid
             m = nxt - t
+            j = i + m
             if quiet:  # the mixer would process nothing and output silence, m samples at once
-                out[i : i + m] = 0.0
+                out[i:j] = 0.0
             elif dsp:
-                _interleave(self.mixer.process(m, t), out[i : i + m])
+                _interleave(mixer.process(m, t), out[i:j])
             else:
-                advance_sources(self.mixer, m, t)
-            if self._taps is not None:
-                for name, chunks in self._taps.items():
-                    bus = self.mixer.buses[name].output[0, :, :m].T if dsp and not quiet else out[i : i + m]
-                    chunks.append(bus.copy())  # decisions-only or quiet: silence, like the output
+                advance_sources(mixer, m, t)
+            if taps is not None:
+                for name, chunks in taps.items():
+                    bus_out = mixer.buses[name].output[0, :, :m].T if dsp and not quiet else out[i:j]
+                    chunks.append(bus_out.copy())  # decisions-only or quiet: silence, like the output
             self.now = nxt
-            i += m
+            i = j
         return out
 
     def run_until(self, sample: int) -> None:

@@ -130,8 +130,11 @@ class Mixer:
         self.buses: dict[str, GraphBank] = {}
         self.duckers: dict[str, Ducker] = {}
         self._bus_order: list[GraphBank] = []
+        self.banks: tuple[GraphBank, ...] = ()
+        """Every bank in processing order: voice banks, submix banks, buses (master last)."""
+        self._ducker_list: tuple[Ducker, ...] = ()
         self._bus_edges: dict[str, set[str]] = {}
-        self.bus("master")
+        self._master = self.bus("master")
 
     # -- loading -----------------------------------------------------------------------
     def _wire(self, bank: GraphBank) -> None:
@@ -156,6 +159,8 @@ class Mixer:
         bank.invalidate()
         if bank.spec.kind == "bus":
             self._order_buses()
+        self.banks = (*self.voice_banks.values(), *self.submix_banks.values(), *self._bus_order)
+        self._ducker_list = tuple(self.duckers.values())
 
     def _order_buses(self) -> None:
         order: list[str] = []
@@ -233,7 +238,7 @@ class Mixer:
             self.voice_bank(name)
         if not self.dsp:
             return
-        for bank in [*self.voice_banks.values(), *self.submix_banks.values(), *self._bus_order]:
+        for bank in self.banks:
             bank.warm()
 
     # -- control -----------------------------------------------------------------------
@@ -346,12 +351,8 @@ class Mixer:
         """Render ``n`` samples starting at sample ``t0``; returns a (channels, n) view."""
         if not 0 < n <= self.max_block:
             raise ValueError(f"block of {n} samples outside 1..{self.max_block}")
-        for d in self.duckers.values():
+        for d in self._ducker_list:
             d.run(n)
-        for b in self.voice_banks.values():
+        for b in self.banks:  # processing order, kept by _wire
             b.process(n, t0)
-        for b in self.submix_banks.values():
-            b.process(n, t0)
-        for b in self._bus_order:
-            b.process(n, t0)
-        return self.buses["master"].output[0, :, :n]
+        return self._master.output[0, :, :n]
