@@ -370,7 +370,7 @@ class Engine:
         (:func:`audio.dsp.skip.voice_end_seen`) if nothing changes the voices first; ``2**62``
         when none can end. A system computing frames ahead stops there: the engine asks its
         :meth:`~audio.core.plugin.GameSystem.next_tick` again at that sample."""
-        if self._end_at < 0:
+        if self._end_at < 0 or self._end_version != self.voices.version:  # none yet, or voices changed
             self._end_version = self.voices.version
             self._end_at = min(
                 (voice_end_seen(b, self.now) for b in self.mixer.voice_banks.values() if b.act.shape[0]),

@@ -239,3 +239,21 @@ def test_scheduled_writes_sound_as_the_same_writes_made_by_a_tick_every_frame():
                 assert eng.rows_applied > eng.ticks
                 # each nudge drops the rows not run yet: they are computed again
                 assert f.computed > eng.rows_applied
+
+
+def _asked_after_retune(ask_before: bool) -> tuple[int, int]:
+    e = Engine(block=256, skip_ticks=True)
+    w = Retuner(True)
+    e.add_system(w)
+    e.prepare()
+    e.bus.post(Say(t=0.0, samples=12_000))
+    e.render(4_800)
+    before = e.next_voice_end() if ask_before else -1
+    e.voices.set(w.voice, **{"Rsp0.pitch": 2048.0})  # half speed: the voice ends later
+    return before, e.next_voice_end()
+
+
+def test_the_next_voice_end_asked_after_a_retune_is_the_new_one_not_the_answer_kept_from_before():
+    before, after = _asked_after_retune(True)
+    _, fresh = _asked_after_retune(False)  # the first question after the retune
+    assert 4_800 < before < after == fresh
