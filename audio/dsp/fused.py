@@ -333,26 +333,32 @@ def delay_held(act, g0, m, n, dirty, seconds, sample_rate, buf, cur, old, left):
 def taps_to_lanes(act, g0, m, buf, widx, cur, c, t, n):
     """Del0's output for a group whose delays are held (:func:`delay_held`), read before the
     block is written: instance ``act[g0 + j]``'s channel-c taps into lane ``m + j`` of ``t``."""
-    mask = buf.shape[2] - 1
+    size = buf.shape[2]
     for j in range(m):
         v = act[g0 + j]
         b = buf[v, c]
-        r = widx[v] - cur[v]
-        for i in range(n):
-            t[i, m + j] = b[(r + i) & mask]
+        r = (widx[v] - cur[v]) & (size - 1)
+        first = min(n, size - r)  # up to the ring's end, then from its start
+        for i in range(first):
+            t[i, m + j] = b[r + i]
+        for i in range(first, n):
+            t[i, m + j] = b[i - first]
 
 
 @nb.njit(**_F)
 def lanes_to_ring(act, g0, m, t, buf, widx, c, n):
     """Del0's input for a group: lane ``j`` of ``t`` into instance ``act[g0 + j]``'s channel-c
     ring from its write position (advanced by :func:`advance_rings`)."""
-    mask = buf.shape[2] - 1
+    size = buf.shape[2]
     for j in range(m):
         v = act[g0 + j]
         b = buf[v, c]
         w = widx[v]
-        for i in range(n):
-            b[(w + i) & mask] = t[i, j]
+        first = min(n, size - w)  # up to the ring's end, then from its start
+        for i in range(first):
+            b[w + i] = t[i, j]
+        for i in range(first, n):
+            b[i - first] = t[i, j]
 
 
 @nb.njit(**_F)
