@@ -23,9 +23,10 @@ code beside it) and imports it. The function walks the active instances in group
   destination is its own, so the order of sends into it is unchanged) and through one lane
   gain whose output nothing else reads (its float32 product is taken in the loop): the Skate
   stream voice's PI20 -> Sen0 -> Gai0 -> HI20 -> LI20 is one loop;
-* an HPF -> Del0 -> LPF (the echo submix) whose group's delays are held and at least a block
-  long runs both filters as independent lanes of one sample loop: the LPF's input this block
-  is already in the delay rings, so it is read before the HPF's output is written;
+* an HPF -> Del0 -> LPF (the echo submix) whose group's delays are held runs both filters as
+  independent lanes of one sample loop, over runs no longer than the shortest delay: the
+  LPF's input over such a run is already in the delay rings, so it is read before the HPF's
+  output is written;
 * a Pn21 on rows and the send reading its output run as one per-instance pass
   (:func:`audio.dsp.kernels.pn21_sen0_voice`) while both levels hold.
 
@@ -314,51 +315,55 @@ def scatter_at(act, g0, m, j0, state, c, st, by):
 
 
 @nb.njit(**_F)
-def delay_held(act, g0, m, n, dirty, seconds, sample_rate, buf, cur, old, left):
-    """Del0's delay changes for a group (:func:`audio.dsp.kernels.del0_retarget`). Returns
-    whether every delay is held (no crossfade) and from ``n`` to ``size - n`` samples long:
-    then each instance's ``n`` taps of this block were all written before it, and writing
-    the block cannot overwrite one of them."""
+def delay_chunk(act, g0, m, n, dirty, seconds, sample_rate, buf, cur, old, left):
+    """Del0's delay changes for a group (:func:`audio.dsp.kernels.del0_retarget`). Returns the
+    longest run of samples, at most ``n``, whose delay taps were all written before it when
+    every delay is held (no crossfade): the shortest delay, and none reaching round the ring
+    onto the run; 0 when a delay crossfades or is shorter than 16 samples."""
     size = buf.shape[2]
-    held = True
+    run = n
     for j in range(m):
         v = act[g0 + j]
         K.del0_retarget(v, dirty, seconds, sample_rate, size, cur, old, left)
-        if left[v] != 0 or cur[v] < n or cur[v] + n > size:
-            held = False
-    return held
+        if left[v] != 0 or cur[v] < 16:
+            return 0
+        run = min(run, cur[v])
+    for j in range(m):
+        if cur[act[g0 + j]] + run > size:
+            return 0
+    return run
 
 
 @nb.njit(**_F)
-def taps_to_lanes(act, g0, m, buf, widx, cur, c, t, n):
-    """Del0's output for a group whose delays are held (:func:`delay_held`), read before the
-    block is written: instance ``act[g0 + j]``'s channel-c taps into lane ``m + j`` of ``t``."""
+def taps_to_lanes(act, g0, m, buf, widx, cur, c, t, i0, k):
+    """Del0's output for samples ``i0 .. i0 + k`` of a group whose taps there are all written
+    (:func:`delay_chunk`): instance ``act[g0 + j]``'s channel-c taps into lane ``m + j`` of ``t``."""
     size = buf.shape[2]
     for j in range(m):
         v = act[g0 + j]
         b = buf[v, c]
-        r = (widx[v] - cur[v]) & (size - 1)
-        first = min(n, size - r)  # up to the ring's end, then from its start
+        r = (widx[v] + i0 - cur[v]) & (size - 1)
+        first = min(k, size - r)  # up to the ring's end, then from its start
         for i in range(first):
-            t[i, m + j] = b[r + i]
-        for i in range(first, n):
-            t[i, m + j] = b[i - first]
+            t[i0 + i, m + j] = b[r + i]
+        for i in range(first, k):
+            t[i0 + i, m + j] = b[i - first]
 
 
 @nb.njit(**_F)
-def lanes_to_ring(act, g0, m, t, buf, widx, c, n):
-    """Del0's input for a group: lane ``j`` of ``t`` into instance ``act[g0 + j]``'s channel-c
-    ring from its write position (advanced by :func:`advance_rings`)."""
+def lanes_to_ring(act, g0, m, t, buf, widx, c, i0, k):
+    """Del0's input for samples ``i0 .. i0 + k`` of a group: lane ``j`` of ``t`` into instance
+    ``act[g0 + j]``'s channel-c ring (its write position advanced by :func:`advance_rings`)."""
     size = buf.shape[2]
     for j in range(m):
         v = act[g0 + j]
         b = buf[v, c]
-        w = widx[v]
-        first = min(n, size - w)  # up to the ring's end, then from its start
+        w = (widx[v] + i0) & (size - 1)
+        first = min(k, size - w)  # up to the ring's end, then from its start
         for i in range(first):
-            b[w + i] = t[i, j]
-        for i in range(first, n):
-            b[i - first] = t[i, j]
+            b[w + i] = t[i0 + i, j]
+        for i in range(first, k):
+            b[i - first] = t[i0 + i, j]
 
 
 @nb.njit(**_F)
@@ -636,11 +641,12 @@ class _Body:
 
     def echo(self, k: int, src: int) -> None:
         """The HPF -> Del0 -> LPF at ``k`` (:meth:`_echo`; the HPF reading slot ``src``). When
-        a group's delays are held and at least a block long (:func:`delay_held`), the LPF's
-        input this block is already in the rings: both filters then run as independent
-        recursions in one sample loop, the HPF in lanes ``j`` and the LPF in lanes ``m + j``
-        (the LPF's input read into the free lanes of the HPF's), and the HPF's output is
-        written to the rings after. Otherwise the three run one after another."""
+        a group's delays are held, the LPF's input over a run of samples no longer than the
+        shortest delay (:func:`delay_chunk`) is already in the rings: both filters then run
+        as independent recursions in one sample loop run by run, the HPF in lanes ``j`` and
+        the LPF in lanes ``m + j`` (the LPF's input read into the free lanes of the HPF's),
+        and the HPF's output is written to the rings after each run. Otherwise the three run
+        one after another."""
         p = self.p
         hp, lp = self.site(k, src, True), self.site(k + 2, p.slot[k + 1], True)
         d = self.site(k + 1, p.slot[k], False)
@@ -650,28 +656,34 @@ class _Body:
         x, y, rows = self.slot(src).lanes, self.slot(k + 2).lanes, self.slot(k + 2).rows
         most = max(p.widths)
         self.lines += [
-            f"        if 2 * m <= {most} and LN.delay_held(act, g0, m, n, {a('dirty')}, {a('seconds')}, "
-            f"sample_rate, {a('buf')}, {a('dcur')}, {a('dold')}, {a('left')}):",
+            "        run = 0",
+            f"        if 2 * m <= {most}:",
+            f"            run = LN.delay_chunk(act, g0, m, n, {a('dirty')}, {a('seconds')}, sample_rate, "
+            f"{a('buf')}, {a('dcur')}, {a('dold')}, {a('left')})",
+            "        if run > 0:",
             f"            w2 = {width_expr(p.widths, '2 * m')}",
             "            for j in range(m):",
             "                v = act[g0 + j]",
             "    " + hq.refresh_line(hp),
             "    " + lq.refresh_line(lp),
             f"            for c in range({x}.shape[0]):",
-            f"                LN.taps_to_lanes(act, g0, m, {a('buf')}, {a('widx')}, {a('dcur')}, "
-            f"c, {x}[c], n)",
             "                " + hq.gather_line(hp, 0),
             f"                LN.gather_at(act, g0, m, m, {lp.a('coefs')}, {lp.a('bypass')}, "
             f"{lp.a('state')}, c, CO[0], ST[0], BY[0])",
+            "                for i0 in range(0, n, run):",
+            "                    k = min(run, n - i0)",
+            f"                    LN.taps_to_lanes(act, g0, m, {a('buf')}, {a('widx')}, {a('dcur')}, "
+            f"c, {x}[c], i0, k)",
         ]
         cases = [
-            (f"w2 == {L}", [f"LN.biquad1_lanes_{L}({x}[c], {y}[c], n, t0, CO, ST, BY)"]) for L in p.widths
+            (f"w2 == {L}", [f"LN.biquad1_lanes_{L}({x}[c][i0:], {y}[c][i0:], k, t0 + i0, CO, ST, BY)"])
+            for L in p.widths
         ]
-        self.lines += ["                " + line for line in branches(cases, "")]
+        self.lines += ["                    " + line for line in branches(cases, "")]
         self.lines += [
+            f"                    LN.lanes_to_ring(act, g0, m, {y}[c], {a('buf')}, {a('widx')}, c, i0, k)",
             "                " + hq.scatter_line(hp, 0),
             f"                LN.scatter_at(act, g0, m, m, {lp.a('state')}, c, ST[0], BY[0])",
-            f"                LN.lanes_to_ring(act, g0, m, {y}[c], {a('buf')}, {a('widx')}, c, n)",
             f"                LN.lanes_at_to_rows({y}[c], m, {rows}, c, n, m)",
             f"            LN.advance_rings(act, g0, m, {a('widx')}, n, {a('buf')}.shape[2])",
             "        else:",

@@ -1,9 +1,10 @@
-"""The echo submix's HPF -> Del0 -> LPF in the fused kernel: while a group's delays are held and
-at least a block long, the two filters run as independent lanes of one sample loop (the LPF
-reading the delay taps before the block is written). Its output is exactly the plain-Python
-filters around a shifted signal, and exactly the node path's whatever the group size, block
-size, delay (shorter than a block, a block long, crossfading, reaching round the ring) and
-filter bypass; both the one-loop branch and the three-step branch run."""
+"""The echo submix's HPF -> Del0 -> LPF in the fused kernel: while a group's delays are held,
+the two filters run as independent lanes of one sample loop over runs of samples no longer
+than the shortest delay (the LPF reading the delay taps before the run is written). Its output
+is exactly the plain-Python filters around a shifted signal, and exactly the node path's
+whatever the group size, block size, delay (shorter than a block, a block long, crossfading,
+reaching round the ring) and filter bypass; both the one-loop branch and the three-step
+branch run."""
 
 from __future__ import annotations
 
@@ -64,7 +65,7 @@ def test_held_delay_output_is_the_plain_filters_around_the_shifted_signal(tmp_pa
     for i in range(128):  # the crossfade from the old tap (delay 0), in float64
         g = (i + 1) / 128.0
         shifted[i] = f32((1.0 - g) * float(h[i]) + g * float(shifted[i]))
-    assert 20 < fast < len(got)  # the 200-sample blocks are longer than the delay
+    assert 20 < fast < len(got)  # not while the delay crossfades
     assert np.array_equal(np.concatenate(got).view(np.int32), ref_df1(shifted, lc).view(np.int32))
 
 
@@ -79,7 +80,8 @@ def _drive(bank: GraphBank, insts: list[int], blocks: list[int], script: int) ->
     for b, n in enumerate(blocks):
         for i, v in enumerate(insts):
             if b % 6 == 0:
-                # held >= the block, exactly 128, shorter than a block, reaching round the ring
+                # held: longer than a block, exactly 128, 24 (runs of 24 samples), 0 (no run);
+                # 384 + a 300-sample block reaches round the 512-sample ring
                 d = [0.003, 0.008, 128 / SR, 0.0005, 0.0][(b // 6 + i % 2) % 5]
                 bank.set(v, "Del0.seconds", d)
             if b % 4 == i % 4:
@@ -106,7 +108,7 @@ def test_fused_echo_submix_is_bit_identical_to_the_node_path(tmp_path, count, bl
     blocks = [block, block, 7, block, 300 if block == 37 else 128] * 12
     a, fast = _drive(fused, insts, blocks, count)
     b, _ = _drive(nodes, insts, blocks, count)
-    # the one loop needs 2 * count lanes and every delay held and >= the block
+    # the one loop needs 2 * count lanes and every delay held
     assert (0 < fast < len(blocks)) if count <= 8 else fast == 0
     assert np.abs(a).max() > 0.01
     assert np.array_equal(a.view(np.int32), b.view(np.int32))
