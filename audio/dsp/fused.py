@@ -670,7 +670,18 @@ class _Body:
             "                " + hq.gather_line(hp, 0),
             f"                LN.gather_at(act, g0, m, m, {lp.a('coefs')}, {lp.a('bypass')}, "
             f"{lp.a('state')}, c, CO[0], ST[0], BY[0])",
-            "                for i0 in range(0, n, run):",
+            f"                LN.taps_to_lanes(act, g0, m, {a('buf')}, {a('widx')}, {a('dcur')}, "
+            f"c, {x}[c], 0, run)",
+        ]
+        cases = [
+            (f"w2 == {L}", [f"LN.biquad1_lanes_{L}({x}[c], {y}[c], run, t0, CO, ST, BY)"]) for L in p.widths
+        ]
+        self.lines += ["                " + line for line in branches(cases, "")]
+        self.lines += [
+            f"                LN.lanes_to_ring(act, g0, m, {y}[c], {a('buf')}, {a('widx')}, c, 0, run)",
+            # the rest of the block, when the shortest delay is shorter, in further runs (the
+            # first run apart: on whole slots its loop runs faster)
+            "                for i0 in range(run, n, run):",
             "                    k = min(run, n - i0)",
             f"                    LN.taps_to_lanes(act, g0, m, {a('buf')}, {a('widx')}, {a('dcur')}, "
             f"c, {x}[c], i0, k)",
