@@ -174,7 +174,8 @@ def _cycle_counter():
 
 def _instrumented(src: str) -> tuple[str, list[str]]:
     """The generated source with every statement of the group loop (indent 8, with its nested
-    block) wrapped in cycle-counter reads that add into ``TT[k]``; and each statement's text."""
+    block and its ``elif``/``else`` branches) wrapped in cycle-counter reads that add into
+    ``TT[k]``; and each statement's text."""
     lines = src.split("\n")
     out: list[str] = []
     labels: list[str] = []
@@ -190,7 +191,9 @@ def _instrumented(src: str) -> tuple[str, list[str]]:
             out.append(ln.replace("cache=True", "cache=False"))
             continue
         block = [ln]
-        while i < len(lines) and lines[i].startswith(" " * 9):
+        while i < len(lines) and (
+            lines[i].startswith(" " * 9) or lines[i].startswith(("        else:", "        elif "))
+        ):
             block.append(lines[i])
             i += 1
         out += ["        T_ = CYCLES()", *block, f"        TT[{len(labels)}] += CYCLES() - T_"]

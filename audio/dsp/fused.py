@@ -23,6 +23,10 @@ code beside it) and imports it. The function walks the active instances in group
   destination is its own, so the order of sends into it is unchanged) and through one lane
   gain whose output nothing else reads (its float32 product is taken in the loop): the Skate
   stream voice's PI20 -> Sen0 -> Gai0 -> HI20 -> LI20 is one loop;
+* an HPF -> Del0 -> LPF (the echo submix) whose group's delays are held runs both filters as
+  independent lanes of one sample loop, over runs no longer than the shortest delay: the
+  LPF's input over such a run is already in the delay rings, so it is read before the HPF's
+  output is written;
 * a Pn21 on rows and the send reading its output run as one per-instance pass
   (:func:`audio.dsp.kernels.pn21_sen0_voice`) while both levels hold.
 
@@ -47,7 +51,19 @@ from typing import Any
 
 import numba
 
-from audio.dsp.nodes import Biquad, Gain, Node, Pan, Send, Site, Slot, branches, pan_send_lines, width_expr
+from audio.dsp.nodes import (
+    Biquad,
+    Delay,
+    Gain,
+    Node,
+    Pan,
+    Send,
+    Site,
+    Slot,
+    branches,
+    pan_send_lines,
+    width_expr,
+)
 
 __all__ = ["LANES", "FusedPlan", "FusedProgram", "cache_dir", "compile_graph", "graph_source", "plan_graph"]
 
@@ -267,6 +283,107 @@ def from_lanes(t, x, c, n, w, m):
 
 
 @nb.njit(**_F)
+def gather_at(act, g0, m, j0, coefs, bypass, state, c, co, st, by):
+    """:func:`gather` into lanes ``j0 + j`` (j < m), the other lanes untouched."""
+    for j in range(m):
+        v = act[g0 + j]
+        on = not bypass[v]
+        by[j0 + j] = not on
+        if on:
+            co[0, j0 + j] = coefs[v, 0]
+            co[1, j0 + j] = coefs[v, 1]
+            co[2, j0 + j] = coefs[v, 2]
+            co[3, j0 + j] = -coefs[v, 3]
+            co[4, j0 + j] = -coefs[v, 4]
+            for k in range(4):
+                st[k, j0 + j] = state[v, c, k]
+        else:
+            for k in range(5):
+                co[k, j0 + j] = 0.0
+            for k in range(4):
+                st[k, j0 + j] = 0.0
+
+
+@nb.njit(**_F)
+def scatter_at(act, g0, m, j0, state, c, st, by):
+    """:func:`scatter` from lanes ``j0 + j`` (j < m)."""
+    for j in range(m):
+        if not by[j0 + j]:
+            v = act[g0 + j]
+            for k in range(4):
+                state[v, c, k] = st[k, j0 + j]
+
+
+@nb.njit(**_F)
+def delay_chunk(act, g0, m, n, dirty, seconds, sample_rate, buf, cur, old, left):
+    """Del0's delay changes for a group (:func:`audio.dsp.kernels.del0_retarget`). Returns the
+    longest run of samples, at most ``n``, whose delay taps were all written before it when
+    every delay is held (no crossfade): the shortest delay, and none reaching round the ring
+    onto the run; 0 when a delay crossfades or is shorter than 16 samples."""
+    size = buf.shape[2]
+    run = n
+    for j in range(m):
+        v = act[g0 + j]
+        K.del0_retarget(v, dirty, seconds, sample_rate, size, cur, old, left)
+        if left[v] != 0 or cur[v] < 16:
+            return 0
+        run = min(run, cur[v])
+    for j in range(m):
+        if cur[act[g0 + j]] + run > size:
+            return 0
+    return run
+
+
+@nb.njit(**_F)
+def taps_to_lanes(act, g0, m, buf, widx, cur, c, t, i0, k):
+    """Del0's output for samples ``i0 .. i0 + k`` of a group whose taps there are all written
+    (:func:`delay_chunk`): instance ``act[g0 + j]``'s channel-c taps into lane ``m + j`` of ``t``."""
+    size = buf.shape[2]
+    for j in range(m):
+        v = act[g0 + j]
+        b = buf[v, c]
+        r = (widx[v] + i0 - cur[v]) & (size - 1)
+        first = min(k, size - r)  # up to the ring's end, then from its start
+        for i in range(first):
+            t[i0 + i, m + j] = b[r + i]
+        for i in range(first, k):
+            t[i0 + i, m + j] = b[i - first]
+
+
+@nb.njit(**_F)
+def lanes_to_ring(act, g0, m, t, buf, widx, c, i0, k):
+    """Del0's input for samples ``i0 .. i0 + k`` of a group: lane ``j`` of ``t`` into instance
+    ``act[g0 + j]``'s channel-c ring (its write position advanced by :func:`advance_rings`)."""
+    size = buf.shape[2]
+    for j in range(m):
+        v = act[g0 + j]
+        b = buf[v, c]
+        w = (widx[v] + i0) & (size - 1)
+        first = min(k, size - w)  # up to the ring's end, then from its start
+        for i in range(first):
+            b[w + i] = t[i0 + i, j]
+        for i in range(first, k):
+            b[i - first] = t[i0 + i, j]
+
+
+@nb.njit(**_F)
+def advance_rings(act, g0, m, widx, n, size):
+    """Move a group's ring write positions on by the ``n`` samples written."""
+    for j in range(m):
+        v = act[g0 + j]
+        widx[v] = (widx[v] + n) & (size - 1)
+
+
+@nb.njit(**_F)
+def lanes_at_to_rows(t, j0, x, c, n, m):
+    """Lanes ``j0 + j`` of the sample-major ``t`` into the rows ``x[j, c, :n]`` (j < m)."""
+    for j in range(m):
+        xr = x[j, c]
+        for i in range(n):
+            xr[i] = t[i, j0 + j]
+
+
+@nb.njit(**_F)
 def scatter(act, g0, m, state, c, st, by):
     """Store the filtering lanes' history (a bypassed lane's has no use: it stays cleared)."""
     for j in range(m):
@@ -370,6 +487,7 @@ class _Body:
         self.out_rows = out_rows
         self.lanes = list(p.lanes)
         self.have: dict[int, set[str]] = {}
+        self.spent: set[tuple[int, str]] = set()
         self.lines = [
             "    na = act.shape[0]",
             f"    for g0 in range(0, na, {LANES}):",
@@ -377,6 +495,11 @@ class _Body:
         ]
         if any(p.lanes):
             self.lines.append(f"        w = {width_expr(p.widths)}")
+
+    def used(self) -> list[tuple[int, str]]:
+        """Every slot layout the emitted code uses (slot, ``S`` or ``P``): those available at
+        the end and those no longer valid there (``spent``)."""
+        return sorted(self.spent | {(k, lt) for k, lts in self.have.items() for lt in lts})
 
     def slot(self, sl: int) -> Slot:
         """Slot ``sl``'s names; the graph's output slot is the bank's output rows when
@@ -501,6 +624,95 @@ class _Body:
         ch.sends = [j for j in ch.sends if j < ch.filters[-1]]  # later sends run on their own
         return ch if ch.filters else None
 
+    def _echo(self, k: int) -> bool:
+        """Whether nodes ``k``, ``k + 1``, ``k + 2`` are a lane biquad, a Del0 that alone reads
+        it and a lane biquad that alone reads the delay, each filter a chain on its own, and
+        the last filter's output is not the graph's output (the echo submix's HPF -> Del0 -> LPF)."""
+        p = self.p
+        if k + 2 >= len(p.nodes) or not isinstance(p.nodes[k + 1], Delay):
+            return False
+        if self._only_reader(k) != k + 1 or self._only_reader(k + 1) != k + 2 or p.slot[-1] == p.slot[k + 2]:
+            return False
+        for f in (k, k + 2):
+            ch = self._chain_from(f)
+            if ch is None or ch.filters != [f] or ch.sends or ch.gain is not None:
+                return False
+        return True
+
+    def echo(self, k: int, src: int) -> None:
+        """The HPF -> Del0 -> LPF at ``k`` (:meth:`_echo`; the HPF reading slot ``src``). When
+        a group's delays are held, the LPF's input over a run of samples no longer than the
+        shortest delay (:func:`delay_chunk`) is already in the rings: both filters then run
+        as independent recursions in one sample loop run by run, the HPF in lanes ``j`` and
+        the LPF in lanes ``m + j`` (the LPF's input read into the free lanes of the HPF's),
+        and the HPF's output is written to the rings after each run. Otherwise the three run
+        one after another."""
+        p = self.p
+        hp, lp = self.site(k, src, True), self.site(k + 2, p.slot[k + 1], True)
+        d = self.site(k + 1, p.slot[k], False)
+        hq, lq = p.nodes[k], p.nodes[k + 2]
+        assert isinstance(hq, Biquad) and isinstance(lq, Biquad)
+        a = d.a
+        x, y, rows = self.slot(src).lanes, self.slot(k + 2).lanes, self.slot(k + 2).rows
+        most = max(p.widths)
+        self.lines += [
+            "        run = 0",
+            f"        if 2 * m <= {most}:",
+            f"            run = LN.delay_chunk(act, g0, m, n, {a('dirty')}, {a('seconds')}, sample_rate, "
+            f"{a('buf')}, {a('dcur')}, {a('dold')}, {a('left')})",
+            "        if run > 0:",
+            f"            w2 = {width_expr(p.widths, '2 * m')}",
+            "            for j in range(m):",
+            "                v = act[g0 + j]",
+            "    " + hq.refresh_line(hp),
+            "    " + lq.refresh_line(lp),
+            f"            for c in range({x}.shape[0]):",
+            "                " + hq.gather_line(hp, 0),
+            f"                LN.gather_at(act, g0, m, m, {lp.a('coefs')}, {lp.a('bypass')}, "
+            f"{lp.a('state')}, c, CO[0], ST[0], BY[0])",
+            f"                LN.taps_to_lanes(act, g0, m, {a('buf')}, {a('widx')}, {a('dcur')}, "
+            f"c, {x}[c], 0, run)",
+        ]
+        cases = [
+            (f"w2 == {L}", [f"LN.biquad1_lanes_{L}({x}[c], {y}[c], run, t0, CO, ST, BY)"]) for L in p.widths
+        ]
+        self.lines += ["                " + line for line in branches(cases, "")]
+        self.lines += [
+            f"                LN.lanes_to_ring(act, g0, m, {y}[c], {a('buf')}, {a('widx')}, c, 0, run)",
+            # the rest of the block, when the shortest delay is shorter, in further runs (the
+            # first run apart: on whole slots its loop runs faster)
+            "                for i0 in range(run, n, run):",
+            "                    k = min(run, n - i0)",
+            f"                    LN.taps_to_lanes(act, g0, m, {a('buf')}, {a('widx')}, {a('dcur')}, "
+            f"c, {x}[c], i0, k)",
+        ]
+        cases = [
+            (f"w2 == {L}", [f"LN.biquad1_lanes_{L}({x}[c][i0:], {y}[c][i0:], k, t0 + i0, CO, ST, BY)"])
+            for L in p.widths
+        ]
+        self.lines += ["                    " + line for line in branches(cases, "")]
+        self.lines += [
+            f"                    LN.lanes_to_ring(act, g0, m, {y}[c], {a('buf')}, {a('widx')}, c, i0, k)",
+            "                " + hq.scatter_line(hp, 0),
+            f"                LN.scatter_at(act, g0, m, m, {lp.a('state')}, c, ST[0], BY[0])",
+            f"                LN.lanes_at_to_rows({y}[c], m, {rows}, c, n, m)",
+            f"            LN.advance_rings(act, g0, m, {a('widx')}, n, {a('buf')}.shape[2])",
+            "        else:",
+        ]
+        start = len(self.lines)
+        for f in (k, k + 2):
+            if f == k + 2:
+                self.node(k + 1)
+            fsrc = src if f == k else p.slot[k + 1]
+            self.need(fsrc, "P")
+            self.have[p.slot[f]] = {"P"}
+            self.chain(_Chain([f]), fsrc)
+        self.need(p.slot[k + 2], "S")
+        self.lines[start:] = ["    " + line for line in self.lines[start:]]
+        # the first branch leaves the HPF's output in the LPF's lanes: only the rows are valid
+        self.spent.add((p.slot[k + 2], "P"))
+        self.have[p.slot[k + 2]] = {"S"}
+
     def node(self, k: int) -> None:
         """Node ``k`` on its own."""
         p = self.p
@@ -528,6 +740,11 @@ class _Body:
                 self.have[p.slot[k]] = {"S"}
                 self.lines += pan_send_lines(self.site(k, src, False), self.site(k + 1, p.slot[k], False))
                 done.add(k + 1)
+                continue
+            if src is not None and self.lanes[k] and self._echo(k):
+                self.need(src, "P")
+                self.echo(k, src)
+                done.update((k + 1, k + 2))
                 continue
             ch = self._chain_from(k) if src is not None else None
             if ch is None or src is None:
@@ -585,10 +802,9 @@ def graph_source(
     getters: dict[str, Callable[[Any], Any]] = {"OUT": lambda b: b.output}
     for nm in ("CO", "ST", "BY", "GB", "GV"):
         getters[nm] = _fetch("lane_scratch", nm)
-    for k in sorted(body.have):
-        for lt in sorted(body.have[k]):
-            nm = f"{lt}_{p.idents[k]}"
-            getters[nm] = _fetch("slots", nm)
+    for k, lt in body.used():
+        nm = f"{lt}_{p.idents[k]}"
+        getters[nm] = _fetch("slots", nm)
     for k, node in enumerate(p.nodes):
         for attr in node.arrays:
             getters[f"{p.idents[k]}_{attr}"] = _node_array(k, attr)
@@ -641,9 +857,8 @@ def plan_graph(bank: Any) -> FusedPlan | None:
         {},
     )
     body = _body(p)
-    for k in sorted(body.have):
-        for lt in sorted(body.have[k]):
-            p.slots[f"{lt}_{p.idents[k]}"] = (k, lt == "S")
+    for k, lt in body.used():
+        p.slots[f"{lt}_{p.idents[k]}"] = (k, lt == "S")
     return p
 
 

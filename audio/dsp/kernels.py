@@ -804,6 +804,20 @@ def sen0(act, x, n, dirty, target, cur, step, left, init, dest, tgt, duck, band)
 
 # ----------------------------------------------------------------------------------- Del0
 @nb.njit(inline="always", **_FLAGS)
+def del0_retarget(v, dirty, seconds, sample_rate, size, cur, old, left):
+    """Instance ``v``'s new delay (samples), when its parameter changed: a change starts the
+    128-sample crossfade from the old tap. ``size`` is the ring length (samples)."""
+    if dirty[v]:
+        dirty[v] = False
+        # the product in float32, as the port computes it (spec 5.4)
+        d = min(max(round_half_away(np.float32(seconds[v]) * np.float32(sample_rate)), 0), size - 1)
+        if d != cur[v]:
+            old[v] = cur[v]
+            cur[v] = d
+            left[v] = 128
+
+
+@nb.njit(inline="always", **_FLAGS)
 def _ring_write(b, w, x, n, size):
     """``b[(w + i) % size] = x[i]`` for i < n, as two contiguous copies."""
     first = min(n, size - w)
@@ -833,14 +847,7 @@ def del0_voice(v, x, y, n, dirty, seconds, sample_rate, buf, widx, cur, old, lef
     nch = x.shape[0]
     size = buf.shape[2]
     mask = size - 1
-    if dirty[v]:
-        dirty[v] = False
-        # the product in float32, as the port computes it (spec 5.4)
-        d = min(max(round_half_away(np.float32(seconds[v]) * np.float32(sample_rate)), 0), size - 1)
-        if d != cur[v]:
-            old[v] = cur[v]
-            cur[v] = d
-            left[v] = 128
+    del0_retarget(v, dirty, seconds, sample_rate, size, cur, old, left)
     w0, l0, d, od = widx[v], left[v], cur[v], old[v]
     if l0 == 0 and d + n <= size:
         # held delay, and the block cannot wrap onto a tap it still has to read: writing the

@@ -127,12 +127,13 @@ def branches(cases: list[tuple[str, list[str]]], ind: str) -> list[str]:
     return out
 
 
-def width_expr(widths: tuple[int, ...]) -> str:
-    """The expression for a group's lane width ``w`` (one of ``widths``) from its size ``m``."""
+def width_expr(widths: tuple[int, ...], lanes: str = "m") -> str:
+    """The expression for a group's lane width ``w`` (one of ``widths``) from the number of
+    lanes it fills (``lanes``: an expression, by default the group's size ``m``)."""
     if len(widths) == 1:
         return str(widths[0])
-    rest = width_expr(widths[1:])
-    return f"{widths[0]} if m <= {widths[0]} else " + (f"({rest})" if len(widths) > 2 else rest)
+    rest = width_expr(widths[1:], lanes)
+    return f"{widths[0]} if {lanes} <= {widths[0]} else " + (f"({rest})" if len(widths) > 2 else rest)
 
 
 _MAPPED_BYTES = 1 << 18
