@@ -22,7 +22,7 @@ Parts (each prints its peers in one table, measured in the same run):
    the functions with the most own time and their share).
 4. **Dask**: one LocalCluster per worker count, reused for every mode and demo (its start
    is printed apart); each demo and mode one batch of ``--dask-dry-seeds`` / ``--dask-full-seeds``
-   seeds (a batch of a few hundred runs, not the per-core sample); runs/s, scaling
+   seeds (a QA batch of thousands of runs, not the per-core sample); runs/s, scaling
    ``rate(2) / rate(1)`` per demo (target >= 1.8x), work share.
 
 Example (the machine is shared: prefix ``nice``, compare within one run)::
@@ -264,9 +264,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dry-seeds", type=int, default=40, help="seeds per demo, decisions-only (default 40)")
     ap.add_argument("--full-seeds", type=int, default=10, help="seeds per demo, full (default 10)")
     ap.add_argument(
-        "--dask-dry-seeds", type=int, default=400, help="seeds per demo, Dask decisions-only (default 400)"
+        "--dask-dry-seeds", type=int, default=2000, help="seeds per demo, Dask decisions-only (default 2000)"
     )
-    ap.add_argument("--dask-full-seeds", type=int, default=80, help="seeds per demo, Dask full (default 80)")
+    ap.add_argument(
+        "--dask-full-seeds", type=int, default=200, help="seeds per demo, Dask full (default 200)"
+    )
     ap.add_argument("--demos", nargs="+", help="demo names (default: every game's demo)")
     ap.add_argument("--profile", action="store_true", help="print where each demo's run time goes")
     ap.add_argument("--workers", type=int, nargs="*", default=[1, 2], help="Dask worker counts ([] skips)")
