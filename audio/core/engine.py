@@ -547,7 +547,7 @@ class Engine:
                     nxt = c.row_at
             if self._watch_ends:
                 end = self._end_at  # computed again only when voices changed (ticks, handlers)
-                if end < 0:
+                if end < 0 or self._end_version != self.voices.version:
                     end = self.next_voice_end()
                 if end < nxt:
                     nxt = end
