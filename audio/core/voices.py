@@ -25,7 +25,7 @@ import numpy as np
 
 from audio.core.errors import RunFailure
 from audio.dsp.bank import GraphBank
-from audio.dsp.nodes import Resampler, Send
+from audio.dsp.nodes import Send
 
 if TYPE_CHECKING:
     from audio.dsp.mixer import Mixer
@@ -118,10 +118,6 @@ class VoiceManager:
         self.keep_history = True
         self.start_hooks: list[Callable[[Voice], None]] = []
         """Called with every voice started, after its start (a UI's per-voice records)."""
-        self._targets: dict[GraphBank, dict[str, tuple[np.ndarray, np.ndarray, bool]]] = {}
-        """Per bank, per ``"NODE.param"`` key written so far: the parameter's array, its node's
-        dirty flags and whether the node is the resampler (:meth:`set_params` and
-        :meth:`set_submix` write them without resolving the key)."""
         self.version = 0
         """Counts the changes that can move a voice's end (:func:`audio.dsp.skip.voice_end_seen`):
         a start, a stop, a freed instance, a write to a resampler's parameter (the pitch). The
@@ -286,44 +282,11 @@ class VoiceManager:
             self.version += 1  # a pitch: the voice's end moves
         voice.written.update(params)
 
-    def set_submix(self, graph: str, slot: int, params: Mapping[str, float]) -> None:
-        """Set parameters of one submix instance, as :meth:`Mixer.set_submix
-        <audio.dsp.mixer.Mixer.set_submix>` does (the slot runs from then on), through the keys
-        resolved once (a scheduled write).
-
-        Parameters
-        ----------
-        graph:
-            A submix graph's name.
-        slot:
-            Its instance.
-        params:
-            ``"NODE.param"`` values in each parameter's unit.
-        """
-        self._write(self.mixer.submix_instance(graph, slot), slot, params)
-
     def _write(self, bank: GraphBank, inst: int, params: Mapping[str, float]) -> bool:
-        """Write ``params`` to instance ``inst`` of ``bank`` as :meth:`GraphBank.set
-        <audio.dsp.bank.GraphBank.set>` does, each key resolved once per bank; whether a
-        resampler's parameter was written."""
-        targets = self._targets.get(bank)
-        if targets is None:
-            targets = self._targets[bank] = {}
-        moved = False
-        for k, val in params.items():
-            t = targets.get(k)
-            if t is None:
-                bank.set(inst, k, val)  # the bank resolves the key (or names the ones it has)
-                node_id, _, param = k.partition(".")
-                node = bank.by_id[node_id]
-                t = targets[k] = (node.params[param], node.dirty, isinstance(node, Resampler))
-            else:
-                # as GraphBank.set: the value, and the node's coefficients refreshed at the
-                # next block (storing an unchanged value with the flag already up is a no-op)
-                t[0][inst] = float(val)
-                t[1][inst] = True
-            moved = moved or t[2]
-        return moved
+        """Write ``params`` to instance ``inst`` of ``bank``; whether a resampler's parameter
+        (a voice's end) was among them."""
+        bank.set_params(inst, params)
+        return not bank.resampler_keys.isdisjoint(params)
 
     def rewrite_keys(self, graph: str) -> frozenset[str]:
         """The ``"NODE.param"`` keys of voice graph ``graph`` whose rewrite with an unchanged value

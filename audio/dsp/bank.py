@@ -16,7 +16,7 @@ submix slot or a bus to sleep when nothing can send to it and it is idle
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -114,6 +114,13 @@ class GraphBank:
             self.by_id[ns.id] = node
         self.output = self.nodes[-1].out
         self.sends = [n for n in self.nodes if isinstance(n, Send)]
+        self._keys: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        """``"NODE.param"`` -> the parameter's array and its node's dirty flags, resolved once
+        (:meth:`set`; emptied when :meth:`_pack` replaces the arrays)."""
+        self.resampler_keys = frozenset(
+            f"{nid}.{p}" for nid, n in self.by_id.items() if isinstance(n, Resampler) for p in n.params
+        )
+        """The keys whose write can move a voice's end (its pitch)."""
         self.active = np.zeros(capacity, dtype=np.bool_)
         self.asleep = np.zeros(capacity, dtype=np.bool_)
         self.act = np.zeros(0, dtype=np.int64)
@@ -191,6 +198,7 @@ class GraphBank:
             for key, arrs in groups.items()
             if key in names
         }
+        self._keys = {}  # the parameter arrays are replaced by rows of the packed ones
         views = {i: self.packed[names[key]][r] for i, (key, r) in index.items() if key in names}
         for obj, attr, arr in found:
             if id(arr) in views:
@@ -351,19 +359,34 @@ class GraphBank:
     # -- parameters --------------------------------------------------------------------
     def set(self, v: int, key: str, value: float) -> None:
         """Set ``"NODE.param"`` of instance ``v`` (applied at the next block boundary)."""
+        self.set_params(v, {key: value})
+
+    def set_params(self, v: int, params: Mapping[str, float]) -> None:
+        """Set each ``"NODE.param"`` of ``params`` on instance ``v``, as :meth:`set` (each key
+        resolved once per bank)."""
+        keys = self._keys
+        for key, value in params.items():
+            target = keys.get(key)
+            if target is None:
+                target = keys[key] = self._resolve(key)
+            arr, dirty = target
+            value = float(value)
+            if arr[v] != value or not dirty[v]:
+                arr[v] = value
+                dirty[v] = True
+
+    def _resolve(self, key: str) -> tuple[np.ndarray, np.ndarray]:
+        """The array of parameter ``key`` and its node's dirty flags, or a KeyError naming the
+        graph's keys."""
         node_id, _, param = key.partition(".")
         try:
             node = self.by_id[node_id]
-            arr = node.params[param]
+            return node.params[param], node.dirty
         except KeyError:
             raise KeyError(
                 f"graph {self.spec.name!r} has no parameter {key!r} "
                 f"(it has: {', '.join(self.spec.param_keys())})"
             ) from None
-        value = float(value)
-        if arr[v] != value or not node.dirty[v]:
-            arr[v] = value
-            node.dirty[v] = True
 
     def get(self, v: int, key: str) -> float:
         node_id, _, param = key.partition(".")

@@ -328,14 +328,11 @@ class Mixer:
 
     def set_submix(self, name: str, slot: int, **params: float) -> None:
         """Set parameters (``"NODE.param"`` keys) of one submix instance."""
-        bank = self.submix_instance(name, slot)
-        for k, v in params.items():
-            bank.set(slot, k, v)
+        self.submix_instance(name, slot).set_params(slot, params)
 
     def set_bus(self, name: str, **params: float) -> None:
         bank = self.bus(name)
-        for k, v in params.items():
-            bank.set(0, k, v)
+        bank.set_params(0, params)
         bank.wake(0)
         self.wake_downstream(bank)
 

@@ -776,7 +776,7 @@ class SkateSpeechSystem(GameSystem):
             tracks.append([line, voice, ped, shape, replace(cd), dict(voice.written), line.low_frames])
         cut_level, cut_frames = self.player.cut_level, self.player.cut_frames
         always = writer.always(VOICE_GRAPH)
-        voices_set, set_submix = writer.voices.set_params, writer.voices.set_submix
+        voices_set, set_submix = writer.voices.set_params, writer.voices.mixer.set_submix
         posted = {tr[0].slot: self.submix_posted.get(tr[0].slot) for tr in tracks}
         blocks: dict[int, tuple[tuple[Any, ...], VoiceBlock, dict[str, float], dict[str, float]]] = {}
         rows: list[list[Any]] = []
@@ -817,7 +817,7 @@ class SkateSpeechSystem(GameSystem):
                 if old is not sub:
                     subs = {k: v for k, v in sub.items() if (old or {}).get(k) != v}
                     if subs:
-                        row.append((set_submix, (ECHO_GRAPH, line.slot, subs), {}))
+                        row.append((set_submix, (ECHO_GRAPH, line.slot), subs))
                         posted[line.slot] = sub
                 low = tr[6] = low + 1 if block.level <= cut_level else 0
                 if low > cut_frames:  # the tick on this frame cuts the line
