@@ -338,6 +338,12 @@ class SkateOutcome(Outcome):
     Stopped = "Stopped", CUT
 
 
+def _changed(old: dict[str, float] | None, params: dict[str, float]) -> dict[str, float]:
+    """The echo submix values of ``params`` that differ from those posted last (``old``)."""
+    old = old or {}
+    return {k: v for k, v in params.items() if old.get(k) != v}
+
+
 class SkateSpeechSystem(GameSystem):
     """Ped speech -> manager -> library -> player -> engine voices (see the module docstring).
 
@@ -775,7 +781,6 @@ class SkateSpeechSystem(GameSystem):
             shape = (m.kind, req.event, src.clip_name(line.clip[0]), m.voice_float, m.pitch)
             tracks.append([line, voice, ped, shape, replace(cd), dict(voice.written), line.low_frames])
         cut_level, cut_frames = self.player.cut_level, self.player.cut_frames
-        always = writer.always(VOICE_GRAPH)
         voices_set, set_submix = writer.voices.set_params, writer.voices.mixer.set_submix
         posted = {tr[0].slot: self.submix_posted.get(tr[0].slot) for tr in tracks}
         blocks: dict[int, tuple[tuple[Any, ...], VoiceBlock, dict[str, float], dict[str, float]]] = {}
@@ -796,26 +801,15 @@ class SkateSpeechSystem(GameSystem):
                 if last is not None and last[0] == inputs:
                     _, block, params, sub = last
                 else:
-                    kind, event, clip_name, voice_float, pitch = shape
-                    block = self.mixer.block(
-                        kind=kind,
-                        event=event,
-                        clip_name=clip_name,
-                        distance=distance,
-                        azimuth=raw,
-                        delay=delay,
-                        voice_float=voice_float,
-                        pitch=pitch,
-                    )
-                    params, sub = block.voice_params(), block.submix_params()
+                    block, params, sub = self._new_block(shape, distance, raw, delay)
                     blocks[line.slot] = (inputs, block, params, sub)
-                changed = {k: v for k, v in params.items() if k in always or written.get(k) != v}
+                changed = writer.changes(VOICE_GRAPH, written, params)
                 if changed:  # what the ParamWriter would set
                     written.update(changed)
                     row.append((voices_set, (voice, changed), {}))
                 old = posted[line.slot]
                 if old is not sub:
-                    subs = {k: v for k, v in sub.items() if (old or {}).get(k) != v}
+                    subs = _changed(old, sub)
                     if subs:
                         row.append((set_submix, (ECHO_GRAPH, line.slot), subs))
                         posted[line.slot] = sub
@@ -1066,27 +1060,36 @@ class SkateSpeechSystem(GameSystem):
         if last is not None and last[0] is ped and last[1] == inputs:
             return last[2], last[3], last[4]
         m = ped.model
-        block = self.mixer.block(
-            kind=m.kind,
-            event=req.event,
-            clip_name=src.clip_name(line.clip[0]),
-            distance=ped.distance,
-            azimuth=ped.azimuth,
-            delay=ped.delay,
-            voice_float=m.voice_float,
-            pitch=m.pitch,
-        )
-        params, sub = block.voice_params(), block.submix_params()
+        shape = (m.kind, req.event, src.clip_name(line.clip[0]), m.voice_float, m.pitch)
+        block, params, sub = self._new_block(shape, ped.distance, ped.azimuth, ped.delay)
         self._blocks[line.slot] = (ped, inputs, block, params, sub)
         return block, params, sub
+
+    def _new_block(
+        self, shape: tuple[Any, ...], distance: float, azimuth: int, delay: float
+    ) -> tuple[VoiceBlock, dict[str, float], dict[str, float]]:
+        """A line's voice block and its voice and echo submix parameters, from its ped's
+        ``(kind, event, clip name, voice float, pitch)`` and its place (metres, raw azimuth,
+        delay seconds)."""
+        kind, event, clip_name, voice_float, pitch = shape
+        block = self.mixer.block(
+            kind=kind,
+            event=event,
+            clip_name=clip_name,
+            distance=distance,
+            azimuth=azimuth,
+            delay=delay,
+            voice_float=voice_float,
+            pitch=pitch,
+        )
+        return block, block.voice_params(), block.submix_params()
 
     def _post_submix(self, slot: int, params: dict[str, float], engine: Any) -> None:
         """Post the echo submix parameters of ``slot`` that changed since the last post."""
         old = self.submix_posted.get(slot)
         if old is params:  # the same block as last frame's
             return
-        old = old or {}
-        changed = {k: v for k, v in params.items() if old.get(k) != v}
+        changed = _changed(old, params)
         if changed:
             engine.mixer.set_submix(ECHO_GRAPH, slot, **changed)
             self.submix_posted[slot] = params
