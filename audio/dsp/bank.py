@@ -363,7 +363,15 @@ class GraphBank:
 
     def set_params(self, v: int, params: Mapping[str, float]) -> None:
         """Set each ``"NODE.param"`` of ``params`` on instance ``v``, as :meth:`set` (each key
-        resolved once per bank)."""
+        resolved once per bank).
+
+        Parameters
+        ----------
+        v:
+            The instance.
+        params:
+            ``"NODE.param"`` values in each parameter's unit (Hz, dB, seconds; ``pitch`` in 1/4096).
+        """
         keys = self._keys
         for key, value in params.items():
             target = keys.get(key)
