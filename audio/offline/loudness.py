@@ -24,9 +24,13 @@ running sum, so its result is bit for bit that of the whole input at once:
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numba as nb
 import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
 from audio.core.outputs import magnitude_bits
 
@@ -141,14 +145,26 @@ class LoudnessMeter:
         self._measured = samples >= self._block and channels > 0
         g = channel_weights(channels) if weights is None else np.asarray(weights, dtype=np.float64)
         self._g = g
-        live = [c for c in range(channels) if g[c] != 0.0]
-        # channel pairs whose recursions overlap: (a, b) with b = -1 for a lone channel
-        pairs = [(live[k], live[k + 1] if k + 1 < len(live) else -1) for k in range(0, len(live), 2)]
-        self._pairs = np.array(pairs or [(0, -1)], dtype=np.int64)
-        self._running = len(live) <= 2
-        self._sos = k_weighting_sos(sample_rate)
-        self._state = np.zeros((self._pairs.shape[0], 8))
-        """Per pair: both channels' shelf and high-pass states."""
+        live = [c for c in range(channels) if g[c] != 0.0] or [0]
+        self._live = np.array(live, dtype=np.int64)
+        (b0, b1, b2, _, a1, a2), (c0, _, _, _, d1, d2) = k_weighting_sos(sample_rate).tolist()
+        self._co = np.array([b1 / b0, b2 / b0, -a1, -a2, -d1, -d2])
+        """The cascade as :func:`_tile_ends` runs it: the shelf's output divided by its b0 and
+        the high-pass's numerator (c0, -2 c0, c0) by its c0, so the power is scaled back by
+        ``(b0 * c0) ** 2`` (in ``_weights``)."""
+        self._weights = g[live] * (b0 * c0) ** 2
+        lanes = _TILE * len(live)
+        shape = (_TILE * SEGMENT, len(live)) if self._measured else (0, len(live))
+        self._stage = np.zeros(shape)
+        """A group's samples that came in more than one chunk (or the last group's)."""
+        self._trans = _transition(self._co, SEGMENT)
+        self._carry = np.zeros((_STATES, len(live)))
+        """Per live channel: the filter states at the start of the next segment (the last two
+        inputs, shelf outputs and high-pass outputs)."""
+        self._ends = np.zeros((_STATES, lanes))
+        self._bits = np.zeros(lanes, dtype=np.int64)
+        self._starts = np.zeros((_STATES, lanes))
+        self._out = np.zeros((SEGMENT if self._measured else 0, lanes))
         self._total = np.zeros(1)
         self._next_mark = np.zeros(1, dtype=np.int64)
         self._count = 0
@@ -186,10 +202,12 @@ class LoudnessMeter:
             self.peak = peak
         self.clipped += clipped
         if self._measured:
-            p = np.empty(0) if self._running else np.zeros(m)
-            _power_sums(
-                chunk, self._sos, self._g, self._pairs, self._state, p, self.fed,
-                self._marks, self._sums, self._next_mark, self._total,
+            if chunk.dtype not in _MAGNITUDE:
+                chunk = chunk.astype(np.float64)
+            _feed(
+                chunk, self._live, self.fed, self.samples, self._stage, self._co, self._weights,
+                self._trans, self._carry, self._ends, self._bits, self._starts, self._out, self._marks,
+                self._sums, self._next_mark, self._total,
             )  # fmt: skip
         self.fed += m
 
@@ -200,7 +218,6 @@ class LoudnessMeter:
             raise ValueError(f"{self.fed} of the meter's {self.samples} samples fed")
         if not self._measured:
             return math.nan
-        self._sums[self._next_mark[0] :] = self._total[0]  # the bounds at the last sample
         count, where = self._count, self._where
         z = (self._sums[where[count:]] - self._sums[where[:count]]) / self._block
         with np.errstate(divide="ignore"):
@@ -214,27 +231,6 @@ class LoudnessMeter:
             return -math.inf
         return -0.691 + 10.0 * math.log10(float(np.mean(gated)))
 
-
-_SETTLED = 1e-100
-"""A filter stage's states under this magnitude are set to zero at an exactly silent sample
-(both channels 0.0). Left alone they would decay for about 3 s, the last 6,000 samples or so
-through subnormals, which cost about twice as much; the demos' mixes are 47-73 % exact zeros.
-Why the measures stay the same (the power sums are bit-identical on the four demos' mixes and
-in ``tests/offline/test_loudness.py``): the states start at zero and only a non-zero sample
-makes them non-zero, and that sample's own output (``c0 * b0 * x``, float32 ``x`` of magnitude
->= 1.4e-45) already put at least about 1e-90 into the running sum, which only grows. Left
-alone, the rested stage's outputs would stay under about 1e-98 (such states times the
-cascade's gain), whose squares (< 1e-195) are below half a unit in the last place of a sum
-of 1e-90, so the sum rounds to the same value. At the next non-zero sample (its products and
-their non-zero differences lie on a grid of step >= 1e-61) a residue under 1e-98 is likewise
-below half a unit in the last place of what it is added to. Only an exact cancellation to
-0.0 could let a residue through, and then as a power change of order 1e-90 relative: far
-below the 0.001 LU the reports print."""
-
-_SETTLE_EVERY_MASK = 63
-"""The silent samples that may set a stage to rest are those whose index (in the whole input)
-plus one is a multiple of 64: testing every silent sample costs more than the rests save on
-short silences."""
 
 _MAGNITUDE: dict[np.dtype, tuple[type[np.signedinteger], int, int, int]] = {
     np.dtype(np.float32): (np.int32, 0x7FFFFFFF, 0x3F800000, 0x7F800000),
@@ -258,99 +254,285 @@ def _peak(x: np.ndarray) -> tuple[float, int]:
     return float(np.array(top, dtype=kind).view(x.dtype)), clipped
 
 
+SEGMENT = 1024
+"""Samples per segment: the input is cut at every multiple of this (counted from its first
+sample, so chunks do not matter) and each segment's recursion runs in a SIMD lane of its own."""
+
+_WIDTH = 8
+"""float64 lanes per vector (one 512-bit register; LLVM splits it on narrower machines into the
+same operations lane by lane)."""
+_VECTORS = 1
+"""Vectors one loop iteration runs side by side, so that their recursions' latencies overlap."""
+_TILE = _WIDTH * _VECTORS
+_STATES = 6
+"""Per lane: the last two inputs, shelf outputs and high-pass outputs."""
+_SIGN = -(1 << 63)
+"""A float64's sign bit as an int64: a lane whose samples' bits or to this or to 0 is all zeros."""
+"""Lanes of one kernel call; also the segments of a group (a group holds ``_TILE * SEGMENT``
+samples, its tiles one per live channel's worth of lanes)."""
+_RESTED = 1e-100
+"""At a segment's end a filter stage whose two states both lie under this magnitude is set to
+rest (zero states). Its outputs would stay under about 1e-98, squares under 1e-195: below
+anything a block that passes the -70 LUFS gate can show (its power is over 1e-7 a sample). It
+keeps long silences off subnormal numbers, which cost several times as much; a segment's decay
+from 1e-100 (0.006 per segment for the 38 Hz high-pass, 1e-70 for the shelf at 48 kHz) stays
+in the normal range."""
+
+
+def _cascade_codegen(power: bool) -> Any:
+    """Code generator of :func:`_tile_ends` (``power`` False) and :func:`_tile_power` (True)."""
+
+    def codegen(context, builder, signature, args):  # pragma: no cover - runs at compile time
+        tys = signature.args
+        xa, livea, coa, sta = (context.make_array(tys[k])(context, builder, args[k]) for k in (0, 3, 5, 6))
+        row0, seg, lane0 = args[1], args[2], args[4]
+        i32, i64 = ir.IntType(32), ir.IntType(64)
+        vt = ir.VectorType(ir.DoubleType(), _WIDTH)
+        xt = context.get_value_type(tys[0].dtype)
+        fma_fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(vt, [vt] * 3), f"llvm.fma.v{_WIDTH}f64"
+        )
+
+        def fma(a, b, c):
+            return builder.call(fma_fn, [a, b, c])
+
+        def item(k, arr, idx):
+            return cgutils.get_item_pointer(context, builder, tys[k], arr, idx, wraparound=False)
+
+        def vec(k, arr, idx):
+            return builder.bitcast(item(k, arr, idx), vt.as_pointer())
+
+        def splat(k):
+            one = builder.insert_element(
+                ir.Constant(vt, ir.Undefined), builder.load(item(5, coa, [i64(k)])), i32(0)
+            )
+            return builder.shuffle_vector(
+                one, ir.Constant(vt, ir.Undefined), ir.Constant(ir.VectorType(i32, _WIDTH), [0] * _WIDTH)
+            )
+
+        b1, b2, na1, na2, nd1, nd2 = (splat(k) for k in range(6))
+        chans = cgutils.unpack_tuple(builder, livea.shape)[0]
+        lanes = [builder.add(lane0, i64(v * _WIDTH)) for v in range(_VECTORS)]
+        rows, cols = [], []  # per lane: the row of its segment's first sample, its column
+        for v in range(_VECTORS):
+            for u in range(_WIDTH):
+                lane = builder.add(lanes[v], i64(u))
+                s, c = builder.sdiv(lane, chans), builder.srem(lane, chans)
+                rows.append(builder.add(row0, builder.mul(s, seg)))
+                cols.append(builder.load(item(3, livea, [c])))
+        zero = ir.Constant(vt, [0.0] * _WIDTH)
+        slots = [[cgutils.alloca_once(builder, vt) for _ in range(_STATES + 1)] for _ in range(_VECTORS)]
+        bt = ir.VectorType(i64, _WIDTH)
+        heard = [cgutils.alloca_once_value(builder, ir.Constant(bt, [0] * _WIDTH)) for _ in range(_VECTORS)]
+        for v in range(_VECTORS):
+            for k in range(_STATES):
+                start = builder.load(vec(6, sta, [i64(k), lanes[v]]), align=8) if power else zero
+                builder.store(start, slots[v][k])
+            builder.store(zero, slots[v][_STATES])
+        if power:
+            outa = context.make_array(tys[7])(context, builder, args[7])
+        ia = cgutils.alloca_once_value(builder, i64(0))
+        head, body, done = (builder.append_basic_block(nm) for nm in ("head", "body", "done"))
+        builder.branch(head)
+        builder.position_at_end(head)
+        builder.cbranch(builder.icmp_signed("<", builder.load(ia), seg), body, done)
+        builder.position_at_end(body)
+        i = builder.load(ia)
+        add, sub = builder.fadd, builder.fsub
+        for v in range(_VECTORS):
+            x = ir.Constant(ir.VectorType(xt, _WIDTH), ir.Undefined)
+            for u in range(_WIDTH):
+                val = builder.load(item(0, xa, [builder.add(rows[v * _WIDTH + u], i), cols[v * _WIDTH + u]]))
+                x = builder.insert_element(x, val, i32(u))
+            if xt != vt.element:
+                x = builder.fpext(x, vt)
+            x1, x2, y1, y2, z1, z2, acc = (builder.load(s) for s in slots[v])
+            if not power:
+                builder.store(builder.or_(builder.load(heard[v]), builder.bitcast(x, bt)), heard[v])
+            y = fma(na1, y1, fma(na2, y2, fma(b2, x2, fma(b1, x1, x))))
+            z = fma(nd1, z1, fma(nd2, z2, sub(add(y, y2), add(y1, y1))))
+            for s, val in zip(slots[v], (x, x1, y, y1, z, z1)):
+                builder.store(val, s)
+            if power:
+                acc = fma(z, z, acc)
+                builder.store(acc, slots[v][_STATES])
+                builder.store(acc, vec(7, outa, [i, lanes[v]]), align=8)
+        builder.store(builder.add(i, i64(1)), ia)
+        builder.branch(head)
+        builder.position_at_end(done)
+        if not power:
+            for v in range(_VECTORS):
+                for k in range(_STATES):
+                    builder.store(builder.load(slots[v][k]), vec(6, sta, [i64(k), lanes[v]]), align=8)
+                bits = context.make_array(tys[7])(context, builder, args[7])
+                builder.store(
+                    builder.load(heard[v]),
+                    builder.bitcast(item(7, bits, [lanes[v]]), bt.as_pointer()),
+                    align=8,
+                )
+        return context.get_dummy_value()
+
+    return codegen
+
+
+@intrinsic
+def _tile_ends(typingctx, src, row0, seg, live, lane0, co, ends, bits):
+    """``ends[:, lane]`` for the ``_TILE`` lanes from ``lane0`` = the cascade's four states
+    (shelf ``s1, s2``, high-pass ``s1, s2``) after ``seg`` samples from zero states. Lane
+    ``s * len(live) + c`` reads ``src[row0 + s * seg + i, live[c]]`` (as float64). ``co``:
+    b0, b1, b2, a1, a2 of the shelf, then of the high-pass. Transposed direct form II in
+    float64, every lane the same operations in the same order (no fused or reassociated
+    arithmetic). ``bits[lane]``: the bitwise or of the lane's samples as float64 (no bit but
+    the sign's set: all zeros)."""
+    sig = types.void(src, types.int64, types.int64, live, types.int64, co, ends, bits)
+    return sig, _cascade_codegen(False)
+
+
+@intrinsic
+def _tile_power(typingctx, src, row0, seg, live, lane0, co, starts, out):
+    """Each lane's K-weighted power ``g[lane] * z * z`` summed sample by sample, the running
+    sum after sample i written to ``out[i, lane]``: the cascade of :func:`_tile_ends` from
+    states ``starts[:, lane]``."""
+    sig = types.void(src, types.int64, types.int64, live, types.int64, co, starts, out)
+    return sig, _cascade_codegen(True)
+
+
 @nb.njit(cache=True, nogil=True)
-def _power_sums(x, sos, g, pairs, state, p, pos, marks, sums, next_mark, total):  # pragma: no cover
-    """Carry ``sums[k] = sum(p[:marks[k]])`` over the chunk ``x`` (its first sample is sample
-    ``pos`` of the whole), for ``p[i] = sum_c g[c] * kw(x[:, c])[i] ** 2``: both K-weighting
-    biquads (transposed direct form II, float64), the weighted square and its running sum
-    ``total[0]``, added sample by sample in order (as ``numpy.cumsum`` would); ``next_mark[0]``
-    is the first bound not reached yet. Channels run two at a time so that their recursions
-    overlap; with more than two (``p`` not empty) the chunk's per-sample power sums the pairs
-    first."""
-    n = x.shape[0]
-    if p.shape[0] == 0:
-        a, b = pairs[0, 0], pairs[0, 1]
-        _pair(x, sos, a, g[a], b, g[b] if b >= 0 else 0.0, state[0], p, pos, marks, sums, next_mark, total)
-        return
-    for k in range(pairs.shape[0]):
-        a, b = pairs[k, 0], pairs[k, 1]
-        _pair(x, sos, a, g[a], b, g[b] if b >= 0 else 0.0, state[k], p, pos, marks, sums, next_mark, total)
-    t = total[0]
+def _transition(co, samples):  # pragma: no cover - compiled
+    """``(_STATES, _STATES)``: column k is the cascade's states after ``samples`` zero samples
+    from the unit state k (the recursion of :func:`_tile_ends`, unfused)."""
+    b1, b2, na1, na2, nd1, nd2 = co[0], co[1], co[2], co[3], co[4], co[5]
+    out = np.zeros((_STATES, _STATES))
+    for k in range(_STATES):
+        st = np.zeros(_STATES)
+        st[k] = 1.0
+        x1, x2, y1, y2, z1, z2 = st[0], st[1], st[2], st[3], st[4], st[5]
+        for _ in range(samples):
+            y = b1 * x1 + b2 * x2 + na1 * y1 + na2 * y2
+            z = (y + y2) - (y1 + y1) + nd1 * z1 + nd2 * z2
+            x1, x2, y1, y2, z1, z2 = 0.0, x1, y, y1, z, z1
+        out[0, k], out[1, k], out[2, k], out[3, k], out[4, k], out[5, k] = x1, x2, y1, y2, z1, z2
+    return out
+
+
+@nb.njit(cache=True, nogil=True)
+def _group(
+    src, row0, live, g0, co, w, trans, carry, ends, bits, starts, out, marks, sums, next_mark, total
+):  # pragma: no cover
+    """Measure the group of ``_TILE`` segments whose sample j of segment s is
+    ``src[row0 + s * SEGMENT + j, live[c]]`` for live channel c, in lane ``s * len(live) + c``
+    (sample ``g0 + s * SEGMENT + j`` of the whole). First each segment's end states from zero
+    states (skipped for a tile of only zeros); then, in segment order, each one's true start
+    states ``carry`` (the previous segment's: its end from zero plus ``trans`` times its own
+    start; a filter's two output states both under :data:`_RESTED` set to rest); then each
+    segment from its true start with its power's running sum (``out``); from these ``sums[k]``
+    for the bounds ``marks[k]`` in the group: the running total of the segments before
+    (``total[0]``) plus the channels' sums within the segment times their weights ``w``, in
+    channel order. ``next_mark[0]`` is the first bound not reached yet."""
+    chans = live.shape[0]
+    lanes = _TILE * chans
+    quiet = np.zeros(chans, dtype=np.bool_)
+    for t in range(chans):
+        _tile_ends(src, row0, SEGMENT, live, t * _TILE, co, ends, bits)
+        quiet[t] = True
+        for lane in range(t * _TILE, (t + 1) * _TILE):
+            quiet[t] = quiet[t] and (bits[lane] | _SIGN) == _SIGN
+    for lane in range(lanes):
+        c = lane % chans
+        for r in range(_STATES):
+            starts[r, lane] = carry[r, c]
+        for r in range(_STATES):
+            acc = ends[r, lane]
+            for k in range(_STATES):
+                acc += trans[r, k] * starts[k, lane]
+            carry[r, c] = acc
+        for r in (2, 4):
+            if abs(carry[r, c]) < _RESTED and abs(carry[r + 1, c]) < _RESTED:
+                carry[r, c] = carry[r + 1, c] = 0.0
+    for t in range(chans):
+        if quiet[t]:
+            for lane in range(t * _TILE, (t + 1) * _TILE):
+                for r in range(_STATES):
+                    quiet[t] = quiet[t] and starts[r, lane] == 0.0
+        if quiet[t]:  # zeros from zero states: the power stays zero
+            out[:, t * _TILE : (t + 1) * _TILE] = 0.0
+        else:
+            _tile_power(src, row0, SEGMENT, live, t * _TILE, co, starts, out)
+    t_sum = total[0]
     m = next_mark[0]
-    for i in range(n):
-        while m < marks.shape[0] and marks[m] == pos + i:
-            sums[m] = t
+    for s in range(_TILE):
+        first = g0 + s * SEGMENT
+        while m < marks.shape[0] and marks[m] <= first + SEGMENT:
+            acc = t_sum
+            if marks[m] > first:
+                for c in range(chans):
+                    acc += w[c] * out[marks[m] - 1 - first, s * chans + c]
+            sums[m] = acc
             m += 1
-        t += p[i]
-    total[0] = t
+        for c in range(chans):
+            t_sum += w[c] * out[SEGMENT - 1, s * chans + c]
+    total[0] = t_sum
     next_mark[0] = m
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
-def _pair(x, sos, a, ga, b, gb, st, p, pos, marks, sums, next_mark, total):  # pragma: no cover - compiled
-    """Channels ``a`` and ``b`` (``b < 0``: only ``a``) through the cascade from states ``st``
-    (kept for the next chunk): weighted squares added into ``p`` (per sample), or, when ``p``
-    is empty, their running sum ``total[0]`` written to ``sums`` at ``marks``.
-
-    At every 64th sample (of the whole input, so chunks do not matter) that is exactly zero on
-    both channels, a stage whose two states both lie under :data:`_SETTLED` is set to rest
-    (zero states), and while both stages of both
-    channels rest the loop passes over the exact zeros that follow: they add nothing and leave
-    the states at zero, as computing them would. See :data:`_SETTLED` for why this changes no
-    measure."""
-    n = x.shape[0]
-    b0, b1, b2, a1, a2 = sos[0, 0], sos[0, 1], sos[0, 2], sos[0, 4], sos[0, 5]
-    c0, c1, c2, d1, d2 = sos[1, 0], sos[1, 1], sos[1, 2], sos[1, 4], sos[1, 5]
-    p0, p1, q0, q1 = st[0], st[1], st[2], st[3]  # channel a: shelf and high-pass states
-    r0, r1, u0, u1 = st[4], st[5], st[6], st[7]  # channel b
-    bb = b if b >= 0 else a
-    running = p.shape[0] == 0
-    t = total[0]
-    m = next_mark[0]
-    i = 0
-    while i < n:
-        if running:
-            while m < marks.shape[0] and marks[m] == pos + i:
-                sums[m] = t
-                m += 1
-        va = float(x[i, a])
-        vb = float(x[i, bb])
-        ya = b0 * va + p0
-        yb = b0 * vb + r0
-        p0 = b1 * va - a1 * ya + p1
-        r0 = b1 * vb - a1 * yb + r1
-        p1 = b2 * va - a2 * ya
-        r1 = b2 * vb - a2 * yb
-        za = c0 * ya + q0
-        zb = c0 * yb + u0
-        q0 = c1 * ya - d1 * za + q1
-        u0 = c1 * yb - d1 * zb + u1
-        q1 = c2 * ya - d2 * za
-        u1 = c2 * yb - d2 * zb
-        if running:
-            t += ga * za * za + gb * zb * zb
-        else:
-            p[i] += ga * za * za + gb * zb * zb
-        i += 1
-        if ((pos + i) & _SETTLE_EVERY_MASK) == 0 and va == 0.0 and vb == 0.0:
-            if abs(p0) < _SETTLED and abs(p1) < _SETTLED:
-                p0 = p1 = 0.0
-            if abs(r0) < _SETTLED and abs(r1) < _SETTLED:
-                r0 = r1 = 0.0
-            if abs(q0) < _SETTLED and abs(q1) < _SETTLED:
-                q0 = q1 = 0.0
-            if abs(u0) < _SETTLED and abs(u1) < _SETTLED:
-                u0 = u1 = 0.0
-            rest_a = p0 == 0.0 and p1 == 0.0 and q0 == 0.0 and q1 == 0.0
-            if rest_a and r0 == 0.0 and r1 == 0.0 and u0 == 0.0 and u1 == 0.0:
-                while i < n and x[i, a] == 0.0 and x[i, bb] == 0.0:
-                    i += 1
-                if running:
-                    while m < marks.shape[0] and marks[m] < pos + i:
-                        sums[m] = t
-                        m += 1
-    st[0], st[1], st[2], st[3] = p0, p1, q0, q1
-    st[4], st[5], st[6], st[7] = r0, r1, u0, u1
-    if running:
-        total[0] = t
-        next_mark[0] = m
+@nb.njit(cache=True, nogil=True)
+def _feed(
+    x, live, pos, samples, stage, co, w, trans, carry, ends, bits, starts, out, marks, sums, next_mark, total
+):  # pragma: no cover
+    """Measure the chunk ``x`` (its first sample is sample ``pos`` of the ``samples``; live
+    channel c is column ``live[c]``) group by group (see :func:`_group`): a group inside the
+    chunk is read in place, the others are gathered in ``stage`` (``(_TILE * SEGMENT, chans)``),
+    the last one padded with zeros and measured at the last sample."""
+    chans = live.shape[0]
+    group = _TILE * SEGMENT
+    staged = np.arange(chans)
+    end = pos + x.shape[0]
+    k = pos
+    while k < end:
+        g0 = k - k % group
+        if k == g0 and g0 + group <= end:
+            _group(
+                x,
+                k - pos,
+                live,
+                g0,
+                co,
+                w,
+                trans,
+                carry,
+                ends,
+                bits,
+                starts,
+                out,
+                marks,
+                sums,
+                next_mark,
+                total,
+            )
+            k += group
+            continue
+        stop = min(g0 + group, end)
+        for r in range(k, stop):
+            for c in range(chans):
+                stage[r - g0, c] = x[r - pos, live[c]]
+        k = stop
+        if stop == g0 + group or stop == samples:
+            stage[stop - g0 :] = 0.0
+            _group(
+                stage,
+                0,
+                staged,
+                g0,
+                co,
+                w,
+                trans,
+                carry,
+                ends,
+                bits,
+                starts,
+                out,
+                marks,
+                sums,
+                next_mark,
+                total,
+            )
