@@ -181,6 +181,10 @@ class LoudnessMeter:
             self._marks, self._where = np.unique(np.concatenate([lo, hi]), return_inverse=True)
             self._count = count
         self._sums = np.empty(self._marks.shape[0])
+        self._arrays = (
+            self._co, self._weights, self._trans, self._carry, self._ends, self._bits, self._starts,
+            self._out, self._marks, self._sums, self._next_mark, self._total,
+        )  # fmt: skip
 
     def add(self, chunk: np.ndarray) -> None:
         """Measure the next ``(samples, channels)`` chunk (float; any dtype is read as float64).
@@ -204,11 +208,7 @@ class LoudnessMeter:
         if self._measured:
             if chunk.dtype not in _MAGNITUDE:
                 chunk = chunk.astype(np.float64)
-            _feed(
-                chunk, self._live, self.fed, self.samples, self._stage, self._co, self._weights,
-                self._trans, self._carry, self._ends, self._bits, self._starts, self._out, self._marks,
-                self._sums, self._next_mark, self._total,
-            )  # fmt: skip
+            _feed(np.ascontiguousarray(chunk), self._live, self.fed, self.samples, self._stage, self._arrays)
         self.fed += m
 
     def integrated(self) -> float:
@@ -261,9 +261,7 @@ sample, so chunks do not matter) and each segment's recursion runs in a SIMD lan
 _WIDTH = 8
 """float64 lanes per vector (one 512-bit register; LLVM splits it on narrower machines into the
 same operations lane by lane)."""
-_VECTORS = 1
-"""Vectors one loop iteration runs side by side, so that their recursions' latencies overlap."""
-_TILE = _WIDTH * _VECTORS
+_TILE = _WIDTH
 _STATES = 6
 """Per lane: the last two inputs, shelf outputs and high-pass outputs."""
 _SIGN = -(1 << 63)
@@ -284,10 +282,12 @@ def _cascade_codegen(power: bool) -> Any:
 
     def codegen(context, builder, signature, args):  # pragma: no cover - runs at compile time
         tys = signature.args
-        xa, livea, coa, sta = (context.make_array(tys[k])(context, builder, args[k]) for k in (0, 3, 5, 6))
-        row0, seg, lane0 = args[1], args[2], args[4]
+        xa, livea, coa, sta, outa = (
+            context.make_array(tys[k])(context, builder, args[k]) for k in (0, 3, 6, 7, 8)
+        )
+        row0, seg, lane0, pairs = args[1], args[2], args[4], args[5]
         i32, i64 = ir.IntType(32), ir.IntType(64)
-        vt = ir.VectorType(ir.DoubleType(), _WIDTH)
+        vt, bt = ir.VectorType(ir.DoubleType(), _WIDTH), ir.VectorType(i64, _WIDTH)
         xt = context.get_value_type(tys[0].dtype)
         fma_fn = cgutils.get_or_insert_function(
             builder.module, ir.FunctionType(vt, [vt] * 3), f"llvm.fma.v{_WIDTH}f64"
@@ -299,101 +299,109 @@ def _cascade_codegen(power: bool) -> Any:
         def item(k, arr, idx):
             return cgutils.get_item_pointer(context, builder, tys[k], arr, idx, wraparound=False)
 
-        def vec(k, arr, idx):
-            return builder.bitcast(item(k, arr, idx), vt.as_pointer())
+        def vec(k, arr, idx, ty=vt):
+            return builder.bitcast(item(k, arr, idx), ty.as_pointer())
+
+        def shuffle(a, b, lanes):
+            return builder.shuffle_vector(a, b, ir.Constant(ir.VectorType(i32, len(lanes)), lanes))
 
         def splat(k):
             one = builder.insert_element(
-                ir.Constant(vt, ir.Undefined), builder.load(item(5, coa, [i64(k)])), i32(0)
+                ir.Constant(vt, ir.Undefined), builder.load(item(6, coa, [i64(k)])), i32(0)
             )
-            return builder.shuffle_vector(
-                one, ir.Constant(vt, ir.Undefined), ir.Constant(ir.VectorType(i32, _WIDTH), [0] * _WIDTH)
-            )
+            return shuffle(one, ir.Constant(vt, ir.Undefined), [0] * _WIDTH)
 
         b1, b2, na1, na2, nd1, nd2 = (splat(k) for k in range(6))
         chans = cgutils.unpack_tuple(builder, livea.shape)[0]
-        lanes = [builder.add(lane0, i64(v * _WIDTH)) for v in range(_VECTORS)]
         rows, cols = [], []  # per lane: the row of its segment's first sample, its column
-        for v in range(_VECTORS):
-            for u in range(_WIDTH):
-                lane = builder.add(lanes[v], i64(u))
-                s, c = builder.sdiv(lane, chans), builder.srem(lane, chans)
-                rows.append(builder.add(row0, builder.mul(s, seg)))
-                cols.append(builder.load(item(3, livea, [c])))
+        for u in range(_WIDTH):
+            lane = builder.add(lane0, i64(u))
+            rows.append(builder.add(row0, builder.mul(builder.sdiv(lane, chans), seg)))
+            cols.append(builder.load(item(3, livea, [builder.srem(lane, chans)])))
         zero = ir.Constant(vt, [0.0] * _WIDTH)
-        slots = [[cgutils.alloca_once(builder, vt) for _ in range(_STATES + 1)] for _ in range(_VECTORS)]
-        bt = ir.VectorType(i64, _WIDTH)
-        heard = [cgutils.alloca_once_value(builder, ir.Constant(bt, [0] * _WIDTH)) for _ in range(_VECTORS)]
-        for v in range(_VECTORS):
-            for k in range(_STATES):
-                start = builder.load(vec(6, sta, [i64(k), lanes[v]]), align=8) if power else zero
-                builder.store(start, slots[v][k])
-            builder.store(zero, slots[v][_STATES])
-        if power:
-            outa = context.make_array(tys[7])(context, builder, args[7])
-        ia = cgutils.alloca_once_value(builder, i64(0))
-        head, body, done = (builder.append_basic_block(nm) for nm in ("head", "body", "done"))
-        builder.branch(head)
-        builder.position_at_end(head)
-        builder.cbranch(builder.icmp_signed("<", builder.load(ia), seg), body, done)
-        builder.position_at_end(body)
-        i = builder.load(ia)
+        slots = [cgutils.alloca_once(builder, vt) for _ in range(_STATES + 1)]
+        for k in range(_STATES):
+            builder.store(builder.load(vec(7, sta, [i64(k), lane0]), align=8) if power else zero, slots[k])
+        builder.store(zero, slots[_STATES])
+        heard = cgutils.alloca_once_value(builder, ir.Constant(bt, [0] * _WIDTH))
         add, sub = builder.fadd, builder.fsub
-        for v in range(_VECTORS):
+
+        def by_lane(i):
             x = ir.Constant(ir.VectorType(xt, _WIDTH), ir.Undefined)
             for u in range(_WIDTH):
-                val = builder.load(item(0, xa, [builder.add(rows[v * _WIDTH + u], i), cols[v * _WIDTH + u]]))
-                x = builder.insert_element(x, val, i32(u))
+                x = builder.insert_element(
+                    x, builder.load(item(0, xa, [builder.add(rows[u], i), cols[u]])), i32(u)
+                )
+            return x
+
+        def by_pair(i):
+            two = ir.VectorType(xt, 2)
+            x = [
+                builder.load(vec(0, xa, [builder.add(rows[u], i), cols[u]], two)) for u in range(0, _WIDTH, 2)
+            ]
+            while len(x) > 1:
+                x = [shuffle(x[k], x[k + 1], list(range(2 * len(x[k].type)))) for k in range(0, len(x), 2)]
+            return x[0]
+
+        def samples(load):
+            ia = cgutils.alloca_once_value(builder, i64(0))
+            head, body, done = (builder.append_basic_block(nm) for nm in ("head", "body", "done"))
+            builder.branch(head)
+            builder.position_at_end(head)
+            builder.cbranch(builder.icmp_signed("<", builder.load(ia), seg), body, done)
+            builder.position_at_end(body)
+            i = builder.load(ia)
+            x = load(i)
             if xt != vt.element:
                 x = builder.fpext(x, vt)
-            x1, x2, y1, y2, z1, z2, acc = (builder.load(s) for s in slots[v])
-            if not power:
-                builder.store(builder.or_(builder.load(heard[v]), builder.bitcast(x, bt)), heard[v])
+            x1, x2, y1, y2, z1, z2, acc = (builder.load(s) for s in slots)
             y = fma(na1, y1, fma(na2, y2, fma(b2, x2, fma(b1, x1, x))))
             z = fma(nd1, z1, fma(nd2, z2, sub(add(y, y2), add(y1, y1))))
-            for s, val in zip(slots[v], (x, x1, y, y1, z, z1)):
+            for s, val in zip(slots, (x, x1, y, y1, z, z1)):
                 builder.store(val, s)
             if power:
                 acc = fma(z, z, acc)
-                builder.store(acc, slots[v][_STATES])
-                builder.store(acc, vec(7, outa, [i, lanes[v]]), align=8)
-        builder.store(builder.add(i, i64(1)), ia)
-        builder.branch(head)
-        builder.position_at_end(done)
+                builder.store(acc, slots[_STATES])
+                builder.store(acc, vec(8, outa, [i, lane0]), align=8)
+            else:
+                builder.store(builder.or_(builder.load(heard), builder.bitcast(x, bt)), heard)
+            builder.store(builder.add(i, i64(1)), ia)
+            builder.branch(head)
+            builder.position_at_end(done)
+
+        with builder.if_else(pairs) as (paired, single):
+            with paired:
+                samples(by_pair)
+            with single:
+                samples(by_lane)
         if not power:
-            for v in range(_VECTORS):
-                for k in range(_STATES):
-                    builder.store(builder.load(slots[v][k]), vec(6, sta, [i64(k), lanes[v]]), align=8)
-                bits = context.make_array(tys[7])(context, builder, args[7])
-                builder.store(
-                    builder.load(heard[v]),
-                    builder.bitcast(item(7, bits, [lanes[v]]), bt.as_pointer()),
-                    align=8,
-                )
+            for k in range(_STATES):
+                builder.store(builder.load(slots[k]), vec(7, sta, [i64(k), lane0]), align=8)
+            builder.store(builder.load(heard), vec(8, outa, [lane0], bt), align=8)
         return context.get_dummy_value()
 
     return codegen
 
 
 @intrinsic
-def _tile_ends(typingctx, src, row0, seg, live, lane0, co, ends, bits):
-    """``ends[:, lane]`` for the ``_TILE`` lanes from ``lane0`` = the cascade's four states
-    (shelf ``s1, s2``, high-pass ``s1, s2``) after ``seg`` samples from zero states. Lane
-    ``s * len(live) + c`` reads ``src[row0 + s * seg + i, live[c]]`` (as float64). ``co``:
-    b0, b1, b2, a1, a2 of the shelf, then of the high-pass. Transposed direct form II in
-    float64, every lane the same operations in the same order (no fused or reassociated
-    arithmetic). ``bits[lane]``: the bitwise or of the lane's samples as float64 (no bit but
-    the sign's set: all zeros)."""
-    sig = types.void(src, types.int64, types.int64, live, types.int64, co, ends, bits)
+def _tile_ends(typingctx, src, row0, seg, live, lane0, pairs, co, ends, bits):
+    """``ends[:, lane]`` for the ``_TILE`` lanes from ``lane0`` = the cascade's states (see
+    :data:`_STATES`) after ``seg`` samples from zero states. Lane ``s * len(live) + c`` reads
+    ``src[row0 + s * seg + i, live[c]]`` (as float64), with ``pairs`` two lanes' columns at a
+    time (``live`` in pairs of adjacent columns, in a row of adjacent items). ``co``: the
+    shelf's b1 / b0, b2 / b0, -a1, -a2, the high-pass's -a1, -a2. Direct form I in float64,
+    every lane the same operations (fused multiply-adds) in the same order. ``bits[lane]``:
+    the bitwise or of the lane's samples as float64 (no bit but the sign's set: all zeros)."""
+    sig = types.void(src, types.int64, types.int64, live, types.int64, types.boolean, co, ends, bits)
     return sig, _cascade_codegen(False)
 
 
 @intrinsic
-def _tile_power(typingctx, src, row0, seg, live, lane0, co, starts, out):
-    """Each lane's K-weighted power ``g[lane] * z * z`` summed sample by sample, the running
-    sum after sample i written to ``out[i, lane]``: the cascade of :func:`_tile_ends` from
-    states ``starts[:, lane]``."""
-    sig = types.void(src, types.int64, types.int64, live, types.int64, co, starts, out)
+def _tile_power(typingctx, src, row0, seg, live, lane0, pairs, co, starts, out):
+    """Each lane's K-weighted power (unweighted, unscaled: ``z * z``) summed sample by sample,
+    the running sum after sample i written to ``out[i, lane]``: the cascade of
+    :func:`_tile_ends` from states ``starts[:, lane]``."""
+    sig = types.void(src, types.int64, types.int64, live, types.int64, types.boolean, co, starts, out)
     return sig, _cascade_codegen(True)
 
 
@@ -416,24 +424,27 @@ def _transition(co, samples):  # pragma: no cover - compiled
 
 
 @nb.njit(cache=True, nogil=True)
-def _group(
-    src, row0, live, g0, co, w, trans, carry, ends, bits, starts, out, marks, sums, next_mark, total
-):  # pragma: no cover
+def _group(src, row0, live, g0, meter):  # pragma: no cover - compiled
     """Measure the group of ``_TILE`` segments whose sample j of segment s is
     ``src[row0 + s * SEGMENT + j, live[c]]`` for live channel c, in lane ``s * len(live) + c``
-    (sample ``g0 + s * SEGMENT + j`` of the whole). First each segment's end states from zero
-    states (skipped for a tile of only zeros); then, in segment order, each one's true start
-    states ``carry`` (the previous segment's: its end from zero plus ``trans`` times its own
-    start; a filter's two output states both under :data:`_RESTED` set to rest); then each
-    segment from its true start with its power's running sum (``out``); from these ``sums[k]``
-    for the bounds ``marks[k]`` in the group: the running total of the segments before
-    (``total[0]``) plus the channels' sums within the segment times their weights ``w``, in
-    channel order. ``next_mark[0]`` is the first bound not reached yet."""
+    (sample ``g0 + s * SEGMENT + j`` of the whole); ``meter``: the arrays of
+    :class:`LoudnessMeter` (see :func:`_feed`). First each segment's end states from zero
+    states; then, in segment order, each one's true start states ``carry`` (the previous
+    segment's: its end from zero plus ``trans`` times its own start; a filter's two output
+    states both under :data:`_RESTED` set to rest); then each segment from its true start with
+    its power's running sum (``out``; skipped for a tile of only zeros from states at rest);
+    from these ``sums[k]`` for the bounds ``marks[k]`` in the group: the running total of the
+    segments before (``total[0]``) plus the channels' sums within the segment times their
+    weights ``w``, in channel order. ``next_mark[0]`` is the first bound not reached yet."""
+    co, w, trans, carry, ends, bits, starts, out, marks, sums, next_mark, total = meter
     chans = live.shape[0]
     lanes = _TILE * chans
+    pairs = chans % 2 == 0 and src.strides[1] == src.itemsize
+    for c in range(0, chans - 1, 2):
+        pairs = pairs and live[c + 1] == live[c] + 1
     quiet = np.zeros(chans, dtype=np.bool_)
     for t in range(chans):
-        _tile_ends(src, row0, SEGMENT, live, t * _TILE, co, ends, bits)
+        _tile_ends(src, row0, SEGMENT, live, t * _TILE, pairs, co, ends, bits)
         quiet[t] = True
         for lane in range(t * _TILE, (t + 1) * _TILE):
             quiet[t] = quiet[t] and (bits[lane] | _SIGN) == _SIGN
@@ -457,7 +468,7 @@ def _group(
         if quiet[t]:  # zeros from zero states: the power stays zero
             out[:, t * _TILE : (t + 1) * _TILE] = 0.0
         else:
-            _tile_power(src, row0, SEGMENT, live, t * _TILE, co, starts, out)
+            _tile_power(src, row0, SEGMENT, live, t * _TILE, pairs, co, starts, out)
     t_sum = total[0]
     m = next_mark[0]
     for s in range(_TILE):
@@ -476,13 +487,13 @@ def _group(
 
 
 @nb.njit(cache=True, nogil=True)
-def _feed(
-    x, live, pos, samples, stage, co, w, trans, carry, ends, bits, starts, out, marks, sums, next_mark, total
-):  # pragma: no cover
-    """Measure the chunk ``x`` (its first sample is sample ``pos`` of the ``samples``; live
-    channel c is column ``live[c]``) group by group (see :func:`_group`): a group inside the
-    chunk is read in place, the others are gathered in ``stage`` (``(_TILE * SEGMENT, chans)``),
-    the last one padded with zeros and measured at the last sample."""
+def _feed(x, live, pos, samples, stage, meter):  # pragma: no cover - compiled
+    """Measure the C-contiguous chunk ``x`` (its first sample is sample ``pos`` of the
+    ``samples``; live channel c is column ``live[c]``) group by group (see :func:`_group`;
+    ``meter``: co, w, trans, carry, ends, bits, starts, out, marks, sums, next_mark, total): a
+    group inside the chunk is read in place, the others are gathered in ``stage``
+    (``(_TILE * SEGMENT, chans)``), the last one padded with zeros and measured at the last
+    sample."""
     chans = live.shape[0]
     group = _TILE * SEGMENT
     staged = np.arange(chans)
@@ -491,48 +502,20 @@ def _feed(
     while k < end:
         g0 = k - k % group
         if k == g0 and g0 + group <= end:
-            _group(
-                x,
-                k - pos,
-                live,
-                g0,
-                co,
-                w,
-                trans,
-                carry,
-                ends,
-                bits,
-                starts,
-                out,
-                marks,
-                sums,
-                next_mark,
-                total,
-            )
+            _group(x, k - pos, live, g0, meter)
             k += group
             continue
         stop = min(g0 + group, end)
-        for r in range(k, stop):
-            for c in range(chans):
-                stage[r - g0, c] = x[r - pos, live[c]]
+        if x.shape[1] == chans:  # every column live: one flat copy
+            flat = stage.reshape(-1)
+            flat[(k - g0) * chans : (stop - g0) * chans] = x.reshape(-1)[
+                (k - pos) * chans : (stop - pos) * chans
+            ]
+        else:
+            for r in range(k, stop):
+                for c in range(chans):
+                    stage[r - g0, c] = x[r - pos, live[c]]
         k = stop
         if stop == g0 + group or stop == samples:
             stage[stop - g0 :] = 0.0
-            _group(
-                stage,
-                0,
-                staged,
-                g0,
-                co,
-                w,
-                trans,
-                carry,
-                ends,
-                bits,
-                starts,
-                out,
-                marks,
-                sums,
-                next_mark,
-                total,
-            )
+            _group(stage, 0, staged, g0, meter)
