@@ -23,6 +23,7 @@ running sum, so its result is bit for bit that of the whole input at once:
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -147,17 +148,12 @@ class LoudnessMeter:
         self._g = g
         live = [c for c in range(channels) if g[c] != 0.0] or [0]
         self._live = np.array(live, dtype=np.int64)
-        (b0, b1, b2, _, a1, a2), (c0, _, _, _, d1, d2) = k_weighting_sos(sample_rate).tolist()
-        self._co = np.array([b1 / b0, b2 / b0, -a1, -a2, -d1, -d2])
-        """The cascade as :func:`_tile_ends` runs it: the shelf's output divided by its b0 and
-        the high-pass's numerator (c0, -2 c0, c0) by its c0, so the power is scaled back by
-        ``(b0 * c0) ** 2`` (in ``_weights``)."""
-        self._weights = g[live] * (b0 * c0) ** 2
+        self._co, self._trans, gain = _cascade(sample_rate)
+        self._weights = g[live] * gain
         lanes = _TILE * len(live)
         shape = (_TILE * SEGMENT, len(live)) if self._measured else (0, len(live))
         self._stage = np.zeros(shape)
         """A group's samples that came in more than one chunk (or the last group's)."""
-        self._trans = _transition(self._co, SEGMENT)
         self._carry = np.zeros((_STATES, len(live)))
         """Per live channel: the filter states at the start of the next segment (the last two
         inputs, shelf outputs and high-pass outputs)."""
@@ -403,6 +399,19 @@ def _tile_power(typingctx, src, row0, seg, live, lane0, pairs, co, starts, out):
     :func:`_tile_ends` from states ``starts[:, lane]``."""
     sig = types.void(src, types.int64, types.int64, live, types.int64, types.boolean, co, starts, out)
     return sig, _cascade_codegen(True)
+
+
+@functools.cache
+def _cascade(sample_rate: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """The K-weighting as :func:`_tile_ends` runs it at ``sample_rate`` Hz: its coefficients
+    ``co`` (the shelf's output divided by its b0, the high-pass's numerator (c0, -2 c0, c0) by
+    its c0), the zero-input transition over a segment (:func:`_transition`), and the power's
+    scale back, ``(b0 * c0) ** 2``."""
+    (b0, b1, b2, _, a1, a2), (c0, _, _, _, d1, d2) = k_weighting_sos(sample_rate).tolist()
+    co = np.array([b1 / b0, b2 / b0, -a1, -a2, -d1, -d2])
+    trans = _transition(co, SEGMENT)
+    co.flags.writeable = trans.flags.writeable = False
+    return co, trans, (b0 * c0) ** 2
 
 
 @nb.njit(cache=True, nogil=True)
