@@ -439,6 +439,19 @@ def _transition(co, samples):  # pragma: no cover - compiled
     return out
 
 
+@nb.njit(cache=True, nogil=True, inline="always")
+def _zeros(flat):  # pragma: no cover - compiled
+    """Whether ``flat`` holds only zeros (a NaN is not one), looked at 256 items at a time."""
+    for a in range(0, flat.shape[0], 256):
+        part = flat[a : a + 256]
+        heard = 0
+        for i in range(part.shape[0]):  # from 0, so the loop vectorises (no index wraparound)
+            heard += part[i] != 0.0
+        if heard:
+            return False
+    return True
+
+
 @nb.njit(cache=True, nogil=True)
 def _group(src, row0, live, g0, meter):  # pragma: no cover - compiled
     """Measure the group of ``_TILE`` segments whose sample j of segment s is
@@ -459,7 +472,15 @@ def _group(src, row0, live, g0, meter):  # pragma: no cover - compiled
     for c in range(0, chans - 1, 2):
         pairs = pairs and live[c + 1] == live[c] + 1
     quiet = np.zeros(chans, dtype=np.bool_)
+    flat = src.reshape(-1)
+    width = src.shape[1]
     for t in range(chans):
+        first = row0 + t * _TILE // chans * SEGMENT  # the rows of the tile's segments
+        last = row0 + ((t + 1) * _TILE - 1) // chans * SEGMENT + SEGMENT
+        if _zeros(flat[first * width : last * width]):  # so are the lanes' end states
+            ends[:, t * _TILE : (t + 1) * _TILE] = 0.0
+            quiet[t] = True
+            continue
         _tile_ends(src, row0, SEGMENT, live, t * _TILE, pairs, co, ends, bits)
         quiet[t] = True
         for lane in range(t * _TILE, (t + 1) * _TILE):
