@@ -165,7 +165,6 @@ class LoudnessMeter:
         """Per live channel: the filter states at the start of the next segment (the last two
         inputs, shelf outputs and high-pass outputs)."""
         self._ends = np.zeros((_STATES, lanes))
-        self._bits = np.zeros(lanes, dtype=np.int64)
         self._starts = np.zeros((_STATES, lanes))
         self._out = np.zeros((SEGMENT if self._measured else 0, lanes))
         self._total = np.zeros(1)
@@ -185,7 +184,7 @@ class LoudnessMeter:
             self._count = count
         self._sums = np.empty(self._marks.shape[0])
         self._arrays = (
-            self._co, self._weights, self._trans, self._carry, self._ends, self._bits, self._starts,
+            self._co, self._weights, self._trans, self._carry, self._ends, self._starts,
             self._out, self._marks, self._sums, self._next_mark, self._total,
         )  # fmt: skip
 
@@ -269,8 +268,6 @@ _TILE = _WIDTH
 samples, in one tile of lanes per live channel)."""
 _STATES = 6
 """Per lane: the last two inputs, shelf outputs and high-pass outputs."""
-_SIGN = -(1 << 63)
-"""A float64's sign bit as an int64: a lane whose samples' bits or to this or to 0 is all zeros."""
 _RESTED = 1e-100
 """At a segment's end a filter stage whose two states both lie under this magnitude is set to
 rest (zero states). Its outputs would stay under about 1e-98, squares under 1e-195: below
@@ -285,12 +282,10 @@ def _cascade_codegen(power: bool) -> Any:
 
     def codegen(context, builder, signature, args):  # pragma: no cover - runs at compile time
         tys = signature.args
-        xa, livea, coa, sta, outa = (
-            context.make_array(tys[k])(context, builder, args[k]) for k in (0, 3, 6, 7, 8)
-        )
+        xa, livea, coa, sta = (context.make_array(tys[k])(context, builder, args[k]) for k in (0, 3, 6, 7))
         row0, seg, lane0, pairs = args[1], args[2], args[4], args[5]
         i32, i64 = ir.IntType(32), ir.IntType(64)
-        vt, bt = ir.VectorType(ir.DoubleType(), _WIDTH), ir.VectorType(i64, _WIDTH)
+        vt = ir.VectorType(ir.DoubleType(), _WIDTH)
         xt = context.get_value_type(tys[0].dtype)
         fma_fn = cgutils.get_or_insert_function(
             builder.module, ir.FunctionType(vt, [vt] * 3), f"llvm.fma.v{_WIDTH}f64"
@@ -326,7 +321,6 @@ def _cascade_codegen(power: bool) -> Any:
         for k in range(_STATES):
             builder.store(builder.load(vec(7, sta, [i64(k), lane0]), align=8) if power else zero, slots[k])
         builder.store(zero, slots[_STATES])
-        heard = cgutils.alloca_once_value(builder, ir.Constant(bt, [0] * _WIDTH))
         add, sub = builder.fadd, builder.fsub
 
         def by_lane(i):
@@ -365,9 +359,8 @@ def _cascade_codegen(power: bool) -> Any:
             if power:
                 acc = fma(z, z, acc)
                 builder.store(acc, slots[_STATES])
+                outa = context.make_array(tys[8])(context, builder, args[8])
                 builder.store(acc, vec(8, outa, [i, lane0]), align=8)
-            else:
-                builder.store(builder.or_(builder.load(heard), builder.bitcast(x, bt)), heard)
             builder.store(builder.add(i, i64(1)), ia)
             builder.branch(head)
             builder.position_at_end(done)
@@ -380,22 +373,20 @@ def _cascade_codegen(power: bool) -> Any:
         if not power:
             for k in range(_STATES):
                 builder.store(builder.load(slots[k]), vec(7, sta, [i64(k), lane0]), align=8)
-            builder.store(builder.load(heard), vec(8, outa, [lane0], bt), align=8)
         return context.get_dummy_value()
 
     return codegen
 
 
 @intrinsic
-def _tile_ends(typingctx, src, row0, seg, live, lane0, pairs, co, ends, bits):
+def _tile_ends(typingctx, src, row0, seg, live, lane0, pairs, co, ends):
     """``ends[:, lane]`` for the ``_TILE`` lanes from ``lane0`` = the cascade's states (see
     :data:`_STATES`) after ``seg`` samples from zero states. Lane ``s * len(live) + c`` reads
     ``src[row0 + s * seg + i, live[c]]`` (as float64), with ``pairs`` two lanes' columns at a
     time (``live`` in pairs of adjacent columns, in a row of adjacent items). ``co``: the
     shelf's b1 / b0, b2 / b0, -a1, -a2, the high-pass's -a1, -a2. Direct form I in float64,
-    every lane the same operations (fused multiply-adds) in the same order. ``bits[lane]``:
-    the bitwise or of the lane's samples as float64 (no bit but the sign's set: all zeros)."""
-    sig = types.void(src, types.int64, types.int64, live, types.int64, types.boolean, co, ends, bits)
+    every lane the same operations (fused multiply-adds) in the same order."""
+    sig = types.void(src, types.int64, types.int64, live, types.int64, types.boolean, co, ends)
     return sig, _cascade_codegen(False)
 
 
@@ -465,7 +456,7 @@ def _group(src, row0, live, g0, meter):  # pragma: no cover - compiled
     from these ``sums[k]`` for the bounds ``marks[k]`` in the group: the running total of the
     segments before (``total[0]``) plus the channels' sums within the segment times their
     weights ``w``, in channel order. ``next_mark[0]`` is the first bound not reached yet."""
-    co, w, trans, carry, ends, bits, starts, out, marks, sums, next_mark, total = meter
+    co, w, trans, carry, ends, starts, out, marks, sums, next_mark, total = meter
     chans = live.shape[0]
     lanes = _TILE * chans
     pairs = chans % 2 == 0 and src.strides[1] == src.itemsize
@@ -477,14 +468,11 @@ def _group(src, row0, live, g0, meter):  # pragma: no cover - compiled
     for t in range(chans):
         first = row0 + t * _TILE // chans * SEGMENT  # the rows of the tile's segments
         last = row0 + ((t + 1) * _TILE - 1) // chans * SEGMENT + SEGMENT
-        if _zeros(flat[first * width : last * width]):  # so are the lanes' end states
+        quiet[t] = _zeros(flat[first * width : last * width])
+        if quiet[t]:  # so are the lanes' end states
             ends[:, t * _TILE : (t + 1) * _TILE] = 0.0
-            quiet[t] = True
-            continue
-        _tile_ends(src, row0, SEGMENT, live, t * _TILE, pairs, co, ends, bits)
-        quiet[t] = True
-        for lane in range(t * _TILE, (t + 1) * _TILE):
-            quiet[t] = quiet[t] and (bits[lane] | _SIGN) == _SIGN
+        else:
+            _tile_ends(src, row0, SEGMENT, live, t * _TILE, pairs, co, ends)
     for lane in range(lanes):
         c = lane % chans
         for r in range(_STATES):
@@ -527,7 +515,7 @@ def _group(src, row0, live, g0, meter):  # pragma: no cover - compiled
 def _feed(x, live, pos, samples, stage, meter):  # pragma: no cover - compiled
     """Measure the C-contiguous chunk ``x`` (its first sample is sample ``pos`` of the
     ``samples``; live channel c is column ``live[c]``) group by group (see :func:`_group`;
-    ``meter``: co, w, trans, carry, ends, bits, starts, out, marks, sums, next_mark, total): a
+    ``meter``: co, w, trans, carry, ends, starts, out, marks, sums, next_mark, total): a
     group inside the chunk is read in place, the others are gathered in ``stage``
     (``(_TILE * SEGMENT, chans)``), the last one padded with zeros and measured at the last
     sample."""
