@@ -452,7 +452,8 @@ def _group(src, row0, live, g0, meter):  # pragma: no cover - compiled
     states; then, in segment order, each one's true start states ``carry`` (the previous
     segment's: its end from zero plus ``trans`` times its own start; a filter's two output
     states both under :data:`_RESTED` set to rest); then each segment from its true start with
-    its power's running sum (``out``; skipped for a tile of only zeros from states at rest);
+    its power's running sum (``out``; skipped, and read as zeros, for a tile of only zeros
+    from states at rest);
     from these ``sums[k]`` for the bounds ``marks[k]`` in the group: the running total of the
     segments before (``total[0]``) plus the channels' sums within the segment times their
     weights ``w``, in channel order. ``next_mark[0]`` is the first bound not reached yet."""
@@ -490,9 +491,7 @@ def _group(src, row0, live, g0, meter):  # pragma: no cover - compiled
             for lane in range(t * _TILE, (t + 1) * _TILE):
                 for r in range(_STATES):
                     quiet[t] = quiet[t] and starts[r, lane] == 0.0
-        if quiet[t]:  # zeros from zero states: the power stays zero
-            out[:, t * _TILE : (t + 1) * _TILE] = 0.0
-        else:
+        if not quiet[t]:  # else zeros from zero states: the power stays zero (out is not read)
             _tile_power(src, row0, SEGMENT, live, t * _TILE, pairs, co, starts, out)
     t_sum = total[0]
     m = next_mark[0]
@@ -502,11 +501,13 @@ def _group(src, row0, live, g0, meter):  # pragma: no cover - compiled
             acc = t_sum
             if marks[m] > first:
                 for c in range(chans):
-                    acc += w[c] * out[marks[m] - 1 - first, s * chans + c]
+                    if not quiet[(s * chans + c) // _TILE]:
+                        acc += w[c] * out[marks[m] - 1 - first, s * chans + c]
             sums[m] = acc
             m += 1
         for c in range(chans):
-            t_sum += w[c] * out[SEGMENT - 1, s * chans + c]
+            if not quiet[(s * chans + c) // _TILE]:
+                t_sum += w[c] * out[SEGMENT - 1, s * chans + c]
     total[0] = t_sum
     next_mark[0] = m
 
