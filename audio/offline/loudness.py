@@ -533,14 +533,15 @@ def _feed(x, live, pos, samples, stage, meter):  # pragma: no cover - compiled
             continue
         stop = min(g0 + group, end)
         if x.shape[1] == chans:  # every column live: one flat copy
-            flat = stage.reshape(-1)
-            flat[(k - g0) * chans : (stop - g0) * chans] = x.reshape(-1)[
-                (k - pos) * chans : (stop - pos) * chans
-            ]
+            into = stage.reshape(-1)[(k - g0) * chans : (stop - g0) * chans]
+            come = x.reshape(-1)[(k - pos) * chans : (stop - pos) * chans]
+            for i in range(into.shape[0]):  # from 0, so the loop vectorises
+                into[i] = come[i]
         else:
-            for r in range(k, stop):
+            into2, come2 = stage[k - g0 : stop - g0], x[k - pos : stop - pos]
+            for r in range(into2.shape[0]):
                 for c in range(chans):
-                    stage[r - g0, c] = x[r - pos, live[c]]
+                    into2[r, c] = come2[r, live[c]]
         k = stop
         if stop == g0 + group or stop == samples:
             stage[stop - g0 :] = 0.0

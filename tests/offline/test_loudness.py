@@ -145,3 +145,14 @@ def test_any_chunking_measures_bit_for_bit_as_the_whole_input(cuts):
         chunked.add(_CHUNKED[lo:hi])
     assert chunked.integrated() == whole.integrated()
     assert np.array_equal(chunked._sums, whole._sums)
+
+
+def test_chunks_in_another_memory_order_or_float_type_measure_bit_for_bit_alike():
+    x = _speechlike(48_000 * 2 + 77, 2, seed=4)
+    want = LoudnessMeter(48_000, 2, x.shape[0])
+    want.add(x)
+    meter = LoudnessMeter(48_000, 2, x.shape[0])
+    meter.add(np.asfortranarray(x[:30_000].astype(np.float64)))  # the same values, column-major
+    meter.add(x[30_000:, ::-1][:, ::-1])  # a view with negative strides
+    assert meter.integrated() == want.integrated()
+    assert np.array_equal(meter._sums, want._sums)
