@@ -123,8 +123,10 @@ def integrated_loudness(audio: np.ndarray, sample_rate: int, weights: np.ndarray
 class LoudnessMeter:
     """BS.1770 integrated loudness, sample peak and full-scale count of audio fed chunk by chunk
     (a render measured as it is made, no copy of it kept). The result is bit for bit that of
-    :func:`integrated_loudness` on the whole: the filter states and the running power sum carry
-    from one chunk to the next, and the sums are added in the same order.
+    :func:`integrated_loudness` on the whole: the segments, their groups and every sum's order
+    are fixed by the sample index, so the same arithmetic is done however the input is
+    chunked (a group that arrives in parts is staged until it is complete, the last one at the
+    last sample).
 
     Parameters
     ----------
@@ -152,7 +154,6 @@ class LoudnessMeter:
         self._block = BLOCK_SECONDS * sample_rate
         self._measured = samples >= self._block and channels > 0
         g = channel_weights(channels) if weights is None else np.asarray(weights, dtype=np.float64)
-        self._g = g
         live = [c for c in range(channels) if g[c] != 0.0] or [0]
         self._live = np.array(live, dtype=np.int64)
         self._co, self._trans, gain = _cascade(sample_rate)
@@ -269,12 +270,13 @@ samples, in one tile of lanes per live channel)."""
 _STATES = 6
 """Per lane: the last two inputs, shelf outputs and high-pass outputs."""
 _RESTED = 1e-100
-"""At a segment's end a filter stage whose two states both lie under this magnitude is set to
-rest (zero states). Its outputs would stay under about 1e-98, squares under 1e-195: below
-anything a block that passes the -70 LUFS gate can show (its power is over 1e-7 a sample). It
-keeps long silences off subnormal numbers, which cost several times as much; a segment's decay
-from 1e-100 (0.006 per segment for the 38 Hz high-pass, 1e-70 for the shelf at 48 kHz) stays
-in the normal range."""
+"""At a segment's end a filter's two output states (the shelf's or the high-pass's last two
+outputs) both under this magnitude are set to zero. Its outputs would have stayed under about
+1e-98, their squares under 1e-195: below anything a block that passes the -70 LUFS gate can
+show (its power is over 1e-7 a sample). Filters at rest in exact zeros let a tile pass over
+its power pass, and long silences stay off subnormal numbers, which cost several times as
+much: a segment's decay from 1e-100 (0.006 per segment for the 38 Hz high-pass, 1e-70 for the
+shelf at 48 kHz) stays in the normal range."""
 
 
 def _cascade_codegen(power: bool) -> Any:
