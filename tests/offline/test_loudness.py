@@ -7,8 +7,12 @@ import math
 import numpy as np
 import pyloudnorm
 import pytest
+import scipy.signal
+from fuzz_budget import examples
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from audio.offline.loudness import LoudnessMeter, integrated_loudness
+from audio.offline.loudness import LoudnessMeter, channel_weights, integrated_loudness, k_weighting_sos
 
 
 def _speechlike(n: int, channels: int, seed: int) -> np.ndarray:
@@ -87,38 +91,68 @@ def test_a_meter_reports_a_nan_sample_as_a_nan_peak_and_refuses_more_samples_tha
         meter.add(np.zeros((1, 2), np.float32))
 
 
-def _k_weighted_power(x: np.ndarray, sample_rate: int) -> tuple[np.ndarray, list[float]]:
-    """Per-sample ``sum_c kw(x[:, c]) ** 2`` computed plainly (both biquads on every sample, in
-    float64, transposed direct form II) and the last channel's four filter states."""
-    from audio.offline.loudness import k_weighting_sos
-
-    (b0, b1, b2, _, a1, a2), (c0, c1, c2, _, d1, d2) = k_weighting_sos(sample_rate).tolist()
-    power = np.zeros(x.shape[0])
-    for c in range(x.shape[1]):
-        p0 = p1 = q0 = q1 = 0.0
-        out = []
-        for v in x[:, c].tolist():
-            y = b0 * v + p0
-            p0, p1 = b1 * v - a1 * y + p1, b2 * v - a2 * y
-            z = c0 * y + q0
-            q0, q1 = c1 * y - d1 * z + q1, c2 * y - d2 * z
-            out.append(z * z)
-        power += np.array(out)
-    return power, [p0, p1, q0, q1]
+def _plain_power_sums(x: np.ndarray, sample_rate: int, marks: np.ndarray) -> np.ndarray:
+    """``sum(p[:mark])`` for each mark, ``p[i] = sum_c g[c] * kw(x[:, c])[i] ** 2`` with the
+    K-weighting run plainly over the whole input in float64 (scipy's second-order sections)."""
+    weights = channel_weights(x.shape[1])
+    kw = scipy.signal.sosfilt(k_weighting_sos(sample_rate), x.astype(np.float64), axis=0)
+    power = (kw * kw) @ weights
+    return np.concatenate([[0.0], np.cumsum(power)])[marks]
 
 
-def test_long_exact_silences_rest_the_filters_and_change_no_power_sum():
-    sample_rate = 8_000  # the 38 Hz high-pass decays to under 1e-100 within about 1 s here
-    burst = _speechlike(sample_rate, 2, seed=3)
-    silence = np.zeros((5 * sample_rate, 2), dtype=np.float32)
-    x = np.concatenate([burst, silence, burst[::-1], silence])
-    power, states = _k_weighted_power(x, sample_rate)
-    assert any(s != 0.0 for s in states)  # computed plainly, the high-pass ends on subnormals
-    meter = LoudnessMeter(sample_rate, 2, x.shape[0])
-    meter.add(x[:30_001])
-    meter.add(x[30_001:])
-    assert not meter._state.any()  # at rest after the final silence
-    got = meter.integrated()
-    running = np.concatenate([[0.0], np.cumsum(power)])  # summed in sample order, as the meter
-    assert np.array_equal(meter._sums, running[meter._marks])
-    assert got == integrated_loudness(x, sample_rate)
+def _bursts_and_silences(sample_rate: int, channels: int) -> np.ndarray:
+    """Speech-like bursts of 49,152 samples (a multiple of the meter's groups, so a silence
+    starts at one) between exact silences of 0.1 to 3 s, one of them ending the input."""
+    burst = _speechlike(49_152, channels, seed=3)
+    parts = []
+    for seconds in (0.1, 3.0, 0.7, 1.9, 3.0):
+        parts += [burst, np.zeros((int(seconds * sample_rate), channels), np.float32)]
+        burst = burst[::-1]
+    return np.concatenate(parts)
+
+
+@pytest.mark.parametrize("channels", [1, 2, 5])
+def test_the_power_sums_at_the_block_bounds_are_those_of_a_plain_filter_over_the_whole_input(channels):
+    x = _bursts_and_silences(48_000, channels)
+    meter = LoudnessMeter(48_000, channels, x.shape[0])
+    meter.add(x)
+    meter.integrated()
+    want = _plain_power_sums(x, 48_000, meter._marks)
+    np.testing.assert_allclose(meter._sums, want, rtol=1e-12, atol=0.0)
+
+
+def test_long_exact_silences_set_the_filters_to_rest_without_changing_the_power_sums():
+    x = _bursts_and_silences(48_000, 2)  # 3 s of exact zeros at the end
+    meter = LoudnessMeter(48_000, 2, x.shape[0])
+    meter.add(x)
+    assert not meter._carry.any()  # at rest: every state exactly zero
+    meter.integrated()
+    np.testing.assert_allclose(meter._sums, _plain_power_sums(x, 48_000, meter._marks), rtol=1e-12, atol=0.0)
+
+
+_CHUNKED = _speechlike(3 * 8192 + 4321, 2, seed=11)
+_CHUNKED[9000:30000] = 0.0  # a silence across segment and group bounds
+
+
+@settings(max_examples=examples(100))
+@given(st.lists(st.integers(1, _CHUNKED.shape[0] - 1), max_size=12, unique=True))
+def test_any_chunking_measures_bit_for_bit_as_the_whole_input(cuts):
+    whole = LoudnessMeter(48_000, 2, _CHUNKED.shape[0])
+    whole.add(_CHUNKED)
+    chunked = LoudnessMeter(48_000, 2, _CHUNKED.shape[0])
+    bounds = [0, *sorted(cuts), _CHUNKED.shape[0]]
+    for lo, hi in zip(bounds, bounds[1:]):
+        chunked.add(_CHUNKED[lo:hi])
+    assert chunked.integrated() == whole.integrated()
+    assert np.array_equal(chunked._sums, whole._sums)
+
+
+def test_chunks_in_another_memory_order_or_float_type_measure_bit_for_bit_alike():
+    x = _speechlike(48_000 * 2 + 77, 2, seed=4)
+    want = LoudnessMeter(48_000, 2, x.shape[0])
+    want.add(x)
+    meter = LoudnessMeter(48_000, 2, x.shape[0])
+    meter.add(np.asfortranarray(x[:30_000].astype(np.float64)))  # the same values, column-major
+    meter.add(x[30_000:, ::-1][:, ::-1])  # a view with negative strides
+    assert meter.integrated() == want.integrated()
+    assert np.array_equal(meter._sums, want._sums)
