@@ -778,7 +778,7 @@ class SkateSpeechSystem(GameSystem):
             if voice is None or voice.done or ped is None or src is None or cd is None or cd.start > frame:
                 return frame
             m = ped.model
-            shape = (m.kind, req.event, src.clip_name(line.clip[0]), m.voice_float, m.pitch)
+            shape = (self.mixer.shape(m.kind, req.event, src.clip_name(line.clip[0])), m.voice_float, m.pitch)
             tracks.append([line, voice, ped, shape, replace(cd), dict(voice.written), line.low_frames])
         cut_level, cut_frames = self.player.cut_level, self.player.cut_frames
         voices_set, set_submix = writer.voices.set_params, writer.voices.mixer.set_submix
@@ -1060,7 +1060,7 @@ class SkateSpeechSystem(GameSystem):
         if last is not None and last[0] is ped and last[1] == inputs:
             return last[2], last[3], last[4]
         m = ped.model
-        shape = (m.kind, req.event, src.clip_name(line.clip[0]), m.voice_float, m.pitch)
+        shape = (self.mixer.shape(m.kind, req.event, src.clip_name(line.clip[0])), m.voice_float, m.pitch)
         block, params, sub = self._new_block(shape, ped.distance, ped.azimuth, ped.delay)
         self._blocks[line.slot] = (ped, inputs, block, params, sub)
         return block, params, sub
@@ -1068,20 +1068,11 @@ class SkateSpeechSystem(GameSystem):
     def _new_block(
         self, shape: tuple[Any, ...], distance: float, azimuth: int, delay: float
     ) -> tuple[VoiceBlock, dict[str, float], dict[str, float]]:
-        """A line's voice block and its voice and echo submix parameters, from its ped's
-        ``(kind, event, clip name, voice float, pitch)`` and its place (metres, raw azimuth,
+        """A line's voice block and its voice and echo submix parameters, from its
+        ``(VoiceMixer.shape, voice float, pitch)`` and its ped's place (metres, raw azimuth,
         delay seconds)."""
-        kind, event, clip_name, voice_float, pitch = shape
-        block = self.mixer.block(
-            kind=kind,
-            event=event,
-            clip_name=clip_name,
-            distance=distance,
-            azimuth=azimuth,
-            delay=delay,
-            voice_float=voice_float,
-            pitch=pitch,
-        )
+        block_shape, voice_float, pitch = shape
+        block = self.mixer.block_of(block_shape, distance, azimuth, delay, voice_float, pitch)
         return block, block.voice_params(), block.submix_params()
 
     def _post_submix(self, slot: int, params: dict[str, float], engine: Any) -> None:
