@@ -48,6 +48,7 @@ __all__ = [
     "MixTable",
     "Curve",
     "CurveSet",
+    "curve_set",
     "PEAK_CENTRE",
     "PEAK_GAIN",
     "PEAK_Q",
@@ -141,6 +142,18 @@ class CurveSet:
             else:
                 out.append(t)
         return out
+
+
+@lru_cache(maxsize=256)
+def curve_set(curves: tuple[Curve, ...]) -> CurveSet:
+    """The :class:`CurveSet` of ``curves`` (kept: a batch worker's runs read the same curves).
+
+    Parameters
+    ----------
+    curves:
+        The curves, in the order of the values returned.
+    """
+    return CurveSet(curves)
 
 
 PEAK_CENTRE = Curve(

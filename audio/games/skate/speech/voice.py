@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from audio.games.skate.speech.mixcurves import CurveSet, MixCurves, level_outputs, peak
+from audio.games.skate.speech.mixcurves import CurveSet, MixCurves, curve_set, level_outputs, peak
 
 __all__ = [
     "VoiceBlock",
@@ -224,7 +224,7 @@ class VoiceMixer:
             shape = self._shapes[key] = (
                 far,
                 outputs,
-                CurveSet([self.curves.outputs[o] for o in (*outputs, 21, 13, 14, 22, 23)]),
+                curve_set(tuple(self.curves.outputs[o] for o in (*outputs, 21, 13, 14, 22, 23))),
             )
         return shape
 
