@@ -128,8 +128,9 @@ SYSTEM = "skate.speech"
 FRAME_RATE = 30
 WINDOW = 30
 """Console frames a full render's :meth:`SkateSpeechSystem.next_tick` computes the playing lines'
-writes ahead of (:meth:`Engine.schedule <audio.core.engine.Engine.schedule>`); the engine ticks
-the frame after them (or sooner, where anything happens)."""
+writes ahead of (:meth:`Engine.schedule <audio.core.engine.Engine.schedule>`); the engine asks
+again at the last of them (or sooner, where anything happens), and ticks the frame after only
+if the answer is that frame."""
 
 
 class TakeSource(Protocol):
