@@ -339,6 +339,11 @@ class SkateOutcome(Outcome):
     Stopped = "Stopped", CUT
 
 
+_QUEUE_ONLY = frozenset({"Queued", "Dropped", "Expired"})
+"""The player's outcomes that touch only its request queue, not a playing line (they leave the
+lines' writes computed ahead standing)."""
+
+
 def _changed(old: dict[str, float] | None, params: dict[str, float]) -> dict[str, float]:
     """The echo submix values of ``params`` that differ from those posted last (``old``)."""
     old = old or {}
@@ -456,8 +461,8 @@ class SkateSpeechSystem(GameSystem):
         """The first frame of the window's writes the engine holds (None: it holds none)."""
         self._epoch = 0
         """Counts what can change the playing lines' writes ahead: a line's start, end or
-        clip, a ped's spawn or move, a new listener; a window computed in another epoch is
-        computed again."""
+        clip (not a request queued, dropped or expired: :data:`_QUEUE_ONLY`), a ped's spawn or
+        move, a new listener; a window computed in another epoch is computed again."""
 
     # -- engine ------------------------------------------------------------------------
     graphs = (VOICE_GRAPH,)
@@ -1146,7 +1151,8 @@ class SkateSpeechSystem(GameSystem):
             )
 
     def _player_event(self, pe: PlayerEvent, engine: Any) -> None:
-        self._epoch += 1
+        if pe.outcome not in _QUEUE_ONLY:
+            self._epoch += 1
         req = pe.request
         src = self.sources.get(req.channel)
         detail: dict[str, Any] = dict(
