@@ -210,7 +210,7 @@ class VoiceMixer:
         Parameters
         ----------
         kind:
-            The speaker's kind (``"ped"``, ``"security"``, ``"pro"``...).
+            The speaker's kind (``"regular"``, ``"security"``, ``"bum"`` or ``"pro"``).
         event:
             The speech event id.
         clip_name:
