@@ -347,7 +347,8 @@ class Engine:
         :meth:`~audio.core.plugin.GameSystem.next_tick`, for frames before the one it returns;
         the engine forgets the rows left whenever it asks ``next_tick`` again (after an event,
         a tick, or where a voice's end shows), so the rows of a frame run only if nothing
-        happened since they were computed. A frame's writes so cost one call each, not a tick.
+        happened since they were computed, and asks it again once its last row has run (the
+        frame after may need no tick either). A frame's writes so cost one call each, not a tick.
 
         Parameters
         ----------
@@ -378,8 +379,9 @@ class Engine:
             )
         return self._end_at
 
-    def _run_row(self, c: _Clocked) -> None:
-        """Run the scheduled writes due now of ``c`` (:meth:`schedule`)."""
+    def _run_row(self, c: _Clocked) -> bool:
+        """Run the scheduled writes due now of ``c`` (:meth:`schedule`); whether they were its
+        last (the system is then asked again: its next frame may need no tick)."""
         rows = c.rows
         assert rows is not None
         k = c.clock.frame_at(self.now) - c.row_frame
@@ -388,13 +390,14 @@ class Engine:
                 fn(*args, **params)
         except Exception as exc:
             self._system_failed(c.system, f"scheduled writes of frame {c.row_frame + k}", exc)
-        if k + 1 < len(rows):
-            c.row_at = c.clock.start(c.row_frame + k + 1)
-        else:
-            c.drop_rows()
         self.rows_applied += 1
         if self._end_version != self.voices.version:  # a write moved a voice's end (its pitch)
             self._end_at = -1
+        if k + 1 < len(rows):
+            c.row_at = c.clock.start(c.row_frame + k + 1)
+            return False
+        c.drop_rows()
+        return True
 
     def _control(self) -> None:
         now = self.now
@@ -424,8 +427,8 @@ class Engine:
                 c.next_at = c.clock.start(c.frame)
                 self.ticks += 1
                 news = True
-            elif c.row_at == now:
-                self._run_row(c)
+            elif c.row_at == now and self._run_row(c):
+                news = True  # its last row: ask it again rather than tick the frame after
         self._ticked = True
         if len(self._clocked) != len(self.systems) - len(self.disabled):
             self._clocked = [c for c in self._clocked if c.system.name not in self.disabled]

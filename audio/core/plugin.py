@@ -144,13 +144,15 @@ class GameSystem(abc.ABC):
         if no event arrives and no voice ends before then; :data:`NEVER` when only those can.
 
         The engine (:attr:`~audio.core.engine.EngineConfig.skip_ticks`) ticks the system only
-        at the frames this names, and asks again after every tick, every event and at a
-        voice's end, so the system must tick the frame it returns with whatever it skipped
-        in between (timers count down by the frames elapsed) and must make the result the same
-        as ticking every frame. Its event handlers learn the frame ticking every frame would
-        have reached from :meth:`Engine.frame_of <audio.core.engine.Engine.frame_of>`. A system
-        whose ticks until then would only write parameters may compute those writes here and
-        hand them to :meth:`Engine.schedule <audio.core.engine.Engine.schedule>`.
+        at the frames this names, and asks again after every tick, every event, at a
+        voice's end and after the last row it was handed by :meth:`Engine.schedule
+        <audio.core.engine.Engine.schedule>`, so the system must tick the frame it returns with
+        whatever it skipped in between (timers count down by the frames elapsed) and must make
+        the result the same as ticking every frame. Its event handlers learn the frame ticking
+        every frame would have reached from :meth:`Engine.frame_of
+        <audio.core.engine.Engine.frame_of>`. A system whose ticks until then would only write
+        parameters may compute those writes here and hand them to :meth:`Engine.schedule
+        <audio.core.engine.Engine.schedule>`.
 
         Parameters
         ----------

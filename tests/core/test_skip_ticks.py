@@ -241,6 +241,46 @@ def test_scheduled_writes_sound_as_the_same_writes_made_by_a_tick_every_frame():
                 assert f.computed > eng.rows_applied
 
 
+class Batcher(Fader):
+    """A :class:`Fader` writing ``ahead`` frames at a time that needs its tick only at the
+    frames of ``tick_at`` (it records the frames it ticks)."""
+
+    def __init__(self, ahead: int, tick_at: set[int]) -> None:
+        super().__init__(ahead)
+        self.tick_at = tick_at
+        self.ticked: list[int] = []
+
+    def tick(self, frame: int, engine: Engine) -> None:
+        self.ticked.append(frame)
+        super().tick(frame, engine)
+
+    def next_tick(self, frame: int) -> int:
+        if frame in self.tick_at:
+            return frame
+        due = min((f for f in self.tick_at if f > frame), default=frame + self.ahead)
+        self.ahead, ahead = min(self.ahead, due - frame), self.ahead
+        try:
+            return super().next_tick(frame)
+        finally:
+            self.ahead = ahead
+
+
+def test_a_system_is_asked_again_at_its_last_scheduled_row_so_the_frame_after_is_ticked_only_if_it_asks():
+    ref, _, _ = _fader_run(0, 256)
+    for block in (64, 256, 1000):
+        e = Engine(block=block)
+        b = Batcher(4, {0, 9})
+        e.add_system(b)
+        e.prepare()
+        for t in (0.12, 0.41, 0.5):
+            e.bus.post(Nudge(t=t))
+        n = SR // 2 + 123
+        out = np.concatenate([e.render(min(block, n - t)) for t in range(0, n, block)])
+        assert out.tobytes() == ref.tobytes(), block
+        assert b.ticked == [0, 9]  # the frames after its rows ran out (4, 8, 13...) were not ticked
+        assert e.ticks == 2 and e.rows_applied == 14
+
+
 def _asked_after_retune(ask_before: bool) -> tuple[int, int]:
     e = Engine(block=256, skip_ticks=True)
     w = Retuner(True)

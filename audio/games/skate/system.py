@@ -128,8 +128,9 @@ SYSTEM = "skate.speech"
 FRAME_RATE = 30
 WINDOW = 30
 """Console frames a full render's :meth:`SkateSpeechSystem.next_tick` computes the playing lines'
-writes ahead of (:meth:`Engine.schedule <audio.core.engine.Engine.schedule>`); the engine ticks
-the frame after them (or sooner, where anything happens)."""
+writes ahead of (:meth:`Engine.schedule <audio.core.engine.Engine.schedule>`); the engine asks
+again at the last of them (or sooner, where anything happens), and ticks the frame after only
+if the answer is that frame."""
 
 
 class TakeSource(Protocol):
@@ -338,6 +339,11 @@ class SkateOutcome(Outcome):
     Stopped = "Stopped", CUT
 
 
+_QUEUE_ONLY = frozenset({"Queued", "Dropped", "Expired"})
+"""The player's outcomes that touch only its request queue, not a playing line (they leave the
+lines' writes computed ahead standing)."""
+
+
 def _changed(old: dict[str, float] | None, params: dict[str, float]) -> dict[str, float]:
     """The echo submix values of ``params`` that differ from those posted last (``old``)."""
     old = old or {}
@@ -455,8 +461,8 @@ class SkateSpeechSystem(GameSystem):
         """The first frame of the window's writes the engine holds (None: it holds none)."""
         self._epoch = 0
         """Counts what can change the playing lines' writes ahead: a line's start, end or
-        clip, a ped's spawn or move, a new listener; a window computed in another epoch is
-        computed again."""
+        clip (not a request queued, dropped or expired: :data:`_QUEUE_ONLY`), a ped's spawn or
+        move, a new listener; a window computed in another epoch is computed again."""
 
     # -- engine ------------------------------------------------------------------------
     graphs = (VOICE_GRAPH,)
@@ -778,7 +784,7 @@ class SkateSpeechSystem(GameSystem):
             if voice is None or voice.done or ped is None or src is None or cd is None or cd.start > frame:
                 return frame
             m = ped.model
-            shape = (m.kind, req.event, src.clip_name(line.clip[0]), m.voice_float, m.pitch)
+            shape = (self.mixer.shape(m.kind, req.event, src.clip_name(line.clip[0])), m.voice_float, m.pitch)
             tracks.append([line, voice, ped, shape, replace(cd), dict(voice.written), line.low_frames])
         cut_level, cut_frames = self.player.cut_level, self.player.cut_frames
         voices_set, set_submix = writer.voices.set_params, writer.voices.mixer.set_submix
@@ -1060,7 +1066,7 @@ class SkateSpeechSystem(GameSystem):
         if last is not None and last[0] is ped and last[1] == inputs:
             return last[2], last[3], last[4]
         m = ped.model
-        shape = (m.kind, req.event, src.clip_name(line.clip[0]), m.voice_float, m.pitch)
+        shape = (self.mixer.shape(m.kind, req.event, src.clip_name(line.clip[0])), m.voice_float, m.pitch)
         block, params, sub = self._new_block(shape, ped.distance, ped.azimuth, ped.delay)
         self._blocks[line.slot] = (ped, inputs, block, params, sub)
         return block, params, sub
@@ -1068,20 +1074,11 @@ class SkateSpeechSystem(GameSystem):
     def _new_block(
         self, shape: tuple[Any, ...], distance: float, azimuth: int, delay: float
     ) -> tuple[VoiceBlock, dict[str, float], dict[str, float]]:
-        """A line's voice block and its voice and echo submix parameters, from its ped's
-        ``(kind, event, clip name, voice float, pitch)`` and its place (metres, raw azimuth,
+        """A line's voice block and its voice and echo submix parameters, from its
+        ``(VoiceMixer.shape, voice float, pitch)`` and its ped's place (metres, raw azimuth,
         delay seconds)."""
-        kind, event, clip_name, voice_float, pitch = shape
-        block = self.mixer.block(
-            kind=kind,
-            event=event,
-            clip_name=clip_name,
-            distance=distance,
-            azimuth=azimuth,
-            delay=delay,
-            voice_float=voice_float,
-            pitch=pitch,
-        )
+        block_shape, voice_float, pitch = shape
+        block = self.mixer.block_of(block_shape, distance, azimuth, delay, voice_float, pitch)
         return block, block.voice_params(), block.submix_params()
 
     def _post_submix(self, slot: int, params: dict[str, float], engine: Any) -> None:
@@ -1154,7 +1151,8 @@ class SkateSpeechSystem(GameSystem):
             )
 
     def _player_event(self, pe: PlayerEvent, engine: Any) -> None:
-        self._epoch += 1
+        if pe.outcome not in _QUEUE_ONLY:
+            self._epoch += 1
         req = pe.request
         src = self.sources.get(req.channel)
         detail: dict[str, Any] = dict(

@@ -47,6 +47,8 @@ from audio.dsp.curves import interp_f32
 __all__ = [
     "MixTable",
     "Curve",
+    "CurveSet",
+    "curve_set",
     "PEAK_CENTRE",
     "PEAK_GAIN",
     "PEAK_Q",
@@ -95,6 +97,65 @@ class Curve:
         return ys[i] + (ys[i + 1] - ys[i]) * (v - x0) / (x1 - x0)
 
 
+class CurveSet:
+    """Several curves read at one input with one search: ``CurveSet(curves)(v)`` is
+    ``[c(v) for c in curves]``, bit for bit (the same operations on the same floats),
+    from a table made once per interval between the curves' x points (a voice block reads
+    seven curves at the speaker's distance on every frame a line plays).
+
+    Parameters
+    ----------
+    curves:
+        The curves, in the order of the values returned.
+    """
+
+    def __init__(self, curves: Sequence[Curve]) -> None:
+        self.curves = tuple(curves)
+        self._edges = sorted({x for c in self.curves for x in c.xs})
+        self._below = tuple(c.ys[0] for c in self.curves)
+        self._rows = [tuple(self._term(c, x) for c in self.curves) for x in self._edges]
+
+    @staticmethod
+    def _term(c: Curve, x: float) -> float | tuple[float, float, float, float]:
+        """What ``c`` reads from ``x`` up to the next x point of the set: a constant, or its
+        segment ``(y0, y1 - y0, x0, x1 - x0)`` (:meth:`Curve.__call__`'s interpolation)."""
+        xs, ys = c.xs, c.ys
+        if x < xs[0]:
+            return ys[0]
+        if x >= xs[-1]:
+            return ys[-1]
+        i = bisect.bisect_right(xs, x) - 1
+        return (ys[i], ys[i + 1] - ys[i], xs[i], xs[i + 1] - xs[i])
+
+    def __call__(self, v: float) -> list[float]:
+        """Each curve's value at ``v`` (a NaN raises as :meth:`Curve.__call__` does)."""
+        j = bisect.bisect_right(self._edges, v)
+        if j == 0:
+            return list(self._below)
+        if v != v:  # NaN sorts past every point
+            return [c(v) for c in self.curves]
+        out = []
+        for t in self._rows[j - 1]:
+            if isinstance(t, tuple):
+                y0, dy, x0, dx = t
+                out.append(y0 + dy * (v - x0) / dx)
+            else:
+                out.append(t)
+        return out
+
+
+@lru_cache(maxsize=256)
+def curve_set(curves: tuple[Curve, ...]) -> CurveSet:
+    """The :class:`CurveSet` of ``curves`` (kept: a batch worker's runs read the same curves).
+
+    Parameters
+    ----------
+    curves:
+        The curves, in the order of the values returned.
+    """
+    return CurveSet(curves)
+
+
 PEAK_CENTRE = Curve(
     (0.0, 2614.956, 5603.478, 8325.166, 15796.47, 21666.78, 25829.36, 32767.0),
     (600.0, 1195.0, 1802.143, 2336.429, 4000.0, 2676.428, 1838.571, 600.0),
@@ -118,9 +179,17 @@ def fold_azimuth(raw: int) -> int:
 def peak(raw_azimuth: int) -> tuple[float, float, float]:
     """``(centre Hz, linear gain, Q)`` of the head-shadow PEAK filter for a raw azimuth; the
     game's points and evaluation are float32 (:func:`audio.dsp.curves.interp_f32`), read from
-    a table of every folded azimuth (:func:`_peak_table`)."""
-    c, g, q = _peak_table()[fold_azimuth(raw_azimuth)].tolist()
-    return c, g, q
+    a table of every folded azimuth (:func:`_peak_table`), each row kept as floats once read."""
+    a = fold_azimuth(raw_azimuth)
+    got = _PEAKS.get(a)
+    if got is None:
+        c, g, q = _peak_table()[a].tolist()
+        got = _PEAKS[a] = (c, g, q)
+    return got
+
+
+_PEAKS: dict[int, tuple[float, float, float]] = {}
+""":func:`peak` by folded azimuth (at most 32,769 rows)."""
 
 
 @lru_cache(maxsize=1)

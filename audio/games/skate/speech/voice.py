@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from audio.games.skate.speech.mixcurves import Curve, MixCurves, level_outputs, peak
+from audio.games.skate.speech.mixcurves import CurveSet, MixCurves, curve_set, level_outputs, peak
 
 __all__ = [
     "VoiceBlock",
@@ -158,6 +158,12 @@ class VoiceBlock(NamedTuple):
         }
 
 
+Shape = tuple[bool, tuple[int, int], CurveSet]
+"""What a speaker's voice block reads (:meth:`VoiceMixer.shape`): whether its clip is far, its
+level outputs (main, second) and the curves of its main, second and echo levels and of the
+stream's and the echo's HP and LP cutoffs, in that order."""
+
+
 class VoiceMixer:
     """Computes voice blocks from the curves; holds the per-speaker delay countdowns."""
 
@@ -168,9 +174,8 @@ class VoiceMixer:
         self.delay_factor = delay_factor
         self.delay_frames = delay_frames
         self.countdowns: dict[int, DelayCountdown] = {}
-        self._shapes: dict[tuple[str, int, str], tuple[bool, tuple[int, int], tuple[Curve, ...]]] = {}
-        """(kind, event, clip name) -> (far, level outputs, the curves :meth:`block` reads), kept
-        (the curves are set when the mixer is made)."""
+        self._shapes: dict[tuple[str, int, str], Shape] = {}
+        """(kind, event, clip name) -> :meth:`shape`."""
 
     def countdown(self, speaker: int, start: int) -> DelayCountdown:
         """``speaker``'s delay countdown (made on first use, first frame ``start``: a speaker
@@ -198,6 +203,31 @@ class VoiceMixer:
         decisions-only run reads)."""
         return max(0.0, min(32767.0, self.curves(main, distance)))
 
+    def shape(self, kind: str, event: int, clip_name: str) -> Shape:
+        """What :meth:`block` reads for a ``kind`` speaker playing ``clip_name`` of ``event``:
+        ``(far, level outputs, the curves)`` (kept: the curves are set when the mixer is made).
+
+        Parameters
+        ----------
+        kind:
+            The speaker's kind (``"regular"``, ``"security"``, ``"bum"`` or ``"pro"``).
+        event:
+            The speech event id.
+        clip_name:
+            The playing clip's name (``_f``: a far clip).
+        """
+        key = (kind, event, clip_name)
+        shape = self._shapes.get(key)
+        if shape is None:
+            far = is_far_clip(clip_name)
+            outputs = level_outputs(kind, event, far)
+            shape = self._shapes[key] = (
+                far,
+                outputs,
+                curve_set(tuple(self.curves.outputs[o] for o in (*outputs, 21, 13, 14, 22, 23))),
+            )
+        return shape
+
     def block(
         self,
         *,
@@ -210,30 +240,46 @@ class VoiceMixer:
         voice_float: float | None = 1.0,
         pitch: int = 4096,
     ) -> VoiceBlock:
-        """The voice block of a speaker playing ``clip_name`` of ``event`` at ``distance`` metres."""
-        key = (kind, event, clip_name)
-        shape = self._shapes.get(key)
-        if shape is None:
-            far = is_far_clip(clip_name)
-            outputs = level_outputs(kind, event, far)
-            shape = self._shapes[key] = (
-                far,
-                outputs,
-                tuple(self.curves.outputs[o] for o in (*outputs, 21, 13, 14, 22, 23)),
-            )
-        far, outputs, (main, second, echo, hp, lp, echo_hp, echo_lp) = shape
-        return VoiceBlock(  # positional (the fields in order): made every frame a speaker is heard
-            max(0.0, min(32767.0, main(distance))),  # level
-            second(distance),  # second_level
-            echo(distance),  # echo_level
+        """The voice block of a speaker playing ``clip_name`` of ``event`` at ``distance`` metres
+        (:meth:`shape`, :meth:`block_of`)."""
+        return self.block_of(self.shape(kind, event, clip_name), distance, azimuth, delay, voice_float, pitch)
+
+    @staticmethod
+    def block_of(
+        shape: Shape, distance: float, azimuth: int, delay: float, voice_float: float | None, pitch: int
+    ) -> VoiceBlock:
+        """The voice block of a speaker of :meth:`shape` ``shape`` (positional: made on every
+        frame a speaker is heard).
+
+        Parameters
+        ----------
+        shape:
+            :meth:`shape`'s answer for the speaker and its clip.
+        distance:
+            Metres from the listener.
+        azimuth:
+            Raw azimuth (0..65535, 16384 = left).
+        delay:
+            The distance delay, seconds.
+        voice_float:
+            The ped's voice float (None: 1.0).
+        pitch:
+            4096 = 1.0.
+        """
+        far, outputs, curves = shape
+        main, second, echo, hp, lp, echo_hp, echo_lp = curves(distance)
+        return VoiceBlock(  # positional (the fields in order)
+            max(0.0, min(32767.0, main)),  # level
+            second,  # second_level
+            echo,  # echo_level
             1.0 if voice_float is None else voice_float,
             pitch,
             int(azimuth) & 0xFFFF,
             peak(azimuth),
-            hp(distance),  # hp_hz
-            lp(distance),  # lp_hz
-            echo_hp(distance),  # echo_hp_hz
-            echo_lp(distance),  # echo_lp_hz
+            hp,  # hp_hz
+            lp,  # lp_hz
+            echo_hp,  # echo_hp_hz
+            echo_lp,  # echo_lp_hz
             delay,
             far,
             outputs,

@@ -204,3 +204,35 @@ def test_lines_written_frames_ahead_sound_as_ticking_every_frame_through_moves_p
     assert ahead.tobytes() == every.tobytes()
     assert eng.rows_applied > 2 * eng.ticks  # most line frames ran as scheduled writes
     assert eng.ticks + eng.rows_applied < eng_every.ticks
+
+
+def test_a_request_queued_while_both_streams_play_leaves_the_lines_writes_computed_ahead_standing(
+    monkeypatch,
+):
+    # two lines fill the living-world channel's two streams; a third ped's request (frame 9)
+    # is queued until the first line finishes (frame 25): nothing the lines read has changed
+    posts = [
+        PedSpawn(t=0.0, ped=1, voice=59, path=PATH),
+        PedSpawn(t=0.0, ped=2, voice=75, position=(-4.0, 0.0, 25.0)),
+        PedSpawn(t=0.0, ped=3, voice=59, position=(5.0, 0.0, 10.0)),
+        SpeechValue(t=0.1, ped=1, value=53),
+        SpeechValue(t=0.15, ped=2, value=1),
+        SpeechValue(t=0.3, ped=3, value=53),
+    ]
+    every, every_log, _ = _render(False, posts, 2.0)
+    recomputed: list[int] = []  # frames whose writes were computed again while computed ones stood
+    schedule = SkateSpeechSystem._schedule
+
+    def spy(self, lines, frame, end):
+        w = self._window
+        out = schedule(self, lines, frame, end)
+        if self._window is not w and w is not None and w.first <= frame < w.first + len(w.rows):
+            recomputed.append(frame)
+        return out
+
+    monkeypatch.setattr(SkateSpeechSystem, "_schedule", spy)
+    ahead, ahead_log, _ = _render(True, posts, 2.0)
+    assert ahead_log == every_log and ahead.tobytes() == every.tobytes()
+    outcomes = [(json.loads(d)["outcome"], json.loads(d)["at"] // 1600) for d in ahead_log]
+    assert ("Queued", 9) in outcomes and ("Started", 25) in outcomes
+    assert not [f for f in recomputed if 9 <= f <= 25]

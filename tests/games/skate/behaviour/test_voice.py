@@ -1,12 +1,16 @@
-"""Voice block: PEAK curves, azimuth folding, levels by speaker kind, delay countdown, params."""
+"""Voice block: PEAK curves, curve sets, azimuth folding, levels by speaker kind, delay countdown, params."""
+
+import math
 
 import numpy as np
 import pytest
 
 from audio.games.skate.speech.mixcurves import (
+    DEFAULT_OUTPUTS,
     PEAK_CENTRE,
     PEAK_GAIN,
     Curve,
+    CurveSet,
     MixCurves,
     fold_azimuth,
     level_outputs,
@@ -28,6 +32,29 @@ def test_peak_curves_hit_their_points_and_interpolate():
     mid = (CX[3] + CX[4]) / 2
     assert PEAK_CENTRE(mid) == pytest.approx((CY[3] + CY[4]) / 2)
     assert PEAK_CENTRE(-5) == 600.0 and PEAK_GAIN(40000) == 0.1
+
+
+def test_a_curve_set_reads_each_of_its_curves_bit_for_bit_at_and_between_and_beyond_their_points():
+    curves = [
+        *(DEFAULT_OUTPUTS[o] for o in (2, 15, 21, 13, 14, 22, 23)),
+        Curve((3.0, 3.0, 9.5), (1.0, 7.0, -2.0)),  # a step at 3 m
+        Curve((20.0,), (5.0,)),  # one point
+        Curve((-4.0, 1.0, 2.5, 100.0), (-0.0, 0.1, 3.0, 0.3)),
+    ]
+    points = sorted({x for c in curves for x in c.xs})
+    rng = np.random.default_rng(7)
+    grid = [
+        *points,
+        *(math.nextafter(x, -math.inf) for x in points),
+        *(math.nextafter(x, math.inf) for x in points),
+    ]
+    grid += [-1e9, -0.0, 0.0, 1e-300, 1e9, math.inf, -math.inf, *rng.uniform(-10.0, 110.0, 2000).tolist()]
+    both = CurveSet(curves)
+    for v in grid:
+        got, want = both(v), [c(v) for c in curves]
+        assert [x.hex() for x in map(float, got)] == [x.hex() for x in map(float, want)], v
+    with pytest.raises(IndexError):  # what each curve does with a NaN distance
+        both(math.nan)
 
 
 def test_azimuth_folding():

@@ -105,9 +105,13 @@ def test_a_line_recomputes_its_voice_block_only_when_its_ped_moved(engine, monke
     from audio.games.skate.speech.voice import VoiceMixer
 
     calls: list[float] = []
-    block = VoiceMixer.block
+    block_of = VoiceMixer.block_of
     monkeypatch.setattr(
-        VoiceMixer, "block", lambda self, **kw: calls.append(kw["distance"]) or block(self, **kw)
+        VoiceMixer,
+        "block_of",
+        staticmethod(
+            lambda shape, distance, *rest: calls.append(distance) or block_of(shape, distance, *rest)
+        ),
     )
     make(engine, source=SynthSource(seconds=1.0))
     engine.bus.post(PedSpawn(t=0.0, ped=1, voice=59, position=(0.0, 0.0, 10.0)))
