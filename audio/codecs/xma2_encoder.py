@@ -93,6 +93,7 @@ _SCRATCH_BYTES = 1 << 15  # > the longest XMA frame the syntax can produce at 2 
 _LEVEL_LO, _LEVEL_HI = -40, 200
 _LEVEL_GUESS = 60  # first level the bitrate search tries, dB
 _LOG_RATE_PER_DB = -0.05  # d ln(kbit/s) / d level before two levels were measured
+_LATER_GROUPS = 3  # the switch moved later by up to this many groups ending the vector part in one move
 _LOUD_DB = 28.0  # default loud_db: the best SNR measured at 48-96 kbit/s on both bench corpora (24-30 tried)
 _ALLOCATION_SPAN = 2  # per-subframe levels range over the uniform level found +- this, dB
 _ALLOCATION_STEPS = 24  # bisection steps on the log of the error-per-bit multiplier
@@ -790,32 +791,23 @@ def _rdo(q, mag, lam, coef_len, rl_sym):  # type: ignore[no-untyped-def]  # prag
 
 
 @nb.njit(cache=True, nogil=True)
-def _auto_bits(q, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
-    """Bits of one channel's coefficients with the automatic vector/run-level switch: table
-    bit, vector codes, signs and the run-level part in the cheaper table."""
-    n = q.shape[0]
-    start = _vector_end(q)
-    bits = 1
-    for g in range(0, start, 4):
-        bits += _group_bits(q, g, tabs)
-    if start < n:
-        bits += min(_rl_bits(q, start, 0, tabs[9], tabs[10]), _rl_bits(q, start, 1, tabs[9], tabs[10]))
-    return bits
-
-
-@nb.njit(cache=True, nogil=True)
 def _rdo_switch(q, mag, sign, lam, tabs, scratch):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Move the decoder's automatic switch to run-level coding (in place) where that saves
     more bits than ``lam`` x the squared error it adds (quantiser steps): earlier, by lowering
-    a 1 to 0 in an earlier group of 4, or later, by raising the zeros of the group that ends
-    the vector part to 1 (``sign``: the coefficients' signs). The best move is taken while
-    one pays, at most 4 times. ``scratch``: :func:`_block_scratch` (its vector prefix and
-    run-level arrays price every earlier switch at once: a run-level part from a start
-    depends only on the coefficients after it)."""
+    a 1 to 0 in an earlier group of 4, or later, by raising to 1 the zeros of the group that
+    ends the vector part and of the next ones that then end it, up to ``_LATER_GROUPS``
+    groups (a single group often pays only together with the next: the vector part then
+    reaches past the following zero; ``sign``: the coefficients' signs). The best move is
+    taken while one pays, at most 4 times. For 128-coefficient subframes: the decoder's
+    zero threshold ``n >> 8`` is 0, so the first group holding a zero ends the vector part.
+    ``scratch``: :func:`_block_scratch` (its vector prefix and run-level arrays price every
+    move at once: a run-level part from a start depends only on the coefficients after
+    it)."""
     n = q.shape[0]
     coef_len, rl_sym = tabs[9], tabs[10]
     _, vec, rl0, rl1, nz, suffix = scratch
-    raised = np.zeros(4, np.bool_)
+    raised = np.zeros(n, np.bool_)
+    best_top = 0
     for _ in range(4):
         m = 0
         for k in range(n):
@@ -839,34 +831,44 @@ def _rdo_switch(q, mag, sign, lam, tabs, scratch):  # type: ignore[no-untyped-de
                 continue
             old = q[p]
             q[p] = 0
-            new_end = _vector_end(q) >> 2
+            new_end = (g >> 2) + 1  # the groups before ``end`` hold no zero: g's zero ends the part
             changed = _group_bits(q, g, tabs) - (vec[(g >> 2) + 1] - vec[g >> 2])
             q[p] = old
             trial = 1 + vec[new_end] + changed + min(rl0[new_end], rl1[new_end])
             gain = lam * (bits - trial) - d
             if gain > best_gain:
                 best_gain, best_p, best_g = gain, p, -1
-        if 4 <= end < n:  # later: the zeros of the group ending the vector part become 1
+        if 4 <= end < n:  # later: the zeros of the groups ending the vector part become 1
             g = end - 4
-            d = 0.0
-            for i in range(g, g + 4):
-                if q[i] == 0:
-                    d += 1 - 2 * mag[i]
-                    q[i] = sign[i]
-                    raised[i - g] = True
-                else:
-                    raised[i - g] = False
-            trial = _auto_bits(q, tabs)
-            for i in range(g, g + 4):
-                if raised[i - g]:
+            d, changed = 0.0, 0
+            top = g
+            for _k in range(_LATER_GROUPS):
+                for i in range(top, top + 4):
+                    if q[i] == 0:
+                        d += 1 - 2 * mag[i]
+                        q[i] = sign[i]
+                        raised[i] = True
+                changed += _group_bits(q, top, tabs) - (vec[(top >> 2) + 1] - vec[top >> 2])
+                new_end = top + 4  # the next group holding a zero ends the vector part
+                while new_end < n and q[new_end] and q[new_end + 1] and q[new_end + 2] and q[new_end + 3]:
+                    new_end += 4
+                if new_end < n:
+                    new_end += 4
+                trial = 1 + vec[new_end >> 2] + changed + min(rl0[new_end >> 2], rl1[new_end >> 2])
+                gain = lam * (bits - trial) - d
+                if gain > best_gain:
+                    best_gain, best_p, best_g, best_top = gain, -1, g, top
+                top = new_end - 4
+                if new_end == n:
+                    break
+            for i in range(g, n):
+                if raised[i]:
                     q[i] = 0
-            gain = lam * (bits - trial) - d
-            if gain > best_gain:
-                best_gain, best_p, best_g = gain, -1, g
+                    raised[i] = False
         if best_p >= 0:
             q[best_p] = 0
         elif best_g >= 0:
-            for i in range(best_g, best_g + 4):
+            for i in range(best_g, best_top + 4):
                 if q[i] == 0:
                     q[i] = sign[i]
         else:
@@ -1376,8 +1378,8 @@ def encode_xma2(
         adds less squared error than ``rdo`` x the bits it saves, counted with the
         real code lengths of coefficient table 1; then the automatic switch to run-level
         coding is moved (a 1 of an earlier group of 4 lowered to 0, or the zeros of the
-        group ending the vector part raised to 1) by the same test with the real bits of
-        the whole subframe (``"microsoft"`` syntax; the extended one sends the vector
+        group ending the vector part, and of up to two more groups that then end it, raised
+        to 1) by the same test with the real bits of the whole subframe (``"microsoft"`` syntax; the extended one sends the vector
         count instead). 0 = plain rounding.
     syntax:
         ``"microsoft"`` (default): the subset Microsoft's encoder writes (4 x 128
