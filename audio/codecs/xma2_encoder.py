@@ -13,8 +13,8 @@ occur in real console data:
 - scale factors with step 2 dB: one DPCM set per XMA frame and channel in the first
   subframe that carries coefficients, reused by the later subframes; flat except one step
   (2 dB) coarser in the loud bands (``loud_db`` above the quantiser level: their magnitudes
-  take escaped vector codes, ~2 bits per doubling), optionally following the band energies
-  (``shaping`` x their level in dB);
+  take escaped vector codes, ~2 bits per doubling) and two steps in the bands 14 dB louder
+  still, optionally following the band energies (``shaping`` x their level in dB);
 - per channel and subframe the cheaper of the two coefficient tables;
 - start skip 512 in the first XMA frame and end skip ``512 N - 384 - S`` in the last, so a
   decoder outputs exactly the input length; XMA frames packed back to back, never across
@@ -94,7 +94,8 @@ _LEVEL_LO, _LEVEL_HI = -40, 200
 _LEVEL_GUESS = 60  # first level the bitrate search tries, dB
 _LOG_RATE_PER_DB = -0.05  # d ln(kbit/s) / d level before two levels were measured
 _LATER_GROUPS = 3  # the switch moved later by up to this many groups ending the vector part in one move
-_LOUD_DB = 28.0  # default loud_db: the best SNR measured at 48-96 kbit/s on both bench corpora (24-30 tried)
+_LOUD_DB = 28.0  # default loud_db: the best SNR measured at 48-96 kbit/s on both bench corpora (24-32 tried)
+_LOUDER_DB = 14.0  # a second step this far above loud_db (38-46 tried: +0.03-0.04 dB at 96 kbit/s)
 # per-subframe levels range over the uniform level found +- this, dB, per syntax (the default
 # syntax's +-2 -> +-4: +0.04 dB at 96 kbit/s on clean speech; +-3 gave the extended one 0)
 _ALLOCATION_SPAN = {"microsoft": 4, "extended": 2}
@@ -680,11 +681,13 @@ class _Stream:
         step); False if they were already set for it.
 
         Per band ``shaping`` x its mean power (dB), plus one step (2 dB coarser) where the mean
-        power is more than ``loud_db`` above ``level``: such bands' magnitudes are mostly coded
-        by escaped vector codes, whose lengths grow about 2 bits per doubling of the magnitude
-        (the vec1 table) instead of the 1 bit an ideal code needs, so a coarser step there
-        costs less error per bit saved than anywhere else (the rate-distortion optimum is ~3 dB
-        coarser; one scale-factor step is 2 dB).
+        power is more than ``loud_db`` above ``level`` and another where it is more than
+        ``loud_db + 14`` dB above: such bands' magnitudes are mostly coded by escaped vector
+        codes, whose lengths grow about 2 bits per doubling of the magnitude (the vec1 table)
+        instead of the 1 bit an ideal code needs, so a coarser step there costs less error per
+        bit saved than anywhere else (the rate-distortion optimum is ~3 dB coarser; one
+        scale-factor step is 2 dB, and the loudest bands' mean power is carried by fewer,
+        larger magnitudes).
         """
         if self.loud_db is None:
             level = None
@@ -692,7 +695,8 @@ class _Stream:
             return False
         sf_abs = np.round(self.shaping * self.level_db / _SF_STEP).astype(np.int64)
         if level is not None and self.loud_db is not None:
-            sf_abs += self.level_db > level + self.loud_db
+            above = self.level_db - level - self.loud_db
+            sf_abs += (above > 0).astype(np.int64) + (above > _LOUDER_DB)
         top = sf_abs.max(axis=2, keepdims=True)
         sf_abs = np.maximum(sf_abs, top - _SF_RANGE)
         self.sf = _SF_TOP + sf_abs - top  # (F, C, bands), maximum _SF_TOP
@@ -1396,8 +1400,9 @@ def encode_xma2(
     loud_db:
         dB: bands whose mean power over the XMA frame is more than this above the
         quantiser level that fits the bitrate with flat scale factors and no RDO (or
-        ``level``) are quantised one scale-factor step (2 dB) coarser, where long escaped
-        vector codes make the bits dearest (``"microsoft"`` syntax; ``None``: off).
+        ``level``) are quantised one scale-factor step (2 dB) coarser, two steps where it is
+        more than ``loud_db + 14``, where long escaped vector codes make the bits dearest
+        (``"microsoft"`` syntax; ``None``: off).
     rounding:
         Quantiser rounding offset (0.5 = nearest; smaller values widen the dead zone).
     rdo:

@@ -368,7 +368,8 @@ def test_reported_squared_error_is_the_coefficients_minus_their_dequantised_valu
 def test_bands_far_above_the_quantiser_level_get_a_2_db_coarser_step() -> None:
     """Band steps (quant step minus the scale-factor offset, dB) are the level everywhere,
     plus one scale-factor step (2 dB) in the bands whose mean power over the XMA frame
-    (computed here from the analysis) is more than ``loud_db`` above the level."""
+    (computed here from the analysis) is more than ``loud_db`` above the level, and another
+    where it is more than ``loud_db + 14`` dB above."""
     from audio.codecs.xma2_encoder import _Stream, analysis
 
     x = _voice(2.0, seed=6).astype(np.float64)[:, None]
@@ -381,10 +382,12 @@ def test_bands_far_above_the_quantiser_level_get_a_2_db_coarser_step() -> None:
     coeffs = analysis(x[:, 0])  # (F, 4, 128)
     power = np.stack([(coeffs[..., a:b] ** 2).mean(axis=(1, 2)) for a, b in zip(edges, edges[1:])], axis=1)
     band_of = np.repeat(np.arange(len(edges) - 1), np.diff(edges))
-    loud = (10 * np.log10(power + 1e-3) > level + 28.0)[:, band_of]  # (F, 128)
-    assert 0.05 < loud.mean() < 0.95
+    power_db = 10 * np.log10(power + 1e-3)[:, band_of]  # (F, 128)
+    loud, louder = power_db > level + 28.0, power_db > level + 42.0
+    assert 0.05 < loud.mean() < 0.95 and 0.01 < louder.mean() < loud.mean()
     step_db = qstep[:, :, 0, None] + stream.band_db[:, None, 0]  # (F, 4, 128)
-    assert np.array_equal(step_db, level + 2 * np.broadcast_to(loud[:, None], step_db.shape))
+    steps = loud.astype(int) + louder
+    assert np.array_equal(step_db, level + 2 * np.broadcast_to(steps[:, None], step_db.shape))
     flat = _Stream(x, SAMPLE_RATE, shaping=0.0, loud_db=None)
     assert not flat.shape(level) and np.all(flat.band_db == 0)
 
