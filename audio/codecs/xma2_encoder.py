@@ -746,14 +746,20 @@ def _quantise(coeffs, qstep, band_db, rounding, lam, tabs, q, dist):  # type: ig
     for f in range(xma_frames):
         for c in range(channels):
             for s in range(subs):
-                for k in range(n):
-                    inv[k] = 10.0 ** (-(qstep[f, s, c] + band_db[f, c, k]) / 20.0)
+                last = np.nan
+                for k in range(n):  # the step is constant within a band: one power per band
+                    e = qstep[f, s, c] + band_db[f, c, k]
+                    if e != last:
+                        step, last = 10.0 ** (-e / 20.0), e
+                    inv[k] = step
+                nonzero = False
                 for k in range(n):
                     x = coeffs[f, s, c, k]
                     mag[k] = abs(x) * inv[k]
                     m = np.int64(np.floor(mag[k] + rounding))
                     q[f, s, c, k] = m if x >= 0 else -m
-                if lam > 0:
+                    nonzero = nonzero or m != 0
+                if lam > 0 and nonzero:  # (no RDO move pays in a subframe of zeros)
                     _rdo(q[f, s, c], mag, lam, coef_len, rl_sym)
                     for k in range(n):
                         sign[k] = 1 if coeffs[f, s, c, k] >= 0 else -1
@@ -930,7 +936,7 @@ def _encode_stream_xma_frames(
     dist = np.zeros((n, 4))
     todo = np.arange(n)
     while len(todo):
-        q, qstep, dist[todo] = stream.quantise(level, rounding, lam, todo)
+        q, qstep, dist[todo] = stream.quantise(level, rounding, lam, None if len(todo) == n else todo)
         sub_out = np.zeros((len(todo), out.shape[1]), np.uint8)
         sub_bits = np.zeros(len(todo), np.int64)
         sub_parts = np.zeros((len(todo), 9), np.int64)
