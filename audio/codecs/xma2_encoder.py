@@ -13,8 +13,8 @@ occur in real console data:
 - scale factors with step 2 dB: one DPCM set per XMA frame and channel in the first
   subframe that carries coefficients, reused by the later subframes; flat except one step
   (2 dB) coarser in the loud bands (``loud_db`` above the quantiser level: their magnitudes
-  take escaped vector codes, ~2 bits per doubling), optionally following the band energies
-  (``shaping`` x their level in dB);
+  take escaped vector codes, ~2 bits per doubling) and two steps in the bands 14 dB louder
+  still, optionally following the band energies (``shaping`` x their level in dB);
 - per channel and subframe the cheaper of the two coefficient tables;
 - start skip 512 in the first XMA frame and end skip ``512 N - 384 - S`` in the last, so a
   decoder outputs exactly the input length; XMA frames packed back to back, never across
@@ -29,15 +29,15 @@ neighbour's slope where block lengths change (:mod:`audio.codecs.xma2_tiling`).
 
 The bitrate target (kbit/s, counted in whole packets with the packetiser's own layout) is
 met by searching the finest uniform quantiser level that fits, in 1 dB steps (secant steps
-on the log bitrate), then giving each subframe (its own quant step) the level within 2 dB
-of it of least ``squared error + mu x bits``, one multiplier ``mu`` for the whole stream, the
-smallest that fits (the extended syntax's tilings and the default syntax's loud bands are
-decided once, near the target level, so every subframe's bits and error depend only on its
-own level; an XMA frame's scale-factor
-set is counted once, in its first subframe with coefficients); the coefficients are rounded to
-nearest and then lowered where a rate-distortion test with the real code lengths says the
-bits are worth more than the error (``rdo``). The forward transform is the exact adjoint
-of the decoder's windowed IMDCT (spec section 6), so without quantisation the decoder
+on the log bitrate), then giving each subframe (its own quant step) the level within 4 dB
+(extended syntax: 2 dB) of it of least ``squared error + mu x bits``, one multiplier ``mu``
+for the whole stream, the smallest that fits (the extended syntax's tilings and the default
+syntax's loud bands are decided once, near the target level, so every subframe's bits and
+error depend only on its own level; an XMA frame's scale-factor set is counted once, in its
+first subframe with coefficients); the coefficients are rounded to nearest and then lowered
+where a rate-distortion test with the real code lengths says the bits are worth more than
+the error (``rdo``). The forward transform is the exact adjoint of the decoder's windowed
+IMDCT (spec section 6), so without quantisation the decoder
 reconstructs the input. Console acceptance is not verified (no console here).
 """
 
@@ -93,8 +93,12 @@ _SCRATCH_BYTES = 1 << 15  # > the longest XMA frame the syntax can produce at 2 
 _LEVEL_LO, _LEVEL_HI = -40, 200
 _LEVEL_GUESS = 60  # first level the bitrate search tries, dB
 _LOG_RATE_PER_DB = -0.05  # d ln(kbit/s) / d level before two levels were measured
-_LOUD_DB = 28.0  # default loud_db: the best SNR measured at 48-96 kbit/s on both bench corpora (24-30 tried)
-_ALLOCATION_SPAN = 2  # per-subframe levels range over the uniform level found +- this, dB
+_LATER_GROUPS = 3  # the switch moved later by up to this many groups ending the vector part in one move
+_LOUD_DB = 28.0  # default loud_db: the best SNR measured at 48-96 kbit/s on both bench corpora (24-32 tried)
+_LOUDER_DB = 14.0  # a second step this far above loud_db (38-46 tried: +0.03-0.04 dB at 96 kbit/s)
+# per-subframe levels range over the uniform level found +- this, dB, per syntax (the default
+# syntax's +-2 -> +-4: +0.04 dB at 96 kbit/s on clean speech; +-3 gave the extended one 0)
+_ALLOCATION_SPAN = {"microsoft": 4, "extended": 2}
 _ALLOCATION_STEPS = 24  # bisection steps on the log of the error-per-bit multiplier
 
 
@@ -611,7 +615,8 @@ def _take_bytes(row, scratch, nbits):  # type: ignore[no-untyped-def]  # pragma:
 @nb.njit(cache=True, nogil=True)
 def _encode_xma_frames(out, nbits, parts, q, qstep, sf, skips, bands, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Encode Microsoft-subset XMA frames (4 x 128): ``out[f]`` gets XMA frame f's bytes,
-    ``nbits[f]`` its length (bits), ``parts[f]`` :func:`_encode_xma_frame`'s parts.
+    ``nbits[f]`` its length (bits), ``parts[f]`` :func:`_encode_xma_frame`'s parts. With an
+    empty ``out`` the coefficients are priced, not written (the same ``nbits``).
 
     q: (F, 4, C, 128); qstep: (F, 4, C); skips: (F, 2) start and end skip, -1 = absent.
     """
@@ -622,11 +627,14 @@ def _encode_xma_frames(out, nbits, parts, q, qstep, sf, skips, bands, tabs):  # 
     write = -np.ones((4, channels), np.int64)
     flat = np.empty((channels, XMA_FRAME_SAMPLES), np.int64)
     steps = np.empty((4, channels), np.int64)
+    price = out.shape[1] == 0
     for f in range(q.shape[0]):
         for s in range(4):
             for c in range(channels):
                 flat[c, s * SUBFRAME : (s + 1) * SUBFRAME] = q[f, s, c]
                 steps[s, c] = qstep[f, s, c]
+                if price:
+                    write[s, c] = _auto_bits(q[f, s, c], tabs)
         nbits[f] = _encode_xma_frame(
             scratch, flat, sizes, steps, sf[f], nvec, write, bands, skips[f, 0], skips[f, 1], tabs, parts[f]
         )
@@ -673,11 +681,13 @@ class _Stream:
         step); False if they were already set for it.
 
         Per band ``shaping`` x its mean power (dB), plus one step (2 dB coarser) where the mean
-        power is more than ``loud_db`` above ``level``: such bands' magnitudes are mostly coded
-        by escaped vector codes, whose lengths grow about 2 bits per doubling of the magnitude
-        (the vec1 table) instead of the 1 bit an ideal code needs, so a coarser step there
-        costs less error per bit saved than anywhere else (the rate-distortion optimum is ~3 dB
-        coarser; one scale-factor step is 2 dB).
+        power is more than ``loud_db`` above ``level`` and another where it is more than
+        ``loud_db + 14`` dB above: such bands' magnitudes are mostly coded by escaped vector
+        codes, whose lengths grow about 2 bits per doubling of the magnitude (the vec1 table)
+        instead of the 1 bit an ideal code needs, so a coarser step there costs less error per
+        bit saved than anywhere else (the rate-distortion optimum is ~3 dB coarser; one
+        scale-factor step is 2 dB, and the loudest bands' mean power is carried by fewer,
+        larger magnitudes).
         """
         if self.loud_db is None:
             level = None
@@ -685,7 +695,8 @@ class _Stream:
             return False
         sf_abs = np.round(self.shaping * self.level_db / _SF_STEP).astype(np.int64)
         if level is not None and self.loud_db is not None:
-            sf_abs += self.level_db > level + self.loud_db
+            above = self.level_db - level - self.loud_db
+            sf_abs += (above > 0).astype(np.int64) + (above > _LOUDER_DB)
         top = sf_abs.max(axis=2, keepdims=True)
         sf_abs = np.maximum(sf_abs, top - _SF_RANGE)
         self.sf = _SF_TOP + sf_abs - top  # (F, C, bands), maximum _SF_TOP
@@ -704,19 +715,23 @@ class _Stream:
         return np.repeat(bits[:, None], 4, axis=1)
 
     def quantise(
-        self, level: np.ndarray, rounding: float, lam: float = 0.0
+        self, level: np.ndarray, rounding: float, lam: float = 0.0, rows: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Quantised coefficients (F, 4, C, 128), per-channel quant steps (F, 4, C) and each
-        subframe's squared error (F, 4) in decoder-scale coefficient units.
+        """Quantised coefficients (R, 4, C, 128), per-channel quant steps (R, 4, C) and each
+        subframe's squared error (R, 4) in decoder-scale coefficient units of the XMA frames
+        ``rows`` (R of them; all by default).
 
-        ``level`` (F, 4): quantiser level per subframe, dB. A band's step is
-        ``level + 2 dB x sf_abs``; the transmitted quant step is ``level + 2 top``.
+        ``level`` (F, 4): quantiser level per subframe of every XMA frame, dB. A band's step
+        is ``level + 2 dB x sf_abs``; the transmitted quant step is ``level + 2 top``.
         """
-        qstep = (level[:, :, None] + _SF_STEP * self.top[:, None, :]).astype(np.int64)
-        q = np.empty(self.coeffs.shape, np.int64)
+        coeffs, top, band_db = self.coeffs, self.top, self.band_db
+        if rows is not None:
+            coeffs, top, band_db, level = coeffs[rows], top[rows], band_db[rows], level[rows]
+        qstep = (level[:, :, None] + _SF_STEP * top[:, None, :]).astype(np.int64)
+        q = np.empty(coeffs.shape, np.int64)
         dist = np.zeros(level.shape)
         tabs = _coding_tables()
-        _quantise(self.coeffs, qstep, self.band_db, rounding, lam, tabs, q, dist)
+        _quantise(coeffs, qstep, band_db, rounding, lam, tabs, q, dist)
         return q, qstep, dist
 
 
@@ -731,14 +746,20 @@ def _quantise(coeffs, qstep, band_db, rounding, lam, tabs, q, dist):  # type: ig
     for f in range(xma_frames):
         for c in range(channels):
             for s in range(subs):
-                for k in range(n):
-                    inv[k] = 10.0 ** (-(qstep[f, s, c] + band_db[f, c, k]) / 20.0)
+                last = np.nan
+                for k in range(n):  # the step is constant within a band: one power per band
+                    e = qstep[f, s, c] + band_db[f, c, k]
+                    if e != last:
+                        step, last = 10.0 ** (-e / 20.0), e
+                    inv[k] = step
+                nonzero = False
                 for k in range(n):
                     x = coeffs[f, s, c, k]
                     mag[k] = abs(x) * inv[k]
                     m = np.int64(np.floor(mag[k] + rounding))
                     q[f, s, c, k] = m if x >= 0 else -m
-                if lam > 0:
+                    nonzero = nonzero or m != 0
+                if lam > 0 and nonzero:  # (no RDO move pays in a subframe of zeros)
                     _rdo(q[f, s, c], mag, lam, coef_len, rl_sym)
                     for k in range(n):
                         sign[k] = 1 if coeffs[f, s, c, k] >= 0 else -1
@@ -792,7 +813,8 @@ def _rdo(q, mag, lam, coef_len, rl_sym):  # type: ignore[no-untyped-def]  # prag
 @nb.njit(cache=True, nogil=True)
 def _auto_bits(q, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Bits of one channel's coefficients with the automatic vector/run-level switch: table
-    bit, vector codes, signs and the run-level part in the cheaper table."""
+    bit, vector codes, signs and the run-level part in the cheaper table (what
+    :func:`_put_coeffs` writes with ``nvec`` -1)."""
     n = q.shape[0]
     start = _vector_end(q)
     bits = 1
@@ -807,27 +829,32 @@ def _auto_bits(q, tabs):  # type: ignore[no-untyped-def]  # pragma: no cover
 def _rdo_switch(q, mag, sign, lam, tabs, scratch):  # type: ignore[no-untyped-def]  # pragma: no cover
     """Move the decoder's automatic switch to run-level coding (in place) where that saves
     more bits than ``lam`` x the squared error it adds (quantiser steps): earlier, by lowering
-    a 1 to 0 in an earlier group of 4, or later, by raising the zeros of the group that ends
-    the vector part to 1 (``sign``: the coefficients' signs). The best move is taken while
-    one pays, at most 4 times. ``scratch``: :func:`_block_scratch` (its vector prefix and
-    run-level arrays price every earlier switch at once: a run-level part from a start
-    depends only on the coefficients after it)."""
+    a 1 to 0 in an earlier group of 4, or later, by raising to 1 the zeros of the group that
+    ends the vector part and of the next ones that then end it, up to ``_LATER_GROUPS``
+    groups (a single group often pays only together with the next: the vector part then
+    reaches past the following zero; ``sign``: the coefficients' signs). The best move is
+    taken while one pays, at most 4 times. For 128-coefficient subframes: the decoder's
+    zero threshold ``n >> 8`` is 0, so the first group holding a zero ends the vector part.
+    ``scratch``: :func:`_block_scratch` (its vector prefix and run-level arrays price every
+    move at once: a run-level part from a start depends only on the coefficients after it;
+    the groups past the switch are priced only as far as a later move reaches)."""
     n = q.shape[0]
     coef_len, rl_sym = tabs[9], tabs[10]
     _, vec, rl0, rl1, nz, suffix = scratch
-    raised = np.zeros(4, np.bool_)
+    raised = np.zeros(n, np.bool_)
+    best_top = 0
     for _ in range(4):
         m = 0
         for k in range(n):
             if q[k] != 0:
                 nz[m] = k
                 m += 1
+        end = _vector_end(q)
         vec[0] = 0
-        for g in range(n >> 2):
+        for g in range(end >> 2):  # the vector prefix up to the switch (later groups: below)
             vec[g + 1] = vec[g] + _group_bits(q, 4 * g, tabs)
         _rl_from_starts(q, 0, coef_len, rl_sym, nz, m, suffix, rl0)
         _rl_from_starts(q, 1, coef_len, rl_sym, nz, m, suffix, rl1)
-        end = _vector_end(q)
         bits = 1 + vec[end >> 2] + min(rl0[end >> 2], rl1[end >> 2])
         best_gain, best_p, best_g = 0.0, -1, -1
         for g in range(0, end - 4, 4):  # earlier: the cheapest 1 of group g becomes 0
@@ -839,34 +866,47 @@ def _rdo_switch(q, mag, sign, lam, tabs, scratch):  # type: ignore[no-untyped-de
                 continue
             old = q[p]
             q[p] = 0
-            new_end = _vector_end(q) >> 2
+            new_end = (g >> 2) + 1  # the groups before ``end`` hold no zero: g's zero ends the part
             changed = _group_bits(q, g, tabs) - (vec[(g >> 2) + 1] - vec[g >> 2])
             q[p] = old
             trial = 1 + vec[new_end] + changed + min(rl0[new_end], rl1[new_end])
             gain = lam * (bits - trial) - d
             if gain > best_gain:
                 best_gain, best_p, best_g = gain, p, -1
-        if 4 <= end < n:  # later: the zeros of the group ending the vector part become 1
+        if 4 <= end < n:  # later: the zeros of the groups ending the vector part become 1
             g = end - 4
-            d = 0.0
-            for i in range(g, g + 4):
-                if q[i] == 0:
-                    d += 1 - 2 * mag[i]
-                    q[i] = sign[i]
-                    raised[i - g] = True
-                else:
-                    raised[i - g] = False
-            trial = _auto_bits(q, tabs)
-            for i in range(g, g + 4):
-                if raised[i - g]:
+            d, groups = 0.0, vec[end >> 2] - vec[g >> 2]  # groups: bits of the groups g..new_end
+            top = g
+            for _k in range(_LATER_GROUPS):
+                groups -= _group_bits(q, top, tabs)
+                for i in range(top, top + 4):
+                    if q[i] == 0:
+                        d += 1 - 2 * mag[i]
+                        q[i] = sign[i]
+                        raised[i] = True
+                groups += _group_bits(q, top, tabs)
+                new_end = top + 4  # the next group holding a zero ends the vector part
+                while new_end < n and q[new_end] and q[new_end + 1] and q[new_end + 2] and q[new_end + 3]:
+                    groups += _group_bits(q, new_end, tabs)
+                    new_end += 4
+                if new_end < n:
+                    groups += _group_bits(q, new_end, tabs)
+                    new_end += 4
+                trial = 1 + vec[g >> 2] + groups + min(rl0[new_end >> 2], rl1[new_end >> 2])
+                gain = lam * (bits - trial) - d
+                if gain > best_gain:
+                    best_gain, best_p, best_g, best_top = gain, -1, g, top
+                top = new_end - 4
+                if new_end == n:
+                    break
+            for i in range(g, n):
+                if raised[i]:
                     q[i] = 0
-            gain = lam * (bits - trial) - d
-            if gain > best_gain:
-                best_gain, best_p, best_g = gain, -1, g
+                    raised[i] = False
         if best_p >= 0:
             q[best_p] = 0
         elif best_g >= 0:
-            for i in range(best_g, best_g + 4):
+            for i in range(best_g, best_top + 4):
                 if q[i] == 0:
                     q[i] = sign[i]
         else:
@@ -880,7 +920,8 @@ def _encode_stream_xma_frames(
     (F, 9, :func:`_encode_xma_frame`) and each subframe's squared error (F, 4, decoder-scale
     coefficient units) at the given per-subframe levels (F, 4, dB).
 
-    XMA frames longer than the 15-bit length field allows are re-quantised 1 dB coarser.
+    XMA frames longer than the 15-bit length field allows are re-quantised 1 dB coarser
+    (only those).
     """
     tabs = _coding_tables()
     level = level.copy()
@@ -895,8 +936,7 @@ def _encode_stream_xma_frames(
     dist = np.zeros((n, 4))
     todo = np.arange(n)
     while len(todo):
-        q, qstep, sub_dist = stream.quantise(level, rounding, lam)
-        dist[todo] = sub_dist[todo]
+        q, qstep, dist[todo] = stream.quantise(level, rounding, lam, None if len(todo) == n else todo)
         sub_out = np.zeros((len(todo), out.shape[1]), np.uint8)
         sub_bits = np.zeros(len(todo), np.int64)
         sub_parts = np.zeros((len(todo), 9), np.int64)
@@ -904,8 +944,8 @@ def _encode_stream_xma_frames(
             sub_out,
             sub_bits,
             sub_parts,
-            q[todo],
-            qstep[todo],
+            q,
+            qstep,
             stream.sf[todo],
             skips[todo],
             _bands(stream.sample_rate),
@@ -1366,8 +1406,9 @@ def encode_xma2(
     loud_db:
         dB: bands whose mean power over the XMA frame is more than this above the
         quantiser level that fits the bitrate with flat scale factors and no RDO (or
-        ``level``) are quantised one scale-factor step (2 dB) coarser, where long escaped
-        vector codes make the bits dearest (``"microsoft"`` syntax; ``None``: off).
+        ``level``) are quantised one scale-factor step (2 dB) coarser, two steps where it is
+        more than ``loud_db + 14``, where long escaped vector codes make the bits dearest
+        (``"microsoft"`` syntax; ``None``: off).
     rounding:
         Quantiser rounding offset (0.5 = nearest; smaller values widen the dead zone).
     rdo:
@@ -1376,9 +1417,9 @@ def encode_xma2(
         adds less squared error than ``rdo`` x the bits it saves, counted with the
         real code lengths of coefficient table 1; then the automatic switch to run-level
         coding is moved (a 1 of an earlier group of 4 lowered to 0, or the zeros of the
-        group ending the vector part raised to 1) by the same test with the real bits of
-        the whole subframe (``"microsoft"`` syntax; the extended one sends the vector
-        count instead). 0 = plain rounding.
+        group ending the vector part, and of up to two more groups that then end it, raised
+        to 1) by the same test with the real bits of the whole subframe (``"microsoft"``
+        syntax; the extended one sends the vector count instead). 0 = plain rounding.
     syntax:
         ``"microsoft"`` (default): the subset Microsoft's encoder writes (4 x 128
         subframes, automatic vector/run-level switch, band scale factors). ``"extended"``:
@@ -1504,7 +1545,7 @@ def encode_xma2(
             # tilings decided at the level found (when more than 1 dB off), the search again
             fix_decisions(hi)
             hi = _search(estimate, n_xma_frames, bitrate, hi)
-        levels = _allocate(estimate, measure, sub_at, dist_at, hi, bitrate)
+        levels = _allocate(estimate, measure, sub_at, dist_at, hi, _ALLOCATION_SPAN[syntax], bitrate)
     # the estimates are exact, so the packets fit the bitrate (unless even _LEVEL_HI does not)
     packets = [_packetise(*encode(s, levels, True)[:2]) for s in streams]
     return Xma2Encoding(packets, split, int(sample_rate), n_samples, n_xma_frames, int(levels.max()))
@@ -1539,19 +1580,17 @@ def _search(estimate, n_xma_frames: int, bitrate: float, start: int) -> int:  # 
     return hi
 
 
-def _allocate(estimate, measure, sub_at, dist_at, hi: int, bitrate: float) -> np.ndarray:  # type: ignore[no-untyped-def]
+def _allocate(estimate, measure, sub_at, dist_at, hi: int, span: int, bitrate: float) -> np.ndarray:  # type: ignore[no-untyped-def]
     """Per-subframe levels (F, 4) of least total squared error whose estimated size fits
     ``bitrate``.
 
-    Each subframe takes, among the levels ``hi - 2 .. hi + 2`` (``hi``: the finest uniform
-    level that fits), the one of least ``error + mu x bits``; the multiplier ``mu`` (squared
+    Each subframe takes, among the levels ``hi - span .. hi + span`` (dB; ``hi``: the finest
+    uniform level that fits), the one of least ``error + mu x bits``; the multiplier ``mu`` (squared
     error per bit, the same for every subframe: where a bit buys the most error) is the
     smallest that fits, found by bisection on its logarithm. Never worse than ``hi``
     everywhere, which fits.
     """
-    window = [
-        v for v in range(hi - _ALLOCATION_SPAN, hi + _ALLOCATION_SPAN + 1) if _LEVEL_LO <= v <= _LEVEL_HI
-    ]
+    window = [v for v in range(hi - span, hi + span + 1) if _LEVEL_LO <= v <= _LEVEL_HI]
     for v in window:
         measure(v)
     shape = dist_at[window[0]].shape

@@ -368,7 +368,8 @@ def test_reported_squared_error_is_the_coefficients_minus_their_dequantised_valu
 def test_bands_far_above_the_quantiser_level_get_a_2_db_coarser_step() -> None:
     """Band steps (quant step minus the scale-factor offset, dB) are the level everywhere,
     plus one scale-factor step (2 dB) in the bands whose mean power over the XMA frame
-    (computed here from the analysis) is more than ``loud_db`` above the level."""
+    (computed here from the analysis) is more than ``loud_db`` above the level, and another
+    where it is more than ``loud_db + 14`` dB above."""
     from audio.codecs.xma2_encoder import _Stream, analysis
 
     x = _voice(2.0, seed=6).astype(np.float64)[:, None]
@@ -381,10 +382,12 @@ def test_bands_far_above_the_quantiser_level_get_a_2_db_coarser_step() -> None:
     coeffs = analysis(x[:, 0])  # (F, 4, 128)
     power = np.stack([(coeffs[..., a:b] ** 2).mean(axis=(1, 2)) for a, b in zip(edges, edges[1:])], axis=1)
     band_of = np.repeat(np.arange(len(edges) - 1), np.diff(edges))
-    loud = (10 * np.log10(power + 1e-3) > level + 28.0)[:, band_of]  # (F, 128)
-    assert 0.05 < loud.mean() < 0.95
+    power_db = 10 * np.log10(power + 1e-3)[:, band_of]  # (F, 128)
+    loud, louder = power_db > level + 28.0, power_db > level + 42.0
+    assert 0.05 < loud.mean() < 0.95 and 0.01 < louder.mean() < loud.mean()
     step_db = qstep[:, :, 0, None] + stream.band_db[:, None, 0]  # (F, 4, 128)
-    assert np.array_equal(step_db, level + 2 * np.broadcast_to(loud[:, None], step_db.shape))
+    steps = loud.astype(int) + louder
+    assert np.array_equal(step_db, level + 2 * np.broadcast_to(steps[:, None], step_db.shape))
     flat = _Stream(x, SAMPLE_RATE, shaping=0.0, loud_db=None)
     assert not flat.shape(level) and np.all(flat.band_db == 0)
 
@@ -465,3 +468,60 @@ def test_xma_frame_lengths_at_mixed_levels_follow_from_uniform_encodes(syntax: s
     first = np.argmax(sends, axis=1)
     carried = stream.set_bits()[np.arange(frames), first] * sends.any(axis=1)
     assert np.array_equal(header + sub.sum(axis=1) + carried, encode(mixed)[1])
+
+
+@pytest.mark.parametrize("channels", [1, 2])
+def test_priced_default_syntax_xma_frame_lengths_equal_the_written_ones(channels: int) -> None:
+    """The bitrate search prices the default syntax's XMA frames without writing their
+    coefficients; the lengths and parts must be the writer's, bit for bit (loud-band sets,
+    silent channels, escapes at fine levels, RDO switch moves)."""
+    from audio.codecs.xma2_encoder import _encode_stream_xma_frames, _Stream
+
+    rng = np.random.default_rng(9)
+    x = np.stack([_voice(1.5, seed=c) for c in range(channels)], axis=1).astype(np.float64)
+    x[: x.shape[0] // 3, -1] = 0.0  # a silent stretch in one channel
+    x[x.shape[0] // 2 : x.shape[0] // 2 + 3000] += 0.5 * rng.standard_normal((3000, channels))
+    stream = _Stream(x, SAMPLE_RATE, shaping=0.0, loud_db=28.0)
+    stream.shape(40)
+    for level in (-20, 20, 50, 80):
+        levels = level + rng.integers(0, 3, (stream.coeffs.shape[0], 4))
+        written = _encode_stream_xma_frames(stream, levels, 100, 0.5, 0.1, True)
+        priced = _encode_stream_xma_frames(stream, levels, 100, 0.5, 0.1, False)
+        assert np.array_equal(written[1], priced[1]), level
+        assert np.array_equal(written[2], priced[2]) and np.array_equal(written[3], priced[3])
+
+
+def test_no_later_switch_of_up_to_three_groups_lowers_the_rate_distortion_cost() -> None:
+    """After the RDO pass, raising to 1 the zeros of the group ending the vector part, and of
+    the next one or two groups that then end it, never lowers squared error (steps) + lambda
+    x bits, each move priced here in full (the automatic switch recomputed from the raised
+    coefficients). A single-group search misses the moves that pay only over two groups."""
+    from audio.codecs.xma2_encoder import _auto_bits, _coding_tables, _Stream, _vector_end
+
+    x = _voice(1.5, seed=11).astype(np.float64)[:, None]
+    stream = _Stream(x, SAMPLE_RATE, shaping=0.0, loud_db=28.0)
+    stream.shape(45)
+    lam = 0.1
+    tabs = _coding_tables()
+    checked = 0
+    for level in (30, 45, 60):
+        levels = np.full((stream.coeffs.shape[0], 4), level, np.int64)
+        q, qstep, _ = stream.quantise(levels, 0.5, lam)
+        mag = np.abs(stream.coeffs) / 10.0 ** ((qstep[..., None] + stream.band_db[:, None]) / 20)
+        for f, s in np.ndindex(q.shape[:2]):
+            block, m = q[f, s, 0], mag[f, s, 0]
+            if not block.any():
+                continue
+            bits = _auto_bits(block, tabs)
+            trial, added = block.copy(), 0.0
+            for _ in range(3):
+                end = _vector_end(trial)
+                if end == trial.size:
+                    break
+                group = slice(end - 4, end)
+                zeros = trial[group] == 0
+                added += float(np.sum(1 - 2 * m[group][zeros]))
+                trial[group][zeros] = np.sign(stream.coeffs[f, s, 0][group][zeros]).astype(np.int64)
+                assert added + lam * (_auto_bits(trial, tabs) - bits) >= -1e-9, (level, f, s)
+                checked += 1
+    assert checked > 300
