@@ -238,6 +238,48 @@ def gain_lanes(act, g0, m, w, x, y, n, dirty, target, cur, step, left, init, gb,
 
 
 @nb.njit(**_F)
+def rsp0_lanes(
+    act, g0, m, w, t, n, t0, pool, src_off, src_len, dirty, pitch, src_sample_rate, sample_rate, step, ipos,
+    frac, wait, rel_left, rel_total, ended_at
+):
+    """Rsp0 for a group into the sample-major ``t[:n, j]``: in a full-width group the instances
+    in the common case (playing, no release, the block inside the source, a step the vector
+    kernel takes) run together in :func:`audio.dsp.kernels.rsp0_lanes16`, the others one by one
+    in :func:`audio.dsp.kernels.rsp0_voice`; the same bits either way."""
+    mask = 0
+    if w == 16 and n > 0:
+        for j in range(m):
+            v = act[g0 + j]
+            if dirty[v]:
+                step[v] = K.resample_step(src_sample_rate[v], sample_rate, pitch[v])
+                dirty[v] = False
+            st = step[v]
+            last = ipos[v] + ((frac[v] + st * (n - 1)) >> 16)
+            if (
+                ended_at[v] < 0
+                and wait[v] == 0
+                and rel_left[v] == 0
+                and last + 1 < src_len[v]
+                and st <= K.RSP0_LANES_MAX_STEP
+                and src_off[v] + last + 32 <= pool.shape[0]
+            ):
+                mask |= 1 << j
+        if mask != 0:
+            K.rsp0_lanes16(t, n, pool, act, g0, src_off, ipos, frac, step, mask)
+    for j in range(m):
+        v = act[g0 + j]
+        if (mask >> j) & 1:
+            acc = frac[v] + step[v] * n
+            ipos[v] += acc >> 16
+            frac[v] = acc & 0xFFFF
+        else:
+            K.rsp0_voice(
+                v, pool, src_off, src_len, t[:, j], n, t0, dirty, pitch, src_sample_rate, sample_rate,
+                step, ipos, frac, wait, rel_left, rel_total, ended_at
+            )
+
+
+@nb.njit(**_F)
 def to_lanes(x, c, t, n, w, m):
     """Channel ``c`` of a group's rows ``x[j, c, :n]`` into the sample-major ``t[:n, j]`` for the
     group's ``m`` instances: 16 x 16 tiles by vector shuffles at width 16 (all 16 lanes), the

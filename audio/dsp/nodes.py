@@ -327,7 +327,14 @@ class Resampler(Node):
 
     def emit(self, s: Site) -> list[str]:
         a = s.a
-        out = f"{s.dst.lanes}[0, :, j]" if s.lanes else s.dst.row("0")
+        if s.lanes:
+            return [
+                f"        LN.rsp0_lanes(act, g0, m, w, {s.dst.lanes}[0], n, t0, {a('pool')}, {a('src_off')}, "
+                f"{a('src_len')}, {a('dirty')}, {a('pitch')}, {a('src_sample_rate')}, sample_rate, "
+                f"{a('rstep')}, {a('ipos')}, {a('frac')}, {a('wait')}, {a('rel_left')}, {a('rel_total')}, "
+                f"{a('ended_at')})"
+            ]
+        out = s.dst.row("0")
         return _EACH + [
             f"            K.rsp0_voice(v, {a('pool')}, {a('src_off')}, {a('src_len')}, {out}, n, t0, "
             f"{a('dirty')}, {a('pitch')}, {a('src_sample_rate')}, sample_rate, {a('rstep')}, "
