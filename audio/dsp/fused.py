@@ -280,6 +280,40 @@ def rsp0_lanes(
 
 
 @nb.njit(**_F)
+def send_lanes(act, g0, m, w, t, x, n, dirty, target, cur, step, left, init, dest, tgt, duck, band):
+    """Sen0 for a group whose input is the sample-major ``t[c, :n, j]``: when the group is full
+    width, every level holds, channels map one to one and nothing ducks, the products add
+    into the destinations straight from the lanes (:func:`audio.dsp.kernels.send_lanes16`, the
+    last ``n % 16`` samples in the same order here); otherwise the rows ``x[j]`` are filled
+    (:func:`from_lanes`) and :func:`audio.dsp.kernels.sen0_voice` runs per instance."""
+    mask = 0
+    ok = w == 16 and duck.shape[0] == 0 and t.shape[0] == tgt.shape[1]
+    if ok:
+        for j in range(m):
+            v = act[g0 + j]
+            K._retarget(v, dirty, target, cur, step, left, init, 65.0)
+            if left[v] != 0:
+                ok = False
+            elif dest[v] >= 0:
+                mask |= 1 << j
+    if ok:
+        e = n - n % 16
+        for c in range(t.shape[0]):
+            K.send_lanes16(t[c], e, tgt, c, act, g0, dest, cur, mask)
+            for i in range(e, n):
+                for j in range(m):
+                    if (mask >> j) & 1:
+                        v = act[g0 + j]
+                        tgt[dest[v], c, i] += t[c, i, j] * np.float32(cur[v])
+        return
+    for c in range(t.shape[0]):
+        from_lanes(t[c], x, c, n, w, m)
+    for j in range(m):
+        v = act[g0 + j]
+        K.sen0_voice(v, x[j], n, dirty, target, cur, step, left, init, dest, tgt, duck, band)
+
+
+@nb.njit(**_F)
 def to_lanes(x, c, t, n, w, m):
     """Channel ``c`` of a group's rows ``x[j, c, :n]`` into the sample-major ``t[:n, j]`` for the
     group's ``m`` instances: 16 x 16 tiles by vector shuffles at width 16 (all 16 lanes), the
@@ -610,8 +644,31 @@ class _Body:
         self.lines += [
             "            " + bq.scatter_line(st, f) for f, (bq, st) in enumerate(zip(filters, sites))
         ]
+        handled = {*ch.filters, *ch.sends, *([ch.gain] if ch.gain is not None else [])}
         for k in ch.sends:
-            self.node(k)
+            if not self._lane_send(k, handled):
+                self.node(k)
+
+    def _lane_send(self, k: int, handled: set[int]) -> bool:
+        """Emit send ``k`` reading its input straight from lanes, when the input is only in
+        lanes, not the graph's output rows, and every other node reading it is emitted
+        (``handled`` or earlier) or a lane biquad; returns whether it did."""
+        p = self.p
+        inp = p.inputs[k]
+        node = p.nodes[k]
+        if not isinstance(node, Send) or inp is None:
+            return False
+        src = p.slot[inp]
+        sl = self.slot(src)
+        if self.have.get(src) != {"P"} or sl.index != "j":
+            return False
+        for r, i in enumerate(p.inputs):
+            later = r > k and r not in handled
+            if later and i is not None and p.slot[i] == src and not isinstance(p.nodes[r], Biquad):
+                return False
+        self.spent.add((src, "S"))
+        self.lines.append(node.lanes_line(self.site(k, src, False)))
+        return True
 
     def _pan_send(self, k: int) -> bool:
         """Whether node ``k`` is a Pn21 on rows whose output the next node, a send, reads
@@ -790,7 +847,8 @@ class _Body:
                 continue
             ch = self._chain_from(k) if src is not None else None
             if ch is None or src is None:
-                self.node(k)
+                if not self._lane_send(k, done):
+                    self.node(k)
                 continue
             self.need(src, "P")
             for r in ch.filters:

@@ -949,6 +949,60 @@ def sen0_voice(v, x, n, dirty, target, cur, step, left, init, dest, tgt, duck, b
     cur[v], left[v] = g, l
 
 
+def _send_lanes_codegen(context, builder, signature, args):
+    """Code generator of :data:`send_lanes16`."""
+    tty, _, gty, _, aty, _, dty, cty, _ = signature.args
+    L = _Lanes(context, builder, 16)
+    ta, ga, aa, da, ca = (
+        L.array(ty, args[k]) for ty, k in ((tty, 0), (gty, 2), (aty, 4), (dty, 6), (cty, 7))
+    )
+    n, c, g0, mask = args[1], args[3], args[5], args[8]
+    i64 = L.i64
+
+    def item(ty, arr, idx):
+        return builder.load(cgutils.get_item_pointer(context, builder, ty, arr, [idx], wraparound=False))
+
+    lanes = []
+    for j in range(16):
+        on = builder.icmp_unsigned("!=", builder.and_(builder.lshr(mask, i64(j)), i64(1)), i64(0))
+        v = item(aty, aa, builder.add(g0, builder.select(on, i64(j), i64(0))))
+        gain = builder.fptrunc(item(cty, ca, v), ir.FloatType())
+        lanes.append(
+            (
+                on,
+                item(dty, da, v),
+                builder.shuffle_vector(
+                    builder.insert_element(ir.Constant(L.vt, ir.Undefined), gain, ir.IntType(32)(0)),
+                    ir.Constant(L.vt, ir.Undefined),
+                    ir.Constant(ir.VectorType(ir.IntType(32), 16), [0] * 16),
+                ),
+            )
+        )
+    ia = cgutils.alloca_once_value(builder, i64(0))
+
+    def chunk(i0):
+        rows = _transpose16(builder, [L.load(tty, ta, [builder.add(i0, i64(k)), 0]) for k in range(16)])
+        for (on, d, gain), row in zip(lanes, rows):
+            with builder.if_then(on):
+                ptr = L.ptr(gty, ga, [d, c, i0])
+                builder.store(builder.fadd(builder.load(ptr, align=4), builder.fmul(row, gain)), ptr, align=4)
+        builder.store(builder.add(i0, i64(16)), ia)
+
+    L.loop(ia, lambda i: builder.icmp_signed("<", i, n), chunk)
+    return context.get_dummy_value()
+
+
+@intrinsic
+def send_lanes16(typingctx, t, n, tgt, c, act, g0, dest, cur, mask):
+    """``tgt[dest[v], c, i] += t[i, j] * f32(cur[v])`` for ``v = act[g0 + j]`` whose bit j of
+    ``mask`` is set (j < 16) and i < ``n`` (a multiple of 16): :func:`sen0_voice`'s held level
+    on channel c, straight from the sample-major ``t``. Each 16 x 16 tile is transposed in
+    registers, then the instances add in lane order, so every destination sample sums its
+    float32 products in :func:`sen0_voice`'s order (instance order)."""
+    sig = types.void(t, types.int64, tgt, types.int64, act, types.int64, dest, cur, types.int64)
+    return sig, _send_lanes_codegen
+
+
 @nb.njit(**_FLAGS)
 def sen0(act, x, n, dirty, target, cur, step, left, init, dest, tgt, duck, band):
     """Send: adds ``level * x`` into ``tgt[dest[v]]`` (pass-through is the caller's view).

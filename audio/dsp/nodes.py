@@ -580,6 +580,17 @@ class Send(_Ramped):
             f"{a('step')}, {a('left')}, {a('init')}, {a('dest')}, {a('target')}, {a('duck')}, {a('band')})"
         ]
 
+    def lanes_line(self, s: Site) -> str:
+        """The send reading its input's lanes (rows ``s.src.rows`` only as the fallback's
+        scratch): ``LN.send_lanes`` for the group."""
+        a = s.a
+        assert s.src is not None
+        return (
+            f"        LN.send_lanes(act, g0, m, w, {s.src.lanes}, {s.src.rows}, n, {a('dirty')}, "
+            f"{a('level')}, {a('cur')}, {a('step')}, {a('left')}, {a('init')}, {a('dest')}, {a('target')}, "
+            f"{a('duck')}, {a('band')})"
+        )
+
 
 class Delay(Node):
     kind = "Del0"
