@@ -282,12 +282,15 @@ def rsp0_lanes(
 @nb.njit(**_F)
 def send_lanes(act, g0, m, w, t, x, n, dirty, target, cur, step, left, init, dest, tgt, duck, band):
     """Sen0 for a group whose input is the sample-major ``t[c, :n, j]``: when the group is full
-    width, every level holds, channels map one to one and nothing ducks, the products add
-    into the destinations straight from the lanes (:func:`audio.dsp.kernels.send_lanes16`, the
-    last ``n % 16`` samples in the same order here); otherwise the rows ``x[j]`` are filled
-    (:func:`from_lanes`) and :func:`audio.dsp.kernels.sen0_voice` runs per instance."""
+    width, every level holds, channels map one to one (or one channel splits into two) and
+    nothing ducks, the products add into the destinations straight from the lanes
+    (:func:`audio.dsp.kernels.send_lanes16`, the last ``n % 16`` samples in the same order
+    here); otherwise the rows ``x[j]`` are filled (:func:`from_lanes`) and
+    :func:`audio.dsp.kernels.sen0_voice` runs per instance."""
+    nch, tch = t.shape[0], tgt.shape[1]
+    split = nch == 1 and tch > 1
     mask = 0
-    ok = w == 16 and duck.shape[0] == 0 and t.shape[0] == tgt.shape[1]
+    ok = w == 16 and duck.shape[0] == 0 and (split or nch == tch)
     if ok:
         for j in range(m):
             v = act[g0 + j]
@@ -298,7 +301,17 @@ def send_lanes(act, g0, m, w, t, x, n, dirty, target, cur, step, left, init, des
                 mask |= 1 << j
     if ok:
         e = n - n % 16
-        for c in range(t.shape[0]):
+        if split:
+            K.send_split_lanes16(t[0], e, tgt, 0, act, g0, dest, cur, mask)
+            for i in range(e, n):
+                for j in range(m):
+                    if (mask >> j) & 1:
+                        v = act[g0 + j]
+                        s = t[0, i, j] * np.float32(cur[v] * 0.7071067811865476)
+                        tgt[dest[v], 0, i] += s
+                        tgt[dest[v], 1, i] += s
+            return
+        for c in range(nch):
             K.send_lanes16(t[c], e, tgt, c, act, g0, dest, cur, mask)
             for i in range(e, n):
                 for j in range(m):
@@ -306,11 +319,51 @@ def send_lanes(act, g0, m, w, t, x, n, dirty, target, cur, step, left, init, des
                         v = act[g0 + j]
                         tgt[dest[v], c, i] += t[c, i, j] * np.float32(cur[v])
         return
-    for c in range(t.shape[0]):
+    for c in range(nch):
         from_lanes(t[c], x, c, n, w, m)
     for j in range(m):
         v = act[g0 + j]
         K.sen0_voice(v, x[j], n, dirty, target, cur, step, left, init, dest, tgt, duck, band)
+
+
+@nb.njit(**_F)
+def pan_send_lanes(
+    act, g0, m, w, t, x, out, n, dirty, angle, level, layout, cur, goal, step, left, init, scratch,
+    s_dirty, s_target, s_cur, s_step, s_left, s_init, dest, tgt, duck, band
+):
+    """A Pn21 (one channel to two, the bank's output rows ``out[v]``) and the Sen0 reading its
+    output, for a group whose input is the sample-major ``t[0, :n, j]``: when the group is full
+    width, every pan and send level holds, every instance has a destination of two channels
+    and nothing ducks, :func:`audio.dsp.kernels.pan_send_lanes16` (the last ``n % 16`` samples
+    in the same order here); otherwise the rows ``x[j]`` are filled (:func:`from_lanes`) and
+    :func:`audio.dsp.kernels.pn21_sen0_voice` runs per instance."""
+    ok = w == 16 and duck.shape[0] == 0 and t.shape[0] == 1 and out.shape[1] == 2 and tgt.shape[1] == 2
+    if ok:
+        for j in range(m):
+            v = act[g0 + j]
+            K._pan_retarget(v, 2, dirty, angle, level, layout, cur, goal, step, left, init, scratch)
+            K._retarget(v, s_dirty, s_target, s_cur, s_step, s_left, s_init, 65.0)
+            if left[v] != 0 or s_left[v] != 0 or dest[v] < 0:
+                ok = False
+    if ok:
+        e = n - n % 16
+        K.pan_send_lanes16(t[0], e, act, g0, out, cur, tgt, dest, s_cur, (1 << m) - 1)
+        for i in range(e, n):
+            for j in range(m):
+                v = act[g0 + j]
+                gs = np.float32(s_cur[v])
+                for c in range(2):
+                    p = t[0, i, j] * np.float32(cur[v, c])
+                    out[v, c, i] = p
+                    tgt[dest[v], c, i] += p * gs
+        return
+    from_lanes(t[0], x, 0, n, w, m)
+    for j in range(m):
+        v = act[g0 + j]
+        K.pn21_sen0_voice(
+            v, x[j], out[v], n, dirty, angle, level, layout, cur, goal, step, left, init, scratch, s_dirty,
+            s_target, s_cur, s_step, s_left, s_init, dest, tgt, duck, band
+        )
 
 
 @nb.njit(**_F)
@@ -649,23 +702,38 @@ class _Body:
             if not self._lane_send(k, handled):
                 self.node(k)
 
-    def _lane_send(self, k: int, handled: set[int]) -> bool:
-        """Emit send ``k`` reading its input straight from lanes, when the input is only in
+    def _from_lanes(self, k: int, handled: set[int]) -> int | None:
+        """Node ``k``'s input slot when ``k`` can read it straight from lanes: it is only in
         lanes, not the graph's output rows, and every other node reading it is emitted
-        (``handled`` or earlier) or a lane biquad; returns whether it did."""
+        (``handled`` or earlier), a lane biquad, or a pan and send that read lanes too."""
         p = self.p
         inp = p.inputs[k]
-        node = p.nodes[k]
-        if not isinstance(node, Send) or inp is None:
-            return False
+        if inp is None:
+            return None
         src = p.slot[inp]
-        sl = self.slot(src)
-        if self.have.get(src) != {"P"} or sl.index != "j":
-            return False
+        if self.have.get(src) != {"P"} or self.slot(src).index != "j":
+            return None
         for r, i in enumerate(p.inputs):
-            later = r > k and r not in handled
-            if later and i is not None and p.slot[i] == src and not isinstance(p.nodes[r], Biquad):
-                return False
+            if r <= k or r in handled or i is None or p.slot[i] != src:
+                continue
+            if not isinstance(p.nodes[r], Biquad) and not self._pan_send_lanes(r):
+                return None
+        return src
+
+    def _pan_send_lanes(self, k: int) -> bool:
+        """Whether node ``k`` is a pan writing the graph's output rows whose send reads its
+        output (:meth:`_pan_send`): the two can read the pan's input from lanes."""
+        return self._pan_send(k) and self.slot(self.p.slot[k]).index == "v"
+
+    def _lane_send(self, k: int, handled: set[int]) -> bool:
+        """Emit send ``k`` reading its input straight from lanes (see :meth:`_from_lanes`);
+        returns whether it did."""
+        node = self.p.nodes[k]
+        if not isinstance(node, Send):
+            return False
+        src = self._from_lanes(k, handled)
+        if src is None:
+            return False
         self.spent.add((src, "S"))
         self.lines.append(node.lanes_line(self.site(k, src, False)))
         return True
@@ -835,9 +903,14 @@ class _Body:
                 self.lanes[k] = "P" in self.have[src]  # a gain keeps its input's layout
             if self._pan_send(k):
                 assert src is not None
-                self.need(src, "S")
+                lanes = self._pan_send_lanes(k) and self._from_lanes(k, done) is not None
+                if lanes:
+                    self.spent.add((src, "S"))
+                else:
+                    self.need(src, "S")
                 self.have[p.slot[k]] = {"S"}
-                self.lines += pan_send_lines(self.site(k, src, False), self.site(k + 1, p.slot[k], False))
+                pan, send = self.site(k, src, False), self.site(k + 1, p.slot[k], False)
+                self.lines += pan_send_lines(pan, send, lanes)
                 done.add(k + 1)
                 continue
             if src is not None and self.lanes[k] and self._echo(k):

@@ -949,58 +949,189 @@ def sen0_voice(v, x, n, dirty, target, cur, step, left, init, dest, tgt, duck, b
     cur[v], left[v] = g, l
 
 
-def _send_lanes_codegen(context, builder, signature, args):
-    """Code generator of :data:`send_lanes16`."""
-    tty, _, gty, _, aty, _, dty, cty, _ = signature.args
-    L = _Lanes(context, builder, 16)
-    ta, ga, aa, da, ca = (
-        L.array(ty, args[k]) for ty, k in ((tty, 0), (gty, 2), (aty, 4), (dty, 6), (cty, 7))
+def _splat16(builder: Any, x: Any) -> Any:
+    """``<16 x T>`` of the scalar ``x``."""
+    vt = ir.VectorType(x.type, 16)
+    one = builder.insert_element(ir.Constant(vt, ir.Undefined), x, ir.IntType(32)(0))
+    return builder.shuffle_vector(
+        one, ir.Constant(vt, ir.Undefined), ir.Constant(ir.VectorType(ir.IntType(32), 16), [0] * 16)
     )
-    n, c, g0, mask = args[1], args[3], args[5], args[8]
-    i64 = L.i64
 
-    def item(ty, arr, idx):
-        return builder.load(cgutils.get_item_pointer(context, builder, ty, arr, [idx], wraparound=False))
 
-    lanes = []
-    for j in range(16):
-        on = builder.icmp_unsigned("!=", builder.and_(builder.lshr(mask, i64(j)), i64(1)), i64(0))
-        v = item(aty, aa, builder.add(g0, builder.select(on, i64(j), i64(0))))
-        gain = builder.fptrunc(item(cty, ca, v), ir.FloatType())
-        lanes.append(
-            (
-                on,
-                item(dty, da, v),
-                builder.shuffle_vector(
-                    builder.insert_element(ir.Constant(L.vt, ir.Undefined), gain, ir.IntType(32)(0)),
-                    ir.Constant(L.vt, ir.Undefined),
-                    ir.Constant(ir.VectorType(ir.IntType(32), 16), [0] * 16),
-                ),
-            )
-        )
+def _tile_rows_loop(L: _Lanes, tty: Any, ta: Any, n: Any, body: Any) -> None:
+    """For each 16-sample chunk i0 < ``n`` of the sample-major ``t``: its 16 x 16 tile
+    transposed in registers, ``body(i0, rows)`` with row j = lane j's samples i0 .. i0 + 15."""
+    builder, i64 = L.builder, L.i64
     ia = cgutils.alloca_once_value(builder, i64(0))
 
     def chunk(i0):
-        rows = _transpose16(builder, [L.load(tty, ta, [builder.add(i0, i64(k)), 0]) for k in range(16)])
-        for (on, d, gain), row in zip(lanes, rows):
-            with builder.if_then(on):
-                ptr = L.ptr(gty, ga, [d, c, i0])
-                builder.store(builder.fadd(builder.load(ptr, align=4), builder.fmul(row, gain)), ptr, align=4)
+        body(i0, _transpose16(builder, [L.load(tty, ta, [builder.add(i0, i64(k)), 0]) for k in range(16)]))
         builder.store(builder.add(i0, i64(16)), ia)
 
     L.loop(ia, lambda i: builder.icmp_signed("<", i, n), chunk)
+
+
+def _lane_item(context: Any, builder: Any, mask: Any, aty: Any, aa: Any, g0: Any) -> Any:
+    """Per lane j < 16: (on: bit j of ``mask``, its instance ``act[g0 + j]``, or act[g0] when off)."""
+    i64 = ir.IntType(64)
+    out = []
+    for j in range(16):
+        on = builder.icmp_unsigned("!=", builder.and_(builder.lshr(mask, i64(j)), i64(1)), i64(0))
+        at = builder.add(g0, builder.select(on, i64(j), i64(0)))
+        out.append(
+            (on, builder.load(cgutils.get_item_pointer(context, builder, aty, aa, [at], wraparound=False)))
+        )
+    return out
+
+
+class _RowSums:
+    """Adds lane vectors into destination rows ``tgt[d, ch, i0 : i0 + 16]`` in lane order, one
+    chunk of samples at a time: while consecutive lanes add into the same row the running sum
+    stays in a register (loaded once, stored when the destination changes or the chunk ends),
+    so many instances sending to one bus do not wait on a store per instance. The additions
+    are the same, in the same order."""
+
+    def __init__(self, L: _Lanes, gty: Any, ga: Any, chans: int) -> None:
+        b = L.builder
+        self.L, self.gty, self.ga = L, gty, ga
+        self.acc = [cgutils.alloca_once(b, L.vt) for _ in range(chans)]
+        self.dest = cgutils.alloca_once(b, L.i64)
+        self.have = cgutils.alloca_once(b, ir.IntType(1))
+
+    def _row(self, d: Any, ch: Any, i0: Any) -> Any:
+        return self.L.ptr(self.gty, self.ga, [d, ch, i0])
+
+    def start(self) -> None:
+        self.L.builder.store(ir.IntType(1)(0), self.have)
+
+    def add(self, d: Any, i0: Any, chans: list, vecs: list) -> None:
+        """Lane's ``vecs[k]`` into row ``(d, chans[k])``."""
+        b = self.L.builder
+        have, prev = b.load(self.have), b.load(self.dest)
+        same = b.and_(have, b.icmp_signed("==", prev, d))
+        with b.if_then(b.not_(same)):
+            with b.if_then(have):
+                for acc, ch in zip(self.acc, chans):
+                    b.store(b.load(acc), self._row(prev, ch, i0), align=4)
+            for acc, ch in zip(self.acc, chans):
+                b.store(b.load(self._row(d, ch, i0), align=4), acc)
+        for acc, vec in zip(self.acc, vecs):
+            b.store(b.fadd(b.load(acc), vec), acc)
+        b.store(d, self.dest)
+        b.store(ir.IntType(1)(1), self.have)
+
+    def finish(self, i0: Any, chans: list) -> None:
+        b = self.L.builder
+        with b.if_then(b.load(self.have)):
+            prev = b.load(self.dest)
+            for acc, ch in zip(self.acc, chans):
+                b.store(b.load(acc), self._row(prev, ch, i0), align=4)
+
+
+def _send_lanes_codegen(split: bool) -> Any:
+    """Code generator of :data:`send_lanes16` (``split``: one channel into channels 0 and 1
+    at ``level / sqrt 2``, :func:`_send_split`'s products)."""
+
+    def codegen(context, builder, signature, args):
+        tty, _, gty, _, aty, _, dty, cty, _ = signature.args
+        L = _Lanes(context, builder, 16)
+        ta, ga, aa, da, ca = (
+            L.array(ty, args[k]) for ty, k in ((tty, 0), (gty, 2), (aty, 4), (dty, 6), (cty, 7))
+        )
+        n, c, g0, mask = args[1], args[3], args[5], args[8]
+        lanes = []
+        for on, v in _lane_item(context, builder, mask, aty, aa, g0):
+            level = builder.load(cgutils.get_item_pointer(context, builder, cty, ca, [v], wraparound=False))
+            if split:
+                level = builder.fmul(level, ir.Constant(ir.DoubleType(), 0.7071067811865476))
+            d = builder.load(cgutils.get_item_pointer(context, builder, dty, da, [v], wraparound=False))
+            lanes.append((on, d, _splat16(builder, builder.fptrunc(level, ir.FloatType()))))
+
+        chans = [L.i64(0), L.i64(1)] if split else [c]
+        sums = _RowSums(L, gty, ga, len(chans))
+
+        def body(i0, rows):
+            sums.start()
+            for (on, d, gain), row in zip(lanes, rows):
+                with builder.if_then(on):
+                    s = builder.fmul(row, gain)
+                    sums.add(d, i0, chans, [s] * len(chans))
+            sums.finish(i0, chans)
+
+        _tile_rows_loop(L, tty, ta, n, body)
+        return context.get_dummy_value()
+
+    return codegen
+
+
+def _send_lanes(split: bool) -> Any:
+    @intrinsic
+    def kernel(typingctx, t, n, tgt, c, act, g0, dest, cur, mask):
+        sig = types.void(t, types.int64, tgt, types.int64, act, types.int64, dest, cur, types.int64)
+        return sig, _send_lanes_codegen(split)
+
+    return kernel
+
+
+send_lanes16 = _send_lanes(False)
+"""A numba intrinsic ``(t, n, tgt, c, act, g0, dest, cur, mask)``: ``tgt[dest[v], c, i] +=
+t[i, j] * f32(cur[v])`` for ``v = act[g0 + j]`` whose bit j of ``mask`` is set (j < 16) and
+i < ``n`` (a multiple of 16): :func:`sen0_voice`'s held level on channel c, straight from the
+sample-major ``t``. Each 16 x 16 tile is transposed in registers, then the instances add in
+lane order, so every destination sample sums its float32 products in :func:`sen0_voice`'s
+order (instance order)."""
+send_split_lanes16 = _send_lanes(True)
+""":data:`send_lanes16` for a one-channel input sent to more channels (``c`` unused): each
+product ``t[i, j] * f32(cur[v] / sqrt 2)`` adds into channels 0 and 1 (:func:`_send_split`)."""
+
+
+def _pan_send_lanes_codegen(context, builder, signature, args):
+    """Code generator of :data:`pan_send_lanes16`."""
+    tty, _, aty, _, oty, pty, gty, dty, sty, _ = signature.args
+    L = _Lanes(context, builder, 16)
+    ta, aa, oa, pa, ga, da, sa = (
+        L.array(ty, args[k])
+        for ty, k in ((tty, 0), (aty, 2), (oty, 4), (pty, 5), (gty, 6), (dty, 7), (sty, 8))
+    )
+    n, g0, mask = args[1], args[3], args[9]
+    i64, f32 = L.i64, ir.FloatType()
+
+    def item(ty, arr, idx):
+        return builder.load(cgutils.get_item_pointer(context, builder, ty, arr, idx, wraparound=False))
+
+    lanes = []
+    for on, v in _lane_item(context, builder, mask, aty, aa, g0):
+        pan = [_splat16(builder, builder.fptrunc(item(pty, pa, [v, i64(ch)]), f32)) for ch in range(2)]
+        gs = _splat16(builder, builder.fptrunc(item(sty, sa, [v]), f32))
+        lanes.append((on, v, item(dty, da, [v]), pan, gs))
+
+    chans = [i64(0), i64(1)]
+    sums = _RowSums(L, gty, ga, 2)
+
+    def body(i0, rows):
+        sums.start()
+        for (on, v, d, pan, gs), row in zip(lanes, rows):
+            with builder.if_then(on):
+                ps = [builder.fmul(row, pan[ch]) for ch in range(2)]
+                for ch in range(2):
+                    L.store(ps[ch], oty, oa, [v, i64(ch), i0])
+                sums.add(d, i0, chans, [builder.fmul(p, gs) for p in ps])
+        sums.finish(i0, chans)
+
+    _tile_rows_loop(L, tty, ta, n, body)
     return context.get_dummy_value()
 
 
 @intrinsic
-def send_lanes16(typingctx, t, n, tgt, c, act, g0, dest, cur, mask):
-    """``tgt[dest[v], c, i] += t[i, j] * f32(cur[v])`` for ``v = act[g0 + j]`` whose bit j of
-    ``mask`` is set (j < 16) and i < ``n`` (a multiple of 16): :func:`sen0_voice`'s held level
-    on channel c, straight from the sample-major ``t``. Each 16 x 16 tile is transposed in
-    registers, then the instances add in lane order, so every destination sample sums its
-    float32 products in :func:`sen0_voice`'s order (instance order)."""
-    sig = types.void(t, types.int64, tgt, types.int64, act, types.int64, dest, cur, types.int64)
-    return sig, _send_lanes_codegen
+def pan_send_lanes16(typingctx, t, n, act, g0, out, pan, tgt, dest, s_cur, mask):
+    """:func:`pn21_sen0_voice`'s one-pass case (both levels held, two channels, no ducking)
+    straight from the sample-major ``t``: for ``v = act[g0 + j]`` whose bit j of ``mask`` is
+    set and i < ``n`` (a multiple of 16), ``p = t[i, j] * f32(pan[v, c])`` is stored in
+    ``out[v, c, i]`` and ``p * f32(s_cur[v])`` added to ``tgt[dest[v], c, i]`` (c = 0, 1),
+    tiles transposed in registers, instances in lane order (the destination sums as
+    :func:`pn21_sen0_voice`'s)."""
+    sig = types.void(t, types.int64, act, types.int64, out, pan, tgt, dest, s_cur, types.int64)
+    return sig, _pan_send_lanes_codegen
 
 
 @nb.njit(**_FLAGS)

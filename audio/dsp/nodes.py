@@ -702,18 +702,25 @@ class Pan(Node):
         ]
 
 
-def pan_send_lines(pan: Site, send: Site) -> list[str]:
-    """A Pn21 (rows) and the Sen0 reading its output as one per-instance call
-    (:func:`audio.dsp.kernels.pn21_sen0_voice`)."""
+def pan_send_lines(pan: Site, send: Site, lanes: bool = False) -> list[str]:
+    """A Pn21 and the Sen0 reading its output as one per-instance call
+    (:func:`audio.dsp.kernels.pn21_sen0_voice`) on rows, or with ``lanes`` one group call
+    reading the pan's input from lanes (``LN.pan_send_lanes``; the pan writes the bank's
+    output rows)."""
     a, b = pan.a, send.a
     assert pan.src is not None
-    rows = f"{pan.src.row()}, {pan.dst.row()}"
-    return _EACH + [
-        f"            K.pn21_sen0_voice(v, {rows}, n, {a('dirty')}, {a('angle_deg')}, "
+    args = (
+        f"n, {a('dirty')}, {a('angle_deg')}, "
         f"{a('level')}, {pan.layout}, {a('cur')}, {a('goal')}, {a('step')}, {a('left')}, {a('init')}, "
         f"{a('scratch')}, {b('dirty')}, {b('level')}, {b('cur')}, {b('step')}, {b('left')}, {b('init')}, "
         f"{b('dest')}, {b('target')}, {b('duck')}, {b('band')})"
-    ]
+    )
+    if lanes:
+        return [
+            f"        LN.pan_send_lanes(act, g0, m, w, {pan.src.lanes}, {pan.src.rows}, {pan.dst.rows}, "
+            + args
+        ]
+    return _EACH + [f"            K.pn21_sen0_voice(v, {pan.src.row()}, {pan.dst.row()}, " + args]
 
 
 NODE_KINDS: dict[str, type[Node]] = {
