@@ -806,15 +806,18 @@ class _Body:
                 return False
         return True
 
-    def echo(self, k: int, src: int) -> None:
+    def echo(self, k: int, src: int) -> list[int]:
         """The HPF -> Del0 -> LPF at ``k`` (:meth:`_echo`; the HPF reading slot ``src``). When
         a group's delays are held, the LPF's input over a run of samples no longer than the
         shortest delay (:func:`delay_chunk`) is already in the rings: both filters then run
         as independent recursions in one sample loop run by run, the HPF in lanes ``j`` and
         the LPF in lanes ``m + j`` (the LPF's input read into the free lanes of the HPF's),
         and the HPF's output is written to the rings after each run. Otherwise the three run
-        one after another."""
+        one after another. A pan (the graph's output) alone reading the LPF, with the send
+        reading the pan, runs in both branches (from lanes in the second: :func:`pan_send_lanes`);
+        returns the nodes emitted after ``k``."""
         p = self.p
+        pan = k + 3 if self._only_reader(k + 2) == k + 3 and self._pan_send_lanes(k + 3) else None
         hp, lp = self.site(k, src, True), self.site(k + 2, p.slot[k + 1], True)
         d = self.site(k + 1, p.slot[k], False)
         hq, lq = p.nodes[k], p.nodes[k + 2]
@@ -864,8 +867,11 @@ class _Body:
             f"                LN.scatter_at(act, g0, m, m, {lp.a('state')}, c, ST[0], BY[0])",
             f"                LN.lanes_at_to_rows({y}[c], m, {rows}, c, n, m)",
             f"            LN.advance_rings(act, g0, m, {a('widx')}, n, {a('buf')}.shape[2])",
-            "        else:",
         ]
+        if pan is not None:
+            sites = (self.site(pan, p.slot[k + 2], False), self.site(pan + 1, p.slot[pan], False))
+            self.lines += ["    " + line for line in pan_send_lines(*sites)]
+        self.lines.append("        else:")
         start = len(self.lines)
         for f in (k, k + 2):
             if f == k + 2:
@@ -874,11 +880,19 @@ class _Body:
             self.need(fsrc, "P")
             self.have[p.slot[f]] = {"P"}
             self.chain(_Chain([f]), fsrc)
-        self.need(p.slot[k + 2], "S")
+        if pan is None:
+            self.need(p.slot[k + 2], "S")
+        else:
+            self.lines += pan_send_lines(*sites, lanes=True)
         self.lines[start:] = ["    " + line for line in self.lines[start:]]
         # the first branch leaves the HPF's output in the LPF's lanes: only the rows are valid
-        self.spent.add((p.slot[k + 2], "P"))
-        self.have[p.slot[k + 2]] = {"S"}
+        # (with the pan, the second may leave only the lanes: neither then)
+        self.spent.update({(p.slot[k + 2], "P"), (p.slot[k + 2], "S")})
+        self.have[p.slot[k + 2]] = {"S"} if pan is None else set()
+        if pan is None:
+            return [k + 1, k + 2]
+        self.have[p.slot[pan]] = {"S"}
+        return [k + 1, k + 2, pan, pan + 1]
 
     def node(self, k: int) -> None:
         """Node ``k`` on its own."""
@@ -915,8 +929,7 @@ class _Body:
                 continue
             if src is not None and self.lanes[k] and self._echo(k):
                 self.need(src, "P")
-                self.echo(k, src)
-                done.update((k + 1, k + 2))
+                done.update(self.echo(k, src))
                 continue
             ch = self._chain_from(k) if src is not None else None
             if ch is None or src is None:
