@@ -238,6 +238,135 @@ def gain_lanes(act, g0, m, w, x, y, n, dirty, target, cur, step, left, init, gb,
 
 
 @nb.njit(**_F)
+def rsp0_lanes(
+    act, g0, m, w, t, n, t0, pool, src_off, src_len, dirty, pitch, src_sample_rate, sample_rate, step, ipos,
+    frac, wait, rel_left, rel_total, ended_at
+):
+    """Rsp0 for a group into the sample-major ``t[:n, j]``: in a full-width group the instances
+    in the common case (playing, no release, the block inside the source, a step the vector
+    kernel takes) run together in :func:`audio.dsp.kernels.rsp0_lanes16`, the others one by one
+    in :func:`audio.dsp.kernels.rsp0_voice`; the same bits either way."""
+    mask = 0
+    if w == 16 and n > 0:
+        for j in range(m):
+            v = act[g0 + j]
+            if dirty[v]:
+                step[v] = K.resample_step(src_sample_rate[v], sample_rate, pitch[v])
+                dirty[v] = False
+            st = step[v]
+            last = ipos[v] + ((frac[v] + st * (n - 1)) >> 16)
+            if (
+                ended_at[v] < 0
+                and wait[v] == 0
+                and rel_left[v] == 0
+                and last + 1 < src_len[v]
+                and st <= K.RSP0_LANES_MAX_STEP
+                and src_off[v] + last + 32 <= pool.shape[0]
+            ):
+                mask |= 1 << j
+        if mask != 0:
+            K.rsp0_lanes16(t, n, pool, act, g0, src_off, ipos, frac, step, mask)
+    for j in range(m):
+        v = act[g0 + j]
+        if (mask >> j) & 1:
+            acc = frac[v] + step[v] * n
+            ipos[v] += acc >> 16
+            frac[v] = acc & 0xFFFF
+        else:
+            K.rsp0_voice(
+                v, pool, src_off, src_len, t[:, j], n, t0, dirty, pitch, src_sample_rate, sample_rate,
+                step, ipos, frac, wait, rel_left, rel_total, ended_at
+            )
+
+
+@nb.njit(**_F)
+def send_lanes(act, g0, m, w, t, x, n, dirty, target, cur, step, left, init, dest, tgt, duck, band):
+    """Sen0 for a group whose input is the sample-major ``t[c, :n, j]``: when the group is full
+    width, every level holds, channels map one to one (or one channel splits into two) and
+    nothing ducks, the products add into the destinations straight from the lanes
+    (:func:`audio.dsp.kernels.send_lanes16`, the last ``n % 16`` samples in the same order
+    here); otherwise the rows ``x[j]`` are filled (:func:`from_lanes`) and
+    :func:`audio.dsp.kernels.sen0_voice` runs per instance."""
+    nch, tch = t.shape[0], tgt.shape[1]
+    split = nch == 1 and tch > 1
+    mask = 0
+    ok = w == 16 and duck.shape[0] == 0 and (split or nch == tch)
+    if ok:
+        for j in range(m):
+            v = act[g0 + j]
+            K._retarget(v, dirty, target, cur, step, left, init, 65.0)
+            if left[v] != 0:
+                ok = False
+            elif dest[v] >= 0:
+                mask |= 1 << j
+    if ok:
+        e = n - n % 16
+        if split:
+            K.send_split_lanes16(t[0], e, tgt, 0, act, g0, dest, cur, mask)
+            for i in range(e, n):
+                for j in range(m):
+                    if (mask >> j) & 1:
+                        v = act[g0 + j]
+                        s = t[0, i, j] * np.float32(cur[v] * 0.7071067811865476)
+                        tgt[dest[v], 0, i] += s
+                        tgt[dest[v], 1, i] += s
+            return
+        for c in range(nch):
+            K.send_lanes16(t[c], e, tgt, c, act, g0, dest, cur, mask)
+            for i in range(e, n):
+                for j in range(m):
+                    if (mask >> j) & 1:
+                        v = act[g0 + j]
+                        tgt[dest[v], c, i] += t[c, i, j] * np.float32(cur[v])
+        return
+    for c in range(nch):
+        from_lanes(t[c], x, c, n, w, m)
+    for j in range(m):
+        v = act[g0 + j]
+        K.sen0_voice(v, x[j], n, dirty, target, cur, step, left, init, dest, tgt, duck, band)
+
+
+@nb.njit(**_F)
+def pan_send_lanes(
+    act, g0, m, w, t, x, out, n, dirty, angle, level, layout, cur, goal, step, left, init, scratch,
+    s_dirty, s_target, s_cur, s_step, s_left, s_init, dest, tgt, duck, band
+):
+    """A Pn21 (one channel to two, the bank's output rows ``out[v]``) and the Sen0 reading its
+    output, for a group whose input is the sample-major ``t[0, :n, j]``: when the group is full
+    width, every pan and send level holds, every instance has a destination of two channels
+    and nothing ducks, :func:`audio.dsp.kernels.pan_send_lanes16` (the last ``n % 16`` samples
+    in the same order here); otherwise the rows ``x[j]`` are filled (:func:`from_lanes`) and
+    :func:`audio.dsp.kernels.pn21_sen0_voice` runs per instance."""
+    ok = w == 16 and duck.shape[0] == 0 and t.shape[0] == 1 and out.shape[1] == 2 and tgt.shape[1] == 2
+    if ok:
+        for j in range(m):
+            v = act[g0 + j]
+            K._pan_retarget(v, 2, dirty, angle, level, layout, cur, goal, step, left, init, scratch)
+            K._retarget(v, s_dirty, s_target, s_cur, s_step, s_left, s_init, 65.0)
+            if left[v] != 0 or s_left[v] != 0 or dest[v] < 0:
+                ok = False
+    if ok:
+        e = n - n % 16
+        K.pan_send_lanes16(t[0], e, act, g0, out, cur, tgt, dest, s_cur, (1 << m) - 1)
+        for i in range(e, n):
+            for j in range(m):
+                v = act[g0 + j]
+                gs = np.float32(s_cur[v])
+                for c in range(2):
+                    p = t[0, i, j] * np.float32(cur[v, c])
+                    out[v, c, i] = p
+                    tgt[dest[v], c, i] += p * gs
+        return
+    from_lanes(t[0], x, 0, n, w, m)
+    for j in range(m):
+        v = act[g0 + j]
+        K.pn21_sen0_voice(
+            v, x[j], out[v], n, dirty, angle, level, layout, cur, goal, step, left, init, scratch, s_dirty,
+            s_target, s_cur, s_step, s_left, s_init, dest, tgt, duck, band
+        )
+
+
+@nb.njit(**_F)
 def to_lanes(x, c, t, n, w, m):
     """Channel ``c`` of a group's rows ``x[j, c, :n]`` into the sample-major ``t[:n, j]`` for the
     group's ``m`` instances: 16 x 16 tiles by vector shuffles at width 16 (all 16 lanes), the
@@ -568,8 +697,46 @@ class _Body:
         self.lines += [
             "            " + bq.scatter_line(st, f) for f, (bq, st) in enumerate(zip(filters, sites))
         ]
+        handled = {*ch.filters, *ch.sends, *([ch.gain] if ch.gain is not None else [])}
         for k in ch.sends:
-            self.node(k)
+            if not self._lane_send(k, handled):
+                self.node(k)
+
+    def _from_lanes(self, k: int, handled: set[int]) -> int | None:
+        """Node ``k``'s input slot when ``k`` can read it straight from lanes: it is only in
+        lanes, not the graph's output rows, and every other node reading it is emitted
+        (``handled`` or earlier), a lane biquad, or a pan and send that read lanes too."""
+        p = self.p
+        inp = p.inputs[k]
+        if inp is None:
+            return None
+        src = p.slot[inp]
+        if self.have.get(src) != {"P"} or self.slot(src).index != "j":
+            return None
+        for r, i in enumerate(p.inputs):
+            if r <= k or r in handled or i is None or p.slot[i] != src:
+                continue
+            if not isinstance(p.nodes[r], Biquad) and not self._pan_send_lanes(r):
+                return None
+        return src
+
+    def _pan_send_lanes(self, k: int) -> bool:
+        """Whether node ``k`` is a pan writing the graph's output rows whose send reads its
+        output (:meth:`_pan_send`): the two can read the pan's input from lanes."""
+        return self._pan_send(k) and self.slot(self.p.slot[k]).index == "v"
+
+    def _lane_send(self, k: int, handled: set[int]) -> bool:
+        """Emit send ``k`` reading its input straight from lanes (see :meth:`_from_lanes`);
+        returns whether it did."""
+        node = self.p.nodes[k]
+        if not isinstance(node, Send):
+            return False
+        src = self._from_lanes(k, handled)
+        if src is None:
+            return False
+        self.spent.add((src, "S"))
+        self.lines.append(node.lanes_line(self.site(k, src, False)))
+        return True
 
     def _pan_send(self, k: int) -> bool:
         """Whether node ``k`` is a Pn21 on rows whose output the next node, a send, reads
@@ -639,15 +806,18 @@ class _Body:
                 return False
         return True
 
-    def echo(self, k: int, src: int) -> None:
+    def echo(self, k: int, src: int) -> list[int]:
         """The HPF -> Del0 -> LPF at ``k`` (:meth:`_echo`; the HPF reading slot ``src``). When
         a group's delays are held, the LPF's input over a run of samples no longer than the
         shortest delay (:func:`delay_chunk`) is already in the rings: both filters then run
         as independent recursions in one sample loop run by run, the HPF in lanes ``j`` and
         the LPF in lanes ``m + j`` (the LPF's input read into the free lanes of the HPF's),
         and the HPF's output is written to the rings after each run. Otherwise the three run
-        one after another."""
+        one after another. A pan (the graph's output) alone reading the LPF, with the send
+        reading the pan, runs in both branches (from lanes in the second: :func:`pan_send_lanes`);
+        returns the nodes emitted after ``k``."""
         p = self.p
+        pan = k + 3 if self._only_reader(k + 2) == k + 3 and self._pan_send_lanes(k + 3) else None
         hp, lp = self.site(k, src, True), self.site(k + 2, p.slot[k + 1], True)
         d = self.site(k + 1, p.slot[k], False)
         hq, lq = p.nodes[k], p.nodes[k + 2]
@@ -697,8 +867,11 @@ class _Body:
             f"                LN.scatter_at(act, g0, m, m, {lp.a('state')}, c, ST[0], BY[0])",
             f"                LN.lanes_at_to_rows({y}[c], m, {rows}, c, n, m)",
             f"            LN.advance_rings(act, g0, m, {a('widx')}, n, {a('buf')}.shape[2])",
-            "        else:",
         ]
+        if pan is not None:
+            sites = (self.site(pan, p.slot[k + 2], False), self.site(pan + 1, p.slot[pan], False))
+            self.lines += ["    " + line for line in pan_send_lines(*sites)]
+        self.lines.append("        else:")
         start = len(self.lines)
         for f in (k, k + 2):
             if f == k + 2:
@@ -707,11 +880,19 @@ class _Body:
             self.need(fsrc, "P")
             self.have[p.slot[f]] = {"P"}
             self.chain(_Chain([f]), fsrc)
-        self.need(p.slot[k + 2], "S")
+        if pan is None:
+            self.need(p.slot[k + 2], "S")
+        else:
+            self.lines += pan_send_lines(*sites, lanes=True)
         self.lines[start:] = ["    " + line for line in self.lines[start:]]
         # the first branch leaves the HPF's output in the LPF's lanes: only the rows are valid
-        self.spent.add((p.slot[k + 2], "P"))
-        self.have[p.slot[k + 2]] = {"S"}
+        # (with the pan, the second may leave only the lanes: neither then)
+        self.spent.update({(p.slot[k + 2], "P"), (p.slot[k + 2], "S")})
+        self.have[p.slot[k + 2]] = {"S"} if pan is None else set()
+        if pan is None:
+            return [k + 1, k + 2]
+        self.have[p.slot[pan]] = {"S"}
+        return [k + 1, k + 2, pan, pan + 1]
 
     def node(self, k: int) -> None:
         """Node ``k`` on its own."""
@@ -736,19 +917,24 @@ class _Body:
                 self.lanes[k] = "P" in self.have[src]  # a gain keeps its input's layout
             if self._pan_send(k):
                 assert src is not None
-                self.need(src, "S")
+                lanes = self._pan_send_lanes(k) and self._from_lanes(k, done) is not None
+                if lanes:
+                    self.spent.add((src, "S"))
+                else:
+                    self.need(src, "S")
                 self.have[p.slot[k]] = {"S"}
-                self.lines += pan_send_lines(self.site(k, src, False), self.site(k + 1, p.slot[k], False))
+                pan, send = self.site(k, src, False), self.site(k + 1, p.slot[k], False)
+                self.lines += pan_send_lines(pan, send, lanes)
                 done.add(k + 1)
                 continue
             if src is not None and self.lanes[k] and self._echo(k):
                 self.need(src, "P")
-                self.echo(k, src)
-                done.update((k + 1, k + 2))
+                done.update(self.echo(k, src))
                 continue
             ch = self._chain_from(k) if src is not None else None
             if ch is None or src is None:
-                self.node(k)
+                if not self._lane_send(k, done):
+                    self.node(k)
                 continue
             self.need(src, "P")
             for r in ch.filters:

@@ -58,6 +58,20 @@ def _tile_masks(b: int) -> tuple[list[int], list[int]]:
     return m1, m2
 
 
+def _transpose16(builder: Any, rows: list) -> list:
+    """Sixteen ``<16 x float>`` rows transposed (row k of the result holds element k of every
+    row): Eklundh's four butterfly stages of vector shuffles."""
+    for b in (8, 4, 2, 1):
+        m1, m2 = (ir.Constant(ir.VectorType(ir.IntType(32), 16), m) for m in _tile_masks(b))
+        nxt = list(rows)
+        for r in range(16):
+            if not r & b:
+                nxt[r] = builder.shuffle_vector(rows[r], rows[r + b], m1)
+                nxt[r + b] = builder.shuffle_vector(rows[r], rows[r + b], m2)
+        rows = nxt
+    return rows
+
+
 def _tile16(to_lanes: bool) -> Any:
     """A numba intrinsic ``(t, i0, x, c, rows, r0)`` moving one 16 x 16 float32 tile between the
     sample-major ``t[i0 : i0 + 16, 0:16]`` and the rows ``x[rows[r0 + k], c, i0 : i0 + 16]``,
@@ -89,15 +103,9 @@ def _tile16(to_lanes: bool) -> Any:
                 return cgutils.get_item_pointer(context, builder, xty, xa, [r, c, i0], wraparound=False)
 
             src, dst = (inst_row, lane_row) if to_lanes else (lane_row, inst_row)
-            rows = [builder.load(builder.bitcast(src(k), v16.as_pointer()), align=4) for k in range(16)]
-            for b in (8, 4, 2, 1):
-                m1, m2 = (ir.Constant(ir.VectorType(ir.IntType(32), 16), m) for m in _tile_masks(b))
-                nxt = list(rows)
-                for r in range(16):
-                    if not r & b:
-                        nxt[r] = builder.shuffle_vector(rows[r], rows[r + b], m1)
-                        nxt[r + b] = builder.shuffle_vector(rows[r], rows[r + b], m2)
-                rows = nxt
+            rows = _transpose16(
+                builder, [builder.load(builder.bitcast(src(k), v16.as_pointer()), align=4) for k in range(16)]
+            )
             for k in range(16):
                 builder.store(rows[k], builder.bitcast(dst(k), v16.as_pointer()), align=4)
             return context.get_dummy_value()
@@ -190,8 +198,9 @@ def _chain_codegen(filters: int, width: int, gain_at: int | None) -> Any:
             for k in range(4):
                 builder.store(L.load(stty, sta, [f, k, 0]), hist[f][k])
 
-        def run(s, form, level):
-            """Sample s through every filter, with :func:`df1`'s form for position 0, 1 or other."""
+        def run(s, form, level, blend):
+            """Sample s through every filter, with :func:`df1`'s form for position 0, 1 or other
+            (``blend``: bypassed lanes pass their input through)."""
             x0 = L.load(xty, xa, [s, 0])
             for f in range(nf):
                 if f == gain_at:
@@ -205,13 +214,13 @@ def _chain_codegen(filters: int, width: int, gain_at: int | None) -> Any:
                 else:
                     t = fma(b0, x0, fma(b2, x2, builder.fadd(builder.fmul(b1, x1), bias)))
                 y0 = fma(na2, y2, fma(na1, y1, t))
-                out = builder.select(by[f], x0, y0)
+                out = builder.select(by[f], x0, y0) if blend else y0
                 L.store(out, ytys[f], yas[f], [s, 0])
                 for h, val in zip(hist[f], (x0, x1, y0, y1)):
                     builder.store(val, h)
                 x0 = out
 
-        def samples(level):
+        def samples(level, blend):
             """The sample loops (``level(s)``: the gain vector of sample s, or None)."""
             ia = cgutils.alloca_once_value(builder, i64(0))
 
@@ -219,17 +228,17 @@ def _chain_codegen(filters: int, width: int, gain_at: int | None) -> Any:
                 p = builder.and_(builder.add(t0, i), i64(7))
                 with builder.if_else(builder.icmp_signed("==", p, i64(0))) as (then0, other0):
                     with then0:
-                        run(i, 0, level)
+                        run(i, 0, level, blend)
                     with other0, builder.if_else(builder.icmp_signed("==", p, i64(1))) as (then1, other1):
                         with then1:
-                            run(i, 1, level)
+                            run(i, 1, level, blend)
                         with other1:
-                            run(i, 2, level)
+                            run(i, 2, level, blend)
                 builder.store(builder.add(i, i64(1)), ia)
 
             def eight(i):
                 for u in range(8):
-                    run(builder.add(i, i64(u)), min(u, 2), level)
+                    run(builder.add(i, i64(u)), min(u, 2), level, blend)
                 builder.store(builder.add(i, i64(8)), ia)
 
             def before_aligned(i):
@@ -240,17 +249,30 @@ def _chain_codegen(filters: int, width: int, gain_at: int | None) -> Any:
             L.loop(ia, lambda i: builder.icmp_signed("<=", builder.add(i, i64(8)), n), eight)
             L.loop(ia, lambda i: builder.icmp_signed("<", i, n), one)
 
+        # with no lane bypassed (a full group's usual case) the loops skip the blends
+        flags = builder.or_(by[0], by[1]) if nf > 1 else by[0]
+        for f in range(2, nf):
+            flags = builder.or_(flags, by[f])
+        any_by = builder.icmp_unsigned("!=", builder.bitcast(flags, ir.IntType(width)), ir.IntType(width)(0))
+
+        def both(level):
+            with builder.if_else(any_by) as (some, none):
+                with some:
+                    samples(level, True)
+                with none:
+                    samples(level, False)
+
         if gain_at is not None:
             gvty, gbty = tys[6 + nf], tys[7 + nf]
             gva, gba = L.array(gvty, args[6 + nf]), L.array(gbty, args[7 + nf])
             with builder.if_else(args[8 + nf]) as (held, ramp):
                 with held:
                     g = L.load(gvty, gva, [0])
-                    samples(lambda s: g)
+                    both(lambda s: g)
                 with ramp:
-                    samples(lambda s: L.load(gbty, gba, [s, 0]))
+                    both(lambda s: L.load(gbty, gba, [s, 0]))
         else:
-            samples(None)
+            both(None)
         for f in range(nf):
             for k in range(4):
                 L.store(builder.load(hist[f][k]), stty, sta, [f, k, 0])
@@ -433,6 +455,144 @@ def rsp0_voice(
         k = k + (acc >> 16)
         fr = acc & 0xFFFF
     ipos[v], frac[v], wait[v], rel_left[v], ended_at[v] = k, fr, wt, rl, end
+
+
+RSP0_LANES_MAX_STEP = 1 << 17
+"""Largest 16.16 step :func:`rsp0_lanes16` takes: 16 output samples then read at most 32
+consecutive source samples (two vectors)."""
+
+
+def _host_permute() -> bool:
+    """Whether this CPU has AVX-512F's two-source permute (``vpermi2ps``)."""
+    from llvmlite import binding
+
+    return "+avx512f" in binding.get_host_cpu_features().flatten().split(",")
+
+
+def _rsp0_lanes_codegen(native: bool) -> Any:
+    """Code generator of :func:`rsp0_lanes16` (``native``: the AVX-512F permute, else element
+    extracts that any target lowers)."""
+
+    def codegen(context, builder, signature, args):
+        tty, _, pty, aty, _, oty, ity, fty, sty, _ = signature.args
+        L = _Lanes(context, builder, 16)
+        ta, pa, aa, oa, ia_, fa, sa = (
+            L.array(ty, args[k])
+            for ty, k in ((tty, 0), (pty, 2), (aty, 3), (oty, 5), (ity, 6), (fty, 7), (sty, 8))
+        )
+        n, g0, mask = args[1], args[4], args[9]
+        i64, i32 = L.i64, ir.IntType(32)
+        vi = ir.VectorType(i32, 16)
+        vd = ir.VectorType(ir.DoubleType(), 16)
+
+        def item(aty_, arr, idx):
+            return builder.load(
+                cgutils.get_item_pointer(context, builder, aty_, arr, [idx], wraparound=False)
+            )
+
+        def splat(x):
+            return builder.shuffle_vector(
+                builder.insert_element(ir.Constant(vi, ir.Undefined), x, i32(0)),
+                ir.Constant(vi, ir.Undefined),
+                ir.Constant(vi, [0] * 16),
+            )
+
+        if native:
+            perm_fn = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(L.vt, [L.vt, vi, L.vt]), "llvm.x86.avx512.vpermi2var.ps.512"
+            )
+
+            def permute(w0, idx, w1):
+                return builder.call(perm_fn, [w0, idx, w1])
+
+        else:
+
+            def permute(w0, idx, w1):
+                both = builder.shuffle_vector(w0, w1, ir.Constant(ir.VectorType(i32, 32), list(range(32))))
+                out = ir.Constant(L.vt, ir.Undefined)
+                for e in range(16):
+                    out = builder.insert_element(
+                        out, builder.extract_element(both, builder.extract_element(idx, i32(e))), i32(e)
+                    )
+                return out
+
+        # per lane: on?, source position (pool index of sample k), fraction, step, step * (0..15)
+        iota = ir.Constant(vi, list(range(16)))
+        lanes = []
+        for j in range(16):
+            on = builder.icmp_unsigned("!=", builder.and_(builder.lshr(mask, i64(j)), i64(1)), i64(0))
+            # an off lane reads the (valid) first active instance's arrays, with step 0 from pool[0]
+            v = item(aty, aa, builder.add(g0, builder.select(on, i64(j), i64(0))))
+            pos = builder.select(on, builder.add(item(oty, oa, v), item(ity, ia_, v)), i64(0))
+            fr = builder.select(on, builder.trunc(item(fty, fa, v), i32), i32(0))
+            st = builder.select(on, builder.trunc(item(sty, sa, v), i32), i32(0))
+            slots = [cgutils.alloca_once_value(builder, x) for x in (pos, fr)]
+            lanes.append((on, slots, st, builder.mul(splat(st), iota)))
+        base = builder.bitcast(pa.data, ir.FloatType().as_pointer())
+        zero = ir.Constant(L.vt, [0.0] * 16)
+        one, low, sh = (ir.Constant(vi, [c] * 16) for c in (1, 0xFFFF, 16))
+        scale = ir.Constant(vd, [1.0 / 65536.0] * 16)
+        ia = cgutils.alloca_once_value(builder, i64(0))
+
+        def chunk(i0):
+            rows = []
+            for on, (ps, fs), st, steps in lanes:
+                pos, fr = builder.load(ps), builder.load(fs)
+                acc = builder.add(splat(fr), steps)
+                idx, frac = builder.lshr(acc, sh), builder.and_(acc, low)
+                w0 = builder.load(builder.bitcast(builder.gep(base, [pos]), L.vt.as_pointer()), align=4)
+                w1 = builder.load(
+                    builder.bitcast(builder.gep(base, [builder.add(pos, i64(16))]), L.vt.as_pointer()),
+                    align=4,
+                )
+                a = permute(w0, idx, w1)
+                b = permute(w0, builder.add(idx, one), w1)
+                # rsp0_voice's a + (b - a) * (fr / 65536.0): float32 difference, float64 rest
+                d = builder.fmul(
+                    builder.fpext(builder.fsub(b, a), vd), builder.fmul(builder.sitofp(frac, vd), scale)
+                )
+                rows.append(
+                    builder.select(on, builder.fptrunc(builder.fadd(builder.fpext(a, vd), d), L.vt), zero)
+                )
+                nxt = builder.add(fr, builder.mul(st, i32(16)))
+                builder.store(builder.add(pos, builder.zext(builder.lshr(nxt, i32(16)), i64)), ps)
+                builder.store(builder.and_(nxt, i32(0xFFFF)), fs)
+            for k, row in enumerate(_transpose16(builder, rows)):
+                s = builder.add(i0, i64(k))
+                with builder.if_then(builder.icmp_signed("<", s, n), likely=True):
+                    L.store(row, tty, ta, [s, 0])
+            builder.store(builder.add(i0, i64(16)), ia)
+
+        L.loop(ia, lambda i: builder.icmp_signed("<", i, n), chunk)
+        return context.get_dummy_value()
+
+    return codegen
+
+
+def _rsp0_lanes(native: bool) -> Any:
+    @intrinsic
+    def kernel(typingctx, t, n, pool, act, g0, src_off, ipos, frac, step, mask):
+        sig = types.void(t, types.int64, pool, act, types.int64, src_off, ipos, frac, step, types.int64)
+        return sig, _rsp0_lanes_codegen(native)
+
+    return kernel
+
+
+rsp0_lanes16 = _rsp0_lanes(_host_permute())
+"""A numba intrinsic ``(t, n, pool, act, g0, src_off, ipos, frac, step, mask)``: the common case
+of :func:`rsp0_voice` (playing, no release, the block inside the source) for the instances
+``v = act[g0 + j]`` whose bit j of ``mask`` is set (j < 16), into lane j of the sample-major
+``t[:n, 0:16]`` (the other lanes get 0); ``ipos``, ``frac`` are not advanced. Each step
+(``step[v]`` <= :data:`RSP0_LANES_MAX_STEP`) must keep the source reads inside ``pool``:
+``src_off[v] + ipos[v] + 32`` plus the block's advance.
+
+Sixteen output samples of one instance are one vector: their source indices
+``k + (frac + step * i) >> 16`` (the sequential 16.16 walk in closed form) select from two
+vector loads of the source, the interpolation is :func:`rsp0_voice`'s operations in its order
+(float32 difference, float64 product and sum, rounded to float32), and sixteen instances'
+vectors are transposed into lanes in registers. Bit-identical to the scalar walk."""
+rsp0_lanes16_portable = _rsp0_lanes(False)
+""":data:`rsp0_lanes16` without the AVX-512 permute (element extracts; the tests compare both)."""
 
 
 @nb.njit(**_FLAGS)
@@ -787,6 +947,191 @@ def sen0_voice(v, x, n, dirty, target, cur, step, left, init, dest, tgt, duck, b
                 tgt[d, c, i] += s
             _send_rows(x, c, tgt, d, c, r, n, g, duck, bv, has_duck)
     cur[v], left[v] = g, l
+
+
+def _splat16(builder: Any, x: Any) -> Any:
+    """``<16 x T>`` of the scalar ``x``."""
+    vt = ir.VectorType(x.type, 16)
+    one = builder.insert_element(ir.Constant(vt, ir.Undefined), x, ir.IntType(32)(0))
+    return builder.shuffle_vector(
+        one, ir.Constant(vt, ir.Undefined), ir.Constant(ir.VectorType(ir.IntType(32), 16), [0] * 16)
+    )
+
+
+def _tile_rows_loop(L: _Lanes, tty: Any, ta: Any, n: Any, body: Any) -> None:
+    """For each 16-sample chunk i0 < ``n`` of the sample-major ``t``: its 16 x 16 tile
+    transposed in registers, ``body(i0, rows)`` with row j = lane j's samples i0 .. i0 + 15."""
+    builder, i64 = L.builder, L.i64
+    ia = cgutils.alloca_once_value(builder, i64(0))
+
+    def chunk(i0):
+        body(i0, _transpose16(builder, [L.load(tty, ta, [builder.add(i0, i64(k)), 0]) for k in range(16)]))
+        builder.store(builder.add(i0, i64(16)), ia)
+
+    L.loop(ia, lambda i: builder.icmp_signed("<", i, n), chunk)
+
+
+def _lane_item(context: Any, builder: Any, mask: Any, aty: Any, aa: Any, g0: Any) -> Any:
+    """Per lane j < 16: (on: bit j of ``mask``, its instance ``act[g0 + j]``, or act[g0] when off)."""
+    i64 = ir.IntType(64)
+    out = []
+    for j in range(16):
+        on = builder.icmp_unsigned("!=", builder.and_(builder.lshr(mask, i64(j)), i64(1)), i64(0))
+        at = builder.add(g0, builder.select(on, i64(j), i64(0)))
+        out.append(
+            (on, builder.load(cgutils.get_item_pointer(context, builder, aty, aa, [at], wraparound=False)))
+        )
+    return out
+
+
+class _RowSums:
+    """Adds lane vectors into destination rows ``tgt[d, ch, i0 : i0 + 16]`` in lane order, one
+    chunk of samples at a time: while consecutive lanes add into the same row the running sum
+    stays in a register (loaded once, stored when the destination changes or the chunk ends),
+    so many instances sending to one bus do not wait on a store per instance. The additions
+    are the same, in the same order."""
+
+    def __init__(self, L: _Lanes, gty: Any, ga: Any, chans: int) -> None:
+        b = L.builder
+        self.L, self.gty, self.ga = L, gty, ga
+        self.acc = [cgutils.alloca_once(b, L.vt) for _ in range(chans)]
+        self.dest = cgutils.alloca_once(b, L.i64)
+        self.have = cgutils.alloca_once(b, ir.IntType(1))
+
+    def _row(self, d: Any, ch: Any, i0: Any) -> Any:
+        return self.L.ptr(self.gty, self.ga, [d, ch, i0])
+
+    def start(self) -> None:
+        self.L.builder.store(ir.IntType(1)(0), self.have)
+
+    def add(self, d: Any, i0: Any, chans: list, vecs: list) -> None:
+        """Lane's ``vecs[k]`` into row ``(d, chans[k])``."""
+        b = self.L.builder
+        have, prev = b.load(self.have), b.load(self.dest)
+        same = b.and_(have, b.icmp_signed("==", prev, d))
+        with b.if_then(b.not_(same)):
+            with b.if_then(have):
+                for acc, ch in zip(self.acc, chans):
+                    b.store(b.load(acc), self._row(prev, ch, i0), align=4)
+            for acc, ch in zip(self.acc, chans):
+                b.store(b.load(self._row(d, ch, i0), align=4), acc)
+        for acc, vec in zip(self.acc, vecs):
+            b.store(b.fadd(b.load(acc), vec), acc)
+        b.store(d, self.dest)
+        b.store(ir.IntType(1)(1), self.have)
+
+    def finish(self, i0: Any, chans: list) -> None:
+        b = self.L.builder
+        with b.if_then(b.load(self.have)):
+            prev = b.load(self.dest)
+            for acc, ch in zip(self.acc, chans):
+                b.store(b.load(acc), self._row(prev, ch, i0), align=4)
+
+
+def _send_lanes_codegen(split: bool) -> Any:
+    """Code generator of :data:`send_lanes16` (``split``: one channel into channels 0 and 1
+    at ``level / sqrt 2``, :func:`_send_split`'s products)."""
+
+    def codegen(context, builder, signature, args):
+        tty, _, gty, _, aty, _, dty, cty, _ = signature.args
+        L = _Lanes(context, builder, 16)
+        ta, ga, aa, da, ca = (
+            L.array(ty, args[k]) for ty, k in ((tty, 0), (gty, 2), (aty, 4), (dty, 6), (cty, 7))
+        )
+        n, c, g0, mask = args[1], args[3], args[5], args[8]
+        lanes = []
+        for on, v in _lane_item(context, builder, mask, aty, aa, g0):
+            level = builder.load(cgutils.get_item_pointer(context, builder, cty, ca, [v], wraparound=False))
+            if split:
+                level = builder.fmul(level, ir.Constant(ir.DoubleType(), 0.7071067811865476))
+            d = builder.load(cgutils.get_item_pointer(context, builder, dty, da, [v], wraparound=False))
+            lanes.append((on, d, _splat16(builder, builder.fptrunc(level, ir.FloatType()))))
+
+        chans = [L.i64(0), L.i64(1)] if split else [c]
+        sums = _RowSums(L, gty, ga, len(chans))
+
+        def body(i0, rows):
+            sums.start()
+            for (on, d, gain), row in zip(lanes, rows):
+                with builder.if_then(on):
+                    s = builder.fmul(row, gain)
+                    sums.add(d, i0, chans, [s] * len(chans))
+            sums.finish(i0, chans)
+
+        _tile_rows_loop(L, tty, ta, n, body)
+        return context.get_dummy_value()
+
+    return codegen
+
+
+def _send_lanes(split: bool) -> Any:
+    @intrinsic
+    def kernel(typingctx, t, n, tgt, c, act, g0, dest, cur, mask):
+        sig = types.void(t, types.int64, tgt, types.int64, act, types.int64, dest, cur, types.int64)
+        return sig, _send_lanes_codegen(split)
+
+    return kernel
+
+
+send_lanes16 = _send_lanes(False)
+"""A numba intrinsic ``(t, n, tgt, c, act, g0, dest, cur, mask)``: ``tgt[dest[v], c, i] +=
+t[i, j] * f32(cur[v])`` for ``v = act[g0 + j]`` whose bit j of ``mask`` is set (j < 16) and
+i < ``n`` (a multiple of 16): :func:`sen0_voice`'s held level on channel c, straight from the
+sample-major ``t``. Each 16 x 16 tile is transposed in registers, then the instances add in
+lane order, so every destination sample sums its float32 products in :func:`sen0_voice`'s
+order (instance order)."""
+send_split_lanes16 = _send_lanes(True)
+""":data:`send_lanes16` for a one-channel input sent to more channels (``c`` unused): each
+product ``t[i, j] * f32(cur[v] / sqrt 2)`` adds into channels 0 and 1 (:func:`_send_split`)."""
+
+
+def _pan_send_lanes_codegen(context, builder, signature, args):
+    """Code generator of :data:`pan_send_lanes16`."""
+    tty, _, aty, _, oty, pty, gty, dty, sty, _ = signature.args
+    L = _Lanes(context, builder, 16)
+    ta, aa, oa, pa, ga, da, sa = (
+        L.array(ty, args[k])
+        for ty, k in ((tty, 0), (aty, 2), (oty, 4), (pty, 5), (gty, 6), (dty, 7), (sty, 8))
+    )
+    n, g0, mask = args[1], args[3], args[9]
+    i64, f32 = L.i64, ir.FloatType()
+
+    def item(ty, arr, idx):
+        return builder.load(cgutils.get_item_pointer(context, builder, ty, arr, idx, wraparound=False))
+
+    lanes = []
+    for on, v in _lane_item(context, builder, mask, aty, aa, g0):
+        pan = [_splat16(builder, builder.fptrunc(item(pty, pa, [v, i64(ch)]), f32)) for ch in range(2)]
+        gs = _splat16(builder, builder.fptrunc(item(sty, sa, [v]), f32))
+        lanes.append((on, v, item(dty, da, [v]), pan, gs))
+
+    chans = [i64(0), i64(1)]
+    sums = _RowSums(L, gty, ga, 2)
+
+    def body(i0, rows):
+        sums.start()
+        for (on, v, d, pan, gs), row in zip(lanes, rows):
+            with builder.if_then(on):
+                ps = [builder.fmul(row, pan[ch]) for ch in range(2)]
+                for ch in range(2):
+                    L.store(ps[ch], oty, oa, [v, i64(ch), i0])
+                sums.add(d, i0, chans, [builder.fmul(p, gs) for p in ps])
+        sums.finish(i0, chans)
+
+    _tile_rows_loop(L, tty, ta, n, body)
+    return context.get_dummy_value()
+
+
+@intrinsic
+def pan_send_lanes16(typingctx, t, n, act, g0, out, pan, tgt, dest, s_cur, mask):
+    """:func:`pn21_sen0_voice`'s one-pass case (both levels held, two channels, no ducking)
+    straight from the sample-major ``t``: for ``v = act[g0 + j]`` whose bit j of ``mask`` is
+    set and i < ``n`` (a multiple of 16), ``p = t[i, j] * f32(pan[v, c])`` is stored in
+    ``out[v, c, i]`` and ``p * f32(s_cur[v])`` added to ``tgt[dest[v], c, i]`` (c = 0, 1),
+    tiles transposed in registers, instances in lane order (the destination sums as
+    :func:`pn21_sen0_voice`'s)."""
+    sig = types.void(t, types.int64, act, types.int64, out, pan, tgt, dest, s_cur, types.int64)
+    return sig, _pan_send_lanes_codegen
 
 
 @nb.njit(**_FLAGS)

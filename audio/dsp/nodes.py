@@ -327,7 +327,14 @@ class Resampler(Node):
 
     def emit(self, s: Site) -> list[str]:
         a = s.a
-        out = f"{s.dst.lanes}[0, :, j]" if s.lanes else s.dst.row("0")
+        if s.lanes:
+            return [
+                f"        LN.rsp0_lanes(act, g0, m, w, {s.dst.lanes}[0], n, t0, {a('pool')}, {a('src_off')}, "
+                f"{a('src_len')}, {a('dirty')}, {a('pitch')}, {a('src_sample_rate')}, sample_rate, "
+                f"{a('rstep')}, {a('ipos')}, {a('frac')}, {a('wait')}, {a('rel_left')}, {a('rel_total')}, "
+                f"{a('ended_at')})"
+            ]
+        out = s.dst.row("0")
         return _EACH + [
             f"            K.rsp0_voice(v, {a('pool')}, {a('src_off')}, {a('src_len')}, {out}, n, t0, "
             f"{a('dirty')}, {a('pitch')}, {a('src_sample_rate')}, sample_rate, {a('rstep')}, "
@@ -573,6 +580,17 @@ class Send(_Ramped):
             f"{a('step')}, {a('left')}, {a('init')}, {a('dest')}, {a('target')}, {a('duck')}, {a('band')})"
         ]
 
+    def lanes_line(self, s: Site) -> str:
+        """The send reading its input's lanes (rows ``s.src.rows`` only as the fallback's
+        scratch): ``LN.send_lanes`` for the group."""
+        a = s.a
+        assert s.src is not None
+        return (
+            f"        LN.send_lanes(act, g0, m, w, {s.src.lanes}, {s.src.rows}, n, {a('dirty')}, "
+            f"{a('level')}, {a('cur')}, {a('step')}, {a('left')}, {a('init')}, {a('dest')}, {a('target')}, "
+            f"{a('duck')}, {a('band')})"
+        )
+
 
 class Delay(Node):
     kind = "Del0"
@@ -684,18 +702,25 @@ class Pan(Node):
         ]
 
 
-def pan_send_lines(pan: Site, send: Site) -> list[str]:
-    """A Pn21 (rows) and the Sen0 reading its output as one per-instance call
-    (:func:`audio.dsp.kernels.pn21_sen0_voice`)."""
+def pan_send_lines(pan: Site, send: Site, lanes: bool = False) -> list[str]:
+    """A Pn21 and the Sen0 reading its output as one per-instance call
+    (:func:`audio.dsp.kernels.pn21_sen0_voice`) on rows, or with ``lanes`` one group call
+    reading the pan's input from lanes (``LN.pan_send_lanes``; the pan writes the bank's
+    output rows)."""
     a, b = pan.a, send.a
     assert pan.src is not None
-    rows = f"{pan.src.row()}, {pan.dst.row()}"
-    return _EACH + [
-        f"            K.pn21_sen0_voice(v, {rows}, n, {a('dirty')}, {a('angle_deg')}, "
+    args = (
+        f"n, {a('dirty')}, {a('angle_deg')}, "
         f"{a('level')}, {pan.layout}, {a('cur')}, {a('goal')}, {a('step')}, {a('left')}, {a('init')}, "
         f"{a('scratch')}, {b('dirty')}, {b('level')}, {b('cur')}, {b('step')}, {b('left')}, {b('init')}, "
         f"{b('dest')}, {b('target')}, {b('duck')}, {b('band')})"
-    ]
+    )
+    if lanes:
+        return [
+            f"        LN.pan_send_lanes(act, g0, m, w, {pan.src.lanes}, {pan.src.rows}, {pan.dst.rows}, "
+            + args
+        ]
+    return _EACH + [f"            K.pn21_sen0_voice(v, {pan.src.row()}, {pan.dst.row()}, " + args]
 
 
 NODE_KINDS: dict[str, type[Node]] = {

@@ -1,7 +1,8 @@
 """The lane biquad kernels (LLVM IR on float32 vectors) compute, lane by lane, exactly what a
 plain-Python Direct Form I with exactly rounded fmas computes: one to three filters in series,
-a gain in front or between two, bypassed lanes, odd block lengths and starting positions, the
-filters' history carried from one call to the next; and they write nothing outside their lanes."""
+a gain in front or between two, with and without a bypassed lane, odd block lengths and
+starting positions, the filters' history carried from one call to the next; and they write
+nothing outside their lanes."""
 
 from __future__ import annotations
 
@@ -52,12 +53,13 @@ def _coefs(rng: np.random.Generator, filters: int) -> np.ndarray:
 @pytest.mark.parametrize("width", [4, 8, 16])
 @pytest.mark.parametrize(("t0", "n1", "n2"), [(0, 64, 64), (5, 13, 27), (3, 1, 8), (8, 40, 17)])
 @pytest.mark.parametrize("gain", ["none", "held", "ramp"])
-def test_lane_biquads_match_plain_df1_per_lane(filters, width, t0, n1, n2, gain):
+@pytest.mark.parametrize("bypass", [True, False])  # the loops with and without the lane blends
+def test_lane_biquads_match_plain_df1_per_lane(filters, width, t0, n1, n2, gain, bypass):
     rng = np.random.default_rng(filters * 1000 + width * 10 + t0 + n1)
     x = (0.5 * rng.standard_normal((ROWS, LANES))).astype(f32)
     co = _coefs(rng, filters)
     by = np.zeros((filters, LANES), np.bool_)
-    by[filters - 1, 1] = True  # one bypassed lane (its output is its input)
+    by[filters - 1, 1] = bypass  # one bypassed lane (its output is its input)
     gv = rng.uniform(0.1, 2.0, LANES).astype(f32)
     gb = rng.uniform(0.1, 2.0, (ROWS, LANES)).astype(f32)
     # the kernel's coefficient layout: b0, b1, b2, -a1, -a2
