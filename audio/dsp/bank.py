@@ -50,18 +50,46 @@ second render) plans, generates and loads nothing. At most :data:`_MAX_PROGRAMS`
 _MAX_PROGRAMS = 256
 
 
+_ENTRIES: dict[tuple, Callable[..., None] | None] = {}
+"""Per numba dispatcher and argument type key (:func:`_type_key`), its machine-code entry:
+resolved once per process, so the next bank of the same graph (a batch worker's next run) asks
+numba's typing nothing. At most :data:`_MAX_ENTRIES` are kept."""
+_MAX_ENTRIES = 1024
+
+
+def _type_key(a: object) -> object:
+    """What numba's type of argument ``a`` depends on, cheaply (an array's dtype, dimensions and
+    flags: contiguity, alignment, writeability; a scalar's class), or None for anything else."""
+    if type(a) is np.ndarray:
+        return (a.dtype, a.ndim, a.flags.num)
+    if type(a) in (int, float, bool):
+        return type(a)
+    return None
+
+
 def _entry_point(fn: Any, args: tuple) -> Callable[..., None] | None:
     """The machine-code entry of numba dispatcher ``fn`` compiled for exactly the types of
     ``args``, or None. Calling it skips the dispatcher's type resolution (a few microseconds
     per call with a fused kernel's twenty-odd arrays); the bank calls it only with arguments
     of those types (``act`` is always a C-contiguous int64 array; the arrays change only when
-    :meth:`GraphBank._fused_args` rebuilds them, which forgets the entry)."""
+    :meth:`GraphBank._fused_args` rebuilds them, which forgets the entry). Arguments of the
+    same type key share one resolution per process (numba's ``typeof`` costs about 6 us an
+    array)."""
+    keys = tuple(_type_key(a) for a in args)
+    key = (fn, keys) if None not in keys else None
+    if key is not None and key in _ENTRIES:
+        return _ENTRIES[key]
     try:
         sig = tuple(fn.typeof_pyval(a) for a in args)
     except (TypeError, ValueError):
         return None
     cres = fn.overloads.get(sig)
-    return None if cres is None else cres.entry_point
+    entry = None if cres is None else cres.entry_point
+    if key is not None and entry is not None:
+        if len(_ENTRIES) >= _MAX_ENTRIES:
+            _ENTRIES.clear()
+        _ENTRIES[key] = entry
+    return entry
 
 
 class GraphBank:

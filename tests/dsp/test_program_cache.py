@@ -61,3 +61,38 @@ def test_a_fused_banks_scratch_starts_at_zero_on_reused_dirty_memory():
                     mine = node.params[a] if a in node.params else getattr(node, a)
                     theirs = ref.params[a] if a in ref.params else getattr(ref, a)
                     assert np.array_equal(mine, theirs, equal_nan=True), (name, a)
+
+
+def _double(x: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
+    for i in range(x.shape[0]):
+        out[i] = 2.0 * x[i]
+
+
+def test_a_kernel_entry_is_resolved_once_per_argument_types_and_apart_for_another_layout():
+    import numba as nb
+
+    from audio.dsp import bank as bank_module
+
+    fn = nb.njit(_double)
+    c = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    fn(c, out)
+    entry = bank_module._entry_point(fn, (c, out))
+    (compiled,) = fn.overloads.values()
+    assert entry is not None and entry == compiled.entry_point
+    typeof_calls = []
+    real = fn.typeof_pyval
+    fn.typeof_pyval = lambda a: typeof_calls.append(a) or real(a)
+    # another pair of arrays of the same types: no typing at all, the same entry
+    assert bank_module._entry_point(fn, (c + 1, np.zeros(8, np.float32))) == entry
+    assert typeof_calls == []
+    # a strided view is another numba type (layout "A"): never the contiguous entry
+    strided = np.arange(16, dtype=np.float32)[::2]
+    assert bank_module._entry_point(fn, (strided, out)) is None
+    fn(strided, out)
+    other = bank_module._entry_point(fn, (strided, out))
+    assert other is not None and other != entry
+    # a read-only array is another type too
+    ro = c.copy()
+    ro.flags.writeable = False
+    assert bank_module._entry_point(fn, (ro, out)) is None
