@@ -237,7 +237,7 @@ def gain_lanes(act, g0, m, w, x, y, n, dirty, target, cur, step, left, init, gb,
             scale_lanes_16(x[c], y[c], n, gv, gb, steady)
 
 
-@nb.njit(inline="always", **_F)
+@nb.njit(**_F)
 def rsp0_lanes(
     act, g0, m, w, t, n, t0, pool, src_off, src_len, dirty, pitch, src_sample_rate, sample_rate, step, ipos,
     frac, wait, rel_left, rel_total, ended_at
@@ -279,7 +279,7 @@ def rsp0_lanes(
             )
 
 
-@nb.njit(inline="always", **_F)
+@nb.njit(**_F)
 def send_lanes(
     act, g0, m, w, t, x, n, dirty, target, cur, step, left, init, dest, tgt, duck, band, have_rows
 ):
@@ -331,7 +331,7 @@ def send_lanes(
     return True
 
 
-@nb.njit(inline="always", **_F)
+@nb.njit(**_F)
 def pan_send_lanes(
     act, g0, m, w, t, x, out, n, dirty, angle, level, layout, cur, goal, step, left, init, scratch,
     s_dirty, s_target, s_cur, s_step, s_left, s_init, dest, tgt, duck, band, have_rows
