@@ -280,13 +280,16 @@ def rsp0_lanes(
 
 
 @nb.njit(**_F)
-def send_lanes(act, g0, m, w, t, x, n, dirty, target, cur, step, left, init, dest, tgt, duck, band):
+def send_lanes(
+    act, g0, m, w, t, x, n, dirty, target, cur, step, left, init, dest, tgt, duck, band, have_rows
+):
     """Sen0 for a group whose input is the sample-major ``t[c, :n, j]``: when the group is full
     width, every level holds, channels map one to one (or one channel splits into two) and
     nothing ducks, the products add into the destinations straight from the lanes
     (:func:`audio.dsp.kernels.send_lanes16`, the last ``n % 16`` samples in the same order
-    here); otherwise the rows ``x[j]`` are filled (:func:`from_lanes`) and
-    :func:`audio.dsp.kernels.sen0_voice` runs per instance."""
+    here); otherwise the rows ``x[j]`` are filled (:func:`from_lanes`, unless ``have_rows``:
+    an earlier call filled them) and :func:`audio.dsp.kernels.sen0_voice` runs per instance.
+    Returns whether the rows hold the lanes afterwards."""
     nch, tch = t.shape[0], tgt.shape[1]
     split = nch == 1 and tch > 1
     mask = 0
@@ -310,7 +313,7 @@ def send_lanes(act, g0, m, w, t, x, n, dirty, target, cur, step, left, init, des
                         s = t[0, i, j] * np.float32(cur[v] * 0.7071067811865476)
                         tgt[dest[v], 0, i] += s
                         tgt[dest[v], 1, i] += s
-            return
+            return have_rows
         for c in range(nch):
             K.send_lanes16(t[c], e, tgt, c, act, g0, dest, cur, mask)
             for i in range(e, n):
@@ -318,25 +321,27 @@ def send_lanes(act, g0, m, w, t, x, n, dirty, target, cur, step, left, init, des
                     if (mask >> j) & 1:
                         v = act[g0 + j]
                         tgt[dest[v], c, i] += t[c, i, j] * np.float32(cur[v])
-        return
-    for c in range(nch):
-        from_lanes(t[c], x, c, n, w, m)
+        return have_rows
+    if not have_rows:
+        for c in range(nch):
+            from_lanes(t[c], x, c, n, w, m)
     for j in range(m):
         v = act[g0 + j]
         K.sen0_voice(v, x[j], n, dirty, target, cur, step, left, init, dest, tgt, duck, band)
+    return True
 
 
 @nb.njit(**_F)
 def pan_send_lanes(
     act, g0, m, w, t, x, out, n, dirty, angle, level, layout, cur, goal, step, left, init, scratch,
-    s_dirty, s_target, s_cur, s_step, s_left, s_init, dest, tgt, duck, band
+    s_dirty, s_target, s_cur, s_step, s_left, s_init, dest, tgt, duck, band, have_rows
 ):
     """A Pn21 (one channel to two, the bank's output rows ``out[v]``) and the Sen0 reading its
     output, for a group whose input is the sample-major ``t[0, :n, j]``: when the group is full
     width, every pan and send level holds, every instance has a destination of two channels
     and nothing ducks, :func:`audio.dsp.kernels.pan_send_lanes16` (the last ``n % 16`` samples
-    in the same order here); otherwise the rows ``x[j]`` are filled (:func:`from_lanes`) and
-    :func:`audio.dsp.kernels.pn21_sen0_voice` runs per instance."""
+    in the same order here); otherwise the rows ``x[j]`` are filled (:func:`from_lanes`, unless
+    ``have_rows``) and :func:`audio.dsp.kernels.pn21_sen0_voice` runs per instance."""
     ok = w == 16 and duck.shape[0] == 0 and t.shape[0] == 1 and out.shape[1] == 2 and tgt.shape[1] == 2
     if ok:
         for j in range(m):
@@ -357,7 +362,8 @@ def pan_send_lanes(
                     out[v, c, i] = p
                     tgt[dest[v], c, i] += p * gs
         return
-    from_lanes(t[0], x, 0, n, w, m)
+    if not have_rows:
+        from_lanes(t[0], x, 0, n, w, m)
     for j in range(m):
         v = act[g0 + j]
         K.pn21_sen0_voice(
@@ -617,6 +623,7 @@ class _Body:
         self.lanes = list(p.lanes)
         self.have: dict[int, set[str]] = {}
         self.spent: set[tuple[int, str]] = set()
+        self.flags: set[int] = set()
         self.lines = [
             "    na = act.shape[0]",
             f"    for g0 in range(0, na, {LANES}):",
@@ -735,8 +742,18 @@ class _Body:
         if src is None:
             return False
         self.spent.add((src, "S"))
-        self.lines.append(node.lanes_line(self.site(k, src, False)))
+        flag = self._rows_flag(src)
+        self.lines.append(f"        {flag} = " + node.lanes_line(self.site(k, src, False), flag).lstrip())
         return True
+
+    def _rows_flag(self, src: int) -> str:
+        """The group-local flag telling whether a lane send's fallback filled slot ``src``'s
+        rows (set False before the slot's first lane send in the group)."""
+        flag = f"rows_{self.p.idents[src]}"
+        if src not in self.flags:
+            self.flags.add(src)
+            self.lines.append(f"        {flag} = False")
+        return flag
 
     def _pan_send(self, k: int) -> bool:
         """Whether node ``k`` is a Pn21 on rows whose output the next node, a send, reads
@@ -883,7 +900,7 @@ class _Body:
         if pan is None:
             self.need(p.slot[k + 2], "S")
         else:
-            self.lines += pan_send_lines(*sites, lanes=True)
+            self.lines += pan_send_lines(*sites, "False")
         self.lines[start:] = ["    " + line for line in self.lines[start:]]
         # the first branch leaves the HPF's output in the LPF's lanes: only the rows are valid
         # (with the pan, the second may leave only the lanes: neither then)
@@ -924,7 +941,8 @@ class _Body:
                     self.need(src, "S")
                 self.have[p.slot[k]] = {"S"}
                 pan, send = self.site(k, src, False), self.site(k + 1, p.slot[k], False)
-                self.lines += pan_send_lines(pan, send, lanes)
+                flag = f"rows_{p.idents[src]}" if src in self.flags else "False"
+                self.lines += pan_send_lines(pan, send, flag if lanes else None)
                 done.add(k + 1)
                 continue
             if src is not None and self.lanes[k] and self._echo(k):

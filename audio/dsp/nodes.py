@@ -327,20 +327,25 @@ class Resampler(Node):
 
     def emit(self, s: Site) -> list[str]:
         a = s.a
-        if s.lanes:
-            return [
-                f"        LN.rsp0_lanes(act, g0, m, w, {s.dst.lanes}[0], n, t0, {a('pool')}, {a('src_off')}, "
-                f"{a('src_len')}, {a('dirty')}, {a('pitch')}, {a('src_sample_rate')}, sample_rate, "
-                f"{a('rstep')}, {a('ipos')}, {a('frac')}, {a('wait')}, {a('rel_left')}, {a('rel_total')}, "
-                f"{a('ended_at')})"
-            ]
-        out = s.dst.row("0")
-        return _EACH + [
+        out = f"{s.dst.lanes}[0, :, j]" if s.lanes else s.dst.row("0")
+        each = _EACH + [
             f"            K.rsp0_voice(v, {a('pool')}, {a('src_off')}, {a('src_len')}, {out}, n, t0, "
             f"{a('dirty')}, {a('pitch')}, {a('src_sample_rate')}, sample_rate, {a('rstep')}, "
             f"{a('ipos')}, {a('frac')}, "
             f"{a('wait')}, {a('rel_left')}, {a('rel_total')}, {a('ended_at')})"
         ]
+        if not s.lanes or 16 not in s.widths:
+            return each
+        # a full-width group runs the vector kernel (narrower ones keep the per-instance loop)
+        full = (
+            f"        LN.rsp0_lanes(act, g0, m, w, {s.dst.lanes}[0], n, t0, {a('pool')}, {a('src_off')}, "
+            f"{a('src_len')}, {a('dirty')}, {a('pitch')}, {a('src_sample_rate')}, sample_rate, "
+            f"{a('rstep')}, {a('ipos')}, {a('frac')}, {a('wait')}, {a('rel_left')}, {a('rel_total')}, "
+            f"{a('ended_at')})"
+        )
+        if len(s.widths) == 1:
+            return [full]
+        return ["        if w == 16:", "    " + full, "        else:", *("    " + line for line in each)]
 
 
 class SubmixInput(Node):
@@ -580,15 +585,15 @@ class Send(_Ramped):
             f"{a('step')}, {a('left')}, {a('init')}, {a('dest')}, {a('target')}, {a('duck')}, {a('band')})"
         ]
 
-    def lanes_line(self, s: Site) -> str:
+    def lanes_line(self, s: Site, have_rows: str) -> str:
         """The send reading its input's lanes (rows ``s.src.rows`` only as the fallback's
-        scratch): ``LN.send_lanes`` for the group."""
+        scratch, already filled when ``have_rows``): ``LN.send_lanes`` for the group."""
         a = s.a
         assert s.src is not None
         return (
             f"        LN.send_lanes(act, g0, m, w, {s.src.lanes}, {s.src.rows}, n, {a('dirty')}, "
             f"{a('level')}, {a('cur')}, {a('step')}, {a('left')}, {a('init')}, {a('dest')}, {a('target')}, "
-            f"{a('duck')}, {a('band')})"
+            f"{a('duck')}, {a('band')}, {have_rows})"
         )
 
 
@@ -702,25 +707,26 @@ class Pan(Node):
         ]
 
 
-def pan_send_lines(pan: Site, send: Site, lanes: bool = False) -> list[str]:
+def pan_send_lines(pan: Site, send: Site, have_rows: str | None = None) -> list[str]:
     """A Pn21 and the Sen0 reading its output as one per-instance call
-    (:func:`audio.dsp.kernels.pn21_sen0_voice`) on rows, or with ``lanes`` one group call
-    reading the pan's input from lanes (``LN.pan_send_lanes``; the pan writes the bank's
-    output rows)."""
+    (:func:`audio.dsp.kernels.pn21_sen0_voice`) on rows, or with ``have_rows`` (whether its
+    fallback finds the rows filled) one group call reading the pan's input from lanes
+    (``LN.pan_send_lanes``; the pan writes the bank's output rows)."""
     a, b = pan.a, send.a
     assert pan.src is not None
     args = (
         f"n, {a('dirty')}, {a('angle_deg')}, "
         f"{a('level')}, {pan.layout}, {a('cur')}, {a('goal')}, {a('step')}, {a('left')}, {a('init')}, "
         f"{a('scratch')}, {b('dirty')}, {b('level')}, {b('cur')}, {b('step')}, {b('left')}, {b('init')}, "
-        f"{b('dest')}, {b('target')}, {b('duck')}, {b('band')})"
+        f"{b('dest')}, {b('target')}, {b('duck')}, {b('band')}"
     )
-    if lanes:
+    if have_rows is not None:
+        args += f", {have_rows})"
         return [
             f"        LN.pan_send_lanes(act, g0, m, w, {pan.src.lanes}, {pan.src.rows}, {pan.dst.rows}, "
             + args
         ]
-    return _EACH + [f"            K.pn21_sen0_voice(v, {pan.src.row()}, {pan.dst.row()}, " + args]
+    return _EACH + [f"            K.pn21_sen0_voice(v, {pan.src.row()}, {pan.dst.row()}, " + args + ")"]
 
 
 NODE_KINDS: dict[str, type[Node]] = {

@@ -150,7 +150,7 @@ def test_send_lanes_group_matches_sen0_voice(m, w, nch, ramp, duck):
         L, R = lanes, rows
         LN.send_lanes(
             act, g0, m, w, t, x, n, L["dirty"], L["level"], L["cur"], L["step"], L["left"], L["init"],
-            L["dest"], tgt_l, duck_env, L["band"],
+            L["dest"], tgt_l, duck_env, L["band"], False,
         )  # fmt: skip
         for j in range(m):
             v = act[g0 + j]
@@ -226,7 +226,7 @@ def test_pan_send_lanes_group_matches_pn21_sen0_voice(m, w, change, duck):
         LN.pan_send_lanes(
             act, g0, m, w, t, x, out_l, n, L["dirty"], L["angle"], L["level"], 0, L["cur"], L["goal"],
             L["step"], L["left"], L["init"], L["scratch"], L["s_dirty"], L["s_level"], L["s_cur"],
-            L["s_step"], L["s_left"], L["s_init"], L["dest"], tgt_l, duck_env, L["band"],
+            L["s_step"], L["s_left"], L["s_init"], L["dest"], tgt_l, duck_env, L["band"], False,
         )  # fmt: skip
         for j in range(m):
             v = act[g0 + j]
