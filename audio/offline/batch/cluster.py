@@ -98,13 +98,31 @@ def plan_tasks(
     chunk: int,
     decisions_only: bool,
     done: Collection[tuple[str, int]] = frozenset(),
+    taper: int = 0,
 ) -> list[Task]:
-    """Tasks of ``chunk`` seeds per scenario (sorted), leaving out the runs in ``done``."""
+    """Tasks of ``chunk`` seeds per scenario (sorted), leaving out the runs in ``done``.
+
+    Parameters
+    ----------
+    taper:
+        Worker threads to taper the plan's end for (0: every task ``chunk`` seeds). The tasks
+        run about in plan order, so the last ones decide how long one thread waits for the
+        others: with ``taper``, a task takes at most ``ceil(left / (2 * taper))`` seeds of the
+        ``left`` runs still to plan (guided self-scheduling), so the sizes shrink towards one
+        seed at the end instead of leaving a whole chunk to one thread.
+    """
+    todo = {key: [s for s in sorted(set(seeds)) if (key, s) not in done] for key in sorted(scenarios)}
+    left = sum(len(v) for v in todo.values())
     tasks = []
-    for key, path in sorted(scenarios.items()):
-        todo = [s for s in sorted(set(seeds)) if (key, s) not in done]
-        for i in range(0, len(todo), max(1, chunk)):
-            tasks.append(Task(key, path, tuple(todo[i : i + chunk]), decisions_only))
+    for key, runs in todo.items():
+        i = 0
+        while i < len(runs):
+            size = max(1, chunk)
+            if taper > 0:
+                size = min(size, math.ceil(left / (2 * taper)))
+            tasks.append(Task(key, scenarios[key], tuple(runs[i : i + size]), decisions_only))
+            i += size
+            left -= len(tasks[-1].seeds)
     return tasks
 
 
@@ -171,18 +189,21 @@ def run_batch(
 ) -> BatchSummary:
     """Run every (scenario, seed) not yet recorded in ``store`` on ``client``; see the module
     docstring. ``chunk`` is the seeds per task; ``None`` sizes it by :func:`auto_chunk` from the
-    runs to do and the cluster's worker threads. ``workers_write`` when the workers see
+    runs to do and the cluster's worker threads, and tapers the plan's last tasks for two
+    threads or more (:func:`plan_tasks`). ``workers_write`` when the workers see
     ``store.root`` at the same path (they write their task files; the client only counts)."""
     from distributed import as_completed
     from tqdm import tqdm
 
     store.open(scenarios, "decisions" if decisions_only else "full", resume)
     done = store.finished() if resume else set()
+    taper = 0
     if chunk is None:
         todo = sum(1 for key in scenarios for s in set(seeds) if (key, s) not in done)
         slots = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values())
         chunk = auto_chunk(todo, slots)
-    tasks = plan_tasks(scenarios, seeds, chunk, decisions_only, done)
+        taper = slots if slots > 1 else 0  # one thread waits for no other
+    tasks = plan_tasks(scenarios, seeds, chunk, decisions_only, done, taper)
     summary = BatchSummary(
         planned=sum(len(t.seeds) for t in tasks),
         skipped=len(scenarios) * len(set(seeds)) - sum(len(t.seeds) for t in tasks),

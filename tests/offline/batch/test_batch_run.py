@@ -36,6 +36,18 @@ def test_plan_tasks_chunks_sorted_seeds_and_leaves_out_finished_runs():
     assert [(t.key, t.seeds) for t in tasks] == [("a", (1, 3)), ("a", (5,)), ("b", (1, 2)), ("b", (3, 5))]
 
 
+def test_a_tapered_plan_shrinks_its_last_tasks_towards_one_seed_and_runs_every_seed_once():
+    # 200 runs, chunk 10, two threads: a task takes min(10, ceil(left / 4)) seeds; left falls by
+    # 10 from 200 to 40 (17 tasks of 10), then ceil(30/4) = 8, ceil(22/4) = 6, 4, 3, 3, 2, 1, 1, 1, 1
+    tasks = plan_tasks({"a": "/a"}, range(200), 10, False, taper=2)
+    assert [len(t.seeds) for t in tasks] == [10] * 17 + [8, 6, 4, 3, 3, 2, 1, 1, 1, 1]
+    assert [s for t in tasks for s in t.seeds] == list(range(200))
+    # the taper counts the runs of the scenarios planned after this one: the first keeps its chunks
+    two = plan_tasks({"b": "/b", "a": "/a"}, range(40), 10, True, taper=2)
+    assert [(t.key, len(t.seeds)) for t in two][:4] == [("a", 10)] * 4
+    assert [len(t.seeds) for t in two if t.key == "b"] == [10, 8, 6, 4, 3, 3, 2, 1, 1, 1, 1]
+
+
 @pytest.mark.parametrize("workers_write", [False, True], ids=["client-writes", "workers-write"])
 def test_batch_records_failures_goes_on_and_resumes_without_redoing(tmp_path, workers_write):
     scenarios = {**DEMOS, "broken": _corrupt_scenario(tmp_path)}
