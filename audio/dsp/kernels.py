@@ -137,6 +137,10 @@ class _Lanes:
     def array(self, aty: Any, val: Any) -> Any:
         return self.context.make_array(aty)(self.context, self.builder, val)
 
+    def arrays(self, signature: Any, args: Any, *at: int) -> tuple:
+        """The kernel's array arguments at positions ``at`` of ``args`` (typed by ``signature``)."""
+        return tuple(self.array(signature.args[k], args[k]) for k in at)
+
     def ptr(self, aty: Any, arr: Any, idx: list, to: Any = None) -> Any:
         """A vector pointer to ``arr[idx]`` (ints or IR values)."""
         at = [i if isinstance(i, ir.Value) else self.i64(i) for i in idx]
@@ -178,7 +182,7 @@ def _chain_codegen(filters: int, width: int, gain_at: int | None) -> Any:
         xa = L.array(xty, args[0])
         yas = [L.array(t, a) for t, a in zip(ytys, args[1 : 1 + nf])]
         n, t0 = args[1 + nf], args[2 + nf]
-        coa, sta, bya = (L.array(tys[k], args[k]) for k in (3 + nf, 4 + nf, 5 + nf))
+        coa, sta, bya = L.arrays(signature, args, 3 + nf, 4 + nf, 5 + nf)
         fma_fn = cgutils.get_or_insert_function(
             builder.module, ir.FunctionType(vt, [vt] * 3), f"llvm.fma.v{width}f32"
         )
@@ -476,10 +480,7 @@ def _rsp0_lanes_codegen(native: bool) -> Any:
     def codegen(context, builder, signature, args):
         tty, _, pty, aty, _, oty, ity, fty, sty, _ = signature.args
         L = _Lanes(context, builder, 16)
-        ta, pa, aa, oa, ia_, fa, sa = (
-            L.array(ty, args[k])
-            for ty, k in ((tty, 0), (pty, 2), (aty, 3), (oty, 5), (ity, 6), (fty, 7), (sty, 8))
-        )
+        ta, pa, aa, oa, ia_, fa, sa = L.arrays(signature, args, 0, 2, 3, 5, 6, 7, 8)
         n, g0, mask = args[1], args[4], args[9]
         i64, i32 = L.i64, ir.IntType(32)
         vi = ir.VectorType(i32, 16)
@@ -1035,9 +1036,7 @@ def _send_lanes_codegen(split: bool) -> Any:
     def codegen(context, builder, signature, args):
         tty, _, gty, _, aty, _, dty, cty, _ = signature.args
         L = _Lanes(context, builder, 16)
-        ta, ga, aa, da, ca = (
-            L.array(ty, args[k]) for ty, k in ((tty, 0), (gty, 2), (aty, 4), (dty, 6), (cty, 7))
-        )
+        ta, ga, aa, da, ca = L.arrays(signature, args, 0, 2, 4, 6, 7)
         n, c, g0, mask = args[1], args[3], args[5], args[8]
         lanes = []
         for on, v in _lane_item(context, builder, mask, aty, aa, g0):
@@ -1089,10 +1088,7 @@ def _pan_send_lanes_codegen(context, builder, signature, args):
     """Code generator of :data:`pan_send_lanes16`."""
     tty, _, aty, _, oty, pty, gty, dty, sty, _ = signature.args
     L = _Lanes(context, builder, 16)
-    ta, aa, oa, pa, ga, da, sa = (
-        L.array(ty, args[k])
-        for ty, k in ((tty, 0), (aty, 2), (oty, 4), (pty, 5), (gty, 6), (dty, 7), (sty, 8))
-    )
+    ta, aa, oa, pa, ga, da, sa = L.arrays(signature, args, 0, 2, 4, 5, 6, 7, 8)
     n, g0, mask = args[1], args[3], args[9]
     i64, f32 = L.i64, ir.FloatType()
 
