@@ -84,17 +84,23 @@ class Curve:
                 out.append(x0 if x1 == x0 else x0 + (y - ys[i]) * (x1 - x0) / (ys[i + 1] - ys[i]))
         return tuple(out)
 
-    def __call__(self, v: float) -> float:
+    def segment(self, v: float) -> float | tuple[float, float, float, float]:
+        """What the curve reads at ``v``: an end value outside its points, else the segment
+        holding ``v`` as ``(y0, y1 - y0, x0, x1 - x0)``, ``x0 <= v < x1`` (a NaN raises)."""
         xs, ys = self.xs, self.ys
         if v < xs[0]:
             return ys[0]
         if v >= xs[-1]:
             return ys[-1]
         i = bisect.bisect_right(xs, v) - 1
-        x0, x1 = xs[i], xs[i + 1]
-        if x1 == x0:
-            return ys[i + 1]
-        return ys[i] + (ys[i + 1] - ys[i]) * (v - x0) / (x1 - x0)
+        return (ys[i], ys[i + 1] - ys[i], xs[i], xs[i + 1] - xs[i])
+
+    def __call__(self, v: float) -> float:
+        t = self.segment(v)
+        if isinstance(t, tuple):
+            y0, dy, x0, dx = t
+            return y0 + dy * (v - x0) / dx
+        return t
 
 
 class CurveSet:
@@ -113,19 +119,7 @@ class CurveSet:
         self.curves = tuple(curves)
         self._edges = sorted({x for c in self.curves for x in c.xs})
         self._below = tuple(c.ys[0] for c in self.curves)
-        self._rows = [tuple(self._term(c, x) for c in self.curves) for x in self._edges]
-
-    @staticmethod
-    def _term(c: Curve, x: float) -> float | tuple[float, float, float, float]:
-        """What ``c`` reads from ``x`` up to the next x point of the set: a constant, or its
-        segment ``(y0, y1 - y0, x0, x1 - x0)`` (:meth:`Curve.__call__`'s interpolation)."""
-        xs, ys = c.xs, c.ys
-        if x < xs[0]:
-            return ys[0]
-        if x >= xs[-1]:
-            return ys[-1]
-        i = bisect.bisect_right(xs, x) - 1
-        return (ys[i], ys[i + 1] - ys[i], xs[i], xs[i + 1] - xs[i])
+        self._rows = [tuple(c.segment(x) for c in self.curves) for x in self._edges]
 
     def __call__(self, v: float) -> list[float]:
         """Each curve's value at ``v`` (a NaN raises as :meth:`Curve.__call__` does)."""
