@@ -339,7 +339,7 @@ class SkateOutcome(Outcome):
     Stopped = "Stopped", CUT
 
 
-_QUEUE_ONLY = frozenset({"Queued", "Dropped", "Expired"})
+_QUEUE_ONLY = frozenset({SkateOutcome.Queued, SkateOutcome.Dropped, SkateOutcome.Expired})
 """The player's outcomes that touch only its request queue, not a playing line (they leave the
 lines' writes computed ahead standing)."""
 
