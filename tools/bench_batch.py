@@ -20,10 +20,12 @@ Parts (each prints its peers in one table, measured in the same run):
    demo install. Target: within 1.5x of the demo's per-run cost.
 3. **Profile** (``--profile``): where a run's time goes now, per demo and mode (cProfile,
    the functions with the most own time and their share).
-4. **Dask**: one LocalCluster per worker count, reused for every mode and demo (its start
-   is printed apart); each demo and mode one batch of ``--dask-dry-seeds`` / ``--dask-full-seeds``
-   seeds (a QA batch of thousands of runs, not the per-core sample); runs/s, scaling
-   ``rate(2) / rate(1)`` per demo (target >= 1.8x), work share.
+4. **Dask**: ``--dask-rounds`` passes (default 2) over the worker counts in ABBA order (1, 2,
+   then 2, 1 workers), so the machine's drift in speed over the minutes of a run cancels out;
+   each pass opens one LocalCluster per count, reused for every mode and demo (its start is
+   printed apart); each demo and mode one batch of ``--dask-dry-seeds`` / ``--dask-full-seeds``
+   seeds (a QA batch of thousands of runs, not the per-core sample); runs/s over the passes,
+   scaling ``rate(2) / rate(1)`` per demo (target >= 1.8x), work share.
 
 Example (the machine is shared: prefix ``nice``, compare within one run)::
 
@@ -199,63 +201,73 @@ def _noop(x: int) -> int:
 
 
 def dask_scaling(
-    workers: list[int], plan: list[tuple[str, str, bool, int]], chunk: int | None, tmp: Path
+    workers: list[int], plan: list[tuple[str, str, bool, int]], chunk: int | None, tmp: Path, rounds: int
 ) -> None:
-    """Runs/s of each demo and mode per worker count (one cluster per count, reused across every
-    mode and demo; each demo and mode is its own batch, as a QA run of one scenario would be)."""
+    """Runs/s of each demo and mode per worker count. The machine's speed drifts by up to a third
+    from minute to minute, so the counts take turns: ``rounds`` passes, each opening one cluster
+    per count in turn (ABBA order: forwards, then backwards, ...), reused for every mode and demo
+    (each demo and mode its own batch, as a QA run of one scenario would be); a count's rate is
+    its runs over its wall time summed over the passes, so a steady drift cancels out."""
     from audio.offline.batch.cluster import open_client, run_batch
     from audio.offline.batch.report import load_frames
     from audio.offline.batch.runner import Task, run_task
     from audio.offline.batch.store import BatchStore
 
-    rates: dict[tuple[int, str, bool], float] = {}
-    for n in workers:
-        t0 = time.perf_counter()
-        with open_client(n, processes=True, quiet=True) as client:
-            client.wait_for_workers(n)
-            start = time.perf_counter() - t0
-            # every worker loads every demo's install and kernels before the clock starts (a real
-            # batch of thousands of seeds pays that once per worker; left to the scheduler, one
-            # worker could take every warm-up task and the other pay its own inside the timing)
-            addresses = list(client.scheduler_info()["workers"])
-            warm = [
-                client.submit(
-                    run_task, Task(k, p, (10_000,), d), pure=False, workers=[a], allow_other_workers=False
-                )
-                for a in addresses
-                for k, p, d, _ in plan
-            ]
-            client.gather(warm)
-            print(f"  {n} worker(s): cluster start {start:.1f} s (once for every mode and demo)")
-            for demo, path, dry, seeds in plan:
-                root = tmp / f"dask-{n}-{demo}-{dry}"
-                shutil.rmtree(root, ignore_errors=True)
-                t1 = time.perf_counter()
-                s = run_batch(
-                    client,
-                    BatchStore(root),
-                    {demo: path},
-                    range(seeds),
-                    decisions_only=dry,
-                    chunk=chunk,
-                    progress=False,
-                    workers_write=True,
-                )
-                wall = time.perf_counter() - t1
-                work = float(load_frames(root)["run"]["wall_s"].sum())
-                runs = s.done + s.failed
-                rates[(n, demo, dry)] = runs / wall
-                base = rates.get((workers[0], demo, dry))
-                scale = ""
-                if base and n != workers[0]:
-                    scale = (
-                        f" = {rates[(n, demo, dry)] / base:.2f}x of {workers[0]} worker(s) (target >= 1.8x)"
+    runs_of: dict[tuple[int, str, bool], list[tuple[int, float, float]]] = {}
+    for r in range(rounds):
+        for n in workers if r % 2 == 0 else workers[::-1]:
+            t0 = time.perf_counter()
+            with open_client(n, processes=True, quiet=True) as client:
+                client.wait_for_workers(n)
+                start = time.perf_counter() - t0
+                # every worker loads every demo's install and kernels before the clock starts (a
+                # real batch of thousands of seeds pays that once per worker; left to the
+                # scheduler, one worker could take every warm-up task and the other pay its own
+                # inside the timing)
+                addresses = list(client.scheduler_info()["workers"])
+                warm = [
+                    client.submit(
+                        run_task, Task(k, p, (10_000,), d), pure=False, workers=[a], allow_other_workers=False
                     )
-                share = 100 * work / (n * wall)
-                print(
-                    f"    {demo:<12}{'decisions-only' if dry else 'full':>15}: {runs} runs in {wall:.1f} s = "
-                    f"{runs / wall:.1f} runs/s{scale}; work share {share:.0f}%, failed {s.failed}"
-                )
+                    for a in addresses
+                    for k, p, d, _ in plan
+                ]
+                client.gather(warm)
+                print(f"  pass {r + 1}, {n} worker(s): cluster start {start:.1f} s")
+                for demo, path, dry, seeds in plan:
+                    root = tmp / f"dask-{n}-{demo}-{dry}"
+                    shutil.rmtree(root, ignore_errors=True)
+                    t1 = time.perf_counter()
+                    s = run_batch(
+                        client,
+                        BatchStore(root),
+                        {demo: path},
+                        range(seeds),
+                        decisions_only=dry,
+                        chunk=chunk,
+                        progress=False,
+                        workers_write=True,
+                    )
+                    wall = time.perf_counter() - t1
+                    work = float(load_frames(root)["run"]["wall_s"].sum())
+                    runs_of.setdefault((n, demo, dry), []).append((s.done + s.failed, wall, work))
+    print(f"  runs/s summed over {rounds} pass(es) (each pass's own rate in brackets); work share")
+    base_n = workers[0]
+    for demo, _, dry, _ in plan:
+        cells = []
+        for n in workers:
+            got = runs_of[(n, demo, dry)]
+            runs, wall, work = (sum(g[i] for g in got) for i in range(3))
+            rate = runs / wall
+            each = ", ".join(f"{g[0] / g[1]:.1f}" for g in got)
+            cell = f"{n} worker(s) {rate:.1f} ({each}), {100 * work / (n * wall):.0f}%"
+            if n != base_n:
+                b = runs_of[(base_n, demo, dry)]
+                base = sum(g[0] for g in b) / sum(g[1] for g in b)
+                cell += f" = {rate / base:.2f}x of {base_n} (target >= 1.8x)"
+            cells.append(cell)
+        mode = "decisions-only" if dry else "full"
+        print(f"    {demo:<12}{mode:>15}: " + "; ".join(cells))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -274,6 +286,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, nargs="*", default=[1, 2], help="Dask worker counts ([] skips)")
     ap.add_argument(
         "--chunk", type=int, help="seeds per Dask task (default: the batch command's automatic size)"
+    )
+    ap.add_argument(
+        "--dask-rounds",
+        type=int,
+        default=2,
+        help="Dask passes over the worker counts, in ABBA order (default 2)",
     )
     ap.add_argument("--no-install", action="store_true", help="skip the real-size install comparison")
     ap.add_argument(
@@ -366,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
                 (d, str(demo_scenario(d)), dry, args.dask_dry_seeds if dry else args.dask_full_seeds)
                 for d, _, dry, _ in plan
             ]
-            dask_scaling(args.workers, demo_plan, args.chunk, Path(tmp))
+            dask_scaling(args.workers, demo_plan, args.chunk, Path(tmp), args.dask_rounds)
     print(f"\nload average at the end {os.getloadavg()[0]:.1f}")
     return 0
 

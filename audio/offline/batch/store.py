@@ -83,9 +83,7 @@ RUN_FIELDS = (
 
 def table_from_rows(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
     """A :data:`SCHEMA` table from row dicts (missing columns are null)."""
-    rows = list(rows)
-    cols = {f.name: [r.get(f.name) for r in rows] for f in SCHEMA}
-    return pa.table(cols, schema=SCHEMA)
+    return pa.Table.from_pylist(list(rows), schema=SCHEMA)
 
 
 class BatchStore:

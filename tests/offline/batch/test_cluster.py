@@ -95,3 +95,16 @@ def test_a_worker_killed_mid_batch_has_its_tasks_retried_and_nothing_counted_twi
         "detail",
     ]
     assert full["decision"][cols].equals(dry["decision"][cols])
+
+
+def _profiler_started(dask_worker) -> bool:
+    return "profile" in dask_worker.periodic_callbacks
+
+
+def test_the_local_clusters_workers_run_without_dasks_statistical_profiler(two_workers):
+    import dask
+
+    enabled = two_workers.run(lambda: dask.config.get("distributed.worker.profile.enabled"))
+    assert len(enabled) == 2 and not any(enabled.values())
+    # and no worker started the profiler's 10 ms sampling callback
+    assert not any(two_workers.run(_profiler_started).values())
