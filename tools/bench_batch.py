@@ -20,7 +20,9 @@ Parts (each prints its peers in one table, measured in the same run):
    demo install. Target: within 1.5x of the demo's per-run cost.
 3. **Profile** (``--profile``): where a run's time goes now, per demo and mode (cProfile,
    the functions with the most own time and their share).
-4. **Dask**: ``--dask-rounds`` passes (default 2) over the worker counts in ABBA order (1, 2,
+4. **The machine's own scaling** (``--machine-seeds``): the same demo batch in 2 plain
+   processes at once against 1, no Dask, in ABBA rounds: the most 2 workers can reach here.
+5. **Dask**: ``--dask-rounds`` passes (default 2) over the worker counts in ABBA order (1, 2,
    then 2, 1 workers), so the machine's drift in speed over the minutes of a run cancels out;
    each pass opens one LocalCluster per count, reused for every mode and demo (its start is
    printed apart); each demo and mode one batch of ``--dask-dry-seeds`` / ``--dask-full-seeds``
@@ -70,6 +72,51 @@ for name, path, dry, seeds in plan:
     out[f"{name} {'dry' if dry else 'full'}"] = {"ms": 1000 * wall / seeds, "failed": failed}
 print(json.dumps(out))
 """
+
+_TOGETHER = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from audio.offline.batch.runner import Task, run_task
+from audio.offline.scenario import demo_scenario
+name, dry, seeds, go = sys.argv[2], sys.argv[3] == "dry", int(sys.argv[4]), float(sys.argv[5])
+path = str(demo_scenario(name))
+run_task(Task(name, path, (10_000,), dry))  # warm-up: imports, numba caches, first loads
+while time.time() < go:  # every process of a round starts its runs at the same moment
+    time.sleep(0.001)
+t0 = time.perf_counter()
+run_task(Task(name, path, tuple(range(seeds)), dry))
+print(json.dumps({"wall": time.perf_counter() - t0}))
+"""
+
+
+def machine_scaling(plan: list[tuple[str, str | None, bool, int]], procs: int, rounds: int) -> None:
+    """What the machine itself gives ``procs`` processes running the same batch at once, with no
+    Dask: ``procs`` independent single-threaded interpreters, each running ``seeds`` runs of a
+    demo from one start moment, against one interpreter alone, in ABBA rounds (1, ``procs``,
+    ``procs``, 1); the ratio of runs per wall second is the most a ``procs``-worker cluster can
+    reach on this machine (shared caches, memory bandwidth, the host's scheduling of vCPUs)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
+    for demo, _, dry, seeds in plan:
+        walls: dict[int, list[float]] = {1: [], procs: []}
+        for r in range(rounds):
+            for k in (1, procs) if r % 2 == 0 else (procs, 1):
+                go = time.time() + 8.0  # after every process's warm-up
+                args = [sys.executable, "-c", _TOGETHER, str(ROOT), demo, "dry" if dry else "full"]
+                ps = [
+                    subprocess.Popen([*args, str(seeds), str(go)], stdout=subprocess.PIPE, text=True, env=env)
+                    for _ in range(k)
+                ]
+                outs = [p.communicate()[0] for p in ps]
+                if any(p.returncode for p in ps):
+                    raise SystemExit(f"machine scaling: {demo} failed")
+                walls[k].append(max(json.loads(o.strip().splitlines()[-1])["wall"] for o in outs))
+        one = rounds * seeds / sum(walls[1])
+        many = rounds * procs * seeds / sum(walls[procs])
+        mode = "decisions-only" if dry else "full"
+        print(
+            f"    {demo:<12}{mode:>15}: 1 process {one:.1f} runs/s, {procs} at once {many:.1f} runs/s "
+            f"= {many / one:.2f}x"
+        )
 
 
 def per_core(tree: Path, plan: list[tuple[str, str | None, bool, int]]) -> dict[str, dict[str, float]]:
@@ -288,6 +335,12 @@ def main(argv: list[str] | None = None) -> int:
         "--chunk", type=int, help="seeds per Dask task (default: the batch command's automatic size)"
     )
     ap.add_argument(
+        "--machine-seeds",
+        type=int,
+        default=400,
+        help="seeds per process, decisions-only, of the machine's own scaling (a tenth full; 0 skips)",
+    )
+    ap.add_argument(
         "--dask-rounds",
         type=int,
         default=2,
@@ -378,8 +431,19 @@ def main(argv: list[str] | None = None) -> int:
             print("  top functions (own time):")
             print("\n".join(tops))
 
+        if args.workers and args.machine_seeds:
+            most = max(args.workers)
+            print(f"\n4. the machine's own scaling: {most} plain processes at once against one (no Dask)")
+            machine_scaling(
+                [
+                    (d, None, dry, args.machine_seeds if dry else max(1, args.machine_seeds // 10))
+                    for d, _, dry, _ in plan
+                ],
+                most,
+                args.dask_rounds,
+            )
         if args.workers:
-            print("\n4. Dask (this tree)")
+            print("\n5. Dask (this tree)")
             demo_plan = [
                 (d, str(demo_scenario(d)), dry, args.dask_dry_seeds if dry else args.dask_full_seeds)
                 for d, _, dry, _ in plan

@@ -101,10 +101,12 @@ def _profiler_started(dask_worker) -> bool:
     return "profile" in dask_worker.periodic_callbacks
 
 
-def test_the_local_clusters_workers_run_without_dasks_statistical_profiler(two_workers):
+def test_the_local_clusters_workers_run_without_dasks_profiler_and_check_their_loop_every_200_ms(two_workers):
     import dask
 
     enabled = two_workers.run(lambda: dask.config.get("distributed.worker.profile.enabled"))
     assert len(enabled) == 2 and not any(enabled.values())
+    ticks = two_workers.run(lambda dask_worker: dask_worker._tick_interval)
+    assert set(ticks.values()) == {0.2}  # seconds between event-loop latency checks (default 0.02)
     # and no worker started the profiler's 10 ms sampling callback
     assert not any(two_workers.run(_profiler_started).values())
