@@ -186,7 +186,9 @@ class Mixer:
         if name not in self.buses:
             spec = load_graph(name)
             self._check_kind(spec, "bus")
-            bank = GraphBank(spec, 1, self.sample_rate, self.layout, self.max_block, fused=self.fused)
+            bank = GraphBank(
+                spec, 1, self.sample_rate, self.layout, self.max_block, fused=self.fused, pack=self.dsp
+            )
             bank.alloc(0)
             self.buses[name] = bank
             if spec.ducker is not None:
@@ -199,7 +201,13 @@ class Mixer:
             spec = load_graph(name)
             self._check_kind(spec, "submix")
             bank = GraphBank(
-                spec, self.submix_slots, self.sample_rate, self.layout, self.max_block, fused=self.fused
+                spec,
+                self.submix_slots,
+                self.sample_rate,
+                self.layout,
+                self.max_block,
+                fused=self.fused,
+                pack=self.dsp,
             )
             self.submix_banks[name] = bank
             self._wire(bank)
@@ -217,6 +225,7 @@ class Mixer:
                 self.max_block,
                 self.pool,
                 fused=self.fused,
+                pack=self.dsp,
             )
             self.voice_banks[name] = bank
             self._wire(bank)
