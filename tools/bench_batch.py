@@ -78,11 +78,11 @@ import json, sys, time
 sys.path.insert(0, sys.argv[1])
 from audio.offline.batch.runner import Task, run_task
 from audio.offline.scenario import demo_scenario
-name, dry, seeds, go = sys.argv[2], sys.argv[3] == "dry", int(sys.argv[4]), float(sys.argv[5])
+name, dry, seeds = sys.argv[2], sys.argv[3] == "dry", int(sys.argv[4])
 path = str(demo_scenario(name))
 run_task(Task(name, path, (10_000,), dry))  # warm-up: imports, numba caches, first loads
-while time.time() < go:  # every process of a round starts its runs at the same moment
-    time.sleep(0.001)
+print("ready", flush=True)
+sys.stdin.readline()  # every process of a round starts its runs when all are warm
 t0 = time.perf_counter()
 run_task(Task(name, path, tuple(range(seeds)), dry))
 print(json.dumps({"wall": time.perf_counter() - t0}))
@@ -100,13 +100,29 @@ def machine_scaling(plan: list[tuple[str, str | None, bool, int]], procs: int, r
         walls: dict[int, list[float]] = {1: [], procs: []}
         for r in range(rounds):
             for k in (1, procs) if r % 2 == 0 else (procs, 1):
-                go = time.time() + 8.0  # after every process's warm-up
-                args = [sys.executable, "-c", _TOGETHER, str(ROOT), demo, "dry" if dry else "full"]
+                args = [
+                    sys.executable,
+                    "-c",
+                    _TOGETHER,
+                    str(ROOT),
+                    demo,
+                    "dry" if dry else "full",
+                    str(seeds),
+                ]
                 ps = [
-                    subprocess.Popen([*args, str(seeds), str(go)], stdout=subprocess.PIPE, text=True, env=env)
+                    subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
                     for _ in range(k)
                 ]
-                outs = [p.communicate()[0] for p in ps]
+                for p in ps:  # each warm: then all go at once
+                    assert p.stdout is not None
+                    p.stdout.readline()
+                for p in ps:
+                    assert p.stdin is not None
+                    p.stdin.write("go\n")
+                    p.stdin.close()
+                outs = [p.stdout.read() for p in ps if p.stdout is not None]
+                for p in ps:
+                    p.wait()
                 if any(p.returncode for p in ps):
                     raise SystemExit(f"machine scaling: {demo} failed")
                 walls[k].append(max(json.loads(o.strip().splitlines()[-1])["wall"] for o in outs))
