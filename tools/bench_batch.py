@@ -235,7 +235,10 @@ def _area(filename: str) -> str:
 
 def profile(name: str, path: str, dry: bool, seeds: int, top: int = 6) -> tuple[dict[str, float], list]:
     """Shares of a warm run's own time per area (:data:`AREAS`) and the ``top`` functions,
-    over ``seeds`` runs after one warm-up run (cProfile)."""
+    over ``seeds`` runs, each run once before (cProfile). A worker deep in a batch has decoded
+    every take the scenario plays; the warm-up runs the same seeds, so the profile counts no
+    first decode (with other seeds it would catch a few, and on a decode thread they show as
+    the main thread's wait)."""
     import cProfile
     import pstats
 
@@ -243,8 +246,8 @@ def profile(name: str, path: str, dry: bool, seeds: int, top: int = 6) -> tuple[
     from audio.offline.batch.runner import run_one
 
     with memo.enabled():
-        for s in range(3):  # warm: imports, numba caches, the memo (takes seen by the first seeds)
-            run_one(name, path, 10_000 + s, dry)
+        for s in range(seeds):  # warm: imports, numba caches, the memo (every take these runs play)
+            run_one(name, path, s, dry)
         prof = cProfile.Profile()
         prof.enable()
         for s in range(seeds):

@@ -90,6 +90,10 @@ def event_kinds() -> dict[str, type[Event]]:
     return dict(_KINDS)
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+"""Types :func:`to_jsonable` returns as they are (checked before anything else: most values)."""
+
+
 def to_jsonable(v: Any) -> Any:
     """``v`` with tuples as lists and dict keys as text, ready for JSON.
 
@@ -98,12 +102,12 @@ def to_jsonable(v: Any) -> Any:
     v:
         An event field's value.
     """
-    if isinstance(v, tuple):
-        return [to_jsonable(x) for x in v]
-    if isinstance(v, list):
-        return [to_jsonable(x) for x in v]
+    if type(v) in _PLAIN:
+        return v
+    if isinstance(v, (tuple, list)):
+        return [x if type(x) in _PLAIN else to_jsonable(x) for x in v]
     if isinstance(v, dict):
-        return {str(k): to_jsonable(x) for k, x in v.items()}
+        return {str(k): x if type(x) in _PLAIN else to_jsonable(x) for k, x in v.items()}
     return v
 
 

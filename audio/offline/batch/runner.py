@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from audio.core import memo
-from audio.core.bus import Decision
+from audio.core.bus import Decision, to_jsonable
 from audio.core.engine import Engine
 from audio.core.outcomes import CoreOutcome, Outcome
 from audio.core.plugin import PlayKey, default_play_key
@@ -49,6 +49,8 @@ CHUNK_SAMPLES = 48_000
 """Samples per ``Engine.render`` call, measured while they are in cache (the output does not
 depend on it)."""
 _NAMED = ("speaker", "event", "reason", "clip", "take")
+_DETAIL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+"""A decision's ``detail`` column: compact JSON with sorted keys (one encoder for every row)."""
 
 
 @dataclass(frozen=True)
@@ -158,9 +160,9 @@ def decision_rows(
         variety = None
         if d.outcome.kind is PLAY_CLASS:
             variety = "/".join(varieties.get(type(d.outcome)) or DEFAULT_VARIETY)
-        det = d.to_json()
+        det = to_jsonable(d.detail)  # the logged form less the named columns (at, t, system, outcome)
         for k in ("at", "t", "system", "outcome"):
-            det.pop(k)
+            det.pop(k, None)
         event, clip, take = play_keys.get(type(d.outcome), default_play_key)(det)
         event = _text(event)
         rows.append(
@@ -179,9 +181,7 @@ def decision_rows(
                 "reason": _text(det.get("reason")),
                 "clip": _text(clip),
                 "take": _take(take),
-                "detail": json.dumps(
-                    {k: v for k, v in det.items() if k not in _NAMED}, sort_keys=True, separators=(",", ":")
-                ),
+                "detail": _DETAIL.encode({k: v for k, v in det.items() if k not in _NAMED}),
                 "variety": variety,
             }
         )
