@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -134,3 +135,24 @@ def test_a_5_1_capture_replays_through_the_one_capture_module(tmp_path):
     header, events = read_capture(cap)
     again = replay(build_engine(scn, post_events=False), events, header["samples"])
     assert again.shape == first.audio.shape and again.tobytes() == first.audio.tobytes()
+
+
+def test_to_jsonable_gives_lists_for_tuples_and_text_keys_at_any_depth_and_keeps_plain_values():
+    from enum import StrEnum
+
+    from audio.core.bus import to_jsonable
+
+    class Kind(StrEnum):
+        A = "a"
+
+    value = {"pos": (1.0, (2, 3)), 7: {"k": [None, True, (Kind.A,)]}, "s": "x", "n": 4}
+    got = to_jsonable(value)
+    assert got == {"pos": [1.0, [2, 3]], "7": {"k": [None, True, [Kind.A]]}, "s": "x", "n": 4}
+    assert type(got["pos"]) is list and type(got["pos"][1]) is list and type(got["7"]["k"][2]) is list
+    assert got["7"]["k"][2][0] is Kind.A  # a str subclass passes through as itself
+    assert json.loads(json.dumps(got)) == {
+        "pos": [1.0, [2, 3]],
+        "7": {"k": [None, True, ["a"]]},
+        "s": "x",
+        "n": 4,
+    }
