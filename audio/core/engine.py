@@ -528,11 +528,38 @@ class Engine:
         """
         if out is None:
             out = np.empty((n, self.channels), dtype=np.float32)
+        if not self.config.dsp:
+            out[:n] = 0.0  # decisions-only: silence, written once per call
+        self._run(n, out)
+        return out
+
+    def advance(self, n: int) -> None:
+        """Advance the engine clock by ``n`` samples, delivering events, ticks and decisions,
+        without keeping the audio: a decisions-only engine computes and writes none (a batch
+        run of a whole scenario in one call: no output buffer, no control point but the
+        engine's own), a full one renders it block by block and drops it.
+
+        Parameters
+        ----------
+        n:
+            Samples to advance (at the engine's sample rate, Hz).
+        """
+        if self.config.dsp:
+            scratch = np.empty((min(n, self.max_block), self.channels), dtype=np.float32)
+            done = 0
+            while done < n:
+                m = min(n - done, scratch.shape[0])
+                self.render(m, scratch[:m])
+                done += m
+            return
+        self._run(n, None)
+
+    def _run(self, n: int, out: np.ndarray | None) -> None:
+        """:meth:`render`'s loop: ``n`` samples from the clock's now into ``out`` (None: a
+        decisions-only engine keeping no audio; ``out`` is already silence otherwise)."""
         i = 0
         dsp = self.config.dsp
         max_block = self.max_block if dsp else n
-        if not dsp:
-            out[:n] = 0.0  # decisions-only: silence, written once per call
         mixer, bus, skip_idle, taps = self.mixer, self.bus, self._skip_idle, self._taps
         while i < n:
             self._control()
@@ -565,19 +592,22 @@ class Engine:
                     nxt = grid
             m = nxt - t
             j = i + m
-            if quiet:  # the mixer would process nothing and output silence, m samples at once
-                out[i:j] = 0.0
-            elif dsp:
-                _interleave(mixer.process(m, t), out[i:j])
-            else:
+            if not dsp:
                 advance_sources(mixer, m, t)
+            else:
+                assert out is not None  # a full engine renders into a buffer
+                if quiet:  # the mixer would process nothing and output silence, m samples at once
+                    out[i:j] = 0.0
+                else:
+                    _interleave(mixer.process(m, t), out[i:j])
             if taps is not None:
                 for name, chunks in taps.items():
-                    bus_out = mixer.buses[name].output[0, :, :m].T if dsp and not quiet else out[i:j]
-                    chunks.append(bus_out.copy())  # decisions-only or quiet: silence, like the output
+                    if dsp and not quiet:
+                        chunks.append(mixer.buses[name].output[0, :, :m].T.copy())
+                    else:  # decisions-only or quiet: silence, like the output
+                        chunks.append(np.zeros((m, self.channels), dtype=np.float32))
             self.now = nxt
             i = j
-        return out
 
     def run_until(self, sample: int) -> None:
         """Deliver events and ticks up to ``sample`` without keeping the audio.

@@ -76,9 +76,11 @@ class RunOutput:
 
 
 def simulate(path: str, seed: int, decisions_only: bool = True, keep_audio: bool = True) -> RunOutput:
-    """Run a scenario file at ``seed``; with ``decisions_only`` no audio is computed. A full
-    run is measured chunk by chunk as it renders (:func:`measures`); ``keep_audio`` also keeps
-    the whole mix (``RunOutput.audio``, ``(samples, channels)`` float32)."""
+    """Run a scenario file at ``seed``; with ``decisions_only`` no audio is computed (the engine
+    advances through the whole run in one call, :meth:`Engine.advance
+    <audio.core.engine.Engine.advance>`). A full run is measured chunk by chunk as it renders
+    (:func:`measures`); ``keep_audio`` also keeps the whole mix (``RunOutput.audio``,
+    ``(samples, channels)`` float32)."""
     from audio.core.clock import RENDER_BLOCK
     from audio.offline.scenario import build_engine
 
@@ -87,20 +89,20 @@ def simulate(path: str, seed: int, decisions_only: bool = True, keep_audio: bool
     eng = build_engine(scn, block=RENDER_BLOCK, dsp=not decisions_only, pool_samples=0)
     eng.faults.warn = False  # the run's row counts its faults and names the first (run_one)
     total = round(scn.duration * eng.sample_rate)
-    meter = None if decisions_only else LoudnessMeter(eng.sample_rate, eng.channels, total)
-    audio = None if meter is None or not keep_audio else np.empty((total, eng.channels), dtype=np.float32)
+    if decisions_only:  # the whole run in one call, with no audio
+        eng.advance(total)
+        return RunOutput(eng, list(eng.bus.decisions), scn.duration, None)
+    meter = LoudnessMeter(eng.sample_rate, eng.channels, total)
+    audio = np.empty((total, eng.channels), dtype=np.float32) if keep_audio else None
     scratch = np.empty((min(CHUNK_SAMPLES, total), eng.channels), dtype=np.float32)
     i = 0
     while i < total:
         m = min(CHUNK_SAMPLES, total - i)
         chunk = scratch[:m] if audio is None else audio[i : i + m]
         eng.render(m, chunk)
-        if meter is not None:
-            meter.add(chunk)
+        meter.add(chunk)
         i += m
-    return RunOutput(
-        eng, list(eng.bus.decisions), scn.duration, audio, None if meter is None else measures(meter)
-    )
+    return RunOutput(eng, list(eng.bus.decisions), scn.duration, audio, measures(meter))
 
 
 def _scenario(path: str, seed: int) -> Scenario:
