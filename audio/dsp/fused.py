@@ -26,7 +26,9 @@ code beside it) and imports it. The function walks the active instances in group
 * an HPF -> Del0 -> LPF (the echo submix) whose group's delays are held runs both filters as
   independent lanes of one sample loop, over runs no longer than the shortest delay: the
   LPF's input over such a run is already in the delay rings, so it is read before the HPF's
-  output is written;
+  output is written (a group of more than half the lanes, every delay at least a block long:
+  the two filters as two 16-lane recursions of one loop, :func:`audio.dsp.kernels.lane_biquads`
+  with ``parallel``);
 * a Pn21 on rows and the send reading its output run as one per-instance pass
   (:func:`audio.dsp.kernels.pn21_sen0_voice`) while both levels hold.
 
@@ -159,6 +161,17 @@ def _lane_source() -> str:
                     "",
                     "",
                 ]
+    # the echo submix's HPF and LPF as independent recursions in one loop, for full groups
+    out += [
+        f"_pair_lanes_{LANES} = K.lane_biquads(2, {LANES}, parallel=True)",
+        "",
+        "",
+        "@nb.njit(**_F)",
+        f"def pair_lanes_{LANES}(x0, y0, x1, y1, n, t0, co, st, by):",
+        f"    _pair_lanes_{LANES}(x0, y0, x1, y1, n, t0, co, st, by)",
+        "",
+        "",
+    ]
     out += [f"scale_lanes_{L} = K.lane_scale({L})" for L in WIDTHS]
     return "\n".join(out) + "\n"
 
@@ -502,6 +515,26 @@ def lanes_to_ring(act, g0, m, t, buf, widx, c, i0, k):
 
 
 @nb.njit(**_F)
+def taps_to_rows(act, g0, m, buf, widx, cur, c, y, n):
+    """Del0's output for a block of a group whose taps are all written (:func:`delay_chunk`
+    returned ``n``): instance ``act[g0 + j]``'s channel-c taps into the rows ``y[j, c, :n]``."""
+    size = buf.shape[2]
+    for j in range(m):
+        v = act[g0 + j]
+        K._ring_read(buf[v, c], (widx[v] - cur[v]) & (size - 1), y[j, c], n, size)
+
+
+@nb.njit(**_F)
+def rows_to_rings(act, g0, m, x, buf, widx, c, n):
+    """Del0's input for a block of a group: the rows ``x[j, c, :n]`` into instance
+    ``act[g0 + j]``'s channel-c ring (its write position advanced by :func:`advance_rings`)."""
+    size = buf.shape[2]
+    for j in range(m):
+        v = act[g0 + j]
+        K._ring_write(buf[v, c], widx[v], x[j, c], n, size)
+
+
+@nb.njit(**_F)
 def advance_rings(act, g0, m, widx, n, size):
     """Move a group's ring write positions on by the ``n`` samples written."""
     for j in range(m):
@@ -829,10 +862,12 @@ class _Body:
         shortest delay (:func:`delay_chunk`) is already in the rings: both filters then run
         as independent recursions in one sample loop run by run, the HPF in lanes ``j`` and
         the LPF in lanes ``m + j`` (the LPF's input read into the free lanes of the HPF's),
-        and the HPF's output is written to the rings after each run. Otherwise the three run
-        one after another. A pan (the graph's output) alone reading the LPF, with the send
-        reading the pan, runs in both branches (from lanes in the second: :func:`pan_send_lanes`);
-        returns the nodes emitted after ``k``."""
+        and the HPF's output is written to the rings after each run. A wider group whose
+        delays are held and at least a block long runs the two filters side by side over 16
+        lanes each (:meth:`_echo_pair`). Otherwise the three run one after another. A pan (the
+        graph's output) alone reading the LPF, with the send reading the pan, runs in every
+        branch (from lanes but in the first: :func:`pan_send_lanes`); returns the nodes
+        emitted after ``k``."""
         p = self.p
         pan = k + 3 if self._only_reader(k + 2) == k + 3 and self._pan_send_lanes(k + 3) else None
         hp, lp = self.site(k, src, True), self.site(k + 2, p.slot[k + 1], True)
@@ -843,11 +878,9 @@ class _Body:
         x, y, rows = self.slot(src).lanes, self.slot(k + 2).lanes, self.slot(k + 2).rows
         most = max(p.widths)
         self.lines += [
-            "        run = 0",
-            f"        if 2 * m <= {most}:",
-            f"            run = LN.delay_chunk(act, g0, m, n, {a('dirty')}, {a('seconds')}, sample_rate, "
+            f"        run = LN.delay_chunk(act, g0, m, n, {a('dirty')}, {a('seconds')}, sample_rate, "
             f"{a('buf')}, {a('dcur')}, {a('dold')}, {a('left')})",
-            "        if run > 0:",
+            f"        if run > 0 and 2 * m <= {most}:",
             f"            w2 = {width_expr(p.widths, '2 * m')}",
             "            for j in range(m):",
             "                v = act[g0 + j]",
@@ -888,6 +921,8 @@ class _Body:
         if pan is not None:
             sites = (self.site(pan, p.slot[k + 2], False), self.site(pan + 1, p.slot[pan], False))
             self.lines += ["    " + line for line in pan_send_lines(*sites)]
+        if LANES in p.widths:
+            self._echo_pair(k, src, pan)
         self.lines.append("        else:")
         start = len(self.lines)
         for f in (k, k + 2):
@@ -910,6 +945,50 @@ class _Body:
             return [k + 1, k + 2]
         self.have[p.slot[pan]] = {"S"}
         return [k + 1, k + 2, pan, pan + 1]
+
+    def _echo_pair(self, k: int, src: int, pan: int | None) -> None:
+        """The branch of :meth:`echo` for a group wider than half the lanes whose delays are
+        held and at least a block long (:func:`delay_chunk` returned ``n``): the taps are read
+        into the delay's rows first (moved to lanes), the HPF (lanes of slot ``src``) and the
+        LPF (the taps' lanes) run as two independent recursions in one sample loop
+        (``pair_lanes_16``), then the HPF's output goes to the rings from its rows; the
+        LPF's output stays in lanes for the pan and send (``pan``), else is moved to rows."""
+        p = self.p
+        hp, lp = self.site(k, src, True), self.site(k + 2, p.slot[k + 1], True)
+        hq, lq = p.nodes[k], p.nodes[k + 2]
+        assert isinstance(hq, Biquad) and isinstance(lq, Biquad)
+        a = self.site(k + 1, p.slot[k], False).a
+        x, (h, hrows), (d, drows), (y, rows) = (
+            self.slot(src).lanes,
+            *((self.slot(p.slot[f]).lanes, self.slot(p.slot[f]).rows) for f in (k, k + 1, k + 2)),
+        )
+        self.lines += [
+            f"        elif run == n and w == {LANES}:",
+            "            for j in range(m):",
+            "                v = act[g0 + j]",
+            "    " + hq.refresh_line(hp),
+            "    " + lq.refresh_line(lp),
+            f"            for c in range({x}.shape[0]):",
+            "                " + hq.gather_line(hp, 0),
+            "                " + lq.gather_line(lp, 1),
+            f"                LN.taps_to_rows(act, g0, m, {a('buf')}, {a('widx')}, {a('dcur')}, c, "
+            f"{drows}, n)",
+            f"                LN.to_lanes({drows}, c, {d}[c], n, w, m)",
+            f"                LN.pair_lanes_{LANES}({x}[c], {h}[c], {d}[c], {y}[c], n, t0, CO, ST, BY)",
+            "                " + hq.scatter_line(hp, 0),
+            "                " + lq.scatter_line(lp, 1),
+            f"                LN.from_lanes({h}[c], {hrows}, c, n, w, m)",
+            f"                LN.rows_to_rings(act, g0, m, {hrows}, {a('buf')}, {a('widx')}, c, n)",
+            f"            LN.advance_rings(act, g0, m, {a('widx')}, n, {a('buf')}.shape[2])",
+        ]
+        if pan is None:
+            self.lines += [
+                f"            for c in range({y}.shape[0]):",
+                f"                LN.from_lanes({y}[c], {rows}, c, n, w, m)",
+            ]
+        else:
+            sites = (self.site(pan, p.slot[k + 2], False), self.site(pan + 1, p.slot[pan], False))
+            self.lines += ["    " + line for line in pan_send_lines(*sites, "False")]
 
     def node(self, k: int) -> None:
         """Node ``k`` on its own."""
