@@ -547,6 +547,9 @@ def _rsp0_lanes_codegen(native: bool) -> Any:
         zero = ir.Constant(L.vt, [0.0] * 16)
         one, low, sh = (ir.Constant(vi, [c] * 16) for c in (1, 0xFFFF, 16))
         scale = ir.Constant(vd, [1.0 / 65536.0] * 16)
+        fma_fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(vd, [vd] * 3), "llvm.fma.v16f64"
+        )
         ia = cgutils.alloca_once_value(builder, i64(0))
 
         def chunk(i0):
@@ -562,13 +565,11 @@ def _rsp0_lanes_codegen(native: bool) -> Any:
                 )
                 a = permute(w0, idx, w1)
                 b = permute(w0, builder.add(idx, one), w1)
-                # rsp0_voice's a + (b - a) * (fr / 65536.0): float32 difference, float64 rest
-                d = builder.fmul(
-                    builder.fpext(builder.fsub(b, a), vd), builder.fmul(builder.sitofp(frac, vd), scale)
-                )
-                rows.append(
-                    builder.select(on, builder.fptrunc(builder.fadd(builder.fpext(a, vd), d), L.vt), zero)
-                )
+                # rsp0_voice's a + (b - a) * (fr / 65536.0): float32 difference, float64 rest;
+                # the float64 product is exact (24 + 16 bits), so one fma rounds like its sum
+                d = builder.fmul(builder.fpext(builder.fsub(b, a), vd), scale)
+                s = builder.call(fma_fn, [d, builder.sitofp(frac, vd), builder.fpext(a, vd)])
+                rows.append(builder.select(on, builder.fptrunc(s, L.vt), zero))
                 nxt = builder.add(fr, builder.mul(st, i32(16)))
                 builder.store(builder.add(pos, builder.zext(builder.lshr(nxt, i32(16)), i64)), ps)
                 builder.store(builder.and_(nxt, i32(0xFFFF)), fs)
