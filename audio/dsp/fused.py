@@ -22,7 +22,9 @@ code beside it) and imports it. The function walks the active instances in group
   sends between the filters (they run after it, on the filter's stored output; a send's
   destination is its own, so the order of sends into it is unchanged) and through one lane
   gain whose output nothing else reads (its float32 product is taken in the loop): the Skate
-  stream voice's PI20 -> Sen0 -> Gai0 -> HI20 -> LI20 is one loop;
+  stream voice's PI20 -> Sen0 -> Gai0 -> HI20 -> LI20 is one loop. A filter's output that only
+  the loop reads is not stored, and the last one is written over the loop's input when
+  nothing else reads that (fewer lane buffers in the cache);
 * an HPF -> Del0 -> LPF (the echo submix) whose group's delays are held runs both filters as
   independent lanes of one sample loop, over runs no longer than the shortest delay: the
   LPF's input over such a run is already in the delay rings, so it is read before the HPF's
@@ -657,6 +659,8 @@ class _Body:
         self.have: dict[int, set[str]] = {}
         self.spent: set[tuple[int, str]] = set()
         self.flags: set[int] = set()
+        self.alias: dict[int, int] = {}
+        """Slots whose lanes live in another slot's buffer (a chain's output written over its input)."""
         self.lines = [
             "    na = act.shape[0]",
             f"    for g0 in range(0, na, {LANES}):",
@@ -667,16 +671,17 @@ class _Body:
 
     def used(self) -> list[tuple[int, str]]:
         """Every slot layout the emitted code uses (slot, ``S`` or ``P``): those available at
-        the end and those no longer valid there (``spent``)."""
-        return sorted(self.spent | {(k, lt) for k, lts in self.have.items() for lt in lts})
+        the end and those no longer valid there (``spent``); lanes under their buffer's slot."""
+        both = self.spent | {(k, lt) for k, lts in self.have.items() for lt in lts}
+        return sorted({(self.alias.get(k, k) if lt == "P" else k, lt) for k, lt in both})
 
     def slot(self, sl: int) -> Slot:
         """Slot ``sl``'s names; the graph's output slot is the bank's output rows when
         ``out_rows`` (its producer and readers then write and read ``OUT`` directly)."""
-        name = self.p.idents[sl]
+        name, lanes = self.p.idents[sl], self.p.idents[self.alias.get(sl, sl)]
         if self.out_rows and sl == self.p.slot[-1]:
-            return Slot("OUT", f"P_{name}", "v")
-        return Slot(f"S_{name}", f"P_{name}")
+            return Slot("OUT", f"P_{lanes}", "v")
+        return Slot(f"S_{name}", f"P_{lanes}")
 
     def site(self, k: int, src: int | None, lanes: bool) -> Site:
         p = self.p
@@ -706,12 +711,18 @@ class _Body:
             ]
         self.have[sl].add(layout)
 
-    def chain(self, ch: _Chain, src: int) -> None:
+    def chain(self, ch: _Chain, src: int, in_place: bool = True) -> None:
         """The chain ``ch`` (its first node reading slot ``src``): coefficients refreshed per
         instance, the gain's levels computed, then per channel one sample loop through all
-        of its filters at the group's width, then its sends."""
+        of its filters at the group's width, then its sends. With ``in_place``, when nothing
+        else reads slot ``src``, the last filter's output is written over its lanes (each
+        sample is read before it is written; a smaller working set)."""
         p = self.p
         ks = ch.filters
+        first = {ks[0], *self._gain_before(ch, 0)}
+        if in_place and self._read_only_by(src, first) and self.slot(src).index == "j":
+            self.alias[p.slot[ks[-1]]] = self.alias.get(src, src)
+            self.have[src].discard("P")
         ins = [src, *ks[:-1]]
         if ch.gain is not None and ch.gain_at is not None:
             ins[ch.gain_at] = ch.gain
@@ -731,7 +742,13 @@ class _Body:
         self.lines += [
             "            " + bq.gather_line(st, f) for f, (bq, st) in enumerate(zip(filters, sites))
         ]
-        ys = ", ".join(f"{st.dst.lanes}[c]" for st in sites)
+        # a filter's output only the next filter (or the gain before it) reads is not stored
+        inside = [{ks[f + 1], *self._gain_before(ch, f + 1)} for f in range(len(ks) - 1)]
+        kept = [f == len(ks) - 1 or not self._read_only_by(ks[f], inside[f]) for f in range(len(ks))]
+        for k, keep in zip(ks, kept):
+            if not keep:
+                self.have[p.slot[k]] = set()
+        ys = ", ".join(f"{st.dst.lanes}[c]" if keep else "None" for st, keep in zip(sites, kept))
         cases = [(f"w == {L}", [f"LN.{kernel}_{L}({x}[c], {ys}, n, t0, CO, ST, BY{more})"]) for L in p.widths]
         self.lines += ["            " + line for line in branches(cases, "")]
         self.lines += [
@@ -741,6 +758,20 @@ class _Body:
         for k in ch.sends:
             if not self._lane_send(k, handled):
                 self.node(k)
+
+    @staticmethod
+    def _gain_before(ch: _Chain, f: int) -> list[int]:
+        """The chain's gain, if it multiplies filter ``f``'s input."""
+        return [ch.gain] if ch.gain is not None and ch.gain_at == f else []
+
+    def _read_only_by(self, k: int, readers: set[int]) -> bool:
+        """Whether node ``k``'s output slot is read by no node outside ``readers`` and is not
+        the graph's output."""
+        p = self.p
+        sl = p.slot[k]
+        if sl == p.slot[-1]:
+            return False
+        return all(r in readers for r, i in enumerate(p.inputs) if i is not None and p.slot[i] == sl)
 
     def _from_lanes(self, k: int, handled: set[int]) -> int | None:
         """Node ``k``'s input slot when ``k`` can read it straight from lanes: it is only in
@@ -931,7 +962,7 @@ class _Body:
             fsrc = src if f == k else p.slot[k + 1]
             self.need(fsrc, "P")
             self.have[p.slot[f]] = {"P"}
-            self.chain(_Chain([f]), fsrc)
+            self.chain(_Chain([f]), fsrc, in_place=False)  # the other branches use the slots' names
         if pan is None:
             self.need(p.slot[k + 2], "S")
         else:

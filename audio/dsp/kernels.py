@@ -185,7 +185,8 @@ def _chain_codegen(filters: int, width: int, gain_at: int | None, parallel: bool
         xtys, ytys = [tys[k] for k in xs_at], [tys[k] for k in ys_at]
         coty, stty, byty = tys[a + 2], tys[a + 3], tys[a + 4]
         xas = L.arrays(signature, args, *xs_at)
-        yas = L.arrays(signature, args, *ys_at)
+        # an output passed as None is not stored (only the next filter reads it)
+        yas = [None if isinstance(tys[k], types.NoneType) else L.array(tys[k], args[k]) for k in ys_at]
         n, t0 = args[a], args[a + 1]
         coa, sta, bya = L.arrays(signature, args, a + 2, a + 3, a + 4)
         fma_fn = cgutils.get_or_insert_function(
@@ -226,7 +227,8 @@ def _chain_codegen(filters: int, width: int, gain_at: int | None, parallel: bool
                     t = fma(b0, x0, fma(b2, x2, builder.fadd(builder.fmul(b1, x1), bias)))
                 y0 = fma(na2, y2, fma(na1, y1, t))
                 out = builder.select(by[f], x0, y0) if blend else y0
-                L.store(out, ytys[f], yas[f], [s, 0])
+                if yas[f] is not None:
+                    L.store(out, ytys[f], yas[f], [s, 0])
                 for h, val in zip(hist[f], (x0, x1, y0, y1)):
                     builder.store(val, h)
                 x0 = out
@@ -296,9 +298,10 @@ def lane_biquads(filters: int, width: int, gain_at: int | None = None, parallel:
     """A numba intrinsic ``(x, y_0, ..., y_{filters-1}, n, t0, co, st, by)`` running ``filters``
     Direct Form I biquads in series over lanes ``0 .. width - 1`` of sample-major
     ``(samples, lanes)`` float32 buffers: filter f reads filter f-1's output (filter 0 reads
-    ``x``) and writes ``y_f[:n, :width]``. ``co`` ``(>= filters, 5, lanes)`` holds b0, b1, b2,
-    -a1, -a2; ``st`` ``(>= filters, 4, lanes)`` x1, x2, y1, y2 (read, then updated); ``by``
-    ``(>= filters, lanes)`` bool: a bypassed lane's output is its input. ``t0`` is the absolute
+    ``x``) and writes ``y_f[:n, :width]`` (nothing when ``y_f`` is None; ``y_f`` may be ``x``).
+    ``co`` ``(>= filters, 5, lanes)`` holds b0, b1, b2, -a1, -a2; ``st`` ``(>= filters, 4,
+    lanes)`` x1, x2, y1, y2 (read, then updated); ``by`` ``(>= filters, lanes)`` bool: a
+    bypassed lane's output is its input. ``t0`` is the absolute
     index of sample 0 (:func:`df1`'s position in its group of 8).
 
     With ``gain_at``, three more arguments ``(gv, gb, steady)``: filter ``gain_at``'s input

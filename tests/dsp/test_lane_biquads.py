@@ -3,7 +3,7 @@ plain-Python Direct Form I with exactly rounded fmas computes: one to three filt
 a gain in front or between two, with and without a bypassed lane, odd block lengths and
 starting positions, the filters' history carried from one call to the next; two filters each
 on its own input in one loop (the echo submix's HPF and LPF); and they write nothing outside
-their lanes."""
+their lanes, nor an output passed as None."""
 
 from __future__ import annotations
 
@@ -87,6 +87,25 @@ def test_lane_biquads_match_plain_df1_per_lane(filters, width, t0, n1, n2, gain,
             assert np.array_equal(ys[f][:n, j], sig), (f, j)
     for y in ys:
         assert np.isnan(y[n:]).all() and np.isnan(y[:, width:]).all()  # nothing else written
+
+
+@pytest.mark.parametrize("skipped", [(0,), (1,), (0, 1)])
+def test_an_output_passed_as_none_is_not_stored_and_the_others_are_unchanged(skipped):
+    rng = np.random.default_rng(sum(skipped) + 7)
+    x = (0.5 * rng.standard_normal((ROWS, LANES))).astype(f32)
+    kco = _coefs(rng, 3)
+    kco[:, 3:] = -kco[:, 3:]
+    by = np.zeros((3, LANES), np.bool_)
+    full = [np.full((ROWS, LANES), np.nan, f32) for _ in range(3)]
+    _caller(3, 16, None)(x, *full, 100, 3, kco, np.zeros((3, 4, LANES), f32), by)
+    part = [np.full((ROWS, LANES), np.nan, f32) for _ in range(3)]
+    args = [None if f in skipped else part[f] for f in range(3)]
+    _caller(3, 16, None)(x, *args, 100, 3, kco, np.zeros((3, 4, LANES), f32), by)
+    for f in range(3):
+        if f in skipped:
+            assert np.isnan(part[f]).all()
+        else:
+            assert np.array_equal(part[f].view(np.int32), full[f].view(np.int32))
 
 
 @cache
