@@ -22,11 +22,15 @@ code beside it) and imports it. The function walks the active instances in group
   sends between the filters (they run after it, on the filter's stored output; a send's
   destination is its own, so the order of sends into it is unchanged) and through one lane
   gain whose output nothing else reads (its float32 product is taken in the loop): the Skate
-  stream voice's PI20 -> Sen0 -> Gai0 -> HI20 -> LI20 is one loop;
+  stream voice's PI20 -> Sen0 -> Gai0 -> HI20 -> LI20 is one loop. A filter's output that only
+  the loop reads is not stored, and the last one is written over the loop's input when
+  nothing else reads that (fewer lane buffers in the cache);
 * an HPF -> Del0 -> LPF (the echo submix) whose group's delays are held runs both filters as
   independent lanes of one sample loop, over runs no longer than the shortest delay: the
   LPF's input over such a run is already in the delay rings, so it is read before the HPF's
-  output is written;
+  output is written (a group of more than half the lanes, every delay at least a block long:
+  the two filters as two 16-lane recursions of one loop, :func:`audio.dsp.kernels.lane_biquads`
+  with ``parallel``);
 * a Pn21 on rows and the send reading its output run as one per-instance pass
   (:func:`audio.dsp.kernels.pn21_sen0_voice`) while both levels hold.
 
@@ -159,6 +163,17 @@ def _lane_source() -> str:
                     "",
                     "",
                 ]
+    # the echo submix's HPF and LPF as independent recursions in one loop, for full groups
+    out += [
+        f"_pair_lanes_{LANES} = K.lane_biquads(2, {LANES}, parallel=True)",
+        "",
+        "",
+        "@nb.njit(**_F)",
+        f"def pair_lanes_{LANES}(x0, y0, x1, y1, n, t0, co, st, by):",
+        f"    _pair_lanes_{LANES}(x0, y0, x1, y1, n, t0, co, st, by)",
+        "",
+        "",
+    ]
     out += [f"scale_lanes_{L} = K.lane_scale({L})" for L in WIDTHS]
     return "\n".join(out) + "\n"
 
@@ -502,6 +517,26 @@ def lanes_to_ring(act, g0, m, t, buf, widx, c, i0, k):
 
 
 @nb.njit(**_F)
+def taps_to_rows(act, g0, m, buf, widx, cur, c, y, n):
+    """Del0's output for a block of a group whose taps are all written (:func:`delay_chunk`
+    returned ``n``): instance ``act[g0 + j]``'s channel-c taps into the rows ``y[j, c, :n]``."""
+    size = buf.shape[2]
+    for j in range(m):
+        v = act[g0 + j]
+        K._ring_read(buf[v, c], (widx[v] - cur[v]) & (size - 1), y[j, c], n, size)
+
+
+@nb.njit(**_F)
+def rows_to_rings(act, g0, m, x, buf, widx, c, n):
+    """Del0's input for a block of a group: the rows ``x[j, c, :n]`` into instance
+    ``act[g0 + j]``'s channel-c ring (its write position advanced by :func:`advance_rings`)."""
+    size = buf.shape[2]
+    for j in range(m):
+        v = act[g0 + j]
+        K._ring_write(buf[v, c], widx[v], x[j, c], n, size)
+
+
+@nb.njit(**_F)
 def advance_rings(act, g0, m, widx, n, size):
     """Move a group's ring write positions on by the ``n`` samples written."""
     for j in range(m):
@@ -624,6 +659,8 @@ class _Body:
         self.have: dict[int, set[str]] = {}
         self.spent: set[tuple[int, str]] = set()
         self.flags: set[int] = set()
+        self.alias: dict[int, int] = {}
+        """Slots whose lanes live in another slot's buffer (a chain's output written over its input)."""
         self.lines = [
             "    na = act.shape[0]",
             f"    for g0 in range(0, na, {LANES}):",
@@ -634,16 +671,17 @@ class _Body:
 
     def used(self) -> list[tuple[int, str]]:
         """Every slot layout the emitted code uses (slot, ``S`` or ``P``): those available at
-        the end and those no longer valid there (``spent``)."""
-        return sorted(self.spent | {(k, lt) for k, lts in self.have.items() for lt in lts})
+        the end and those no longer valid there (``spent``); lanes under their buffer's slot."""
+        both = self.spent | {(k, lt) for k, lts in self.have.items() for lt in lts}
+        return sorted({(self.alias.get(k, k) if lt == "P" else k, lt) for k, lt in both})
 
     def slot(self, sl: int) -> Slot:
         """Slot ``sl``'s names; the graph's output slot is the bank's output rows when
         ``out_rows`` (its producer and readers then write and read ``OUT`` directly)."""
-        name = self.p.idents[sl]
+        name, lanes = self.p.idents[sl], self.p.idents[self.alias.get(sl, sl)]
         if self.out_rows and sl == self.p.slot[-1]:
-            return Slot("OUT", f"P_{name}", "v")
-        return Slot(f"S_{name}", f"P_{name}")
+            return Slot("OUT", f"P_{lanes}", "v")
+        return Slot(f"S_{name}", f"P_{lanes}")
 
     def site(self, k: int, src: int | None, lanes: bool) -> Site:
         p = self.p
@@ -673,12 +711,18 @@ class _Body:
             ]
         self.have[sl].add(layout)
 
-    def chain(self, ch: _Chain, src: int) -> None:
+    def chain(self, ch: _Chain, src: int, in_place: bool = True) -> None:
         """The chain ``ch`` (its first node reading slot ``src``): coefficients refreshed per
         instance, the gain's levels computed, then per channel one sample loop through all
-        of its filters at the group's width, then its sends."""
+        of its filters at the group's width, then its sends. With ``in_place``, when nothing
+        else reads slot ``src``, the last filter's output is written over its lanes (each
+        sample is read before it is written; a smaller working set)."""
         p = self.p
         ks = ch.filters
+        first = {ks[0], *self._gain_before(ch, 0)}
+        if in_place and self._read_only_by(src, first) and self.slot(src).index == "j":
+            self.alias[p.slot[ks[-1]]] = self.alias.get(src, src)
+            self.have[src].discard("P")
         ins = [src, *ks[:-1]]
         if ch.gain is not None and ch.gain_at is not None:
             ins[ch.gain_at] = ch.gain
@@ -698,7 +742,13 @@ class _Body:
         self.lines += [
             "            " + bq.gather_line(st, f) for f, (bq, st) in enumerate(zip(filters, sites))
         ]
-        ys = ", ".join(f"{st.dst.lanes}[c]" for st in sites)
+        # a filter's output only the next filter (or the gain before it) reads is not stored
+        inside = [{ks[f + 1], *self._gain_before(ch, f + 1)} for f in range(len(ks) - 1)]
+        kept = [f == len(ks) - 1 or not self._read_only_by(ks[f], inside[f]) for f in range(len(ks))]
+        for k, keep in zip(ks, kept):
+            if not keep:
+                self.have[p.slot[k]] = set()
+        ys = ", ".join(f"{st.dst.lanes}[c]" if keep else "None" for st, keep in zip(sites, kept))
         cases = [(f"w == {L}", [f"LN.{kernel}_{L}({x}[c], {ys}, n, t0, CO, ST, BY{more})"]) for L in p.widths]
         self.lines += ["            " + line for line in branches(cases, "")]
         self.lines += [
@@ -708,6 +758,20 @@ class _Body:
         for k in ch.sends:
             if not self._lane_send(k, handled):
                 self.node(k)
+
+    @staticmethod
+    def _gain_before(ch: _Chain, f: int) -> list[int]:
+        """The chain's gain, if it multiplies filter ``f``'s input."""
+        return [ch.gain] if ch.gain is not None and ch.gain_at == f else []
+
+    def _read_only_by(self, k: int, readers: set[int]) -> bool:
+        """Whether node ``k``'s output slot is read by no node outside ``readers`` and is not
+        the graph's output."""
+        p = self.p
+        sl = p.slot[k]
+        if sl == p.slot[-1]:
+            return False
+        return all(r in readers for r, i in enumerate(p.inputs) if i is not None and p.slot[i] == sl)
 
     def _from_lanes(self, k: int, handled: set[int]) -> int | None:
         """Node ``k``'s input slot when ``k`` can read it straight from lanes: it is only in
@@ -829,10 +893,12 @@ class _Body:
         shortest delay (:func:`delay_chunk`) is already in the rings: both filters then run
         as independent recursions in one sample loop run by run, the HPF in lanes ``j`` and
         the LPF in lanes ``m + j`` (the LPF's input read into the free lanes of the HPF's),
-        and the HPF's output is written to the rings after each run. Otherwise the three run
-        one after another. A pan (the graph's output) alone reading the LPF, with the send
-        reading the pan, runs in both branches (from lanes in the second: :func:`pan_send_lanes`);
-        returns the nodes emitted after ``k``."""
+        and the HPF's output is written to the rings after each run. A wider group whose
+        delays are held and at least a block long runs the two filters side by side over 16
+        lanes each (:meth:`_echo_pair`). Otherwise the three run one after another. A pan (the
+        graph's output) alone reading the LPF, with the send reading the pan, runs in every
+        branch (from lanes but in the first: :func:`pan_send_lanes`); returns the nodes
+        emitted after ``k``."""
         p = self.p
         pan = k + 3 if self._only_reader(k + 2) == k + 3 and self._pan_send_lanes(k + 3) else None
         hp, lp = self.site(k, src, True), self.site(k + 2, p.slot[k + 1], True)
@@ -843,11 +909,9 @@ class _Body:
         x, y, rows = self.slot(src).lanes, self.slot(k + 2).lanes, self.slot(k + 2).rows
         most = max(p.widths)
         self.lines += [
-            "        run = 0",
-            f"        if 2 * m <= {most}:",
-            f"            run = LN.delay_chunk(act, g0, m, n, {a('dirty')}, {a('seconds')}, sample_rate, "
+            f"        run = LN.delay_chunk(act, g0, m, n, {a('dirty')}, {a('seconds')}, sample_rate, "
             f"{a('buf')}, {a('dcur')}, {a('dold')}, {a('left')})",
-            "        if run > 0:",
+            f"        if run > 0 and 2 * m <= {most}:",
             f"            w2 = {width_expr(p.widths, '2 * m')}",
             "            for j in range(m):",
             "                v = act[g0 + j]",
@@ -888,6 +952,8 @@ class _Body:
         if pan is not None:
             sites = (self.site(pan, p.slot[k + 2], False), self.site(pan + 1, p.slot[pan], False))
             self.lines += ["    " + line for line in pan_send_lines(*sites)]
+        if LANES in p.widths:
+            self._echo_pair(k, src, pan)
         self.lines.append("        else:")
         start = len(self.lines)
         for f in (k, k + 2):
@@ -896,7 +962,7 @@ class _Body:
             fsrc = src if f == k else p.slot[k + 1]
             self.need(fsrc, "P")
             self.have[p.slot[f]] = {"P"}
-            self.chain(_Chain([f]), fsrc)
+            self.chain(_Chain([f]), fsrc, in_place=False)  # the other branches use the slots' names
         if pan is None:
             self.need(p.slot[k + 2], "S")
         else:
@@ -910,6 +976,50 @@ class _Body:
             return [k + 1, k + 2]
         self.have[p.slot[pan]] = {"S"}
         return [k + 1, k + 2, pan, pan + 1]
+
+    def _echo_pair(self, k: int, src: int, pan: int | None) -> None:
+        """The branch of :meth:`echo` for a group wider than half the lanes whose delays are
+        held and at least a block long (:func:`delay_chunk` returned ``n``): the taps are read
+        into the delay's rows first (moved to lanes), the HPF (lanes of slot ``src``) and the
+        LPF (the taps' lanes) run as two independent recursions in one sample loop
+        (``pair_lanes_16``), then the HPF's output goes to the rings from its rows; the
+        LPF's output stays in lanes for the pan and send (``pan``), else is moved to rows."""
+        p = self.p
+        hp, lp = self.site(k, src, True), self.site(k + 2, p.slot[k + 1], True)
+        hq, lq = p.nodes[k], p.nodes[k + 2]
+        assert isinstance(hq, Biquad) and isinstance(lq, Biquad)
+        a = self.site(k + 1, p.slot[k], False).a
+        x, (h, hrows), (d, drows), (y, rows) = (
+            self.slot(src).lanes,
+            *((self.slot(p.slot[f]).lanes, self.slot(p.slot[f]).rows) for f in (k, k + 1, k + 2)),
+        )
+        self.lines += [
+            f"        elif run == n and w == {LANES}:",
+            "            for j in range(m):",
+            "                v = act[g0 + j]",
+            "    " + hq.refresh_line(hp),
+            "    " + lq.refresh_line(lp),
+            f"            for c in range({x}.shape[0]):",
+            "                " + hq.gather_line(hp, 0),
+            "                " + lq.gather_line(lp, 1),
+            f"                LN.taps_to_rows(act, g0, m, {a('buf')}, {a('widx')}, {a('dcur')}, c, "
+            f"{drows}, n)",
+            f"                LN.to_lanes({drows}, c, {d}[c], n, w, m)",
+            f"                LN.pair_lanes_{LANES}({x}[c], {h}[c], {d}[c], {y}[c], n, t0, CO, ST, BY)",
+            "                " + hq.scatter_line(hp, 0),
+            "                " + lq.scatter_line(lp, 1),
+            f"                LN.from_lanes({h}[c], {hrows}, c, n, w, m)",
+            f"                LN.rows_to_rings(act, g0, m, {hrows}, {a('buf')}, {a('widx')}, c, n)",
+            f"            LN.advance_rings(act, g0, m, {a('widx')}, n, {a('buf')}.shape[2])",
+        ]
+        if pan is None:
+            self.lines += [
+                f"            for c in range({y}.shape[0]):",
+                f"                LN.from_lanes({y}[c], {rows}, c, n, w, m)",
+            ]
+        else:
+            sites = (self.site(pan, p.slot[k + 2], False), self.site(pan + 1, p.slot[pan], False))
+            self.lines += ["    " + line for line in pan_send_lines(*sites, "False")]
 
     def node(self, k: int) -> None:
         """Node ``k`` on its own."""

@@ -166,23 +166,29 @@ class _Lanes:
         b.position_at_end(done)
 
 
-def _chain_codegen(filters: int, width: int, gain_at: int | None) -> Any:
+def _chain_codegen(filters: int, width: int, gain_at: int | None, parallel: bool = False) -> Any:
     """Code generator of :func:`lane_biquads`' kernels: ``filters`` biquads in series over
-    ``width`` lanes, each sample through every filter in turn (the gain before filter
-    ``gain_at``). Samples from a group-of-8 boundary (``(t0 + i) & 7 == 0``) on run 8 at a time with each
-    sample's form of :func:`df1` known at compile time; the samples before and after test
-    their position."""
+    ``width`` lanes (``parallel``: each on its own input), each sample through every filter in
+    turn (the gain before filter ``gain_at``). Samples from a group-of-8 boundary
+    (``(t0 + i) & 7 == 0``) on run 8 at a time with each sample's form of :func:`df1` known at
+    compile time; the samples before and after test their position."""
     nf = filters
+    # the positions of the inputs and outputs among the arguments, then of n
+    xs_at = [2 * f for f in range(nf)] if parallel else [0]
+    ys_at = [2 * f + 1 for f in range(nf)] if parallel else list(range(1, 1 + nf))
+    a = 2 * nf if parallel else 1 + nf
 
     def codegen(context, builder, signature, args):
         tys = signature.args
         L = _Lanes(context, builder, width)
         i64, vt = L.i64, L.vt
-        xty, ytys, coty, stty, byty = tys[0], tys[1 : 1 + nf], tys[3 + nf], tys[4 + nf], tys[5 + nf]
-        xa = L.array(xty, args[0])
-        yas = [L.array(t, a) for t, a in zip(ytys, args[1 : 1 + nf])]
-        n, t0 = args[1 + nf], args[2 + nf]
-        coa, sta, bya = L.arrays(signature, args, 3 + nf, 4 + nf, 5 + nf)
+        xtys, ytys = [tys[k] for k in xs_at], [tys[k] for k in ys_at]
+        coty, stty, byty = tys[a + 2], tys[a + 3], tys[a + 4]
+        xas = L.arrays(signature, args, *xs_at)
+        # an output passed as None is not stored (only the next filter reads it)
+        yas = [None if isinstance(tys[k], types.NoneType) else L.array(tys[k], args[k]) for k in ys_at]
+        n, t0 = args[a], args[a + 1]
+        coa, sta, bya = L.arrays(signature, args, a + 2, a + 3, a + 4)
         fma_fn = cgutils.get_or_insert_function(
             builder.module, ir.FunctionType(vt, [vt] * 3), f"llvm.fma.v{width}f32"
         )
@@ -205,8 +211,10 @@ def _chain_codegen(filters: int, width: int, gain_at: int | None) -> Any:
         def run(s, form, level, blend):
             """Sample s through every filter, with :func:`df1`'s form for position 0, 1 or other
             (``blend``: bypassed lanes pass their input through)."""
-            x0 = L.load(xty, xa, [s, 0])
+            x0 = L.load(xtys[0], xas[0], [s, 0])
             for f in range(nf):
+                if parallel and f > 0:
+                    x0 = L.load(xtys[f], xas[f], [s, 0])
                 if f == gain_at:
                     x0 = builder.fmul(x0, level(s))
                 b0, b1, b2, na1, na2 = co[f]
@@ -219,7 +227,8 @@ def _chain_codegen(filters: int, width: int, gain_at: int | None) -> Any:
                     t = fma(b0, x0, fma(b2, x2, builder.fadd(builder.fmul(b1, x1), bias)))
                 y0 = fma(na2, y2, fma(na1, y1, t))
                 out = builder.select(by[f], x0, y0) if blend else y0
-                L.store(out, ytys[f], yas[f], [s, 0])
+                if yas[f] is not None:
+                    L.store(out, ytys[f], yas[f], [s, 0])
                 for h, val in zip(hist[f], (x0, x1, y0, y1)):
                     builder.store(val, h)
                 x0 = out
@@ -267,9 +276,9 @@ def _chain_codegen(filters: int, width: int, gain_at: int | None) -> Any:
                     samples(level, False)
 
         if gain_at is not None:
-            gvty, gbty = tys[6 + nf], tys[7 + nf]
-            gva, gba = L.array(gvty, args[6 + nf]), L.array(gbty, args[7 + nf])
-            with builder.if_else(args[8 + nf]) as (held, ramp):
+            gvty, gbty = tys[a + 5], tys[a + 6]
+            gva, gba = L.arrays(signature, args, a + 5, a + 6)
+            with builder.if_else(args[a + 7]) as (held, ramp):
                 with held:
                     g = L.load(gvty, gva, [0])
                     both(lambda s: g)
@@ -285,13 +294,14 @@ def _chain_codegen(filters: int, width: int, gain_at: int | None) -> Any:
     return codegen
 
 
-def lane_biquads(filters: int, width: int, gain_at: int | None = None) -> Any:
+def lane_biquads(filters: int, width: int, gain_at: int | None = None, parallel: bool = False) -> Any:
     """A numba intrinsic ``(x, y_0, ..., y_{filters-1}, n, t0, co, st, by)`` running ``filters``
     Direct Form I biquads in series over lanes ``0 .. width - 1`` of sample-major
     ``(samples, lanes)`` float32 buffers: filter f reads filter f-1's output (filter 0 reads
-    ``x``) and writes ``y_f[:n, :width]``. ``co`` ``(>= filters, 5, lanes)`` holds b0, b1, b2,
-    -a1, -a2; ``st`` ``(>= filters, 4, lanes)`` x1, x2, y1, y2 (read, then updated); ``by``
-    ``(>= filters, lanes)`` bool: a bypassed lane's output is its input. ``t0`` is the absolute
+    ``x``) and writes ``y_f[:n, :width]`` (nothing when ``y_f`` is None; ``y_f`` may be ``x``).
+    ``co`` ``(>= filters, 5, lanes)`` holds b0, b1, b2, -a1, -a2; ``st`` ``(>= filters, 4,
+    lanes)`` x1, x2, y1, y2 (read, then updated); ``by`` ``(>= filters, lanes)`` bool: a
+    bypassed lane's output is its input. ``t0`` is the absolute
     index of sample 0 (:func:`df1`'s position in its group of 8).
 
     With ``gain_at``, three more arguments ``(gv, gb, steady)``: filter ``gain_at``'s input
@@ -299,19 +309,26 @@ def lane_biquads(filters: int, width: int, gain_at: int | None = None) -> Any:
     ``gb[i]`` (a Gai0 between them, float32 products as :func:`gai0_voice`'s); the kernel does not
     store the product.
 
+    With ``parallel`` (and no gain), the arguments are ``(x_0, y_0, ..., x_{filters-1},
+    y_{filters-1}, n, t0, co, st, by)``: filter f reads ``x_f`` instead of the filter before's
+    output, the filters being independent recursions that share the loop (the echo submix's
+    HPF and LPF when the LPF's input, the delay taps, is known before the block).
+
     Each lane computes exactly :func:`df1`'s operations in its order (a vector fma rounds like a
     scalar one; nothing is reassociated), so every output is bit-identical to the scalar
     recursion. The sample loop is written in LLVM IR on ``<width x float>`` vectors, not left to
     the SLP vectoriser, so every filter of the chain stays one register-resident recursion and
     the filters' dependent fma pairs overlap."""
+    assert not (parallel and gain_at is not None)
     ys = ", ".join(f"y{f}" for f in range(filters))
+    xys = ", ".join(f"x{f}, y{f}" for f in range(filters)) if parallel else f"x, {ys}"
     more = ", gv, gb, steady" if gain_at is not None else ""
     src = (
-        f"def kernel(typingctx, x, {ys}, n, t0, co, st, by{more}):\n"
-        f"    sig = types.void(x, {ys}, types.int64, types.int64, co, st, by{more})\n"
+        f"def kernel(typingctx, {xys}, n, t0, co, st, by{more}):\n"
+        f"    sig = types.void({xys}, types.int64, types.int64, co, st, by{more})\n"
         "    return sig, codegen\n"
     )
-    scope: dict[str, Any] = {"types": types, "codegen": _chain_codegen(filters, width, gain_at)}
+    scope: dict[str, Any] = {"types": types, "codegen": _chain_codegen(filters, width, gain_at, parallel)}
     exec(src, scope)
     return intrinsic(scope["kernel"])
 
@@ -533,6 +550,9 @@ def _rsp0_lanes_codegen(native: bool) -> Any:
         zero = ir.Constant(L.vt, [0.0] * 16)
         one, low, sh = (ir.Constant(vi, [c] * 16) for c in (1, 0xFFFF, 16))
         scale = ir.Constant(vd, [1.0 / 65536.0] * 16)
+        fma_fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(vd, [vd] * 3), "llvm.fma.v16f64"
+        )
         ia = cgutils.alloca_once_value(builder, i64(0))
 
         def chunk(i0):
@@ -548,13 +568,11 @@ def _rsp0_lanes_codegen(native: bool) -> Any:
                 )
                 a = permute(w0, idx, w1)
                 b = permute(w0, builder.add(idx, one), w1)
-                # rsp0_voice's a + (b - a) * (fr / 65536.0): float32 difference, float64 rest
-                d = builder.fmul(
-                    builder.fpext(builder.fsub(b, a), vd), builder.fmul(builder.sitofp(frac, vd), scale)
-                )
-                rows.append(
-                    builder.select(on, builder.fptrunc(builder.fadd(builder.fpext(a, vd), d), L.vt), zero)
-                )
+                # rsp0_voice's a + (b - a) * (fr / 65536.0): float32 difference, float64 rest;
+                # the float64 product is exact (24 + 16 bits), so one fma rounds like its sum
+                d = builder.fmul(builder.fpext(builder.fsub(b, a), vd), scale)
+                s = builder.call(fma_fn, [d, builder.sitofp(frac, vd), builder.fpext(a, vd)])
+                rows.append(builder.select(on, builder.fptrunc(s, L.vt), zero))
                 nxt = builder.add(fr, builder.mul(st, i32(16)))
                 builder.store(builder.add(pos, builder.zext(builder.lshr(nxt, i32(16)), i64)), ps)
                 builder.store(builder.and_(nxt, i32(0xFFFF)), fs)

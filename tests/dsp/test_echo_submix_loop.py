@@ -3,8 +3,9 @@ the two filters run as independent lanes of one sample loop over runs of samples
 than the shortest delay (the LPF reading the delay taps before the run is written). Its output
 is exactly the plain-Python filters around a shifted signal, and exactly the node path's
 whatever the group size, block size, delay (shorter than a block, a block long, crossfading,
-reaching round the ring) and filter bypass; both the one-loop branch and the three-step
-branch run."""
+reaching round the ring) and filter bypass; the one-loop branch, the three-step branch and,
+for groups of more than 8 instances whose delays are at least a block long, the two-filter
+loop (HPF and LPF each over 16 lanes) run."""
 
 from __future__ import annotations
 
@@ -72,11 +73,11 @@ def test_held_delay_output_is_the_plain_filters_around_the_shifted_signal(tmp_pa
 def _drive(bank: GraphBank, insts: list[int], blocks: list[int], script: int) -> tuple[np.ndarray, int]:
     """Run ``insts`` through ``blocks`` with delays and filters changing on a fixed script;
     returns the output rows and the send's destination, block after block, and (fused) how
-    many blocks took the one-loop branch."""
+    many blocks took the one-loop branch and how many the two-filter loop."""
     rng = np.random.default_rng(script)
     for v in insts:
         bank.alloc(v)
-    outs, t, fast = [], 0, 0
+    outs, t, fast, pair = [], 0, 0, 0
     for b, n in enumerate(blocks):
         for i, v in enumerate(insts):
             if b % 6 == 0:
@@ -91,13 +92,15 @@ def _drive(bank: GraphBank, insts: list[int], blocks: list[int], script: int) ->
         bank.by_id["Sen0"].target[:] = 0.0
         if bank.fused:
             bank.slots["S_Del0"][:] = np.nan  # the three-step branch writes the delay's rows
+            bank.lane_scratch["CO"][1] = np.nan  # only the two-filter loop uses a second filter's
         bank.process(n, t)
         fast += bank.fused and bool(np.isnan(bank.slots["S_Del0"][:, 0, :n]).all())
+        pair += bank.fused and not np.isnan(bank.lane_scratch["CO"][1]).all()
         outs.append(
             np.concatenate([bank.output[insts, :, :n].ravel(), bank.by_id["Sen0"].target[0, :, :n].ravel()])
         )
         t += n
-    return np.concatenate(outs), fast
+    return np.concatenate(outs), fast, pair
 
 
 @pytest.mark.parametrize("count", [1, 2, 3, 5, 8, 9, 16])
@@ -106,9 +109,10 @@ def test_fused_echo_submix_is_bit_identical_to_the_node_path(tmp_path, count, bl
     fused, nodes = _banks(tmp_path, 16)
     insts = [(5 * i + 1) % 16 for i in range(count)]
     blocks = [block, block, 7, block, 300 if block == 37 else 128] * 12
-    a, fast = _drive(fused, insts, blocks, count)
-    b, _ = _drive(nodes, insts, blocks, count)
-    # the one loop needs 2 * count lanes and every delay held
-    assert (0 < fast < len(blocks)) if count <= 8 else fast == 0
+    a, fast, pair = _drive(fused, insts, blocks, count)
+    b, _, _ = _drive(nodes, insts, blocks, count)
+    # the one loop needs 2 * count lanes and every delay held; the two-filter loop, more than
+    # 8 instances and every delay held and at least a block long
+    assert (0 < fast < len(blocks) and pair == 0) if count <= 8 else (fast == 0 and 0 < pair < len(blocks))
     assert np.abs(a).max() > 0.01
     assert np.array_equal(a.view(np.int32), b.view(np.int32))
