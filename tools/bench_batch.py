@@ -214,7 +214,7 @@ def padded_install(dest: Path, clips_total: int = 3011, takes_total: int = 20096
 AREAS = (
     ("engine loop", ("core/engine.py", "core/bus.py", "dsp/skip.py", "core/voices.py", "core/faults.py")),
     ("DSP", ("dsp/", "barkbus_graph_", "barkbus_lanes")),
-    ("decode", ("codecs/", "containers/", "av/", "soundfile")),
+    ("decode", ("codecs/", "containers/", "av/", "'av.", "soundfile")),
     ("loudness", ("offline/loudness.py",)),
     ("game", ("games/", "core/world.py")),
     (
@@ -223,7 +223,8 @@ AREAS = (
     ),
     ("rows", ("offline/batch/", "pyarrow")),
 )
-"""Where a function's own time is counted (first match of its file name), for the profile."""
+"""Where a function's own time is counted (first match of its file name, or for a compiled
+function, whose file is ``~``, of its name: a fused graph kernel is DSP), for the profile."""
 
 
 def _area(filename: str) -> str:
@@ -256,8 +257,9 @@ def profile(name: str, path: str, dry: bool, seeds: int, top: int = 6) -> tuple[
     rows = pstats.Stats(prof).stats  # type: ignore[attr-defined]
     total = sum(v[2] for v in rows.values())
     areas: dict[str, float] = {}
-    for (f, _, _), v in rows.items():
-        areas[_area(f)] = areas.get(_area(f), 0.0) + v[2] / total
+    for (f, _, fn), v in rows.items():
+        area = _area(fn if f == "~" else f)
+        areas[area] = areas.get(area, 0.0) + v[2] / total
     best = sorted(rows.items(), key=lambda kv: -kv[1][2])[:top]
     return areas, [(f"{Path(f).name}:{ln}({fn})", v[2] / total) for (f, ln, fn), v in best]
 
