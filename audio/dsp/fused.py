@@ -32,7 +32,9 @@ code beside it) and imports it. The function walks the active instances in group
   the two filters as two 16-lane recursions of one loop, :func:`audio.dsp.kernels.lane_biquads`
   with ``parallel``);
 * a Pn21 on rows and the send reading its output run as one per-instance pass
-  (:func:`audio.dsp.kernels.pn21_sen0_voice`) while both levels hold.
+  (:func:`audio.dsp.kernels.pn21_sen0_voice`) while both levels hold; in a full group reading
+  lanes, a send splitting the pan's input into two channels just before it joins that pass
+  (:func:`audio.dsp.kernels.env_pan_send_lanes16`: each tile transposed once).
 
 Parameters are applied at the start of the call exactly as in the node path, sends add into
 their destinations in instance order, and the graph's last node is copied to ``bank.output``,
@@ -385,6 +387,61 @@ def pan_send_lanes(
             v, x[j], out[v], n, dirty, angle, level, layout, cur, goal, step, left, init, scratch, s_dirty,
             s_target, s_cur, s_step, s_left, s_init, dest, tgt, duck, band
         )
+
+
+@nb.njit(**_F)
+def env_pan_send_lanes(
+    act, g0, m, w, t, x, n, e_dirty, e_target, e_cur, e_step, e_left, e_init, e_dest, e_tgt, e_duck, e_band,
+    out, dirty, angle, level, layout, cur, goal, step, left, init, scratch, s_dirty, s_target, s_cur, s_step,
+    s_left, s_init, dest, tgt, duck, band, have_rows
+):
+    """A send of one channel into two (``e_*``) and a pan with the send reading its output,
+    both reading the sample-major ``t[0, :n, j]``: when both would take their lane path in
+    :func:`send_lanes` and :func:`pan_send_lanes`, one pass over the lanes
+    (:func:`audio.dsp.kernels.env_pan_send_lanes16`, the last ``n % 16`` samples in the same
+    order here); otherwise those two in turn."""
+    ok = (
+        w == 16 and e_duck.shape[0] == 0 and duck.shape[0] == 0 and t.shape[0] == 1
+        and e_tgt.shape[1] == 2 and out.shape[1] == 2 and tgt.shape[1] == 2
+    )
+    emask = 0
+    if ok:
+        for j in range(m):
+            v = act[g0 + j]
+            K._retarget(v, e_dirty, e_target, e_cur, e_step, e_left, e_init, 65.0)
+            K._pan_retarget(v, 2, dirty, angle, level, layout, cur, goal, step, left, init, scratch)
+            K._retarget(v, s_dirty, s_target, s_cur, s_step, s_left, s_init, 65.0)
+            if e_left[v] != 0 or left[v] != 0 or s_left[v] != 0 or dest[v] < 0:
+                ok = False
+            elif e_dest[v] >= 0:
+                emask |= 1 << j
+    if not ok:
+        rows = send_lanes(
+            act, g0, m, w, t, x, n, e_dirty, e_target, e_cur, e_step, e_left, e_init, e_dest, e_tgt, e_duck,
+            e_band, have_rows
+        )
+        pan_send_lanes(
+            act, g0, m, w, t, x, out, n, dirty, angle, level, layout, cur, goal, step, left, init, scratch,
+            s_dirty, s_target, s_cur, s_step, s_left, s_init, dest, tgt, duck, band, rows
+        )
+        return
+    e = n - n % 16
+    every = (1 << m) - 1
+    K.env_pan_send_lanes16(t[0], e, act, g0, out, cur, tgt, dest, s_cur, every, e_tgt, e_dest, e_cur, emask)
+    for i in range(e, n):
+        for j in range(m):
+            v = act[g0 + j]
+            if (emask >> j) & 1:
+                s = t[0, i, j] * np.float32(e_cur[v] * 0.7071067811865476)
+                e_tgt[e_dest[v], 0, i] += s
+                e_tgt[e_dest[v], 1, i] += s
+        for j in range(m):
+            v = act[g0 + j]
+            gs = np.float32(s_cur[v])
+            for c in range(2):
+                p = t[0, i, j] * np.float32(cur[v, c])
+                out[v, c, i] = p
+                tgt[dest[v], c, i] += p * gs
 
 
 @nb.njit(**_F)
@@ -810,6 +867,27 @@ class _Body:
         self.lines.append(f"        {flag} = " + node.lanes_line(self.site(k, src, False), flag).lstrip())
         return True
 
+    def _env_pan_send(self, k: int, handled: set[int]) -> bool:
+        """Emit send ``k`` and the pan and send after it (:meth:`_pan_send_lanes`) as one call
+        when both read the same slot straight from lanes (``LN.env_pan_send_lanes``: one pass
+        when the send splits one channel into two); returns whether it did."""
+        p = self.p
+        node = p.nodes[k]
+        if not isinstance(node, Send) or k + 2 >= len(p.nodes) or not self._pan_send_lanes(k + 1):
+            return False
+        src = self._from_lanes(k, handled)
+        if src is None or p.slot[p.inputs[k + 1]] != src or self._from_lanes(k + 1, handled | {k}) is None:  # type: ignore[index]
+            return False
+        self.spent.add((src, "S"))
+        flag = self._rows_flag(src)
+        send = node.lanes_line(self.site(k, src, False), flag).rsplit(", ", 1)[0]
+        pan = self.site(k + 1, src, False)
+        line = pan_send_lines(pan, self.site(k + 2, p.slot[k + 1], False), flag)[0]
+        out, rest = line.split(f"{pan.src.rows}, ", 1)[1].split(", n, ", 1)  # type: ignore[union-attr]
+        self.lines.append(send.replace("LN.send_lanes(", "LN.env_pan_send_lanes(") + f", {out}, {rest}")
+        self.have[p.slot[k + 1]] = {"S"}
+        return True
+
     def _rows_flag(self, src: int) -> str:
         """The group-local flag telling whether a lane send's fallback filled slot ``src``'s
         rows (set False before the slot's first lane send in the group)."""
@@ -1061,7 +1139,9 @@ class _Body:
                 continue
             ch = self._chain_from(k) if src is not None else None
             if ch is None or src is None:
-                if not self._lane_send(k, done):
+                if self._env_pan_send(k, done):
+                    done.update((k + 1, k + 2))
+                elif not self._lane_send(k, done):
                     self.node(k)
                 continue
             self.need(src, "P")

@@ -1102,38 +1102,59 @@ send_split_lanes16 = _send_lanes(True)
 product ``t[i, j] * f32(cur[v] / sqrt 2)`` adds into channels 0 and 1 (:func:`_send_split`)."""
 
 
-def _pan_send_lanes_codegen(context, builder, signature, args):
-    """Code generator of :data:`pan_send_lanes16`."""
-    tty, _, aty, _, oty, pty, gty, dty, sty, _ = signature.args
-    L = _Lanes(context, builder, 16)
-    ta, aa, oa, pa, ga, da, sa = L.arrays(signature, args, 0, 2, 4, 5, 6, 7, 8)
-    n, g0, mask = args[1], args[3], args[9]
-    i64, f32 = L.i64, ir.FloatType()
+def _pan_send_lanes_codegen(env: bool) -> Any:
+    """Code generator of :data:`pan_send_lanes16` (``env``: :data:`env_pan_send_lanes16`)."""
 
-    def item(ty, arr, idx):
-        return builder.load(cgutils.get_item_pointer(context, builder, ty, arr, idx, wraparound=False))
+    def codegen(context, builder, signature, args):
+        tty, _, aty, _, oty, pty, gty, dty, sty = signature.args[:9]
+        L = _Lanes(context, builder, 16)
+        ta, aa, oa, pa, ga, da, sa = L.arrays(signature, args, 0, 2, 4, 5, 6, 7, 8)
+        n, g0, mask = args[1], args[3], args[9]
+        i64, f32 = L.i64, ir.FloatType()
 
-    lanes = []
-    for on, v in _lane_item(context, builder, mask, aty, aa, g0):
-        pan = [_splat16(builder, builder.fptrunc(item(pty, pa, [v, i64(ch)]), f32)) for ch in range(2)]
-        gs = _splat16(builder, builder.fptrunc(item(sty, sa, [v]), f32))
-        lanes.append((on, v, item(dty, da, [v]), pan, gs))
+        def item(ty, arr, idx):
+            return builder.load(cgutils.get_item_pointer(context, builder, ty, arr, idx, wraparound=False))
 
-    chans = [i64(0), i64(1)]
-    sums = _RowSums(L, gty, ga, 2)
+        lanes = []
+        for on, v in _lane_item(context, builder, mask, aty, aa, g0):
+            pan = [_splat16(builder, builder.fptrunc(item(pty, pa, [v, i64(ch)]), f32)) for ch in range(2)]
+            gs = _splat16(builder, builder.fptrunc(item(sty, sa, [v]), f32))
+            lanes.append((on, v, item(dty, da, [v]), pan, gs))
+        chans = [i64(0), i64(1)]
+        sums = _RowSums(L, gty, ga, 2)
+        sends = []
+        if env:
+            # the split send's lanes (:data:`send_split_lanes16`' products)
+            ety, edty, ecty = signature.args[10:13]
+            ea, eda, eca = L.arrays(signature, args, 10, 11, 12)
+            for eon, v in _lane_item(context, builder, args[13], aty, aa, g0):
+                level = builder.fmul(item(ecty, eca, [v]), ir.Constant(ir.DoubleType(), 0.7071067811865476))
+                sends.append((eon, item(edty, eda, [v]), _splat16(builder, builder.fptrunc(level, f32))))
+            esums = _RowSums(L, ety, ea, 2)
 
-    def body(i0, rows):
-        sums.start()
-        for (on, v, d, pan, gs), row in zip(lanes, rows):
-            with builder.if_then(on):
-                ps = [builder.fmul(row, pan[ch]) for ch in range(2)]
-                for ch in range(2):
-                    L.store(ps[ch], oty, oa, [v, i64(ch), i0])
-                sums.add(d, i0, chans, [builder.fmul(p, gs) for p in ps])
-        sums.finish(i0, chans)
+        def body(i0, rows):
+            sums.start()
+            if env:
+                esums.start()
+            for k, ((on, v, d, pan, gs), row) in enumerate(zip(lanes, rows)):
+                if env:
+                    eon, ed, gain = sends[k]
+                    with builder.if_then(eon):
+                        es = builder.fmul(row, gain)
+                        esums.add(ed, i0, chans, [es, es])
+                with builder.if_then(on):
+                    ps = [builder.fmul(row, pan[ch]) for ch in range(2)]
+                    for ch in range(2):
+                        L.store(ps[ch], oty, oa, [v, i64(ch), i0])
+                    sums.add(d, i0, chans, [builder.fmul(p, gs) for p in ps])
+            sums.finish(i0, chans)
+            if env:
+                esums.finish(i0, chans)
 
-    _tile_rows_loop(L, tty, ta, n, body)
-    return context.get_dummy_value()
+        _tile_rows_loop(L, tty, ta, n, body)
+        return context.get_dummy_value()
+
+    return codegen
 
 
 @intrinsic
@@ -1145,7 +1166,34 @@ def pan_send_lanes16(typingctx, t, n, act, g0, out, pan, tgt, dest, s_cur, mask)
     tiles transposed in registers, instances in lane order (the destination sums as
     :func:`pn21_sen0_voice`'s)."""
     sig = types.void(t, types.int64, act, types.int64, out, pan, tgt, dest, s_cur, types.int64)
-    return sig, _pan_send_lanes_codegen
+    return sig, _pan_send_lanes_codegen(False)
+
+
+@intrinsic
+def env_pan_send_lanes16(
+    typingctx, t, n, act, g0, out, pan, tgt, dest, s_cur, mask, etgt, edest, e_cur, emask
+):
+    """:data:`send_split_lanes16` into ``etgt`` (``edest``, ``e_cur``, ``emask``) and
+    :data:`pan_send_lanes16` from the same lanes in one pass: each tile is transposed once,
+    each destination sums in instance order as with the two kernels (``etgt`` and ``tgt`` are
+    different buses: a graph's sends never share one)."""
+    sig = types.void(
+        t,
+        types.int64,
+        act,
+        types.int64,
+        out,
+        pan,
+        tgt,
+        dest,
+        s_cur,
+        types.int64,
+        etgt,
+        edest,
+        e_cur,
+        types.int64,
+    )
+    return sig, _pan_send_lanes_codegen(True)
 
 
 @nb.njit(**_FLAGS)

@@ -1,6 +1,7 @@
 """A send, and a pan with the send reading its output, working straight from lanes
-(:func:`audio.dsp.kernels.send_lanes16`, ``send_split_lanes16``, ``pan_send_lanes16`` and the
-group wrappers the fused kernels call) add, sample by sample, exactly the float32 products a
+(:func:`audio.dsp.kernels.send_lanes16`, ``send_split_lanes16``, ``pan_send_lanes16``,
+``env_pan_send_lanes16`` (a split send and a pan with its send in one pass) and the group
+wrappers the fused kernels call) add, sample by sample, exactly the float32 products a
 plain per-instance send adds, in instance order (several instances sharing a destination),
 skipping instances without one, and the pan stores exactly its products; when a level ramps,
 something ducks or the group is not full, the wrappers' per-instance fallback leaves outputs,
@@ -80,6 +81,40 @@ def test_pan_send_lanes16_stores_pan_products_and_adds_send_products(n):
     _call_pan(t, n, act, 1, out, pan, tgt, dest, s_cur, (1 << LANES) - 1)
     assert np.array_equal(tgt.view(np.uint32), want_tgt.view(np.uint32))
     assert np.array_equal(out.view(np.uint32), want_out.view(np.uint32))  # NaN elsewhere kept
+
+
+@nb.njit
+def _call_env_pan(t, n, act, g0, out, pan, tgt, dest, s_cur, mask, etgt, edest, e_cur, emask):
+    K.env_pan_send_lanes16(t, n, act, g0, out, pan, tgt, dest, s_cur, mask, etgt, edest, e_cur, emask)
+
+
+@pytest.mark.parametrize("n", [16, 128])
+def test_env_pan_send_lanes16_is_a_split_send_and_a_pan_send_from_the_same_lanes(n):
+    rng = np.random.default_rng(n + 13)
+    cap = 20
+    act = rng.permutation(cap).astype(np.int64)
+    dest, edest = (rng.integers(0, 3, cap).astype(np.int64) for _ in range(2))
+    pan = rng.uniform(0.0, 1.0, (cap, 2))
+    s_cur, e_cur = rng.uniform(0.05, 1.5, cap), rng.uniform(0.05, 1.5, cap)
+    t = rng.standard_normal((n, LANES)).astype(f32)
+    out = np.full((cap, 2, n + 4), np.nan, f32)
+    tgt, etgt = rng.standard_normal((3, 2, n)).astype(f32), rng.standard_normal((3, 2, n)).astype(f32)
+    emask = (1 << LANES) - 1 - (1 << 9)
+    want_tgt, want_etgt, want_out = tgt.copy(), etgt.copy(), out.copy()
+    for i in range(n):
+        for j in range(LANES):
+            v = act[3 + j]
+            if (emask >> j) & 1:
+                s = f32(t[i, j] * f32(e_cur[v] * 0.7071067811865476))
+                for c in range(2):
+                    want_etgt[edest[v], c, i] = f32(want_etgt[edest[v], c, i] + s)
+            for c in range(2):
+                p = f32(t[i, j] * f32(pan[v, c]))
+                want_out[v, c, i] = p
+                want_tgt[dest[v], c, i] = f32(want_tgt[dest[v], c, i] + f32(p * f32(s_cur[v])))
+    _call_env_pan(t, n, act, 3, out, pan, tgt, dest, s_cur, (1 << LANES) - 1, etgt, edest, e_cur, emask)
+    for got, want in ((tgt, want_tgt), (etgt, want_etgt), (out, want_out)):
+        assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
 
 
 @pytest.mark.parametrize("n", [16, 48, 256])
@@ -238,5 +273,70 @@ def test_pan_send_lanes_group_matches_pn21_sen0_voice(m, w, change, duck):
             )  # fmt: skip
         assert np.array_equal(tgt_l.view(np.uint32), tgt_r.view(np.uint32)), (block, n)
         assert np.array_equal(out_l.view(np.uint32), out_r.view(np.uint32)), (block, n)
+        for k in lanes:
+            assert np.array_equal(lanes[k], rows[k]), k
+
+
+@pytest.mark.parametrize(
+    ("m", "w", "change", "duck"),
+    [
+        (16, 16, None, False),  # the one-pass lane path
+        (13, 16, None, False),  # a partial full-width group
+        (16, 16, "e_level", False),  # the split send ramps: the two wrappers
+        (16, 16, "angle", False),  # a pan ramps: the two wrappers
+        (16, 16, "e_dest", False),  # an instance without a split-send destination: one pass
+        (16, 16, "dest", False),  # an instance without a pan-send destination: the two wrappers
+        (16, 16, None, True),  # ducking: the two wrappers
+        (6, 8, None, False),  # a narrow group: rows
+    ],
+)
+def test_env_pan_send_lanes_group_matches_sen0_voice_then_pn21_sen0_voice(m, w, change, duck):
+    LN = lanes_module()
+    rng = np.random.default_rng(m + w + 3 * len(change or "") + duck)
+    cap = 24
+    act = rng.permutation(cap).astype(np.int64)
+    g0 = 4
+    env = _send_state(cap, rng)
+    env["dest"] = rng.integers(0, 3, cap).astype(np.int64)
+    lanes = {**_pan_state(cap, rng), **{f"e_{k}": v for k, v in env.items()}}
+    rows = {k: v.copy() for k, v in lanes.items()}
+    duck_env = rng.uniform(0.2, 1.0, (1 if duck else 0, 300)).astype(f32)
+    tgt_l, etgt_l = rng.standard_normal((3, 2, 300)).astype(f32), rng.standard_normal((3, 2, 300)).astype(f32)
+    tgt_r, etgt_r = tgt_l.copy(), etgt_l.copy()
+    out_l = np.full((cap, 2, 300), np.nan, f32)
+    out_r = out_l.copy()
+    for block, n in enumerate((256, 37, 16, 5, 256)):
+        if change and block == 2:
+            v = act[g0 + 3]
+            for s in (lanes, rows):
+                if change.endswith("dest"):
+                    s[change][v] = -1
+                else:
+                    s[change][v] *= 0.5
+                    s["e_dirty" if change == "e_level" else "dirty"][v] = True
+        t = rng.standard_normal((1, n, LANES)).astype(f32)
+        x = np.full((LANES, 1, n + 8), np.nan, f32)
+        L, R = lanes, rows
+        LN.env_pan_send_lanes(
+            act, g0, m, w, t, x, n, L["e_dirty"], L["e_level"], L["e_cur"], L["e_step"], L["e_left"],
+            L["e_init"], L["e_dest"], etgt_l, duck_env, L["e_band"], out_l, L["dirty"], L["angle"],
+            L["level"], 0, L["cur"], L["goal"], L["step"], L["left"], L["init"], L["scratch"], L["s_dirty"],
+            L["s_level"], L["s_cur"], L["s_step"], L["s_left"], L["s_init"], L["dest"], tgt_l, duck_env,
+            L["band"], False,
+        )  # fmt: skip
+        for j in range(m):
+            v = act[g0 + j]
+            xr = np.ascontiguousarray(t[:, :, j])
+            K.sen0_voice(
+                v, xr, n, R["e_dirty"], R["e_level"], R["e_cur"], R["e_step"], R["e_left"], R["e_init"],
+                R["e_dest"], etgt_r, duck_env, R["e_band"],
+            )  # fmt: skip
+            K.pn21_sen0_voice(
+                v, xr, out_r[v], n, R["dirty"], R["angle"], R["level"], 0, R["cur"], R["goal"], R["step"],
+                R["left"], R["init"], R["scratch"], R["s_dirty"], R["s_level"], R["s_cur"], R["s_step"],
+                R["s_left"], R["s_init"], R["dest"], tgt_r, duck_env, R["band"],
+            )  # fmt: skip
+        for got, want in ((tgt_l, tgt_r), (etgt_l, etgt_r), (out_l, out_r)):
+            assert np.array_equal(got.view(np.uint32), want.view(np.uint32)), (block, n)
         for k in lanes:
             assert np.array_equal(lanes[k], rows[k]), k
