@@ -21,9 +21,10 @@ Parts (each prints its peers in one table, measured in the same run):
 3. **Profile** (``--profile``): where a run's time goes now, per demo and mode (cProfile,
    the functions with the most own time and their share).
 4. **The machine's own scaling** (``--machine-seeds``): the same demo batch in 2 plain
-   processes at once against 1, no Dask, in ABBA rounds: the most 2 workers can reach here.
-5. **Dask**: ``--dask-rounds`` passes (default 2) over the worker counts in ABBA order (1, 2,
-   then 2, 1 workers), so the machine's drift in speed over the minutes of a run cancels out;
+   processes at once against 1, no Dask, in ``--dask-rounds`` ABBA rounds: the most 2 workers
+   can reach here.
+5. **Dask**: ``--dask-rounds`` passes (default 4) over the worker counts in ABBA order (1, 2,
+   then 2, 1 workers, ...), so the machine's drift in speed over the minutes of a run cancels out;
    each pass opens one LocalCluster per count, reused for every mode and demo (its start is
    printed apart); each demo and mode one batch of ``--dask-dry-seeds`` / ``--dask-full-seeds``
    seeds (a QA batch of thousands of runs, not the per-core sample); runs/s over the passes,
@@ -364,8 +365,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--dask-rounds",
         type=int,
-        default=2,
-        help="Dask passes over the worker counts, in ABBA order (default 2)",
+        default=4,
+        help="Dask passes over the worker counts, in ABBA order (default 4)",
     )
     ap.add_argument("--no-install", action="store_true", help="skip the real-size install comparison")
     ap.add_argument(
