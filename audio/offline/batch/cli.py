@@ -144,7 +144,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--chunk",
         type=int,
         metavar="K",
-        help="seeds per task (default: about 16 tasks per worker thread, 10 to 200 seeds a task)",
+        help="seeds per task (default: about 8 tasks per worker thread, 10 to 200 seeds a task)",
     )
     b.add_argument("--k", type=int, default=3, help="report: repeat windows 1..K plays (default 3)")
     b.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -115,12 +115,12 @@ def test_a_task_records_voice_faults_in_its_run_rows_without_a_log_line_per_seed
     ("runs", "slots", "chunk"),
     [
         (40, 2, 10),  # few runs: the 10-seed floor
-        (1_600, 2, 50),  # 1,600 / (16 x 2)
-        (10_000, 2, 200),  # 312 -> the 200-seed ceiling
-        (100_000, 64, 98),  # ceil(100,000 / 1,024)
+        (1_600, 2, 100),  # 1,600 / (8 x 2)
+        (10_000, 2, 200),  # 625 -> the 200-seed ceiling
+        (100_000, 64, 196),  # ceil(100,000 / 512)
     ],
 )
-def test_an_automatic_chunk_gives_about_sixteen_tasks_per_worker_thread_within_10_to_200_seeds(
+def test_an_automatic_chunk_gives_about_eight_tasks_per_worker_thread_within_10_to_200_seeds(
     runs, slots, chunk
 ):
     assert auto_chunk(runs, slots) == chunk
@@ -140,5 +140,5 @@ def test_a_batch_without_a_chunk_sizes_its_tasks_from_the_runs_to_do_and_the_wor
             progress=False,
             task_fn=_no_run,
         )
-    # 400 runs on one worker thread: auto_chunk(400, 1) = 25 seeds -> 16 tasks, one file each
-    assert s.failed == 400 and len(s.files) == 16
+    # 400 runs on one worker thread: auto_chunk(400, 1) = 50 seeds -> 8 tasks, one file each
+    assert s.failed == 400 and len(s.files) == 8
