@@ -371,13 +371,7 @@ def pan_send_lanes(
         e = n - n % 16
         K.pan_send_lanes16(t[0], e, act, g0, out, cur, tgt, dest, s_cur, (1 << m) - 1)
         for i in range(e, n):
-            for j in range(m):
-                v = act[g0 + j]
-                gs = np.float32(s_cur[v])
-                for c in range(2):
-                    p = t[0, i, j] * np.float32(cur[v, c])
-                    out[v, c, i] = p
-                    tgt[dest[v], c, i] += p * gs
+            pan_send_sample(t, i, act, g0, m, out, cur, tgt, dest, s_cur)
         return
     if not have_rows:
         from_lanes(t[0], x, 0, n, w, m)
@@ -435,13 +429,21 @@ def env_pan_send_lanes(
                 s = t[0, i, j] * np.float32(e_cur[v] * 0.7071067811865476)
                 e_tgt[e_dest[v], 0, i] += s
                 e_tgt[e_dest[v], 1, i] += s
-        for j in range(m):
-            v = act[g0 + j]
-            gs = np.float32(s_cur[v])
-            for c in range(2):
-                p = t[0, i, j] * np.float32(cur[v, c])
-                out[v, c, i] = p
-                tgt[dest[v], c, i] += p * gs
+        pan_send_sample(t, i, act, g0, m, out, cur, tgt, dest, s_cur)
+
+
+@nb.njit(**_F)
+def pan_send_sample(t, i, act, g0, m, out, cur, tgt, dest, s_cur):
+    """Sample ``i`` of the lane pan with its send (the tail after the 16-sample tiles of
+    :func:`audio.dsp.kernels.pan_send_lanes16`, in its order): each instance's two pan
+    products into its output rows and, times the send level, into its destination."""
+    for j in range(m):
+        v = act[g0 + j]
+        gs = np.float32(s_cur[v])
+        for c in range(2):
+            p = t[0, i, j] * np.float32(cur[v, c])
+            out[v, c, i] = p
+            tgt[dest[v], c, i] += p * gs
 
 
 @nb.njit(**_F)
