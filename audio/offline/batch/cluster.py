@@ -53,6 +53,9 @@ LOCAL_CONFIG = {"distributed.worker.profile.enabled": False, "distributed.admin.
   two-worker cluster then takes 3-4 % of one core instead of 7 %, time a busy cluster's workers
   get back. A loop blocked for longer than ``distributed.admin.tick.limit`` (3 s) is still
   reported.
+
+They are set in this process while the client is open, so a worker its nanny starts again after
+a crash gets them too.
 """
 
 
@@ -78,7 +81,9 @@ def open_client(
     import os
 
     n = workers or os.cpu_count() or 1
-    with dask.config.set(LOCAL_CONFIG):  # the nannies hand the config to the worker processes
+    # set for the cluster's whole life: a nanny hands the config as it is when it starts a
+    # worker process, and it starts one again after the worker died
+    with dask.config.set(LOCAL_CONFIG):
         cluster = LocalCluster(
             n_workers=n,
             threads_per_worker=1,
@@ -86,12 +91,12 @@ def open_client(
             dashboard_address=":0",
             silence_logs=logging.ERROR if quiet else logging.WARNING,
         )
-    client = Client(cluster)
-    try:
-        yield client
-    finally:
-        client.close()
-        cluster.close()
+        client = Client(cluster)
+        try:
+            yield client
+        finally:
+            client.close()
+            cluster.close()
 
 
 def dashboard_note(client: object) -> str:

@@ -104,6 +104,7 @@ def _profiler_started(dask_worker) -> bool:
 def test_the_local_clusters_workers_run_without_dasks_profiler_and_check_their_loop_every_200_ms(two_workers):
     import dask
 
+    two_workers.restart()  # a worker its nanny starts again (after a crash) keeps the settings
     enabled = two_workers.run(lambda: dask.config.get("distributed.worker.profile.enabled"))
     assert len(enabled) == 2 and not any(enabled.values())
     ticks = two_workers.run(lambda dask_worker: dask_worker._tick_interval)
