@@ -610,12 +610,13 @@ class Engine:
             i = j
 
     def run_until(self, sample: int) -> None:
-        """Deliver events and ticks up to ``sample`` without keeping the audio.
+        """Deliver events and ticks up to ``sample`` without keeping the audio (:meth:`advance`
+        by what is left).
 
         Parameters
         ----------
         sample:
             Engine-clock sample to stop at.
         """
-        while self.now < sample:
-            self.render(min(self.block, sample - self.now))
+        if sample > self.now:
+            self.advance(sample - self.now)
