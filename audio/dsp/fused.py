@@ -967,6 +967,20 @@ class _Body:
                 return False
         return True
 
+    @staticmethod
+    def _echo_head(hq: Biquad, hp: Site, lq: Biquad, lp: Site, x: str) -> list[str]:
+        """The head of an echo branch: the group's HPF and LPF coefficients refreshed per
+        instance, then the per-channel loop over lanes ``x`` opening with the HPF's gather
+        into lanes 0.."""
+        return [
+            "            for j in range(m):",
+            "                v = act[g0 + j]",
+            "    " + hq.refresh_line(hp),
+            "    " + lq.refresh_line(lp),
+            f"            for c in range({x}.shape[0]):",
+            "                " + hq.gather_line(hp, 0),
+        ]
+
     def echo(self, k: int, src: int) -> list[int]:
         """The HPF -> Del0 -> LPF at ``k`` (:meth:`_echo`; the HPF reading slot ``src``). When
         a group's delays are held, the LPF's input over a run of samples no longer than the
@@ -993,12 +1007,7 @@ class _Body:
             f"{a('buf')}, {a('dcur')}, {a('dold')}, {a('left')})",
             f"        if run > 0 and 2 * m <= {most}:",
             f"            w2 = {width_expr(p.widths, '2 * m')}",
-            "            for j in range(m):",
-            "                v = act[g0 + j]",
-            "    " + hq.refresh_line(hp),
-            "    " + lq.refresh_line(lp),
-            f"            for c in range({x}.shape[0]):",
-            "                " + hq.gather_line(hp, 0),
+            *self._echo_head(hq, hp, lq, lp, x),
             f"                LN.gather_at(act, g0, m, m, {lp.a('coefs')}, {lp.a('bypass')}, "
             f"{lp.a('state')}, c, CO[0], ST[0], BY[0])",
             f"                LN.taps_to_lanes(act, g0, m, {a('buf')}, {a('widx')}, {a('dcur')}, "
@@ -1075,12 +1084,7 @@ class _Body:
         )
         self.lines += [
             f"        elif run == n and w == {LANES}:",
-            "            for j in range(m):",
-            "                v = act[g0 + j]",
-            "    " + hq.refresh_line(hp),
-            "    " + lq.refresh_line(lp),
-            f"            for c in range({x}.shape[0]):",
-            "                " + hq.gather_line(hp, 0),
+            *self._echo_head(hq, hp, lq, lp, x),
             "                " + lq.gather_line(lp, 1),
             f"                LN.taps_to_rows(act, g0, m, {a('buf')}, {a('widx')}, {a('dcur')}, c, "
             f"{drows}, n)",
