@@ -47,6 +47,12 @@ def _source(seconds: float = 12.0) -> np.ndarray:
     return (0.1 * rng.standard_normal(int(SRC_SAMPLE_RATE * seconds))).astype(np.float32)
 
 
+METERS = False
+"""``--meters``: the engines keep the voices' and submix slots' output rows for meters, as the
+live player's TUI and profiler do (off, as renders and batch runs are, the fused pans skip
+storing them)."""
+
+
 def _engine(n: int, block: int, game_banks: bool = False):
     from audio.core.engine import Engine, EngineConfig
 
@@ -56,6 +62,8 @@ def _engine(n: int, block: int, game_banks: bool = False):
         sizes["submix_slots"] = max(n, cfg.submix_slots)
     else:
         sizes = dict(voice_budget=n, voice_headroom=0, submix_slots=n)
+    if METERS and "meters" in EngineConfig.__dataclass_fields__:  # a tree before them always kept the rows
+        sizes["meters"] = True
     e = Engine(block=block, start_silence=0, **sizes)
     src = _source()
     for i in range(n):
@@ -387,6 +395,7 @@ def _run_child(impl: str, n: int, args: argparse.Namespace, root: Path) -> dict 
     env = dict(os.environ, BARKBUS_FUSED="0" if impl == "bb-nodes" else "1", PYTHONPATH=str(root))
     cmd = [sys.executable, __file__, "--child", impl, str(n), "--block", str(args.block)]
     cmd += ["--seconds", str(args.seconds)] + (["--game-banks"] if args.game_banks else [])
+    cmd += ["--meters"] if args.meters else []
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         print(f"{n:>5} {impl:>16} failed: {proc.stderr.strip().splitlines()[-1:]}")
@@ -420,8 +429,16 @@ def main(argv: list[str] | None = None) -> int:
         help="play the N voices in banks of the engine's default sizes (144 voice instances, 32 "
         "submix slots, as a game render does) instead of banks of exactly N",
     )
+    ap.add_argument(
+        "--meters",
+        action="store_true",
+        help="engines with meters on (the voices' output rows kept, as for the live TUI and "
+        "profiler); off by default, as in renders and batch runs",
+    )
     ap.add_argument("--child", nargs=2, metavar=("IMPL", "N"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    global METERS
+    METERS = args.meters
     if args.stages:
         stages(args.stages, args.block, args.seconds, args.game_banks)
         return 0

@@ -54,6 +54,10 @@ class EngineConfig:
     dsp: bool = True
     """False: decisions only. Bus, clocks and systems run as usual, a voice lasts its take's
     resampled length (:mod:`audio.dsp.skip`), no audio is computed and the output is silence."""
+    meters: bool = False
+    """Keep each voice's and submix slot's output for meters (``Voice.peak_dbfs``, the live
+    profiler's peaks; :attr:`audio.dsp.mixer.Mixer.meters`, which the TUI and the profiler
+    turn on). Off, many-voice blocks skip storing them; the output is the same either way."""
     isolate_systems: bool = False
     """True (live, ports): a game system whose tick raises is disabled and reported once as a
     fault, and an event a system cannot apply is a fault, while audio and the other systems go
@@ -170,6 +174,7 @@ class Engine:
             submix_slots=cfg.submix_slots,
             pool_samples=cfg.pool_samples,
             dsp=cfg.dsp,
+            meters=cfg.meters,
         )
         self.voices = VoiceManager(self.mixer, cfg.voice_budget, cfg.release_samples, cfg.start_silence)
         self.world = World(self)

@@ -76,10 +76,13 @@ class Voice:
         return not self.done
 
     @property
-    def peak_dbfs(self) -> float:
-        """Peak of the voice's output in the last processed block, in dBFS (a meter for UIs)."""
+    def peak_dbfs(self) -> float | None:
+        """Peak of the voice's output in the last processed block, in dBFS (a meter for UIs);
+        None while the mixer's meters are off (:attr:`audio.dsp.mixer.Mixer.meters`)."""
         if self.done:
             return -math.inf
+        if not self._bank.metered:
+            return None
         peak = float(np.abs(self._bank.output[self.instance]).max())
         return 20.0 * math.log10(peak) if peak > 1e-9 else -math.inf
 

@@ -110,6 +110,12 @@ class GraphBank:
         keeps its instances' parameters and sources' positions (a decisions-only engine's,
         :mod:`audio.dsp.skip`): its arrays stay the nodes' own, which the node path also
         reads, so its processing is unchanged, and building it costs about half as much.
+
+    Attributes
+    ----------
+    output: the instances' output rows ``(capacity, channels, max_block)``: the last block
+        processed, while :attr:`metered` (always on the node path and for a bus, whose
+        output is its signal).
     """
 
     def __init__(
@@ -146,6 +152,8 @@ class GraphBank:
             self.nodes.append(node)
             self.by_id[ns.id] = node
         self.output = self.nodes[-1].out
+        self.meter = np.ones(1, dtype=np.bool_)
+        """The fused kernels' meter switch (:attr:`metered`), read at every block."""
         self.sends = [n for n in self.nodes if isinstance(n, Send)]
         self._keys: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         """``"NODE.param"`` -> the parameter's array and its node's dirty flags, resolved once
@@ -189,7 +197,7 @@ class GraphBank:
         elif pack:
             self._pack()
 
-    _UNPACKED = ("input", "output", "out", "inp", "target", "duck", "act", "active", "asleep")
+    _UNPACKED = ("input", "output", "out", "inp", "target", "duck", "act", "active", "asleep", "meter")
 
     def _pack(self, unset: tuple[np.ndarray, ...] = ()) -> None:
         """Move arrays of the same dtype and shape (the nodes' parameters and state, the
@@ -309,6 +317,20 @@ class GraphBank:
     def fused(self) -> bool:
         """Whether :meth:`process` runs the fused kernel."""
         return self._program is not None
+
+    @property
+    def metered(self) -> bool:
+        """Whether :attr:`output` holds each processed block (for meters: a voice's peak,
+        the profiler's). A voice's or submix's output rows feed only meters: a send reads the
+        signal before them, so when off the fused kernels' lane paths skip storing them
+        (1 MB a block at 256 voices of the Skate stream voice and echo submix); the mix is
+        the same bit for bit. On by default; the mixer turns it off unless meters are on
+        (:attr:`audio.dsp.mixer.Mixer.meters`)."""
+        return bool(self.meter[0])
+
+    @metered.setter
+    def metered(self, on: bool) -> None:
+        self.meter[0] = on
 
     def invalidate(self) -> None:
         """Forget the fused kernel's cached arguments (after re-wiring a send)."""

@@ -351,14 +351,15 @@ def send_lanes(
 @nb.njit(**_F)
 def pan_send_lanes(
     act, g0, m, w, t, x, out, n, dirty, angle, level, layout, cur, goal, step, left, init, scratch,
-    s_dirty, s_target, s_cur, s_step, s_left, s_init, dest, tgt, duck, band, have_rows
+    s_dirty, s_target, s_cur, s_step, s_left, s_init, dest, tgt, duck, band, have_rows, keep
 ):
     """A Pn21 (one channel to two, the bank's output rows ``out[v]``) and the Sen0 reading its
     output, for a group whose input is the sample-major ``t[0, :n, j]``: when the group is full
     width, every pan and send level holds, every instance has a destination of two channels
     and nothing ducks, :func:`audio.dsp.kernels.pan_send_lanes16` (the last ``n % 16`` samples
-    in the same order here); otherwise the rows ``x[j]`` are filled (:func:`from_lanes`, unless
-    ``have_rows``) and :func:`audio.dsp.kernels.pn21_sen0_voice` runs per instance."""
+    in the same order here; the output rows are written only when ``keep``: nothing else
+    reads them but a meter); otherwise the rows ``x[j]`` are filled (:func:`from_lanes`,
+    unless ``have_rows``) and :func:`audio.dsp.kernels.pn21_sen0_voice` runs per instance."""
     ok = w == 16 and duck.shape[0] == 0 and t.shape[0] == 1 and out.shape[1] == 2 and tgt.shape[1] == 2
     if ok:
         for j in range(m):
@@ -369,9 +370,9 @@ def pan_send_lanes(
                 ok = False
     if ok:
         e = n - n % 16
-        K.pan_send_lanes16(t[0], e, act, g0, out, cur, tgt, dest, s_cur, (1 << m) - 1)
+        K.pan_send_lanes16(t[0], e, act, g0, out, cur, tgt, dest, s_cur, (1 << m) - 1, keep)
         for i in range(e, n):
-            pan_send_sample(t, i, act, g0, m, out, cur, tgt, dest, s_cur)
+            pan_send_sample(t, i, act, g0, m, out, cur, tgt, dest, s_cur, keep)
         return
     if not have_rows:
         from_lanes(t[0], x, 0, n, w, m)
@@ -387,13 +388,13 @@ def pan_send_lanes(
 def env_pan_send_lanes(
     act, g0, m, w, t, x, n, e_dirty, e_target, e_cur, e_step, e_left, e_init, e_dest, e_tgt, e_duck, e_band,
     out, dirty, angle, level, layout, cur, goal, step, left, init, scratch, s_dirty, s_target, s_cur, s_step,
-    s_left, s_init, dest, tgt, duck, band, have_rows
+    s_left, s_init, dest, tgt, duck, band, have_rows, keep
 ):
     """A send of one channel into two (``e_*``) and a pan with the send reading its output,
     both reading the sample-major ``t[0, :n, j]``: when both would take their lane path in
     :func:`send_lanes` and :func:`pan_send_lanes`, one pass over the lanes
     (:func:`audio.dsp.kernels.env_pan_send_lanes16`, the last ``n % 16`` samples in the same
-    order here); otherwise those two in turn."""
+    order here; the output rows written only when ``keep``); otherwise those two in turn."""
     ok = (
         w == 16 and e_duck.shape[0] == 0 and duck.shape[0] == 0 and t.shape[0] == 1
         and e_tgt.shape[1] == 2 and out.shape[1] == 2 and tgt.shape[1] == 2
@@ -416,12 +417,14 @@ def env_pan_send_lanes(
         )
         pan_send_lanes(
             act, g0, m, w, t, x, out, n, dirty, angle, level, layout, cur, goal, step, left, init, scratch,
-            s_dirty, s_target, s_cur, s_step, s_left, s_init, dest, tgt, duck, band, rows
+            s_dirty, s_target, s_cur, s_step, s_left, s_init, dest, tgt, duck, band, rows, keep
         )
         return
     e = n - n % 16
     every = (1 << m) - 1
-    K.env_pan_send_lanes16(t[0], e, act, g0, out, cur, tgt, dest, s_cur, every, e_tgt, e_dest, e_cur, emask)
+    K.env_pan_send_lanes16(
+        t[0], e, act, g0, out, cur, tgt, dest, s_cur, every, e_tgt, e_dest, e_cur, emask, keep
+    )
     for i in range(e, n):
         for j in range(m):
             v = act[g0 + j]
@@ -429,20 +432,22 @@ def env_pan_send_lanes(
                 s = t[0, i, j] * np.float32(e_cur[v] * 0.7071067811865476)
                 e_tgt[e_dest[v], 0, i] += s
                 e_tgt[e_dest[v], 1, i] += s
-        pan_send_sample(t, i, act, g0, m, out, cur, tgt, dest, s_cur)
+        pan_send_sample(t, i, act, g0, m, out, cur, tgt, dest, s_cur, keep)
 
 
 @nb.njit(**_F)
-def pan_send_sample(t, i, act, g0, m, out, cur, tgt, dest, s_cur):
+def pan_send_sample(t, i, act, g0, m, out, cur, tgt, dest, s_cur, keep):
     """Sample ``i`` of the lane pan with its send (the tail after the 16-sample tiles of
     :func:`audio.dsp.kernels.pan_send_lanes16`, in its order): each instance's two pan
-    products into its output rows and, times the send level, into its destination."""
+    products into its output rows (when ``keep``) and, times the send level, into its
+    destination."""
     for j in range(m):
         v = act[g0 + j]
         gs = np.float32(s_cur[v])
         for c in range(2):
             p = t[0, i, j] * np.float32(cur[v, c])
-            out[v, c, i] = p
+            if keep:
+                out[v, c, i] = p
             tgt[dest[v], c, i] += p * gs
 
 
@@ -720,6 +725,8 @@ class _Body:
         self.flags: set[int] = set()
         self.alias: dict[int, int] = {}
         """Slots whose lanes live in another slot's buffer (a chain's output written over its input)."""
+        self.meter = False
+        """Whether a lane pan writes the bank's output rows only when metered (``METER[0]``)."""
         self.lines = [
             "    na = act.shape[0]",
             f"    for g0 in range(0, na, {LANES}):",
@@ -884,7 +891,7 @@ class _Body:
         flag = self._rows_flag(src)
         send = node.lanes_line(self.site(k, src, False), flag).rsplit(", ", 1)[0]
         pan = self.site(k + 1, src, False)
-        line = pan_send_lines(pan, self.site(k + 2, p.slot[k + 1], False), flag)[0]
+        line = pan_send_lines(pan, self.site(k + 2, p.slot[k + 1], False), flag, self._keep(k + 1))[0]
         out, rest = line.split(f"{pan.src.rows}, ", 1)[1].split(", n, ", 1)  # type: ignore[union-attr]
         self.lines.append(send.replace("LN.send_lanes(", "LN.env_pan_send_lanes(") + f", {out}, {rest}")
         self.have[p.slot[k + 1]] = {"S"}
@@ -898,6 +905,17 @@ class _Body:
             self.flags.add(src)
             self.lines.append(f"        {flag} = False")
         return flag
+
+    def _keep(self, k: int) -> str:
+        """Whether lane pan ``k`` stores its output: ``METER[0]`` (the bank's meter switch,
+        :attr:`audio.dsp.bank.GraphBank.meter`) when its output is a voice's or submix's
+        output rows and no node but its send reads them, else always (``True``)."""
+        p = self.p
+        readers = [r for r, i in enumerate(p.inputs) if i is not None and p.slot[i] == p.slot[k]]
+        if p.graph_kind == "bus" or self.slot(p.slot[k]).rows != "OUT" or readers != [k + 1]:
+            return "True"
+        self.meter = True
+        return "METER[0]"
 
     def _pan_send(self, k: int) -> bool:
         """Whether node ``k`` is a Pn21 on rows whose output the next node, a send, reads
@@ -1055,7 +1073,7 @@ class _Body:
         if pan is None:
             self.need(p.slot[k + 2], "S")
         else:
-            self.lines += pan_send_lines(*sites, "False")
+            self.lines += pan_send_lines(*sites, "False", self._keep(pan))
         self.lines[start:] = ["    " + line for line in self.lines[start:]]
         # the first branch leaves the HPF's output in the LPF's lanes: only the rows are valid
         # (with the pan, the second may leave only the lanes: neither then)
@@ -1103,7 +1121,7 @@ class _Body:
             ]
         else:
             sites = (self.site(pan, p.slot[k + 2], False), self.site(pan + 1, p.slot[pan], False))
-            self.lines += ["    " + line for line in pan_send_lines(*sites, "False")]
+            self.lines += ["    " + line for line in pan_send_lines(*sites, "False", self._keep(pan))]
 
     def node(self, k: int) -> None:
         """Node ``k`` on its own."""
@@ -1136,7 +1154,7 @@ class _Body:
                 self.have[p.slot[k]] = {"S"}
                 pan, send = self.site(k, src, False), self.site(k + 1, p.slot[k], False)
                 flag = f"rows_{p.idents[src]}" if src in self.flags else "False"
-                self.lines += pan_send_lines(pan, send, flag if lanes else None)
+                self.lines += pan_send_lines(pan, send, flag if lanes else None, self._keep(k))
                 done.add(k + 1)
                 continue
             if src is not None and self.lanes[k] and self._echo(k):
@@ -1200,6 +1218,8 @@ def graph_source(
     layout is converted when a reader needs it."""
     body = _body(p)
     getters: dict[str, Callable[[Any], Any]] = {"OUT": lambda b: b.output}
+    if body.meter:
+        getters["METER"] = lambda b: b.meter
     for nm in ("CO", "ST", "BY", "GB", "GV"):
         getters[nm] = _fetch("lane_scratch", nm)
     for k, lt in body.used():

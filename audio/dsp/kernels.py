@@ -1111,6 +1111,7 @@ def _pan_send_lanes_codegen(env: bool) -> Any:
         ta, aa, oa, pa, ga, da, sa = L.arrays(signature, args, 0, 2, 4, 5, 6, 7, 8)
         n, g0, mask = args[1], args[3], args[9]
         i64, f32 = L.i64, ir.FloatType()
+        keep = builder.icmp_unsigned("!=", args[14 if env else 10], i64(0))
 
         def item(ty, arr, idx):
             return builder.load(cgutils.get_item_pointer(context, builder, ty, arr, idx, wraparound=False))
@@ -1144,8 +1145,9 @@ def _pan_send_lanes_codegen(env: bool) -> Any:
                         esums.add(ed, i0, chans, [es, es])
                 with builder.if_then(on):
                     ps = [builder.fmul(row, pan[ch]) for ch in range(2)]
-                    for ch in range(2):
-                        L.store(ps[ch], oty, oa, [v, i64(ch), i0])
+                    with builder.if_then(keep):
+                        for ch in range(2):
+                            L.store(ps[ch], oty, oa, [v, i64(ch), i0])
                     sums.add(d, i0, chans, [builder.fmul(p, gs) for p in ps])
             sums.finish(i0, chans)
             if env:
@@ -1158,25 +1160,25 @@ def _pan_send_lanes_codegen(env: bool) -> Any:
 
 
 @intrinsic
-def pan_send_lanes16(typingctx, t, n, act, g0, out, pan, tgt, dest, s_cur, mask):
+def pan_send_lanes16(typingctx, t, n, act, g0, out, pan, tgt, dest, s_cur, mask, keep):
     """:func:`pn21_sen0_voice`'s one-pass case (both levels held, two channels, no ducking)
     straight from the sample-major ``t``: for ``v = act[g0 + j]`` whose bit j of ``mask`` is
     set and i < ``n`` (a multiple of 16), ``p = t[i, j] * f32(pan[v, c])`` is stored in
-    ``out[v, c, i]`` and ``p * f32(s_cur[v])`` added to ``tgt[dest[v], c, i]`` (c = 0, 1),
-    tiles transposed in registers, instances in lane order (the destination sums as
-    :func:`pn21_sen0_voice`'s)."""
-    sig = types.void(t, types.int64, act, types.int64, out, pan, tgt, dest, s_cur, types.int64)
+    ``out[v, c, i]`` when ``keep`` is nonzero (a metered bank) and ``p * f32(s_cur[v])`` added
+    to ``tgt[dest[v], c, i]`` (c = 0, 1), tiles transposed in registers, instances in lane
+    order (the destination sums as :func:`pn21_sen0_voice`'s)."""
+    sig = types.void(t, types.int64, act, types.int64, out, pan, tgt, dest, s_cur, types.int64, types.int64)
     return sig, _pan_send_lanes_codegen(False)
 
 
 @intrinsic
 def env_pan_send_lanes16(
-    typingctx, t, n, act, g0, out, pan, tgt, dest, s_cur, mask, etgt, edest, e_cur, emask
+    typingctx, t, n, act, g0, out, pan, tgt, dest, s_cur, mask, etgt, edest, e_cur, emask, keep
 ):
     """:data:`send_split_lanes16` into ``etgt`` (``edest``, ``e_cur``, ``emask``) and
     :data:`pan_send_lanes16` from the same lanes in one pass: each tile is transposed once,
     each destination sums in instance order as with the two kernels (``etgt`` and ``tgt`` are
-    different buses: a graph's sends never share one)."""
+    different buses: a graph's sends never share one); ``out`` is written when ``keep``."""
     sig = types.void(
         t,
         types.int64,
@@ -1191,6 +1193,7 @@ def env_pan_send_lanes16(
         etgt,
         edest,
         e_cur,
+        types.int64,
         types.int64,
     )
     return sig, _pan_send_lanes_codegen(True)

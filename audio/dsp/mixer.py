@@ -101,6 +101,7 @@ class Mixer:
         (:mod:`audio.dsp.skip`): no fused kernel is planned, compiled or loaded and the
         sample pool keeps lengths, not samples; the banks' buffers are one sample long
         (nothing is processed).
+    meters: keep the voice and submix banks' output rows for meters (:attr:`meters`).
     """
 
     def __init__(
@@ -113,6 +114,7 @@ class Mixer:
         pool_samples: int = 1 << 22,
         fused: bool | None = None,
         dsp: bool = True,
+        meters: bool = False,
     ) -> None:
         if layout not in LAYOUTS:
             raise ValueError(f"layout must be one of {list(LAYOUTS)}, got {layout!r}")
@@ -134,7 +136,22 @@ class Mixer:
         """Every bank in processing order: voice banks, submix banks, buses (master last)."""
         self._ducker_list: tuple[Ducker, ...] = ()
         self._bus_edges: dict[str, set[str]] = {}
+        self._meters = meters
         self._master = self.bus("master")
+
+    @property
+    def meters(self) -> bool:
+        """Whether the voice and submix banks keep their output rows, which only meters read
+        (:attr:`audio.dsp.bank.GraphBank.metered`: ``Voice.peak_dbfs``, the profiler's
+        peaks). Off, a many-voice block skips storing them; the mix is the same. Setting it
+        takes effect from the next block (the live player sets it from another thread)."""
+        return self._meters
+
+    @meters.setter
+    def meters(self, on: bool) -> None:
+        self._meters = on
+        for bank in (*self.voice_banks.values(), *self.submix_banks.values()):
+            bank.metered = on
 
     # -- loading -----------------------------------------------------------------------
     def _wire(self, bank: GraphBank) -> None:
@@ -209,6 +226,7 @@ class Mixer:
                 fused=self.fused,
                 pack=self.dsp,
             )
+            bank.metered = self._meters
             self.submix_banks[name] = bank
             self._wire(bank)
         return self.submix_banks[name]
@@ -227,6 +245,7 @@ class Mixer:
                 fused=self.fused,
                 pack=self.dsp,
             )
+            bank.metered = self._meters
             self.voice_banks[name] = bank
             self._wire(bank)
         return self.voice_banks[name]

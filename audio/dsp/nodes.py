@@ -707,11 +707,12 @@ class Pan(Node):
         ]
 
 
-def pan_send_lines(pan: Site, send: Site, have_rows: str | None = None) -> list[str]:
+def pan_send_lines(pan: Site, send: Site, have_rows: str | None = None, keep: str = "True") -> list[str]:
     """A Pn21 and the Sen0 reading its output as one per-instance call
     (:func:`audio.dsp.kernels.pn21_sen0_voice`) on rows, or with ``have_rows`` (whether its
     fallback finds the rows filled) one group call reading the pan's input from lanes
-    (``LN.pan_send_lanes``; the pan writes the bank's output rows)."""
+    (``LN.pan_send_lanes``; the pan writes the bank's output rows when ``keep``, an
+    expression of the generated function)."""
     a, b = pan.a, send.a
     assert pan.src is not None
     args = (
@@ -721,7 +722,7 @@ def pan_send_lines(pan: Site, send: Site, have_rows: str | None = None) -> list[
         f"{b('dest')}, {b('target')}, {b('duck')}, {b('band')}"
     )
     if have_rows is not None:
-        args += f", {have_rows})"
+        args += f", {have_rows}, {keep})"
         return [
             f"        LN.pan_send_lanes(act, g0, m, w, {pan.src.lanes}, {pan.src.rows}, {pan.dst.rows}, "
             + args

@@ -74,6 +74,7 @@ class Audition:
         self, port: Any, player: Any = None, osc: Any = None, adapter: GameAdapter | None = None
     ) -> None:
         self.port = port
+        port.engine.mixer.meters = True  # the voice rows' peaks
         self.player = player
         self.osc = osc
         self.adapter = adapter or adapter_for(port)

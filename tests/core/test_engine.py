@@ -359,3 +359,18 @@ def test_a_parameter_set_through_the_voice_manager_leaves_the_bank_as_the_banks_
     e.voices.set(v, **{"Gai0.gain": 0.5})  # resolved once; an unknown key still names the graph's keys
     with pytest.raises(KeyError, match="Gai0.gain"):
         e.voices.set(v, **{"Gai0.gian": 0.5})
+
+
+def test_meters_reach_the_voice_and_submix_banks_made_before_and_after_but_no_bus():
+    from audio.dsp.mixer import Mixer
+
+    m = Mixer(max_block=64)
+    early = m.voice_bank("skate_stream_voice")
+    assert not m.meters and not early.metered  # off by default: no meter reads them
+    m.meters = True
+    late = m.submix("skate_echo_submix")
+    assert early.metered and late.metered
+    m.meters = False
+    assert not early.metered and not late.metered
+    assert all(b.metered for b in m.buses.values())  # a bus's output is its signal
+    assert Engine(meters=True).mixer.voice_bank("play_voice").metered

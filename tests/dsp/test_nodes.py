@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from bankfeed import feed
@@ -201,14 +203,23 @@ class _Busy(GameSystem):
         engine.mixer.duck("radio", "t", band=3, on=frame % 20 < 10)
 
 
-def _render_busy(block: int, fused: bool) -> np.ndarray:
+def _render_busy(block: int, fused: bool, meters: bool = False, peaks: list | None = None) -> np.ndarray:
+    """The master output; ``peaks`` (if given) gets each block's ``peak_dbfs`` of every voice
+    and the peak of every submix slot's output rows (when metered)."""
     from audio.core.engine import Engine
 
     # ended voices stay in their bank (skip_idle off), so the last blocks still run > 16 lanes
-    e = Engine(block=block, voice_budget=40, submix_slots=8, skip_idle=False)
+    e = Engine(block=block, voice_budget=40, submix_slots=8, skip_idle=False, meters=meters)
     e.add_system(_Busy())
     n = 48_000
-    out = np.concatenate([e.render(min(block, n - t)) for t in range(0, n, block)])
+    chunks = []
+    for t in range(0, n, block):
+        chunks.append(e.render(min(block, n - t)))
+        if peaks is not None:
+            peaks.append([v.peak_dbfs for v in e.voices.playing()])
+            for sub in e.mixer.submix_banks.values():
+                peaks.append(np.abs(sub.output[:, :, : min(block, n - t)]).max() if sub.metered else None)
+    out = np.concatenate(chunks)
     banks = [*e.mixer.voice_banks.values(), *e.mixer.submix_banks.values(), *e.mixer.buses.values()]
     assert len(banks) >= 6 and all(b.fused == fused for b in banks)
     assert max(len(b.act) for b in banks) > 16  # more than one lane group
@@ -223,6 +234,24 @@ def test_fused_kernels_are_bit_identical_to_the_node_path(monkeypatch, block):
         outs[fused] = _render_busy(block, fused == "1")
     assert np.abs(outs["1"]).max() > 0.01
     assert np.array_equal(outs["0"].view(np.int32), outs["1"].view(np.int32))
+
+
+def test_meters_off_change_no_sample_and_on_read_the_node_paths_voice_peaks(monkeypatch):
+    """Meters only decide whether the fused lane pans store the voices' and submix slots'
+    output rows: the master is the same bit for bit either way, off every voice's meter reads
+    None, on the meters read what the node path (which always writes the rows) reads."""
+    runs = {}
+    for fused, meters in (("0", True), ("1", False), ("1", True)):
+        monkeypatch.setenv("BARKBUS_FUSED", fused)
+        peaks: list = []
+        runs[fused, meters] = (_render_busy(256, fused == "1", meters, peaks), peaks)
+    (ref, ref_peaks), (off, off_peaks), (on, on_peaks) = runs.values()
+    for out in (off, on):
+        assert np.array_equal(out.view(np.int32), ref.view(np.int32))
+    assert on_peaks == ref_peaks
+    voice_peaks = [p for block in ref_peaks if isinstance(block, list) for p in block]
+    assert len(voice_peaks) > 1000 and sum(math.isfinite(p) for p in voice_peaks) > 1000
+    assert all(p is None for block in off_peaks for p in (block if isinstance(block, list) else [block]))
 
 
 def test_fused_output_is_block_size_invariant(monkeypatch):

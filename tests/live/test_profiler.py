@@ -94,6 +94,7 @@ def _port_with_publisher() -> tuple[object, SnapshotPublisher]:
 
 def test_publisher_meters_the_master_over_the_snapshot_interval() -> None:
     port, pub = _port_with_publisher()
+    assert port.engine.mixer.meters  # the voice records' peaks read the voices' output rows
     port.emit("tone.on", speaker="ann", line="hello", seconds=1.0)
     n = pub.every * port.block
     audio = port.advance(3 * n / port.sample_rate)  # exactly three snapshot intervals

@@ -54,7 +54,9 @@ def test_sylpheed_keys_fire_barks_and_cycle_the_phase(port):
 
 
 def test_moving_an_emitter_left_puts_it_at_that_azimuth_in_the_engine_world(port):
+    assert not port.engine.mixer.meters
     ui = Audition(port)
+    assert port.engine.mixer.meters  # the voice rows show each voice's peak
     for _ in range(6):
         ui.key("KEY_LEFT")  # 6 x 15 degrees to the left
     port.advance(0.01)

@@ -176,6 +176,7 @@ class SnapshotPublisher:
         keep: int = 65536,
     ) -> None:
         self.engine = engine
+        engine.mixer.meters = True  # the records' peaks read the voices' output rows
         self.sample_rate = float(engine.sample_rate)
         self.block = int(engine.block)
         self.every = max(1, round(self.sample_rate / self.block / rate_hz))
