@@ -616,10 +616,19 @@ class Delay(Node):
         self.dold = np.zeros(cap, dtype=np.int64)
         self.left = np.zeros(cap, dtype=np.int64)
 
+    SKEW = 272
+    """Samples between consecutive instances' first write positions (17 cache lines of float32).
+    Every instance's ring is the same power-of-two length apart, so rings all starting at index
+    0 would keep every instance's current samples in the same few cache sets; an odd number of
+    whole lines per instance spreads them over all sets of a power-of-two cache (and keeps each
+    16-sample piece on the same line boundaries as instance 0's). The ring is zeroed and every
+    read is relative to the write position, so no output depends on it."""
+
     def reset(self, v: int) -> None:
         super().reset(v)
         self.buf[v] = 0.0
-        self.widx[v] = self.dcur[v] = self.dold[v] = self.left[v] = 0
+        self.widx[v] = (v * self.SKEW) & (self.buf.shape[2] - 1)
+        self.dcur[v] = self.dold[v] = self.left[v] = 0
 
     def run(self, act: np.ndarray, n: int, t0: int) -> None:
         K.del0(

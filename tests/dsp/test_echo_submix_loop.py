@@ -135,3 +135,30 @@ def test_fused_echo_submix_is_bit_identical_to_the_node_path(tmp_path, count, bl
         assert fast == 0 and 0 < wraps < pair < len(blocks)
     assert np.abs(a).max() > 0.01
     assert np.array_equal(a.view(np.int32), b.view(np.int32))
+
+
+def test_every_instance_gives_the_same_output_wherever_its_ring_starts(tmp_path):
+    """Each instance's ring starts at its own position (so the group's current samples spread
+    over the cache sets: an odd number of 64-byte lines apart); the same input and parameters
+    give every instance the same output, bit for bit, in both paths, through crossfades and
+    delays reaching round the ring."""
+    for bank in _banks(tmp_path, 16):
+        insts = list(range(16))
+        for v in insts:
+            bank.alloc(v)
+        delay = bank.by_id["Del0"]
+        lines = delay.widx[insts] * 4 // 64  # float32 samples: the 64-byte line of each start
+        assert len(set(lines % 64)) == 16  # 16 different sets of a 64-set cache
+        rng = np.random.default_rng(2)
+        t = 0
+        for b, n in enumerate([128, 37, 300, 7, 128] * 6):
+            x = (0.3 * rng.standard_normal(n)).astype(f32)
+            for v in insts:
+                if b % 5 == 0:
+                    bank.set(v, "Del0.seconds", [0.003, 0.008, 0.0005][b // 5 % 3])
+                bank.input[v, 0, :n] = x
+            bank.process(n, t)
+            out = bank.output[insts, :, :n]
+            assert np.abs(out).max() > 0.01 or b < 2
+            assert np.array_equal(out.view(np.int32), np.broadcast_to(out[:1], out.shape).view(np.int32))
+            t += n
