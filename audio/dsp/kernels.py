@@ -125,7 +125,7 @@ ROWS16 = np.arange(16, dtype=np.int64)
 
 
 def _ring_tiles_codegen(to_lanes: bool) -> Any:
-    """Code generator of :data:`ring_to_lanes16` (``to_lanes``) and :data:`lanes_to_rings16`:
+    """Code generator of :func:`ring_to_lanes16` (``to_lanes``) and :func:`lanes_to_rings16`:
     ``n`` samples moved between the sample-major lanes ``t[0:n, 0:16]`` and 16 ring rows, lane
     j's ``buf[v, c, (start + i) & (size - 1)]`` (i < n) of instance ``v = act[g0 + j]``, where
     ``size = buf.shape[2]`` is a power of two and ``start`` the lane's first ring index.
@@ -147,11 +147,13 @@ def _ring_tiles_codegen(to_lanes: bool) -> Any:
         def item(ty, arr, idx):
             return builder.load(cgutils.get_item_pointer(context, builder, ty, arr, idx, wraparound=False))
 
+        if to_lanes:  # the delays, back from the write positions
+            dty, da = signature.args[8], L.array(signature.args[8], args[8])
         lanes = []  # (on, ring row pointer, start)
         for on, v in _lane_item(context, builder, mask, aty, aa, g0):
             start = item(wty, wa, [v])
             if to_lanes:
-                start = builder.sub(start, item(signature.args[8], L.array(signature.args[8], args[8]), [v]))
+                start = builder.sub(start, item(dty, da, [v]))
             row = cgutils.get_item_pointer(context, builder, bty, ba, [v, c, i64(0)], wraparound=False)
             lanes.append((on, row, start))
 
