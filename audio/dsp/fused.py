@@ -30,7 +30,8 @@ code beside it) and imports it. The function walks the active instances in group
   LPF's input over such a run is already in the delay rings, so it is read before the HPF's
   output is written (a group of more than half the lanes, every delay at least a block long:
   the two filters as two 16-lane recursions of one loop, :func:`audio.dsp.kernels.lane_biquads`
-  with ``parallel``);
+  with ``parallel``, the taps and the HPF's output moved between the rings and the lanes as
+  16 x 16 tiles, :func:`audio.dsp.kernels.ring_to_lanes16`);
 * a Pn21 on rows and the send reading its output run as one per-instance pass
   (:func:`audio.dsp.kernels.pn21_sen0_voice`) while both levels hold; in a full group reading
   lanes, a send splitting the pan's input into two channels just before it joins that pass
@@ -581,23 +582,22 @@ def lanes_to_ring(act, g0, m, t, buf, widx, c, i0, k):
 
 
 @nb.njit(**_F)
-def taps_to_rows(act, g0, m, buf, widx, cur, c, y, n):
-    """Del0's output for a block of a group whose taps are all written (:func:`delay_chunk`
-    returned ``n``): instance ``act[g0 + j]``'s channel-c taps into the rows ``y[j, c, :n]``."""
-    size = buf.shape[2]
-    for j in range(m):
-        v = act[g0 + j]
-        K._ring_read(buf[v, c], (widx[v] - cur[v]) & (size - 1), y[j, c], n, size)
+def taps_to_lanes16(act, g0, m, buf, widx, cur, c, t, n):
+    """Del0's output for a block of a group of more than 8 whose taps are all written
+    (:func:`delay_chunk` returned ``n``): instance ``act[g0 + j]``'s channel-c taps straight
+    from its ring into lane ``j`` of the sample-major ``t`` (16 x 16 tiles:
+    :func:`audio.dsp.kernels.ring_to_lanes16`; lanes ``m`` .. 15 get ``act[g0]``'s, which no
+    result reads)."""
+    K.ring_to_lanes16(t, n, buf, c, act, g0, (1 << m) - 1, widx, cur)
 
 
 @nb.njit(**_F)
-def rows_to_rings(act, g0, m, x, buf, widx, c, n):
-    """Del0's input for a block of a group: the rows ``x[j, c, :n]`` into instance
-    ``act[g0 + j]``'s channel-c ring (its write position advanced by :func:`advance_rings`)."""
-    size = buf.shape[2]
-    for j in range(m):
-        v = act[g0 + j]
-        K._ring_write(buf[v, c], widx[v], x[j, c], n, size)
+def lanes_to_rings16(act, g0, m, t, buf, widx, c, n):
+    """Del0's input for a block of a group of more than 8: lane ``j`` of the sample-major ``t``
+    straight into instance ``act[g0 + j]``'s channel-c ring, j < ``m`` (16 x 16 tiles:
+    :func:`audio.dsp.kernels.lanes_to_rings16`; the write positions advanced by
+    :func:`advance_rings`)."""
+    K.lanes_to_rings16(t, n, buf, c, act, g0, (1 << m) - 1, widx)
 
 
 @nb.njit(**_F)
@@ -1087,31 +1087,28 @@ class _Body:
     def _echo_pair(self, k: int, src: int, pan: int | None) -> None:
         """The branch of :meth:`echo` for a group wider than half the lanes whose delays are
         held and at least a block long (:func:`delay_chunk` returned ``n``): the taps are read
-        into the delay's rows first (moved to lanes), the HPF (lanes of slot ``src``) and the
-        LPF (the taps' lanes) run as two independent recursions in one sample loop
-        (``pair_lanes_16``), then the HPF's output goes to the rings from its rows; the
-        LPF's output stays in lanes for the pan and send (``pan``), else is moved to rows."""
+        from the rings straight into the delay's lanes (:func:`taps_to_lanes16`), the HPF
+        (lanes of slot ``src``) and the LPF (the taps' lanes) run as two independent
+        recursions in one sample loop (``pair_lanes_16``), then the HPF's output goes from its
+        lanes straight into the rings (:func:`lanes_to_rings16`); the LPF's output stays in
+        lanes for the pan and send (``pan``), else is moved to rows."""
         p = self.p
         hp, lp = self.site(k, src, True), self.site(k + 2, p.slot[k + 1], True)
         hq, lq = p.nodes[k], p.nodes[k + 2]
         assert isinstance(hq, Biquad) and isinstance(lq, Biquad)
         a = self.site(k + 1, p.slot[k], False).a
-        x, (h, hrows), (d, drows), (y, rows) = (
-            self.slot(src).lanes,
-            *((self.slot(p.slot[f]).lanes, self.slot(p.slot[f]).rows) for f in (k, k + 1, k + 2)),
-        )
+        x, h, d, y = (self.slot(sl).lanes for sl in (src, p.slot[k], p.slot[k + 1], p.slot[k + 2]))
+        rows = self.slot(p.slot[k + 2]).rows
         self.lines += [
             f"        elif run == n and w == {LANES}:",
             *self._echo_head(hq, hp, lq, lp, x),
             "                " + lq.gather_line(lp, 1),
-            f"                LN.taps_to_rows(act, g0, m, {a('buf')}, {a('widx')}, {a('dcur')}, c, "
-            f"{drows}, n)",
-            f"                LN.to_lanes({drows}, c, {d}[c], n, w, m)",
+            f"                LN.taps_to_lanes16(act, g0, m, {a('buf')}, {a('widx')}, {a('dcur')}, c, "
+            f"{d}[c], n)",
             f"                LN.pair_lanes_{LANES}({x}[c], {h}[c], {d}[c], {y}[c], n, t0, CO, ST, BY)",
             "                " + hq.scatter_line(hp, 0),
             "                " + lq.scatter_line(lp, 1),
-            f"                LN.from_lanes({h}[c], {hrows}, c, n, w, m)",
-            f"                LN.rows_to_rings(act, g0, m, {hrows}, {a('buf')}, {a('widx')}, c, n)",
+            f"                LN.lanes_to_rings16(act, g0, m, {h}[c], {a('buf')}, {a('widx')}, c, n)",
             f"            LN.advance_rings(act, g0, m, {a('widx')}, n, {a('buf')}.shape[2])",
         ]
         if pan is None:

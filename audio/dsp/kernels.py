@@ -124,6 +124,113 @@ ROWS16 = np.arange(16, dtype=np.int64)
 """The identity row list: a group's own scratch rows 0..15."""
 
 
+def _ring_tiles_codegen(to_lanes: bool) -> Any:
+    """Code generator of :func:`ring_to_lanes16` (``to_lanes``) and :func:`lanes_to_rings16`:
+    ``n`` samples moved between the sample-major lanes ``t[0:n, 0:16]`` and 16 ring rows, lane
+    j's ``buf[v, c, (start + i) & (size - 1)]`` (i < n) of instance ``v = act[g0 + j]``, where
+    ``size = buf.shape[2]`` is a power of two and ``start`` the lane's first ring index.
+
+    Each 16-sample chunk whose 16 ring pieces lie inside their rings is one 16 x 16 tile:
+    sixteen vector loads, :func:`_transpose16`, sixteen vector stores (into a ring only for a
+    lane whose bit is set). A chunk that reaches round any of its rings' ends, and the last
+    ``n % 16`` samples, are moved sample by sample. Nothing is computed, only moved."""
+
+    def codegen(context, builder, signature, args):
+        L = _Lanes(context, builder, 16)
+        tty, bty, aty, wty = (signature.args[k] for k in (0, 2, 4, 7))
+        ta, ba, aa, wa = L.arrays(signature, args, 0, 2, 4, 7)
+        n, c, g0, mask = args[1], args[3], args[5], args[6]
+        i64 = L.i64
+        size = cgutils.unpack_tuple(builder, ba.shape, 3)[2]
+        wrap = builder.sub(size, i64(1))
+
+        def item(ty, arr, idx):
+            return builder.load(cgutils.get_item_pointer(context, builder, ty, arr, idx, wraparound=False))
+
+        if to_lanes:  # the delays, back from the write positions
+            dty, da = signature.args[8], L.array(signature.args[8], args[8])
+        lanes = []  # (on, ring row pointer, start)
+        for on, v in _lane_item(context, builder, mask, aty, aa, g0):
+            start = item(wty, wa, [v])
+            if to_lanes:
+                start = builder.sub(start, item(dty, da, [v]))
+            row = cgutils.get_item_pointer(context, builder, bty, ba, [v, c, i64(0)], wraparound=False)
+            lanes.append((on, row, start))
+
+        def sample(i, k):  # t[i, k]
+            return cgutils.get_item_pointer(context, builder, tty, ta, [i, i64(k)], wraparound=False)
+
+        def plain(i0, count):
+            """Samples i0 .. i0 + count one by one, each ring index wrapped."""
+            for k, (on, row, start) in enumerate(lanes):
+                with cgutils.for_range(builder, count) as loop:
+                    i = builder.add(i0, loop.index)
+                    at = builder.gep(row, [builder.and_(builder.add(start, i), wrap)])
+                    if to_lanes:
+                        builder.store(builder.load(at), sample(i, k))
+                    else:
+                        with builder.if_then(on):
+                            builder.store(builder.load(sample(i, k)), at)
+
+        def tile(i0, offs):
+            vp = L.vt.as_pointer()
+            ring = [builder.bitcast(builder.gep(row, [o]), vp) for (_, row, _), o in zip(lanes, offs)]
+            lane = [builder.bitcast(sample(builder.add(i0, i64(k)), 0), vp) for k in range(16)]
+            src, dst = (ring, lane) if to_lanes else (lane, ring)
+            rows = _transpose16(builder, [builder.load(p, align=4) for p in src])
+            for k, (on, _, _) in enumerate(lanes):
+                if to_lanes:
+                    builder.store(rows[k], dst[k], align=4)
+                else:
+                    with builder.if_then(on):
+                        builder.store(rows[k], dst[k], align=4)
+
+        e = builder.sub(n, builder.and_(n, i64(15)))
+        last = builder.sub(size, i64(16))  # the last ring index a whole piece starts at
+        ia = cgutils.alloca_once_value(builder, i64(0))
+
+        def chunk(i0):
+            offs = [builder.and_(builder.add(start, i0), wrap) for _, _, start in lanes]
+            ends = [builder.icmp_signed(">", o, last) for o in offs]
+            across = ends[0]
+            for x in ends[1:]:
+                across = builder.or_(across, x)
+            with builder.if_else(across, likely=False) as (round_end, inside):
+                with round_end:
+                    plain(i0, i64(16))
+                with inside:
+                    tile(i0, offs)
+            builder.store(builder.add(i0, i64(16)), ia)
+
+        L.loop(ia, lambda i: builder.icmp_signed("<", i, e), chunk)
+        plain(e, builder.sub(n, e))
+        return context.get_dummy_value()
+
+    return codegen
+
+
+@intrinsic
+def ring_to_lanes16(typingctx, t, n, buf, c, act, g0, mask, widx, back):
+    """``t[i, j] = buf[v, c, (widx[v] - back[v] + i) & (size - 1)]`` for i < ``n``, j < 16,
+    ``v = act[g0 + j]``, or ``act[g0]`` where bit j of ``mask`` is clear (a delay's taps
+    into lanes: :func:`_ring_tiles_codegen`)."""
+    if buf.layout != "C" or t.layout != "C":
+        return None
+    sig = types.void(t, types.int64, buf, types.int64, act, types.int64, types.int64, widx, back)
+    return sig, _ring_tiles_codegen(True)
+
+
+@intrinsic
+def lanes_to_rings16(typingctx, t, n, buf, c, act, g0, mask, widx):
+    """``buf[v, c, (widx[v] + i) & (size - 1)] = t[i, j]`` for i < ``n`` and each j < 16 whose
+    bit in ``mask`` is set, ``v = act[g0 + j]`` (distinct instances): a delay's input from lanes
+    into the rings (:func:`_ring_tiles_codegen`)."""
+    if buf.layout != "C" or t.layout != "C":
+        return None
+    sig = types.void(t, types.int64, buf, types.int64, act, types.int64, types.int64, widx)
+    return sig, _ring_tiles_codegen(False)
+
+
 class _Lanes:
     """LLVM IR helpers for a kernel over ``<width x float>`` rows of sample-major float32
     ``(samples, lanes)`` arrays (lane 0 first, lanes contiguous)."""

@@ -607,6 +607,13 @@ class Delay(Node):
     arrays = ("dirty", "seconds", "buf", "widx", "dcur", "dold", "left")
     signal = ("buf",)
     ramps = ("left",)
+    SKEW = 272
+    """Samples (17 cache lines of float32) between consecutive instances' first write
+    positions. The rings lie a power of two apart, so rings all written from index 0 would keep
+    every instance's current samples in the same few cache sets; an odd number of whole lines
+    per instance puts 64 consecutive instances in 64 different sets of a 64-set cache (and
+    keeps each 16-sample piece on its ring's line boundaries). The ring is zeroed and every
+    read is relative to the write position, so no output depends on it."""
 
     def _state(self, cap: int, ch_in: int, ch_out: int, max_block: int) -> None:
         size = 1 << int(np.ceil(np.log2(np.ceil(self.defaults["max_seconds"] * self.sample_rate) + 1)))
@@ -619,7 +626,8 @@ class Delay(Node):
     def reset(self, v: int) -> None:
         super().reset(v)
         self.buf[v] = 0.0
-        self.widx[v] = self.dcur[v] = self.dold[v] = self.left[v] = 0
+        self.widx[v] = (v * self.SKEW) & (self.buf.shape[2] - 1)
+        self.dcur[v] = self.dold[v] = self.left[v] = 0
 
     def run(self, act: np.ndarray, n: int, t0: int) -> None:
         K.del0(

@@ -5,7 +5,8 @@ is exactly the plain-Python filters around a shifted signal, and exactly the nod
 whatever the group size, block size, delay (shorter than a block, a block long, crossfading,
 reaching round the ring) and filter bypass; the one-loop branch, the three-step branch and,
 for groups of more than 8 instances whose delays are at least a block long, the two-filter
-loop (HPF and LPF each over 16 lanes) run."""
+loop (HPF and LPF each over 16 lanes, its taps and the HPF's output moved straight between
+the rings and the lanes, across the rings' ends too) run."""
 
 from __future__ import annotations
 
@@ -70,14 +71,19 @@ def test_held_delay_output_is_the_plain_filters_around_the_shifted_signal(tmp_pa
     assert np.array_equal(np.concatenate(got).view(np.int32), ref_df1(shifted, lc).view(np.int32))
 
 
-def _drive(bank: GraphBank, insts: list[int], blocks: list[int], script: int) -> tuple[np.ndarray, int]:
+def _drive(
+    bank: GraphBank, insts: list[int], blocks: list[int], script: int
+) -> tuple[np.ndarray, int, int, int]:
     """Run ``insts`` through ``blocks`` with delays and filters changing on a fixed script;
     returns the output rows and the send's destination, block after block, and (fused) how
-    many blocks took the one-loop branch and how many the two-filter loop."""
+    many blocks took the one-loop branch, how many the two-filter loop, and how many of those
+    read a tap or wrote a sample across a ring's end."""
     rng = np.random.default_rng(script)
     for v in insts:
         bank.alloc(v)
-    outs, t, fast, pair = [], 0, 0, 0
+    delay = bank.by_id["Del0"]
+    size = delay.buf.shape[2]
+    outs, t, fast, pair, wraps = [], 0, 0, 0, 0
     for b, n in enumerate(blocks):
         for i, v in enumerate(insts):
             if b % 6 == 0:
@@ -91,16 +97,25 @@ def _drive(bank: GraphBank, insts: list[int], blocks: list[int], script: int) ->
             bank.input[v, 0, :n] = (0.3 * rng.standard_normal(n)).astype(f32)
         bank.by_id["Sen0"].target[:] = 0.0
         if bank.fused:
-            bank.slots["S_Del0"][:] = np.nan  # the three-step branch writes the delay's rows
+            # the three-step branch writes the delay's and the HPF's rows; the others do not
+            bank.slots["S_Del0"][:] = np.nan
+            bank.slots["S_HI20"][:] = np.nan
             bank.lane_scratch["CO"][1] = np.nan  # only the two-filter loop uses a second filter's
+        w0 = delay.widx[insts].copy()
         bank.process(n, t)
-        fast += bank.fused and bool(np.isnan(bank.slots["S_Del0"][:, 0, :n]).all())
-        pair += bank.fused and not np.isnan(bank.lane_scratch["CO"][1]).all()
+        if bank.fused and not np.isnan(bank.lane_scratch["CO"][1]).all():
+            # the two-filter loop moves the taps and the HPF's output between rings and lanes
+            assert np.isnan(bank.slots["S_Del0"]).all() and np.isnan(bank.slots["S_HI20"]).all()
+            pair += 1
+            taps = (w0 - delay.dcur[insts]) % size
+            wraps += bool((taps + n > size).any() or (w0 + n > size).any())
+        elif bank.fused:
+            fast += bool(np.isnan(bank.slots["S_Del0"][:, 0, :n]).all())
         outs.append(
             np.concatenate([bank.output[insts, :, :n].ravel(), bank.by_id["Sen0"].target[0, :, :n].ravel()])
         )
         t += n
-    return np.concatenate(outs), fast, pair
+    return np.concatenate(outs), fast, pair, wraps
 
 
 @pytest.mark.parametrize("count", [1, 2, 3, 5, 8, 9, 16])
@@ -109,10 +124,41 @@ def test_fused_echo_submix_is_bit_identical_to_the_node_path(tmp_path, count, bl
     fused, nodes = _banks(tmp_path, 16)
     insts = [(5 * i + 1) % 16 for i in range(count)]
     blocks = [block, block, 7, block, 300 if block == 37 else 128] * 12
-    a, fast, pair = _drive(fused, insts, blocks, count)
-    b, _, _ = _drive(nodes, insts, blocks, count)
+    a, fast, pair, wraps = _drive(fused, insts, blocks, count)
+    b, _, _, _ = _drive(nodes, insts, blocks, count)
     # the one loop needs 2 * count lanes and every delay held; the two-filter loop, more than
-    # 8 instances and every delay held and at least a block long
-    assert (0 < fast < len(blocks) and pair == 0) if count <= 8 else (fast == 0 and 0 < pair < len(blocks))
+    # 8 instances and every delay held and at least a block long (and its rings, of 512
+    # samples, are read and written across their ends)
+    if count <= 8:
+        assert 0 < fast < len(blocks) and pair == 0
+    else:
+        assert fast == 0 and 0 < wraps < pair < len(blocks)
     assert np.abs(a).max() > 0.01
     assert np.array_equal(a.view(np.int32), b.view(np.int32))
+
+
+def test_every_instance_gives_the_same_output_wherever_its_ring_starts(tmp_path):
+    """Each instance's ring starts at its own position (so the group's current samples spread
+    over the cache sets: an odd number of 64-byte lines apart); the same input and parameters
+    give every instance the same output, bit for bit, in both paths, through crossfades and
+    delays reaching round the ring."""
+    for bank in _banks(tmp_path, 16):
+        insts = list(range(16))
+        for v in insts:
+            bank.alloc(v)
+        delay = bank.by_id["Del0"]
+        lines = delay.widx[insts] * 4 // 64  # float32 samples: the 64-byte line of each start
+        assert len(set(lines % 64)) == 16  # 16 different sets of a 64-set cache
+        rng = np.random.default_rng(2)
+        t = 0
+        for b, n in enumerate([128, 37, 300, 7, 128] * 6):
+            x = (0.3 * rng.standard_normal(n)).astype(f32)
+            for v in insts:
+                if b % 5 == 0:
+                    bank.set(v, "Del0.seconds", [0.003, 0.008, 0.0005][b // 5 % 3])
+                bank.input[v, 0, :n] = x
+            bank.process(n, t)
+            out = bank.output[insts, :, :n]
+            assert np.abs(out).max() > 0.01 or b < 2
+            assert np.array_equal(out.view(np.int32), np.broadcast_to(out[:1], out.shape).view(np.int32))
+            t += n
