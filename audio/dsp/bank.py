@@ -197,7 +197,10 @@ class GraphBank:
         elif pack:
             self._pack()
 
-    _UNPACKED = ("input", "output", "out", "inp", "target", "duck", "act", "active", "asleep", "meter")
+    _UNPACKED = (
+        "input", "output", "out", "inp", "target", "duck", "act", "active", "asleep", "meter", "box", "boxed",
+        "nbox", "bgain",
+    )  # fmt: skip
 
     def _pack(self, unset: tuple[np.ndarray, ...] = ()) -> None:
         """Move arrays of the same dtype and shape (the nodes' parameters and state, the

@@ -49,6 +49,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -67,6 +68,7 @@ from audio.dsp.nodes import (
     Send,
     Site,
     Slot,
+    SubmixInput,
     branches,
     pan_send_lines,
     width_expr,
@@ -298,6 +300,65 @@ def rsp0_lanes(
 
 
 @nb.njit(**_F)
+def spill_group(act, g0, m, box, boxed, inp, n):
+    """The full lane-box blocks of a group's instances into their input rows
+    (:func:`audio.dsp.kernels.spill_box`)."""
+    for j in range(m):
+        q = act[g0 + j] >> 4
+        if q < boxed.shape[0]:
+            K.spill_box(box, boxed, inp, q, n)
+
+
+@nb.njit(**_F)
+def count_boxes(act, dest, nbox):
+    """How many running instances send into each block of the destination's lane box."""
+    nb_ = nbox.shape[0]
+    for q in range(nb_):
+        nbox[q] = 0
+    if nb_ == 0:
+        return
+    for v in act:
+        q = dest[v] >> 4
+        if dest[v] >= 0 and q < nb_:
+            nbox[q] += 1
+
+
+@nb.njit(**_F)
+def send_lanes_box(
+    act, g0, m, w, t, x, n, dirty, target, cur, step, left, init, dest, tgt, duck, band, have_rows, box,
+    boxed, nbox, bgain
+):
+    """A send into a submix for a group whose input is the sample-major ``t[0, :n, j]``: when
+    the group is full, sends one channel to one, every level holds, nothing ducks and its
+    instances go to instances ``16q + j`` of the submix in order with no other running
+    instance sending into that block ``q`` (``nbox[q] == 16``; the mixer wires a box only to a
+    submix's only sender), the products go straight into block ``q`` of the submix's lane box,
+    ``0 + x * level`` as the rows would have summed them (:func:`audio.dsp.kernels.box_in16`;
+    the rows of those instances hold zeros: a running submix instance's rows are zeroed as it
+    reads them, and the submix runs after its senders in every block), and the submix reads
+    them as its group's lanes (:func:`inputs_to_lanes`). Otherwise :func:`send_lanes`."""
+    if boxed.shape[0] > 0 and w == 16 and m == 16 and t.shape[0] == 1 and tgt.shape[1] == 1:
+        d0 = dest[act[g0]]
+        q = d0 >> 4
+        ok = duck.shape[0] == 0 and d0 >= 0 and d0 & 15 == 0 and q < boxed.shape[0]
+        ok = ok and nbox[q] == 16
+        if ok:
+            for j in range(16):
+                v = act[g0 + j]
+                K._retarget(v, dirty, target, cur, step, left, init, 65.0)
+                if left[v] != 0 or dest[v] != d0 + j:
+                    ok = False
+                bgain[j] = np.float32(cur[v])
+        if ok and not boxed[q]:
+            K.box_in16(t[0], box[q], n, bgain)
+            boxed[q] = True
+            return have_rows
+    return send_lanes(
+        act, g0, m, w, t, x, n, dirty, target, cur, step, left, init, dest, tgt, duck, band, have_rows
+    )
+
+
+@nb.njit(**_F)
 def send_lanes(
     act, g0, m, w, t, x, n, dirty, target, cur, step, left, init, dest, tgt, duck, band, have_rows
 ):
@@ -468,9 +529,20 @@ def to_lanes(x, c, t, n, w, m):
 
 
 @nb.njit(**_F)
-def inputs_to_lanes(act, g0, m, inp, t, n):
+def inputs_to_lanes(act, g0, m, inp, t, n, box, boxed):
     """Sub0 for a group: instance ``act[g0 + j]``'s input rows into the sample-major
-    ``t[c, :n, j]`` (tiles when the group is full), then zeroed for the next block's sends."""
+    ``t[c, :n, j]`` (tiles when the group is full), then zeroed for the next block's sends.
+    A full group of instances ``16q .. 16q + 15`` whose block ``q`` of the lane box is full
+    (:func:`send_lanes_box`: its rows are zeros) takes the box's lanes instead; a box block
+    of another group's instances goes to their rows first (:func:`spill_group`)."""
+    if boxed.shape[0] > 0:
+        d0 = act[g0]
+        q = d0 >> 4
+        if m == 16 and d0 & 15 == 0 and q < boxed.shape[0] and boxed[q] and act[g0 + 15] == d0 + 15:
+            K.box_out16(box[q], t[0], n)
+            boxed[q] = False
+            return
+        spill_group(act, g0, m, box, boxed, inp, n)
     e = n - n % 16 if m == 16 else 0
     for c in range(inp.shape[1]):
         for i0 in range(0, e, 16):
@@ -727,6 +799,8 @@ class _Body:
         """Slots whose lanes live in another slot's buffer (a chain's output written over its input)."""
         self.meter = False
         """Whether a lane pan writes the bank's output rows only when metered (``METER[0]``)."""
+        self.tail: list[str] = []
+        """Lines after the group loop (a submix input's leftover box blocks)."""
         self.lines = [
             "    na = act.shape[0]",
             f"    for g0 in range(0, na, {LANES}):",
@@ -734,6 +808,11 @@ class _Body:
         ]
         if any(p.lanes):
             self.lines.append(f"        w = {width_expr(p.widths)}")
+        for k, node in enumerate(p.nodes):
+            if isinstance(node, Send) and node.to_submix:
+                self.lines.insert(1, node.count_line(self.site(k, None, False)))
+            elif isinstance(node, SubmixInput):
+                self.tail.append(node.tail(self.site(k, None, False)))
 
     def used(self) -> list[tuple[int, str]]:
         """Every slot layout the emitted code uses (slot, ``S`` or ``P``): those available at
@@ -882,7 +961,12 @@ class _Body:
         when the send splits one channel into two); returns whether it did."""
         p = self.p
         node = p.nodes[k]
-        if not isinstance(node, Send) or k + 2 >= len(p.nodes) or not self._pan_send_lanes(k + 1):
+        if (
+            not isinstance(node, Send)
+            or node.to_submix
+            or k + 2 >= len(p.nodes)
+            or not self._pan_send_lanes(k + 1)
+        ):
             return False
         src = self._from_lanes(k, handled)
         if src is None or p.slot[p.inputs[k + 1]] != src or self._from_lanes(k + 1, handled | {k}) is None:  # type: ignore[index]
@@ -1225,6 +1309,9 @@ def graph_source(
     for k, node in enumerate(p.nodes):
         for attr in node.arrays:
             getters[f"{p.idents[k]}_{attr}"] = _node_array(k, attr)
+    # only what the code names: each array argument costs the call its unboxing
+    text = "\n".join(body.lines + body.tail)
+    getters = {nm: g for nm, g in getters.items() if re.search(rf"\b{nm}\b", text)}
     packed: dict[str, str] = {}
     for nm, g in getters.items():
         where = bank.pack_index.get(id(g(bank)))
@@ -1246,7 +1333,7 @@ def graph_source(
     ]
     head += [f"    {nm} = {packed[nm]}" for nm in getters if nm in packed]
     fetch = [getters[nm] for nm in args[4:]] + [_fetch("packed", a) for a in arrays]
-    return "\n".join(head + body.lines) + "\n", args + arrays, fetch
+    return "\n".join(head + body.lines + body.tail) + "\n", args + arrays, fetch
 
 
 def plan_graph(bank: Any) -> FusedPlan | None:

@@ -477,6 +477,43 @@ def lane_scale(width: int) -> Any:
     return scale
 
 
+def _box_codegen(scaled: bool) -> Any:
+    """Code generator of :data:`box_in16` (``scaled``) and :data:`box_out16`."""
+
+    def codegen(context, builder, signature, args):
+        xty, yty = signature.args[:2]
+        L = _Lanes(context, builder, 16)
+        xa, ya = L.arrays(signature, args, 0, 1)
+        n = args[2]
+        if scaled:
+            g = L.load(signature.args[3], L.array(signature.args[3], args[3]), [0])
+            zero = ir.Constant(L.vt, [0.0] * 16)
+        ia = cgutils.alloca_once_value(builder, L.i64(0))
+
+        def one(i):
+            x = L.load(xty, xa, [i, 0])
+            L.store(builder.fadd(zero, builder.fmul(x, g)) if scaled else x, yty, ya, [i, 0])
+            builder.store(builder.add(i, L.i64(1)), ia)
+
+        L.loop(ia, lambda i: builder.icmp_signed("<", i, n), one)
+        return context.get_dummy_value()
+
+    return codegen
+
+
+@intrinsic
+def box_in16(typingctx, x, y, n, g):
+    """``y[i, :16] = 0 + x[i, :16] * g[:16]`` for i < ``n`` (float32, as a send adds its
+    products into zeroed rows): a voice group's send into a submix's lane box."""
+    return types.void(x, y, types.int64, g), _box_codegen(True)
+
+
+@intrinsic
+def box_out16(typingctx, x, y, n):
+    """``y[i, :16] = x[i, :16]`` for i < ``n``: a submix's lane box block into its lanes."""
+    return types.void(x, y, types.int64), _box_codegen(False)
+
+
 @nb.njit(**_FLAGS)
 def fma32_soft(a, b, c):
     """Correctly rounded float32 ``a*b + c`` from float64 arithmetic only (no FMA instruction).
@@ -1613,3 +1650,25 @@ def clear_rows(act, x, n):
         for c in range(x.shape[1]):
             for i in range(n):
                 x[v, c, i] = 0.0
+
+
+# ------------------------------------------------------------------------- submix boxes
+@nb.njit(**_FLAGS)
+def spill_box(box, boxed, inp, q, n):
+    """Block ``q`` of a submix's lane box (instances ``16q .. 16q + 15``, sample-major: one
+    sender's sums ``0 + x * level``, written while their input rows held zeros) added into
+    those rows, and emptied: the rows then hold what the sends would have added to them."""
+    if boxed[q]:
+        bq = box[q]
+        for j in range(16):
+            row = inp[16 * q + j, 0]
+            for i in range(n):
+                row[i] += bq[i, j]
+        boxed[q] = False
+
+
+@nb.njit(**_FLAGS)
+def spill_boxes(box, boxed, inp, n):
+    """Every full block of a submix's lane box into its input rows (:func:`spill_box`)."""
+    for q in range(boxed.shape[0]):
+        spill_box(box, boxed, inp, q, n)

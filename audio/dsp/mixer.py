@@ -20,6 +20,7 @@ from audio.core.errors import GraphError
 from audio.dsp import kernels as K
 from audio.dsp.bank import LAYOUTS, GraphBank
 from audio.dsp.graph import GraphSpec, load_graph
+from audio.dsp.nodes import Send, SubmixInput
 from audio.dsp.pool import SamplePool
 
 __all__ = ["Mixer", "Ducker"]
@@ -174,10 +175,37 @@ class Mixer:
                 node.target = sub.input
                 node.dest[:] = -1
         bank.invalidate()
+        self._wire_boxes()
         if bank.spec.kind == "bus":
             self._order_buses()
         self.banks = (*self.voice_banks.values(), *self.submix_banks.values(), *self._bus_order)
         self._ducker_list = tuple(self.duckers.values())
+
+    def _wire_boxes(self) -> None:
+        """Give each submix whose only sender is one send of one voice graph, both fused, its
+        lane box (:meth:`audio.dsp.nodes.Send.box_into`: a full voice group sending to 16 of
+        its instances in order hands its lanes over without the rows); every other send into
+        a submix sends through the rows. Sums of several senders keep the rows' order."""
+        for name, sub in self.submix_banks.items():
+            senders = [
+                (vb, node)
+                for vb in self.voice_banks.values()
+                for node, to in vb.routes()
+                if to == f"submix:{name}"
+            ]
+            sub0 = sub.nodes[0]
+            if not isinstance(sub0, SubmixInput):
+                continue
+            boxed = len(senders) == 1 and sub.fused and senders[0][0].fused and sub0.boxed.shape[0] > 0
+            for vb, node in senders:
+                assert isinstance(node, Send)
+                if boxed and node.box is not sub0.box:
+                    node.box_into(sub0)
+                elif not boxed and node.boxed.shape[0]:
+                    node.unbox()
+                else:
+                    continue
+                vb.invalidate()
 
     def _order_buses(self) -> None:
         order: list[str] = []

@@ -50,6 +50,9 @@ __all__ = [
 ]
 
 _NO_DUCK = np.ones((0, 1), dtype=np.float32)
+_NO_BOX = np.zeros((0, 1, 16), dtype=np.float32)
+_NO_BOXED = np.zeros(0, dtype=np.bool_)
+_NO_NBOX = np.zeros(0, dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -351,21 +354,39 @@ class Resampler(Node):
 class SubmixInput(Node):
     kind = "Sub0"
     doc = "Submix/bus input: the sum of everything sent to this instance."
-    arrays = ("inp",)
+    arrays = ("inp", "box", "boxed")
     first = True
 
+    def _state(self, cap: int, ch_in: int, ch_out: int, max_block: int) -> None:
+        # the lane box of a mono submix: block q holds instances 16q .. 16q + 15 sample-major,
+        # filled straight from a voice group's lanes by the submix's only send (the mixer wires
+        # it: Mixer._wire_boxes) when that group sends to exactly those instances, in order
+        nb = cap // 16 if ch_in == 1 else 0
+        self.box: np.ndarray = untouched_zeros((nb, max_block, 16)) if nb else _NO_BOX
+        self.boxed: np.ndarray = np.zeros(nb, dtype=np.bool_)
+
     def run(self, act: np.ndarray, n: int, t0: int) -> None:
+        K.spill_boxes(self.box, self.boxed, self.inp, n)
         K.copy_rows(act, self.inp, self.out, n)
 
     def emit(self, s: Site) -> list[str]:
-        inp = s.a("inp")
+        inp, box, boxed = s.a("inp"), s.a("box"), s.a("boxed")
         if s.lanes:
-            return [f"        LN.inputs_to_lanes(act, g0, m, {inp}, {s.dst.lanes}, n)"]
-        return _EACH + [
-            f"            for c in range({inp}.shape[1]):",
-            f"                K.copy_row({inp}[v, c], {s.dst.row('c')}, n)",
-            f"                K.zero_row({inp}[v, c], n)",
-        ]
+            return [f"        LN.inputs_to_lanes(act, g0, m, {inp}, {s.dst.lanes}, n, {box}, {boxed})"]
+        return (
+            [f"        LN.spill_group(act, g0, m, {box}, {boxed}, {inp}, n)"]
+            + _EACH
+            + [
+                f"            for c in range({inp}.shape[1]):",
+                f"                K.copy_row({inp}[v, c], {s.dst.row('c')}, n)",
+                f"                K.zero_row({inp}[v, c], n)",
+            ]
+        )
+
+    def tail(self, s: Site) -> str:
+        """After the group loop: a block of the box no group took (its instances not all
+        running) goes to the rows, where the sends would have left it."""
+        return f"    K.spill_boxes({s.a('box')}, {s.a('boxed')}, {s.a('inp')}, n)"
 
 
 class Biquad(Node):
@@ -550,7 +571,10 @@ class Send(_Ramped):
         "samples, then holds; the first value jumps. Passes its input through."
     )
     PARAMS = {"level": Param(1.0, 0.0, 64.0, "linear", "send level")}
-    arrays = ("dirty", "level", "cur", "step", "left", "init", "dest", "target", "duck", "band")
+    arrays = (
+        "dirty", "level", "cur", "step", "left", "init", "dest", "target", "duck", "band", "box", "boxed",
+        "nbox", "bgain",
+    )  # fmt: skip
     passes_input = True
 
     def _state(self, cap: int, ch_in: int, ch_out: int, max_block: int) -> None:
@@ -559,6 +583,22 @@ class Send(_Ramped):
         self.target: np.ndarray = np.zeros((1, ch_in, max_block), dtype=np.float32)
         self.duck: np.ndarray = _NO_DUCK
         self.band: np.ndarray = np.zeros(cap, dtype=np.int64)
+        self.unbox()
+        self.bgain = np.zeros(16, dtype=np.float32)
+        """A group's float32 levels (the lane box path's scratch)."""
+
+    def unbox(self) -> None:
+        """Send through the destination's input rows only (no lane box: :meth:`box_into`)."""
+        self.box: np.ndarray = _NO_BOX
+        self.boxed: np.ndarray = _NO_BOXED
+        self.nbox: np.ndarray = _NO_NBOX
+
+    def box_into(self, sub0: SubmixInput) -> None:
+        """Send into the lane box of ``sub0`` (a submix's input) where a full voice group goes
+        to one block of it in order; this send must be the submix's only sender."""
+        self.box, self.boxed = sub0.box, sub0.boxed
+        self.nbox = np.zeros(sub0.boxed.shape[0], dtype=np.int64)
+        """Per block of the box, how many running instances send into it (each call)."""
 
     def run(self, act: np.ndarray, n: int, t0: int) -> None:
         K.sen0(
@@ -585,16 +625,31 @@ class Send(_Ramped):
             f"{a('step')}, {a('left')}, {a('init')}, {a('dest')}, {a('target')}, {a('duck')}, {a('band')})"
         ]
 
+    @property
+    def to_submix(self) -> bool:
+        """Whether it sends to a submix (whose lane box it may fill)."""
+        return (self.spec.to or "").startswith("submix:")
+
     def lanes_line(self, s: Site, have_rows: str) -> str:
         """The send reading its input's lanes (rows ``s.src.rows`` only as the fallback's
-        scratch, already filled when ``have_rows``): ``LN.send_lanes`` for the group."""
+        scratch, already filled when ``have_rows``): ``LN.send_lanes`` for the group
+        (``LN.send_lanes_box`` into a submix)."""
         a = s.a
         assert s.src is not None
-        return (
+        line = (
             f"        LN.send_lanes(act, g0, m, w, {s.src.lanes}, {s.src.rows}, n, {a('dirty')}, "
             f"{a('level')}, {a('cur')}, {a('step')}, {a('left')}, {a('init')}, {a('dest')}, {a('target')}, "
             f"{a('duck')}, {a('band')}, {have_rows})"
         )
+        if self.to_submix:
+            line = line.replace("LN.send_lanes(", "LN.send_lanes_box(")
+            line = line[:-1] + f", {a('box')}, {a('boxed')}, {a('nbox')}, {a('bgain')})"
+        return line
+
+    def count_line(self, s: Site) -> str:
+        """Before the group loop of a send into a submix: its running instances per block of
+        the destination's lane box (``nbox``)."""
+        return f"    LN.count_boxes(act, {s.a('dest')}, {s.a('nbox')})"
 
 
 class Delay(Node):

@@ -39,7 +39,7 @@ def test_submix_inputs_go_to_their_lanes_and_are_cleared(n, m):
     act = np.sort(rng.choice(40, size=20, replace=False)).astype(np.int64)
     g0 = 20 - m
     lanes = np.full((1, 300, F.LANES), np.nan, np.float32)
-    ln.inputs_to_lanes(act, g0, m, inp, lanes, n)
+    ln.inputs_to_lanes(act, g0, m, inp, lanes, n, np.zeros((0, 1, 16), np.float32), np.zeros(0, np.bool_))
     insts = act[g0 : g0 + m]
     assert np.array_equal(lanes[0, :n, :m], expect[insts, 0, :n].T)
     assert np.isnan(lanes[0, n:]).all() and np.isnan(lanes[0, :, m:]).all()
