@@ -35,7 +35,12 @@ code beside it) and imports it. The function walks the active instances in group
 * a Pn21 on rows and the send reading its output run as one per-instance pass
   (:func:`audio.dsp.kernels.pn21_sen0_voice`) while both levels hold; in a full group reading
   lanes, a send splitting the pan's input into two channels just before it joins that pass
-  (:func:`audio.dsp.kernels.env_pan_send_lanes16`: each tile transposed once).
+  (:func:`audio.dsp.kernels.env_pan_send_lanes16`: each tile transposed once); a lane pan
+  stores the bank's output rows only while the bank is metered (``METER``: nothing else
+  reads them);
+* a send into a submix whose only sender it is hands a full group going to 16 of the
+  submix's instances in order over in lanes (the submix's lane box: ``send_lanes_box``,
+  ``inputs_to_lanes``), without the rows.
 
 Parameters are applied at the start of the call exactly as in the node path, sends add into
 their destinations in instance order, and the graph's last node is copied to ``bank.output``,
