@@ -802,8 +802,6 @@ class _Body:
         self.flags: set[int] = set()
         self.alias: dict[int, int] = {}
         """Slots whose lanes live in another slot's buffer (a chain's output written over its input)."""
-        self.meter = False
-        """Whether a lane pan writes the bank's output rows only when metered (``METER[0]``)."""
         self.tail: list[str] = []
         """Lines after the group loop (a submix input's leftover box blocks)."""
         self.lines = [
@@ -1000,11 +998,14 @@ class _Body:
         :attr:`audio.dsp.bank.GraphBank.meter`) when its output is a voice's or submix's
         output rows and no node but its send reads them, else always (``True``)."""
         p = self.p
-        readers = [r for r, i in enumerate(p.inputs) if i is not None and p.slot[i] == p.slot[k]]
-        if p.graph_kind == "bus" or self.slot(p.slot[k]).rows != "OUT" or readers != [k + 1]:
+        if p.graph_kind == "bus" or self.slot(p.slot[k]).rows != "OUT" or self._readers(k) != [k + 1]:
             return "True"
-        self.meter = True
         return "METER[0]"
+
+    def _readers(self, k: int) -> list[int]:
+        """The nodes reading node ``k``'s output slot."""
+        p = self.p
+        return [r for r, i in enumerate(p.inputs) if i is not None and p.slot[i] == p.slot[k]]
 
     def _pan_send(self, k: int) -> bool:
         """Whether node ``k`` is a Pn21 on rows whose output the next node, a send, reads
@@ -1022,9 +1023,8 @@ class _Body:
     def _only_reader(self, k: int) -> int | None:
         """The one node reading node ``k``'s output slot, if exactly one does and it is not
         the graph's output."""
-        p = self.p
-        readers = [r for r, i in enumerate(p.inputs) if i is not None and p.slot[i] == p.slot[k]]
-        return readers[0] if len(readers) == 1 and p.slot[-1] != p.slot[k] else None
+        readers = self._readers(k)
+        return readers[0] if len(readers) == 1 and self.p.slot[-1] != self.p.slot[k] else None
 
     def _chain_from(self, k: int) -> _Chain | None:
         """The chain starting at node ``k`` (a lane biquad, or a lane gain whose one reader is
@@ -1303,9 +1303,7 @@ def graph_source(
     Slot ``S_<id>`` holds node ``<id>``'s output as instance rows, ``P_<id>`` sample-major; a
     layout is converted when a reader needs it."""
     body = _body(p)
-    getters: dict[str, Callable[[Any], Any]] = {"OUT": lambda b: b.output}
-    if body.meter:
-        getters["METER"] = lambda b: b.meter
+    getters: dict[str, Callable[[Any], Any]] = {"OUT": lambda b: b.output, "METER": lambda b: b.meter}
     for nm in ("CO", "ST", "BY", "GB", "GV"):
         getters[nm] = _fetch("lane_scratch", nm)
     for k, lt in body.used():
